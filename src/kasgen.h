@@ -1,0 +1,499 @@
+/*
+ * kasgen.h — the core types of kasgen and the interface of every pipeline stage.
+ *
+ * kasgen is a pipeline (DESIGN.md §4); data flows one way:
+ *
+ *   spec text --spec.c--> Spec --dag.c--> Dag --fusion.c--> FusionSet
+ *     --linearize.c/smem.c/placement.c/sync.c (via combine.c)--> KernelPlan[]
+ *     --model.c (timingdb.c)--> predicted times --select.c--> Candidate[]
+ *     --emit_cuda.c/emit_harness.c/emit_embed.c--> generated/<spec>/
+ *   library/ --library.c (pattern.c)--> Library
+ *
+ * One header holds all core structures (chibicc's style) so that a reader finds every type in one
+ * place.  Each stage's functions are declared under the stage's file name.  A stage never modifies
+ * the output of an earlier stage: it reads it and builds its own.
+ */
+#ifndef KASGEN_H
+#define KASGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KASGEN_VERSION "0.1.0"
+
+/* Limits.  A fusion is a bitmask over DAG nodes, so a spec has at most 64 calls. */
+#define KAS_MAX_NODES 64
+#define KAS_MAX_ARGS 4       /* inputs of one elementary function */
+#define KAS_MAX_THREADS 1024 /* threads per block on every CUDA GPU we target */
+
+typedef uint64_t NodeSet; /* bit i = DAG node i */
+
+/* ------------------------------------------------------------------------------------------ */
+/* util.c: memory, strings, diagnostics                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Diagnostics are GCC-style: "file:line:col: error: msg", then the source line and a caret when
+ * the caller has the text.  Errors are counted; a stage returns false/NULL after reporting. */
+typedef struct {
+  const char *file; /* file name as given by the user */
+  const char *text; /* whole file contents, or NULL when the line cannot be shown */
+  int line, col;    /* 1-based; 0 = unknown */
+} SrcLoc;
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reads a whole file; on failure reports "file: error: cannot read: <reason>" and returns NULL.
+ * Files containing NUL bytes are rejected with a located error (they are never text). */
+char *read_text_file(const char *path, size_t *len_out);
+void diag_error(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void diag_warning(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void diag_note(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int diag_error_count(void);
+void diag_reset(void);
+/* Progress on stderr, only when stderr is a terminal. */
+void progress(const char *what, long done, long total);
+void progress_done(void);
+
+/* A growable string buffer used by every emitter. */
+typedef struct {
+  char *data;
+  size_t len, cap;
+} StrBuf;
+void sb_init(StrBuf *sb);
+void sb_putc(StrBuf *sb, char c);
+void sb_puts(StrBuf *sb, const char *s);
+void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_free(StrBuf *sb);
+char *sb_take(StrBuf *sb); /* returns the string and resets the buffer */
+
+/* ------------------------------------------------------------------------------------------ */
+/* pattern.c: access-pattern expressions, access sets, compatibility (DESIGN.md §5.3)          */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Integer expressions over tx ty tz bx by bz BX BY BZ i (BX..BZ are the block sizes of the
+ * implementation the pattern belongs to).  Operators: + - * / % unary -, parentheses, integer
+ * literals.  Division truncates toward zero as in C; division or modulo by zero is an error. */
+typedef struct Expr Expr;
+
+typedef struct {
+  long tx, ty, tz, bx, by, bz; /* thread and block coordinates */
+  long BX, BY, BZ;             /* the implementation's block shape for this instantiation */
+  long i;                      /* loop index of block/stride */
+} ExprEnv;
+
+/* Parses src; on error reports at loc (col advanced to the offending character) and returns NULL. */
+Expr *expr_parse(const char *src, SrcLoc loc);
+/* Evaluates; returns false and reports at loc for division by zero or overflow. */
+bool expr_eval(const Expr *e, const ExprEnv *env, long *out, SrcLoc loc);
+void expr_free(Expr *e);
+
+typedef enum { PAT_LS, PAT_IN, PAT_OUT } PatternRole;
+
+/* One access pattern: thread t touches start(t) + sum_{c<k} stride(c) + b, k < count,
+ * 0 <= b < block(k).  block and stride are evaluated with the same thread coordinates as start
+ * and with i = k. */
+typedef struct {
+  char *start_src, *block_src, *stride_src;
+  Expr *start, *block, *stride;
+  int count;
+  bool noreg;
+  SrcLoc loc; /* where the pattern was written (INI file and line) */
+} Pattern;
+
+/* The offsets one thread touches, sorted ascending, duplicates removed. */
+typedef struct {
+  long start;
+  long *offsets;
+  int n;
+} AccessSet;
+
+typedef struct {
+  int bx, by, bz; /* block shape of the instantiation, all > 0 */
+} BlockShape;
+
+/* Computes thread `lin`'s access set (lin = tx + BX*(ty + BY*tz)).  false + diagnostic on an
+ * evaluation error. */
+bool pattern_access_set(const Pattern *p, BlockShape shape, int lin, AccessSet *out);
+void access_set_free(AccessSet *s);
+/* Two patterns are compatible for a shape when every thread has the same start and the same
+ * offsets under both (the start must match too, because a register buffer is indexed relative
+ * to it).  Patterns evaluated under different shapes with different thread counts are never
+ * compatible. */
+bool patterns_compatible(const Pattern *a, BlockShape sa, const Pattern *b, BlockShape sb);
+/* Largest (offset - start) + 1 over all threads: the register array length of the buffer. */
+int pattern_register_extent(const Pattern *p, BlockShape shape);
+
+/* ------------------------------------------------------------------------------------------ */
+/* library.c: types.ini, function.ini, implementation INI files (DESIGN.md §5)                */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+  char *name; /* lower case */
+  int size;   /* floats */
+  SrcLoc loc;
+} KType;
+
+typedef struct Function Function;
+typedef struct Impl Impl;
+
+typedef enum { ROUTINE_LOAD, ROUTINE_COMPUTE, ROUTINE_SAVE } RoutineKind;
+
+/* A load or save device function: d_<f>_<i>_load_<j> or d_<f>_<i>_save_<j>. */
+typedef struct {
+  RoutineKind kind;
+  int index;     /* j */
+  int arg;       /* loads: which compute input this load fills; saves: -1 */
+  char *variant; /* "coalesced", "owner", ... (free text, shown to users) */
+  char *symbol;  /* d_mmul33_2_load_0 */
+  Pattern ls;    /* LSPATTERN: offsets of the buffer this thread writes (load) / reads (save) */
+} IoRoutine;
+
+struct Impl {
+  Function *fn;
+  int index;   /* i in <f>_<i> */
+  char *name;  /* "mmul33_2" */
+  char *upper; /* "MMUL33_2": prefix of the block-size constants in the code */
+  /* Block shape: dims[d] > 0 is fixed, 0 is `size` = elements per block E. Exactly one dim is
+   * `size`; threads per element = product of the fixed dims. */
+  int dims[3];
+  int size_dim;      /* 0, 1 or 2 */
+  int recommended_e; /* 0 if none */
+  int batch;         /* elements per thread processed sequentially; 1 for all current impls */
+  Pattern in[KAS_MAX_ARGS]; /* INPATTERN n */
+  Pattern out;              /* OUTPATTERN */
+  IoRoutine *loads;
+  int nloads;
+  IoRoutine *saves;
+  int nsaves;
+  char *compute_symbol; /* d_mmul33_2_compute */
+  char *cu_path;        /* .cu file with the device functions */
+  char *cu_text;        /* its contents */
+  char *ini_path;
+};
+
+struct Function {
+  char *name;
+  KType *params[KAS_MAX_ARGS];
+  int nparams;
+  KType *result;
+  char *ref_path;   /* CPU reference source file (C, double precision) */
+  char *ref_symbol; /* e.g. ref_mmul33 */
+  Impl *impls;
+  int nimpls;
+  SrcLoc loc;
+};
+
+typedef struct {
+  char *dir;
+  KType *types;
+  int ntypes;
+  Function *funcs;
+  int nfuncs;
+} Library;
+
+/* Loads every INI and .cu under dir; reports all errors found (file:line) and returns NULL if any. */
+Library *library_load(const char *dir);
+void library_free(Library *lib);
+KType *library_find_type(const Library *lib, const char *name); /* case-insensitive */
+Function *library_find_function(const Library *lib, const char *name);
+/* Thread count of impl at E elements per block, and its block shape. */
+int impl_threads(const Impl *impl, int e);
+BlockShape impl_shape(const Impl *impl, int e);
+/* Resolves the library folder: --library, $KASGEN_LIBRARY, library/ beside the binary, ./library */
+char *library_locate(const char *cli_dir, const char *argv0);
+
+/* ------------------------------------------------------------------------------------------ */
+/* instantiate.c: device-function text extraction and placeholder substitution (Kód 4.5)       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Placement of one pattern argument of a routine. */
+typedef enum { PLACE_SHARED = 0, PLACE_REGISTER = 1 } Placement;
+
+/* Extracts the full definition of device function `symbol` from the implementation's .cu text
+ * (from the line holding its qualifiers to the matching brace).  NULL + diagnostic if absent. */
+char *instantiate_extract(const Impl *impl, const char *symbol);
+/* Returns the routine's body instantiated for E elements per block: the function renamed to
+ * <symbol>_e<E>_<suffix> (suffix: one 's'/'r' per pattern argument, in argument order), the
+ * block-size constants <UPPER>_BX/BY/BZ replaced by numbers, and APLS/APINn/APOUT replaced by the
+ * pattern's start expression (shared) or 0 (register).  new_name_out receives the new name. */
+char *instantiate_routine(const Impl *impl, RoutineKind kind, int io_index, int e,
+                          const Placement *placements, char **new_name_out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* spec.c: lexer and parser of the spec language (DESIGN.md §3)                                */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+  char *name;
+  KType *type;
+  SrcLoc loc; /* declaration */
+  bool is_input;
+  bool is_output;
+} SpecVar;
+
+/* A reference to one SSA version of a variable. version 0 of an input is its input value. */
+typedef struct {
+  int var;
+  int version;
+  SrcLoc loc;
+} VarRef;
+
+typedef struct {
+  Function *fn;
+  VarRef result; /* the new version this statement defines */
+  VarRef args[KAS_MAX_ARGS];
+  int nargs;
+  SrcLoc loc;
+} Statement;
+
+typedef struct {
+  char *path;
+  char *name; /* file stem: "stvenant" */
+  char *text;
+  SpecVar *vars;
+  int nvars;
+  Statement *stmts;
+  int nstmts;
+  VarRef *outputs; /* the version current at the return statement */
+  int noutputs;
+} Spec;
+
+/* Parses and checks a spec against the library. NULL after reporting every error found. */
+Spec *spec_parse(const char *path, const char *text, const Library *lib);
+Spec *spec_load(const char *path, const Library *lib);
+void spec_free(Spec *spec);
+
+/* ------------------------------------------------------------------------------------------ */
+/* dag.c: the call DAG                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A value is one SSA version: produced by a node (or an input of the spec), read by nodes. */
+typedef struct {
+  int var, version;
+  int producer;  /* node index, -1 for a spec input */
+  int *consumers; /* node indices, ascending, each once */
+  int nconsumers;
+  bool is_output; /* returned by the spec */
+  KType *type;
+  char *label; /* "vec3NodeStiff.1" for messages and code */
+} Value;
+
+typedef struct {
+  Function *fn;
+  int stmt; /* index of the statement = node index */
+  int args[KAS_MAX_ARGS]; /* value indices */
+  int nargs;
+  int result; /* value index */
+} DagNode;
+
+typedef struct {
+  const Spec *spec;
+  DagNode *nodes;
+  int nnodes;
+  Value *values;
+  int nvalues;
+  NodeSet *succ;  /* direct successors per node */
+  NodeSet *pred;  /* direct predecessors */
+  NodeSet *reach; /* nodes reachable from each node (excluding itself) */
+} Dag;
+
+Dag *dag_build(const Spec *spec);
+void dag_free(Dag *dag);
+void dag_write_dot(const Dag *dag, FILE *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* fusion.c: valid (convex) fusions, DESIGN.md §6 step 1                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+  NodeSet *sets;
+  int n, cap;
+} FusionSet;
+
+bool fusion_is_convex(const Dag *dag, NodeSet set);
+/* All convex, non-empty node sets of size <= max_size, in a deterministic order (by size, then
+ * by lowest node indices). */
+FusionSet fusion_enumerate(const Dag *dag, int max_size);
+void fusion_set_free(FusionSet *fs);
+
+/* ------------------------------------------------------------------------------------------ */
+/* timingdb.c: per-GPU timing database (DESIGN.md §8); schema in docs/timingdb.md             */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+  int e;           /* elements per block */
+  int extra_smem;  /* bytes of extra dynamic shared memory */
+  double ns;       /* nanoseconds per element */
+} TimingPoint;
+
+typedef struct {
+  char *impl;      /* "mmul33_2" */
+  RoutineKind kind;
+  int index;       /* load/save j; 0 for compute */
+  Placement placement; /* where the routine's pattern buffer lived while timed */
+  TimingPoint *points;
+  int npoints;
+} RoutineTiming;
+
+typedef struct {
+  char *name, *slug;
+  int sm_count, smem_per_sm, smem_per_block_optin, regs_per_sm, regs_per_block;
+  int max_threads_per_sm, max_blocks_per_sm, max_threads_per_block, warp_size;
+  long l2_bytes;
+  double copy_gbs;          /* measured device-to-device copy bandwidth, (read+write) GB/s */
+  double launch_overhead_ns;
+} DeviceLimits;
+
+typedef struct {
+  char *path;
+  DeviceLimits dev;
+  char *date, *nvcc_version;
+  RoutineTiming *routines;
+  int nroutines;
+  bool analytic; /* true when no database was read: built-in H100 limits, analytic model */
+} TimingDb;
+
+TimingDb *timingdb_load(const char *path); /* NULL after a located error */
+TimingDb *timingdb_analytic(void);          /* H100 limits, no routine timings */
+void timingdb_free(TimingDb *db);
+/* ns per element of a routine at (e, extra_smem), interpolated; false if absent. */
+bool timingdb_lookup(const TimingDb *db, const char *impl, RoutineKind kind, int index,
+                     Placement placement, int e, int extra_smem, double *ns_out);
+char *timingdb_default_path(const char *argv0); /* benchmarks/nvidia-h100-80gb-hbm3.xml */
+
+/* ------------------------------------------------------------------------------------------ */
+/* The kernel plan: one fusion with every decision made (combine.c and the stages it drives)   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A buffer of the kernel: one Value that lives inside the kernel. */
+typedef struct {
+  int value;        /* index into dag->values */
+  Placement place;  /* register or shared */
+  int offset;       /* shared: byte offset into the dynamic shared array; register: -1 */
+  int bytes;        /* shared: E * type size * 4 */
+  int reg_floats;   /* register: floats per thread (pattern_register_extent) */
+  bool loaded;      /* filled from global memory by a load routine */
+  int load_call;    /* position (in order[]) of the call whose load routine fills it */
+  int load_index;   /* j of the load routine used */
+  bool saved;       /* written to global memory (a kernel output) */
+  int save_index;   /* j of the producer's save routine used */
+  int first_use, last_use; /* live range in steps (see KernelPlan.steps) */
+  char *why;        /* human-readable reason for the placement (--explain) */
+} Buffer;
+
+/* A step is one routine call in the kernel body, in emission order. */
+typedef struct {
+  RoutineKind kind;
+  int call;        /* position in KernelPlan.order */
+  int io_index;    /* load/save j */
+  int buffer;      /* for load/save: the buffer; for compute: -1 */
+  bool barrier_before; /* __syncthreads() before this step */
+  char *barrier_why;   /* why it stays (--explain), NULL if none */
+  bool recompute_coords; /* thread coordinates differ from the kernel's block shape */
+} Step;
+
+typedef struct {
+  NodeSet nodes;
+  int *order;      /* node indices in execution order (linearization) */
+  int ncalls;
+  Impl **impl;     /* per call */
+  int e;           /* elements per block */
+  BlockShape block;/* kernel block shape (the largest call's) */
+  int threads;
+  Buffer *buffers;
+  int nbuffers;
+  Step *steps;
+  int nsteps;
+  int smem_bytes;  /* peak dynamic shared memory */
+  int barriers, barriers_possible;
+  int regs_estimate; /* registers per thread (from nvcc report when known, else estimate) */
+  double predicted_ns_per_elem;
+} KernelPlan;
+
+/* A candidate: a partition of the DAG into kernels, in an executable order. */
+typedef struct {
+  KernelPlan **kernels;
+  int nkernels;
+  double predicted_ns_per_elem; /* sum of kernels + launch overhead amortized at the default n */
+  int rank; /* 1-based */
+} Candidate;
+
+typedef struct {
+  int top;          /* N */
+  int max_fusion;   /* k */
+  bool progress;
+} SearchOptions;
+
+typedef struct {
+  Candidate *cands;
+  int ncands;
+  KernelPlan **plans; /* every plan generated (owned), for --explain and reports */
+  int nplans;
+} SearchResult;
+
+/* linearize.c: execution order of a fusion minimizing peak shared memory, then barriers. */
+/* smem.c: offsets of shared buffers with overlapping live ranges. */
+/* placement.c: register vs shared per buffer. */
+/* sync.c: barriers. */
+/* model.c: prediction. */
+/* select.c: top-N partitions with lp_solve. */
+/* combine.c: drives the above per fusion and implementation choice. */
+SearchResult *search_run(const Dag *dag, const Library *lib, const TimingDb *db,
+                         const SearchOptions *opt);
+void search_result_free(SearchResult *r);
+
+/* ------------------------------------------------------------------------------------------ */
+/* emit_*.c: code generation (DESIGN.md §7)                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+  const char *out_dir; /* parent; output goes to out_dir/<spec-stem>/ */
+  long default_n;
+} EmitOptions;
+
+bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const SearchResult *res,
+              const EmitOptions *opt);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The command line (main.c parses; each command lives with the stage it drives)               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Exit codes: 0 success, 1 bad input (spec, library, database, output folder), 2 bad usage. */
+enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
+
+typedef struct {
+  const char *argv0;
+  const char *command; /* "generate" (the main job), "check", "fusions", "list", "plan",
+                          "bench", "report", "units" */
+  const char *spec;    /* positional argument: spec file, or folder for report */
+  const char *library_dir, *db_path, *out_dir, *dot_path;
+  int top;        /* --top N (default 10) */
+  int max_fusion; /* --max-fusion K (default 6) */
+  int explain;    /* --explain R (0 = off) */
+  long n;         /* --n: default problem size written into generated harnesses (4194304) */
+  bool no_db;     /* --no-db: use the analytic model even when a database exists */
+} CliOptions;
+
+/* cli_front.c: shared loading for every command, and check / fusions / list. */
+Library *cli_load_library(const CliOptions *o);
+TimingDb *cli_load_timingdb(const CliOptions *o); /* default database, --db, or analytic */
+int cmd_check(const CliOptions *o);
+int cmd_fusions(const CliOptions *o);
+int cmd_list(const CliOptions *o);
+/* cli_search.c: the main job (ranking, then emission) and plan / --explain. */
+int cmd_generate(const CliOptions *o);
+int cmd_plan(const CliOptions *o);
+/* bench.c: micro-benchmark emission for the timing database. */
+int cmd_bench(const CliOptions *o);
+/* report.c: reads results XML copied back from a GPU run; table and gnuplot picture. */
+int cmd_report(const CliOptions *o);
+/* emit_units.c: a standalone kernel cu_<f>_<i> plus harness for every implementation. */
+int cmd_units(const CliOptions *o);
+
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every test of kasgen from the repository root and ends with one line "N passed, N failed".
+# Unit tests are cmocka binaries in $BUILD/tests; integration tests are tests/integration/*.sh
+# (each gets $KASGEN, the binary under test, and exits non-zero on failure).
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export KASGEN="$PWD/$BUILD/kasgen"
+export KASGEN_LIBRARY="$PWD/library"
+export SAN=${SAN:-0}
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+passed=0 failed=0 failures=()
+run_one() {
+  local name=$1; shift
+  local log; log=$(mktemp)
+  if "$@" >"$log" 2>&1; then
+    passed=$((passed + 1)); echo "PASS $name"
+  else
+    failed=$((failed + 1)); failures+=("$name"); echo "FAIL $name"; sed 's/^/    /' "$log" | tail -40
+  fi
+  rm -f "$log"
+}
+for t in "$BUILD"/tests/test_*; do
+  [ -x "$t" ] || continue
+  run_one "$(basename "$t")" "$t"
+done
+for t in tests/integration/*.sh; do
+  [ -f "$t" ] || continue
+  run_one "$(basename "$t" .sh)" bash "$t"
+done
+((failed)) && printf 'failed: %s\n' "${failures[@]}"
+echo "$passed passed, $failed failed"
+((failed == 0))
