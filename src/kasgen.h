@@ -441,9 +441,30 @@ typedef struct {
 /* smem.c: offsets of shared buffers with overlapping live ranges. */
 /* placement.c: register vs shared per buffer. */
 /* sync.c: barriers. */
-/* model.c: prediction. */
-/* select.c: top-N partitions with lp_solve. */
-/* combine.c: drives the above per fusion and implementation choice. */
+/* combine.c: every implementation choice for one fusion, each a complete KernelPlan (ordered,
+ * placed, allocated, synchronized, predicted through model.c).  keep_all = false prunes
+ * dominated and clearly slow plans; true keeps every valid one (used by `kasgen units`). */
+KernelPlan **combine_fusion(const Dag *dag, const Library *lib, const TimingDb *db,
+                            NodeSet nodes, bool keep_all, int *nplans_out);
+void kernel_plan_free(KernelPlan *p);
+
+/* model.c: predicted nanoseconds per element of one kernel (DESIGN.md §6 step 8), and the fixed
+ * cost of one launch. */
+double model_predict_kernel(const KernelPlan *plan, const Dag *dag, const TimingDb *db);
+double model_launch_overhead_ns(const TimingDb *db);
+
+/* select.c: top-N exact covers of the DAG's nodes by the items' node sets with minimal total cost
+ * (lp_solve), each next one excluded by a cut; covers whose kernels cannot be ordered (cyclic
+ * quotient graph) are cut too.  Returns the number found; solutions_out[r] is a malloc'ed,
+ * -1-terminated list of item indices. */
+typedef struct {
+  NodeSet nodes;
+  double cost;
+} SelectItem;
+int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, int top,
+                          int ***solutions_out);
+
+/* search.c: enumerate -> combine -> select; candidates in predicted order. */
 SearchResult *search_run(const Dag *dag, const Library *lib, const TimingDb *db,
                          const SearchOptions *opt);
 void search_result_free(SearchResult *r);
