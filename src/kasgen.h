@@ -433,6 +433,7 @@ typedef struct {
 typedef struct {
   Candidate *cands;
   int ncands;
+  Candidate *unfused; /* one kernel per call, best plan each (KAS's fallback); always present */
   KernelPlan **plans; /* every plan generated (owned), for --explain and reports */
   int nplans;
 } SearchResult;
@@ -478,6 +479,26 @@ typedef struct {
   long default_n;
 } EmitOptions;
 
+/* emit_files.c: the output folder.  It may be new, or hold only files listed in its
+ * .kasgen-manifest (kasgen's own, overwritten); any other file makes emit_dir_open refuse before
+ * anything is written, so nothing of the user's is ever overwritten or lost. */
+typedef struct EmitDir EmitDir;
+EmitDir *emit_dir_open(const char *path); /* NULL after a clear error */
+bool emit_dir_write(EmitDir *d, const char *relpath, const char *text); /* makes subfolders */
+bool emit_dir_close(EmitDir *d); /* writes the manifest, frees d */
+const char *emit_dir_path(const EmitDir *d);
+
+/* emit_cuda.c: per candidate candNN/kernels.cu and candNN/kernels_host.cpp (docs/generated.md);
+ * common/kas_refs.c, common/cpu_graph.c, common/check_cpu.cpp. */
+bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *cand,
+                         const char *name /* "cand01" or "unfused" */);
+bool emit_cuda_common(EmitDir *d, const Dag *dag, const Library *lib, const SearchResult *res);
+
+/* emit_embed.c: embed/kas_<stem>.h and .cu around the winner. */
+bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *winner);
+
+/* emit_harness.c: drives the emitters; Makefile, common/harness.cu, common/kas_candidates.h,
+ * index.txt. */
 bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const SearchResult *res,
               const EmitOptions *opt);
 
