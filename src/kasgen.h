@@ -262,6 +262,8 @@ typedef struct {
   int nstmts;
   VarRef *outputs; /* the version current at the return statement */
   int noutputs;
+  int *inputs; /* var indices in the order of the `input` line (the order of generated APIs) */
+  int ninputs;
 } Spec;
 
 /* Parses and checks a spec against the library. NULL after reporting every error found. */
@@ -301,7 +303,14 @@ typedef struct {
   NodeSet *succ;  /* direct successors per node */
   NodeSet *pred;  /* direct predecessors */
   NodeSet *reach; /* nodes reachable from each node (excluding itself) */
+  int *inputs;    /* value indices of the spec's inputs, in `input`-line order */
+  int ninputs;
+  int *outputs;   /* value indices of the returned versions, in `return` order */
+  int noutputs;
 } Dag;
+/* Node indices are statement order, hence topological: every edge goes from a lower index to a
+ * higher one (fusion.c relies on it).  Values: the inputs first (input-line order), then one per
+ * statement, value ninputs + i produced by node i. */
 
 Dag *dag_build(const Spec *spec);
 void dag_free(Dag *dag);
@@ -314,7 +323,9 @@ void dag_write_dot(const Dag *dag, FILE *out);
 typedef struct {
   NodeSet *sets;
   int n, cap;
+  bool truncated; /* more than KAS_MAX_FUSIONS: an error was reported, sets is incomplete */
 } FusionSet;
+#define KAS_MAX_FUSIONS 20000000
 
 bool fusion_is_convex(const Dag *dag, NodeSet set);
 /* All convex, non-empty node sets of size <= max_size, in a deterministic order (by size, then
