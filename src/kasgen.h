@@ -101,9 +101,12 @@ typedef enum { PAT_LS, PAT_IN, PAT_OUT } PatternRole;
 typedef struct {
   char *start_src, *block_src, *stride_src;
   Expr *start, *block, *stride;
-  int count;
+  int count; /* the count when it does not depend on the block shape, else -1 */
+  char *count_src;  /* count expression (over BX BY BZ only), e.g. "(BY*9+3)/4" or "3" */
+  Expr *count_expr;
   bool noreg;
-  SrcLoc loc; /* where the pattern was written (INI file and line) */
+  SrcLoc loc; /* where the pattern was written (INI file and line, col of the value) */
+  SrcLoc start_loc, block_loc, stride_loc, count_loc; /* each expression's first character */
 } Pattern;
 
 /* The offsets one thread touches, sorted ascending, duplicates removed. */
@@ -128,6 +131,15 @@ void access_set_free(AccessSet *s);
 bool patterns_compatible(const Pattern *a, BlockShape sa, const Pattern *b, BlockShape sb);
 /* Largest (offset - start) + 1 over all threads: the register array length of the buffer. */
 int pattern_register_extent(const Pattern *p, BlockShape shape);
+/* Parses a pattern value `start "e", block "e", stride "e", count "e"|N, noreg 0|1` (the
+ * keywords in this order); loc points at the value's first character.  false + diagnostic. */
+bool pattern_parse(const char *value, SrcLoc loc, Pattern *out);
+void pattern_free(Pattern *p);
+/* The number of rounds under a block shape (count evaluated with that BX BY BZ); -1 + diagnostic
+ * on an evaluation error. */
+long pattern_count(const Pattern *p, BlockShape shape);
+/* Whether expression e mentions variable name ("tx", "BX", "i", ...). */
+bool expr_uses(const Expr *e, const char *name);
 
 /* ------------------------------------------------------------------------------------------ */
 /* library.c: types.ini, function.ini, implementation INI files (DESIGN.md §5)                */
@@ -376,7 +388,16 @@ void timingdb_free(TimingDb *db);
 /* ns per element of a routine at (e, extra_smem), interpolated; false if absent. */
 bool timingdb_lookup(const TimingDb *db, const char *impl, RoutineKind kind, int index,
                      Placement placement, int e, int extra_smem, double *ns_out);
-char *timingdb_default_path(const char *argv0); /* benchmarks/nvidia-h100-80gb-hbm3.xml */
+/* benchmarks/nvidia-h100-80gb-hbm3.xml beside the binary (dir of argv0 or of /proc/self/exe:
+ * benchmarks/, ../benchmarks/, ../share/kasgen/benchmarks/), else ./benchmarks/; the first that
+ * exists (malloc'ed), or NULL when none does. */
+char *timingdb_default_path(const char *argv0);
+/* Parses a database held in memory (path names it in messages); NULL after a located error. */
+TimingDb *timingdb_parse(const char *path, const char *text, size_t len);
+/* The routine's entry (with >= 1 point), or NULL; and its interpolated, clamped ns per element. */
+const RoutineTiming *timingdb_find(const TimingDb *db, const char *impl, RoutineKind kind,
+                                   int index, Placement placement);
+double timingdb_routine_ns(const RoutineTiming *r, int e, int extra_smem);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The kernel plan: one fusion with every decision made (combine.c and the stages it drives)   */
@@ -449,10 +470,79 @@ typedef struct {
   int nplans;
 } SearchResult;
 
-/* linearize.c: execution order of a fusion minimizing peak shared memory, then barriers. */
-/* smem.c: offsets of shared buffers with overlapping live ranges. */
-/* placement.c: register vs shared per buffer. */
-/* sync.c: barriers. */
+/* Thread mapping contract between plan construction (sync.c) and the emitters: a call whose
+ * implementation has another block shape than the kernel runs on the kernel threads with linear
+ * id lin = threadIdx.x + blockDim.x*(threadIdx.y + blockDim.y*threadIdx.z) < its thread count,
+ * with tx = lin % BX, ty = lin / BX % BY, tz = lin / (BX*BY) in its own shape; so thread `lin` of
+ * the call is thread `lin` of the kernel.  A load step's `call` is the call whose implementation
+ * provides the load routine (Buffer.load_call); the step itself stands just before the first
+ * call in order that reads the buffer, which may come earlier than load_call. */
+
+/* linearize.c: execution order of a fusion minimizing peak shared memory, then barriers.
+ * The problem is abstract (local call and value indices) so that it can be tested alone. */
+#define LIN_MAX_CALLS 16
+#define LIN_MAX_VALUES 96
+typedef struct {
+  int ncalls;
+  uint32_t pred[LIN_MAX_CALLS]; /* calls that must run before call c (bit = local call) */
+  int nvals;
+  int size[LIN_MAX_VALUES];          /* shared floats per element; 0 = in registers */
+  int producer[LIN_MAX_VALUES];      /* local call producing it, -1 = loaded from global */
+  uint32_t consumers[LIN_MAX_VALUES]; /* local calls reading it */
+} LinearizeProblem;
+/* Writes a topological order minimizing the peak of live shared floats (loads just before the
+ * first reader, a buffer dies after its last reader or its save); among those, fewest barriers
+ * under the conservative rule "a call reading a shared value produced since the last barrier
+ * needs one" (exact for ncalls <= 10, else first found).  Returns false if pred is cyclic or
+ * ncalls > LIN_MAX_CALLS. */
+bool linearize_order(const LinearizeProblem *p, int *order_out, int *peak_out,
+                     int *barriers_out);
+/* Peak live shared floats and barrier count (same rules) of a given order; for tests/explain. */
+void linearize_evaluate(const LinearizeProblem *p, const int *order, int *peak_out,
+                        int *barriers_out);
+
+/* smem.c: offsets of shared buffers with overlapping live ranges.  Buffers with bytes <= 0 get
+ * offset -1.  Live ranges are inclusive [first, last] step intervals.  Each offset is a multiple
+ * of 16; returns the peak (end of the highest buffer, multiple of 16). */
+int smem_allocate(const int *bytes, const int *first, const int *last, int n, int *offset_out);
+
+/* placement.c: register vs shared per buffer.  One use of a buffer by a routine: */
+typedef struct {
+  const Pattern *pat;
+  BlockShape shape; /* the routine's implementation's shape at E */
+  const char *label; /* "mvmul33#0 OUTPATTERN", for why strings */
+} PatternUse;
+/* Every thread's access set of a pattern at a shape, computed once and cached (the cache is
+ * keyed by pattern address and shape; plan_cache_clear empties it).  NULL after a diagnostic if
+ * an expression cannot be evaluated.  Array of bx*by*bz sets, indexed by linear thread id. */
+const AccessSet *plan_access_sets(const Pattern *p, BlockShape shape);
+/* patterns_compatible over the cached sets (same definition, DESIGN.md §5.3). */
+bool plan_patterns_compatible(const Pattern *a, BlockShape sa, const Pattern *b, BlockShape sb);
+void plan_cache_clear(void);
+/* True (registers) when all uses have one thread count, are pairwise compatible and none says
+ * noreg; *reg_floats = register extent.  *why (malloc'ed) says which rule decided. */
+bool placement_decide(const PatternUse *uses, int nuses, int *reg_floats, char **why);
+
+/* sync.c: barriers.  The shared-memory accesses of one step, for exact conflict detection. */
+typedef struct {
+  const Pattern *pat;
+  BlockShape shape;
+  int base_float;  /* buffer offset / 4 */
+  int nfloats;     /* buffer size in floats (accesses beyond it are a library error) */
+  bool write;
+  const char *buffer_label;
+} SharedAccess;
+typedef struct {
+  SharedAccess acc[KAS_MAX_ARGS + 2];
+  int n;
+  const char *label; /* "ttmul3212#3" (function#position), or "load vec3DPhi" */
+} StepAccesses;
+/* Sets plan->steps[s].barrier_before/barrier_why, plan->barriers and barriers_possible from
+ * the per-step accesses (one StepAccesses per step).  false after a diagnostic. */
+bool sync_plan(KernelPlan *plan, const StepAccesses *per_step);
+/* Independent checker (tests): true when no two steps without a barrier between them have a
+ * cross-thread conflict on a shared float. */
+bool sync_verify(const KernelPlan *plan, const StepAccesses *per_step);
 /* combine.c: every implementation choice for one fusion, each a complete KernelPlan (ordered,
  * placed, allocated, synchronized, predicted through model.c).  keep_all = false prunes
  * dominated and clearly slow plans; true keeps every valid one (used by `kasgen units`). */
