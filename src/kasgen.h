@@ -129,7 +129,8 @@ void access_set_free(AccessSet *s);
  * to it).  Patterns evaluated under different shapes with different thread counts are never
  * compatible. */
 bool patterns_compatible(const Pattern *a, BlockShape sa, const Pattern *b, BlockShape sb);
-/* Largest (offset - start) + 1 over all threads: the register array length of the buffer. */
+/* Largest (offset - start) + 1 over all threads: the register array length of the buffer;
+ * -1 + diagnostic on an evaluation error. */
 int pattern_register_extent(const Pattern *p, BlockShape shape);
 /* Parses a pattern value `start "e", block "e", stride "e", count "e"|N, noreg 0|1` (the
  * keywords in this order); loc points at the value's first character.  false + diagnostic. */
@@ -540,9 +541,6 @@ typedef struct {
 /* Sets plan->steps[s].barrier_before/barrier_why, plan->barriers and barriers_possible from
  * the per-step accesses (one StepAccesses per step).  false after a diagnostic. */
 bool sync_plan(KernelPlan *plan, const StepAccesses *per_step);
-/* Independent checker (tests): true when no two steps without a barrier between them have a
- * cross-thread conflict on a shared float. */
-bool sync_verify(const KernelPlan *plan, const StepAccesses *per_step);
 /* combine.c: every implementation choice for one fusion, each a complete KernelPlan (ordered,
  * placed, allocated, synchronized, predicted through model.c).  keep_all = false prunes
  * dominated and clearly slow plans; true keeps every valid one (used by `kasgen units`). */
