@@ -9,7 +9,8 @@
  * Files are written through a temporary file in the same folder and rename(), so a crash leaves
  * either the old or the new file, never half of one.  At close, files listed in the old manifest
  * that this run did not write again are removed (they are kasgen's own), and the new manifest is
- * written.
+ * written.  The run outputs of the generated Makefile (build/, results.xml, ...) are neither
+ * checked nor ever written.
  */
 #include "kasgen.h"
 
@@ -142,6 +143,17 @@ static bool read_manifest(EmitDir *d) {
 }
 
 /* ".<name>.kasgen-tmp-XXXXXX", as made by write_atomically (mkstemp fills six characters). */
+/* Run outputs (docs/generated.md): written by `make` and the harness, never by kasgen, so the
+ * check skips them and emit_dir_write refuses them.  Top level only. */
+static bool is_run_output(const char *rel) {
+  static const char *const names[] = {"build", "results.xml", "results.dat", "plot.png", NULL};
+  for (int i = 0; names[i]; i++) {
+    size_t len = strlen(names[i]);
+    if (!strncmp(rel, names[i], len) && (rel[len] == '\0' || rel[len] == '/')) return true;
+  }
+  return false;
+}
+
 static bool is_stale_temp(const char *name) {
   const char *mark = strstr(name, TEMP_MARK);
   return name[0] == '.' && mark && mark > name + 1 && strlen(mark) == strlen(TEMP_MARK) + 6 &&
@@ -170,6 +182,7 @@ static bool check_tree(EmitDir *d, const char *rel) {
   struct dirent *ent;
   while (ok && (ent = readdir(dir))) {
     if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
+    if (!*rel && is_run_output(ent->d_name)) continue;
     char *child = *rel ? xasprintf("%s/%s", rel, ent->d_name) : xstrdup(ent->d_name);
     char *full = xasprintf("%s/%s", d->path, child);
     struct stat st;
@@ -301,7 +314,7 @@ static bool write_atomically(const char *full, const char *text) {
 
 bool emit_dir_write(EmitDir *d, const char *relpath, const char *text) {
   const char *why = relpath_problem(relpath);
-  if (why || !strcmp(relpath, MANIFEST_NAME) || is_stale_temp(relpath)) {
+  if (why || !strcmp(relpath, MANIFEST_NAME) || is_stale_temp(relpath) || is_run_output(relpath)) {
     diag_error(file_loc(relpath), "internal: emitter asked to write a bad path (%s)",
                why ? why : "reserved name");
     return false;

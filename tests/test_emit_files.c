@@ -269,6 +269,30 @@ static void stale_temporary_files_are_cleaned(void **state) {
   free(dir);
 }
 
+static void run_outputs_are_tolerated_never_written(void **state) {
+  (void)state;
+  char *dir = make_tempdir();
+  assert_true(run_emit(dir, (const char *const[]){"Makefile", "all:\n", NULL}));
+  char *build = xasprintf("%s/build", dir);
+  assert_int_equal(mkdir(build, 0777), 0);
+  put_file(dir, "build/harness", "binary");
+  put_file(dir, "results.xml", "<x/>");
+  assert_true(run_emit(dir, (const char *const[]){"Makefile", "all:\n", NULL}));
+  assert_file(dir, "build/harness", "binary");
+  assert_file(dir, "results.xml", "<x/>");
+  EmitDir *d = emit_dir_open(dir);
+  assert_non_null(d);
+  diag_reset();
+  assert_false(emit_dir_write(d, "results.xml", "overwritten"));
+  assert_false(emit_dir_write(d, "build/x.o", "overwritten"));
+  diag_reset();
+  assert_true(emit_dir_close(d));
+  assert_file(dir, "results.xml", "<x/>");
+  free(build);
+  rm_rf(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(new_folder_gets_files_and_manifest),
@@ -281,6 +305,7 @@ int main(void) {
       cmocka_unit_test(failed_run_keeps_previous_files),
       cmocka_unit_test(bad_write_paths_are_rejected),
       cmocka_unit_test(stale_temporary_files_are_cleaned),
+      cmocka_unit_test(run_outputs_are_tolerated_never_written),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
