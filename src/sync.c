@@ -1,0 +1,136 @@
+/*
+ * sync.c — barrier placement in a fused kernel (DESIGN.md §6 step 7, seed 004 §4.5).
+ *
+ * KAS synchronized after every device function; seed 004 dropped the barriers that access
+ * patterns prove unnecessary.  We decide exactly: every step's shared-memory accesses are
+ * enumerated per thread (cached access sets, mapped to absolute float offsets in the one dynamic
+ * shared array; a call's thread `lin` is kernel thread `lin`, see kasgen.h).  Since the last
+ * barrier we remember, per shared float, which thread wrote it and which thread read it (or
+ * "several").  A step needs a barrier when one of its threads reads a float another thread wrote
+ * (RAW), writes a float another thread wrote (WAW) or read (WAR, e.g. bytes reused by smem.c).
+ * A barrier synchronizes everything, so the record starts afresh.  Warp lock-step is never
+ * assumed: two threads of one warp are two threads.  Register buffers have no shared accesses.
+ */
+#include "kasgen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { NOBODY = -1, SEVERAL = -2 };
+
+typedef struct {
+  int nfloats;
+  int *writer, *writer_step; /* thread (or NOBODY/SEVERAL) and step of the last write */
+  int *reader, *reader_step; /* likewise for reads */
+} SharedRecord;
+
+static void record_reset(SharedRecord *r) {
+  for (int f = 0; f < r->nfloats; f++) {
+    r->writer[f] = r->reader[f] = NOBODY;
+    r->writer_step[f] = r->reader_step[f] = -1;
+  }
+}
+
+static void record_init(SharedRecord *r, int nfloats) {
+  r->nfloats = nfloats;
+  size_t n = (size_t)(nfloats > 0 ? nfloats : 1);
+  r->writer = xmalloc(sizeof(int) * n);
+  r->writer_step = xmalloc(sizeof(int) * n);
+  r->reader = xmalloc(sizeof(int) * n);
+  r->reader_step = xmalloc(sizeof(int) * n);
+  record_reset(r);
+}
+
+static void record_free(SharedRecord *r) {
+  free(r->writer);
+  free(r->writer_step);
+  free(r->reader);
+  free(r->reader_step);
+}
+
+static bool other_thread(int who, int t) { return who == SEVERAL || (who >= 0 && who != t); }
+
+/* Describes the first conflict of access a by thread t at float f, or NULL if none. */
+static char *conflict(const SharedRecord *r, const StepAccesses *steps, int s,
+                      const SharedAccess *a, int t, int f) {
+  const char *me = steps[s].label;
+  if (!a->write && other_thread(r->writer[f], t))
+    return xasprintf("%s reads %s offsets written by other threads in %s", me, a->buffer_label,
+                     steps[r->writer_step[f]].label);
+  if (a->write && other_thread(r->writer[f], t))
+    return xasprintf("%s writes %s offsets also written by other threads in %s", me,
+                     a->buffer_label, steps[r->writer_step[f]].label);
+  if (a->write && other_thread(r->reader[f], t))
+    return xasprintf("%s writes %s over shared bytes other threads read in %s", me,
+                     a->buffer_label, steps[r->reader_step[f]].label);
+  return NULL;
+}
+
+/* Checks every access of the step; false + diagnostic when a pattern leaves its buffer. */
+static bool find_conflict(const SharedRecord *r, const StepAccesses *steps, int s, char **why) {
+  *why = NULL;
+  for (int k = 0; k < steps[s].n && !*why; k++) {
+    const SharedAccess *a = &steps[s].acc[k];
+    const AccessSet *sets = plan_access_sets(a->pat, a->shape);
+    if (!sets) return false;
+    int threads = a->shape.bx * a->shape.by * a->shape.bz;
+    for (int t = 0; t < threads && !*why; t++)
+      for (int j = 0; j < sets[t].n && !*why; j++) {
+        long off = sets[t].offsets[j];
+        if (off < 0 || off >= a->nfloats) {
+          diag_error(a->pat->loc, "%s: thread %d touches offset %ld of %s, outside its %d floats",
+                     steps[s].label, t, off, a->buffer_label, a->nfloats);
+          return false;
+        }
+        *why = conflict(r, steps, s, a, t, a->base_float + (int)off);
+      }
+  }
+  return true;
+}
+
+static void note_access(int *who, int *when, int t, int s) {
+  *who = (*who == NOBODY || *who == t) ? t : SEVERAL;
+  *when = s;
+}
+
+static void apply_step(SharedRecord *r, const StepAccesses *steps, int s) {
+  for (int k = 0; k < steps[s].n; k++) {
+    const SharedAccess *a = &steps[s].acc[k];
+    const AccessSet *sets = plan_access_sets(a->pat, a->shape);
+    int threads = a->shape.bx * a->shape.by * a->shape.bz;
+    for (int t = 0; t < threads; t++)
+      for (int j = 0; j < sets[t].n; j++) {
+        int f = a->base_float + (int)sets[t].offsets[j];
+        if (a->write)
+          note_access(&r->writer[f], &r->writer_step[f], t, s);
+        else
+          note_access(&r->reader[f], &r->reader_step[f], t, s);
+      }
+  }
+}
+
+bool sync_plan(KernelPlan *plan, const StepAccesses *per_step) {
+  SharedRecord rec;
+  record_init(&rec, (plan->smem_bytes + 3) / 4);
+  plan->barriers = plan->barriers_possible = 0;
+  bool ok = true;
+  for (int s = 0; s < plan->nsteps && ok; s++) {
+    Step *st = &plan->steps[s];
+    st->barrier_before = false;
+    free(st->barrier_why);
+    st->barrier_why = NULL;
+    if (s > 0 && per_step[s].n > 0) plan->barriers_possible++;
+    char *why;
+    ok = find_conflict(&rec, per_step, s, &why);
+    if (!ok) break;
+    if (why) {
+      st->barrier_before = true;
+      st->barrier_why = why;
+      plan->barriers++;
+      record_reset(&rec);
+    }
+    apply_step(&rec, per_step, s);
+  }
+  record_free(&rec);
+  return ok;
+}
