@@ -592,6 +592,10 @@ const char *emit_dir_path(const EmitDir *d);
 bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *cand,
                          const char *name /* "cand01" or "unfused" */);
 bool emit_cuda_common(EmitDir *d, const Dag *dag, const Library *lib, const SearchResult *res);
+/* Position of a value in the generated in[] (spec `input` order) / out[] (`return` order)
+ * arrays; -1 if it is not an input / output (a value returned twice: its first position). */
+int emit_input_slot(const Dag *dag, int value);
+int emit_output_slot(const Dag *dag, int value);
 
 /* emit_embed.c: embed/kas_<stem>.h and .cu around the winner. */
 bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *winner);
