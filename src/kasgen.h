@@ -208,6 +208,8 @@ typedef struct {
   int ntypes;
   Function *funcs;
   int nfuncs;
+  char **texts; /* owned: the INI texts that the SrcLocs of types, functions and patterns show */
+  int ntexts;
 } Library;
 
 /* Loads every INI and .cu under dir; reports all errors found (file:line) and returns NULL if any. */
@@ -218,8 +220,15 @@ Function *library_find_function(const Library *lib, const char *name);
 /* Thread count of impl at E elements per block, and its block shape. */
 int impl_threads(const Impl *impl, int e);
 BlockShape impl_shape(const Impl *impl, int e);
-/* Resolves the library folder: --library, $KASGEN_LIBRARY, library/ beside the binary, ./library */
+/* Resolves the library folder: --library, $KASGEN_LIBRARY, library/ beside the binary,
+ * ../share/kasgen/library beside it, ./library (the first holding types.ini).  A folder named by
+ * --library or $KASGEN_LIBRARY must be valid; NULL + diagnostic if nothing fits. */
 char *library_locate(const char *cli_dir, const char *argv0);
+/* Parses the text of one implementation INI file against an already loaded function (its
+ * signature gives the buffer sizes) without reading the .cu file: the fuzzing entry point and
+ * the core of library_load.  Returns false after reporting every error found. */
+bool library_parse_impl_ini_text(const char *path, const char *text, Function *fn, Impl *out);
+void library_impl_free(Impl *impl);
 
 /* ------------------------------------------------------------------------------------------ */
 /* instantiate.c: device-function text extraction and placeholder substitution (Kód 4.5)       */
@@ -231,6 +240,10 @@ typedef enum { PLACE_SHARED = 0, PLACE_REGISTER = 1 } Placement;
 /* Extracts the full definition of device function `symbol` from the implementation's .cu text
  * (from the line holding its qualifiers to the matching brace).  NULL + diagnostic if absent. */
 char *instantiate_extract(const Impl *impl, const char *symbol);
+/* Finds the definition of `symbol` in C/CUDA text: [*begin, *end) runs from the start of the line
+ * holding KAS_DEV to the matching closing brace, skipping comments and string literals.  false
+ * when there is no definition (a declaration or a call does not count). */
+bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_t *end);
 /* Returns the routine's body instantiated for E elements per block: the function renamed to
  * <symbol>_e<E>_<suffix> (suffix: one 's'/'r' per pattern argument, in argument order), the
  * block-size constants <UPPER>_BX/BY/BZ replaced by numbers, and APLS/APINn/APOUT replaced by the
@@ -552,6 +565,16 @@ void kernel_plan_free(KernelPlan *p);
  * cost of one launch. */
 double model_predict_kernel(const KernelPlan *plan, const Dag *dag, const TimingDb *db);
 double model_launch_overhead_ns(const TimingDb *db);
+/* model_predict_kernel returns INFINITY for a plan that cannot launch on the device (shared
+ * memory over the per-block limit, too many threads, zero resident blocks): drop such plans.
+ * Routines missing from a database are warned about once each and predicted analytically. */
+/* Registers per thread: base + the register buffers live at once + temporaries; combine.c
+ * fills KernelPlan.regs_estimate with it when no nvcc report is known. */
+int model_estimate_registers(const KernelPlan *plan, const Dag *dag);
+/* Used bytes / touched 32-byte-sector bytes of a warp's global accesses through pattern p at a
+ * block shape (1 = fully coalesced); memoized by (pattern address, shape). */
+double model_access_efficiency(const Pattern *p, BlockShape shape);
+void model_reset(void); /* forgets the memo (a library was freed) */
 
 /* select.c: top-N exact covers of the DAG's nodes by the items' node sets with minimal total cost
  * (lp_solve), each next one excluded by a cut; covers whose kernels cannot be ordered (cyclic

@@ -1,0 +1,390 @@
+/*
+ * model.c — predicted time of one fused kernel, in nanoseconds per element (DESIGN.md §6 step 8).
+ *
+ * The base is KAS's (seed 004 §3.5): t = max(Σ_io ψ, Σ_compute ψ), ψ read from the GPU's timing
+ * database at the kernel's E and the extra shared memory the other buffers take.  On top of it,
+ * because KAS's ranking was poor where register pressure and occupancy mattered (seed 004 §5.1.3):
+ *
+ *  - occupancy from threads, shared memory and registers per block; the database times were taken
+ *    at the routine's own occupancy, so each io time is scaled by how much less memory-level
+ *    parallelism the fused kernel has (Little's law: bytes in flight per SM against bandwidth ×
+ *    latency);
+ *  - barriers: each stalls its block; the cost per element shrinks with E and resident blocks;
+ *  - idle threads: a call with fewer threads than the kernel's block takes the same time for
+ *    fewer elements' worth of work, so its compute is scaled by threads / its threads;
+ *  - register spills beyond 255 registers per thread go through local memory.
+ *
+ * With no database (or a routine missing from it), a routine costs its compulsory bytes over the
+ * copy bandwidth, divided by the access efficiency of its global pattern: the fraction of the
+ * 32-byte sectors a warp touches that it actually uses, counted round by round from the pattern
+ * (a warp of one-thread-per-element loads of 9-float elements uses 4 bytes of each 32: 12.5%;
+ * a coalesced float4 copy uses all).  This is what makes the analytic ranking memory-bound like
+ * the real H100: staging through shared memory with coalesced loads wins, intermediates kept in a
+ * kernel cost no global traffic, and every extra kernel re-reads/writes its intermediates.
+ */
+#include "kasgen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Machine constants of the analytic parts.  They are H100-flavoured defaults that calibration
+ * against measured kernels should refine; the device limits themselves come from the database. */
+#define DRAM_LATENCY_NS 600.0      /* loaded-latency of a global access */
+#define COPY_EFFICIENCY 0.90       /* a coalesced float4 stream reaches ~90% of copy bandwidth */
+#define MAX_INFLIGHT_PER_THREAD 256 /* bytes one thread keeps in flight (unrolled loads) */
+#define SMEM_BYTES_PER_CLK 128.0   /* shared-memory bandwidth per SM */
+#define FP32_FLOPS_PER_CLK 256.0   /* 128 FMA lanes per SM */
+#define CLOCK_GHZ 1.7
+#define BARRIER_NS 30.0            /* a __syncthreads() of a block with nothing to wait for */
+#define BASE_REGISTERS 24          /* addresses, indices, loop counters of a routine */
+#define MAX_REGISTERS 255
+#define SMEM_RESERVED_PER_BLOCK 1024 /* the runtime's per-block reservation (sm_80 and later) */
+
+/* ---- occupancy -------------------------------------------------------------------------- */
+
+typedef struct {
+  int blocks_per_sm; /* resident blocks per SM; 0 = the kernel cannot launch */
+  double occupancy;  /* resident threads / max threads per SM */
+} Occupancy;
+
+static int round_up(int x, int to) { return to > 0 ? (x + to - 1) / to * to : x; }
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+static Occupancy occupancy(const DeviceLimits *d, int threads, int smem_bytes, int regs) {
+  Occupancy o = {0};
+  int warp = d->warp_size > 0 ? d->warp_size : 32;
+  if (threads <= 0 || threads > d->max_threads_per_block) return o;
+  if (d->smem_per_block_optin > 0 && smem_bytes > d->smem_per_block_optin) return o;
+  int warps = (threads + warp - 1) / warp;
+  int blocks = d->max_blocks_per_sm;
+  blocks = min_int(blocks, d->max_threads_per_sm / (warps * warp));
+  blocks = min_int(blocks, d->smem_per_sm / (smem_bytes + SMEM_RESERVED_PER_BLOCK));
+  if (regs > MAX_REGISTERS) regs = MAX_REGISTERS;
+  int regs_per_warp = round_up(regs * warp, 256); /* allocation granule of 256 registers */
+  if (regs_per_warp > 0) blocks = min_int(blocks, d->regs_per_sm / regs_per_warp / warps);
+  if (blocks < 0) blocks = 0;
+  o.blocks_per_sm = blocks;
+  o.occupancy = (double)blocks * warps * warp / d->max_threads_per_sm;
+  return o;
+}
+
+/* Fraction of the copy bandwidth reachable when `active` threads per SM each keep `bytes` in
+ * flight: the device needs bandwidth × latency bytes in flight (Little's law). */
+static double saturation(const DeviceLimits *d, double active_threads, double bytes_per_thread) {
+  double needed = d->copy_gbs / d->sm_count * DRAM_LATENCY_NS;
+  if (bytes_per_thread > MAX_INFLIGHT_PER_THREAD) bytes_per_thread = MAX_INFLIGHT_PER_THREAD;
+  double s = active_threads * bytes_per_thread / needed;
+  if (s > 1) s = 1;
+  if (s < 0.02) s = 0.02;
+  return s;
+}
+
+/* ---- access efficiency of a global pattern ---------------------------------------------- */
+
+typedef struct {
+  const Pattern *pat;
+  BlockShape shape;
+  double efficiency;
+} EffMemo;
+
+static EffMemo *eff_memo;
+static int eff_memo_n, eff_memo_cap;
+
+static int cmp_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+static long count_distinct(long *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_long);
+  long distinct = 0;
+  for (int k = 0; k < n; k++)
+    if (k == 0 || v[k] != v[k - 1]) distinct++;
+  return distinct;
+}
+
+/* Adds one warp's rounds to *useful (floats) and *sectors (32-byte sectors touched per round). */
+static bool warp_sectors(const Pattern *p, BlockShape shape, int first, int nthreads, long count,
+                         double *useful, double *sectors) {
+  enum { WARP = 32, MAX_SECTORS_PER_ROUND = 4096 };
+  long offset[WARP];
+  ExprEnv env[WARP];
+  int lanes = min_int(WARP, nthreads - first);
+  for (int l = 0; l < lanes; l++) {
+    int lin = first + l;
+    env[l] = (ExprEnv){.tx = lin % shape.bx, .ty = lin / shape.bx % shape.by,
+                       .tz = lin / (shape.bx * shape.by), .BX = shape.bx, .BY = shape.by,
+                       .BZ = shape.bz};
+    if (!expr_eval(p->start, &env[l], &offset[l], p->start_loc)) return false;
+  }
+  long *touched = xmalloc(sizeof *touched * MAX_SECTORS_PER_ROUND);
+  bool ok = true;
+  for (long k = 0; k < count && ok; k++) {
+    int nt = 0;
+    for (int l = 0; l < lanes && ok; l++) {
+      long block, stride;
+      env[l].i = k;
+      ok = expr_eval(p->block, &env[l], &block, p->block_loc) &&
+           expr_eval(p->stride, &env[l], &stride, p->stride_loc);
+      if (!ok) break;
+      if (block > 0) {
+        *useful += (double)block;
+        for (long s = offset[l] / 8; s <= (offset[l] + block - 1) / 8; s++)
+          if (nt < MAX_SECTORS_PER_ROUND) touched[nt++] = s;
+      }
+      offset[l] += stride;
+    }
+    *sectors += (double)count_distinct(touched, nt);
+  }
+  free(touched);
+  return ok;
+}
+
+/* Used bytes over touched sector bytes for a warp-wide access through pattern p, sampled on the
+ * first and the last warp of the block (tails of cooperative copies differ). 1 = coalesced. */
+double model_access_efficiency(const Pattern *p, BlockShape shape) {
+  for (int i = 0; i < eff_memo_n; i++)
+    if (eff_memo[i].pat == p && !memcmp(&eff_memo[i].shape, &shape, sizeof shape))
+      return eff_memo[i].efficiency;
+  int nthreads = shape.bx * shape.by * shape.bz;
+  long count = pattern_count(p, shape);
+  double useful = 0, sectors = 0, eff = 1.0;
+  int last_warp = (nthreads - 1) / 32 * 32;
+  bool ok = count >= 0 && warp_sectors(p, shape, 0, nthreads, count, &useful, &sectors);
+  if (ok && last_warp > 0)
+    ok = warp_sectors(p, shape, last_warp, nthreads, count, &useful, &sectors);
+  if (ok && sectors > 0) eff = useful * 4.0 / (sectors * 32.0);
+  if (eff > 1) eff = 1;
+  if (eff_memo_n == eff_memo_cap) {
+    eff_memo_cap = eff_memo_cap ? eff_memo_cap * 2 : 256;
+    eff_memo = xrealloc(eff_memo, sizeof *eff_memo * (size_t)eff_memo_cap);
+  }
+  eff_memo[eff_memo_n++] = (EffMemo){p, shape, eff};
+  return eff;
+}
+
+void model_reset(void) {
+  free(eff_memo);
+  eff_memo = NULL;
+  eff_memo_n = eff_memo_cap = 0;
+}
+
+/* ---- plan helpers ----------------------------------------------------------------------- */
+
+/* An implementation's block at E elements per block (as impl_shape/impl_threads in library.c;
+ * computed here so that the model depends on the Impl fields alone). */
+static BlockShape call_shape(const Impl *impl, int e) {
+  int d[3];
+  for (int i = 0; i < 3; i++) d[i] = impl->dims[i] > 0 ? impl->dims[i] : e;
+  return (BlockShape){d[0], d[1], d[2]};
+}
+
+static int call_threads(const Impl *impl, int e) {
+  BlockShape s = call_shape(impl, e);
+  return s.bx * s.by * s.bz;
+}
+
+static int value_floats(const Dag *dag, int value) {
+  const KType *t = dag->values[value].type;
+  return t ? t->size : 1;
+}
+
+static int call_of_node(const KernelPlan *plan, int node) {
+  for (int c = 0; c < plan->ncalls; c++)
+    if (plan->order[c] == node) return c;
+  return -1;
+}
+
+static const IoRoutine *find_io(const Impl *impl, RoutineKind kind, int index) {
+  const IoRoutine *list = kind == ROUTINE_LOAD ? impl->loads : impl->saves;
+  int n = kind == ROUTINE_LOAD ? impl->nloads : impl->nsaves;
+  for (int k = 0; k < n; k++)
+    if (list[k].index == index) return &list[k];
+  return NULL;
+}
+
+/* Does call c read or write buffer b's value? */
+static bool call_touches(const KernelPlan *plan, const Dag *dag, int c, int value) {
+  const DagNode *n = &dag->nodes[plan->order[c]];
+  if (n->result == value) return true;
+  for (int a = 0; a < n->nargs; a++)
+    if (n->args[a] == value) return true;
+  return false;
+}
+
+int model_estimate_registers(const KernelPlan *plan, const Dag *dag) {
+  (void)dag;
+  /* Register buffers alive at the same step add up; without steps, all of them. */
+  int peak = 0;
+  int nsteps = plan->nsteps > 0 ? plan->nsteps : 1;
+  for (int s = 0; s < nsteps; s++) {
+    int live = 0;
+    for (int b = 0; b < plan->nbuffers; b++) {
+      const Buffer *buf = &plan->buffers[b];
+      if (buf->place != PLACE_REGISTER) continue;
+      if (plan->nsteps == 0 || (buf->first_use <= s && s <= buf->last_use))
+        live += buf->reg_floats > 0 ? buf->reg_floats : 1;
+    }
+    if (live > peak) peak = live;
+  }
+  return BASE_REGISTERS + peak + 8; /* + temporaries of the compute (products, sums) */
+}
+
+/* ---- one routine ------------------------------------------------------------------------ */
+
+/* What the model needs about the kernel as a whole. */
+typedef struct {
+  const KernelPlan *plan;
+  const Dag *dag;
+  const TimingDb *db;
+  const DeviceLimits *dev;
+  Occupancy occ;
+} KernelCtx;
+
+/* Warns once per routine that is missing from the database. */
+static void warn_missing(const TimingDb *db, const char *impl, RoutineKind kind, int index,
+                         Placement pl) {
+  static char **warned;
+  static int nwarned;
+  char *key = xasprintf("%s %s %d %s", impl,
+                        kind == ROUTINE_LOAD ? "load" : kind == ROUTINE_SAVE ? "save" : "compute",
+                        index, pl == PLACE_REGISTER ? "register" : "shared");
+  for (int i = 0; i < nwarned; i++)
+    if (!strcmp(warned[i], key)) {
+      free(key);
+      return;
+    }
+  diag_warning((SrcLoc){.file = db->path},
+               "no timing for routine %s; predicting it with the analytic model", key);
+  warned = xrealloc(warned, sizeof *warned * (size_t)(nwarned + 1));
+  warned[nwarned++] = key; /* kept for the process lifetime: one warning per routine */
+}
+
+/* Database time of a routine, corrected for the kernel's lower occupancy; false if absent. */
+static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int index,
+                    Placement pl, int own_smem, double bench_sat, double kernel_sat,
+                    double *ns) {
+  if (!k->db || k->db->analytic) return false;
+  const RoutineTiming *r = timingdb_find(k->db, impl->name, kind, index, pl);
+  if (!r && pl == PLACE_REGISTER) /* a register variant never timed: its shared time bounds it */
+    r = timingdb_find(k->db, impl->name, kind, index, PLACE_SHARED);
+  if (!r) {
+    warn_missing(k->db, impl->name, kind, index, pl);
+    return false;
+  }
+  int extra = k->plan->smem_bytes - own_smem;
+  *ns = timingdb_routine_ns(r, k->plan->e, extra > 0 ? extra : 0);
+  if (kind != ROUTINE_COMPUTE && kernel_sat > 0) *ns *= bench_sat / kernel_sat;
+  return true;
+}
+
+/* Time of one load or save of buffer b by impl's routine `index` (ns per element). */
+static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl, RoutineKind kind,
+                      int index) {
+  const KernelPlan *plan = k->plan;
+  int threads = call_threads(impl, plan->e);
+  BlockShape shape = call_shape(impl, plan->e);
+  double bytes = 4.0 * value_floats(k->dag, b->value);
+  double per_thread = bytes * plan->e / (threads > 0 ? threads : 1);
+  /* Only the call's own threads issue its loads; the others idle (DESIGN §6 step 6). */
+  double kernel_sat = saturation(k->dev, (double)k->occ.blocks_per_sm * threads, per_thread);
+  Occupancy alone = occupancy(k->dev, threads, plan->smem_bytes, BASE_REGISTERS + 8);
+  double bench_sat = saturation(k->dev, (double)alone.blocks_per_sm * threads, per_thread);
+  double ns;
+  int own = b->place == PLACE_SHARED ? b->bytes : 0;
+  if (db_time(k, impl, kind, index, b->place, own, bench_sat, kernel_sat, &ns)) return ns;
+  const IoRoutine *io = find_io(impl, kind, index);
+  double eff = io ? model_access_efficiency(&io->ls, shape) : 1.0;
+  double bw = k->dev->copy_gbs * COPY_EFFICIENCY * eff * kernel_sat; /* bytes per ns */
+  return bytes / bw;
+}
+
+/* Analytic compute: shared-memory traffic of its shared buffers plus the arithmetic. */
+static double compute_analytic(const KernelCtx *k, int c) {
+  const DagNode *n = &k->dag->nodes[k->plan->order[c]];
+  int out = value_floats(k->dag, n->result);
+  int max_in = 1;
+  double smem_floats = 0;
+  for (int a = 0; a < n->nargs; a++) {
+    int s = value_floats(k->dag, n->args[a]);
+    if (s > max_in) max_in = s;
+  }
+  for (int b = 0; b < k->plan->nbuffers; b++) {
+    const Buffer *buf = &k->plan->buffers[b];
+    if (buf->place == PLACE_SHARED && call_touches(k->plan, k->dag, c, buf->value))
+      smem_floats += 3.0 * value_floats(k->dag, buf->value); /* each float read ~3 times */
+  }
+  int reduce = (max_in + out - 1) / out;
+  double flops = 2.0 * out * (reduce > 3 ? reduce : 3);
+  double per_ns_smem = k->dev->sm_count * SMEM_BYTES_PER_CLK * CLOCK_GHZ;
+  double per_ns_flops = k->dev->sm_count * FP32_FLOPS_PER_CLK * CLOCK_GHZ;
+  return smem_floats * 4.0 / per_ns_smem + flops / per_ns_flops;
+}
+
+static double compute_time(const KernelCtx *k, int c) {
+  const KernelPlan *plan = k->plan;
+  const Impl *impl = plan->impl[c];
+  int threads = call_threads(impl, plan->e);
+  bool all_registers = true;
+  int own = 0;
+  for (int b = 0; b < plan->nbuffers; b++) {
+    const Buffer *buf = &plan->buffers[b];
+    if (!call_touches(plan, k->dag, c, buf->value)) continue;
+    if (buf->place == PLACE_SHARED) {
+      all_registers = false;
+      own += buf->bytes;
+    }
+  }
+  double ns;
+  Placement pl = all_registers ? PLACE_REGISTER : PLACE_SHARED;
+  if (!db_time(k, impl, ROUTINE_COMPUTE, 0, pl, own, 1, 1, &ns)) ns = compute_analytic(k, c);
+  /* Threads beyond the call's count idle through it. */
+  if (threads > 0 && threads < plan->threads) ns *= (double)plan->threads / threads;
+  return ns;
+}
+
+/* ---- the kernel ------------------------------------------------------------------------- */
+
+static double barrier_time(const KernelCtx *k) {
+  const KernelPlan *plan = k->plan;
+  if (plan->barriers <= 0) return 0;
+  /* A barrier waits for the block's slowest warp; the memory latency it exposes is hidden only
+   * by the other resident blocks. */
+  double blocks = k->occ.blocks_per_sm;
+  double per_block = BARRIER_NS + DRAM_LATENCY_NS * (1.0 - k->occ.occupancy) / blocks;
+  return plan->barriers * per_block / ((double)plan->e * blocks * k->dev->sm_count);
+}
+
+/* Local-memory traffic of registers beyond the per-thread maximum (stored and reloaded). */
+static double spill_time(const KernelCtx *k, int regs) {
+  if (regs <= MAX_REGISTERS) return 0;
+  double bytes = (regs - MAX_REGISTERS) * 8.0 * k->plan->threads / k->plan->e;
+  return bytes / (k->dev->copy_gbs * 2.0);
+}
+
+double model_predict_kernel(const KernelPlan *plan, const Dag *dag, const TimingDb *db) {
+  const DeviceLimits *dev = &db->dev;
+  int regs = plan->regs_estimate > 0 ? plan->regs_estimate : model_estimate_registers(plan, dag);
+  KernelCtx k = {plan, dag, db, dev, occupancy(dev, plan->threads, plan->smem_bytes, regs)};
+  if (k.occ.blocks_per_sm == 0 || plan->e <= 0) return INFINITY; /* cannot launch */
+  double io = 0, compute = 0;
+  for (int b = 0; b < plan->nbuffers; b++) {
+    const Buffer *buf = &plan->buffers[b];
+    if (buf->loaded && buf->load_call >= 0 && buf->load_call < plan->ncalls)
+      io += io_time(&k, buf, plan->impl[buf->load_call], ROUTINE_LOAD, buf->load_index);
+    if (buf->saved) {
+      int c = call_of_node(plan, dag->values[buf->value].producer);
+      if (c >= 0) io += io_time(&k, buf, plan->impl[c], ROUTINE_SAVE, buf->save_index);
+    }
+  }
+  for (int c = 0; c < plan->ncalls; c++) compute += compute_time(&k, c);
+  double t = io > compute ? io : compute;
+  return t + barrier_time(&k) + spill_time(&k, regs);
+}
+
+double model_launch_overhead_ns(const TimingDb *db) {
+  if (db && db->dev.launch_overhead_ns > 0) return db->dev.launch_overhead_ns;
+  return 2500.0;
+}

@@ -1,0 +1,316 @@
+/*
+ * test_model.c — the performance model (src/model.c) on hand-built kernel plans: access
+ * efficiency counted from patterns, the memory-bound ranking the H100 shows (coalesced staging
+ * beats one-thread-per-element loads, fusion beats re-reading intermediates), occupancy from
+ * registers, barrier and idle-thread costs, database lookups and the analytic fallback.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static KType t_scalar = {.name = "scalar", .size = 1};
+static KType t_mat = {.name = "matrix3x3", .size = 9};
+
+static Pattern pat(const char *src) {
+  Pattern p;
+  assert_true(pattern_parse(src, (SrcLoc){.file = "test", .line = 1, .col = 1}, &p));
+  return p;
+}
+
+/* Float4 cooperative copy of E elements of 9 floats, one thread per element (BX = E). */
+#define COALESCED9                                                                            \
+  "start \"4*tx\", block \"4*(4*(tx+i*BX) < BX*9)\", stride \"4*BX\", "                       \
+  "count \"(BX*9+4*BX-1)/(4*BX)\", noreg 1"
+#define OWNER9 "start \"tx*9\", block \"1\", stride \"1\", count 9, noreg 0"
+#define OWNER1 "start \"tx\", block \"1\", stride \"1\", count 1, noreg 0"
+#define OWNER3 "start \"tx*3\", block \"1\", stride \"1\", count 3, noreg 0"
+
+/* An implementation named `name` with one thread per element; loads/saves 0 = coalesced,
+ * 1 = owner, of 9-float values. */
+static Impl *make_impl(const char *name, int threads_per_elem) {
+  Impl *im = calloc(1, sizeof *im);
+  im->name = (char *)name;
+  im->dims[0] = 0;
+  im->dims[1] = threads_per_elem;
+  im->dims[2] = 1;
+  im->size_dim = 0;
+  im->nloads = im->nsaves = 2;
+  im->loads = calloc(2, sizeof *im->loads);
+  im->saves = calloc(2, sizeof *im->saves);
+  for (int j = 0; j < 2; j++) {
+    im->loads[j] = (IoRoutine){.kind = ROUTINE_LOAD, .index = j, .ls = pat(j ? OWNER9 : COALESCED9)};
+    im->saves[j] = (IoRoutine){.kind = ROUTINE_SAVE, .index = j, .ls = pat(j ? OWNER9 : COALESCED9)};
+  }
+  return im;
+}
+
+static void free_impl(Impl *im) {
+  for (int j = 0; j < 2; j++) {
+    pattern_free(&im->loads[j].ls);
+    pattern_free(&im->saves[j].ls);
+  }
+  free(im->loads);
+  free(im->saves);
+  free(im);
+}
+
+/* The DAG c = f(a, b); d = g(c, b): values a b (inputs), c (node 0), d (node 1). */
+static Dag *make_chain(void) {
+  Dag *dag = calloc(1, sizeof *dag);
+  dag->nvalues = 4;
+  dag->values = calloc(4, sizeof *dag->values);
+  for (int v = 0; v < 4; v++) dag->values[v] = (Value){.var = v, .producer = v - 2, .type = &t_mat};
+  dag->nnodes = 2;
+  dag->nodes = calloc(2, sizeof *dag->nodes);
+  dag->nodes[0] = (DagNode){.stmt = 0, .args = {0, 1}, .nargs = 2, .result = 2};
+  dag->nodes[1] = (DagNode){.stmt = 1, .args = {2, 1}, .nargs = 2, .result = 3};
+  return dag;
+}
+
+static void free_dag(Dag *dag) {
+  free(dag->values);
+  free(dag->nodes);
+  free(dag);
+}
+
+typedef struct {
+  KernelPlan p;
+  int order[2];
+  Impl *impl[2];
+  Buffer buf[4];
+} PlanStore;
+
+static Buffer load_buf(int value, int call, int j, Placement pl, int e) {
+  return (Buffer){.value = value, .place = pl, .offset = pl == PLACE_SHARED ? 0 : -1,
+                  .bytes = pl == PLACE_SHARED ? e * 36 : 0, .reg_floats = pl ? 9 : 0,
+                  .loaded = true, .load_call = call, .load_index = j, .save_index = -1};
+}
+
+static Buffer save_buf(int value, int j, Placement pl, int e) {
+  return (Buffer){.value = value, .place = pl, .offset = pl == PLACE_SHARED ? 0 : -1,
+                  .bytes = pl == PLACE_SHARED ? e * 36 : 0, .reg_floats = pl ? 9 : 0,
+                  .saved = true, .load_call = -1, .save_index = j};
+}
+
+static void finish(PlanStore *s, int ncalls, int nbuf, int e, int threads) {
+  s->p.order = s->order;
+  s->p.impl = s->impl;
+  s->p.ncalls = ncalls;
+  s->p.buffers = s->buf;
+  s->p.nbuffers = nbuf;
+  s->p.e = e;
+  s->p.threads = threads;
+  s->p.block = (BlockShape){threads, 1, 1};
+  s->p.smem_bytes = 0;
+  for (int b = 0; b < nbuf; b++) s->p.smem_bytes += s->buf[b].bytes;
+}
+
+/* One call (node `node`) as its own kernel: loads of both arguments, save of the result. */
+static void single(PlanStore *s, const Dag *dag, Impl *im, int node, int j, Placement pl, int e) {
+  memset(s, 0, sizeof *s);
+  s->order[0] = node;
+  s->impl[0] = im;
+  s->buf[0] = load_buf(dag->nodes[node].args[0], 0, j, pl, e);
+  s->buf[1] = load_buf(dag->nodes[node].args[1], 0, j, pl, e);
+  s->buf[2] = save_buf(dag->nodes[node].result, j, pl, e);
+  finish(s, 1, 3, e, e * (im->dims[1] ? im->dims[1] : 1));
+}
+
+/* Both calls in one kernel, the intermediate c kept in shared memory. */
+static void fused(PlanStore *s, Impl *im, int e) {
+  memset(s, 0, sizeof *s);
+  s->order[0] = 0;
+  s->order[1] = 1;
+  s->impl[0] = s->impl[1] = im;
+  s->buf[0] = load_buf(0, 0, 0, PLACE_SHARED, e);
+  s->buf[1] = load_buf(1, 0, 0, PLACE_SHARED, e);
+  s->buf[2] = (Buffer){.value = 2, .place = PLACE_SHARED, .bytes = e * 36, .load_call = -1};
+  s->buf[3] = save_buf(3, 0, PLACE_SHARED, e);
+  finish(s, 2, 4, e, e);
+}
+
+static void test_access_efficiency(void **state) {
+  (void)state;
+  Pattern c = pat(COALESCED9), o9 = pat(OWNER9), o1 = pat(OWNER1), o3 = pat(OWNER3);
+  BlockShape sh = {32, 1, 1};
+  assert_float_equal(model_access_efficiency(&c, sh), 1.0, 1e-9);
+  assert_float_equal(model_access_efficiency(&o9, sh), 0.125, 1e-9);
+  assert_float_equal(model_access_efficiency(&o1, sh), 1.0, 1e-9);
+  assert_float_equal(model_access_efficiency(&o3, sh), 128.0 / 384.0, 1e-9);
+  /* A block of 64: the second warp is sampled too and behaves alike. */
+  assert_float_equal(model_access_efficiency(&c, (BlockShape){64, 1, 1}), 1.0, 1e-9);
+  pattern_free(&c);
+  pattern_free(&o9);
+  pattern_free(&o1);
+  pattern_free(&o3);
+  model_reset();
+}
+
+static void test_coalesced_beats_owner(void **state) {
+  (void)state;
+  TimingDb *db = timingdb_analytic();
+  Dag *dag = make_chain();
+  Impl *im = make_impl("mm_1", 1);
+  PlanStore a, b;
+  single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
+  single(&b, dag, im, 0, 1, PLACE_REGISTER, 32);
+  double ta = model_predict_kernel(&a.p, dag, db), tb = model_predict_kernel(&b.p, dag, db);
+  /* 108 bytes per element at ~90% of 3000 GB/s. */
+  assert_true(ta > 108.0 / 3000.0 && ta < 108.0 / 3000.0 * 1.4);
+  assert_true(tb > 4 * ta); /* uncoalesced one-thread-per-element: several times slower */
+  free_impl(im);
+  free_dag(dag);
+  timingdb_free(db);
+  model_reset();
+}
+
+static void test_fusion_beats_two_kernels(void **state) {
+  (void)state;
+  TimingDb *db = timingdb_analytic();
+  Dag *dag = make_chain();
+  Impl *im = make_impl("mm_1", 1);
+  PlanStore k0, k1, f;
+  single(&k0, dag, im, 0, 0, PLACE_SHARED, 32);
+  single(&k1, dag, im, 1, 0, PLACE_SHARED, 32);
+  fused(&f, im, 32);
+  double t_unfused = model_predict_kernel(&k0.p, dag, db) + model_predict_kernel(&k1.p, dag, db);
+  double t_fused = model_predict_kernel(&f.p, dag, db);
+  /* fused moves 3 values, unfused 6: close to half */
+  assert_true(t_fused < 0.6 * t_unfused);
+  assert_true(t_fused > 0.4 * t_unfused);
+  free_impl(im);
+  free_dag(dag);
+  timingdb_free(db);
+  model_reset();
+}
+
+static void test_cannot_launch(void **state) {
+  (void)state;
+  TimingDb *db = timingdb_analytic();
+  Dag *dag = make_chain();
+  Impl *im = make_impl("mm_1", 1);
+  PlanStore a;
+  single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
+  a.p.smem_bytes = 300 * 1024; /* over 227 KB */
+  assert_true(isinf(model_predict_kernel(&a.p, dag, db)));
+  single(&a, dag, im, 0, 0, PLACE_SHARED, 2048);
+  assert_true(isinf(model_predict_kernel(&a.p, dag, db))); /* 2048 threads per block */
+  free_impl(im);
+  free_dag(dag);
+  timingdb_free(db);
+}
+
+static void test_registers_and_barriers(void **state) {
+  (void)state;
+  TimingDb *db = timingdb_analytic();
+  Dag *dag = make_chain();
+  for (int v = 0; v < 4; v++) dag->values[v].type = &t_scalar; /* 4 bytes per thread */
+  Impl *im = make_impl("mm_1", 1);
+  PlanStore a;
+  single(&a, dag, im, 0, 1, PLACE_REGISTER, 1024);
+  a.p.regs_estimate = 32; /* two blocks of 1024 per SM */
+  double t32 = model_predict_kernel(&a.p, dag, db);
+  a.p.regs_estimate = 64; /* one block per SM: half the bytes in flight */
+  double t64 = model_predict_kernel(&a.p, dag, db);
+  assert_true(t64 > 1.5 * t32);
+  a.p.regs_estimate = 32;
+  a.p.barriers = 3;
+  double tb = model_predict_kernel(&a.p, dag, db);
+  assert_true(tb > t32);
+  /* Registers estimated from the live register buffers when not given. */
+  a.p.regs_estimate = 0;
+  assert_int_equal(model_estimate_registers(&a.p, dag), 24 + 3 * 9 + 8);
+  free_impl(im);
+  free_dag(dag);
+  timingdb_free(db);
+  model_reset();
+}
+
+static void test_idle_threads(void **state) {
+  (void)state;
+  /* A kernel with no global traffic (the fixture times mmul33_2's compute at 0.5 ns in shared
+   * memory): two calls cost 1.0; when the kernel's block is another call's with three threads
+   * per element, these one-thread-per-element calls idle two thirds of it: 3.0. */
+  TimingDb *db = timingdb_load("tests/fixtures/db/good.xml");
+  assert_non_null(db);
+  Dag *dag = make_chain();
+  Impl *im = make_impl("mmul33_2", 1);
+  PlanStore a;
+  fused(&a, im, 32);
+  a.p.buffers = &a.buf[2]; /* only the intermediate */
+  a.p.nbuffers = 1;
+  a.p.smem_bytes = a.buf[2].bytes;
+  assert_float_equal(model_predict_kernel(&a.p, dag, db), 1.0, 1e-9);
+  a.p.threads = 96;
+  assert_float_equal(model_predict_kernel(&a.p, dag, db), 3.0, 1e-9);
+  free_impl(im);
+  free_dag(dag);
+  timingdb_free(db);
+  model_reset();
+}
+
+static char *capture_run(TimingDb *db, const KernelPlan *p, const Dag *dag, double *t) {
+  fflush(stderr);
+  FILE *tmp = tmpfile();
+  int saved = dup(fileno(stderr));
+  dup2(fileno(tmp), fileno(stderr));
+  *t = model_predict_kernel(p, dag, db);
+  fflush(stderr);
+  dup2(saved, fileno(stderr));
+  close(saved);
+  long n = ftell(tmp);
+  rewind(tmp);
+  char *s = calloc(1, (size_t)n + 1);
+  if (n > 0) assert_int_equal(fread(s, 1, (size_t)n, tmp), (size_t)n);
+  fclose(tmp);
+  return s;
+}
+
+static void test_database(void **state) {
+  (void)state;
+  TimingDb *db = timingdb_load("tests/fixtures/db/good.xml");
+  assert_non_null(db);
+  Dag *dag = make_chain();
+  Impl *im = make_impl("mmul33_2", 1);
+  PlanStore a;
+  /* loads 0 (shared) timed, save 0 shared is not (only register): analytic + one warning. */
+  single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
+  double t;
+  char *err = capture_run(db, &a.p, dag, &t);
+  assert_non_null(strstr(err, "warning: no timing for routine mmul33_2 save 0 shared"));
+  assert_null(strstr(err, "load 0")); /* timed loads are not warned about */
+  /* extra smem for a load = total 3456 - own 1152 = 2304 -> clamped at 1000 -> 2.0 ns each */
+  double save = 36.0 / (3000.0 * 0.9);
+  assert_float_equal(t, 2.0 + 2.0 + save, 1e-3);
+  free(err);
+  /* The warning is given once per routine. */
+  err = capture_run(db, &a.p, dag, &t);
+  assert_string_equal(err, "");
+  free(err);
+  free_impl(im);
+  free_dag(dag);
+  timingdb_free(db);
+  model_reset();
+}
+
+static void test_launch_overhead(void **state) {
+  (void)state;
+  TimingDb *db = timingdb_analytic();
+  assert_float_equal(model_launch_overhead_ns(db), 2500.0, 1e-9);
+  db->dev.launch_overhead_ns = 4000;
+  assert_float_equal(model_launch_overhead_ns(db), 4000.0, 1e-9);
+  timingdb_free(db);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_access_efficiency),     cmocka_unit_test(test_coalesced_beats_owner),
+      cmocka_unit_test(test_fusion_beats_two_kernels), cmocka_unit_test(test_cannot_launch),
+      cmocka_unit_test(test_registers_and_barriers), cmocka_unit_test(test_idle_threads),
+      cmocka_unit_test(test_database),              cmocka_unit_test(test_launch_overhead),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
