@@ -586,6 +586,11 @@ typedef struct {
 } SelectItem;
 int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, int top,
                           int ***solutions_out);
+/* Items with non-finite cost, empty sets or nodes outside the DAG are ignored; among items with
+ * equal node sets only the cheapest takes part, so the solutions are distinct partitions, in
+ * non-decreasing total cost.  0 when no cover exists. */
+/* Whether a partition's kernels can be ordered (its quotient graph is acyclic); uses dag->succ. */
+bool select_partition_orderable(const Dag *dag, const NodeSet *kernels, int nkernels);
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */
 SearchResult *search_run(const Dag *dag, const Library *lib, const TimingDb *db,

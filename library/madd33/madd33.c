@@ -1,0 +1,8 @@
+/* madd33.c — CPU reference of madd33 for one element, in double precision:
+ *   C = A + B
+ * (matrix3x3, matrix3x3) -> matrix3x3; layouts row-major as in library/types.ini. */
+#include <math.h>
+
+void ref_madd33(const double *a, const double *b, double *out) {
+  for (int k = 0; k < 9; k++) out[k] = a[k] + b[k];
+}

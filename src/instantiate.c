@@ -1,0 +1,276 @@
+/*
+ * instantiate.c — turns an elementary function's device routine into the variant a fused kernel
+ * calls (seed 004, §4.4 and Kód 4.5): the definition is cut out of the implementation's .cu text,
+ * renamed <symbol>_e<E>_<suffix> (one 's'/'r' per pattern argument), its block-size constants
+ * <UPPER>_BX/BY/BZ become numbers, and each access-pattern placeholder (APLS, APINn, APOUT)
+ * becomes the pattern's start expression when the buffer is in shared memory or 0 when it is in
+ * registers.
+ *
+ * Substitution works on identifiers, never on substrings (APIN1 must not touch APIN10, and
+ * MMUL33_2_BY must not touch MMUL33_2_BYTES); comments, string and character literals are copied
+ * untouched, so a placeholder mentioned in a comment stays as written.
+ */
+#include "kasgen.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Length of the comment, string or character literal starting at s, or 0 if none starts there.
+ * Unterminated ones run to the end of the text. */
+static size_t skip_length(const char *s) {
+  if (s[0] == '/' && s[1] == '/') {
+    const char *e = strchr(s, '\n');
+    return e ? (size_t)(e - s) : strlen(s);
+  }
+  if (s[0] == '/' && s[1] == '*') {
+    const char *e = strstr(s + 2, "*/");
+    return e ? (size_t)(e - s) + 2 : strlen(s);
+  }
+  if (s[0] == '"' || s[0] == '\'') {
+    size_t k = 1;
+    while (s[k] && s[k] != s[0] && s[k] != '\n') k += s[k] == '\\' && s[k + 1] ? 2 : 1;
+    return s[k] == s[0] ? k + 1 : k;
+  }
+  return 0;
+}
+
+/* Length of a preprocessor line (with backslash continuations) starting at s, or 0. */
+static size_t directive_length(const char *text, const char *s) {
+  const char *b = s;
+  while (b > text && (b[-1] == ' ' || b[-1] == '\t')) b--;
+  if (*s != '#' || !(b == text || b[-1] == '\n')) return 0;
+  size_t k = 0;
+  while (s[k] && !(s[k] == '\n' && (k == 0 || s[k - 1] != '\\'))) k++;
+  return k;
+}
+
+/* Skips whitespace and comments. */
+static const char *skip_blank(const char *s) {
+  for (;;) {
+    while (isspace((unsigned char)*s)) s++;
+    if ((s[0] == '/' && (s[1] == '/' || s[1] == '*'))) s += skip_length(s);
+    else return s;
+  }
+}
+
+/* Given s at an opening bracket, returns the position after its match, or NULL. */
+static const char *match_bracket(const char *s, char open, char close) {
+  int depth = 0;
+  while (*s) {
+    size_t skip = skip_length(s);
+    if (skip) {
+      s += skip;
+      continue;
+    }
+    if (*s == open) depth++;
+    if (*s == close && --depth == 0) return s + 1;
+    s++;
+  }
+  return NULL;
+}
+
+static const char *line_start(const char *text, const char *p) {
+  while (p > text && p[-1] != '\n') p--;
+  return p;
+}
+
+bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_t *end) {
+  size_t symlen = strlen(symbol);
+  const char *kas_dev = NULL; /* the KAS_DEV of the declaration being read at top level */
+  int depth = 0;
+  for (const char *s = text; *s;) {
+    size_t skip = skip_length(s);
+    if (!skip) skip = directive_length(text, s);
+    if (skip) {
+      s += skip;
+      continue;
+    }
+    if (ident_start(*s) && (s == text || !ident_char(s[-1]))) {
+      const char *e = s;
+      while (ident_char(*e)) e++;
+      size_t len = (size_t)(e - s);
+      if (depth == 0 && len == 7 && !strncmp(s, "KAS_DEV", 7)) kas_dev = s;
+      if (depth == 0 && kas_dev && len == symlen && !strncmp(s, symbol, len)) {
+        const char *paren = skip_blank(e);
+        const char *after = *paren == '(' ? match_bracket(paren, '(', ')') : NULL;
+        const char *brace = after ? skip_blank(after) : NULL;
+        if (brace && *brace == '{') {
+          const char *close = match_bracket(brace, '{', '}');
+          if (!close) return false;
+          *begin = (size_t)(line_start(text, kas_dev) - text);
+          *end = (size_t)(close - text);
+          return true;
+        }
+      }
+      s = e;
+      continue;
+    }
+    if (*s == '{') depth++;
+    if (*s == '}' && depth > 0 && --depth == 0) kas_dev = NULL;
+    if (*s == ';' && depth == 0) kas_dev = NULL;
+    s++;
+  }
+  return false;
+}
+
+char *instantiate_extract(const Impl *impl, const char *symbol) {
+  size_t b, e;
+  if (!impl->cu_text || !instantiate_find(impl->cu_text, symbol, &b, &e)) {
+    diag_error((SrcLoc){.file = impl->cu_path}, "no definition of %s (KAS_DEV void %s(...) {...})",
+               symbol, symbol);
+    return NULL;
+  }
+  return xstrndup(impl->cu_text + b, e - b);
+}
+
+/* The pattern arguments of a routine: their placeholders and patterns, in parameter order. */
+typedef struct {
+  const char *symbol;
+  int n;
+  char names[KAS_MAX_ARGS + 1][16];
+  const Pattern *patterns[KAS_MAX_ARGS + 1];
+} RoutineArgs;
+
+static bool routine_args(const Impl *impl, RoutineKind kind, int io_index, RoutineArgs *ra) {
+  memset(ra, 0, sizeof *ra);
+  if (kind == ROUTINE_COMPUTE) {
+    ra->symbol = impl->compute_symbol;
+    for (int k = 0; k < impl->fn->nparams; k++) {
+      snprintf(ra->names[k], sizeof ra->names[k], "APIN%d", k);
+      ra->patterns[k] = &impl->in[k];
+    }
+    ra->n = impl->fn->nparams + 1;
+    snprintf(ra->names[ra->n - 1], sizeof ra->names[0], "APOUT");
+    ra->patterns[ra->n - 1] = &impl->out;
+    return true;
+  }
+  int count = kind == ROUTINE_LOAD ? impl->nloads : impl->nsaves;
+  if (io_index < 0 || io_index >= count) {
+    diag_error((SrcLoc){.file = impl->ini_path}, "%s has no %s routine %d", impl->name,
+               kind == ROUTINE_LOAD ? "load" : "save", io_index);
+    return false;
+  }
+  const IoRoutine *r = kind == ROUTINE_LOAD ? &impl->loads[io_index] : &impl->saves[io_index];
+  ra->symbol = r->symbol;
+  ra->n = 1;
+  snprintf(ra->names[0], sizeof ra->names[0], "APLS");
+  ra->patterns[0] = &r->ls;
+  return true;
+}
+
+/* Whether an identifier of length len at s is a placeholder (APLS, APIN<digits>, APOUT). */
+static bool is_placeholder(const char *s, size_t len) {
+  if ((len == 4 && !strncmp(s, "APLS", 4)) || (len == 5 && !strncmp(s, "APOUT", 5))) return true;
+  if (len < 5 || strncmp(s, "APIN", 4) != 0) return false;
+  for (size_t k = 4; k < len; k++)
+    if (!isdigit((unsigned char)s[k])) return false;
+  return true;
+}
+
+/* Block size named by the identifier <UPPER>_BX/BY/BZ, or 0. */
+static int block_constant(const char *s, size_t len, const char *upper, BlockShape shape) {
+  size_t ul = strlen(upper);
+  if (len != ul + 3 || strncmp(s, upper, ul) != 0 || s[ul] != '_' || s[ul + 1] != 'B') return 0;
+  switch (s[ul + 2]) {
+  case 'X': return shape.bx;
+  case 'Y': return shape.by;
+  case 'Z': return shape.bz;
+  default: return 0;
+  }
+}
+
+/* The start expression as C text: the pattern's own text with BX/BY/BZ replaced by numbers. */
+static void put_start(StrBuf *sb, const char *src, BlockShape shape) {
+  sb_putc(sb, '(');
+  for (const char *s = src; *s;) {
+    if (ident_start(*s)) {
+      const char *e = s;
+      while (ident_char(*e)) e++;
+      size_t len = (size_t)(e - s);
+      if (len == 2 && s[0] == 'B' && (s[1] == 'X' || s[1] == 'Y' || s[1] == 'Z'))
+        sb_printf(sb, "%d", s[1] == 'X' ? shape.bx : s[1] == 'Y' ? shape.by : shape.bz);
+      else
+        sb_printf(sb, "%.*s", (int)len, s);
+      s = e;
+    } else {
+      sb_putc(sb, *s++);
+    }
+  }
+  sb_putc(sb, ')');
+}
+
+/* Rewrites one identifier of the routine; false + diagnostic for a foreign placeholder. */
+static bool put_identifier(StrBuf *sb, const char *s, size_t len, const Impl *impl,
+                           const RoutineArgs *ra, const Placement *placements, BlockShape shape,
+                           const char *new_name) {
+  if (len == strlen(ra->symbol) && !strncmp(s, ra->symbol, len)) {
+    sb_puts(sb, new_name);
+    return true;
+  }
+  int number = block_constant(s, len, impl->upper, shape);
+  if (number) {
+    sb_printf(sb, "%d", number);
+    return true;
+  }
+  if (!is_placeholder(s, len)) {
+    sb_printf(sb, "%.*s", (int)len, s);
+    return true;
+  }
+  for (int k = 0; k < ra->n; k++)
+    if (strlen(ra->names[k]) == len && !strncmp(s, ra->names[k], len)) {
+      if (placements[k] == PLACE_REGISTER) sb_putc(sb, '0');
+      else put_start(sb, ra->patterns[k]->start_src, shape);
+      return true;
+    }
+  diag_error((SrcLoc){.file = impl->cu_path}, "%s uses placeholder %.*s, which is not one of its "
+                                              "pattern arguments", ra->symbol, (int)len, s);
+  return false;
+}
+
+char *instantiate_routine(const Impl *impl, RoutineKind kind, int io_index, int e,
+                          const Placement *placements, char **new_name_out) {
+  RoutineArgs ra;
+  if (!routine_args(impl, kind, io_index, &ra)) return NULL;
+  char *text = instantiate_extract(impl, ra.symbol);
+  if (!text) return NULL;
+  char suffix[KAS_MAX_ARGS + 2];
+  for (int k = 0; k < ra.n; k++) suffix[k] = placements[k] == PLACE_REGISTER ? 'r' : 's';
+  suffix[ra.n] = '\0';
+  char *new_name = xasprintf("%s_e%d_%s", ra.symbol, e, suffix);
+  BlockShape shape = impl_shape(impl, e);
+  StrBuf sb;
+  sb_init(&sb);
+  bool ok = true;
+  for (const char *s = text; *s && ok;) {
+    size_t skip = skip_length(s);
+    if (skip) {
+      sb_printf(&sb, "%.*s", (int)skip, s);
+      s += skip;
+    } else if (ident_start(*s) && (s == text || !ident_char(s[-1]))) {
+      const char *end = s;
+      while (ident_char(*end)) end++;
+      ok = put_identifier(&sb, s, (size_t)(end - s), impl, &ra, placements, shape, new_name);
+      s = end;
+    } else if (isdigit((unsigned char)*s)) { /* a number: keep "1e5f" or "0x1F" whole */
+      const char *end = s;
+      while (ident_char(*end) || *end == '.') end++;
+      sb_printf(&sb, "%.*s", (int)(end - s), s);
+      s = end;
+    } else {
+      sb_putc(&sb, *s++);
+    }
+  }
+  free(text);
+  if (!ok) {
+    sb_free(&sb);
+    free(new_name);
+    return NULL;
+  }
+  if (new_name_out) *new_name_out = new_name;
+  else free(new_name);
+  return sb_take(&sb);
+}
