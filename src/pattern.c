@@ -55,11 +55,16 @@ void expr_free(Expr *e) {
   free(e);
 }
 
-bool expr_uses(const Expr *e, const char *name) {
-  if (!e) return false;
-  if (e->kind == EX_VAR && strcmp(var_names[e->var], name) == 0) return true;
-  return expr_uses(e->a, name) || expr_uses(e->b, name) || expr_uses(e->c, name);
+/* The first node (in source order of the tree walk) naming variable `name`, or NULL. */
+static const Expr *find_var(const Expr *e, const char *name) {
+  if (!e) return NULL;
+  if (e->kind == EX_VAR && strcmp(var_names[e->var], name) == 0) return e;
+  const Expr *hit = find_var(e->a, name);
+  if (!hit) hit = find_var(e->b, name);
+  return hit ? hit : find_var(e->c, name);
 }
+
+bool expr_uses(const Expr *e, const char *name) { return find_var(e, name) != NULL; }
 
 /* ---- parser ------------------------------------------------------------------------------ */
 
@@ -393,17 +398,23 @@ static char *pattern_operand(const char *value, int *pos, bool bare_int, SrcLoc 
 }
 
 /* Checks that an expression mentions none of the variables in `banned` (space-separated). */
-static bool check_vars(const Expr *e, const char *src, SrcLoc loc, const char *what,
-                       const char *banned) {
-  char buf[64];
-  snprintf(buf, sizeof buf, "%s", banned);
-  for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " "))
-    if (expr_uses(e, tok)) {
-      const char *hit = strstr(src, tok);
-      diag_error(loc_at(loc, hit ? (int)(hit - src) : 0), "%s may not use '%s'", what, tok);
+static bool check_vars(const Expr *e, SrcLoc loc, const char *what, const char *const *banned) {
+  for (; *banned; banned++) {
+    const Expr *hit = find_var(e, *banned);
+    if (hit) {
+      diag_error(loc_at(loc, hit->pos), "%s may not use '%s'", what, *banned);
       return false;
     }
+  }
   return true;
+}
+
+static const Expr *find_min_max(const Expr *e) {
+  if (!e) return NULL;
+  if (e->kind == EX_MIN || e->kind == EX_MAX) return e;
+  const Expr *hit = find_min_max(e->a);
+  if (!hit) hit = find_min_max(e->b);
+  return hit ? hit : find_min_max(e->c);
 }
 
 static const char *const pattern_keys[] = {"start", "block", "stride", "count", "noreg"};
@@ -428,8 +439,17 @@ static bool pattern_set(Pattern *out, int key, char *src, SrcLoc at) {
   *srcs[key] = src;
   *exprs[key] = e;
   *locs[key] = at;
-  if (key == 0) return check_vars(e, src, at, "start", "i bx by bz"); /* start is pasted into code */
-  if (key == 3) return check_vars(e, src, at, "count", "tx ty tz bx by bz i");
+  if (key == 0) { /* start is pasted verbatim into device and host code */
+    const Expr *mm = find_min_max(e);
+    if (mm) {
+      diag_error(loc_at(at, mm->pos), "start may not use min/max (it is pasted into C code)");
+      return false;
+    }
+    static const char *const banned[] = {"i", "bx", "by", "bz", NULL};
+    return check_vars(e, at, "start", banned);
+  }
+  static const char *const count_banned[] = {"tx", "ty", "tz", "bx", "by", "bz", "i", NULL};
+  if (key == 3) return check_vars(e, at, "count", count_banned);
   return true;
 }
 
