@@ -1,0 +1,199 @@
+/*
+ * dag.c — the call DAG of a parsed spec: nodes are the calls (statement order, which is
+ * topological), values are SSA versions (the inputs first, in input-line order, then one per
+ * call), plus successor, predecessor and reachability bitsets that the fusion enumerator and the
+ * selector use, and a Graphviz view of the whole thing.
+ */
+#include "kasgen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static NodeSet bit(int i) { return (NodeSet)1 << i; }
+
+/* Number of versions per variable: inputs have version 0, each assignment one more. */
+static int *count_versions(const Spec *spec) {
+  int *n = xcalloc((size_t)spec->nvars, sizeof(int));
+  for (int k = 0; k < spec->ninputs; k++) n[spec->inputs[k]] = 1;
+  for (int i = 0; i < spec->nstmts; i++) {
+    const VarRef *r = &spec->stmts[i].result;
+    if (r->version + 1 > n[r->var]) n[r->var] = r->version + 1;
+  }
+  return n;
+}
+
+/* "name" when the variable has one version, "name.k" when it is reassigned. */
+static char *value_label(const Spec *spec, const int *nversions, int var, int version) {
+  if (nversions[var] == 1) return xstrdup(spec->vars[var].name);
+  return xasprintf("%s.%d", spec->vars[var].name, version);
+}
+
+/* The value holding (var, version): an input (version 0 of an input variable) or a result. */
+static int value_of(const Dag *dag, VarRef r) {
+  const Spec *spec = dag->spec;
+  if (r.version == 0 && spec->vars[r.var].is_input) {
+    for (int k = 0; k < spec->ninputs; k++)
+      if (spec->inputs[k] == r.var) return k;
+  }
+  for (int i = 0; i < spec->nstmts; i++)
+    if (spec->stmts[i].result.var == r.var && spec->stmts[i].result.version == r.version)
+      return spec->ninputs + i;
+  return -1; /* the parser guarantees every reference resolves */
+}
+
+static void add_consumer(Value *v, int node) {
+  if (v->nconsumers && v->consumers[v->nconsumers - 1] == node) return; /* f(x, x) */
+  v->consumers = xrealloc(v->consumers, sizeof(int) * (size_t)(v->nconsumers + 1));
+  v->consumers[v->nconsumers++] = node;
+}
+
+static void build_values(Dag *dag) {
+  const Spec *spec = dag->spec;
+  int *nversions = count_versions(spec);
+  dag->nvalues = spec->ninputs + spec->nstmts;
+  dag->values = xcalloc((size_t)dag->nvalues, sizeof(Value));
+  for (int k = 0; k < spec->ninputs; k++) {
+    int var = spec->inputs[k];
+    dag->values[k] = (Value){.var = var, .producer = -1, .type = spec->vars[var].type,
+                             .label = value_label(spec, nversions, var, 0)};
+  }
+  for (int i = 0; i < spec->nstmts; i++) {
+    VarRef r = spec->stmts[i].result;
+    dag->values[spec->ninputs + i] =
+        (Value){.var = r.var, .version = r.version, .producer = i,
+                .type = spec->vars[r.var].type,
+                .label = value_label(spec, nversions, r.var, r.version)};
+  }
+  free(nversions);
+}
+
+/* Nodes, consumers and the direct edges. */
+static void build_nodes(Dag *dag) {
+  const Spec *spec = dag->spec;
+  dag->nnodes = spec->nstmts;
+  dag->nodes = xcalloc((size_t)dag->nnodes, sizeof(DagNode));
+  dag->succ = xcalloc((size_t)dag->nnodes, sizeof(NodeSet));
+  dag->pred = xcalloc((size_t)dag->nnodes, sizeof(NodeSet));
+  dag->reach = xcalloc((size_t)dag->nnodes, sizeof(NodeSet));
+  for (int i = 0; i < spec->nstmts; i++) {
+    const Statement *st = &spec->stmts[i];
+    DagNode *nd = &dag->nodes[i];
+    *nd = (DagNode){.fn = st->fn, .stmt = i, .nargs = st->nargs, .result = spec->ninputs + i};
+    for (int a = 0; a < st->nargs; a++) {
+      int v = value_of(dag, st->args[a]);
+      nd->args[a] = v;
+      add_consumer(&dag->values[v], i);
+      int p = dag->values[v].producer;
+      if (p >= 0) {
+        dag->succ[p] |= bit(i);
+        dag->pred[i] |= bit(p);
+      }
+    }
+  }
+}
+
+/* Every edge goes from a lower index to a higher one, so one backward pass closes the
+ * relation: reach[i] = union over direct successors j of {j} and reach[j]. */
+static void build_reach(Dag *dag) {
+  for (int i = dag->nnodes - 1; i >= 0; i--) {
+    NodeSet r = 0;
+    for (int j = i + 1; j < dag->nnodes; j++)
+      if (dag->succ[i] & bit(j)) r |= bit(j) | dag->reach[j];
+    dag->reach[i] = r;
+  }
+}
+
+static void build_io(Dag *dag) {
+  const Spec *spec = dag->spec;
+  dag->ninputs = spec->ninputs;
+  dag->inputs = xcalloc((size_t)spec->ninputs, sizeof(int));
+  for (int k = 0; k < spec->ninputs; k++) dag->inputs[k] = k;
+  dag->noutputs = spec->noutputs;
+  dag->outputs = xcalloc((size_t)spec->noutputs, sizeof(int));
+  for (int k = 0; k < spec->noutputs; k++) {
+    int v = value_of(dag, spec->outputs[k]);
+    dag->outputs[k] = v;
+    dag->values[v].is_output = true;
+  }
+}
+
+Dag *dag_build(const Spec *spec) {
+  Dag *dag = xcalloc(1, sizeof *dag);
+  dag->spec = spec;
+  build_values(dag);
+  build_nodes(dag);
+  build_reach(dag);
+  build_io(dag);
+  return dag;
+}
+
+void dag_free(Dag *dag) {
+  if (!dag) return;
+  for (int v = 0; v < dag->nvalues; v++) {
+    free(dag->values[v].consumers);
+    free(dag->values[v].label);
+  }
+  free(dag->values);
+  free(dag->nodes);
+  free(dag->succ);
+  free(dag->pred);
+  free(dag->reach);
+  free(dag->inputs);
+  free(dag->outputs);
+  free(dag);
+}
+
+/* ---- Graphviz ----------------------------------------------------------------------------- */
+
+/* Writes s as the inside of a DOT double-quoted string. */
+static void dot_quoted(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+/* The DOT id of a value's source: the input box or the call that produced it. */
+static void dot_source(FILE *out, const Dag *dag, int v) {
+  if (dag->values[v].producer >= 0)
+    fprintf(out, "n%d", dag->values[v].producer);
+  else
+    fprintf(out, "in%d", v);
+}
+
+/* Inputs (top), calls labelled function#index, outputs (bottom); edges carry value labels. */
+void dag_write_dot(const Dag *dag, FILE *out) {
+  fputs("digraph ", out);
+  dot_quoted(out, dag->spec->name);
+  fputs(" {\n  node [fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n",
+        out);
+  for (int k = 0; k < dag->ninputs; k++) {
+    fprintf(out, "  in%d [shape=invhouse, label=", dag->inputs[k]);
+    dot_quoted(out, dag->values[dag->inputs[k]].label);
+    fputs("];\n", out);
+  }
+  for (int i = 0; i < dag->nnodes; i++)
+    fprintf(out, "  n%d [shape=box, label=\"%s#%d\"];\n", i, dag->nodes[i].fn->name, i);
+  for (int k = 0; k < dag->noutputs; k++) {
+    fprintf(out, "  out%d [shape=house, label=", k);
+    dot_quoted(out, dag->spec->vars[dag->values[dag->outputs[k]].var].name);
+    fputs("];\n", out);
+  }
+  for (int v = 0; v < dag->nvalues; v++) {
+    for (int c = 0; c < dag->values[v].nconsumers; c++) {
+      fputs("  ", out);
+      dot_source(out, dag, v);
+      fprintf(out, " -> n%d [label=", dag->values[v].consumers[c]);
+      dot_quoted(out, dag->values[v].label);
+      fputs("];\n", out);
+    }
+  }
+  for (int k = 0; k < dag->noutputs; k++) {
+    fputs("  ", out);
+    dot_source(out, dag, dag->outputs[k]);
+    fprintf(out, " -> out%d;\n", k);
+  }
+  fputs("}\n", out);
+}
