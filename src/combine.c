@@ -1,0 +1,684 @@
+/*
+ * combine.c — every implementation choice for one fusion, each turned into a complete
+ * KernelPlan (DESIGN.md §6 steps 2-7, seed 004 §3.6.2-3.6.4 and §4.1-4.5).
+ *
+ * A fusion's values are classified once (FusionInfo): loaded (read inside, produced outside or a
+ * spec input; loaded once for all its readers, by a load routine of its first reader in node
+ * order), internal, or saved (produced inside and read outside or returned).  A Choice fixes E,
+ * an implementation per call, a load variant per loaded value and a save variant per saved one.
+ * build_plan turns a Choice into a plan: placement (placement.c) -> order (linearize.c) -> steps
+ * and live ranges -> shared offsets (smem.c) -> block shape and coordinates -> barriers
+ * (sync.c) -> prediction (model.c).
+ *
+ * The choices multiply (impls^calls x variants x E), so unless keep_all is set we search them
+ * with a beam over the calls in node order: a partial Choice (the first k calls decided) is built
+ * as the plan of those calls alone, without barriers, and predicted; the best BEAM_WIDTH survive
+ * each level.  Adding calls only adds routines and shared memory, so a partial prediction is a
+ * cheap (optimistic) estimate of every completion.  The survivors are built completely and the
+ * best KEEP_PLANS returned.
+ */
+#include "kasgen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BEAM_WIDTH 10
+#define KEEP_PLANS 4
+#define DEFAULT_SMEM_LIMIT (227 * 1024)
+
+/* Elements per block tried: multiples of 4 (16-byte coalesced routines need them). */
+static const int E_CANDIDATES[] = {4, 8, 16, 32, 64, 96, 128, 192, 256};
+#define N_E_CANDIDATES ((int)(sizeof E_CANDIDATES / sizeof E_CANDIDATES[0]))
+
+typedef struct {
+  int nactive;
+  uint64_t regmask[2];
+  int order[LIN_MAX_CALLS];
+  bool ok;
+} LinMemo;
+
+typedef struct {
+  const Dag *dag;
+  const Library *lib;
+  const TimingDb *db;
+  NodeSet nodes;
+  int ncalls;
+  int node[LIN_MAX_CALLS]; /* node index of local call c, ascending (topological) */
+  uint32_t pred[LIN_MAX_CALLS];
+  int nvals;
+  int value[LIN_MAX_VALUES];    /* dag value index */
+  int producer[LIN_MAX_VALUES]; /* local call, -1 = loaded */
+  uint32_t consumers[LIN_MAX_VALUES];
+  bool saved[LIN_MAX_VALUES];
+  int owner[LIN_MAX_VALUES];     /* loaded: local call whose load routine fills it */
+  int owner_arg[LIN_MAX_VALUES]; /* its argument position there */
+  int floats[LIN_MAX_VALUES];
+  int smem_limit, thread_limit;
+  LinMemo *memo;
+  int nmemo, capmemo;
+} FusionInfo;
+
+typedef struct {
+  int e;
+  const Impl *impl[LIN_MAX_CALLS];
+  int load[LIN_MAX_VALUES]; /* index into the owner impl's loads[] */
+  int save[LIN_MAX_VALUES]; /* index into the producer impl's saves[] */
+} Choice;
+
+/* ---- classification ------------------------------------------------------------------------ */
+
+static int local_value(FusionInfo *fi, int value) {
+  for (int v = 0; v < fi->nvals; v++)
+    if (fi->value[v] == value) return v;
+  if (fi->nvals == LIN_MAX_VALUES) return -1;
+  int v = fi->nvals++;
+  fi->value[v] = value;
+  fi->producer[v] = -1;
+  fi->consumers[v] = 0;
+  fi->owner[v] = -1;
+  const KType *t = fi->dag->values[value].type;
+  fi->floats[v] = t ? t->size : 1;
+  return v;
+}
+
+static int local_call(const FusionInfo *fi, int node) {
+  for (int c = 0; c < fi->ncalls; c++)
+    if (fi->node[c] == node) return c;
+  return -1;
+}
+
+/* Whether the value is needed outside the fusion: returned, or read by a node not in it. */
+static bool escapes(const FusionInfo *fi, int value) {
+  const Value *val = &fi->dag->values[value];
+  if (val->is_output) return true;
+  for (int k = 0; k < val->nconsumers; k++)
+    if (!((fi->nodes >> val->consumers[k]) & 1)) return true;
+  return false;
+}
+
+static bool classify(FusionInfo *fi) {
+  const Dag *dag = fi->dag;
+  fi->ncalls = fi->nvals = 0;
+  for (int n = 0; n < dag->nnodes; n++)
+    if ((fi->nodes >> n) & 1) {
+      if (fi->ncalls == LIN_MAX_CALLS) return false;
+      fi->node[fi->ncalls++] = n;
+    }
+  for (int c = 0; c < fi->ncalls; c++) {
+    const DagNode *nd = &dag->nodes[fi->node[c]];
+    fi->pred[c] = 0;
+    for (int a = 0; a < nd->nargs; a++) {
+      int v = local_value(fi, nd->args[a]);
+      if (v < 0) return false;
+      fi->consumers[v] |= 1u << c;
+      int p = local_call(fi, dag->values[nd->args[a]].producer);
+      if (p >= 0) fi->pred[c] |= 1u << p;
+      if (p < 0 && fi->owner[v] < 0) fi->owner[v] = c, fi->owner_arg[v] = a;
+    }
+    int r = local_value(fi, nd->result);
+    if (r < 0) return false;
+    fi->producer[r] = c;
+  }
+  for (int v = 0; v < fi->nvals; v++)
+    fi->saved[v] = fi->producer[v] >= 0 && escapes(fi, fi->value[v]);
+  return true;
+}
+
+/* ---- plan construction --------------------------------------------------------------------- */
+
+static const char *fn_name(const FusionInfo *fi, int c) {
+  return fi->dag->nodes[fi->node[c]].fn->name;
+}
+
+static const IoRoutine *load_routine(const FusionInfo *fi, const Choice *ch, int v) {
+  return &ch->impl[fi->owner[v]]->loads[ch->load[v]];
+}
+
+static const IoRoutine *save_routine(const FusionInfo *fi, const Choice *ch, int v) {
+  return &ch->impl[fi->producer[v]]->saves[ch->save[v]];
+}
+
+/* Labels live in a fixed pool per build (freed at the end). */
+typedef struct {
+  char *s[LIN_MAX_VALUES * 8 + LIN_MAX_CALLS * 8];
+  int n;
+} LabelPool;
+
+static const char *pool_add(LabelPool *lp, char *s) {
+  lp->s[lp->n++] = s;
+  return s;
+}
+
+static void pool_free(LabelPool *lp) {
+  for (int k = 0; k < lp->n; k++) free(lp->s[k]);
+  lp->n = 0;
+}
+
+/* Every routine use of local value v by the active calls. */
+static int value_uses(const FusionInfo *fi, const Choice *ch, int nactive, int v, PatternUse *uses,
+                      LabelPool *lp) {
+  int n = 0;
+  const DagNode *nodes = fi->dag->nodes;
+  if (fi->producer[v] < 0) {
+    const IoRoutine *ld = load_routine(fi, ch, v);
+    int o = fi->owner[v];
+    uses[n++] = (PatternUse){&ld->ls, impl_shape(ch->impl[o], ch->e),
+                             pool_add(lp, xasprintf("%s#%d load_%d LSPATTERN", fn_name(fi, o),
+                                                    fi->node[o], ld->index))};
+  } else if (fi->producer[v] < nactive) {
+    int p = fi->producer[v];
+    uses[n++] = (PatternUse){&ch->impl[p]->out, impl_shape(ch->impl[p], ch->e),
+                             pool_add(lp, xasprintf("%s#%d OUTPATTERN", fn_name(fi, p),
+                                                    fi->node[p]))};
+  }
+  for (int c = 0; c < nactive; c++) {
+    const DagNode *nd = &nodes[fi->node[c]];
+    for (int a = 0; a < nd->nargs; a++)
+      if (nd->args[a] == fi->value[v])
+        uses[n++] = (PatternUse){&ch->impl[c]->in[a], impl_shape(ch->impl[c], ch->e),
+                                 pool_add(lp, xasprintf("%s#%d INPATTERN %d", fn_name(fi, c),
+                                                        fi->node[c], a))};
+  }
+  if (fi->saved[v] && fi->producer[v] < nactive) {
+    const IoRoutine *sv = save_routine(fi, ch, v);
+    int p = fi->producer[v];
+    uses[n++] = (PatternUse){&sv->ls, impl_shape(ch->impl[p], ch->e),
+                             pool_add(lp, xasprintf("%s#%d save_%d LSPATTERN", fn_name(fi, p),
+                                                    fi->node[p], sv->index))};
+  }
+  return n;
+}
+
+static bool value_active(const FusionInfo *fi, int v, int nactive) {
+  return (fi->producer[v] >= 0 && fi->producer[v] < nactive) ||
+         (fi->consumers[v] & ((1u << nactive) - 1)) != 0;
+}
+
+/* Writers (the load or the producer's compute) must cover every offset the readers touch, and
+ * everything must lie inside the buffer; otherwise the combination is not valid. */
+static bool covered(const PatternUse *uses, int nuses, int nfloats) {
+  unsigned char *written = xcalloc((size_t)nfloats, 1);
+  bool ok = true;
+  for (int u = 0; u < nuses && ok; u++) {
+    const AccessSet *sets = plan_access_sets(uses[u].pat, uses[u].shape);
+    if (!sets) ok = false;
+    int threads = uses[u].shape.bx * uses[u].shape.by * uses[u].shape.bz;
+    for (int t = 0; ok && t < threads; t++)
+      for (int j = 0; ok && j < sets[t].n; j++) {
+        long off = sets[t].offsets[j];
+        if (off < 0 || off >= nfloats) ok = false;
+        else if (u == 0) written[off] = 1;
+        else if (!written[off]) ok = false;
+      }
+  }
+  free(written);
+  return ok;
+}
+
+static const int *memo_order(FusionInfo *fi, const LinearizeProblem *lp, int nactive,
+                             const uint64_t regmask[2]) {
+  for (int k = 0; k < fi->nmemo; k++) {
+    LinMemo *m = &fi->memo[k];
+    if (m->nactive == nactive && m->regmask[0] == regmask[0] && m->regmask[1] == regmask[1])
+      return m->ok ? m->order : NULL;
+  }
+  if (fi->nmemo == fi->capmemo) {
+    fi->capmemo = fi->capmemo ? fi->capmemo * 2 : 16;
+    fi->memo = xrealloc(fi->memo, sizeof *fi->memo * (size_t)fi->capmemo);
+  }
+  LinMemo *m = &fi->memo[fi->nmemo++];
+  m->nactive = nactive;
+  m->regmask[0] = regmask[0];
+  m->regmask[1] = regmask[1];
+  int peak, bars;
+  m->ok = linearize_order(lp, m->order, &peak, &bars);
+  return m->ok ? m->order : NULL;
+}
+
+/* Everything decided about one plan while it is being built. */
+typedef struct {
+  int buf_of[LIN_MAX_VALUES]; /* local value -> buffer, -1 if not in the plan */
+  int val_of[LIN_MAX_VALUES]; /* buffer -> local value */
+  int pos_of[LIN_MAX_CALLS];  /* local call -> position in order */
+  int local_order[LIN_MAX_CALLS]; /* position -> local call */
+  LabelPool labels;
+} BuildState;
+
+static void add_step(KernelPlan *p, RoutineKind kind, int call, int io, int buffer) {
+  Step *s = &p->steps[p->nsteps++];
+  *s = (Step){.kind = kind, .call = call, .io_index = io, .buffer = buffer};
+}
+
+static void touch(Buffer *b, int step) {
+  if (b->first_use < 0) b->first_use = step;
+  b->last_use = step;
+}
+
+/* Steps in order: loads of a call's not-yet-loaded arguments, its compute, its saves. */
+static void make_steps(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
+  const int *order = bs->local_order;
+  bool loaded[LIN_MAX_VALUES] = {0};
+  p->steps = xcalloc((size_t)(p->nbuffers * 2 + p->ncalls), sizeof *p->steps);
+  for (int k = 0; k < p->ncalls; k++) {
+    int c = order[k];
+    const DagNode *nd = &fi->dag->nodes[fi->node[c]];
+    for (int a = 0; a < nd->nargs; a++) {
+      int v = -1;
+      for (int w = 0; w < fi->nvals; w++)
+        if (fi->value[w] == nd->args[a]) v = w;
+      if (fi->producer[v] >= 0 || loaded[v]) continue;
+      loaded[v] = true;
+      Buffer *b = &p->buffers[bs->buf_of[v]];
+      add_step(p, ROUTINE_LOAD, b->load_call, b->load_index, bs->buf_of[v]);
+      touch(b, p->nsteps - 1);
+    }
+    add_step(p, ROUTINE_COMPUTE, k, 0, -1);
+    for (int a = 0; a < nd->nargs; a++)
+      for (int w = 0; w < fi->nvals; w++)
+        if (fi->value[w] == nd->args[a]) touch(&p->buffers[bs->buf_of[w]], p->nsteps - 1);
+    for (int w = 0; w < fi->nvals; w++)
+      if (fi->producer[w] == c && bs->buf_of[w] >= 0) {
+        Buffer *b = &p->buffers[bs->buf_of[w]];
+        touch(b, p->nsteps - 1);
+        if (b->saved) {
+          add_step(p, ROUTINE_SAVE, k, b->save_index, bs->buf_of[w]);
+          touch(b, p->nsteps - 1);
+        }
+      }
+  }
+}
+
+/* Placement of every active value; fills the buffers (not yet ordered or allocated).  Returns
+ * false when a shared buffer's writers do not cover its readers (the combination is invalid). */
+static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, KernelPlan *p,
+                          BuildState *bs, bool check_cover) {
+  p->buffers = xcalloc((size_t)fi->nvals, sizeof *p->buffers);
+  p->nbuffers = 0;
+  for (int v = 0; v < fi->nvals; v++) {
+    bs->buf_of[v] = -1;
+    if (!value_active(fi, v, nactive)) continue;
+    PatternUse uses[KAS_MAX_ARGS * LIN_MAX_CALLS + 2];
+    int nuses = value_uses(fi, ch, nactive, v, uses, &bs->labels);
+    int b = p->nbuffers++;
+    bs->buf_of[v] = b;
+    bs->val_of[b] = v;
+    Buffer *buf = &p->buffers[b];
+    *buf = (Buffer){.value = fi->value[v], .offset = -1, .load_call = -1, .load_index = -1,
+                    .save_index = -1, .first_use = -1, .last_use = -1};
+    bool reg = placement_decide(uses, nuses, &buf->reg_floats, &buf->why);
+    buf->place = reg ? PLACE_REGISTER : PLACE_SHARED;
+    if (!reg) buf->bytes = ch->e * fi->floats[v] * 4;
+    if (fi->producer[v] < 0) {
+      buf->loaded = true;
+      buf->load_index = load_routine(fi, ch, v)->index;
+    }
+    if (fi->saved[v] && fi->producer[v] < nactive) {
+      buf->saved = true;
+      buf->save_index = save_routine(fi, ch, v)->index;
+    }
+    if (!reg && check_cover && !covered(uses, nuses, ch->e * fi->floats[v])) return false;
+  }
+  return true;
+}
+
+static bool order_calls(FusionInfo *fi, int nactive, KernelPlan *p, BuildState *bs) {
+  LinearizeProblem lp = {.ncalls = nactive, .nvals = fi->nvals};
+  uint64_t regmask[2] = {0, 0};
+  for (int c = 0; c < nactive; c++) lp.pred[c] = fi->pred[c];
+  for (int v = 0; v < fi->nvals; v++) {
+    int b = bs->buf_of[v];
+    bool reg = b >= 0 && p->buffers[b].place == PLACE_REGISTER;
+    if (reg) regmask[v / 64] |= 1ull << (v % 64);
+    lp.size[v] = b < 0 || reg ? 0 : fi->floats[v];
+    lp.producer[v] = fi->producer[v] < nactive ? fi->producer[v] : -1;
+    lp.consumers[v] = fi->consumers[v] & ((1u << nactive) - 1);
+  }
+  const int *order = memo_order(fi, &lp, nactive, regmask);
+  if (!order) return false;
+  p->ncalls = nactive;
+  p->order = xmalloc(sizeof(int) * (size_t)nactive);
+  for (int k = 0; k < nactive; k++) {
+    p->order[k] = fi->node[order[k]];
+    bs->pos_of[order[k]] = k;
+    bs->local_order[k] = order[k];
+  }
+  return true;
+}
+
+/* The kernel block is the shape of the call with the most threads (first in order on ties). */
+static void choose_block(KernelPlan *p) {
+  int best = 0;
+  for (int k = 1; k < p->ncalls; k++)
+    if (impl_threads(p->impl[k], p->e) > impl_threads(p->impl[best], p->e)) best = k;
+  p->block = impl_shape(p->impl[best], p->e);
+  p->threads = impl_threads(p->impl[best], p->e);
+  for (int s = 0; s < p->nsteps; s++) {
+    BlockShape c = impl_shape(p->impl[p->steps[s].call], p->e);
+    p->steps[s].recompute_coords =
+        c.bx != p->block.bx || c.by != p->block.by || c.bz != p->block.bz;
+  }
+}
+
+static void allocate_shared(KernelPlan *p) {
+  int n = p->nbuffers;
+  int *bytes = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  int *first = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  int *last = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  int *off = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  for (int b = 0; b < n; b++) {
+    bytes[b] = p->buffers[b].place == PLACE_SHARED ? p->buffers[b].bytes : 0;
+    first[b] = p->buffers[b].first_use;
+    last[b] = p->buffers[b].last_use;
+  }
+  p->smem_bytes = smem_allocate(bytes, first, last, n, off);
+  for (int b = 0; b < n; b++) p->buffers[b].offset = off[b];
+  free(bytes);
+  free(first);
+  free(last);
+  free(off);
+}
+
+static const char *value_label(const FusionInfo *fi, int value) {
+  return fi->dag->values[value].label;
+}
+
+/* The shared accesses of every step, for sync.c. */
+static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, BuildState *bs) {
+  StepAccesses *sa = xcalloc((size_t)p->nsteps, sizeof *sa);
+  for (int s = 0; s < p->nsteps; s++) {
+    const Step *st = &p->steps[s];
+    const Impl *im = p->impl[st->call];
+    BlockShape shape = impl_shape(im, p->e);
+    const DagNode *nd = &fi->dag->nodes[p->order[st->call]];
+    if (st->kind == ROUTINE_COMPUTE) {
+      sa[s].label = pool_add(&bs->labels, xasprintf("%s#%d", nd->fn->name, p->order[st->call]));
+      for (int a = 0; a <= nd->nargs; a++) {
+        int value = a < nd->nargs ? nd->args[a] : nd->result;
+        int b = -1;
+        for (int k = 0; k < p->nbuffers; k++)
+          if (p->buffers[k].value == value) b = k;
+        const Buffer *buf = &p->buffers[b];
+        if (buf->place != PLACE_SHARED) continue;
+        sa[s].acc[sa[s].n++] = (SharedAccess){a < nd->nargs ? &im->in[a] : &im->out, shape,
+                                              buf->offset / 4, buf->bytes / 4, a == nd->nargs,
+                                              value_label(fi, value)};
+      }
+      continue;
+    }
+    const Buffer *buf = &p->buffers[st->buffer];
+    const IoRoutine *io = NULL;
+    const IoRoutine *list = st->kind == ROUTINE_LOAD ? im->loads : im->saves;
+    int nlist = st->kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
+    for (int k = 0; k < nlist; k++)
+      if (list[k].index == st->io_index) io = &list[k];
+    sa[s].label = pool_add(&bs->labels, xasprintf("%s %s (%s#%d)",
+                                                  st->kind == ROUTINE_LOAD ? "load" : "save",
+                                                  value_label(fi, buf->value), nd->fn->name,
+                                                  p->order[st->call]));
+    if (buf->place == PLACE_SHARED)
+      sa[s].acc[sa[s].n++] = (SharedAccess){&io->ls, shape, buf->offset / 4, buf->bytes / 4,
+                                            st->kind == ROUTINE_LOAD,
+                                            value_label(fi, buf->value)};
+  }
+  return sa;
+}
+
+void kernel_plan_free(KernelPlan *p) {
+  if (!p) return;
+  for (int b = 0; b < p->nbuffers; b++) free(p->buffers[b].why);
+  for (int s = 0; s < p->nsteps; s++) free(p->steps[s].barrier_why);
+  free(p->buffers);
+  free(p->steps);
+  free(p->order);
+  free(p->impl);
+  free(p);
+}
+
+/* Barriers from exact access sets; false after a diagnostic (a pattern leaves its buffer). */
+static bool plan_barriers(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
+  StepAccesses *sa = step_accesses(fi, p, bs);
+  bool ok = sync_plan(p, sa);
+  free(sa);
+  return ok;
+}
+
+/* Builds the plan of the first nactive calls of the choice; NULL when the combination is not
+ * valid (coverage, shared-memory limit, cannot launch).  full: all calls, with barriers. */
+static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, bool full) {
+  KernelPlan *p = xcalloc(1, sizeof *p);
+  BuildState bs = {0};
+  p->e = ch->e;
+  bool ok = place_buffers(fi, ch, nactive, p, &bs, full) && order_calls(fi, nactive, p, &bs);
+  if (ok) {
+    p->impl = xmalloc(sizeof(Impl *) * (size_t)nactive);
+    for (int k = 0; k < nactive; k++) {
+      p->nodes |= (NodeSet)1 << p->order[k];
+      p->impl[k] = (Impl *)ch->impl[bs.local_order[k]];
+    }
+    for (int v = 0; v < fi->nvals; v++)
+      if (bs.buf_of[v] >= 0 && fi->producer[v] < 0)
+        p->buffers[bs.buf_of[v]].load_call = bs.pos_of[fi->owner[v]];
+    make_steps(fi, p, &bs);
+    allocate_shared(p);
+    choose_block(p);
+    ok = p->smem_bytes <= fi->smem_limit && p->threads <= fi->thread_limit;
+  }
+  if (ok && full) ok = plan_barriers(fi, p, &bs);
+  if (ok) {
+    p->regs_estimate = model_estimate_registers(p, fi->dag);
+    p->predicted_ns_per_elem = model_predict_kernel(p, fi->dag, fi->db);
+    ok = isfinite(p->predicted_ns_per_elem);
+  }
+  pool_free(&bs.labels);
+  if (!ok) {
+    kernel_plan_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+/* ---- the combinations ---------------------------------------------------------------------- */
+
+/* One way to run call c: its implementation, the load variant of each value it owns (loads),
+ * and the save variant of its result when saved. */
+typedef struct {
+  const Impl *impl;
+  int nowned;
+  int owned[KAS_MAX_ARGS];
+  int load[KAS_MAX_ARGS];
+  int saved_value; /* -1 if its result is not saved */
+  int save;
+} CallOption;
+
+typedef struct {
+  CallOption *v;
+  int n, cap;
+} OptionList;
+
+static void option_push(OptionList *l, const CallOption *o) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 16;
+    l->v = xrealloc(l->v, sizeof *l->v * (size_t)l->cap);
+  }
+  l->v[l->n++] = *o;
+}
+
+/* Load routines of impl filling argument arg, by index into impl->loads. */
+static int loads_for_arg(const Impl *impl, int arg, int *out) {
+  int n = 0;
+  for (int k = 0; k < impl->nloads && n < 16; k++)
+    if (impl->loads[k].arg == arg) out[n++] = k;
+  return n;
+}
+
+/* Every option of call c at E (mixed-radix count over the owned values' load variants and the
+ * save variant, per implementation that fits the thread limit). */
+static OptionList call_options(const FusionInfo *fi, int c, int e) {
+  OptionList list = {0};
+  const Function *fn = fi->dag->nodes[fi->node[c]].fn;
+  CallOption base = {.saved_value = -1};
+  for (int v = 0; v < fi->nvals; v++) {
+    if (fi->producer[v] < 0 && fi->owner[v] == c) base.owned[base.nowned++] = v;
+    if (fi->producer[v] == c && fi->saved[v]) base.saved_value = v;
+  }
+  for (int i = 0; i < fn->nimpls; i++) {
+    const Impl *im = &fn->impls[i];
+    if (impl_threads(im, e) > fi->thread_limit) continue;
+    int choices[KAS_MAX_ARGS][16], nchoice[KAS_MAX_ARGS], total = 1;
+    for (int k = 0; k < base.nowned; k++) {
+      nchoice[k] = loads_for_arg(im, fi->owner_arg[base.owned[k]], choices[k]);
+      total *= nchoice[k];
+    }
+    int nsave = base.saved_value >= 0 ? im->nsaves : 1;
+    total *= nsave;
+    for (int idx = 0; idx < total; idx++) {
+      CallOption o = base;
+      o.impl = im;
+      int rest = idx;
+      for (int k = 0; k < base.nowned; k++) {
+        o.load[k] = choices[k][rest % nchoice[k]];
+        rest /= nchoice[k];
+      }
+      o.save = rest % nsave;
+      option_push(&list, &o);
+    }
+  }
+  return list;
+}
+
+static void apply_option(const FusionInfo *fi, Choice *ch, int c, const CallOption *o) {
+  (void)fi;
+  ch->impl[c] = o->impl;
+  for (int k = 0; k < o->nowned; k++) ch->load[o->owned[k]] = o->load[k];
+  if (o->saved_value >= 0) ch->save[o->saved_value] = o->save;
+}
+
+typedef struct {
+  KernelPlan **v;
+  int n, cap;
+} PlanList;
+
+static void plan_push(PlanList *l, KernelPlan *p) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? l->cap * 2 : 16;
+    l->v = xrealloc(l->v, sizeof *l->v * (size_t)l->cap);
+  }
+  l->v[l->n++] = p;
+}
+
+/* keep_all: every combination, depth first over the calls. */
+static void enumerate_all(FusionInfo *fi, Choice *ch, int c, PlanList *out) {
+  if (c == fi->ncalls) {
+    KernelPlan *p = build_plan(fi, ch, fi->ncalls, true);
+    if (p) plan_push(out, p);
+    return;
+  }
+  OptionList opts = call_options(fi, c, ch->e);
+  for (int k = 0; k < opts.n; k++) {
+    apply_option(fi, ch, c, &opts.v[k]);
+    enumerate_all(fi, ch, c + 1, out);
+  }
+  free(opts.v);
+}
+
+typedef struct {
+  Choice ch;
+  double cost;
+} BeamState;
+
+static int by_cost(const void *a, const void *b) {
+  double x = ((const BeamState *)a)->cost, y = ((const BeamState *)b)->cost;
+  return (x > y) - (x < y);
+}
+
+/* Expands every state by every option of call c; keeps the best BEAM_WIDTH (sorted). */
+static int beam_step(FusionInfo *fi, BeamState *beam, int nbeam, int c, BeamState **next_out) {
+  BeamState *next = NULL;
+  int n = 0, cap = 0;
+  for (int s = 0; s < nbeam; s++) {
+    OptionList opts = call_options(fi, c, beam[s].ch.e);
+    for (int k = 0; k < opts.n; k++) {
+      Choice ch = beam[s].ch;
+      apply_option(fi, &ch, c, &opts.v[k]);
+      KernelPlan *p = build_plan(fi, &ch, c + 1, false);
+      if (!p) continue;
+      if (n == cap) {
+        cap = cap ? cap * 2 : 64;
+        next = xrealloc(next, sizeof *next * (size_t)cap);
+      }
+      next[n++] = (BeamState){ch, p->predicted_ns_per_elem};
+      kernel_plan_free(p);
+    }
+    free(opts.v);
+  }
+  if (n > 1) qsort(next, (size_t)n, sizeof *next, by_cost);
+  *next_out = next;
+  return n < BEAM_WIDTH ? n : BEAM_WIDTH;
+}
+
+static void beam_search(FusionInfo *fi, PlanList *out) {
+  BeamState *beam = xcalloc(N_E_CANDIDATES, sizeof *beam);
+  int nbeam = 0;
+  for (int k = 0; k < N_E_CANDIDATES; k++) beam[nbeam++].ch.e = E_CANDIDATES[k];
+  for (int c = 0; c < fi->ncalls && nbeam > 0; c++) {
+    BeamState *next;
+    nbeam = beam_step(fi, beam, nbeam, c, &next);
+    free(beam);
+    beam = next;
+  }
+  for (int s = 0; s < nbeam; s++) {
+    KernelPlan *p = build_plan(fi, &beam[s].ch, fi->ncalls, true);
+    if (p) plan_push(out, p);
+  }
+  free(beam);
+}
+
+static int by_prediction(const void *a, const void *b) {
+  double x = (*(KernelPlan *const *)a)->predicted_ns_per_elem;
+  double y = (*(KernelPlan *const *)b)->predicted_ns_per_elem;
+  return (x > y) - (x < y);
+}
+
+static void fusion_info_init(FusionInfo *fi, const Dag *dag, const Library *lib,
+                             const TimingDb *db, NodeSet nodes) {
+  memset(fi, 0, sizeof *fi);
+  fi->dag = dag;
+  fi->lib = lib;
+  fi->db = db;
+  fi->nodes = nodes;
+  fi->smem_limit = db && db->dev.smem_per_block_optin > 0 ? db->dev.smem_per_block_optin
+                                                          : DEFAULT_SMEM_LIMIT;
+  fi->thread_limit = db && db->dev.max_threads_per_block > 0 &&
+                             db->dev.max_threads_per_block < KAS_MAX_THREADS
+                         ? db->dev.max_threads_per_block
+                         : KAS_MAX_THREADS;
+}
+
+KernelPlan **combine_fusion(const Dag *dag, const Library *lib, const TimingDb *db,
+                            NodeSet nodes, bool keep_all, int *nplans_out) {
+  FusionInfo *fi = xmalloc(sizeof *fi);
+  fusion_info_init(fi, dag, lib, db, nodes);
+  PlanList out = {0};
+  if (nodes != 0 && classify(fi)) {
+    if (keep_all) {
+      for (int k = 0; k < N_E_CANDIDATES; k++) {
+        Choice ch = {.e = E_CANDIDATES[k]};
+        enumerate_all(fi, &ch, 0, &out);
+      }
+    } else {
+      beam_search(fi, &out);
+    }
+  }
+  if (out.n > 1) qsort(out.v, (size_t)out.n, sizeof *out.v, by_prediction);
+  if (!keep_all)
+    while (out.n > KEEP_PLANS) kernel_plan_free(out.v[--out.n]);
+  free(fi->memo);
+  free(fi);
+  *nplans_out = out.n;
+  if (out.n == 0) {
+    free(out.v);
+    return NULL;
+  }
+  return out.v;
+}
