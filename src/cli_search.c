@@ -1,4 +1,217 @@
-/* cli_search.c — placeholder until its stage lands (owner replaces this file). */
+/*
+ * cli_search.c — the main job of kasgen (`kasgen SPEC`): load the library, the spec, its DAG and
+ * the timing database; search for the best partitions into fused kernels; print a readable
+ * ranking for the target GPU; emit the candidates.  Also `kasgen plan` (one line per candidate,
+ * for scripts) and `--explain R` (why each buffer of candidate R sits where it does and why each
+ * barrier stays).
+ */
 #include "kasgen.h"
-int cmd_generate(const CliOptions *o) { (void)o; fprintf(stderr, "kasgen: cmd_generate: not built yet\n"); return EXIT_USAGE; }
-int cmd_plan(const CliOptions *o) { (void)o; fprintf(stderr, "kasgen: cmd_plan: not built yet\n"); return EXIT_USAGE; }
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Everything one search needs, loaded in pipeline order; freed by close_session. */
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+  TimingDb *db;
+  SearchResult *res;
+} Session;
+
+static void close_session(Session *s) {
+  if (s->res) search_result_free(s->res);
+  timingdb_free(s->db);
+  if (s->dag) dag_free(s->dag);
+  if (s->spec) spec_free(s->spec);
+  if (s->lib) library_free(s->lib);
+}
+
+static bool write_dot(const Dag *dag, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    diag_error((SrcLoc){.file = path}, "cannot write the DAG picture");
+    return false;
+  }
+  dag_write_dot(dag, f);
+  return fclose(f) == 0;
+}
+
+/* Loads and searches; false after the failing stage has reported. */
+static bool open_session(const CliOptions *o, Session *s) {
+  *s = (Session){0};
+  if (!(s->lib = cli_load_library(o))) return false;
+  if (!(s->spec = spec_load(o->spec, s->lib))) return false;
+  if (!(s->dag = dag_build(s->spec))) return false;
+  if (o->dot_path && !write_dot(s->dag, o->dot_path)) return false;
+  if (!(s->db = cli_load_timingdb(o))) return false;
+  SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,
+                      .progress = isatty(STDERR_FILENO)};
+  s->res = search_run(s->dag, s->lib, s->db, &so);
+  if (!s->res) return false;
+  if (s->res->ncands == 0) {
+    diag_error((SrcLoc){.file = o->spec}, "no launchable partition into kernels was found");
+    return false;
+  }
+  return true;
+}
+
+/* ---- ranking ---------------------------------------------------------------------------- */
+
+static void print_target(const TimingDb *db) {
+  if (db->analytic)
+    printf("predicting with the analytic model (no timing database): %s, %d SMs, %.0f GB/s "
+           "copy\n",
+           db->dev.name, db->dev.sm_count, db->dev.copy_gbs);
+  else
+    printf("predicting for %s from %s (measured %s, nvcc %s): %d SMs, %.0f GB/s copy\n",
+           db->dev.name, db->path, db->date ? db->date : "?",
+           db->nvcc_version ? db->nvcc_version : "?", db->dev.sm_count, db->dev.copy_gbs);
+}
+
+/* "{mvmul33#0 svmul3#1}": the kernel's calls as function#node (node = statement index, as
+ * `kasgen fusions` numbers them), in execution order. */
+static void print_calls(const KernelPlan *p, FILE *out) {
+  fputc('{', out);
+  for (int c = 0; c < p->ncalls; c++)
+    fprintf(out, "%s%s#%d", c ? " " : "", p->impl[c]->fn->name, p->order[c]);
+  fputc('}', out);
+}
+
+static int register_buffers(const KernelPlan *p) {
+  int n = 0;
+  for (int b = 0; b < p->nbuffers; b++) n += p->buffers[b].place == PLACE_REGISTER;
+  return n;
+}
+
+static void print_kernel(const KernelPlan *p, int k) {
+  printf("        kernel %d: ", k + 1);
+  print_calls(p, stdout);
+  printf("\n          impls");
+  for (int c = 0; c < p->ncalls; c++) printf(" %s", p->impl[c]->name);
+  printf("  E=%d  threads=%d  shared=%d B  registers: %d/%d buffers  barriers: %d/%d  "
+         "%.4f ns/elem\n",
+         p->e, p->threads, p->smem_bytes, register_buffers(p), p->nbuffers, p->barriers,
+         p->barriers_possible, p->predicted_ns_per_elem);
+}
+
+static void print_candidate(const Candidate *c, const char *label) {
+  double ns = c->predicted_ns_per_elem;
+  printf("%6s  %9.4f  %9.1f  %d kernel%s\n", label, ns, ns > 0 ? 1000.0 / ns : 0.0, c->nkernels,
+         c->nkernels == 1 ? "" : "s");
+  for (int k = 0; k < c->nkernels; k++) print_kernel(c->kernels[k], k);
+}
+
+static void print_ranking(const Session *s) {
+  print_target(s->db);
+  printf("%s: %d calls; %d candidate%s (best first)\n\n", s->spec->path, s->dag->nnodes,
+         s->res->ncands, s->res->ncands == 1 ? "" : "s");
+  printf("%6s  %9s  %9s  %s\n", "rank", "ns/elem", "MElem/s", "kernels");
+  for (int r = 0; r < s->res->ncands; r++) {
+    char label[16];
+    snprintf(label, sizeof label, "%d", s->res->cands[r].rank ? s->res->cands[r].rank : r + 1);
+    print_candidate(&s->res->cands[r], label);
+  }
+  if (s->res->unfused) {
+    printf("\nfor comparison, one kernel per call (KAS's fallback):\n");
+    print_candidate(s->res->unfused, "unfus");
+  }
+}
+
+/* ---- --explain -------------------------------------------------------------------------- */
+
+static const char *routine_word(RoutineKind k) {
+  return k == ROUTINE_LOAD ? "load" : k == ROUTINE_SAVE ? "save" : "compute";
+}
+
+static void explain_buffer(const Dag *dag, const Buffer *b) {
+  printf("      %-22s ", dag->values[b->value].label);
+  if (b->place == PLACE_REGISTER)
+    printf("registers (%d floats per thread)", b->reg_floats);
+  else
+    printf("shared at byte %d (%d B)", b->offset, b->bytes);
+  printf("%s%s\n        why: %s\n", b->loaded ? ", loaded" : "", b->saved ? ", saved" : "",
+         b->why ? b->why : "(no reason recorded)");
+}
+
+static void explain_step(const Dag *dag, const KernelPlan *p, int s) {
+  const Step *st = &p->steps[s];
+  if (st->barrier_before)
+    printf("      -- __syncthreads(): %s\n", st->barrier_why ? st->barrier_why : "(no reason)");
+  const Impl *im = p->impl[st->call];
+  printf("      %2d. %-7s %s#%d (%s)", s + 1, routine_word(st->kind), im->fn->name,
+         p->order[st->call], im->name);
+  if (st->kind != ROUTINE_COMPUTE && st->buffer >= 0)
+    printf(" %s_%d %s", routine_word(st->kind), st->io_index,
+           dag->values[p->buffers[st->buffer].value].label);
+  printf("%s\n", st->recompute_coords ? "  [coordinates recomputed]" : "");
+}
+
+static void explain_candidate(const Session *s, const Candidate *c) {
+  printf("\nwhy candidate %d is laid out as it is:\n", c->rank);
+  for (int k = 0; k < c->nkernels; k++) {
+    const KernelPlan *p = c->kernels[k];
+    printf("  kernel %d ", k + 1);
+    print_calls(p, stdout);
+    printf(": E=%d, %d threads, %d B shared, %d of %d possible barriers kept\n", p->e,
+           p->threads, p->smem_bytes, p->barriers, p->barriers_possible);
+    printf("    buffers:\n");
+    for (int b = 0; b < p->nbuffers; b++) explain_buffer(s->dag, &p->buffers[b]);
+    printf("    steps:\n");
+    for (int st = 0; st < p->nsteps; st++) explain_step(s->dag, p, st);
+  }
+}
+
+static bool explain(const CliOptions *o, const Session *s) {
+  if (!o->explain) return true;
+  if (o->explain > s->res->ncands) {
+    fprintf(stderr, "kasgen: error: --explain %d: there %s only %d candidate%s\n", o->explain,
+            s->res->ncands == 1 ? "is" : "are", s->res->ncands, s->res->ncands == 1 ? "" : "s");
+    return false;
+  }
+  explain_candidate(s, &s->res->cands[o->explain - 1]);
+  return true;
+}
+
+/* ---- commands --------------------------------------------------------------------------- */
+
+int cmd_generate(const CliOptions *o) {
+  Session s;
+  int rc = EXIT_BAD_INPUT;
+  if (open_session(o, &s)) {
+    print_ranking(&s);
+    if (!explain(o, &s)) {
+      rc = EXIT_USAGE;
+    } else {
+      EmitOptions eo = {.out_dir = o->out_dir ? o->out_dir : "generated", .default_n = o->n};
+      fflush(stdout);
+      if (emit_all(s.dag, s.lib, s.db, s.res, &eo)) {
+        printf("\nwrote %s/%s/ (make -C %s/%s run, on a GPU)\n", eo.out_dir, s.spec->name,
+               eo.out_dir, s.spec->name);
+        rc = EXIT_OK;
+      }
+    }
+  }
+  close_session(&s);
+  return rc;
+}
+
+int cmd_plan(const CliOptions *o) {
+  Session s;
+  int rc = EXIT_BAD_INPUT;
+  if (open_session(o, &s)) {
+    for (int r = 0; r < s.res->ncands; r++) {
+      const Candidate *c = &s.res->cands[r];
+      printf("%d %.6g", r + 1, c->predicted_ns_per_elem);
+      for (int k = 0; k < c->nkernels; k++) {
+        putchar(' ');
+        print_calls(c->kernels[k], stdout);
+      }
+      putchar('\n');
+    }
+    rc = explain(o, &s) ? EXIT_OK : EXIT_USAGE;
+  }
+  close_session(&s);
+  return rc;
+}
