@@ -438,8 +438,9 @@ static void emit_group(StrBuf *sb, int level, const Emitter *em, const KernelPla
   sb_puts(sb, "}\n");
 }
 
-static void emit_barrier_comment(StrBuf *sb, const Step *s) {
-  sb_puts(sb, " /* ");
+/* A barrier line: prefix (which opens the comment), the plan's reason, the comment's end. */
+static void emit_barrier_comment(StrBuf *sb, const Step *s, const char *prefix) {
+  sb_puts(sb, prefix);
   put_comment_text(sb, s->barrier_why ? s->barrier_why : "planned barrier");
   sb_puts(sb, " */\n");
 }
@@ -472,7 +473,8 @@ static void describe_buffer(StrBuf *sb, const Emitter *em, const KernelPlan *p, 
   char *name = buffer_name(em->dag, buf);
   sb_printf(sb, " *   %-20s %s, ", name, value_label(em->dag, buf->value));
   if (buf->place == PLACE_REGISTER)
-    sb_printf(sb, "registers, %d floats per thread", buf->reg_floats);
+    sb_printf(sb, "registers, %d float%s per thread", buf->reg_floats,
+              buf->reg_floats == 1 ? "" : "s");
   else
     sb_printf(sb, "shared, bytes %d..%d", buf->offset, buf->offset + buf->bytes - 1);
   sb_printf(sb, ", steps %d..%d%s%s", buf->first_use, buf->last_use,
@@ -550,8 +552,7 @@ static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
   }
   for (int s = 0; s < p->nsteps;) {
     if (p->steps[s].barrier_before) {
-      sb_puts(sb, "  __syncthreads();");
-      emit_barrier_comment(sb, &p->steps[s]);
+      emit_barrier_comment(sb, &p->steps[s], "  __syncthreads(); /* ");
     }
     int to = group_end(p, s);
     emit_group(sb, 1, em, p, k, s, to);
@@ -672,12 +673,15 @@ static void file_banner(StrBuf *sb, const Emitter *em, const char *file, const c
             em->cand->nkernels == 1 ? "" : "s", em->cand->predicted_ns_per_elem);
 }
 
+static const char align256_fn[] =
+    "static size_t kas_align256(size_t bytes) { return (bytes + 255) & ~(size_t)255; }\n\n";
+
 static char *kernels_cu(const Emitter *em) {
   StrBuf sb;
   sb_init(&sb);
   file_banner(&sb, em, "kernels.cu", "Fused kernels and their launch sequence (GPU).");
   sb_puts(&sb, "#include <cuda_runtime.h>\n#include \"../common/kas_device.h\"\n\n");
-  sb_puts(&sb, "static size_t kas_align256(size_t bytes) { return (bytes + 255) & ~(size_t)255; }\n\n");
+  if (em->nws) sb_puts(&sb, align256_fn);
   sb_puts(&sb, em->routines.text.data ? em->routines.text.data : "");
   for (int k = 0; k < em->cand->nkernels; k++) emit_device_kernel(&sb, em, k);
   emit_device_launch(&sb, em);
@@ -779,8 +783,7 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
     int to = s + 1;
     while (to < p->nsteps && !p->steps[to].barrier_before) to++;
     if (s > 0) {
-      sb_puts(sb, "    /* __syncthreads():");
-      emit_barrier_comment(sb, &p->steps[s]);
+      emit_barrier_comment(sb, &p->steps[s], "    /* __syncthreads(): ");
     }
     emit_host_phase(sb, em, p, k, s, to);
     s = to;
@@ -829,8 +832,7 @@ static const char host_helpers[] =
     "}\n\n"
     "static void kas_host_poison(float *p, size_t count) {\n"
     "  for (size_t i = 0; i < count; i++) p[i] = NAN;\n"
-    "}\n\n"
-    "static size_t kas_align256(size_t bytes) { return (bytes + 255) & ~(size_t)255; }\n\n";
+    "}\n\n";
 
 static char *kernels_host_cpp(const Emitter *em) {
   StrBuf sb;
@@ -842,6 +844,7 @@ static char *kernels_host_cpp(const Emitter *em) {
   sb_puts(&sb, "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
                "#include \"../common/kas_device.h\"\n\n");
   sb_puts(&sb, host_helpers);
+  if (em->nws) sb_puts(&sb, align256_fn);
   sb_puts(&sb, em->routines.text.data ? em->routines.text.data : "");
   for (int k = 0; k < em->cand->nkernels; k++) emit_host_kernel(&sb, em, k);
   emit_host_launch(&sb, em);

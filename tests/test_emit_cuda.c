@@ -1,0 +1,372 @@
+/*
+ * test_emit_cuda.c — the CUDA emitter (src/emit_cuda.c) on hand-built kernel plans over the real
+ * library: barriers exactly where the plan has them, register arrays and shared offsets as
+ * planned, coordinates recomputed only where a call's shape differs, each routine instantiated
+ * once, the workspace of intermediates that cross kernels, invalid plans refused, and the common
+ * files (CPU graph, references).  The generated code is compiled and run by
+ * tests/integration/emit_cpu.sh.
+ */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* w = mvmul33(M, v); r = svmul3(w, s): a 3-threads-per-element call and a 1-thread-per-element
+ * one, so the second recomputes its coordinates. */
+static const char fused_spec[] = "matrix3x3 M;\nvector3 v, w, r;\nscalar s;\n"
+                                 "input M, v, s;\nw = mvmul33(M, v);\nr = svmul3(w, s);\n"
+                                 "return r;\n";
+
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+  char dir[64];
+} Fixture;
+
+static int setup(void **state) {
+  Fixture *f = xcalloc(1, sizeof *f);
+  f->lib = library_load(TEST_LIBRARY);
+  if (!f->lib) return -1;
+  f->spec = spec_parse("fused.spec", fused_spec, f->lib);
+  if (!f->spec) return -1;
+  f->dag = dag_build(f->spec);
+  strcpy(f->dir, "/tmp/test_emit_cuda.XXXXXX");
+  if (!mkdtemp(f->dir)) return -1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  Fixture *f = *state;
+  if (getenv("KEEP")) return 0;
+  char *cmd = xasprintf("rm -rf '%s'", f->dir);
+  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", f->dir);
+  free(cmd);
+  dag_free(f->dag);
+  spec_free(f->spec);
+  library_free(f->lib);
+  free(f);
+  return 0;
+}
+
+static Impl *find_impl(const Library *lib, const char *fn, int index) {
+  Function *f = library_find_function(lib, fn);
+  for (int i = 0; f && i < f->nimpls; i++)
+    if (f->impls[i].index == index) return &f->impls[i];
+  return NULL;
+}
+
+/* Value indices of the fixture (dag.c: inputs first, then one per statement). */
+enum { V_M, V_V, V_S, V_W, V_R };
+
+static Buffer shared_buf(int value, int offset, int bytes, int first, int last) {
+  return (Buffer){.value = value, .place = PLACE_SHARED, .offset = offset, .bytes = bytes,
+                  .first_use = first, .last_use = last, .load_call = -1};
+}
+
+static Buffer reg_buf(int value, int floats, int first, int last) {
+  return (Buffer){.value = value, .place = PLACE_REGISTER, .offset = -1, .reg_floats = floats,
+                  .first_use = first, .last_use = last, .load_call = -1};
+}
+
+/* The fused plan at E = 32: M coalesced into shared memory (barrier before the compute), v and s
+ * owner-loaded into registers, w in shared memory (different thread counts: barrier), r in
+ * registers saved by its owner. */
+static KernelPlan *fused_plan(const Fixture *f) {
+  KernelPlan *p = xcalloc(1, sizeof *p);
+  p->nodes = 3;
+  p->ncalls = 2;
+  p->order = xcalloc(2, sizeof(int));
+  p->order[0] = 0;
+  p->order[1] = 1;
+  p->impl = xcalloc(2, sizeof(Impl *));
+  p->impl[0] = find_impl(f->lib, "mvmul33", 2);
+  p->impl[1] = find_impl(f->lib, "svmul3", 1);
+  assert_non_null(p->impl[0]);
+  assert_non_null(p->impl[1]);
+  p->e = 32;
+  p->block = (BlockShape){3, 32, 1};
+  p->threads = 96;
+  p->nbuffers = 5;
+  p->buffers = xcalloc(5, sizeof(Buffer));
+  p->buffers[0] = shared_buf(V_M, 0, 32 * 9 * 4, 0, 2);
+  p->buffers[0].loaded = true, p->buffers[0].load_call = 0, p->buffers[0].load_index = 0;
+  p->buffers[1] = reg_buf(V_V, 3, 1, 2);
+  p->buffers[1].loaded = true, p->buffers[1].load_call = 0, p->buffers[1].load_index = 3;
+  p->buffers[2] = shared_buf(V_W, 1152, 32 * 3 * 4, 2, 4);
+  p->buffers[3] = reg_buf(V_S, 1, 3, 4);
+  p->buffers[3].loaded = true, p->buffers[3].load_call = 1, p->buffers[3].load_index = 3;
+  p->buffers[4] = reg_buf(V_R, 3, 4, 5);
+  p->buffers[4].saved = true, p->buffers[4].save_index = 1;
+  p->smem_bytes = 1152 + 384;
+  p->nsteps = 6;
+  p->steps = xcalloc(6, sizeof(Step));
+  p->steps[0] = (Step){ROUTINE_LOAD, 0, 0, 0, false, NULL, false};
+  p->steps[1] = (Step){ROUTINE_LOAD, 0, 3, 1, false, NULL, false};
+  p->steps[2] = (Step){ROUTINE_COMPUTE, 0, 0, -1, true, "mvmul33 reads M written by others", false};
+  p->steps[3] = (Step){ROUTINE_LOAD, 1, 3, 3, false, NULL, true};
+  p->steps[4] = (Step){ROUTINE_COMPUTE, 1, 0, -1, true, "svmul3 reads w written by others", true};
+  p->steps[5] = (Step){ROUTINE_SAVE, 1, 1, 4, false, NULL, true};
+  p->barriers = 2;
+  p->barriers_possible = 3;
+  return p;
+}
+
+static void free_plan(KernelPlan *p) {
+  free(p->order);
+  free(p->impl);
+  free(p->buffers);
+  free(p->steps);
+  free(p);
+}
+
+/* Each candidate gets its own output folder, so that the tests' files can be inspected (KEEP=1). */
+static char *emit_and_read(const Fixture *f, Candidate *c, const char *name, const char *file) {
+  char *dir = xasprintf("%s/%s", f->dir, name);
+  EmitDir *d = emit_dir_open(dir);
+  assert_non_null(d);
+  bool ok = emit_cuda_candidate(d, f->dag, f->lib, c, name);
+  bool closed = emit_dir_close(d); /* false after an error: the folder keeps its old files */
+  if (ok) assert_true(closed);
+  if (!ok) {
+    free(dir);
+    return NULL;
+  }
+  char *path = xasprintf("%s/%s/%s", dir, name, file);
+  char *text = read_text_file(path, NULL);
+  free(path);
+  free(dir);
+  return text;
+}
+
+static int count(const char *text, const char *needle) {
+  int n = 0;
+  for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+static void test_fused_kernel_text(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = fused_plan(f);
+  Candidate c = {.kernels = &p, .nkernels = 1, .predicted_ns_per_elem = 0.5, .rank = 1};
+  char *cu = emit_and_read(f, &c, "cand01", "kernels.cu");
+  assert_non_null(cu);
+  assert_non_null(strstr(cu, "#include \"../common/kas_device.h\""));
+  assert_non_null(strstr(cu, "__global__ void __launch_bounds__(96) kas_cand01_k0("));
+  /* exactly the two planned barriers, each with its reason */
+  assert_int_equal(count(cu, "__syncthreads();"), 2);
+  assert_non_null(strstr(cu, "__syncthreads(); /* mvmul33 reads M written by others */"));
+  assert_non_null(strstr(cu, "__syncthreads(); /* svmul3 reads w written by others */"));
+  /* shared buffers at their offsets, register arrays of their sizes */
+  assert_non_null(strstr(cu, "extern __shared__ float4 kas_smem[];"));
+  assert_non_null(strstr(cu, "float *const s_M_0 = (float *)((char *)kas_smem + 0);"));
+  assert_non_null(strstr(cu, "float *const s_w_0 = (float *)((char *)kas_smem + 1152);"));
+  assert_non_null(strstr(cu, "float r_v_0[3];"));
+  assert_non_null(strstr(cu, "float r_s_0[1];"));
+  assert_non_null(strstr(cu, "float r_r_0[3];"));
+  assert_null(strstr(cu, "s_v_0"));
+  /* the 32-thread call idles the other 64 and recomputes x only (y, z: lin / 32 < 1) */
+  assert_non_null(strstr(cu, "if (lin < 32) {"));
+  assert_non_null(strstr(cu, "const int ctx = lin % 32;"));
+  assert_non_null(strstr(cu, "const int lin = threadIdx.x + 3 * (threadIdx.y);"));
+  assert_non_null(strstr(cu, "const size_t e0 = (size_t)blockIdx.x * 32;"));
+  /* each instantiation once, with its placement suffix; calls pass buffers and coordinates */
+  assert_int_equal(count(cu, "void d_mvmul33_2_compute_e32_srs("), 1);
+  assert_int_equal(count(cu, "void d_svmul3_1_compute_e32_srr("), 1);
+  assert_int_equal(count(cu, "void d_mvmul33_2_load_3_e32_r("), 1);
+  assert_non_null(strstr(cu, "d_mvmul33_2_load_0_e32_s(g_M_0, s_M_0, tx, ty, tz, e0, n);"));
+  assert_non_null(strstr(cu, "d_mvmul33_2_compute_e32_srs(s_M_0, r_v_0, s_w_0, tx, ty, tz);"));
+  assert_non_null(strstr(cu, "d_svmul3_1_compute_e32_srr(s_w_0, r_s_0, r_r_0, ctx, cty, ctz);"));
+  assert_non_null(strstr(cu, "d_svmul3_1_save_1_e32_r(r_r_0, g_r_0, ctx, cty, ctz, e0, n);"));
+  /* launch: 1-D grid of ceil(n/32) blocks of 3 x 32 threads, no workspace, 1536 bytes */
+  assert_non_null(strstr(cu, "const size_t blocks0 = (n + 31) / 32;"));
+  assert_non_null(strstr(cu, "dim3(3, 32, 1), 1536, stream>>>(in[0], in[1], in[2], out[0], n);"));
+  assert_non_null(strstr(cu, "if (n == 0) return 0;"));
+  assert_null(strstr(cu, "cudaFuncSetAttribute")); /* 1536 bytes need no opt-in */
+  free(cu);
+  free_plan(p);
+}
+
+static void test_fused_host_phases(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = fused_plan(f);
+  Candidate c = {.kernels = &p, .nkernels = 1};
+  char *host = emit_and_read(f, &c, "cand01", "kernels_host.cpp");
+  assert_non_null(host);
+  /* two barriers split the kernel into three phases, each a loop over the block's threads */
+  assert_non_null(strstr(host, "3 phases between barriers"));
+  assert_int_equal(count(host, "for (int t = 0; t < 96; t++) {"), 3);
+  assert_int_equal(count(host, "/* __syncthreads():"), 2);
+  assert_int_equal(count(host, "const int lin = order > 0 ? t : 95 - t;"), 3);
+  /* registers persist per thread across phases; shared memory and registers poisoned per block */
+  assert_non_null(strstr(host, "float *const r_v_0_all = kas_host_floats(96 * 3);"));
+  assert_non_null(strstr(host, "float *const r_v_0 = r_v_0_all + (size_t)lin * 3;"));
+  assert_non_null(strstr(host, "kas_host_poison(smem, 384);"));
+  assert_non_null(strstr(host, "kas_host_poison(r_r_0_all, 96 * 3);"));
+  assert_non_null(strstr(host, "extern \"C\" void kas_cand01_launch_host("));
+  assert_non_null(strstr(host, "extern \"C\" size_t kas_cand01_host_workspace_bytes(size_t n)"));
+  assert_null(strstr(host, "__syncthreads();"));
+  free(host);
+  free_plan(p);
+}
+
+/* One call, everything in registers through owner routines: no barrier, no shared memory. */
+static void test_no_barrier_no_shared(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = xcalloc(1, sizeof *p);
+  int order = 1;
+  Impl *im = find_impl(f->lib, "svmul3", 1);
+  p->order = &order;
+  p->ncalls = 1;
+  p->impl = &im;
+  p->e = 64;
+  p->block = (BlockShape){64, 1, 1};
+  p->threads = 64;
+  Buffer bufs[3] = {reg_buf(V_W, 3, 0, 2), reg_buf(V_S, 1, 1, 2), reg_buf(V_R, 3, 2, 3)};
+  bufs[0].loaded = bufs[1].loaded = true;
+  bufs[0].load_index = 1, bufs[1].load_index = 3;
+  bufs[2].saved = true, bufs[2].save_index = 1;
+  p->buffers = bufs;
+  p->nbuffers = 3;
+  Step steps[4] = {{ROUTINE_LOAD, 0, 1, 0, false, NULL, false},
+                   {ROUTINE_LOAD, 0, 3, 1, false, NULL, false},
+                   {ROUTINE_COMPUTE, 0, 0, -1, false, NULL, false},
+                   {ROUTINE_SAVE, 0, 1, 2, false, NULL, false}};
+  p->steps = steps;
+  p->nsteps = 4;
+  /* w is an intermediate that this kernel loads: a two-kernel candidate would pass it through
+   * the workspace; alone here it reads it as a kernel parameter named after the value. */
+  Candidate c = {.kernels = &p, .nkernels = 1};
+  char *cu = emit_and_read(f, &c, "single", "kernels.cu");
+  assert_non_null(cu);
+  assert_int_equal(count(cu, "__syncthreads"), 0);
+  assert_null(strstr(cu, "kas_smem"));
+  assert_null(strstr(cu, "lin")); /* the call runs in the kernel's own shape */
+  assert_non_null(strstr(cu, "dim3(64, 1, 1), 0, stream>>>"));
+  free(cu);
+  char *host = emit_and_read(f, &c, "single", "kernels_host.cpp");
+  assert_int_equal(count(host, "for (int t = 0; t < 64; t++) {"), 1);
+  assert_null(strstr(host, "smem"));
+  free(host);
+  free(p);
+}
+
+/* Two kernels: mvmul33 saves w, svmul3 loads it: w lives in the 256-byte aligned workspace. */
+static void test_workspace_between_kernels(void **state) {
+  Fixture *f = *state;
+  Impl *mv = find_impl(f->lib, "mvmul33", 2), *sv = find_impl(f->lib, "svmul3", 1);
+  int order0 = 0, order1 = 1;
+  Buffer b0[3] = {reg_buf(V_M, 3, 0, 2), reg_buf(V_V, 3, 1, 2), reg_buf(V_W, 1, 2, 3)};
+  b0[0].loaded = b0[1].loaded = true;
+  b0[0].load_index = 1, b0[1].load_index = 3;
+  b0[2].saved = true, b0[2].save_index = 1;
+  Step s0[4] = {{ROUTINE_LOAD, 0, 1, 0, false, NULL, false},
+                {ROUTINE_LOAD, 0, 3, 1, false, NULL, false},
+                {ROUTINE_COMPUTE, 0, 0, -1, false, NULL, false},
+                {ROUTINE_SAVE, 0, 1, 2, false, NULL, false}};
+  KernelPlan k0 = {.order = &order0, .ncalls = 1, .impl = &mv, .e = 64,
+                   .block = {3, 64, 1}, .threads = 192, .buffers = b0, .nbuffers = 3,
+                   .steps = s0, .nsteps = 4};
+  Buffer b1[3] = {reg_buf(V_W, 3, 0, 2), reg_buf(V_S, 1, 1, 2), reg_buf(V_R, 3, 2, 3)};
+  b1[0].loaded = b1[1].loaded = true;
+  b1[0].load_index = 1, b1[1].load_index = 3;
+  b1[2].saved = true, b1[2].save_index = 1;
+  Step s1[4] = {{ROUTINE_LOAD, 0, 1, 0, false, NULL, false},
+                {ROUTINE_LOAD, 0, 3, 1, false, NULL, false},
+                {ROUTINE_COMPUTE, 0, 0, -1, false, NULL, false},
+                {ROUTINE_SAVE, 0, 1, 2, false, NULL, false}};
+  KernelPlan k1 = {.order = &order1, .ncalls = 1, .impl = &sv, .e = 256,
+                   .block = {256, 1, 1}, .threads = 256, .buffers = b1, .nbuffers = 3,
+                   .steps = s1, .nsteps = 4};
+  KernelPlan *ks[2] = {&k0, &k1};
+  Candidate c = {.kernels = ks, .nkernels = 2};
+  char *cu = emit_and_read(f, &c, "unfused", "kernels.cu");
+  assert_non_null(cu);
+  assert_non_null(strstr(cu, "return kas_align256(n * 3 * sizeof(float));"));
+  assert_non_null(strstr(cu, "if (!workspace) return (int)cudaErrorInvalidValue;"));
+  assert_non_null(strstr(cu, "float *const w_w_0 = (float *)ws;"));
+  assert_non_null(strstr(cu, "kas_unfused_k0<<<(unsigned)blocks0, dim3(3, 64, 1), 0, "
+                             "stream>>>(in[0], in[1], w_w_0, n);"));
+  assert_non_null(strstr(cu, "kas_unfused_k1<<<(unsigned)blocks1, dim3(256, 1, 1), 0, "
+                             "stream>>>(w_w_0, in[2], out[0], n);"));
+  assert_non_null(strstr(cu, "const size_t blocks1 = (n + 255) / 256;"));
+  assert_non_null(strstr(cu, "if (blocks1 > 2147483647u) return (int)cudaErrorInvalidConfiguration;"));
+  /* svmul3_1's owner routines are instantiated once although k1 alone uses them */
+  assert_int_equal(count(cu, "void d_svmul3_1_load_1_e256_r("), 1);
+  free(cu);
+}
+
+/* A plan whose shared buffer overruns the kernel's shared memory is refused, nothing written. */
+static void test_invalid_plan_refused(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = fused_plan(f);
+  p->smem_bytes = 1200; /* w ends at 1536 */
+  Candidate c = {.kernels = &p, .nkernels = 1};
+  int errors = diag_error_count();
+  char *cu = emit_and_read(f, &c, "bad", "kernels.cu");
+  assert_null(cu);
+  assert_int_equal(diag_error_count(), errors + 1);
+  char *path = xasprintf("%s/bad/bad/kernels.cu", f->dir);
+  assert_int_not_equal(access(path, F_OK), 0);
+  free(path);
+  p->smem_bytes = 1536;
+  p->buffers[2].offset = 1160; /* not 16-byte aligned */
+  assert_null(emit_and_read(f, &c, "bad", "kernels.cu"));
+  free_plan(p);
+}
+
+static void test_large_shared_opts_in(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = fused_plan(f);
+  p->buffers[2].offset = 60000;
+  p->smem_bytes = 60000 + 384;
+  Candidate c = {.kernels = &p, .nkernels = 1};
+  char *cu = emit_and_read(f, &c, "big", "kernels.cu");
+  assert_non_null(cu);
+  assert_non_null(strstr(cu, "cudaFuncSetAttribute(kas_big_k0, "
+                             "cudaFuncAttributeMaxDynamicSharedMemorySize, 60384);"));
+  free(cu);
+  free_plan(p);
+}
+
+static void test_common_files(void **state) {
+  Fixture *f = *state;
+  char *dir = xasprintf("%s/spec", f->dir);
+  EmitDir *d = emit_dir_open(dir);
+  assert_non_null(d);
+  assert_true(emit_cuda_common(d, f->dag, f->lib, NULL));
+  assert_true(emit_dir_close(d));
+  char *path = xasprintf("%s/common/cpu_graph.c", dir);
+  char *graph = read_text_file(path, NULL);
+  free(path);
+  assert_non_null(graph);
+  assert_non_null(strstr(graph, "void ref_mvmul33(const double *, const double *, double *);"));
+  assert_non_null(strstr(graph, "const double *const v_M_0 = in[0] + e * 9;"));
+  assert_non_null(strstr(graph, "ref_mvmul33(v_M_0, v_v_0, v_w_0);"));
+  assert_non_null(strstr(graph, "ref_svmul3(v_w_0, v_s_0, v_r_0);"));
+  assert_non_null(strstr(graph, "out[0][e * 3 + k] = v_r_0[k];"));
+  free(graph);
+  path = xasprintf("%s/common/kas_refs.c", dir);
+  free(dir);
+  char *refs = read_text_file(path, NULL);
+  free(path);
+  assert_non_null(strstr(refs, "ref_mvmul33("));
+  assert_non_null(strstr(refs, "ref_svmul3("));
+  assert_null(strstr(refs, "ref_mmul33(")); /* only the functions used */
+  free(refs);
+  assert_int_equal(emit_input_slot(f->dag, V_S), 2);
+  assert_int_equal(emit_input_slot(f->dag, V_W), -1);
+  assert_int_equal(emit_output_slot(f->dag, V_R), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fused_kernel_text),   cmocka_unit_test(test_fused_host_phases),
+      cmocka_unit_test(test_no_barrier_no_shared), cmocka_unit_test(test_workspace_between_kernels),
+      cmocka_unit_test(test_invalid_plan_refused), cmocka_unit_test(test_large_shared_opts_in),
+      cmocka_unit_test(test_common_files),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
