@@ -782,6 +782,8 @@ static char *plot_gp(const Dag *dag) {
       "set grid\n"
       "set key top right\n"
       "set xtics 1\n"
+      "set yrange [0:*]\n"
+      "set offsets 0.5, 0.5, 0, 0\n"
       "plot 'results.dat' using 1:2 with points pointtype 7 pointsize 1.5 title 'measured', \\\n"
       "     '' using 1:3 with lines linewidth 2 title 'moving average (5)', \\\n"
       "     '' using 1:(1000.0/$5) with linespoints dashtype 2 title 'predicted'\n",
