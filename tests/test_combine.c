@@ -1,0 +1,357 @@
+/*
+ * test_combine.c — combine_fusion on the seed specs over the real library: every plan is checked
+ * field by field against facts recomputed here (value classification, topological order, steps,
+ * live ranges, shared-memory layout, register placement re-decided with pattern.c's
+ * patterns_compatible rather than combine's cache, block shape and coordinate recomputation), and
+ * keep_all on single calls is compared with a brute-force count of the combinations.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+  TimingDb *db;
+} World;
+
+static World load_world(const char *name) {
+  World w = {0};
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s.spec", TEST_SPECS, name);
+  w.lib = library_load(TEST_LIBRARY);
+  assert_non_null(w.lib);
+  w.spec = spec_load(path, w.lib);
+  assert_non_null(w.spec);
+  w.dag = dag_build(w.spec);
+  w.db = timingdb_analytic();
+  return w;
+}
+
+static void free_world(World *w) {
+  plan_cache_clear();
+  model_reset();
+  dag_free(w->dag);
+  spec_free(w->spec);
+  timingdb_free(w->db);
+  library_free(w->lib);
+}
+
+static bool in_set(NodeSet s, int n) { return n >= 0 && ((s >> n) & 1); }
+
+static bool escapes(const Dag *dag, NodeSet nodes, int value) {
+  const Value *v = &dag->values[value];
+  if (v->is_output) return true;
+  for (int k = 0; k < v->nconsumers; k++)
+    if (!in_set(nodes, v->consumers[k])) return true;
+  return false;
+}
+
+static int buffer_of(const KernelPlan *p, int value) {
+  int found = -1;
+  for (int b = 0; b < p->nbuffers; b++)
+    if (p->buffers[b].value == value) {
+      assert_int_equal(found, -1); /* one buffer per value */
+      found = b;
+    }
+  return found;
+}
+
+static const IoRoutine *io_of(const Impl *im, RoutineKind kind, int index) {
+  const IoRoutine *l = kind == ROUTINE_LOAD ? im->loads : im->saves;
+  int n = kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
+  for (int k = 0; k < n; k++)
+    if (l[k].index == index) return &l[k];
+  return NULL;
+}
+
+static bool same_shape(BlockShape a, BlockShape b) {
+  return a.bx == b.bx && a.by == b.by && a.bz == b.bz;
+}
+
+static void check_order(const Dag *dag, const KernelPlan *p, NodeSet nodes) {
+  NodeSet seen = 0;
+  assert_int_equal(p->ncalls, __builtin_popcountll(nodes));
+  for (int k = 0; k < p->ncalls; k++) {
+    int n = p->order[k];
+    assert_true(in_set(nodes, n) && !in_set(seen, n));
+    assert_int_equal(dag->pred[n] & nodes & ~seen, 0);
+    assert_ptr_equal(p->impl[k]->fn, dag->nodes[n].fn);
+    seen |= (NodeSet)1 << n;
+  }
+  assert_true(p->nodes == nodes);
+}
+
+/* Buffers: one per value touched; loaded/saved classification. */
+static void check_classification(const Dag *dag, const KernelPlan *p, NodeSet nodes) {
+  int expected = 0;
+  for (int v = 0; v < dag->nvalues; v++) {
+    const Value *val = &dag->values[v];
+    bool touched = in_set(nodes, val->producer);
+    for (int k = 0; k < val->nconsumers; k++) touched |= in_set(nodes, val->consumers[k]);
+    int b = buffer_of(p, v);
+    assert_int_equal(b >= 0, touched);
+    if (!touched) continue;
+    expected++;
+    assert_int_equal(p->buffers[b].loaded, !in_set(nodes, val->producer));
+    assert_int_equal(p->buffers[b].saved,
+                     in_set(nodes, val->producer) && escapes(dag, nodes, v));
+  }
+  assert_int_equal(p->nbuffers, expected);
+}
+
+static bool step_touches(const Dag *dag, const KernelPlan *p, int s, int b) {
+  const Step *st = &p->steps[s];
+  if (st->kind != ROUTINE_COMPUTE) return st->buffer == b;
+  const DagNode *nd = &dag->nodes[p->order[st->call]];
+  if (nd->result == p->buffers[b].value) return true;
+  for (int a = 0; a < nd->nargs; a++)
+    if (nd->args[a] == p->buffers[b].value) return true;
+  return false;
+}
+
+/* Steps: computes in order; one load per loaded buffer, right before its first reader's
+ * compute (only other loads between); saves right after the producer's compute. */
+static void check_steps(const Dag *dag, const KernelPlan *p) {
+  int next_call = 0;
+  int loads[64] = {0}, saves[64] = {0};
+  for (int s = 0; s < p->nsteps; s++) {
+    const Step *st = &p->steps[s];
+    if (st->kind == ROUTINE_COMPUTE) {
+      assert_int_equal(st->call, next_call++);
+      continue;
+    }
+    const Buffer *b = &p->buffers[st->buffer];
+    assert_non_null(io_of(p->impl[st->call], st->kind, st->io_index));
+    if (st->kind == ROUTINE_LOAD) {
+      loads[st->buffer]++;
+      assert_true(b->loaded);
+      assert_int_equal(st->call, b->load_call);
+      assert_int_equal(st->io_index, b->load_index);
+      int k = s + 1;
+      while (p->steps[k].kind == ROUTINE_LOAD) k++;
+      assert_int_equal(p->steps[k].kind, ROUTINE_COMPUTE);
+      assert_true(step_touches(dag, p, k, st->buffer));
+      for (int e = 0; e < s; e++) assert_false(step_touches(dag, p, e, st->buffer));
+      const IoRoutine *io = io_of(p->impl[st->call], ROUTINE_LOAD, st->io_index);
+      const DagNode *owner = &dag->nodes[p->order[st->call]];
+      assert_int_equal(owner->args[io->arg], b->value);
+    } else {
+      saves[st->buffer]++;
+      assert_true(b->saved);
+      assert_int_equal(st->io_index, b->save_index);
+      assert_int_equal(p->steps[s - 1].kind, ROUTINE_COMPUTE);
+      assert_int_equal(p->steps[s - 1].call, st->call);
+      assert_int_equal(dag->nodes[p->order[st->call]].result, b->value);
+    }
+  }
+  assert_int_equal(next_call, p->ncalls);
+  for (int b = 0; b < p->nbuffers; b++) {
+    assert_int_equal(loads[b], p->buffers[b].loaded ? 1 : 0);
+    assert_int_equal(saves[b], p->buffers[b].saved ? 1 : 0);
+    int first = -1, last = -1;
+    for (int s = 0; s < p->nsteps; s++)
+      if (step_touches(dag, p, s, b)) {
+        if (first < 0) first = s;
+        last = s;
+      }
+    assert_int_equal(p->buffers[b].first_use, first);
+    assert_int_equal(p->buffers[b].last_use, last);
+  }
+}
+
+static void check_shared_layout(const Dag *dag, const TimingDb *db, const KernelPlan *p) {
+  assert_true(p->smem_bytes <= db->dev.smem_per_block_optin);
+  for (int b = 0; b < p->nbuffers; b++) {
+    const Buffer *x = &p->buffers[b];
+    if (x->place != PLACE_SHARED) {
+      assert_int_equal(x->offset, -1);
+      assert_true(x->reg_floats > 0);
+      continue;
+    }
+    assert_int_equal(x->bytes, p->e * dag->values[x->value].type->size * 4);
+    assert_int_equal(x->offset % 16, 0);
+    assert_true(x->offset >= 0 && x->offset + x->bytes <= p->smem_bytes);
+    for (int c = 0; c < b; c++) {
+      const Buffer *y = &p->buffers[c];
+      if (y->place != PLACE_SHARED) continue;
+      bool live_together = x->first_use <= y->last_use && y->first_use <= x->last_use;
+      bool bytes_overlap = x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+      assert_false(live_together && bytes_overlap);
+    }
+  }
+}
+
+/* Re-decides register placement with pattern.c directly. */
+static void check_placement(const Dag *dag, const KernelPlan *p) {
+  for (int b = 0; b < p->nbuffers; b++) {
+    const Buffer *buf = &p->buffers[b];
+    const Pattern *pats[32];
+    BlockShape shapes[32];
+    int n = 0;
+    for (int s = 0; s < p->nsteps; s++) {
+      const Step *st = &p->steps[s];
+      const Impl *im = p->impl[st->call];
+      BlockShape sh = impl_shape(im, p->e);
+      if (st->kind != ROUTINE_COMPUTE && st->buffer == b) {
+        pats[n] = &io_of(im, st->kind, st->io_index)->ls, shapes[n++] = sh;
+      } else if (st->kind == ROUTINE_COMPUTE) {
+        const DagNode *nd = &dag->nodes[p->order[st->call]];
+        for (int a = 0; a < nd->nargs; a++)
+          if (nd->args[a] == buf->value) pats[n] = &im->in[a], shapes[n++] = sh;
+        if (nd->result == buf->value) pats[n] = &im->out, shapes[n++] = sh;
+      }
+    }
+    bool reg = true;
+    for (int i = 0; i < n; i++) {
+      reg &= !pats[i]->noreg;
+      for (int j = i + 1; j < n; j++) reg &= patterns_compatible(pats[i], shapes[i], pats[j], shapes[j]);
+    }
+    assert_int_equal(buf->place == PLACE_REGISTER, reg);
+    if (reg) assert_int_equal(buf->reg_floats, pattern_register_extent(pats[0], shapes[0]));
+    assert_non_null(buf->why);
+    assert_true(!strncmp(buf->why, reg ? "registers:" : "shared:", reg ? 10 : 7));
+  }
+}
+
+static void check_block(const KernelPlan *p) {
+  assert_int_equal(p->e % 4, 0);
+  assert_true(p->threads <= KAS_MAX_THREADS);
+  assert_int_equal(p->block.bx * p->block.by * p->block.bz, p->threads);
+  bool block_is_a_call = false;
+  for (int k = 0; k < p->ncalls; k++) {
+    assert_true(impl_threads(p->impl[k], p->e) <= p->threads);
+    block_is_a_call |= impl_threads(p->impl[k], p->e) == p->threads &&
+                       same_shape(impl_shape(p->impl[k], p->e), p->block);
+  }
+  assert_true(block_is_a_call);
+  int bars = 0;
+  for (int s = 0; s < p->nsteps; s++) {
+    const Step *st = &p->steps[s];
+    assert_int_equal(st->recompute_coords, !same_shape(impl_shape(p->impl[st->call], p->e), p->block));
+    bars += st->barrier_before;
+    assert_int_equal(st->barrier_why != NULL, st->barrier_before);
+  }
+  assert_int_equal(bars, p->barriers);
+  assert_true(p->barriers <= p->barriers_possible);
+  assert_true(isfinite(p->predicted_ns_per_elem) && p->predicted_ns_per_elem > 0);
+}
+
+static void check_plan(const World *w, const KernelPlan *p, NodeSet nodes) {
+  check_order(w->dag, p, nodes);
+  check_classification(w->dag, p, nodes);
+  check_steps(w->dag, p);
+  check_shared_layout(w->dag, w->db, p);
+  check_placement(w->dag, p);
+  check_block(p);
+}
+
+static void check_spec(const char *name, int maxf) {
+  World w = load_world(name);
+  FusionSet fs = fusion_enumerate(w.dag, maxf);
+  for (int f = 0; f < fs.n; f++) {
+    int n;
+    KernelPlan **ps = combine_fusion(w.dag, w.lib, w.db, fs.sets[f], false, &n);
+    assert_true(n >= 1);
+    for (int k = 0; k < n; k++) {
+      check_plan(&w, ps[k], fs.sets[f]);
+      if (k) assert_true(ps[k - 1]->predicted_ns_per_elem <= ps[k]->predicted_ns_per_elem);
+      kernel_plan_free(ps[k]);
+    }
+    free(ps);
+  }
+  fusion_set_free(&fs);
+  free_world(&w);
+}
+
+static void test_stvenant_plans(void **state) {
+  (void)state;
+  check_spec("stvenant", 4);
+}
+
+static void test_seed_specs_plans(void **state) {
+  (void)state;
+  check_spec("bigfusion", 4);
+  check_spec("synctest", 4);
+  check_spec("stvenant_inner", 3);
+  check_spec("chain12", 3);
+}
+
+/* The full StVenant kernel keeps the ttmul411 -> ttmul3212 tensor in registers in its best plan
+ * when their one-thread-per-element forms are compatible; at least some plan must use a
+ * register for an internal value (that is the point of fusing). */
+static void test_stvenant_full_fusion(void **state) {
+  (void)state;
+  World w = load_world("stvenant");
+  int n;
+  KernelPlan **ps = combine_fusion(w.dag, w.lib, w.db, 0xf, false, &n);
+  assert_true(n >= 1);
+  bool some_register = false;
+  for (int k = 0; k < n; k++)
+    for (int b = 0; b < ps[k]->nbuffers; b++)
+      some_register |= ps[k]->buffers[b].place == PLACE_REGISTER && !ps[k]->buffers[b].loaded &&
+                       !ps[k]->buffers[b].saved;
+  assert_true(some_register);
+  for (int k = 0; k < n; k++) kernel_plan_free(ps[k]);
+  free(ps);
+  free_world(&w);
+}
+
+/* keep_all on every single call: every plan distinct, none more than the brute-force count of
+ * (E, impl, load variants, save variant), the pruned best no better than the exhaustive best. */
+static void test_keep_all_single_calls(void **state) {
+  (void)state;
+  World w = load_world("stvenant");
+  static const int es[] = {4, 8, 16, 32, 64, 96, 128, 192, 256};
+  for (int node = 0; node < w.dag->nnodes; node++) {
+    const DagNode *nd = &w.dag->nodes[node];
+    NodeSet one = (NodeSet)1 << node;
+    bool saved = escapes(w.dag, one, nd->result);
+    long brute = 0;
+    for (size_t k = 0; k < sizeof es / sizeof *es; k++)
+      for (int i = 0; i < nd->fn->nimpls; i++) {
+        const Impl *im = &nd->fn->impls[i];
+        if (impl_threads(im, es[k]) > KAS_MAX_THREADS) continue;
+        long c = saved ? im->nsaves : 1;
+        for (int a = 0; a < nd->nargs; a++) {
+          int nl = 0;
+          for (int j = 0; j < im->nloads; j++) nl += im->loads[j].arg == a;
+          c *= nl;
+        }
+        brute += c;
+      }
+    int n, np;
+    KernelPlan **all = combine_fusion(w.dag, w.lib, w.db, one, true, &n);
+    KernelPlan **pruned = combine_fusion(w.dag, w.lib, w.db, one, false, &np);
+    assert_true(n >= 1 && n <= brute && np >= 1 && np <= n);
+    assert_true(pruned[0]->predicted_ns_per_elem >= all[0]->predicted_ns_per_elem - 1e-12);
+    for (int a = 0; a < n; a++) {
+      check_plan(&w, all[a], one);
+      for (int b = 0; b < a; b++) {
+        bool same = all[a]->e == all[b]->e && all[a]->impl[0] == all[b]->impl[0];
+        for (int x = 0; x < all[a]->nbuffers && same; x++)
+          same = all[a]->buffers[x].load_index == all[b]->buffers[x].load_index &&
+                 all[a]->buffers[x].save_index == all[b]->buffers[x].save_index;
+        assert_false(same);
+      }
+    }
+    for (int a = 0; a < n; a++) kernel_plan_free(all[a]);
+    for (int a = 0; a < np; a++) kernel_plan_free(pruned[a]);
+    free(all);
+    free(pruned);
+  }
+  free_world(&w);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_stvenant_plans),
+      cmocka_unit_test(test_seed_specs_plans),
+      cmocka_unit_test(test_stvenant_full_fusion),
+      cmocka_unit_test(test_keep_all_single_calls),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
