@@ -1,0 +1,193 @@
+/*
+ * test_sync.c — barrier planning checked against an independent recomputation.  For plans of
+ * random fusions over the real library (and every keep_all plan of single calls), the shared
+ * accesses of every step are enumerated here from the plan's fields with pattern.c's
+ * pattern_access_set (not sync.c's cache), per kernel thread and absolute float; then:
+ *   - safety: for every pair of steps with no barrier between them, no thread touches a float
+ *     that another thread wrote (RAW/WAW), nor writes one another thread read (WAR);
+ *   - exactness: every barrier is needed, i.e. its step conflicts with some step since the
+ *     previous barrier.
+ */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { NOBODY = -1, SEVERAL = -2 };
+
+typedef struct {
+  int *f, *t;
+  bool *w;
+  int n, cap;
+} Accesses;
+
+static void acc_push(Accesses *a, int f, int t, bool w) {
+  if (a->n == a->cap) {
+    a->cap = a->cap ? a->cap * 2 : 1024;
+    a->f = realloc(a->f, sizeof(int) * (size_t)a->cap);
+    a->t = realloc(a->t, sizeof(int) * (size_t)a->cap);
+    a->w = realloc(a->w, sizeof(bool) * (size_t)a->cap);
+  }
+  a->f[a->n] = f, a->t[a->n] = t, a->w[a->n++] = w;
+}
+
+static void add_pattern(Accesses *a, const Pattern *p, BlockShape sh, const Buffer *b, bool w) {
+  if (b->place != PLACE_SHARED) return;
+  int threads = sh.bx * sh.by * sh.bz;
+  for (int t = 0; t < threads; t++) {
+    AccessSet s;
+    assert_true(pattern_access_set(p, sh, t, &s));
+    for (int k = 0; k < s.n; k++) {
+      assert_true(s.offsets[k] >= 0 && s.offsets[k] < b->bytes / 4);
+      acc_push(a, b->offset / 4 + (int)s.offsets[k], t, w);
+    }
+    access_set_free(&s);
+  }
+}
+
+static const Buffer *buffer_of(const KernelPlan *p, int value) {
+  for (int b = 0; b < p->nbuffers; b++)
+    if (p->buffers[b].value == value) return &p->buffers[b];
+  fail();
+  return NULL;
+}
+
+static const IoRoutine *io_of(const Impl *im, RoutineKind kind, int index) {
+  const IoRoutine *l = kind == ROUTINE_LOAD ? im->loads : im->saves;
+  int n = kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
+  for (int k = 0; k < n; k++)
+    if (l[k].index == index) return &l[k];
+  fail();
+  return NULL;
+}
+
+static Accesses step_accesses(const Dag *dag, const KernelPlan *p, int s) {
+  Accesses a = {0};
+  const Step *st = &p->steps[s];
+  const Impl *im = p->impl[st->call];
+  BlockShape sh = impl_shape(im, p->e);
+  if (st->kind == ROUTINE_COMPUTE) {
+    const DagNode *nd = &dag->nodes[p->order[st->call]];
+    for (int k = 0; k < nd->nargs; k++) add_pattern(&a, &im->in[k], sh, buffer_of(p, nd->args[k]), false);
+    add_pattern(&a, &im->out, sh, buffer_of(p, nd->result), true);
+  } else {
+    add_pattern(&a, &io_of(im, st->kind, st->io_index)->ls, sh, &p->buffers[st->buffer],
+                st->kind == ROUTINE_LOAD);
+  }
+  return a;
+}
+
+static bool other(int who, int t) { return who == SEVERAL || (who >= 0 && who != t); }
+
+/* Does step j conflict with step i (i earlier, no barrier between)? */
+static bool conflict(const Accesses *i, const Accesses *j, int nfloats) {
+  int *writer = malloc(sizeof(int) * (size_t)(nfloats + 1));
+  int *reader = malloc(sizeof(int) * (size_t)(nfloats + 1));
+  for (int f = 0; f < nfloats; f++) writer[f] = reader[f] = NOBODY;
+  for (int k = 0; k < i->n; k++) {
+    int *who = i->w[k] ? &writer[i->f[k]] : &reader[i->f[k]];
+    *who = (*who == NOBODY || *who == i->t[k]) ? i->t[k] : SEVERAL;
+  }
+  bool c = false;
+  for (int k = 0; k < j->n && !c; k++)
+    c = other(writer[j->f[k]], j->t[k]) || (j->w[k] && other(reader[j->f[k]], j->t[k]));
+  free(writer);
+  free(reader);
+  return c;
+}
+
+static int checked_plans, checked_barriers;
+
+static void verify_plan(const Dag *dag, const KernelPlan *p) {
+  Accesses *acc = calloc((size_t)p->nsteps, sizeof *acc);
+  for (int s = 0; s < p->nsteps; s++) acc[s] = step_accesses(dag, p, s);
+  int nfloats = p->smem_bytes / 4, last_barrier = 0;
+  for (int j = 0; j < p->nsteps; j++) {
+    if (p->steps[j].barrier_before) {
+      bool needed = false;
+      for (int i = last_barrier; i < j && !needed; i++) needed = conflict(&acc[i], &acc[j], nfloats);
+      assert_true(needed);
+      last_barrier = j;
+      checked_barriers++;
+    }
+    for (int i = last_barrier; i < j; i++)
+      if (!p->steps[j].barrier_before) assert_false(conflict(&acc[i], &acc[j], nfloats));
+  }
+  for (int s = 0; s < p->nsteps; s++) free(acc[s].f), free(acc[s].t), free(acc[s].w);
+  free(acc);
+  checked_plans++;
+}
+
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+  TimingDb *db;
+} World;
+
+static World load_world(const char *name) {
+  World w = {0};
+  char path[256];
+  snprintf(path, sizeof path, "%s/%s.spec", TEST_SPECS, name);
+  w.lib = library_load(TEST_LIBRARY);
+  assert_non_null(w.lib);
+  w.spec = spec_load(path, w.lib);
+  assert_non_null(w.spec);
+  w.dag = dag_build(w.spec);
+  w.db = timingdb_analytic();
+  return w;
+}
+
+static void free_world(World *w) {
+  plan_cache_clear();
+  model_reset();
+  dag_free(w->dag);
+  spec_free(w->spec);
+  timingdb_free(w->db);
+  library_free(w->lib);
+}
+
+static void verify_fusion(World *w, NodeSet nodes, bool keep_all) {
+  int n;
+  KernelPlan **ps = combine_fusion(w->dag, w->lib, w->db, nodes, keep_all, &n);
+  assert_true(n >= 1);
+  for (int k = 0; k < n; k++) {
+    verify_plan(w->dag, ps[k]);
+    kernel_plan_free(ps[k]);
+  }
+  free(ps);
+}
+
+static void test_random_fusions(void **state) {
+  (void)state;
+  const char *specs[] = {"stvenant", "synctest", "bigfusion", "bigfusion_full", "chain12"};
+  srand(4242);
+  for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+    World w = load_world(specs[k]);
+    FusionSet fs = fusion_enumerate(w.dag, 5);
+    for (int f = 0; f < fs.n; f++)
+      if (rand() % 4 == 0 || __builtin_popcountll(fs.sets[f]) == 5) verify_fusion(&w, fs.sets[f], false);
+    fusion_set_free(&fs);
+    free_world(&w);
+  }
+  assert_true(checked_barriers > 0);
+}
+
+static void test_every_single_call_plan(void **state) {
+  (void)state;
+  World w = load_world("stvenant");
+  for (int node = 0; node < w.dag->nnodes; node++) verify_fusion(&w, (NodeSet)1 << node, true);
+  free_world(&w);
+  w = load_world("synctest");
+  for (int node = 0; node < w.dag->nnodes; node++) verify_fusion(&w, (NodeSet)1 << node, true);
+  free_world(&w);
+  print_message("verified %d plans, %d barriers\n", checked_plans, checked_barriers);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_random_fusions),
+      cmocka_unit_test(test_every_single_call_plan),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
