@@ -36,13 +36,13 @@ static const char *const fake_functions[][5] = {
     {"ttmul3212", "tensor3x3x3", "tensor3x3x3", "matrix3x3", NULL},
 };
 
-static KType *fake_type(Library *lib, const char *name) {
+static inline KType *fake_type(Library *lib, const char *name) {
   for (int i = 0; i < lib->ntypes; i++)
     if (!strcmp(lib->types[i].name, name)) return &lib->types[i];
   abort(); /* a typo in the table above */
 }
 
-static Library *fake_library(void) {
+static inline Library *fake_library(void) {
   Library *lib = xcalloc(1, sizeof *lib);
   lib->dir = xstrdup("(fake)");
   lib->ntypes = (int)(sizeof fake_types / sizeof fake_types[0]);
@@ -61,7 +61,7 @@ static Library *fake_library(void) {
   return lib;
 }
 
-static void fake_library_free(Library *lib) {
+static inline void fake_library_free(Library *lib) {
   for (int i = 0; i < lib->ntypes; i++) free(lib->types[i].name);
   for (int f = 0; f < lib->nfuncs; f++) free(lib->funcs[f].name);
   free(lib->types);

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# tests/fuzz/build.sh — builds kasgen's libFuzzer targets with clang (-fsanitize=fuzzer,address,
+# undefined), compiling the sources each needs directly rather than linking the Makefile's
+# libkasgen.a (which is built without the fuzzer instrumentation).  Binaries go to $FUZZ_OUT
+# (default build-fuzz/).  Run them as tests/fuzz/README.md says.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${FUZZ_OUT:-build-fuzz}
+mkdir -p "$out"
+cc=${FUZZ_CC:-clang}
+flags=(-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Isrc -Itests
+       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
+
+# The front end: parser, DAG, fusion enumeration over a fake library (no INI loader).
+"$cc" "${flags[@]}" -o "$out/fuzz_spec" tests/fuzz/fuzz_spec.c src/spec.c src/dag.c \
+  src/fusion.c src/util.c
+echo "built $out/fuzz_spec"
+
+# The INI loader's target has its own build+run script (owned with the loader).
+if [ -f tests/fuzz/fuzz_ini.sh ]; then
+  echo "fuzz_ini: see tests/fuzz/fuzz_ini.sh"
+fi
