@@ -664,6 +664,9 @@ int cmd_generate(const CliOptions *o);
 int cmd_plan(const CliOptions *o);
 /* bench.c: micro-benchmark emission for the timing database. */
 int cmd_bench(const CliOptions *o);
+/* Writes the micro-benchmark program for every routine of lib into out_dir (one CUDA program,
+ * see bench.c); returns the number of benchmark kernels, -1 after a diagnostic. */
+int bench_emit(const Library *lib, const char *out_dir);
 /* report.c: reads results XML copied back from a GPU run; table and gnuplot picture. */
 int cmd_report(const CliOptions *o);
 /* emit_units.c: a standalone kernel cu_<f>_<i> plus harness for every implementation. */
