@@ -282,6 +282,7 @@ typedef struct {
   bool in_function;   /* inside [function] */
   char *reference;
   SrcLoc seen[4];     /* name params result reference: where given (line 0 = absent) */
+  SrcLoc header;      /* the [function] line */
 } FunctionCtx;
 
 static const char *const function_keys[] = {"name", "params", "result", "reference"};
@@ -290,6 +291,8 @@ static void function_section(IniFile *f, const char *name, SrcLoc loc) {
   FunctionCtx *c = f->user;
   c->in_function = !strcmp(name, "function");
   if (!c->in_function) diag_error(loc, "unknown section '[%s]' (expected [function])", name);
+  else if (c->header.line) diag_error(loc, "section [function] given twice");
+  else c->header = loc;
 }
 
 /* Resolves a type name at loc, or reports it. */
@@ -395,9 +398,9 @@ static bool load_function_ini(Library *lib, Function *fn, const char *fdir, cons
   IniFile f = {.path = path, .text = text, .on_pair = function_pair,
                .on_section = function_section, .user = &c};
   if (ini_run(&f)) {
-    for (int k = 0; k < 4; k++)
-      if (!c.seen[k].line)
-        diag_error(file_loc(&f, 0, 0), "[function] lacks '%s'", function_keys[k]);
+    if (!c.header.line) diag_error(file_loc(&f, 0, 0), "no [function] section");
+    for (int k = 0; k < 4 && c.header.line; k++)
+      if (!c.seen[k].line) diag_error(c.header, "[function] lacks '%s'", function_keys[k]);
     check_reference(fn, fdir, &c);
   }
   free(c.reference);
@@ -425,7 +428,7 @@ typedef struct {
   SectionKind sec;
   int sec_index; /* j of [load j] / [save j] */
   SrcLoc seen[NKEYS];
-  SrcLoc in_seen[KAS_MAX_ARGS], out_seen, compute_header;
+  SrcLoc in_seen[KAS_MAX_ARGS], out_seen, compute_header, impl_header;
   IoSeen load_seen[MAX_IO_ROUTINES], save_seen[MAX_IO_ROUTINES];
   char *source;
   SrcLoc dims_loc[3];
@@ -436,6 +439,8 @@ static void impl_section(IniFile *f, const char *name, SrcLoc loc) {
   ImplCtx *c = f->user;
   c->sec = SEC_BAD;
   if (!strcmp(name, "implementation")) {
+    if (c->impl_header.line) diag_error(loc, "section [implementation] given twice");
+    c->impl_header = loc;
     c->sec = SEC_IMPL;
     return;
   }
@@ -473,7 +478,7 @@ static void impl_block_dim(ImplCtx *c, int d, const char *value, SrcLoc loc) {
     return;
   }
   long v;
-  if (parse_int(value, loc, 1, KAS_MAX_THREADS, &v)) c->impl->dims[d] = (int)v;
+  c->impl->dims[d] = parse_int(value, loc, 1, KAS_MAX_THREADS, &v) ? (int)v : -1;
 }
 
 static void impl_key(ImplCtx *c, int k, const char *value, SrcLoc vloc) {
@@ -628,11 +633,13 @@ static void impl_pair(IniFile *f, const char *section, const char *key, const ch
 static void impl_check_keys(ImplCtx *c, SrcLoc file) {
   Impl *im = c->impl;
   static const int required[] = {K_FUNCTION, K_INDEX, K_GX, K_GY, K_GZ, K_BX, K_BY, K_BZ, K_BATCH};
-  for (size_t k = 0; k < sizeof required / sizeof required[0]; k++)
+  if (!c->impl_header.line) diag_error(file, "no [implementation] section");
+  for (size_t k = 0; k < sizeof required / sizeof required[0] && c->impl_header.line; k++)
     if (!c->seen[required[k]].line)
-      diag_error(file, "[implementation] lacks '%s'", impl_keys[required[k]]);
+      diag_error(c->impl_header, "[implementation] lacks '%s'", impl_keys[required[k]]);
   int nsize = 0, fixed = 1;
-  for (int d = 0; d < 3; d++) {
+  bool dims_ok = im->dims[0] >= 0 && im->dims[1] >= 0 && im->dims[2] >= 0; /* else reported */
+  for (int d = 0; d < 3 && dims_ok; d++) {
     if (!c->seen[K_BX + d].line) continue;
     if (im->dims[d] == 0) {
       nsize++;
@@ -641,7 +648,7 @@ static void impl_check_keys(ImplCtx *c, SrcLoc file) {
       fixed *= im->dims[d];
     }
   }
-  if (c->seen[K_BX].line && c->seen[K_BY].line && c->seen[K_BZ].line && nsize != 1)
+  if (dims_ok && c->seen[K_BX].line && c->seen[K_BY].line && c->seen[K_BZ].line && nsize != 1)
     diag_error(c->seen[K_BX], "exactly one of BX BY BZ must be 'size' (found %d)", nsize);
   if (fixed > KAS_MAX_THREADS)
     diag_error(c->seen[K_BX], "%d threads per element exceed %d", fixed, KAS_MAX_THREADS);
@@ -665,7 +672,9 @@ static void impl_check_io(ImplCtx *c, bool load, SrcLoc file) {
     if (seen[j].header.line) n = j + 1;
   for (int j = 0; j < n; j++) {
     if (!seen[j].header.line) {
-      diag_error(file, "[%s %d] missing (%s sections are numbered 0, 1, ...)", what, j, what);
+      SrcLoc at = file;
+      for (int k = j + 1; k < n && !at.line; k++) at = seen[k].header.line ? seen[k].header : at;
+      diag_error(at, "[%s %d] missing (%s sections are numbered 0, 1, ...)", what, j, what);
       continue;
     }
     IoRoutine *r = io_slot(im, load, j);

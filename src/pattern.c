@@ -392,7 +392,7 @@ static char *pattern_operand(const char *value, int *pos, bool bare_int, SrcLoc 
     *pos = e;
     return xstrndup(value + q, (size_t)(e - q));
   }
-  diag_error(loc_at(loc, q), bare_int ? "expected a quoted expression or an integer"
+  diag_error(loc_at(loc, q), bare_int ? "expected a quoted expression or an integer (noreg: 0 or 1)"
                                       : "expected a quoted expression");
   return NULL;
 }
