@@ -1,7 +1,217 @@
-/* cli_front.c — placeholder until its stage lands (owner replaces this file). */
+/*
+ * cli_front.c — the commands of the front end and the loading every command shares:
+ *   kasgen check SPEC [--dot FILE]   parse and validate; print the DAG; optionally write it
+ *   kasgen fusions SPEC              every valid (convex) fusion of at most --max-fusion calls
+ *   kasgen list                      the library: types, functions, implementations
+ * plus cli_load_library (--library, $KASGEN_LIBRARY, beside the binary, ./library) and
+ * cli_load_timingdb (--no-db, --db FILE, the default database, else the analytic model).
+ * Results go to stdout, diagnostics to stderr; exit 0 ok, 1 bad input (main.c handles usage).
+ */
 #include "kasgen.h"
-int cmd_check(const CliOptions *o) { (void)o; fprintf(stderr, "kasgen: cmd_check: not built yet\n"); return EXIT_USAGE; }
-int cmd_fusions(const CliOptions *o) { (void)o; fprintf(stderr, "kasgen: cmd_fusions: not built yet\n"); return EXIT_USAGE; }
-int cmd_list(const CliOptions *o) { (void)o; fprintf(stderr, "kasgen: cmd_list: not built yet\n"); return EXIT_USAGE; }
-Library *cli_load_library(const CliOptions *o) { (void)o; return NULL; }
-TimingDb *cli_load_timingdb(const CliOptions *o) { (void)o; return NULL; }
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+Library *cli_load_library(const CliOptions *o) {
+  char *dir = library_locate(o->library_dir, o->argv0);
+  if (!dir) return NULL;
+  Library *lib = library_load(dir);
+  free(dir);
+  return lib;
+}
+
+TimingDb *cli_load_timingdb(const CliOptions *o) {
+  if (o->no_db) return timingdb_analytic();
+  if (o->db_path) return timingdb_load(o->db_path);
+  char *path = timingdb_default_path(o->argv0);
+  if (path && access(path, R_OK) == 0) {
+    TimingDb *db = timingdb_load(path);
+    free(path);
+    return db;
+  }
+  free(path);
+  diag_note((SrcLoc){0}, "no timing database; using the analytic model");
+  return timingdb_analytic();
+}
+
+/* Everything check and fusions need, loaded in order; NULL fields after the first failure. */
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+} Front;
+
+static bool front_load(const CliOptions *o, Front *f) {
+  *f = (Front){0};
+  f->lib = cli_load_library(o);
+  if (!f->lib) return false;
+  f->spec = spec_load(o->spec, f->lib);
+  if (!f->spec) return false;
+  f->dag = dag_build(f->spec);
+  return true;
+}
+
+static void front_free(Front *f) {
+  dag_free(f->dag);
+  spec_free(f->spec);
+  library_free(f->lib);
+}
+
+/* ---- check -------------------------------------------------------------------------------- */
+
+static const char *type_of_value(const Dag *dag, int v) {
+  return dag->values[v].type ? dag->values[v].type->name : "?";
+}
+
+static void print_value_list(const Dag *dag, const char *title, const int *vals, int n) {
+  printf("%s", title);
+  for (int k = 0; k < n; k++)
+    printf("%s%s (%s)", k ? ", " : " ", dag->values[vals[k]].label, type_of_value(dag, vals[k]));
+  putchar('\n');
+}
+
+static void print_calls(const Dag *dag) {
+  printf("calls:\n");
+  for (int i = 0; i < dag->nnodes; i++) {
+    const DagNode *nd = &dag->nodes[i];
+    printf("  %s#%d  %s = %s(", nd->fn->name, i, dag->values[nd->result].label, nd->fn->name);
+    for (int a = 0; a < nd->nargs; a++)
+      printf("%s%s", a ? ", " : "", dag->values[nd->args[a]].label);
+    printf(")\n");
+  }
+}
+
+/* One line per pair of directly dependent calls, with the values that flow between them. */
+static int print_edges(const Dag *dag) {
+  int nedges = 0;
+  printf("edges:\n");
+  for (int u = 0; u < dag->nnodes; u++) {
+    for (int v = u + 1; v < dag->nnodes; v++) {
+      if (!(dag->succ[u] & ((NodeSet)1 << v))) continue;
+      nedges++;
+      printf("  %s#%d -> %s#%d  (", dag->nodes[u].fn->name, u, dag->nodes[v].fn->name, v);
+      const DagNode *nd = &dag->nodes[v];
+      bool first = true;
+      for (int a = 0; a < nd->nargs; a++) {
+        int val = nd->args[a];
+        bool dup = false;
+        for (int b = 0; b < a; b++) dup |= nd->args[b] == val;
+        if (dag->values[val].producer != u || dup) continue;
+        printf("%s%s", first ? "" : ", ", dag->values[val].label);
+        first = false;
+      }
+      printf(")\n");
+    }
+  }
+  if (!nedges) printf("  (none: the calls are independent)\n");
+  return nedges;
+}
+
+static bool write_dot_file(const Dag *dag, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    diag_error((SrcLoc){.file = path}, "cannot write: %s", strerror(errno));
+    return false;
+  }
+  dag_write_dot(dag, f);
+  if (fclose(f) != 0) {
+    diag_error((SrcLoc){.file = path}, "write failed: %s", strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+int cmd_check(const CliOptions *o) {
+  Front f;
+  if (!front_load(o, &f)) {
+    front_free(&f);
+    return EXIT_BAD_INPUT;
+  }
+  const Dag *dag = f.dag;
+  int nedges = 0;
+  for (int u = 0; u < dag->nnodes; u++) nedges += __builtin_popcountll(dag->succ[u]);
+  printf("%s: ok: %d calls, %d values, %d inputs, %d outputs, %d edges\n", f.spec->path,
+         dag->nnodes, dag->nvalues, dag->ninputs, dag->noutputs, nedges);
+  print_value_list(dag, "inputs:", dag->inputs, dag->ninputs);
+  print_value_list(dag, "outputs:", dag->outputs, dag->noutputs);
+  print_calls(dag);
+  print_edges(dag);
+  bool ok = !o->dot_path || write_dot_file(dag, o->dot_path);
+  front_free(&f);
+  return ok ? EXIT_OK : EXIT_BAD_INPUT;
+}
+
+/* ---- fusions ------------------------------------------------------------------------------ */
+
+int cmd_fusions(const CliOptions *o) {
+  Front f;
+  if (!front_load(o, &f)) {
+    front_free(&f);
+    return EXIT_BAD_INPUT;
+  }
+  FusionSet fs = fusion_enumerate(f.dag, o->max_fusion);
+  int status = fs.truncated ? EXIT_BAD_INPUT : EXIT_OK;
+  if (!fs.truncated) {
+    for (int i = 0; i < fs.n; i++) {
+      bool first = true;
+      for (int v = 0; v < f.dag->nnodes; v++) {
+        if (!(fs.sets[i] & ((NodeSet)1 << v))) continue;
+        printf("%s%s#%d", first ? "" : " ", f.dag->nodes[v].fn->name, v);
+        first = false;
+      }
+      putchar('\n');
+    }
+    printf("%d valid fusions\n", fs.n);
+  }
+  fusion_set_free(&fs);
+  front_free(&f);
+  return status;
+}
+
+/* ---- list --------------------------------------------------------------------------------- */
+
+static void print_signature(const Function *fn) {
+  printf("  %s(", fn->name);
+  for (int p = 0; p < fn->nparams; p++)
+    printf("%s%s", p ? ", " : "", fn->params[p] ? fn->params[p]->name : "?");
+  printf(") -> %s\n", fn->result ? fn->result->name : "?");
+}
+
+/* "mmul33_2  block 3 x E x 1, 3 threads/element, E=32 recommended" and its load/save variants */
+static void print_impl(const Impl *im) {
+  printf("    %-12s block ", im->name);
+  for (int d = 0; d < 3; d++) {
+    if (d == im->size_dim)
+      printf("%sE", d ? " x " : "");
+    else
+      printf("%s%d", d ? " x " : "", im->dims[d]);
+  }
+  printf(", %d thread%s/element", impl_threads(im, 1), impl_threads(im, 1) == 1 ? "" : "s");
+  if (im->recommended_e) printf(", E=%d recommended", im->recommended_e);
+  putchar('\n');
+  for (int j = 0; j < im->nloads; j++)
+    printf("      load %d  (argument %d): %s\n", im->loads[j].index, im->loads[j].arg,
+           im->loads[j].variant && *im->loads[j].variant ? im->loads[j].variant : "-");
+  for (int j = 0; j < im->nsaves; j++)
+    printf("      save %d: %s\n", im->saves[j].index,
+           im->saves[j].variant && *im->saves[j].variant ? im->saves[j].variant : "-");
+}
+
+int cmd_list(const CliOptions *o) {
+  Library *lib = cli_load_library(o);
+  if (!lib) return EXIT_BAD_INPUT;
+  printf("library %s: %d types, %d functions\n", lib->dir, lib->ntypes, lib->nfuncs);
+  printf("types:\n");
+  for (int t = 0; t < lib->ntypes; t++)
+    printf("  %-15s %3d float%s\n", lib->types[t].name, lib->types[t].size,
+           lib->types[t].size == 1 ? "" : "s");
+  printf("functions:\n");
+  for (int f = 0; f < lib->nfuncs; f++) {
+    print_signature(&lib->funcs[f]);
+    for (int i = 0; i < lib->funcs[f].nimpls; i++) print_impl(&lib->funcs[f].impls[i]);
+  }
+  library_free(lib);
+  return EXIT_OK;
+}

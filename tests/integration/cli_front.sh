@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# cli_front.sh — the front-end commands through the real binary and the real library: exit codes
+# (0 ok, 1 bad input, 2 bad usage), --help/--version, `check` on every seed spec, every malformed
+# spec's located error, --dot accepted by Graphviz, `list`, and `fusions` counts equal to an
+# independent brute-force count (awk, from the edges `check` prints).  Run from the repo root
+# with $KASGEN set (tests/run.sh does both).
+set -u
+K=${KASGEN:-build/kasgen}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect_rc WANT CMD...: runs CMD, keeps stdout/stderr in $tmp/out, $tmp/err
+expect_rc() {
+  local want=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ "$rc" = "$want" ] || { fail "exit $rc, wanted $want: $*"; sed 's/^/    /' "$tmp/err" | head -5; }
+}
+
+# --- usage and exit codes ---------------------------------------------------------------------
+expect_rc 0 "$K" --help
+grep -q '^usage: kasgen' "$tmp/out" || fail "--help prints no usage"
+expect_rc 0 "$K" --version
+grep -qx 'kasgen [0-9.]*' "$tmp/out" || fail "--version prints '$(cat "$tmp/out")'"
+expect_rc 2 "$K" check
+expect_rc 2 "$K" check specs/stvenant.spec specs/synctest.spec
+expect_rc 2 "$K" --bogus-option specs/stvenant.spec
+expect_rc 2 "$K" fusions specs/synctest.spec --max-fusion 0
+expect_rc 2 "$K" list extra-argument
+expect_rc 1 "$K" check "$tmp/no_such.spec"
+grep -q 'no_such.spec: error: cannot read' "$tmp/err" || fail "missing file: no located error"
+printf 'matrix3x3 A;\0\1garbage' >"$tmp/binary.spec"
+expect_rc 1 "$K" check "$tmp/binary.spec"
+expect_rc 1 "$K" list --library "$tmp"
+: >"$tmp/empty.spec"
+expect_rc 1 "$K" check "$tmp/empty.spec"
+grep -q 'empty.spec:1:1: error: empty spec' "$tmp/err" || fail "empty spec message"
+
+# --- check on the seed specs ------------------------------------------------------------------
+for s in specs/*.spec tests/specs/*.spec; do
+  expect_rc 0 "$K" check "$s"
+  grep -q ': ok: ' "$tmp/out" || fail "check $s: no summary"
+  [ -s "$tmp/err" ] && fail "check $s: unexpected diagnostics: $(head -1 "$tmp/err")"
+done
+expect_rc 0 "$K" check specs/stvenant.spec
+grep -q '^  mvmul33#0 -> svmul3#1  (vec3NodeStiff.0)$' "$tmp/out" || fail "stvenant edge missing"
+grep -q '4 calls, 9 values, 5 inputs, 2 outputs, 3 edges' "$tmp/out" || fail "stvenant summary"
+
+# --- malformed specs: the first error is the one their first line names -----------------------
+nbad=0
+for s in tests/bad_specs/*.spec; do
+  want=$(sed -n '1s|^// expect: \([0-9]*:[0-9]*\): \(.*\)$|\1|p' "$s")
+  msg=$(sed -n '1s|^// expect: \([0-9]*:[0-9]*\): \(.*\)$|\2|p' "$s")
+  [ -n "$want" ] || { fail "$s has no expect line"; continue; }
+  expect_rc 1 "$K" check "$s"
+  first=$(grep -m1 ': error: ' "$tmp/err")
+  case "$first" in
+    "$s:$want: error: "*"$msg"*) nbad=$((nbad + 1)) ;;
+    *) fail "$s: first error '$first', wanted '$s:$want: error: ...$msg'" ;;
+  esac
+done
+[ "$nbad" -ge 20 ] || fail "only $nbad malformed specs checked"
+
+# --- --dot ------------------------------------------------------------------------------------
+expect_rc 0 "$K" check specs/bigfusion_full.spec --dot "$tmp/g.dot"
+grep -q 'n4 \[shape=box, label="madd55#4"\]' "$tmp/g.dot" || fail "dot: madd55 node missing"
+if command -v dot >/dev/null; then
+  dot -Tsvg "$tmp/g.dot" -o "$tmp/g.svg" || fail "dot rejects the DAG file"
+fi
+expect_rc 1 "$K" check specs/synctest.spec --dot "$tmp/no/such/dir/g.dot"
+
+# --- list -------------------------------------------------------------------------------------
+expect_rc 0 "$K" list
+for f in mmul33 mmul55 madd33 madd55 mvmul33 venorm3 smmul33 smmul55 svmul3 smimul33 \
+         vvmulabs3 ttmul411 ttmul311 ttmul3212; do
+  grep -q "^  $f(" "$tmp/out" || fail "list: no function $f"
+done
+grep -q '^  tensor3x3x3x3 *81 floats$' "$tmp/out" || fail "list: tensor3x3x3x3 size"
+
+# --- fusions: the count equals a brute force over every subset --------------------------------
+# From `check`: the number of calls and the edges "f#i -> g#j"; a subset is convex when no path
+# leaves it and comes back (DFS from each outside successor).
+brute_count() { # SPEC K
+  "$K" check "$1" | awk -v K="$2" '
+    /^calls:/ { in_calls = 1; next }
+    /^edges:/ { in_calls = 0; next }
+    in_calls && /^  [a-z0-9_]+#[0-9]+ / { n++ }
+    / -> / { split($1, a, "#"); split($3, b, "#"); adj[a[2], b[2]] = 1 }
+    function reaches(v, set,    w) {   # can v reach a member of set?
+      if (seen[v]) return 0
+      seen[v] = 1
+      for (w = 0; w < n; w++)
+        if ((v, w) in adj && (index(set, "," w ",") || reaches(w, set))) return 1
+      return 0
+    }
+    END {
+      count = 0
+      for (m = 1; m < 2 ^ n; m++) {
+        set = ","; size = 0
+        for (i = 0; i < n; i++) if (int(m / 2 ^ i) % 2) { set = set i ","; size++ }
+        if (size > K) continue
+        ok = 1
+        for (u = 0; u < n && ok; u++) {
+          if (!index(set, "," u ",")) continue
+          for (v = 0; v < n && ok; v++)
+            if ((u, v) in adj && !index(set, "," v ",")) {
+              delete seen
+              if (reaches(v, set)) ok = 0
+            }
+        }
+        count += ok
+      }
+      print count
+    }'
+}
+for s in specs/synctest.spec specs/stvenant.spec specs/stvenant_inner.spec specs/bigfusion.spec \
+         specs/bigfusion_full.spec specs/chain12.spec; do
+  for k in 1 3 6; do
+    expect_rc 0 "$K" fusions "$s" --max-fusion "$k"
+    got=$(tail -1 "$tmp/out")
+    want="$(brute_count "$s" "$k") valid fusions"
+    [ "$got" = "$want" ] || fail "fusions $s k=$k: '$got', brute force '$want'"
+    lines=$(($(wc -l <"$tmp/out") - 1))
+    [ "$lines ${got%% *}" = "$lines $lines" ] || fail "fusions $s: $lines lines for '$got'"
+  done
+done
+expect_rc 0 "$K" fusions specs/synctest.spec
+[ "$(tail -1 "$tmp/out")" = "10 valid fusions" ] || fail "synctest: 4+3+2+1 intervals expected"
+grep -qx 'madd33#0 madd33#1 madd33#2 madd33#3' "$tmp/out" || fail "synctest: whole chain missing"
+
+if ((fails)); then echo "$fails failure(s)"; exit 1; fi
+echo "cli_front: all checks passed ($nbad malformed specs)"
