@@ -292,7 +292,7 @@ static void make_steps(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
 /* Placement of every active value; fills the buffers (not yet ordered or allocated).  Returns
  * false when a shared buffer's writers do not cover its readers (the combination is invalid). */
 static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, KernelPlan *p,
-                          BuildState *bs, bool check_cover) {
+                          BuildState *bs) {
   p->buffers = xcalloc((size_t)fi->nvals, sizeof *p->buffers);
   p->nbuffers = 0;
   for (int v = 0; v < fi->nvals; v++) {
@@ -317,7 +317,7 @@ static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, K
       buf->saved = true;
       buf->save_index = save_routine(fi, ch, v)->index;
     }
-    if (!reg && check_cover && !covered(uses, nuses, ch->e * fi->floats[v])) return false;
+    if (!reg && !covered(uses, nuses, ch->e * fi->floats[v])) return false;
   }
   return true;
 }
@@ -449,7 +449,7 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
   KernelPlan *p = xcalloc(1, sizeof *p);
   BuildState bs = {0};
   p->e = ch->e;
-  bool ok = place_buffers(fi, ch, nactive, p, &bs, full) && order_calls(fi, nactive, p, &bs);
+  bool ok = place_buffers(fi, ch, nactive, p, &bs) && order_calls(fi, nactive, p, &bs);
   if (ok) {
     p->impl = xmalloc(sizeof(Impl *) * (size_t)nactive);
     for (int k = 0; k < nactive; k++) {
@@ -592,6 +592,38 @@ static int by_cost(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* Children differing only in load/save variants that did not change the prediction are
+ * duplicates for the beam's purpose: they would crowd out other implementations. */
+static bool same_kind(const BeamState *a, const BeamState *b, int ndecided) {
+  if (a->ch.e != b->ch.e || a->cost != b->cost) return false;
+  for (int c = 0; c < ndecided; c++)
+    if (a->ch.impl[c] != b->ch.impl[c]) return false;
+  return true;
+}
+
+/* Moves the survivors to the front of the sorted children: first the best child of every E
+ * (so that no block size is lost to a locally better one), then BEAM_WIDTH more of the best,
+ * skipping duplicates.  Returns how many survive. */
+static int diverse_survivors(BeamState *v, int n, int ndecided) {
+  bool *take = xcalloc((size_t)(n ? n : 1), sizeof *take);
+  for (int i = 0; i < n; i++) {
+    bool first_of_e = true;
+    for (int j = 0; j < i && first_of_e; j++) first_of_e = v[j].ch.e != v[i].ch.e;
+    take[i] = first_of_e;
+  }
+  for (int i = 0, kept = 0; i < n && kept < BEAM_WIDTH; i++) {
+    if (take[i]) continue;
+    bool dup = false;
+    for (int j = 0; j < i && !dup; j++) dup = take[j] && same_kind(&v[i], &v[j], ndecided);
+    if (!dup) take[i] = true, kept++;
+  }
+  int w = 0;
+  for (int i = 0; i < n; i++)
+    if (take[i]) v[w++] = v[i];
+  free(take);
+  return w;
+}
+
 /* Expands every state by every option of call c; keeps the best BEAM_WIDTH (sorted). */
 static int beam_step(FusionInfo *fi, BeamState *beam, int nbeam, int c, BeamState **next_out) {
   BeamState *next = NULL;
@@ -614,7 +646,7 @@ static int beam_step(FusionInfo *fi, BeamState *beam, int nbeam, int c, BeamStat
   }
   if (n > 1) qsort(next, (size_t)n, sizeof *next, by_cost);
   *next_out = next;
-  return n < BEAM_WIDTH ? n : BEAM_WIDTH;
+  return diverse_survivors(next, n, c + 1);
 }
 
 static void beam_search(FusionInfo *fi, PlanList *out) {
