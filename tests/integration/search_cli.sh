@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# search_cli.sh — the ranking commands end to end (src/cli_search.c): `kasgen plan` lines are
+# well-formed partitions in non-decreasing predicted order, `kasgen SPEC` prints the ranking for
+# the target GPU (analytic or a database) and emits, --explain explains, bad databases and bad
+# --explain values fail with the right exit code.  Run by tests/run.sh with $KASGEN set.
+set -u
+KASGEN=${KASGEN:-./kasgen}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# --- plan: one line per candidate -------------------------------------------------------------
+"$KASGEN" plan specs/stvenant.spec --top 5 --no-db >"$tmp/plan" 2>"$tmp/err" || fail "plan exit $?"
+[ "$(wc -l <"$tmp/plan")" -ge 3 ] || fail "plan printed fewer than 3 candidates"
+prev=0 rank=0
+while read -r r ns rest; do
+  rank=$((rank + 1))
+  [ "$r" = "$rank" ] || fail "rank $r, expected $rank"
+  awk -v a="$prev" -v b="$ns" 'BEGIN { exit !(b + 0 >= a + 0 && b + 0 > 0) }' ||
+    fail "predicted times not non-decreasing: $prev then $ns"
+  prev=$ns
+  # every call of stvenant (nodes 0..3) exactly once, inside {...} groups
+  [[ $rest =~ ^(\{[a-z0-9_]+#[0-9]+( [a-z0-9_]+#[0-9]+)*\} ?)+$ ]] || fail "bad kernels: $rest"
+  calls=$(grep -o '#[0-9]*' <<<"$rest" | sort | tr '\n' ' ')
+  [ "$calls" = "#0 #1 #2 #3 " ] || fail "not a partition of the 4 calls: $rest"
+done <"$tmp/plan"
+# distinct partitions
+[ "$(cut -d' ' -f3- "$tmp/plan" | sort | uniq -d | wc -l)" = 0 ] || fail "duplicate partitions"
+# the analytic model ranks the all-unfused partition (4 kernels) below the best
+grep -q '^1 .*ttmul411#2 ttmul3212#3' "$tmp/plan" || fail "best candidate does not fuse the tensor calls"
+
+# --- generate: ranking + emission -------------------------------------------------------------
+"$KASGEN" specs/stvenant.spec --top 2 --no-db --out "$tmp/gen" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "generate exit $?"; }
+grep -q 'analytic model' "$tmp/out" || fail "ranking does not say it uses the analytic model"
+grep -q 'MElem/s' "$tmp/out" || fail "no ranking header"
+grep -Eq 'E=[0-9]+ +threads=[0-9]+ +shared=[0-9]+ B +registers: [0-9]+/[0-9]+ buffers +barriers: [0-9]+/[0-9]+' \
+  "$tmp/out" || fail "kernel details missing"
+grep -q 'one kernel per call' "$tmp/out" || fail "no unfused comparison"
+[ -d "$tmp/gen/stvenant" ] || fail "nothing emitted into --out"
+
+# --- a database: named in the ranking; routines it lacks are warned about once each --------------
+"$KASGEN" plan specs/stvenant.spec --top 2 --db tests/fixtures/db/good.xml >"$tmp/plan2" 2>"$tmp/err2" ||
+  fail "plan with database exit $?"
+"$KASGEN" specs/stvenant.spec --top 1 --db tests/fixtures/db/good.xml --out "$tmp/gen2" \
+  >"$tmp/out2" 2>"$tmp/err2" || fail "generate with database exit $?"
+grep -q 'predicting for Test GPU from tests/fixtures/db/good.xml' "$tmp/out2" ||
+  fail "ranking does not name the database"
+grep -q 'warning: no timing for routine' "$tmp/err2" || fail "no warning for missing routines"
+[ "$(grep 'no timing for routine' "$tmp/err2" | sort | uniq -d | wc -l)" = 0 ] ||
+  fail "a missing routine was warned about twice"
+
+# --- bad database: located error, exit 1 --------------------------------------------------------
+"$KASGEN" plan specs/stvenant.spec --db tests/fixtures/db/bad_negative.xml >/dev/null 2>"$tmp/err3"
+[ $? = 1 ] || fail "bad database did not exit 1"
+grep -q 'tests/fixtures/db/bad_negative.xml:8:.*error' "$tmp/err3" || fail "bad database error not located"
+
+# --- explain ----------------------------------------------------------------------------------
+"$KASGEN" plan specs/stvenant.spec --top 2 --no-db --explain 1 >"$tmp/ex" 2>/dev/null || fail "explain exit $?"
+grep -q 'why: ' "$tmp/ex" || fail "--explain gives no buffer reasons"
+grep -q 'steps:' "$tmp/ex" || fail "--explain lists no steps"
+"$KASGEN" plan specs/stvenant.spec --top 2 --no-db --explain 99 >/dev/null 2>"$tmp/err4"
+[ $? = 2 ] || fail "--explain beyond the candidates did not exit 2"
+grep -q 'only' "$tmp/err4" || fail "--explain 99 gives no reason"
+
+# --- emission refuses a folder with a foreign file: exit 1 ----------------------------------------
+mkdir -p "$tmp/busy/stvenant" && echo mine >"$tmp/busy/stvenant/notes.txt"
+"$KASGEN" specs/stvenant.spec --top 1 --no-db --out "$tmp/busy" >/dev/null 2>&1
+[ $? = 1 ] || fail "emission into a foreign folder did not exit 1"
+[ "$(cat "$tmp/busy/stvenant/notes.txt")" = mine ] || fail "user file touched"
+echo "search_cli: ok"
