@@ -29,6 +29,13 @@ cp -r "$fixtures/perfect" "$tmp/perfect"
 grep -q 'candidates): -1.000' "$tmp/out" || fail "perfect: Spearman should be -1"
 grep -q 'on Test & GPU' "$tmp/out" || fail "perfect: XML entity in device name"
 
+# A real file, written by the generated harness of specs/stvenant.spec on an H200: the round trip.
+cp -r "$fixtures/h200-stvenant" "$tmp/h200"
+"$KASGEN" report "$tmp/h200" >"$tmp/out" 2>"$tmp/err" || fail "h200: exit $?"
+grep -q 'stvenant on NVIDIA H200: n = 4194304, 532 bytes/element' "$tmp/out" || fail "h200: header"
+grep -q 'candidates): 0.976' "$tmp/out" || fail "h200: Spearman"
+[ ! -s "$tmp/err" ] || { cat "$tmp/err" >&2; fail "h200: diagnostics on a harness-written file"; }
+
 # A file whose stored Spearman disagrees with its ranks: the recomputed value wins, with a warning.
 mkdir "$tmp/liar"
 sed 's/<spearman value="0.6000"/<spearman value="0.9"/' "$fixtures/good/results.xml" >"$tmp/liar/results.xml"
