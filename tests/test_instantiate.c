@@ -1,0 +1,319 @@
+/*
+ * test_instantiate.c — extraction of device functions from .cu text and their instantiation
+ * (seed 004, Kód 4.5): exact expected text for the thesis's mmul33_2 compute in its sss and rsr
+ * variants, loads and saves in shared and register form, identifier-level (not substring)
+ * substitution, refusal of foreign placeholders, and every routine of the real library
+ * instantiated and compiled as C++ with kas_device.h.
+ */
+#include "testutil.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int saved_stderr = -1;
+static FILE *captured;
+
+static void capture_start(void) {
+  fflush(stderr);
+  captured = tmpfile();
+  assert_non_null(captured);
+  saved_stderr = dup(2);
+  dup2(fileno(captured), 2);
+}
+
+static char *capture_end(void) {
+  fflush(stderr);
+  dup2(saved_stderr, 2);
+  close(saved_stderr);
+  long n = ftell(captured);
+  rewind(captured);
+  char *s = calloc(1, (size_t)n + 1);
+  size_t got = fread(s, 1, (size_t)n, captured);
+  s[got] = '\0';
+  fclose(captured);
+  return s;
+}
+
+static Library *fixture;
+static Impl *mm;
+
+static int load_fixture(void **state) {
+  (void)state;
+  fixture = library_load("tests/fixtures/lib_inst");
+  if (!fixture) return -1;
+  mm = &fixture->funcs[0].impls[0];
+  return 0;
+}
+
+static int free_fixture(void **state) {
+  (void)state;
+  library_free(fixture);
+  return 0;
+}
+
+/* ---- extraction --------------------------------------------------------------------------- */
+
+static void test_find(void **state) {
+  (void)state;
+  size_t b, e;
+  const char *text = mm->cu_text;
+  /* The prototype is skipped; the definition starts at its KAS_DEV line (a line of its own). */
+  assert_true(instantiate_find(text, "d_mm33_2_compute", &b, &e));
+  assert_true(strncmp(text + b, "KAS_DEV\nvoid d_mm33_2_compute(", 30) == 0);
+  assert_int_equal(text[e - 1], '}');
+  assert_true(strncmp(text + e, "\n\nKAS_DEV void d_mm33_2_save_0", 30) == 0);
+  /* A name mentioned only in a comment before a real definition. */
+  assert_true(instantiate_find(text, "d_mm33_2_load_0", &b, &e));
+  assert_true(strncmp(text + b, "KAS_DEV void d_mm33_2_load_0(", 29) == 0);
+  assert_false(instantiate_find(text, "d_mm33_2", &b, &e)); /* a prefix is not a name */
+  assert_false(instantiate_find(text, "d_mm33_2_load_9", &b, &e));
+
+  const char *traps =
+      "// KAS_DEV void f(int x) { in a line comment }\n"
+      "#define G(x) KAS_DEV void f(x) {}\n"
+      "KAS_DEV void f(int x);\n"
+      "static const char *s = \"KAS_DEV void f(int x) {\";\n"
+      "void f(int y) { }\n" /* no KAS_DEV: not a routine */
+      "KAS_DEV void g(const char *s = \")\") { if (1) { s = \"}\"; } /* } */ }\n"
+      "KAS_DEV void f(int x) {\n  { x++; }\n  /* } */ char c = '}';\n}\nint after;\n";
+  assert_true(instantiate_find(traps, "f", &b, &e));
+  assert_true(strncmp(traps + b, "KAS_DEV void f(int x) {\n  { x++; }", 34) == 0);
+  assert_true(strncmp(traps + e, "\nint after;", 11) == 0);
+  assert_true(instantiate_find(traps, "g", &b, &e));
+  const char *g_def = "KAS_DEV void g(const char *s = \")\") { if (1) { s = \"}\"; } /* } */ }";
+  assert_int_equal(e - b, strlen(g_def));
+  assert_true(strncmp(traps + b, g_def, e - b) == 0);
+  assert_false(instantiate_find("KAS_DEV void h(int x) { x++;", "h", &b, &e)); /* unbalanced */
+}
+
+static void test_extract_missing(void **state) {
+  (void)state;
+  capture_start();
+  char *t = instantiate_extract(mm, "d_mm33_2_load_7");
+  char *out = capture_end();
+  assert_null(t);
+  assert_non_null(strstr(out, "mm33_2.cu: error: no definition of d_mm33_2_load_7"));
+  free(out);
+}
+
+/* ---- substitution ------------------------------------------------------------------------- */
+
+static char *routine(RoutineKind kind, int index, int e, const Placement *pl, const char *name) {
+  char *new_name = NULL;
+  char *t = instantiate_routine(mm, kind, index, e, pl, &new_name);
+  assert_non_null(t);
+  assert_string_equal(new_name, name);
+  free(new_name);
+  return t;
+}
+
+static const char *COMPUTE_HEAD =
+    "KAS_DEV\n"
+    "void %s(KAS_BUF s_a, KAS_BUF s_b, KAS_BUF s_c, int tx, int ty, int tz) {\n"
+    "  (void)tz; /* \"}\" and APIN0 in a comment stay as written */\n"
+    "  const char *tag = \"APOUT {\";\n"
+    "  (void)tag;\n"
+    "  const int MM33_2_BYTES = 36; /* not a block-size constant */\n"
+    "  (void)MM33_2_BYTES;\n"
+    "#pragma unroll\n"
+    "  for (int i = 0; i < 3; i++) {\n"
+    "    float tmp = 0.0f;\n"
+    "#pragma unroll\n";
+
+/* Kód 4.5: the compute in its sss (all shared) and rsr (A and C in registers) variants. */
+static void test_compute_variants(void **state) {
+  (void)state;
+  Placement sss[3] = {PLACE_SHARED, PLACE_SHARED, PLACE_SHARED};
+  Placement rsr[3] = {PLACE_REGISTER, PLACE_SHARED, PLACE_REGISTER};
+  char *got = routine(ROUTINE_COMPUTE, 0, 96, sss, "d_mm33_2_compute_e96_sss");
+  char *head = xasprintf(COMPUTE_HEAD, "d_mm33_2_compute_e96_sss");
+  char *want = xasprintf(
+      "%s"
+      "    for (int k = 0; k < 3; k++) tmp += s_a[(ty*9+tx*3) + k] * s_b[(ty*9) + k * 3 + i];\n"
+      "    s_c[(ty*9+tx*3) + i] = tmp;\n"
+      "  }\n"
+      "}",
+      head);
+  assert_string_equal(got, want);
+  free(got);
+  free(want);
+  free(head);
+  got = routine(ROUTINE_COMPUTE, 0, 96, rsr, "d_mm33_2_compute_e96_rsr");
+  head = xasprintf(COMPUTE_HEAD, "d_mm33_2_compute_e96_rsr");
+  want = xasprintf("%s"
+                   "    for (int k = 0; k < 3; k++) tmp += s_a[0 + k] * s_b[(ty*9) + k * 3 + i];\n"
+                   "    s_c[0 + i] = tmp;\n"
+                   "  }\n"
+                   "}",
+                   head);
+  assert_string_equal(got, want);
+  free(got);
+  free(want);
+  free(head);
+}
+
+/* A load in shared memory: APLS becomes the start with BX/BY as numbers; MM33_2_BX/BY too;
+ * APLS_STEP (an identifier that only begins with a placeholder's name) is left alone. */
+static void test_load_shared(void **state) {
+  (void)state;
+  Placement s[1] = {PLACE_SHARED};
+  char *got = routine(ROUTINE_LOAD, 1, 32, s, "d_mm33_2_load_1_e32_s");
+  assert_string_equal(
+      got,
+      "KAS_DEV void d_mm33_2_load_1_e32_s(const float *KAS_RESTRICT m, KAS_BUF s_m, int tx, int ty, int tz,\n"
+      "                             size_t e0, size_t n) {\n"
+      "  (void)tz;\n"
+      "  const int lin = tx + 3 * ty;\n"
+      "#pragma unroll\n"
+      "  for (int i = 0; i < 3; i++) {\n"
+      "    const size_t g = e0 * 9 + (size_t)(lin + i * 3 * 32);\n"
+      "    s_m[(tx+3*ty) + i * 3 * 32] = g < n * 9 ? m[g] : 0.0f;\n"
+      "  }\n"
+      "}");
+  free(got);
+  got = routine(ROUTINE_LOAD, 0, 8, s, "d_mm33_2_load_0_e8_s");
+  assert_non_null(strstr(got, "const int APLS_STEP = 8 * 3; /* not a placeholder: APLS_STEP is"));
+  assert_non_null(strstr(got, "    s_m[(ty*3+tx) + sofs] = gofs < n * 9 ? m[gofs] : 0.0f;\n"));
+  assert_non_null(strstr(got, "    gofs += 8 * 3;\n"));
+  free(got);
+}
+
+static void test_save_register(void **state) {
+  (void)state;
+  Placement r[1] = {PLACE_REGISTER};
+  char *got = routine(ROUTINE_SAVE, 0, 4, r, "d_mm33_2_save_0_e4_r");
+  assert_non_null(strstr(got, "m[gofs] = s_m[0 + i * 4 * 3];"));
+  assert_null(strstr(got, "APLS"));
+  assert_null(strstr(got, "MM33_2_B"));
+  free(got);
+}
+
+static void test_refusals(void **state) {
+  (void)state;
+  Placement r[1] = {PLACE_REGISTER};
+  char *name = (char *)"untouched";
+  capture_start();
+  char *t = instantiate_routine(mm, ROUTINE_SAVE, 1, 4, r, &name);
+  char *out = capture_end();
+  assert_null(t);
+  assert_string_equal(name, "untouched");
+  assert_non_null(strstr(out, "d_mm33_2_save_1 uses placeholder APIN1, which is not one of its"));
+  free(out);
+  capture_start();
+  t = instantiate_routine(mm, ROUTINE_LOAD, 2, 4, r, NULL);
+  out = capture_end();
+  assert_null(t);
+  assert_non_null(strstr(out, "mm33_2 has no load routine 2"));
+  free(out);
+}
+
+/* ---- the real library --------------------------------------------------------------------- */
+
+/* Copies text without comments and string literals (what the compiler sees as code). */
+static char *code_only(const char *t) {
+  char *out = xcalloc(1, strlen(t) + 1), *w = out;
+  while (*t) {
+    if (t[0] == '/' && t[1] == '*') {
+      const char *e = strstr(t + 2, "*/");
+      t = e ? e + 2 : t + strlen(t);
+    } else if (t[0] == '/' && t[1] == '/') {
+      while (*t && *t != '\n') t++;
+    } else if (*t == '"') {
+      t++;
+      while (*t && *t != '"') t += (*t == '\\' && t[1]) ? 2 : 1;
+      if (*t) t++;
+    } else {
+      *w++ = *t++;
+    }
+  }
+  return out;
+}
+
+/* Whether identifier-like word occurs as a whole identifier in code. */
+static bool has_word(const char *code, const char *word) {
+  size_t n = strlen(word);
+  for (const char *p = strstr(code, word); p; p = strstr(p + 1, word))
+    if ((p == code || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+        !(isalnum((unsigned char)p[n]) || p[n] == '_'))
+      return true;
+  return false;
+}
+
+static bool has_placeholder(const char *code) {
+  if (has_word(code, "APLS") || has_word(code, "APOUT")) return true;
+  for (int k = 0; k < KAS_MAX_ARGS; k++) {
+    char w[16];
+    snprintf(w, sizeof w, "APIN%d", k);
+    if (has_word(code, w)) return true;
+  }
+  return false;
+}
+
+/* Instantiates one routine, checks it, and appends it to the compile unit. */
+static int add_routine(FILE *unit, const Impl *im, RoutineKind kind, int index, int e,
+                       const Placement *pl) {
+  char *name = NULL;
+  char *t = instantiate_routine(im, kind, index, e, pl, &name);
+  if (!t) fail_msg("%s: routine %d/%d failed at E = %d", im->name, kind, index, e);
+  char *code = code_only(t);
+  if (has_placeholder(code)) fail_msg("placeholder left in %s:\n%s", name, t);
+  for (const char *d = "XYZ"; *d; d++) {
+    char constant[64];
+    snprintf(constant, sizeof constant, "%s_B%c", im->upper, *d);
+    if (has_word(code, constant)) fail_msg("%s left in %s", constant, name);
+  }
+  if (!has_word(code, name)) fail_msg("%s not renamed", name);
+  fprintf(unit, "%s\n\n", t);
+  free(code);
+  free(t);
+  free(name);
+  return 1;
+}
+
+static void test_real_library_compiles(void **state) {
+  (void)state;
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  char path[] = "/tmp/kasgen_inst_XXXXXX.cpp";
+  int fd = mkstemps(path, 4);
+  assert_true(fd >= 0);
+  FILE *unit = fdopen(fd, "w");
+  fprintf(unit, "#include \"kas_device.h\"\n\n");
+  int routines = 0;
+  for (int f = 0; f < lib->nfuncs; f++)
+    for (int i = 0; i < lib->funcs[f].nimpls; i++) {
+      const Impl *im = &lib->funcs[f].impls[i];
+      int e = 32;
+      while (impl_threads(im, e) > KAS_MAX_THREADS) e /= 2;
+      for (int variant = 0; variant < 2; variant++) {
+        Placement pl[KAS_MAX_ARGS + 1];
+        for (int k = 0; k <= KAS_MAX_ARGS; k++)
+          pl[k] = (variant == 1 && (k % 2 == 0)) ? PLACE_REGISTER : PLACE_SHARED;
+        routines += add_routine(unit, im, ROUTINE_COMPUTE, 0, e, pl);
+        for (int j = 0; j < im->nloads; j++) routines += add_routine(unit, im, ROUTINE_LOAD, j, e, pl);
+        for (int j = 0; j < im->nsaves; j++) routines += add_routine(unit, im, ROUTINE_SAVE, j, e, pl);
+      }
+    }
+  fclose(unit);
+  assert_true(routines > 100);
+  if (system("command -v g++ >/dev/null 2>&1") == 0) {
+    char *cmd = xasprintf("g++ -std=c++17 -fsyntax-only -Wall -Ilibrary -x c++ %s", path);
+    int rc = system(cmd);
+    free(cmd);
+    if (rc != 0) fail_msg("instantiated routines do not compile as C++: %s", path);
+  }
+  unlink(path);
+  library_free(lib);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_find),          cmocka_unit_test(test_extract_missing),
+      cmocka_unit_test(test_compute_variants), cmocka_unit_test(test_load_shared),
+      cmocka_unit_test(test_save_register), cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_real_library_compiles),
+  };
+  return cmocka_run_group_tests(tests, load_fixture, free_fixture);
+}
