@@ -17,7 +17,7 @@
 /* Guards against hostile input: deep nesting would overflow the C stack, and a pattern with a
  * huge count would exhaust memory long before any real buffer (E * 81 floats) is reached. */
 #define MAX_EXPR_DEPTH 200
-#define MAX_PATTERN_OFFSETS (1L << 20)
+#define MAX_PATTERN_OFFSETS (1L << 17)
 
 /* ---- expression trees ------------------------------------------------------------------- */
 
