@@ -1,0 +1,347 @@
+/*
+ * tracer.hpp — the runtime of the metadata tracer (tests/test_metadata.c).
+ *
+ * test_metadata.c writes, per library implementation, a C++ program that includes this file
+ * (which includes library/kas_device.h with KAS_BUF defined), then the implementation's
+ * routines instantiated by kasgen (every E, every placement), the CPU reference <f>.c, and a
+ * table of KasRoutine descriptors; main() calls kas_trace_main().  The program runs every
+ * thread of a block one after another and prints:
+ *
+ *   T <rid> <case> <lin> <arg> <r|w> <count> <offsets...>   buffer offsets one thread touched
+ *   E <rid> <case> <message>                                a wrong value, a misaligned float4
+ *   D <rid>                                                 routine finished
+ *   F <rid> <case> <layout> <lin> <float offset>            a global access outside the chunk
+ *
+ * Buffers (KAS_BUF) are KasBuf proxies that record each thread's reads and writes; offsets are
+ * what the code used: absolute for a shared buffer, relative to the thread's start for a register
+ * buffer.  Global memory is real: the block's chunk (exactly its valid elements) is placed
+ * against an inaccessible page, once after the chunk and once before it, so that any global
+ * access outside the chunk faults and is reported (F).  Values are checked here (E lines);
+ * access sets against the metadata are checked by test_metadata.c.
+ */
+#ifndef KAS_TRACER_HPP
+#define KAS_TRACER_HPP
+
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#define KAS_TRACE 1
+#define KAS_TRACER_MAX_ARGS 5 /* compute: up to 4 inputs and the output */
+
+/* One pattern argument of the routine running now: its storage and what the thread did. */
+struct KasArgState {
+  float *data;
+  long size; /* valid offsets are [0, size) */
+  std::vector<long> reads, writes;
+};
+
+/* A reference to buf[i]: reading converts to float, assigning writes; both are recorded. */
+class KasRef {
+ public:
+  KasRef(KasArgState *a, long i) : a_(a), i_(i) {}
+  operator float() const {
+    a_->reads.push_back(i_);
+    return i_ >= 0 && i_ < a_->size ? a_->data[i_] : NAN;
+  }
+  KasRef &operator=(float v) {
+    a_->writes.push_back(i_);
+    if (i_ >= 0 && i_ < a_->size) a_->data[i_] = v;
+    return *this;
+  }
+  KasRef &operator=(const KasRef &o) { return *this = (float)o; }
+  KasRef &operator+=(float v) { return *this = (float)*this + v; }
+  KasRef &operator-=(float v) { return *this = (float)*this - v; }
+  KasRef &operator*=(float v) { return *this = (float)*this * v; }
+
+ private:
+  KasArgState *a_;
+  long i_;
+};
+
+/* KAS_BUF: a buffer argument.  Only indexing is allowed (library/README.md). */
+class KasBuf {
+ public:
+  explicit KasBuf(KasArgState *a) : a_(a) {}
+  KasRef operator[](long i) const { return KasRef(a_, i); }
+
+ private:
+  KasArgState *a_;
+};
+
+#define KAS_BUF KasBuf
+#include "kas_device.h"
+
+/* float4 accesses go through these, so that their alignment is checked. */
+#undef KAS_LOAD4
+#undef KAS_STORE4
+#define KAS_LOAD4(g, q) kas_load4((const float *)(g), (size_t)(q))
+#define KAS_STORE4(g, q, v) kas_store4((float *)(g), (size_t)(q), (v))
+
+/* ------------------------------------------------------------------------------------------ */
+
+enum { KAS_T_LOAD = 0, KAS_T_COMPUTE = 1, KAS_T_SAVE = 2 };
+
+/* Calls the instantiated routine with a uniform signature (generated per routine). */
+typedef void (*KasCall)(float *g, KasBuf *bufs, int tx, int ty, int tz, size_t e0, size_t n);
+/* Calls ref_<f>(in0, ..., out). */
+typedef void (*KasRefCall)(const double *const *in, double *out);
+
+struct KasRoutine {
+  int rid, kind, e;
+  int bx, by, bz;
+  int nargs;                           /* pattern arguments: 1, or inputs + output */
+  int size[KAS_TRACER_MAX_ARGS];       /* floats per element of each argument's variable */
+  int reg[KAS_TRACER_MAX_ARGS];        /* 1 = placed in registers */
+  const long *start[KAS_TRACER_MAX_ARGS]; /* per thread: the pattern's start (register args) */
+  int extent[KAS_TRACER_MAX_ARGS];     /* register array length */
+  KasCall call;
+};
+
+/* Where we are, for the fault handler and the E lines. */
+static struct {
+  int rid, kase, layout, lin;
+  const float *chunk;
+} kas_now;
+static int kas_errors_this_case;
+
+static void kas_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void kas_error(const char *fmt, ...) {
+  if (kas_errors_this_case++ >= 5) return; /* the first few say enough */
+  va_list ap;
+  va_start(ap, fmt);
+  printf("E %d %d ", kas_now.rid, kas_now.kase);
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+}
+
+static void kas_fault(int sig, siginfo_t *si, void *ctx) {
+  (void)sig;
+  (void)ctx;
+  long off = (long)(((const char *)si->si_addr - (const char *)kas_now.chunk) / 4);
+  printf("F %d %d %d %d %ld\n", kas_now.rid, kas_now.kase, kas_now.layout, kas_now.lin, off);
+  fflush(stdout);
+  _exit(3);
+}
+
+/* float4 accesses must be 16-byte aligned (the library's contract; a GPU would fault). */
+static float4 kas_load4(const float *g, size_t q) {
+  const float *p = g + 4 * q;
+  if ((uintptr_t)p % 16)
+    kas_error("misaligned float4 load at chunk offset %ld", (long)(p - kas_now.chunk));
+  float4 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static void kas_store4(float *g, size_t q, float4 v) {
+  float *p = g + 4 * q;
+  if ((uintptr_t)p % 16)
+    kas_error("misaligned float4 store at chunk offset %ld", (long)(p - kas_now.chunk));
+  memcpy(p, &v, sizeof v);
+}
+
+/* Global memory: `floats` accessible floats against an inaccessible page, after them
+ * (layout 0) or before them (layout 1). */
+struct KasGuarded {
+  char *map;
+  size_t map_bytes;
+  float *chunk;
+};
+
+static KasGuarded kas_guarded_alloc(size_t floats, int layout) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t data = (floats * 4 + page - 1) / page * page;
+  KasGuarded m;
+  m.map_bytes = data + 2 * page;
+  m.map = (char *)mmap(NULL, m.map_bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m.map == MAP_FAILED || mprotect(m.map + page, data, PROT_READ | PROT_WRITE) != 0) {
+    perror("mmap");
+    exit(2);
+  }
+  m.chunk = layout == 0 ? (float *)(m.map + page + data - floats * 4) : (float *)(m.map + page);
+  return m;
+}
+
+static void kas_guarded_free(KasGuarded *m) { munmap(m->map, m->map_bytes); }
+
+/* ------------------------------------------------------------------------------------------ */
+
+/* Deterministic data: positive, so that no result cancels (the tolerance stays meaningful). */
+static unsigned long kas_rng = 12345;
+static float kas_random(void) {
+  kas_rng = kas_rng * 6364136223846793005UL + 1442695040888963407UL;
+  return 0.5f + (float)((kas_rng >> 40) & 0xffff) / 65536.0f;
+}
+
+static const float kas_sentinel = -12345.5f; /* never a value the data or a result can take */
+
+static void kas_print_set(int rid, int kase, int lin, int arg, char rw, std::vector<long> &v) {
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  printf("T %d %d %d %d %c %zu", rid, kase, lin, arg, rw, v.size());
+  for (long o : v) printf(" %ld", o);
+  printf("\n");
+  v.clear();
+}
+
+/* Runs every thread of the block once, each with its own register arrays (register args) or
+ * the block's shared arrays.  Register arrays are filled from the shared image before the
+ * thread (inputs) and scattered back after it (written offsets), so that one value check
+ * serves both placements.  trace = print the thread's access sets. */
+static void kas_run_block(const KasRoutine *r, float **shared, float *g, size_t e0, size_t n,
+                          bool trace) {
+  int threads = r->bx * r->by * r->bz;
+  for (int lin = 0; lin < threads; lin++) {
+    kas_now.lin = lin;
+    int tx = lin % r->bx, ty = lin / r->bx % r->by, tz = lin / (r->bx * r->by);
+    KasArgState st[KAS_TRACER_MAX_ARGS];
+    std::vector<KasBuf> bufs;
+    std::vector<std::vector<float> > regs(r->nargs);
+    for (int a = 0; a < r->nargs; a++) {
+      long full = (long)r->e * r->size[a];
+      if (r->reg[a]) {
+        regs[a].assign(r->extent[a], kas_sentinel);
+        for (int k = 0; k < r->extent[a]; k++) {
+          long o = r->start[a][lin] + k;
+          if (o >= 0 && o < full) regs[a][k] = shared[a][o];
+        }
+        st[a].data = regs[a].data();
+        st[a].size = r->extent[a];
+      } else {
+        st[a].data = shared[a];
+        st[a].size = full;
+      }
+      bufs.push_back(KasBuf(&st[a]));
+    }
+    r->call(g, bufs.data(), tx, ty, tz, e0, n);
+    for (int a = 0; a < r->nargs; a++) {
+      if (r->reg[a])
+        for (long k : st[a].writes) {
+          long o = r->start[a][lin] + k;
+          if (k >= 0 && k < r->extent[a] && o >= 0 && o < (long)r->e * r->size[a])
+            shared[a][o] = regs[a][k];
+        }
+      if (trace) {
+        kas_print_set(r->rid, kas_now.kase, lin, a, 'r', st[a].reads);
+        kas_print_set(r->rid, kas_now.kase, lin, a, 'w', st[a].writes);
+      }
+    }
+  }
+}
+
+/* A load or save in one (e0, n) case and one global layout. */
+static void kas_run_io(const KasRoutine *r, size_t e0, size_t n, int layout) {
+  int s = r->size[0];
+  size_t valid = n > e0 ? std::min((size_t)r->e, n - e0) : 0;
+  size_t full = (size_t)r->e * s;
+  std::vector<float> buf(full), image(full);
+  KasGuarded m = kas_guarded_alloc(valid * s, layout);
+  kas_now.chunk = m.chunk;
+  float *g = m.chunk - e0 * s; /* the variable's base: element e0 is the chunk's first */
+  float *shared[1] = {buf.data()};
+  if (r->kind == KAS_T_LOAD) {
+    for (size_t k = 0; k < valid * s; k++) m.chunk[k] = kas_random();
+    std::fill(buf.begin(), buf.end(), kas_sentinel);
+    kas_run_block(r, shared, g, e0, n, layout == 0);
+    for (size_t o = 0; o < full; o++) {
+      float want = o < valid * s ? m.chunk[o] : 0.0f;
+      if (buf[o] != want && buf[o] != kas_sentinel)
+        kas_error("load: buffer offset %zu holds %g, global has %g", o, buf[o], want);
+    }
+  } else {
+    for (size_t k = 0; k < valid * s; k++) m.chunk[k] = kas_sentinel;
+    for (size_t o = 0; o < full; o++) image[o] = buf[o] = kas_random();
+    kas_run_block(r, shared, g, e0, n, layout == 0);
+    for (size_t o = 0; o < valid * s; o++)
+      if (m.chunk[o] != image[o])
+        kas_error("save: global offset %zu holds %g, buffer has %g%s", o, m.chunk[o], image[o],
+                  m.chunk[o] == kas_sentinel ? " (never written)" : "");
+  }
+  kas_guarded_free(&m);
+}
+
+/* A compute on random inputs, compared with the CPU reference element by element (normwise
+ * relative error over the element's result). */
+static void kas_run_compute(const KasRoutine *r, KasRefCall ref) {
+  int nin = r->nargs - 1, e = r->e, so = r->size[nin];
+  std::vector<std::vector<float> > data(r->nargs);
+  std::vector<float *> shared(r->nargs);
+  for (int a = 0; a < r->nargs; a++) {
+    data[a].resize((size_t)e * r->size[a]);
+    for (float &x : data[a]) x = a < nin ? kas_random() : kas_sentinel;
+    shared[a] = data[a].data();
+  }
+  kas_now.chunk = NULL;
+  kas_run_block(r, shared.data(), NULL, 0, (size_t)e, true);
+  std::vector<double> in[KAS_TRACER_MAX_ARGS], out(so);
+  const double *inp[KAS_TRACER_MAX_ARGS];
+  for (int k = 0; k < e; k++) {
+    for (int a = 0; a < nin; a++) {
+      in[a].assign(data[a].begin() + (long)k * r->size[a],
+                   data[a].begin() + (long)(k + 1) * r->size[a]);
+      inp[a] = in[a].data();
+    }
+    ref(inp, out.data());
+    double err = 0, norm = 0;
+    for (int j = 0; j < so; j++) {
+      double got = data[nin][(size_t)k * so + j];
+      err = std::max(err, fabs(got - out[j]));
+      if (!(got == got)) err = INFINITY; /* NaN: read out of range */
+      norm = std::max(norm, fabs(out[j]));
+    }
+    if (err > 1e-5 * norm || (norm == 0 && err > 0)) {
+      kas_error("compute: element %d differs from the CPU reference (error %g, norm %g)", k, err,
+                norm);
+    }
+  }
+}
+
+/* (e0, n) cases of a load/save: two full blocks (first and second) and two partial ones. */
+static int kas_io_cases(int e, size_t *e0, size_t *n) {
+  int c = 0;
+  e0[c] = 0, n[c++] = (size_t)e;
+  e0[c] = (size_t)e, n[c++] = 2 * (size_t)e + 5;
+  e0[c] = (size_t)e, n[c++] = 2 * (size_t)e - 1;
+  e0[c] = 0, n[c++] = 1;
+  return c;
+}
+
+static int kas_trace_main(const KasRoutine *routines, int nroutines, KasRefCall ref) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = kas_fault;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGSEGV, &sa, NULL);
+  sigaction(SIGBUS, &sa, NULL);
+  for (int i = 0; i < nroutines; i++) {
+    const KasRoutine *r = &routines[i];
+    kas_now.rid = r->rid;
+    if (r->kind == KAS_T_COMPUTE) {
+      kas_now.kase = 0, kas_now.layout = 0, kas_errors_this_case = 0;
+      kas_run_compute(r, ref);
+    } else {
+      size_t e0[8], n[8];
+      int ncases = kas_io_cases(r->e, e0, n);
+      for (int c = 0; c < ncases; c++)
+        for (int layout = 0; layout < 2; layout++) {
+          kas_now.kase = c, kas_now.layout = layout, kas_errors_this_case = 0;
+          kas_run_io(r, e0[c], n[c], layout);
+        }
+    }
+    printf("D %d\n", r->rid);
+  }
+  return 0;
+}
+
+#endif
