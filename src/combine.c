@@ -150,6 +150,9 @@ static const char *pool_add(LabelPool *lp, char *s) {
   return s;
 }
 
+/* Labels of pattern uses, only when the plan is built to be kept (why strings). */
+#define USE_LABEL(lp, ...) ((lp) ? pool_add((lp), xasprintf(__VA_ARGS__)) : "")
+
 static void pool_free(LabelPool *lp) {
   for (int k = 0; k < lp->n; k++) free(lp->s[k]);
   lp->n = 0;
@@ -164,28 +167,27 @@ static int value_uses(const FusionInfo *fi, const Choice *ch, int nactive, int v
     const IoRoutine *ld = load_routine(fi, ch, v);
     int o = fi->owner[v];
     uses[n++] = (PatternUse){&ld->ls, impl_shape(ch->impl[o], ch->e),
-                             pool_add(lp, xasprintf("%s#%d load_%d LSPATTERN", fn_name(fi, o),
-                                                    fi->node[o], ld->index))};
+                             USE_LABEL(lp, "%s#%d load_%d LSPATTERN", fn_name(fi, o),
+                                       fi->node[o], ld->index)};
   } else if (fi->producer[v] < nactive) {
     int p = fi->producer[v];
     uses[n++] = (PatternUse){&ch->impl[p]->out, impl_shape(ch->impl[p], ch->e),
-                             pool_add(lp, xasprintf("%s#%d OUTPATTERN", fn_name(fi, p),
-                                                    fi->node[p]))};
+                             USE_LABEL(lp, "%s#%d OUTPATTERN", fn_name(fi, p), fi->node[p])};
   }
   for (int c = 0; c < nactive; c++) {
     const DagNode *nd = &nodes[fi->node[c]];
     for (int a = 0; a < nd->nargs; a++)
       if (nd->args[a] == fi->value[v])
         uses[n++] = (PatternUse){&ch->impl[c]->in[a], impl_shape(ch->impl[c], ch->e),
-                                 pool_add(lp, xasprintf("%s#%d INPATTERN %d", fn_name(fi, c),
-                                                        fi->node[c], a))};
+                                 USE_LABEL(lp, "%s#%d INPATTERN %d", fn_name(fi, c),
+                                           fi->node[c], a)};
   }
   if (fi->saved[v] && fi->producer[v] < nactive) {
     const IoRoutine *sv = save_routine(fi, ch, v);
     int p = fi->producer[v];
     uses[n++] = (PatternUse){&sv->ls, impl_shape(ch->impl[p], ch->e),
-                             pool_add(lp, xasprintf("%s#%d save_%d LSPATTERN", fn_name(fi, p),
-                                                    fi->node[p], sv->index))};
+                             USE_LABEL(lp, "%s#%d save_%d LSPATTERN", fn_name(fi, p),
+                                       fi->node[p], sv->index)};
   }
   return n;
 }
@@ -195,25 +197,14 @@ static bool value_active(const FusionInfo *fi, int v, int nactive) {
          (fi->consumers[v] & ((1u << nactive) - 1)) != 0;
 }
 
-/* Writers (the load or the producer's compute) must cover every offset the readers touch, and
- * everything must lie inside the buffer; otherwise the combination is not valid. */
+/* Writers (the load or the producer's compute, uses[0]) must cover every offset the readers
+ * touch, and everything must lie inside the buffer; otherwise the combination is not valid. */
 static bool covered(const PatternUse *uses, int nuses, int nfloats) {
-  unsigned char *written = xcalloc((size_t)nfloats, 1);
-  bool ok = true;
-  for (int u = 0; u < nuses && ok; u++) {
-    const AccessSet *sets = plan_access_sets(uses[u].pat, uses[u].shape);
-    if (!sets) ok = false;
-    int threads = uses[u].shape.bx * uses[u].shape.by * uses[u].shape.bz;
-    for (int t = 0; ok && t < threads; t++)
-      for (int j = 0; ok && j < sets[t].n; j++) {
-        long off = sets[t].offsets[j];
-        if (off < 0 || off >= nfloats) ok = false;
-        else if (u == 0) written[off] = 1;
-        else if (!written[off]) ok = false;
-      }
-  }
-  free(written);
-  return ok;
+  for (int u = 1; u < nuses; u++)
+    if (!plan_pattern_covers(uses[0].pat, uses[0].shape, uses[u].pat, uses[u].shape, nfloats))
+      return false;
+  return nuses > 1 || plan_pattern_covers(uses[0].pat, uses[0].shape, uses[0].pat,
+                                          uses[0].shape, nfloats);
 }
 
 static const int *memo_order(FusionInfo *fi, const LinearizeProblem *lp, int nactive,
@@ -292,21 +283,21 @@ static void make_steps(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
 /* Placement of every active value; fills the buffers (not yet ordered or allocated).  Returns
  * false when a shared buffer's writers do not cover its readers (the combination is invalid). */
 static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, KernelPlan *p,
-                          BuildState *bs) {
+                          BuildState *bs, bool explain) {
   p->buffers = xcalloc((size_t)fi->nvals, sizeof *p->buffers);
   p->nbuffers = 0;
   for (int v = 0; v < fi->nvals; v++) {
     bs->buf_of[v] = -1;
     if (!value_active(fi, v, nactive)) continue;
     PatternUse uses[KAS_MAX_ARGS * LIN_MAX_CALLS + 2];
-    int nuses = value_uses(fi, ch, nactive, v, uses, &bs->labels);
+    int nuses = value_uses(fi, ch, nactive, v, uses, explain ? &bs->labels : NULL);
     int b = p->nbuffers++;
     bs->buf_of[v] = b;
     bs->val_of[b] = v;
     Buffer *buf = &p->buffers[b];
     *buf = (Buffer){.value = fi->value[v], .offset = -1, .load_call = -1, .load_index = -1,
                     .save_index = -1, .first_use = -1, .last_use = -1};
-    bool reg = placement_decide(uses, nuses, &buf->reg_floats, &buf->why);
+    bool reg = placement_decide(uses, nuses, &buf->reg_floats, explain ? &buf->why : NULL);
     buf->place = reg ? PLACE_REGISTER : PLACE_SHARED;
     if (!reg) buf->bytes = ch->e * fi->floats[v] * 4;
     if (fi->producer[v] < 0) {
@@ -449,7 +440,7 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
   KernelPlan *p = xcalloc(1, sizeof *p);
   BuildState bs = {0};
   p->e = ch->e;
-  bool ok = place_buffers(fi, ch, nactive, p, &bs) && order_calls(fi, nactive, p, &bs);
+  bool ok = place_buffers(fi, ch, nactive, p, &bs, full) && order_calls(fi, nactive, p, &bs);
   if (ok) {
     p->impl = xmalloc(sizeof(Impl *) * (size_t)nactive);
     for (int k = 0; k < nactive; k++) {

@@ -532,9 +532,14 @@ typedef struct {
 const AccessSet *plan_access_sets(const Pattern *p, BlockShape shape);
 /* patterns_compatible over the cached sets (same definition, DESIGN.md §5.3). */
 bool plan_patterns_compatible(const Pattern *a, BlockShape sa, const Pattern *b, BlockShape sb);
+/* Whether every offset that reader r touches (any thread) is touched by writer w (some thread),
+ * all of them inside [0, nfloats); cached like the access sets. */
+bool plan_pattern_covers(const Pattern *w, BlockShape sw, const Pattern *r, BlockShape sr,
+                         int nfloats);
 void plan_cache_clear(void);
 /* True (registers) when all uses have one thread count, are pairwise compatible and none says
- * noreg; *reg_floats = register extent.  *why (malloc'ed) says which rule decided. */
+ * noreg; *reg_floats = register extent.  *why (malloc'ed) says which rule decided; pass NULL
+ * when no explanation is wanted (faster). */
 bool placement_decide(const PatternUse *uses, int nuses, int *reg_floats, char **why);
 
 /* sync.c: barriers.  The shared-memory accesses of one step, for exact conflict detection. */

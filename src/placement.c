@@ -43,12 +43,25 @@ static void free_entry(CacheEntry *e) {
   free(e);
 }
 
+/* Coverage results: (writer, reader, their shapes, buffer size) -> covered. */
+typedef struct {
+  const Pattern *w, *r;
+  BlockShape sw, sr;
+  int nfloats;
+  bool covers;
+} CoverEntry;
+static CoverEntry *cover_memo;
+static size_t cover_n, cover_cap;
+
 void plan_cache_clear(void) {
   for (size_t k = 0; k < cache_size; k++)
     if (cache_slots[k]) free_entry(cache_slots[k]);
   free(cache_slots);
   cache_slots = NULL;
   cache_size = cache_used = 0;
+  free(cover_memo);
+  cover_memo = NULL;
+  cover_n = cover_cap = 0;
 }
 
 static void cache_insert(CacheEntry *e);
@@ -181,45 +194,124 @@ static char *joined_labels(const PatternUse *uses, int nuses) {
   return sb_take(&sb);
 }
 
+/* Building why strings costs more than deciding; the beam search asks without them. */
+#define SET_WHY(...) \
+  do {                   \
+    if (why) *why = __VA_ARGS__; \
+  } while (0)
+
 bool placement_decide(const PatternUse *uses, int nuses, int *reg_floats, char **why) {
   *reg_floats = 0;
   if (nuses == 0) {
-    *why = xstrdup("shared: no routine touches it");
+    SET_WHY(xstrdup("shared: no routine touches it"));
     return false;
   }
   for (int u = 0; u < nuses; u++)
     if (uses[u].pat->noreg) {
-      *why = xasprintf("shared: %s says noreg", uses[u].label);
+      SET_WHY(xasprintf("shared: %s says noreg", uses[u].label));
       return false;
     }
   int threads = shape_threads(uses[0].shape);
   for (int u = 1; u < nuses; u++)
     if (shape_threads(uses[u].shape) != threads) {
-      *why = xasprintf("shared: %s runs %d threads, %s %d", uses[0].label, threads, uses[u].label,
-                       shape_threads(uses[u].shape));
+      SET_WHY(xasprintf("shared: %s runs %d threads, %s %d", uses[0].label, threads, uses[u].label,
+                       shape_threads(uses[u].shape)));
       return false;
     }
   for (int a = 0; a < nuses; a++)
     for (int b = a + 1; b < nuses; b++) {
       int t = first_difference(uses[a].pat, uses[a].shape, uses[b].pat, uses[b].shape);
       if (t == -2) {
-        *why = xstrdup("shared: access pattern could not be evaluated");
+        SET_WHY(xstrdup("shared: access pattern could not be evaluated"));
         return false;
       }
       if (t >= 0) {
-        *why = incompatibility_why(&uses[a], &uses[b], t);
+        SET_WHY(incompatibility_why(&uses[a], &uses[b], t));
         return false;
       }
     }
   int extent = register_extent(uses, nuses);
   if (extent < 0) {
-    *why = xasprintf("shared: %s touches offsets below its start", uses[0].label);
+    SET_WHY(xasprintf("shared: %s touches offsets below its start", uses[0].label));
     return false;
   }
   *reg_floats = extent;
-  char *labels = joined_labels(uses, nuses);
-  *why = xasprintf("registers: %s compatible at %d threads (%d floats per thread)", labels,
-                   threads, extent);
-  free(labels);
+  if (why) {
+    char *labels = joined_labels(uses, nuses);
+    *why = xasprintf("registers: %s compatible at %d threads (%d floats per thread)", labels,
+                     threads, extent);
+    free(labels);
+  }
   return true;
+}
+
+static bool same_shape(BlockShape a, BlockShape b) {
+  return a.bx == b.bx && a.by == b.by && a.bz == b.bz;
+}
+
+/* Marks every offset of the pattern; false if one lies outside [0, nfloats). */
+static bool mark_offsets(const AccessSet *sets, int threads, int nfloats, unsigned char *mark) {
+  for (int t = 0; t < threads; t++)
+    for (int j = 0; j < sets[t].n; j++) {
+      long off = sets[t].offsets[j];
+      if (off < 0 || off >= nfloats) return false;
+      if (mark) mark[off] = 1;
+    }
+  return true;
+}
+
+static bool compute_covers(const Pattern *w, BlockShape sw, const Pattern *r, BlockShape sr,
+                           int nfloats) {
+  const AccessSet *ws = plan_access_sets(w, sw), *rs = plan_access_sets(r, sr);
+  if (!ws || !rs || nfloats <= 0) return false;
+  unsigned char *written = xcalloc((size_t)nfloats, 1);
+  bool ok = mark_offsets(ws, shape_threads(sw), nfloats, written) &&
+            mark_offsets(rs, shape_threads(sr), nfloats, NULL);
+  for (int t = 0; ok && t < shape_threads(sr); t++)
+    for (int j = 0; ok && j < rs[t].n; j++) ok = written[rs[t].offsets[j]];
+  free(written);
+  return ok;
+}
+
+static size_t cover_hash(const Pattern *w, BlockShape sw, const Pattern *r, BlockShape sr,
+                         int nfloats) {
+  uint64_t h = cache_hash(w, sw) * 31 + cache_hash(r, sr);
+  h ^= (uint64_t)nfloats * 0x9E3779B97F4A7C15ull;
+  return (size_t)(h ^ (h >> 31));
+}
+
+static bool cover_matches(const CoverEntry *e, const Pattern *w, BlockShape sw, const Pattern *r,
+                          BlockShape sr, int nfloats) {
+  return e->w == w && e->r == r && e->nfloats == nfloats && same_shape(e->sw, sw) &&
+         same_shape(e->sr, sr);
+}
+
+/* Open addressing over cover_memo (cover_cap slots, a NULL writer marks a free one). */
+static void cover_insert(const CoverEntry *e) {
+  if ((cover_n + 1) * 2 > cover_cap) {
+    CoverEntry *old = cover_memo;
+    size_t old_cap = cover_cap;
+    cover_cap = cover_cap ? cover_cap * 2 : 1024;
+    cover_memo = xcalloc(cover_cap, sizeof *cover_memo);
+    cover_n = 0;
+    for (size_t k = 0; k < old_cap; k++)
+      if (old[k].w) cover_insert(&old[k]);
+    free(old);
+  }
+  size_t k = cover_hash(e->w, e->sw, e->r, e->sr, e->nfloats) & (cover_cap - 1);
+  while (cover_memo[k].w) k = (k + 1) & (cover_cap - 1);
+  cover_memo[k] = *e;
+  cover_n++;
+}
+
+bool plan_pattern_covers(const Pattern *w, BlockShape sw, const Pattern *r, BlockShape sr,
+                         int nfloats) {
+  if (cover_cap) {
+    size_t k = cover_hash(w, sw, r, sr, nfloats) & (cover_cap - 1);
+    for (; cover_memo[k].w; k = (k + 1) & (cover_cap - 1))
+      if (cover_matches(&cover_memo[k], w, sw, r, sr, nfloats)) return cover_memo[k].covers;
+  }
+  CoverEntry e = {w, r, sw, sr, nfloats, compute_covers(w, sw, r, sr, nfloats)};
+  cover_insert(&e);
+  return e.covers;
 }

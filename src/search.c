@@ -65,7 +65,8 @@ static bool order_kernels(const Dag *dag, KernelPlan **k, int n) {
 
 static void finish_candidate(Candidate *c, const TimingDb *db) {
   c->predicted_ns_per_elem = 0;
-  for (int i = 0; i < c->nkernels; i++) c->predicted_ns_per_elem += c->kernels[i]->predicted_ns_per_elem;
+  for (int i = 0; i < c->nkernels; i++)
+    c->predicted_ns_per_elem += c->kernels[i]->predicted_ns_per_elem;
   c->predicted_ns_per_elem += c->nkernels * per_kernel_overhead(db);
 }
 

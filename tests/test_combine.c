@@ -208,7 +208,8 @@ static void check_placement(const Dag *dag, const KernelPlan *p) {
     bool reg = true;
     for (int i = 0; i < n; i++) {
       reg &= !pats[i]->noreg;
-      for (int j = i + 1; j < n; j++) reg &= patterns_compatible(pats[i], shapes[i], pats[j], shapes[j]);
+      for (int j = i + 1; j < n; j++)
+        reg &= patterns_compatible(pats[i], shapes[i], pats[j], shapes[j]);
     }
     assert_int_equal(buf->place == PLACE_REGISTER, reg);
     if (reg) assert_int_equal(buf->reg_floats, pattern_register_extent(pats[0], shapes[0]));
@@ -231,7 +232,8 @@ static void check_block(const KernelPlan *p) {
   int bars = 0;
   for (int s = 0; s < p->nsteps; s++) {
     const Step *st = &p->steps[s];
-    assert_int_equal(st->recompute_coords, !same_shape(impl_shape(p->impl[st->call], p->e), p->block));
+    bool differs = !same_shape(impl_shape(p->impl[st->call], p->e), p->block);
+    assert_int_equal(st->recompute_coords, differs);
     bars += st->barrier_before;
     assert_int_equal(st->barrier_why != NULL, st->barrier_before);
   }

@@ -123,7 +123,8 @@ static void test_chains_not_interleaved(void **state) {
   LinearizeProblem p = {.ncalls = 4, .nvals = 6};
   int prod[6] = {-1, -1, 0, 1, 2, 3}, size[6] = {1, 1, 81, 1, 81, 1};
   uint32_t cons[6] = {1u << 0, 1u << 2, 1u << 1, 0, 1u << 3, 0};
-  for (int v = 0; v < 6; v++) p.producer[v] = prod[v], p.size[v] = size[v], p.consumers[v] = cons[v];
+  for (int v = 0; v < 6; v++)
+    p.producer[v] = prod[v], p.size[v] = size[v], p.consumers[v] = cons[v];
   p.pred[1] = 1u << 0;
   p.pred[3] = 1u << 2;
   int order[4], peak, bars;

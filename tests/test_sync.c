@@ -68,7 +68,8 @@ static Accesses step_accesses(const Dag *dag, const KernelPlan *p, int s) {
   BlockShape sh = impl_shape(im, p->e);
   if (st->kind == ROUTINE_COMPUTE) {
     const DagNode *nd = &dag->nodes[p->order[st->call]];
-    for (int k = 0; k < nd->nargs; k++) add_pattern(&a, &im->in[k], sh, buffer_of(p, nd->args[k]), false);
+    for (int k = 0; k < nd->nargs; k++)
+      add_pattern(&a, &im->in[k], sh, buffer_of(p, nd->args[k]), false);
     add_pattern(&a, &im->out, sh, buffer_of(p, nd->result), true);
   } else {
     add_pattern(&a, &io_of(im, st->kind, st->io_index)->ls, sh, &p->buffers[st->buffer],
@@ -105,7 +106,8 @@ static void verify_plan(const Dag *dag, const KernelPlan *p) {
   for (int j = 0; j < p->nsteps; j++) {
     if (p->steps[j].barrier_before) {
       bool needed = false;
-      for (int i = last_barrier; i < j && !needed; i++) needed = conflict(&acc[i], &acc[j], nfloats);
+      for (int i = last_barrier; i < j && !needed; i++)
+        needed = conflict(&acc[i], &acc[j], nfloats);
       assert_true(needed);
       last_barrier = j;
       checked_barriers++;
@@ -166,7 +168,8 @@ static void test_random_fusions(void **state) {
     World w = load_world(specs[k]);
     FusionSet fs = fusion_enumerate(w.dag, 5);
     for (int f = 0; f < fs.n; f++)
-      if (rand() % 4 == 0 || __builtin_popcountll(fs.sets[f]) == 5) verify_fusion(&w, fs.sets[f], false);
+      if (rand() % 4 == 0 || __builtin_popcountll(fs.sets[f]) == 5)
+        verify_fusion(&w, fs.sets[f], false);
     fusion_set_free(&fs);
     free_world(&w);
   }
