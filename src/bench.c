@@ -12,7 +12,7 @@
  *   bench_<f>.cu      per function: every routine of every implementation (each load and save
  *                     variant, the compute), in shared memory and — where its pattern allows —
  *                     in registers, instantiated (instantiate_routine) for each E, wrapped in a
- *                     kernel of its own, plus a table of those kernels
+ *                     kernel of its own (kb_<f>_<n>), plus a table of those kernels
  *   bench_main.cu     device limits (cudaGetDeviceProperties), copy bandwidth and launch
  *                     overhead measured in the same run, every kernel timed at every extra
  *                     shared-memory size (median of repetitions, CUDA events), the XML by stdio
@@ -90,9 +90,12 @@ static void keep_alive(StrBuf *sb) {
 static void kernel_load(StrBuf *sb, const BenchCase *c, const char *fname, int floats, int ext,
                         int threads) {
   if (c->place == PLACE_REGISTER) {
-    sb_printf(sb, "  float r[%d];\n  %s(in, r, tx, ty, tz, e0, n);\n  float acc = 0.0f;\n"
+    /* Zeros first: offsets outside the thread's access set stay defined, so that the sum (and
+     * with it every load) cannot be folded away as undefined. */
+    sb_printf(sb, "  float r[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) r[k] = 0.0f;\n"
+                  "  %s(in, r, tx, ty, tz, e0, n);\n  float acc = 0.0f;\n"
                   "#pragma unroll\n  for (int k = 0; k < %d; k++) acc += r[k];\n",
-              ext, fname, ext);
+              ext, ext, fname, ext);
   } else {
     /* Every float of the buffer is read back after a barrier: no store can be dropped. */
     sb_printf(sb, "  %s(in, kb_smem, tx, ty, tz, e0, n);\n  __syncthreads();\n"
@@ -133,6 +136,9 @@ static void kernel_compute(StrBuf *sb, const BenchCase *c, const char *fname) {
         sb_printf(sb, "#pragma unroll\n  for (int k = 0; k < %d; k++) %s[k] = seed * (float)(k "
                       "+ %d) + (float)lin;\n",
                   ext, name, a + 1);
+      else /* the output: defined where the compute does not write (see kernel_load) */
+        sb_printf(sb, "#pragma unroll\n  for (int k = 0; k < %d; k++) %s[k] = 0.0f;\n", ext,
+                  name);
     } else {
       sb_printf(sb, "  float *%s = kb_smem + %d;\n", name, offset);
       offset += floats * c->e;
@@ -180,10 +186,10 @@ static bool emit_kernel(StrBuf *sb, StrBuf *table, const BenchCase *c, int id, c
   free(body);
   BlockShape sh = impl_shape(c->impl, c->e);
   int threads = sh.bx * sh.by * sh.bz;
-  sb_printf(sb, "__global__ void __launch_bounds__(%d) kb_%d(const float *__restrict__ in, "
+  sb_printf(sb, "__global__ void __launch_bounds__(%d) kb_%s_%d(const float *__restrict__ in, "
                 "float *__restrict__ out, size_t n, float seed) {\n  extern __shared__ float "
                 "kb_smem[];\n",
-            threads, id);
+            threads, c->impl->fn->name, id);
   kernel_prologue(sb, sh, c->e);
   if (c->kind == ROUTINE_COMPUTE) {
     kernel_compute(sb, c, fname);
@@ -196,10 +202,10 @@ static bool emit_kernel(StrBuf *sb, StrBuf *table, const BenchCase *c, int id, c
     else kernel_save(sb, c, fname, floats, ext, threads);
   }
   sb_puts(sb, "}\n\n");
-  sb_printf(table, "  {\"%s\", \"%s\", %d, \"%s\", %d, %d, %d, %d, %d, (const void *)kb_%d},\n",
+  sb_printf(table, "  {\"%s\", \"%s\", %d, \"%s\", %d, %d, %d, %d, %d, (const void *)kb_%s_%d},\n",
             c->impl->name, kind_word(c->kind), c->index,
             c->place == PLACE_REGISTER ? "register" : "shared", c->e, sh.bx, sh.by, sh.bz,
-            own_smem_bytes(c), id);
+            own_smem_bytes(c), c->impl->fn->name, id);
   free(fname);
   return true;
 }

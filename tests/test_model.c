@@ -149,18 +149,52 @@ static void test_access_efficiency(void **state) {
   model_reset();
 }
 
-static void test_coalesced_beats_owner(void **state) {
+/* What kasgen bench measured on an H100: owner loads of 9-float elements run at copy speed (the
+ * sectors a warp re-requests hit L1), owner loads of 81-float elements are ~2-3x slower (L1
+ * thrashes), owner stores are several times slower (every partial sector goes to L2). */
+static void test_coalescing(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
   Impl *im = make_impl("mm_1", 1);
-  PlanStore a, b;
+  PlanStore a;
   single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
-  single(&b, dag, im, 0, 1, PLACE_REGISTER, 32);
-  double ta = model_predict_kernel(&a.p, dag, db), tb = model_predict_kernel(&b.p, dag, db);
-  /* 108 bytes per element at ~90% of 3000 GB/s. */
-  assert_true(ta > 108.0 / 3000.0 && ta < 108.0 / 3000.0 * 1.4);
-  assert_true(tb > 4 * ta); /* uncoalesced one-thread-per-element: several times slower */
+  double coalesced = model_predict_kernel(&a.p, dag, db);
+  /* 108 bytes per element at ~90% of 3000 GB/s, plus the grid floor at E=32 */
+  double floor32 = 0.6 / 32;
+  assert_true(coalesced > 108.0 / 3000.0 + floor32);
+  assert_true(coalesced < (108.0 / 3000.0) * 1.2 + floor32);
+  a.buf[0].load_index = a.buf[1].load_index = 1; /* owner loads, coalesced save */
+  double owner_loads = model_predict_kernel(&a.p, dag, db);
+  assert_true(owner_loads < 1.2 * coalesced);
+  a.buf[2].save_index = 1; /* and an owner save */
+  double owner_save = model_predict_kernel(&a.p, dag, db);
+  assert_true(owner_save > 2 * coalesced);
+  /* 81-float elements: owner loads through L2 */
+  static KType ten4 = {.name = "tensor3x3x3x3", .size = 81};
+  for (int v = 0; v < 4; v++) dag->values[v].type = &ten4;
+  Impl *big = make_impl("big_1", 1);
+  for (int j = 0; j < 2; j++) {
+    pattern_free(&big->loads[j].ls);
+    big->loads[j].ls = pat(j ? "start \"tx*81\", block \"1\", stride \"1\", count 81, noreg 0"
+                             : "start \"4*tx\", block \"4*(4*(tx+i*BX) < BX*81)\", "
+                               "stride \"4*BX\", count \"(BX*81+4*BX-1)/(4*BX)\", noreg 1");
+  }
+  PlanStore b;
+  single(&b, dag, big, 0, 0, PLACE_SHARED, 32);
+  b.p.nbuffers = 1; /* one load alone */
+  b.p.smem_bytes = b.buf[0].bytes;
+  double big_coalesced = model_predict_kernel(&b.p, dag, db);
+  b.buf[0].load_index = 1; /* measured: 3x slower into shared memory, 1.5-1.9x into registers */
+  double big_owner = model_predict_kernel(&b.p, dag, db);
+  assert_true(big_owner > 2 * big_coalesced);
+  b.buf[0].place = PLACE_REGISTER;
+  b.buf[0].bytes = 0;
+  b.buf[0].reg_floats = 81;
+  b.p.smem_bytes = 0;
+  double big_owner_reg = model_predict_kernel(&b.p, dag, db);
+  assert_true(big_owner_reg > 1.4 * big_coalesced);
+  free_impl(big);
   free_impl(im);
   free_dag(dag);
   timingdb_free(db);
@@ -231,10 +265,11 @@ static void test_registers_and_barriers(void **state) {
 
 static void test_idle_threads(void **state) {
   (void)state;
-  /* A kernel with no global traffic (the fixture times mmul33_2's compute at 0.5 ns in shared
-   * memory): two calls cost 1.0; when the kernel's block is another call's with three threads
-   * per element, these one-thread-per-element calls idle two thirds of it: 3.0. */
-  TimingDb *db = timingdb_load("tests/fixtures/db/good.xml");
+  /* A kernel with no global traffic (the fixture times mmul33_2's compute at 0.6 ns in shared
+   * memory, of which 0.1 is the grid floor paid once per kernel): two calls cost 2 * 0.5 + 0.1;
+   * when the kernel's block is another call's with three threads per element, these
+   * one-thread-per-element calls idle two thirds of it: 3 * 1.0 + 0.1. */
+  TimingDb *db = timingdb_load("tests/fixtures/db/model.xml");
   assert_non_null(db);
   Dag *dag = make_chain();
   Impl *im = make_impl("mmul33_2", 1);
@@ -243,9 +278,9 @@ static void test_idle_threads(void **state) {
   a.p.buffers = &a.buf[2]; /* only the intermediate */
   a.p.nbuffers = 1;
   a.p.smem_bytes = a.buf[2].bytes;
-  assert_float_equal(model_predict_kernel(&a.p, dag, db), 1.0, 1e-9);
+  assert_float_equal(model_predict_kernel(&a.p, dag, db), 1.1, 1e-9);
   a.p.threads = 96;
-  assert_float_equal(model_predict_kernel(&a.p, dag, db), 3.0, 1e-9);
+  assert_float_equal(model_predict_kernel(&a.p, dag, db), 3.1, 1e-9);
   free_impl(im);
   free_dag(dag);
   timingdb_free(db);
@@ -271,7 +306,7 @@ static char *capture_run(TimingDb *db, const KernelPlan *p, const Dag *dag, doub
 
 static void test_database(void **state) {
   (void)state;
-  TimingDb *db = timingdb_load("tests/fixtures/db/good.xml");
+  TimingDb *db = timingdb_load("tests/fixtures/db/model.xml");
   assert_non_null(db);
   Dag *dag = make_chain();
   Impl *im = make_impl("mmul33_2", 1);
@@ -282,9 +317,10 @@ static void test_database(void **state) {
   char *err = capture_run(db, &a.p, dag, &t);
   assert_non_null(strstr(err, "warning: no timing for routine mmul33_2 save 0 shared"));
   assert_null(strstr(err, "load 0")); /* timed loads are not warned about */
-  /* extra smem for a load = total 3456 - own 1152 = 2304 -> clamped at 1000 -> 2.0 ns each */
+  /* extra smem for a load = total 3456 - own 1152 = 2304 -> clamped at 1000 -> 2.1 ns each,
+   * less the grid floor 0.1 (the cheapest routine), which the kernel pays once */
   double save = 36.0 / (3000.0 * 0.9);
-  assert_float_equal(t, 2.0 + 2.0 + save, 1e-3);
+  assert_float_equal(t, 2.0 + 2.0 + save + 0.1, 1e-3);
   free(err);
   /* The warning is given once per routine. */
   err = capture_run(db, &a.p, dag, &t);
@@ -307,7 +343,7 @@ static void test_launch_overhead(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_access_efficiency),     cmocka_unit_test(test_coalesced_beats_owner),
+      cmocka_unit_test(test_access_efficiency),     cmocka_unit_test(test_coalescing),
       cmocka_unit_test(test_fusion_beats_two_kernels), cmocka_unit_test(test_cannot_launch),
       cmocka_unit_test(test_registers_and_barriers), cmocka_unit_test(test_idle_threads),
       cmocka_unit_test(test_database),              cmocka_unit_test(test_launch_overhead),

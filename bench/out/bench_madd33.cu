@@ -36,7 +36,7 @@ KAS_DEV void d_madd33_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_madd33_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_madd33_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_madd33_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_madd33_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_madd33_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -300,7 +300,7 @@ KAS_DEV void d_madd33_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -324,7 +324,7 @@ KAS_DEV void d_madd33_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -348,7 +348,7 @@ KAS_DEV void d_madd33_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -372,7 +372,7 @@ KAS_DEV void d_madd33_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -396,7 +396,7 @@ KAS_DEV void d_madd33_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -420,7 +420,7 @@ KAS_DEV void d_madd33_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -444,13 +444,15 @@ KAS_DEV void d_madd33_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -469,13 +471,15 @@ KAS_DEV void d_madd33_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -494,13 +498,15 @@ KAS_DEV void d_madd33_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -519,13 +525,15 @@ KAS_DEV void d_madd33_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -544,13 +552,15 @@ KAS_DEV void d_madd33_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -569,13 +579,15 @@ KAS_DEV void d_madd33_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -618,7 +630,7 @@ KAS_DEV void d_madd33_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -666,7 +678,7 @@ KAS_DEV void d_madd33_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -714,7 +726,7 @@ KAS_DEV void d_madd33_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -762,7 +774,7 @@ KAS_DEV void d_madd33_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -810,7 +822,7 @@ KAS_DEV void d_madd33_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -858,7 +870,7 @@ KAS_DEV void d_madd33_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -882,7 +894,7 @@ KAS_DEV void d_madd33_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -906,7 +918,7 @@ KAS_DEV void d_madd33_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -930,7 +942,7 @@ KAS_DEV void d_madd33_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -954,7 +966,7 @@ KAS_DEV void d_madd33_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -978,7 +990,7 @@ KAS_DEV void d_madd33_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1002,7 +1014,7 @@ KAS_DEV void d_madd33_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1026,13 +1038,15 @@ KAS_DEV void d_madd33_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1051,13 +1065,15 @@ KAS_DEV void d_madd33_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1076,13 +1092,15 @@ KAS_DEV void d_madd33_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1101,13 +1119,15 @@ KAS_DEV void d_madd33_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1126,13 +1146,15 @@ KAS_DEV void d_madd33_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1151,13 +1173,15 @@ KAS_DEV void d_madd33_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_madd33_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1175,7 +1199,7 @@ KAS_DEV void d_madd33_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[(tx*9) + k] = a[(tx*9) + k] + b[(tx*9) + k];
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1199,7 +1223,7 @@ KAS_DEV void d_madd33_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*9) + k] = a[(tx*9) + k] + b[(tx*9) + k];
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1223,7 +1247,7 @@ KAS_DEV void d_madd33_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*9) + k] = a[(tx*9) + k] + b[(tx*9) + k];
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1247,7 +1271,7 @@ KAS_DEV void d_madd33_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*9) + k] = a[(tx*9) + k] + b[(tx*9) + k];
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1271,7 +1295,7 @@ KAS_DEV void d_madd33_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*9) + k] = a[(tx*9) + k] + b[(tx*9) + k];
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1295,7 +1319,7 @@ KAS_DEV void d_madd33_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*9) + k] = a[(tx*9) + k] + b[(tx*9) + k];
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1319,7 +1343,7 @@ KAS_DEV void d_madd33_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1332,6 +1356,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_madd33_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1349,7 +1375,7 @@ KAS_DEV void d_madd33_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1362,6 +1388,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_madd33_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1379,7 +1407,7 @@ KAS_DEV void d_madd33_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1392,6 +1420,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_madd33_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1409,7 +1439,7 @@ KAS_DEV void d_madd33_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1422,6 +1452,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_madd33_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1439,7 +1471,7 @@ KAS_DEV void d_madd33_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1452,6 +1484,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_madd33_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1469,7 +1503,7 @@ KAS_DEV void d_madd33_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1482,6 +1516,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_madd33_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1526,7 +1562,7 @@ KAS_DEV void d_madd33_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1574,7 +1610,7 @@ KAS_DEV void d_madd33_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1622,7 +1658,7 @@ KAS_DEV void d_madd33_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1670,7 +1706,7 @@ KAS_DEV void d_madd33_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1718,7 +1754,7 @@ KAS_DEV void d_madd33_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1766,7 +1802,7 @@ KAS_DEV void d_madd33_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1789,7 +1825,7 @@ KAS_DEV void d_madd33_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1812,7 +1848,7 @@ KAS_DEV void d_madd33_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1835,7 +1871,7 @@ KAS_DEV void d_madd33_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1858,7 +1894,7 @@ KAS_DEV void d_madd33_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1881,7 +1917,7 @@ KAS_DEV void d_madd33_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1904,7 +1940,7 @@ KAS_DEV void d_madd33_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1927,7 +1963,7 @@ KAS_DEV void d_madd33_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd33_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1951,7 +1987,7 @@ KAS_DEV void d_madd33_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd33_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1975,7 +2011,7 @@ KAS_DEV void d_madd33_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd33_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1999,7 +2035,7 @@ KAS_DEV void d_madd33_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd33_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2023,7 +2059,7 @@ KAS_DEV void d_madd33_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd33_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2047,7 +2083,7 @@ KAS_DEV void d_madd33_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd33_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2094,7 +2130,7 @@ KAS_DEV void d_madd33_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2142,7 +2178,7 @@ KAS_DEV void d_madd33_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2190,7 +2226,7 @@ KAS_DEV void d_madd33_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2238,7 +2274,7 @@ KAS_DEV void d_madd33_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2258,7 +2294,7 @@ KAS_DEV void d_madd33_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2278,7 +2314,7 @@ KAS_DEV void d_madd33_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2298,7 +2334,7 @@ KAS_DEV void d_madd33_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2318,7 +2354,7 @@ KAS_DEV void d_madd33_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2338,13 +2374,15 @@ KAS_DEV void d_madd33_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd33_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2359,13 +2397,15 @@ KAS_DEV void d_madd33_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd33_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2380,13 +2420,15 @@ KAS_DEV void d_madd33_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd33_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2401,13 +2443,15 @@ KAS_DEV void d_madd33_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd33_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2450,7 +2494,7 @@ KAS_DEV void d_madd33_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2498,7 +2542,7 @@ KAS_DEV void d_madd33_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2546,7 +2590,7 @@ KAS_DEV void d_madd33_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2594,7 +2638,7 @@ KAS_DEV void d_madd33_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2614,7 +2658,7 @@ KAS_DEV void d_madd33_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2634,7 +2678,7 @@ KAS_DEV void d_madd33_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2654,7 +2698,7 @@ KAS_DEV void d_madd33_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2674,7 +2718,7 @@ KAS_DEV void d_madd33_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2694,13 +2738,15 @@ KAS_DEV void d_madd33_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd33_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2715,13 +2761,15 @@ KAS_DEV void d_madd33_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd33_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2736,13 +2784,15 @@ KAS_DEV void d_madd33_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd33_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2757,13 +2807,15 @@ KAS_DEV void d_madd33_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd33_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2779,7 +2831,7 @@ KAS_DEV void d_madd33_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[(ty*9+tx)] = a[(ty*9+tx)] + b[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(36) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2801,7 +2853,7 @@ KAS_DEV void d_madd33_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*9+tx)] = a[(ty*9+tx)] + b[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(144) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2823,7 +2875,7 @@ KAS_DEV void d_madd33_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*9+tx)] = a[(ty*9+tx)] + b[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(288) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2845,7 +2897,7 @@ KAS_DEV void d_madd33_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*9+tx)] = a[(ty*9+tx)] + b[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(576) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2867,7 +2919,7 @@ KAS_DEV void d_madd33_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[0] = a[0] + b[0];
 }
 
-__global__ void __launch_bounds__(36) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2880,6 +2932,8 @@ __global__ void __launch_bounds__(36) kb_94(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_madd33_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2895,7 +2949,7 @@ KAS_DEV void d_madd33_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] + b[0];
 }
 
-__global__ void __launch_bounds__(144) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2908,6 +2962,8 @@ __global__ void __launch_bounds__(144) kb_95(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_madd33_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2923,7 +2979,7 @@ KAS_DEV void d_madd33_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] + b[0];
 }
 
-__global__ void __launch_bounds__(288) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2936,6 +2992,8 @@ __global__ void __launch_bounds__(288) kb_96(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_madd33_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2951,7 +3009,7 @@ KAS_DEV void d_madd33_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] + b[0];
 }
 
-__global__ void __launch_bounds__(576) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2964,6 +3022,8 @@ __global__ void __launch_bounds__(576) kb_97(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_madd33_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3008,7 +3068,7 @@ KAS_DEV void d_madd33_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3056,7 +3116,7 @@ KAS_DEV void d_madd33_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3104,7 +3164,7 @@ KAS_DEV void d_madd33_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3152,7 +3212,7 @@ KAS_DEV void d_madd33_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3171,7 +3231,7 @@ KAS_DEV void d_madd33_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(36) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3190,7 +3250,7 @@ KAS_DEV void d_madd33_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(144) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3209,7 +3269,7 @@ KAS_DEV void d_madd33_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(288) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3228,7 +3288,7 @@ KAS_DEV void d_madd33_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(576) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3247,7 +3307,7 @@ KAS_DEV void d_madd33_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(36) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_madd33_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3267,7 +3327,7 @@ KAS_DEV void d_madd33_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(144) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_madd33_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3287,7 +3347,7 @@ KAS_DEV void d_madd33_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(288) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_madd33_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3307,7 +3367,7 @@ KAS_DEV void d_madd33_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(576) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_madd33_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3354,7 +3414,7 @@ KAS_DEV void d_madd33_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3402,7 +3462,7 @@ KAS_DEV void d_madd33_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3450,7 +3510,7 @@ KAS_DEV void d_madd33_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3498,7 +3558,7 @@ KAS_DEV void d_madd33_3_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3546,7 +3606,7 @@ KAS_DEV void d_madd33_3_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3594,7 +3654,7 @@ KAS_DEV void d_madd33_3_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3617,7 +3677,7 @@ KAS_DEV void d_madd33_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3640,7 +3700,7 @@ KAS_DEV void d_madd33_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3663,7 +3723,7 @@ KAS_DEV void d_madd33_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3686,7 +3746,7 @@ KAS_DEV void d_madd33_3_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3709,7 +3769,7 @@ KAS_DEV void d_madd33_3_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3732,7 +3792,7 @@ KAS_DEV void d_madd33_3_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3755,13 +3815,15 @@ KAS_DEV void d_madd33_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3779,13 +3841,15 @@ KAS_DEV void d_madd33_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3803,13 +3867,15 @@ KAS_DEV void d_madd33_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3827,13 +3893,15 @@ KAS_DEV void d_madd33_3_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3851,13 +3919,15 @@ KAS_DEV void d_madd33_3_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3875,13 +3945,15 @@ KAS_DEV void d_madd33_3_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3924,7 +3996,7 @@ KAS_DEV void d_madd33_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3972,7 +4044,7 @@ KAS_DEV void d_madd33_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4020,7 +4092,7 @@ KAS_DEV void d_madd33_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4068,7 +4140,7 @@ KAS_DEV void d_madd33_3_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4116,7 +4188,7 @@ KAS_DEV void d_madd33_3_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4164,7 +4236,7 @@ KAS_DEV void d_madd33_3_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4187,7 +4259,7 @@ KAS_DEV void d_madd33_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4210,7 +4282,7 @@ KAS_DEV void d_madd33_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4233,7 +4305,7 @@ KAS_DEV void d_madd33_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4256,7 +4328,7 @@ KAS_DEV void d_madd33_3_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4279,7 +4351,7 @@ KAS_DEV void d_madd33_3_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4302,7 +4374,7 @@ KAS_DEV void d_madd33_3_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4325,13 +4397,15 @@ KAS_DEV void d_madd33_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4349,13 +4423,15 @@ KAS_DEV void d_madd33_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4373,13 +4449,15 @@ KAS_DEV void d_madd33_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4397,13 +4475,15 @@ KAS_DEV void d_madd33_3_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4421,13 +4501,15 @@ KAS_DEV void d_madd33_3_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4445,13 +4527,15 @@ KAS_DEV void d_madd33_3_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_madd33_3_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4469,7 +4553,7 @@ KAS_DEV void d_madd33_3_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] + b[(ty*9+tx*3) + k];
 }
 
-__global__ void __launch_bounds__(12) kb_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4493,7 +4577,7 @@ KAS_DEV void d_madd33_3_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] + b[(ty*9+tx*3) + k];
 }
 
-__global__ void __launch_bounds__(48) kb_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4517,7 +4601,7 @@ KAS_DEV void d_madd33_3_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] + b[(ty*9+tx*3) + k];
 }
 
-__global__ void __launch_bounds__(96) kb_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4541,7 +4625,7 @@ KAS_DEV void d_madd33_3_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] + b[(ty*9+tx*3) + k];
 }
 
-__global__ void __launch_bounds__(192) kb_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4565,7 +4649,7 @@ KAS_DEV void d_madd33_3_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] + b[(ty*9+tx*3) + k];
 }
 
-__global__ void __launch_bounds__(384) kb_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4589,7 +4673,7 @@ KAS_DEV void d_madd33_3_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] + b[(ty*9+tx*3) + k];
 }
 
-__global__ void __launch_bounds__(768) kb_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4613,7 +4697,7 @@ KAS_DEV void d_madd33_3_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(12) kb_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4626,6 +4710,8 @@ __global__ void __launch_bounds__(12) kb_152(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_madd33_3_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4643,7 +4729,7 @@ KAS_DEV void d_madd33_3_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(48) kb_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4656,6 +4742,8 @@ __global__ void __launch_bounds__(48) kb_153(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_madd33_3_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4673,7 +4761,7 @@ KAS_DEV void d_madd33_3_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(96) kb_154(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_154(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4686,6 +4774,8 @@ __global__ void __launch_bounds__(96) kb_154(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_madd33_3_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4703,7 +4793,7 @@ KAS_DEV void d_madd33_3_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(192) kb_155(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_155(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4716,6 +4806,8 @@ __global__ void __launch_bounds__(192) kb_155(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_madd33_3_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4733,7 +4825,7 @@ KAS_DEV void d_madd33_3_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(384) kb_156(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_156(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4746,6 +4838,8 @@ __global__ void __launch_bounds__(384) kb_156(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_madd33_3_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4763,7 +4857,7 @@ KAS_DEV void d_madd33_3_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(768) kb_157(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_157(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4776,6 +4870,8 @@ __global__ void __launch_bounds__(768) kb_157(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_madd33_3_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4820,7 +4916,7 @@ KAS_DEV void d_madd33_3_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_158(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_158(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4868,7 +4964,7 @@ KAS_DEV void d_madd33_3_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_159(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_159(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4916,7 +5012,7 @@ KAS_DEV void d_madd33_3_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_160(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_160(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4964,7 +5060,7 @@ KAS_DEV void d_madd33_3_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_161(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_161(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5012,7 +5108,7 @@ KAS_DEV void d_madd33_3_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_162(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_162(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5060,7 +5156,7 @@ KAS_DEV void d_madd33_3_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_163(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_163(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5082,7 +5178,7 @@ KAS_DEV void d_madd33_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_164(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_164(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5104,7 +5200,7 @@ KAS_DEV void d_madd33_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_165(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_165(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5126,7 +5222,7 @@ KAS_DEV void d_madd33_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_166(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_166(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5148,7 +5244,7 @@ KAS_DEV void d_madd33_3_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_167(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_167(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5170,7 +5266,7 @@ KAS_DEV void d_madd33_3_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_168(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_168(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5192,7 +5288,7 @@ KAS_DEV void d_madd33_3_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_169(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_169(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5214,7 +5310,7 @@ KAS_DEV void d_madd33_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_170(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_madd33_170(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5237,7 +5333,7 @@ KAS_DEV void d_madd33_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_171(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_madd33_171(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5260,7 +5356,7 @@ KAS_DEV void d_madd33_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_172(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_madd33_172(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5283,7 +5379,7 @@ KAS_DEV void d_madd33_3_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_173(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_madd33_173(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5306,7 +5402,7 @@ KAS_DEV void d_madd33_3_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_174(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_madd33_174(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5329,7 +5425,7 @@ KAS_DEV void d_madd33_3_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_175(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_madd33_175(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5342,181 +5438,181 @@ __global__ void __launch_bounds__(768) kb_175(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_madd33_entries[] = {
-  {"madd33_1", "load", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_0},
-  {"madd33_1", "load", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_1},
-  {"madd33_1", "load", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_2},
-  {"madd33_1", "load", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_3},
-  {"madd33_1", "load", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_4},
-  {"madd33_1", "load", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_5},
-  {"madd33_1", "load", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_6},
-  {"madd33_1", "load", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_7},
-  {"madd33_1", "load", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_8},
-  {"madd33_1", "load", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_9},
-  {"madd33_1", "load", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_10},
-  {"madd33_1", "load", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_11},
-  {"madd33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"madd33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"madd33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"madd33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"madd33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"madd33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"madd33_1", "load", 2, "shared", 4, 4, 1, 1, 144, (const void *)kb_18},
-  {"madd33_1", "load", 2, "shared", 16, 16, 1, 1, 576, (const void *)kb_19},
-  {"madd33_1", "load", 2, "shared", 32, 32, 1, 1, 1152, (const void *)kb_20},
-  {"madd33_1", "load", 2, "shared", 64, 64, 1, 1, 2304, (const void *)kb_21},
-  {"madd33_1", "load", 2, "shared", 128, 128, 1, 1, 4608, (const void *)kb_22},
-  {"madd33_1", "load", 2, "shared", 256, 256, 1, 1, 9216, (const void *)kb_23},
-  {"madd33_1", "load", 3, "shared", 4, 4, 1, 1, 144, (const void *)kb_24},
-  {"madd33_1", "load", 3, "shared", 16, 16, 1, 1, 576, (const void *)kb_25},
-  {"madd33_1", "load", 3, "shared", 32, 32, 1, 1, 1152, (const void *)kb_26},
-  {"madd33_1", "load", 3, "shared", 64, 64, 1, 1, 2304, (const void *)kb_27},
-  {"madd33_1", "load", 3, "shared", 128, 128, 1, 1, 4608, (const void *)kb_28},
-  {"madd33_1", "load", 3, "shared", 256, 256, 1, 1, 9216, (const void *)kb_29},
-  {"madd33_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"madd33_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"madd33_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"madd33_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"madd33_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"madd33_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"madd33_1", "compute", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_36},
-  {"madd33_1", "compute", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_37},
-  {"madd33_1", "compute", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_38},
-  {"madd33_1", "compute", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_39},
-  {"madd33_1", "compute", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_40},
-  {"madd33_1", "compute", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_41},
-  {"madd33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"madd33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"madd33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"madd33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"madd33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"madd33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"madd33_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_48},
-  {"madd33_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_49},
-  {"madd33_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_50},
-  {"madd33_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_51},
-  {"madd33_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_52},
-  {"madd33_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_53},
-  {"madd33_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_54},
-  {"madd33_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_55},
-  {"madd33_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_56},
-  {"madd33_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_57},
-  {"madd33_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_58},
-  {"madd33_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_59},
-  {"madd33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"madd33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"madd33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"madd33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"madd33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"madd33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"madd33_2", "load", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_66},
-  {"madd33_2", "load", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_67},
-  {"madd33_2", "load", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_68},
-  {"madd33_2", "load", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_69},
-  {"madd33_2", "load", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_70},
-  {"madd33_2", "load", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_71},
-  {"madd33_2", "load", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_72},
-  {"madd33_2", "load", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_73},
-  {"madd33_2", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_74},
-  {"madd33_2", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_75},
-  {"madd33_2", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_76},
-  {"madd33_2", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_77},
-  {"madd33_2", "load", 2, "shared", 4, 9, 4, 1, 144, (const void *)kb_78},
-  {"madd33_2", "load", 2, "shared", 16, 9, 16, 1, 576, (const void *)kb_79},
-  {"madd33_2", "load", 2, "shared", 32, 9, 32, 1, 1152, (const void *)kb_80},
-  {"madd33_2", "load", 2, "shared", 64, 9, 64, 1, 2304, (const void *)kb_81},
-  {"madd33_2", "load", 3, "shared", 4, 9, 4, 1, 144, (const void *)kb_82},
-  {"madd33_2", "load", 3, "shared", 16, 9, 16, 1, 576, (const void *)kb_83},
-  {"madd33_2", "load", 3, "shared", 32, 9, 32, 1, 1152, (const void *)kb_84},
-  {"madd33_2", "load", 3, "shared", 64, 9, 64, 1, 2304, (const void *)kb_85},
-  {"madd33_2", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_86},
-  {"madd33_2", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_87},
-  {"madd33_2", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_88},
-  {"madd33_2", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_89},
-  {"madd33_2", "compute", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_90},
-  {"madd33_2", "compute", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_91},
-  {"madd33_2", "compute", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_92},
-  {"madd33_2", "compute", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_93},
-  {"madd33_2", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_94},
-  {"madd33_2", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_95},
-  {"madd33_2", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_96},
-  {"madd33_2", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_97},
-  {"madd33_2", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_98},
-  {"madd33_2", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_99},
-  {"madd33_2", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_100},
-  {"madd33_2", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_101},
-  {"madd33_2", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_102},
-  {"madd33_2", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_103},
-  {"madd33_2", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_104},
-  {"madd33_2", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_105},
-  {"madd33_2", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_106},
-  {"madd33_2", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_107},
-  {"madd33_2", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_108},
-  {"madd33_2", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_109},
-  {"madd33_3", "load", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_110},
-  {"madd33_3", "load", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_111},
-  {"madd33_3", "load", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_112},
-  {"madd33_3", "load", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_113},
-  {"madd33_3", "load", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_114},
-  {"madd33_3", "load", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_115},
-  {"madd33_3", "load", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_116},
-  {"madd33_3", "load", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_117},
-  {"madd33_3", "load", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_118},
-  {"madd33_3", "load", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_119},
-  {"madd33_3", "load", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_120},
-  {"madd33_3", "load", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_121},
-  {"madd33_3", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_122},
-  {"madd33_3", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_123},
-  {"madd33_3", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_124},
-  {"madd33_3", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_125},
-  {"madd33_3", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_126},
-  {"madd33_3", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_127},
-  {"madd33_3", "load", 2, "shared", 4, 3, 4, 1, 144, (const void *)kb_128},
-  {"madd33_3", "load", 2, "shared", 16, 3, 16, 1, 576, (const void *)kb_129},
-  {"madd33_3", "load", 2, "shared", 32, 3, 32, 1, 1152, (const void *)kb_130},
-  {"madd33_3", "load", 2, "shared", 64, 3, 64, 1, 2304, (const void *)kb_131},
-  {"madd33_3", "load", 2, "shared", 128, 3, 128, 1, 4608, (const void *)kb_132},
-  {"madd33_3", "load", 2, "shared", 256, 3, 256, 1, 9216, (const void *)kb_133},
-  {"madd33_3", "load", 3, "shared", 4, 3, 4, 1, 144, (const void *)kb_134},
-  {"madd33_3", "load", 3, "shared", 16, 3, 16, 1, 576, (const void *)kb_135},
-  {"madd33_3", "load", 3, "shared", 32, 3, 32, 1, 1152, (const void *)kb_136},
-  {"madd33_3", "load", 3, "shared", 64, 3, 64, 1, 2304, (const void *)kb_137},
-  {"madd33_3", "load", 3, "shared", 128, 3, 128, 1, 4608, (const void *)kb_138},
-  {"madd33_3", "load", 3, "shared", 256, 3, 256, 1, 9216, (const void *)kb_139},
-  {"madd33_3", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_140},
-  {"madd33_3", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_141},
-  {"madd33_3", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_142},
-  {"madd33_3", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_143},
-  {"madd33_3", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_144},
-  {"madd33_3", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_145},
-  {"madd33_3", "compute", 0, "shared", 4, 3, 4, 1, 432, (const void *)kb_146},
-  {"madd33_3", "compute", 0, "shared", 16, 3, 16, 1, 1728, (const void *)kb_147},
-  {"madd33_3", "compute", 0, "shared", 32, 3, 32, 1, 3456, (const void *)kb_148},
-  {"madd33_3", "compute", 0, "shared", 64, 3, 64, 1, 6912, (const void *)kb_149},
-  {"madd33_3", "compute", 0, "shared", 128, 3, 128, 1, 13824, (const void *)kb_150},
-  {"madd33_3", "compute", 0, "shared", 256, 3, 256, 1, 27648, (const void *)kb_151},
-  {"madd33_3", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_152},
-  {"madd33_3", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_153},
-  {"madd33_3", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_154},
-  {"madd33_3", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_155},
-  {"madd33_3", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_156},
-  {"madd33_3", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_157},
-  {"madd33_3", "save", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_158},
-  {"madd33_3", "save", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_159},
-  {"madd33_3", "save", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_160},
-  {"madd33_3", "save", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_161},
-  {"madd33_3", "save", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_162},
-  {"madd33_3", "save", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_163},
-  {"madd33_3", "save", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_164},
-  {"madd33_3", "save", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_165},
-  {"madd33_3", "save", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_166},
-  {"madd33_3", "save", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_167},
-  {"madd33_3", "save", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_168},
-  {"madd33_3", "save", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_169},
-  {"madd33_3", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_170},
-  {"madd33_3", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_171},
-  {"madd33_3", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_172},
-  {"madd33_3", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_173},
-  {"madd33_3", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_174},
-  {"madd33_3", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_175},
+  {"madd33_1", "load", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_madd33_0},
+  {"madd33_1", "load", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_madd33_1},
+  {"madd33_1", "load", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_madd33_2},
+  {"madd33_1", "load", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_madd33_3},
+  {"madd33_1", "load", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_madd33_4},
+  {"madd33_1", "load", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_madd33_5},
+  {"madd33_1", "load", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_madd33_6},
+  {"madd33_1", "load", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_madd33_7},
+  {"madd33_1", "load", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_madd33_8},
+  {"madd33_1", "load", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_madd33_9},
+  {"madd33_1", "load", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_madd33_10},
+  {"madd33_1", "load", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_madd33_11},
+  {"madd33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_madd33_12},
+  {"madd33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_madd33_13},
+  {"madd33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_madd33_14},
+  {"madd33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_madd33_15},
+  {"madd33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_madd33_16},
+  {"madd33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_madd33_17},
+  {"madd33_1", "load", 2, "shared", 4, 4, 1, 1, 144, (const void *)kb_madd33_18},
+  {"madd33_1", "load", 2, "shared", 16, 16, 1, 1, 576, (const void *)kb_madd33_19},
+  {"madd33_1", "load", 2, "shared", 32, 32, 1, 1, 1152, (const void *)kb_madd33_20},
+  {"madd33_1", "load", 2, "shared", 64, 64, 1, 1, 2304, (const void *)kb_madd33_21},
+  {"madd33_1", "load", 2, "shared", 128, 128, 1, 1, 4608, (const void *)kb_madd33_22},
+  {"madd33_1", "load", 2, "shared", 256, 256, 1, 1, 9216, (const void *)kb_madd33_23},
+  {"madd33_1", "load", 3, "shared", 4, 4, 1, 1, 144, (const void *)kb_madd33_24},
+  {"madd33_1", "load", 3, "shared", 16, 16, 1, 1, 576, (const void *)kb_madd33_25},
+  {"madd33_1", "load", 3, "shared", 32, 32, 1, 1, 1152, (const void *)kb_madd33_26},
+  {"madd33_1", "load", 3, "shared", 64, 64, 1, 1, 2304, (const void *)kb_madd33_27},
+  {"madd33_1", "load", 3, "shared", 128, 128, 1, 1, 4608, (const void *)kb_madd33_28},
+  {"madd33_1", "load", 3, "shared", 256, 256, 1, 1, 9216, (const void *)kb_madd33_29},
+  {"madd33_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_madd33_30},
+  {"madd33_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_madd33_31},
+  {"madd33_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_madd33_32},
+  {"madd33_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_madd33_33},
+  {"madd33_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_madd33_34},
+  {"madd33_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_madd33_35},
+  {"madd33_1", "compute", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_madd33_36},
+  {"madd33_1", "compute", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_madd33_37},
+  {"madd33_1", "compute", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_madd33_38},
+  {"madd33_1", "compute", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_madd33_39},
+  {"madd33_1", "compute", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_madd33_40},
+  {"madd33_1", "compute", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_madd33_41},
+  {"madd33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_madd33_42},
+  {"madd33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_madd33_43},
+  {"madd33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_madd33_44},
+  {"madd33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_madd33_45},
+  {"madd33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_madd33_46},
+  {"madd33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_madd33_47},
+  {"madd33_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_madd33_48},
+  {"madd33_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_madd33_49},
+  {"madd33_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_madd33_50},
+  {"madd33_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_madd33_51},
+  {"madd33_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_madd33_52},
+  {"madd33_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_madd33_53},
+  {"madd33_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_madd33_54},
+  {"madd33_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_madd33_55},
+  {"madd33_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_madd33_56},
+  {"madd33_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_madd33_57},
+  {"madd33_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_madd33_58},
+  {"madd33_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_madd33_59},
+  {"madd33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_madd33_60},
+  {"madd33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_madd33_61},
+  {"madd33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_madd33_62},
+  {"madd33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_madd33_63},
+  {"madd33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_madd33_64},
+  {"madd33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_madd33_65},
+  {"madd33_2", "load", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_madd33_66},
+  {"madd33_2", "load", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_madd33_67},
+  {"madd33_2", "load", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_madd33_68},
+  {"madd33_2", "load", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_madd33_69},
+  {"madd33_2", "load", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_madd33_70},
+  {"madd33_2", "load", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_madd33_71},
+  {"madd33_2", "load", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_madd33_72},
+  {"madd33_2", "load", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_madd33_73},
+  {"madd33_2", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_madd33_74},
+  {"madd33_2", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_madd33_75},
+  {"madd33_2", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_madd33_76},
+  {"madd33_2", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_madd33_77},
+  {"madd33_2", "load", 2, "shared", 4, 9, 4, 1, 144, (const void *)kb_madd33_78},
+  {"madd33_2", "load", 2, "shared", 16, 9, 16, 1, 576, (const void *)kb_madd33_79},
+  {"madd33_2", "load", 2, "shared", 32, 9, 32, 1, 1152, (const void *)kb_madd33_80},
+  {"madd33_2", "load", 2, "shared", 64, 9, 64, 1, 2304, (const void *)kb_madd33_81},
+  {"madd33_2", "load", 3, "shared", 4, 9, 4, 1, 144, (const void *)kb_madd33_82},
+  {"madd33_2", "load", 3, "shared", 16, 9, 16, 1, 576, (const void *)kb_madd33_83},
+  {"madd33_2", "load", 3, "shared", 32, 9, 32, 1, 1152, (const void *)kb_madd33_84},
+  {"madd33_2", "load", 3, "shared", 64, 9, 64, 1, 2304, (const void *)kb_madd33_85},
+  {"madd33_2", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_madd33_86},
+  {"madd33_2", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_madd33_87},
+  {"madd33_2", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_madd33_88},
+  {"madd33_2", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_madd33_89},
+  {"madd33_2", "compute", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_madd33_90},
+  {"madd33_2", "compute", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_madd33_91},
+  {"madd33_2", "compute", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_madd33_92},
+  {"madd33_2", "compute", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_madd33_93},
+  {"madd33_2", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_madd33_94},
+  {"madd33_2", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_madd33_95},
+  {"madd33_2", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_madd33_96},
+  {"madd33_2", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_madd33_97},
+  {"madd33_2", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_madd33_98},
+  {"madd33_2", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_madd33_99},
+  {"madd33_2", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_madd33_100},
+  {"madd33_2", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_madd33_101},
+  {"madd33_2", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_madd33_102},
+  {"madd33_2", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_madd33_103},
+  {"madd33_2", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_madd33_104},
+  {"madd33_2", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_madd33_105},
+  {"madd33_2", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_madd33_106},
+  {"madd33_2", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_madd33_107},
+  {"madd33_2", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_madd33_108},
+  {"madd33_2", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_madd33_109},
+  {"madd33_3", "load", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_madd33_110},
+  {"madd33_3", "load", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_madd33_111},
+  {"madd33_3", "load", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_madd33_112},
+  {"madd33_3", "load", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_madd33_113},
+  {"madd33_3", "load", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_madd33_114},
+  {"madd33_3", "load", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_madd33_115},
+  {"madd33_3", "load", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_madd33_116},
+  {"madd33_3", "load", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_madd33_117},
+  {"madd33_3", "load", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_madd33_118},
+  {"madd33_3", "load", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_madd33_119},
+  {"madd33_3", "load", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_madd33_120},
+  {"madd33_3", "load", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_madd33_121},
+  {"madd33_3", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_madd33_122},
+  {"madd33_3", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_madd33_123},
+  {"madd33_3", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_madd33_124},
+  {"madd33_3", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_madd33_125},
+  {"madd33_3", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_madd33_126},
+  {"madd33_3", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_madd33_127},
+  {"madd33_3", "load", 2, "shared", 4, 3, 4, 1, 144, (const void *)kb_madd33_128},
+  {"madd33_3", "load", 2, "shared", 16, 3, 16, 1, 576, (const void *)kb_madd33_129},
+  {"madd33_3", "load", 2, "shared", 32, 3, 32, 1, 1152, (const void *)kb_madd33_130},
+  {"madd33_3", "load", 2, "shared", 64, 3, 64, 1, 2304, (const void *)kb_madd33_131},
+  {"madd33_3", "load", 2, "shared", 128, 3, 128, 1, 4608, (const void *)kb_madd33_132},
+  {"madd33_3", "load", 2, "shared", 256, 3, 256, 1, 9216, (const void *)kb_madd33_133},
+  {"madd33_3", "load", 3, "shared", 4, 3, 4, 1, 144, (const void *)kb_madd33_134},
+  {"madd33_3", "load", 3, "shared", 16, 3, 16, 1, 576, (const void *)kb_madd33_135},
+  {"madd33_3", "load", 3, "shared", 32, 3, 32, 1, 1152, (const void *)kb_madd33_136},
+  {"madd33_3", "load", 3, "shared", 64, 3, 64, 1, 2304, (const void *)kb_madd33_137},
+  {"madd33_3", "load", 3, "shared", 128, 3, 128, 1, 4608, (const void *)kb_madd33_138},
+  {"madd33_3", "load", 3, "shared", 256, 3, 256, 1, 9216, (const void *)kb_madd33_139},
+  {"madd33_3", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_madd33_140},
+  {"madd33_3", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_madd33_141},
+  {"madd33_3", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_madd33_142},
+  {"madd33_3", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_madd33_143},
+  {"madd33_3", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_madd33_144},
+  {"madd33_3", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_madd33_145},
+  {"madd33_3", "compute", 0, "shared", 4, 3, 4, 1, 432, (const void *)kb_madd33_146},
+  {"madd33_3", "compute", 0, "shared", 16, 3, 16, 1, 1728, (const void *)kb_madd33_147},
+  {"madd33_3", "compute", 0, "shared", 32, 3, 32, 1, 3456, (const void *)kb_madd33_148},
+  {"madd33_3", "compute", 0, "shared", 64, 3, 64, 1, 6912, (const void *)kb_madd33_149},
+  {"madd33_3", "compute", 0, "shared", 128, 3, 128, 1, 13824, (const void *)kb_madd33_150},
+  {"madd33_3", "compute", 0, "shared", 256, 3, 256, 1, 27648, (const void *)kb_madd33_151},
+  {"madd33_3", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_madd33_152},
+  {"madd33_3", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_madd33_153},
+  {"madd33_3", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_madd33_154},
+  {"madd33_3", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_madd33_155},
+  {"madd33_3", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_madd33_156},
+  {"madd33_3", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_madd33_157},
+  {"madd33_3", "save", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_madd33_158},
+  {"madd33_3", "save", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_madd33_159},
+  {"madd33_3", "save", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_madd33_160},
+  {"madd33_3", "save", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_madd33_161},
+  {"madd33_3", "save", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_madd33_162},
+  {"madd33_3", "save", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_madd33_163},
+  {"madd33_3", "save", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_madd33_164},
+  {"madd33_3", "save", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_madd33_165},
+  {"madd33_3", "save", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_madd33_166},
+  {"madd33_3", "save", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_madd33_167},
+  {"madd33_3", "save", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_madd33_168},
+  {"madd33_3", "save", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_madd33_169},
+  {"madd33_3", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_madd33_170},
+  {"madd33_3", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_madd33_171},
+  {"madd33_3", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_madd33_172},
+  {"madd33_3", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_madd33_173},
+  {"madd33_3", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_madd33_174},
+  {"madd33_3", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_madd33_175},
 };
 extern "C" const int bench_madd33_count = 176;

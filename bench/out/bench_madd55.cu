@@ -36,7 +36,7 @@ KAS_DEV void d_madd55_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_madd55_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_madd55_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_madd55_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_madd55_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_madd55_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -300,7 +300,7 @@ KAS_DEV void d_madd55_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -324,7 +324,7 @@ KAS_DEV void d_madd55_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -348,7 +348,7 @@ KAS_DEV void d_madd55_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -372,7 +372,7 @@ KAS_DEV void d_madd55_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -396,7 +396,7 @@ KAS_DEV void d_madd55_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -420,7 +420,7 @@ KAS_DEV void d_madd55_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -444,13 +444,15 @@ KAS_DEV void d_madd55_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -469,13 +471,15 @@ KAS_DEV void d_madd55_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -494,13 +498,15 @@ KAS_DEV void d_madd55_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -519,13 +525,15 @@ KAS_DEV void d_madd55_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -544,13 +552,15 @@ KAS_DEV void d_madd55_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -569,13 +579,15 @@ KAS_DEV void d_madd55_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -618,7 +630,7 @@ KAS_DEV void d_madd55_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -666,7 +678,7 @@ KAS_DEV void d_madd55_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -714,7 +726,7 @@ KAS_DEV void d_madd55_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -762,7 +774,7 @@ KAS_DEV void d_madd55_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -810,7 +822,7 @@ KAS_DEV void d_madd55_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -858,7 +870,7 @@ KAS_DEV void d_madd55_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -882,7 +894,7 @@ KAS_DEV void d_madd55_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -906,7 +918,7 @@ KAS_DEV void d_madd55_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -930,7 +942,7 @@ KAS_DEV void d_madd55_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -954,7 +966,7 @@ KAS_DEV void d_madd55_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -978,7 +990,7 @@ KAS_DEV void d_madd55_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1002,7 +1014,7 @@ KAS_DEV void d_madd55_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1026,13 +1038,15 @@ KAS_DEV void d_madd55_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1051,13 +1065,15 @@ KAS_DEV void d_madd55_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1076,13 +1092,15 @@ KAS_DEV void d_madd55_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1101,13 +1119,15 @@ KAS_DEV void d_madd55_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1126,13 +1146,15 @@ KAS_DEV void d_madd55_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1151,13 +1173,15 @@ KAS_DEV void d_madd55_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_madd55_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1175,7 +1199,7 @@ KAS_DEV void d_madd55_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[(tx*25) + k] = a[(tx*25) + k] + b[(tx*25) + k];
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1199,7 +1223,7 @@ KAS_DEV void d_madd55_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*25) + k] = a[(tx*25) + k] + b[(tx*25) + k];
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1223,7 +1247,7 @@ KAS_DEV void d_madd55_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*25) + k] = a[(tx*25) + k] + b[(tx*25) + k];
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1247,7 +1271,7 @@ KAS_DEV void d_madd55_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*25) + k] = a[(tx*25) + k] + b[(tx*25) + k];
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1271,7 +1295,7 @@ KAS_DEV void d_madd55_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*25) + k] = a[(tx*25) + k] + b[(tx*25) + k];
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1295,7 +1319,7 @@ KAS_DEV void d_madd55_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*25) + k] = a[(tx*25) + k] + b[(tx*25) + k];
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1319,7 +1343,7 @@ KAS_DEV void d_madd55_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1332,6 +1356,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_madd55_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1349,7 +1375,7 @@ KAS_DEV void d_madd55_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1362,6 +1388,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_madd55_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1379,7 +1407,7 @@ KAS_DEV void d_madd55_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1392,6 +1420,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_madd55_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1409,7 +1439,7 @@ KAS_DEV void d_madd55_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1422,6 +1452,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_madd55_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1439,7 +1471,7 @@ KAS_DEV void d_madd55_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1452,6 +1484,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_madd55_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1469,7 +1503,7 @@ KAS_DEV void d_madd55_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1482,6 +1516,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_madd55_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1526,7 +1562,7 @@ KAS_DEV void d_madd55_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1574,7 +1610,7 @@ KAS_DEV void d_madd55_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1622,7 +1658,7 @@ KAS_DEV void d_madd55_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1670,7 +1706,7 @@ KAS_DEV void d_madd55_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1718,7 +1754,7 @@ KAS_DEV void d_madd55_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1766,7 +1802,7 @@ KAS_DEV void d_madd55_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1789,7 +1825,7 @@ KAS_DEV void d_madd55_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1812,7 +1848,7 @@ KAS_DEV void d_madd55_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1835,7 +1871,7 @@ KAS_DEV void d_madd55_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1858,7 +1894,7 @@ KAS_DEV void d_madd55_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1881,7 +1917,7 @@ KAS_DEV void d_madd55_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1904,7 +1940,7 @@ KAS_DEV void d_madd55_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1927,7 +1963,7 @@ KAS_DEV void d_madd55_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_madd55_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1951,7 +1987,7 @@ KAS_DEV void d_madd55_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_madd55_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1975,7 +2011,7 @@ KAS_DEV void d_madd55_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_madd55_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1999,7 +2035,7 @@ KAS_DEV void d_madd55_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_madd55_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2023,7 +2059,7 @@ KAS_DEV void d_madd55_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_madd55_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2047,7 +2083,7 @@ KAS_DEV void d_madd55_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_madd55_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2094,7 +2130,7 @@ KAS_DEV void d_madd55_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2142,7 +2178,7 @@ KAS_DEV void d_madd55_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2190,7 +2226,7 @@ KAS_DEV void d_madd55_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2238,7 +2274,7 @@ KAS_DEV void d_madd55_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2286,7 +2322,7 @@ KAS_DEV void d_madd55_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2309,7 +2345,7 @@ KAS_DEV void d_madd55_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2332,7 +2368,7 @@ KAS_DEV void d_madd55_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2355,7 +2391,7 @@ KAS_DEV void d_madd55_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2378,7 +2414,7 @@ KAS_DEV void d_madd55_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2401,7 +2437,7 @@ KAS_DEV void d_madd55_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2424,13 +2460,15 @@ KAS_DEV void d_madd55_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 5 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2448,13 +2486,15 @@ KAS_DEV void d_madd55_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 5 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2472,13 +2512,15 @@ KAS_DEV void d_madd55_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 5 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2496,13 +2538,15 @@ KAS_DEV void d_madd55_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 5 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2520,13 +2564,15 @@ KAS_DEV void d_madd55_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 5 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2569,7 +2615,7 @@ KAS_DEV void d_madd55_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2617,7 +2663,7 @@ KAS_DEV void d_madd55_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2665,7 +2711,7 @@ KAS_DEV void d_madd55_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2713,7 +2759,7 @@ KAS_DEV void d_madd55_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2761,7 +2807,7 @@ KAS_DEV void d_madd55_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2784,7 +2830,7 @@ KAS_DEV void d_madd55_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2807,7 +2853,7 @@ KAS_DEV void d_madd55_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2830,7 +2876,7 @@ KAS_DEV void d_madd55_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2853,7 +2899,7 @@ KAS_DEV void d_madd55_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2876,7 +2922,7 @@ KAS_DEV void d_madd55_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2899,13 +2945,15 @@ KAS_DEV void d_madd55_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 5 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2923,13 +2971,15 @@ KAS_DEV void d_madd55_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 5 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2947,13 +2997,15 @@ KAS_DEV void d_madd55_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 5 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2971,13 +3023,15 @@ KAS_DEV void d_madd55_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 5 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2995,13 +3049,15 @@ KAS_DEV void d_madd55_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 5 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_madd55_2_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3019,7 +3075,7 @@ KAS_DEV void d_madd55_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] + b[(ty*25+tx*5) + k];
 }
 
-__global__ void __launch_bounds__(20) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3043,7 +3099,7 @@ KAS_DEV void d_madd55_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] + b[(ty*25+tx*5) + k];
 }
 
-__global__ void __launch_bounds__(80) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3067,7 +3123,7 @@ KAS_DEV void d_madd55_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] + b[(ty*25+tx*5) + k];
 }
 
-__global__ void __launch_bounds__(160) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3091,7 +3147,7 @@ KAS_DEV void d_madd55_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] + b[(ty*25+tx*5) + k];
 }
 
-__global__ void __launch_bounds__(320) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3115,7 +3171,7 @@ KAS_DEV void d_madd55_2_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] + b[(ty*25+tx*5) + k];
 }
 
-__global__ void __launch_bounds__(640) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3139,7 +3195,7 @@ KAS_DEV void d_madd55_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(20) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3152,6 +3208,8 @@ __global__ void __launch_bounds__(20) kb_101(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 5; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_madd55_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3169,7 +3227,7 @@ KAS_DEV void d_madd55_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(80) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3182,6 +3240,8 @@ __global__ void __launch_bounds__(80) kb_102(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 5; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_madd55_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3199,7 +3259,7 @@ KAS_DEV void d_madd55_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(160) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3212,6 +3272,8 @@ __global__ void __launch_bounds__(160) kb_103(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 5; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_madd55_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3229,7 +3291,7 @@ KAS_DEV void d_madd55_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(320) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3242,6 +3304,8 @@ __global__ void __launch_bounds__(320) kb_104(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 5; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_madd55_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3259,7 +3323,7 @@ KAS_DEV void d_madd55_2_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] + b[0 + k];
 }
 
-__global__ void __launch_bounds__(640) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3272,6 +3336,8 @@ __global__ void __launch_bounds__(640) kb_105(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 5; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_madd55_2_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3316,7 +3382,7 @@ KAS_DEV void d_madd55_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3364,7 +3430,7 @@ KAS_DEV void d_madd55_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3412,7 +3478,7 @@ KAS_DEV void d_madd55_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3460,7 +3526,7 @@ KAS_DEV void d_madd55_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3508,7 +3574,7 @@ KAS_DEV void d_madd55_2_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3530,7 +3596,7 @@ KAS_DEV void d_madd55_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3552,7 +3618,7 @@ KAS_DEV void d_madd55_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3574,7 +3640,7 @@ KAS_DEV void d_madd55_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3596,7 +3662,7 @@ KAS_DEV void d_madd55_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3618,7 +3684,7 @@ KAS_DEV void d_madd55_2_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3640,7 +3706,7 @@ KAS_DEV void d_madd55_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_madd55_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3663,7 +3729,7 @@ KAS_DEV void d_madd55_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_madd55_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3686,7 +3752,7 @@ KAS_DEV void d_madd55_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_madd55_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3709,7 +3775,7 @@ KAS_DEV void d_madd55_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_madd55_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3732,7 +3798,7 @@ KAS_DEV void d_madd55_2_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_madd55_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3779,7 +3845,7 @@ KAS_DEV void d_madd55_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(100) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3827,7 +3893,7 @@ KAS_DEV void d_madd55_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(400) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3875,7 +3941,7 @@ KAS_DEV void d_madd55_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(800) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3895,7 +3961,7 @@ KAS_DEV void d_madd55_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*25+tx)] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3915,7 +3981,7 @@ KAS_DEV void d_madd55_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*25+tx)] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3935,7 +4001,7 @@ KAS_DEV void d_madd55_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*25+tx)] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3955,13 +4021,15 @@ KAS_DEV void d_madd55_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 25 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd55_3_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3976,13 +4044,15 @@ KAS_DEV void d_madd55_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 25 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd55_3_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3997,13 +4067,15 @@ KAS_DEV void d_madd55_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 25 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd55_3_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4046,7 +4118,7 @@ KAS_DEV void d_madd55_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(100) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4094,7 +4166,7 @@ KAS_DEV void d_madd55_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(400) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4142,7 +4214,7 @@ KAS_DEV void d_madd55_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(800) kb_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4162,7 +4234,7 @@ KAS_DEV void d_madd55_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*25+tx)] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4182,7 +4254,7 @@ KAS_DEV void d_madd55_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*25+tx)] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4202,7 +4274,7 @@ KAS_DEV void d_madd55_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*25+tx)] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4222,13 +4294,15 @@ KAS_DEV void d_madd55_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 25 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd55_3_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4243,13 +4317,15 @@ KAS_DEV void d_madd55_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 25 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd55_3_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4264,13 +4340,15 @@ KAS_DEV void d_madd55_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 25 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_madd55_3_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4286,7 +4364,7 @@ KAS_DEV void d_madd55_3_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[(ty*25+tx)] = a[(ty*25+tx)] + b[(ty*25+tx)];
 }
 
-__global__ void __launch_bounds__(100) kb_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4308,7 +4386,7 @@ KAS_DEV void d_madd55_3_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*25+tx)] = a[(ty*25+tx)] + b[(ty*25+tx)];
 }
 
-__global__ void __launch_bounds__(400) kb_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4330,7 +4408,7 @@ KAS_DEV void d_madd55_3_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*25+tx)] = a[(ty*25+tx)] + b[(ty*25+tx)];
 }
 
-__global__ void __launch_bounds__(800) kb_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4352,7 +4430,7 @@ KAS_DEV void d_madd55_3_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[0] = a[0] + b[0];
 }
 
-__global__ void __launch_bounds__(100) kb_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4365,6 +4443,8 @@ __global__ void __launch_bounds__(100) kb_142(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_madd55_3_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4380,7 +4460,7 @@ KAS_DEV void d_madd55_3_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] + b[0];
 }
 
-__global__ void __launch_bounds__(400) kb_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4393,6 +4473,8 @@ __global__ void __launch_bounds__(400) kb_143(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_madd55_3_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4408,7 +4490,7 @@ KAS_DEV void d_madd55_3_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] + b[0];
 }
 
-__global__ void __launch_bounds__(800) kb_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4421,6 +4503,8 @@ __global__ void __launch_bounds__(800) kb_144(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_madd55_3_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4465,7 +4549,7 @@ KAS_DEV void d_madd55_3_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(100) kb_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4513,7 +4597,7 @@ KAS_DEV void d_madd55_3_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(400) kb_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4561,7 +4645,7 @@ KAS_DEV void d_madd55_3_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(800) kb_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4580,7 +4664,7 @@ KAS_DEV void d_madd55_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[(ty*25+tx)];
 }
 
-__global__ void __launch_bounds__(100) kb_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4599,7 +4683,7 @@ KAS_DEV void d_madd55_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[(ty*25+tx)];
 }
 
-__global__ void __launch_bounds__(400) kb_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4618,7 +4702,7 @@ KAS_DEV void d_madd55_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[(ty*25+tx)];
 }
 
-__global__ void __launch_bounds__(800) kb_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4637,7 +4721,7 @@ KAS_DEV void d_madd55_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(100) kb_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_madd55_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4657,7 +4741,7 @@ KAS_DEV void d_madd55_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(400) kb_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_madd55_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4677,7 +4761,7 @@ KAS_DEV void d_madd55_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(800) kb_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_madd55_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4690,159 +4774,159 @@ __global__ void __launch_bounds__(800) kb_153(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_madd55_entries[] = {
-  {"madd55_1", "load", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_0},
-  {"madd55_1", "load", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_1},
-  {"madd55_1", "load", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_2},
-  {"madd55_1", "load", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_3},
-  {"madd55_1", "load", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_4},
-  {"madd55_1", "load", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_5},
-  {"madd55_1", "load", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_6},
-  {"madd55_1", "load", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_7},
-  {"madd55_1", "load", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_8},
-  {"madd55_1", "load", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_9},
-  {"madd55_1", "load", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_10},
-  {"madd55_1", "load", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_11},
-  {"madd55_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"madd55_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"madd55_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"madd55_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"madd55_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"madd55_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"madd55_1", "load", 2, "shared", 4, 4, 1, 1, 400, (const void *)kb_18},
-  {"madd55_1", "load", 2, "shared", 16, 16, 1, 1, 1600, (const void *)kb_19},
-  {"madd55_1", "load", 2, "shared", 32, 32, 1, 1, 3200, (const void *)kb_20},
-  {"madd55_1", "load", 2, "shared", 64, 64, 1, 1, 6400, (const void *)kb_21},
-  {"madd55_1", "load", 2, "shared", 128, 128, 1, 1, 12800, (const void *)kb_22},
-  {"madd55_1", "load", 2, "shared", 256, 256, 1, 1, 25600, (const void *)kb_23},
-  {"madd55_1", "load", 3, "shared", 4, 4, 1, 1, 400, (const void *)kb_24},
-  {"madd55_1", "load", 3, "shared", 16, 16, 1, 1, 1600, (const void *)kb_25},
-  {"madd55_1", "load", 3, "shared", 32, 32, 1, 1, 3200, (const void *)kb_26},
-  {"madd55_1", "load", 3, "shared", 64, 64, 1, 1, 6400, (const void *)kb_27},
-  {"madd55_1", "load", 3, "shared", 128, 128, 1, 1, 12800, (const void *)kb_28},
-  {"madd55_1", "load", 3, "shared", 256, 256, 1, 1, 25600, (const void *)kb_29},
-  {"madd55_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"madd55_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"madd55_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"madd55_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"madd55_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"madd55_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"madd55_1", "compute", 0, "shared", 4, 4, 1, 1, 1200, (const void *)kb_36},
-  {"madd55_1", "compute", 0, "shared", 16, 16, 1, 1, 4800, (const void *)kb_37},
-  {"madd55_1", "compute", 0, "shared", 32, 32, 1, 1, 9600, (const void *)kb_38},
-  {"madd55_1", "compute", 0, "shared", 64, 64, 1, 1, 19200, (const void *)kb_39},
-  {"madd55_1", "compute", 0, "shared", 128, 128, 1, 1, 38400, (const void *)kb_40},
-  {"madd55_1", "compute", 0, "shared", 256, 256, 1, 1, 76800, (const void *)kb_41},
-  {"madd55_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"madd55_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"madd55_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"madd55_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"madd55_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"madd55_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"madd55_1", "save", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_48},
-  {"madd55_1", "save", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_49},
-  {"madd55_1", "save", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_50},
-  {"madd55_1", "save", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_51},
-  {"madd55_1", "save", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_52},
-  {"madd55_1", "save", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_53},
-  {"madd55_1", "save", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_54},
-  {"madd55_1", "save", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_55},
-  {"madd55_1", "save", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_56},
-  {"madd55_1", "save", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_57},
-  {"madd55_1", "save", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_58},
-  {"madd55_1", "save", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_59},
-  {"madd55_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"madd55_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"madd55_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"madd55_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"madd55_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"madd55_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"madd55_2", "load", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_66},
-  {"madd55_2", "load", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_67},
-  {"madd55_2", "load", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_68},
-  {"madd55_2", "load", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_69},
-  {"madd55_2", "load", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_70},
-  {"madd55_2", "load", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_71},
-  {"madd55_2", "load", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_72},
-  {"madd55_2", "load", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_73},
-  {"madd55_2", "load", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_74},
-  {"madd55_2", "load", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_75},
-  {"madd55_2", "load", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_76},
-  {"madd55_2", "load", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_77},
-  {"madd55_2", "load", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_78},
-  {"madd55_2", "load", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_79},
-  {"madd55_2", "load", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_80},
-  {"madd55_2", "load", 2, "shared", 4, 5, 4, 1, 400, (const void *)kb_81},
-  {"madd55_2", "load", 2, "shared", 16, 5, 16, 1, 1600, (const void *)kb_82},
-  {"madd55_2", "load", 2, "shared", 32, 5, 32, 1, 3200, (const void *)kb_83},
-  {"madd55_2", "load", 2, "shared", 64, 5, 64, 1, 6400, (const void *)kb_84},
-  {"madd55_2", "load", 2, "shared", 128, 5, 128, 1, 12800, (const void *)kb_85},
-  {"madd55_2", "load", 3, "shared", 4, 5, 4, 1, 400, (const void *)kb_86},
-  {"madd55_2", "load", 3, "shared", 16, 5, 16, 1, 1600, (const void *)kb_87},
-  {"madd55_2", "load", 3, "shared", 32, 5, 32, 1, 3200, (const void *)kb_88},
-  {"madd55_2", "load", 3, "shared", 64, 5, 64, 1, 6400, (const void *)kb_89},
-  {"madd55_2", "load", 3, "shared", 128, 5, 128, 1, 12800, (const void *)kb_90},
-  {"madd55_2", "load", 3, "register", 4, 5, 4, 1, 0, (const void *)kb_91},
-  {"madd55_2", "load", 3, "register", 16, 5, 16, 1, 0, (const void *)kb_92},
-  {"madd55_2", "load", 3, "register", 32, 5, 32, 1, 0, (const void *)kb_93},
-  {"madd55_2", "load", 3, "register", 64, 5, 64, 1, 0, (const void *)kb_94},
-  {"madd55_2", "load", 3, "register", 128, 5, 128, 1, 0, (const void *)kb_95},
-  {"madd55_2", "compute", 0, "shared", 4, 5, 4, 1, 1200, (const void *)kb_96},
-  {"madd55_2", "compute", 0, "shared", 16, 5, 16, 1, 4800, (const void *)kb_97},
-  {"madd55_2", "compute", 0, "shared", 32, 5, 32, 1, 9600, (const void *)kb_98},
-  {"madd55_2", "compute", 0, "shared", 64, 5, 64, 1, 19200, (const void *)kb_99},
-  {"madd55_2", "compute", 0, "shared", 128, 5, 128, 1, 38400, (const void *)kb_100},
-  {"madd55_2", "compute", 0, "register", 4, 5, 4, 1, 0, (const void *)kb_101},
-  {"madd55_2", "compute", 0, "register", 16, 5, 16, 1, 0, (const void *)kb_102},
-  {"madd55_2", "compute", 0, "register", 32, 5, 32, 1, 0, (const void *)kb_103},
-  {"madd55_2", "compute", 0, "register", 64, 5, 64, 1, 0, (const void *)kb_104},
-  {"madd55_2", "compute", 0, "register", 128, 5, 128, 1, 0, (const void *)kb_105},
-  {"madd55_2", "save", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_106},
-  {"madd55_2", "save", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_107},
-  {"madd55_2", "save", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_108},
-  {"madd55_2", "save", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_109},
-  {"madd55_2", "save", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_110},
-  {"madd55_2", "save", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_111},
-  {"madd55_2", "save", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_112},
-  {"madd55_2", "save", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_113},
-  {"madd55_2", "save", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_114},
-  {"madd55_2", "save", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_115},
-  {"madd55_2", "save", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_116},
-  {"madd55_2", "save", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_117},
-  {"madd55_2", "save", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_118},
-  {"madd55_2", "save", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_119},
-  {"madd55_2", "save", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_120},
-  {"madd55_3", "load", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_121},
-  {"madd55_3", "load", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_122},
-  {"madd55_3", "load", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_123},
-  {"madd55_3", "load", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_124},
-  {"madd55_3", "load", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_125},
-  {"madd55_3", "load", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_126},
-  {"madd55_3", "load", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_127},
-  {"madd55_3", "load", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_128},
-  {"madd55_3", "load", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_129},
-  {"madd55_3", "load", 2, "shared", 4, 25, 4, 1, 400, (const void *)kb_130},
-  {"madd55_3", "load", 2, "shared", 16, 25, 16, 1, 1600, (const void *)kb_131},
-  {"madd55_3", "load", 2, "shared", 32, 25, 32, 1, 3200, (const void *)kb_132},
-  {"madd55_3", "load", 3, "shared", 4, 25, 4, 1, 400, (const void *)kb_133},
-  {"madd55_3", "load", 3, "shared", 16, 25, 16, 1, 1600, (const void *)kb_134},
-  {"madd55_3", "load", 3, "shared", 32, 25, 32, 1, 3200, (const void *)kb_135},
-  {"madd55_3", "load", 3, "register", 4, 25, 4, 1, 0, (const void *)kb_136},
-  {"madd55_3", "load", 3, "register", 16, 25, 16, 1, 0, (const void *)kb_137},
-  {"madd55_3", "load", 3, "register", 32, 25, 32, 1, 0, (const void *)kb_138},
-  {"madd55_3", "compute", 0, "shared", 4, 25, 4, 1, 1200, (const void *)kb_139},
-  {"madd55_3", "compute", 0, "shared", 16, 25, 16, 1, 4800, (const void *)kb_140},
-  {"madd55_3", "compute", 0, "shared", 32, 25, 32, 1, 9600, (const void *)kb_141},
-  {"madd55_3", "compute", 0, "register", 4, 25, 4, 1, 0, (const void *)kb_142},
-  {"madd55_3", "compute", 0, "register", 16, 25, 16, 1, 0, (const void *)kb_143},
-  {"madd55_3", "compute", 0, "register", 32, 25, 32, 1, 0, (const void *)kb_144},
-  {"madd55_3", "save", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_145},
-  {"madd55_3", "save", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_146},
-  {"madd55_3", "save", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_147},
-  {"madd55_3", "save", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_148},
-  {"madd55_3", "save", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_149},
-  {"madd55_3", "save", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_150},
-  {"madd55_3", "save", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_151},
-  {"madd55_3", "save", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_152},
-  {"madd55_3", "save", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_153},
+  {"madd55_1", "load", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_madd55_0},
+  {"madd55_1", "load", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_madd55_1},
+  {"madd55_1", "load", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_madd55_2},
+  {"madd55_1", "load", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_madd55_3},
+  {"madd55_1", "load", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_madd55_4},
+  {"madd55_1", "load", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_madd55_5},
+  {"madd55_1", "load", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_madd55_6},
+  {"madd55_1", "load", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_madd55_7},
+  {"madd55_1", "load", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_madd55_8},
+  {"madd55_1", "load", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_madd55_9},
+  {"madd55_1", "load", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_madd55_10},
+  {"madd55_1", "load", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_madd55_11},
+  {"madd55_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_madd55_12},
+  {"madd55_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_madd55_13},
+  {"madd55_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_madd55_14},
+  {"madd55_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_madd55_15},
+  {"madd55_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_madd55_16},
+  {"madd55_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_madd55_17},
+  {"madd55_1", "load", 2, "shared", 4, 4, 1, 1, 400, (const void *)kb_madd55_18},
+  {"madd55_1", "load", 2, "shared", 16, 16, 1, 1, 1600, (const void *)kb_madd55_19},
+  {"madd55_1", "load", 2, "shared", 32, 32, 1, 1, 3200, (const void *)kb_madd55_20},
+  {"madd55_1", "load", 2, "shared", 64, 64, 1, 1, 6400, (const void *)kb_madd55_21},
+  {"madd55_1", "load", 2, "shared", 128, 128, 1, 1, 12800, (const void *)kb_madd55_22},
+  {"madd55_1", "load", 2, "shared", 256, 256, 1, 1, 25600, (const void *)kb_madd55_23},
+  {"madd55_1", "load", 3, "shared", 4, 4, 1, 1, 400, (const void *)kb_madd55_24},
+  {"madd55_1", "load", 3, "shared", 16, 16, 1, 1, 1600, (const void *)kb_madd55_25},
+  {"madd55_1", "load", 3, "shared", 32, 32, 1, 1, 3200, (const void *)kb_madd55_26},
+  {"madd55_1", "load", 3, "shared", 64, 64, 1, 1, 6400, (const void *)kb_madd55_27},
+  {"madd55_1", "load", 3, "shared", 128, 128, 1, 1, 12800, (const void *)kb_madd55_28},
+  {"madd55_1", "load", 3, "shared", 256, 256, 1, 1, 25600, (const void *)kb_madd55_29},
+  {"madd55_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_madd55_30},
+  {"madd55_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_madd55_31},
+  {"madd55_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_madd55_32},
+  {"madd55_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_madd55_33},
+  {"madd55_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_madd55_34},
+  {"madd55_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_madd55_35},
+  {"madd55_1", "compute", 0, "shared", 4, 4, 1, 1, 1200, (const void *)kb_madd55_36},
+  {"madd55_1", "compute", 0, "shared", 16, 16, 1, 1, 4800, (const void *)kb_madd55_37},
+  {"madd55_1", "compute", 0, "shared", 32, 32, 1, 1, 9600, (const void *)kb_madd55_38},
+  {"madd55_1", "compute", 0, "shared", 64, 64, 1, 1, 19200, (const void *)kb_madd55_39},
+  {"madd55_1", "compute", 0, "shared", 128, 128, 1, 1, 38400, (const void *)kb_madd55_40},
+  {"madd55_1", "compute", 0, "shared", 256, 256, 1, 1, 76800, (const void *)kb_madd55_41},
+  {"madd55_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_madd55_42},
+  {"madd55_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_madd55_43},
+  {"madd55_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_madd55_44},
+  {"madd55_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_madd55_45},
+  {"madd55_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_madd55_46},
+  {"madd55_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_madd55_47},
+  {"madd55_1", "save", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_madd55_48},
+  {"madd55_1", "save", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_madd55_49},
+  {"madd55_1", "save", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_madd55_50},
+  {"madd55_1", "save", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_madd55_51},
+  {"madd55_1", "save", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_madd55_52},
+  {"madd55_1", "save", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_madd55_53},
+  {"madd55_1", "save", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_madd55_54},
+  {"madd55_1", "save", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_madd55_55},
+  {"madd55_1", "save", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_madd55_56},
+  {"madd55_1", "save", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_madd55_57},
+  {"madd55_1", "save", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_madd55_58},
+  {"madd55_1", "save", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_madd55_59},
+  {"madd55_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_madd55_60},
+  {"madd55_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_madd55_61},
+  {"madd55_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_madd55_62},
+  {"madd55_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_madd55_63},
+  {"madd55_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_madd55_64},
+  {"madd55_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_madd55_65},
+  {"madd55_2", "load", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_madd55_66},
+  {"madd55_2", "load", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_madd55_67},
+  {"madd55_2", "load", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_madd55_68},
+  {"madd55_2", "load", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_madd55_69},
+  {"madd55_2", "load", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_madd55_70},
+  {"madd55_2", "load", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_madd55_71},
+  {"madd55_2", "load", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_madd55_72},
+  {"madd55_2", "load", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_madd55_73},
+  {"madd55_2", "load", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_madd55_74},
+  {"madd55_2", "load", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_madd55_75},
+  {"madd55_2", "load", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_madd55_76},
+  {"madd55_2", "load", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_madd55_77},
+  {"madd55_2", "load", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_madd55_78},
+  {"madd55_2", "load", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_madd55_79},
+  {"madd55_2", "load", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_madd55_80},
+  {"madd55_2", "load", 2, "shared", 4, 5, 4, 1, 400, (const void *)kb_madd55_81},
+  {"madd55_2", "load", 2, "shared", 16, 5, 16, 1, 1600, (const void *)kb_madd55_82},
+  {"madd55_2", "load", 2, "shared", 32, 5, 32, 1, 3200, (const void *)kb_madd55_83},
+  {"madd55_2", "load", 2, "shared", 64, 5, 64, 1, 6400, (const void *)kb_madd55_84},
+  {"madd55_2", "load", 2, "shared", 128, 5, 128, 1, 12800, (const void *)kb_madd55_85},
+  {"madd55_2", "load", 3, "shared", 4, 5, 4, 1, 400, (const void *)kb_madd55_86},
+  {"madd55_2", "load", 3, "shared", 16, 5, 16, 1, 1600, (const void *)kb_madd55_87},
+  {"madd55_2", "load", 3, "shared", 32, 5, 32, 1, 3200, (const void *)kb_madd55_88},
+  {"madd55_2", "load", 3, "shared", 64, 5, 64, 1, 6400, (const void *)kb_madd55_89},
+  {"madd55_2", "load", 3, "shared", 128, 5, 128, 1, 12800, (const void *)kb_madd55_90},
+  {"madd55_2", "load", 3, "register", 4, 5, 4, 1, 0, (const void *)kb_madd55_91},
+  {"madd55_2", "load", 3, "register", 16, 5, 16, 1, 0, (const void *)kb_madd55_92},
+  {"madd55_2", "load", 3, "register", 32, 5, 32, 1, 0, (const void *)kb_madd55_93},
+  {"madd55_2", "load", 3, "register", 64, 5, 64, 1, 0, (const void *)kb_madd55_94},
+  {"madd55_2", "load", 3, "register", 128, 5, 128, 1, 0, (const void *)kb_madd55_95},
+  {"madd55_2", "compute", 0, "shared", 4, 5, 4, 1, 1200, (const void *)kb_madd55_96},
+  {"madd55_2", "compute", 0, "shared", 16, 5, 16, 1, 4800, (const void *)kb_madd55_97},
+  {"madd55_2", "compute", 0, "shared", 32, 5, 32, 1, 9600, (const void *)kb_madd55_98},
+  {"madd55_2", "compute", 0, "shared", 64, 5, 64, 1, 19200, (const void *)kb_madd55_99},
+  {"madd55_2", "compute", 0, "shared", 128, 5, 128, 1, 38400, (const void *)kb_madd55_100},
+  {"madd55_2", "compute", 0, "register", 4, 5, 4, 1, 0, (const void *)kb_madd55_101},
+  {"madd55_2", "compute", 0, "register", 16, 5, 16, 1, 0, (const void *)kb_madd55_102},
+  {"madd55_2", "compute", 0, "register", 32, 5, 32, 1, 0, (const void *)kb_madd55_103},
+  {"madd55_2", "compute", 0, "register", 64, 5, 64, 1, 0, (const void *)kb_madd55_104},
+  {"madd55_2", "compute", 0, "register", 128, 5, 128, 1, 0, (const void *)kb_madd55_105},
+  {"madd55_2", "save", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_madd55_106},
+  {"madd55_2", "save", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_madd55_107},
+  {"madd55_2", "save", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_madd55_108},
+  {"madd55_2", "save", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_madd55_109},
+  {"madd55_2", "save", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_madd55_110},
+  {"madd55_2", "save", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_madd55_111},
+  {"madd55_2", "save", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_madd55_112},
+  {"madd55_2", "save", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_madd55_113},
+  {"madd55_2", "save", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_madd55_114},
+  {"madd55_2", "save", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_madd55_115},
+  {"madd55_2", "save", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_madd55_116},
+  {"madd55_2", "save", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_madd55_117},
+  {"madd55_2", "save", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_madd55_118},
+  {"madd55_2", "save", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_madd55_119},
+  {"madd55_2", "save", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_madd55_120},
+  {"madd55_3", "load", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_madd55_121},
+  {"madd55_3", "load", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_madd55_122},
+  {"madd55_3", "load", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_madd55_123},
+  {"madd55_3", "load", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_madd55_124},
+  {"madd55_3", "load", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_madd55_125},
+  {"madd55_3", "load", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_madd55_126},
+  {"madd55_3", "load", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_madd55_127},
+  {"madd55_3", "load", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_madd55_128},
+  {"madd55_3", "load", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_madd55_129},
+  {"madd55_3", "load", 2, "shared", 4, 25, 4, 1, 400, (const void *)kb_madd55_130},
+  {"madd55_3", "load", 2, "shared", 16, 25, 16, 1, 1600, (const void *)kb_madd55_131},
+  {"madd55_3", "load", 2, "shared", 32, 25, 32, 1, 3200, (const void *)kb_madd55_132},
+  {"madd55_3", "load", 3, "shared", 4, 25, 4, 1, 400, (const void *)kb_madd55_133},
+  {"madd55_3", "load", 3, "shared", 16, 25, 16, 1, 1600, (const void *)kb_madd55_134},
+  {"madd55_3", "load", 3, "shared", 32, 25, 32, 1, 3200, (const void *)kb_madd55_135},
+  {"madd55_3", "load", 3, "register", 4, 25, 4, 1, 0, (const void *)kb_madd55_136},
+  {"madd55_3", "load", 3, "register", 16, 25, 16, 1, 0, (const void *)kb_madd55_137},
+  {"madd55_3", "load", 3, "register", 32, 25, 32, 1, 0, (const void *)kb_madd55_138},
+  {"madd55_3", "compute", 0, "shared", 4, 25, 4, 1, 1200, (const void *)kb_madd55_139},
+  {"madd55_3", "compute", 0, "shared", 16, 25, 16, 1, 4800, (const void *)kb_madd55_140},
+  {"madd55_3", "compute", 0, "shared", 32, 25, 32, 1, 9600, (const void *)kb_madd55_141},
+  {"madd55_3", "compute", 0, "register", 4, 25, 4, 1, 0, (const void *)kb_madd55_142},
+  {"madd55_3", "compute", 0, "register", 16, 25, 16, 1, 0, (const void *)kb_madd55_143},
+  {"madd55_3", "compute", 0, "register", 32, 25, 32, 1, 0, (const void *)kb_madd55_144},
+  {"madd55_3", "save", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_madd55_145},
+  {"madd55_3", "save", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_madd55_146},
+  {"madd55_3", "save", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_madd55_147},
+  {"madd55_3", "save", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_madd55_148},
+  {"madd55_3", "save", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_madd55_149},
+  {"madd55_3", "save", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_madd55_150},
+  {"madd55_3", "save", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_madd55_151},
+  {"madd55_3", "save", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_madd55_152},
+  {"madd55_3", "save", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_madd55_153},
 };
 extern "C" const int bench_madd55_count = 154;

@@ -36,7 +36,7 @@ KAS_DEV void d_mmul33_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_mmul33_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_mmul33_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_mmul33_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_mmul33_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_mmul33_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -301,7 +301,7 @@ KAS_DEV void d_mmul33_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -326,7 +326,7 @@ KAS_DEV void d_mmul33_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -351,7 +351,7 @@ KAS_DEV void d_mmul33_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -376,7 +376,7 @@ KAS_DEV void d_mmul33_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -401,7 +401,7 @@ KAS_DEV void d_mmul33_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -426,7 +426,7 @@ KAS_DEV void d_mmul33_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -451,13 +451,15 @@ KAS_DEV void d_mmul33_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -477,13 +479,15 @@ KAS_DEV void d_mmul33_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -503,13 +507,15 @@ KAS_DEV void d_mmul33_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -529,13 +535,15 @@ KAS_DEV void d_mmul33_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -555,13 +563,15 @@ KAS_DEV void d_mmul33_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -581,13 +591,15 @@ KAS_DEV void d_mmul33_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -630,7 +642,7 @@ KAS_DEV void d_mmul33_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -678,7 +690,7 @@ KAS_DEV void d_mmul33_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -726,7 +738,7 @@ KAS_DEV void d_mmul33_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -774,7 +786,7 @@ KAS_DEV void d_mmul33_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -822,7 +834,7 @@ KAS_DEV void d_mmul33_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -870,7 +882,7 @@ KAS_DEV void d_mmul33_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -895,7 +907,7 @@ KAS_DEV void d_mmul33_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -920,7 +932,7 @@ KAS_DEV void d_mmul33_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -945,7 +957,7 @@ KAS_DEV void d_mmul33_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -970,7 +982,7 @@ KAS_DEV void d_mmul33_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -995,7 +1007,7 @@ KAS_DEV void d_mmul33_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1020,7 +1032,7 @@ KAS_DEV void d_mmul33_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1045,13 +1057,15 @@ KAS_DEV void d_mmul33_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1071,13 +1085,15 @@ KAS_DEV void d_mmul33_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1097,13 +1113,15 @@ KAS_DEV void d_mmul33_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1123,13 +1141,15 @@ KAS_DEV void d_mmul33_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1149,13 +1169,15 @@ KAS_DEV void d_mmul33_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1175,13 +1197,15 @@ KAS_DEV void d_mmul33_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1205,7 +1229,7 @@ KAS_DEV void d_mmul33_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1235,7 +1259,7 @@ KAS_DEV void d_mmul33_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1265,7 +1289,7 @@ KAS_DEV void d_mmul33_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1295,7 +1319,7 @@ KAS_DEV void d_mmul33_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1325,7 +1349,7 @@ KAS_DEV void d_mmul33_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1355,7 +1379,7 @@ KAS_DEV void d_mmul33_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1385,7 +1409,7 @@ KAS_DEV void d_mmul33_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1398,6 +1422,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_mmul33_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1421,7 +1447,7 @@ KAS_DEV void d_mmul33_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1434,6 +1460,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_mmul33_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1457,7 +1485,7 @@ KAS_DEV void d_mmul33_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1470,6 +1498,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_mmul33_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1493,7 +1523,7 @@ KAS_DEV void d_mmul33_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1506,6 +1536,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_mmul33_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1529,7 +1561,7 @@ KAS_DEV void d_mmul33_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1542,6 +1574,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_mmul33_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1565,7 +1599,7 @@ KAS_DEV void d_mmul33_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1578,6 +1612,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_mmul33_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1622,7 +1658,7 @@ KAS_DEV void d_mmul33_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1670,7 +1706,7 @@ KAS_DEV void d_mmul33_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1718,7 +1754,7 @@ KAS_DEV void d_mmul33_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1766,7 +1802,7 @@ KAS_DEV void d_mmul33_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1814,7 +1850,7 @@ KAS_DEV void d_mmul33_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1862,7 +1898,7 @@ KAS_DEV void d_mmul33_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1887,7 +1923,7 @@ KAS_DEV void d_mmul33_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1912,7 +1948,7 @@ KAS_DEV void d_mmul33_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1937,7 +1973,7 @@ KAS_DEV void d_mmul33_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1962,7 +1998,7 @@ KAS_DEV void d_mmul33_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1987,7 +2023,7 @@ KAS_DEV void d_mmul33_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2012,7 +2048,7 @@ KAS_DEV void d_mmul33_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2037,7 +2073,7 @@ KAS_DEV void d_mmul33_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul33_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2063,7 +2099,7 @@ KAS_DEV void d_mmul33_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul33_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2089,7 +2125,7 @@ KAS_DEV void d_mmul33_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul33_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2115,7 +2151,7 @@ KAS_DEV void d_mmul33_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul33_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2141,7 +2177,7 @@ KAS_DEV void d_mmul33_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul33_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2167,7 +2203,7 @@ KAS_DEV void d_mmul33_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul33_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2213,7 +2249,7 @@ KAS_DEV void d_mmul33_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(12) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2260,7 +2296,7 @@ KAS_DEV void d_mmul33_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(48) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2307,7 +2343,7 @@ KAS_DEV void d_mmul33_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(96) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2354,7 +2390,7 @@ KAS_DEV void d_mmul33_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(192) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2401,7 +2437,7 @@ KAS_DEV void d_mmul33_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(384) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2448,7 +2484,7 @@ KAS_DEV void d_mmul33_2_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(768) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2472,7 +2508,7 @@ KAS_DEV void d_mmul33_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(ty*9+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2496,7 +2532,7 @@ KAS_DEV void d_mmul33_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2520,7 +2556,7 @@ KAS_DEV void d_mmul33_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2544,7 +2580,7 @@ KAS_DEV void d_mmul33_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2568,7 +2604,7 @@ KAS_DEV void d_mmul33_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*9+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2592,7 +2628,7 @@ KAS_DEV void d_mmul33_2_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*9+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2616,13 +2652,15 @@ KAS_DEV void d_mmul33_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2641,13 +2679,15 @@ KAS_DEV void d_mmul33_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2666,13 +2706,15 @@ KAS_DEV void d_mmul33_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2691,13 +2733,15 @@ KAS_DEV void d_mmul33_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2716,13 +2760,15 @@ KAS_DEV void d_mmul33_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_2_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2741,13 +2787,15 @@ KAS_DEV void d_mmul33_2_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_2_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2789,7 +2837,7 @@ KAS_DEV void d_mmul33_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(12) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2836,7 +2884,7 @@ KAS_DEV void d_mmul33_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(48) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2883,7 +2931,7 @@ KAS_DEV void d_mmul33_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(96) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2930,7 +2978,7 @@ KAS_DEV void d_mmul33_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(192) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2977,7 +3025,7 @@ KAS_DEV void d_mmul33_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(384) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3024,7 +3072,7 @@ KAS_DEV void d_mmul33_2_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(768) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3049,7 +3097,7 @@ KAS_DEV void d_mmul33_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3074,7 +3122,7 @@ KAS_DEV void d_mmul33_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3099,7 +3147,7 @@ KAS_DEV void d_mmul33_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3124,7 +3172,7 @@ KAS_DEV void d_mmul33_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3149,7 +3197,7 @@ KAS_DEV void d_mmul33_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3174,7 +3222,7 @@ KAS_DEV void d_mmul33_2_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3199,13 +3247,15 @@ KAS_DEV void d_mmul33_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3225,13 +3275,15 @@ KAS_DEV void d_mmul33_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3251,13 +3303,15 @@ KAS_DEV void d_mmul33_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3277,13 +3331,15 @@ KAS_DEV void d_mmul33_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3303,13 +3359,15 @@ KAS_DEV void d_mmul33_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_2_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3329,13 +3387,15 @@ KAS_DEV void d_mmul33_2_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mmul33_2_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3357,7 +3417,7 @@ KAS_DEV void d_mmul33_2_load_4_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(12) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3384,7 +3444,7 @@ KAS_DEV void d_mmul33_2_load_4_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(48) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3411,7 +3471,7 @@ KAS_DEV void d_mmul33_2_load_4_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(96) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3438,7 +3498,7 @@ KAS_DEV void d_mmul33_2_load_4_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(192) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3465,7 +3525,7 @@ KAS_DEV void d_mmul33_2_load_4_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(384) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3492,7 +3552,7 @@ KAS_DEV void d_mmul33_2_load_4_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(768) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3519,7 +3579,7 @@ KAS_DEV void d_mmul33_2_load_5_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(12) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3546,7 +3606,7 @@ KAS_DEV void d_mmul33_2_load_5_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(48) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3573,7 +3633,7 @@ KAS_DEV void d_mmul33_2_load_5_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(96) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3600,7 +3660,7 @@ KAS_DEV void d_mmul33_2_load_5_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(192) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3627,7 +3687,7 @@ KAS_DEV void d_mmul33_2_load_5_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(384) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3654,7 +3714,7 @@ KAS_DEV void d_mmul33_2_load_5_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(768) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3680,7 +3740,7 @@ KAS_DEV void d_mmul33_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(12) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3707,7 +3767,7 @@ KAS_DEV void d_mmul33_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3734,7 +3794,7 @@ KAS_DEV void d_mmul33_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3761,7 +3821,7 @@ KAS_DEV void d_mmul33_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3788,7 +3848,7 @@ KAS_DEV void d_mmul33_2_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(384) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3815,7 +3875,7 @@ KAS_DEV void d_mmul33_2_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(768) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3842,7 +3902,7 @@ KAS_DEV void d_mmul33_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(12) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3855,6 +3915,8 @@ __global__ void __launch_bounds__(12) kb_120(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mmul33_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3875,7 +3937,7 @@ KAS_DEV void d_mmul33_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3888,6 +3950,8 @@ __global__ void __launch_bounds__(48) kb_121(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mmul33_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3908,7 +3972,7 @@ KAS_DEV void d_mmul33_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3921,6 +3985,8 @@ __global__ void __launch_bounds__(96) kb_122(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mmul33_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3941,7 +4007,7 @@ KAS_DEV void d_mmul33_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3954,6 +4020,8 @@ __global__ void __launch_bounds__(192) kb_123(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mmul33_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3974,7 +4042,7 @@ KAS_DEV void d_mmul33_2_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(384) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3987,6 +4055,8 @@ __global__ void __launch_bounds__(384) kb_124(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mmul33_2_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4007,7 +4077,7 @@ KAS_DEV void d_mmul33_2_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(768) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4020,6 +4090,8 @@ __global__ void __launch_bounds__(768) kb_125(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mmul33_2_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4063,7 +4135,7 @@ KAS_DEV void d_mmul33_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(12) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4110,7 +4182,7 @@ KAS_DEV void d_mmul33_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(48) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4157,7 +4229,7 @@ KAS_DEV void d_mmul33_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(96) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4204,7 +4276,7 @@ KAS_DEV void d_mmul33_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(192) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4251,7 +4323,7 @@ KAS_DEV void d_mmul33_2_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(384) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4298,7 +4370,7 @@ KAS_DEV void d_mmul33_2_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(768) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4322,7 +4394,7 @@ KAS_DEV void d_mmul33_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(12) kb_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4346,7 +4418,7 @@ KAS_DEV void d_mmul33_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(48) kb_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4370,7 +4442,7 @@ KAS_DEV void d_mmul33_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(96) kb_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4394,7 +4466,7 @@ KAS_DEV void d_mmul33_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(192) kb_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4418,7 +4490,7 @@ KAS_DEV void d_mmul33_2_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(384) kb_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4442,7 +4514,7 @@ KAS_DEV void d_mmul33_2_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(768) kb_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4466,7 +4538,7 @@ KAS_DEV void d_mmul33_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(12) kb_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mmul33_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4491,7 +4563,7 @@ KAS_DEV void d_mmul33_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(48) kb_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mmul33_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4516,7 +4588,7 @@ KAS_DEV void d_mmul33_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(96) kb_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mmul33_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4541,7 +4613,7 @@ KAS_DEV void d_mmul33_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(192) kb_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mmul33_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4566,7 +4638,7 @@ KAS_DEV void d_mmul33_2_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(384) kb_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mmul33_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4591,7 +4663,7 @@ KAS_DEV void d_mmul33_2_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(768) kb_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mmul33_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4637,7 +4709,7 @@ KAS_DEV void d_mmul33_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(36) kb_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4684,7 +4756,7 @@ KAS_DEV void d_mmul33_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(144) kb_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4731,7 +4803,7 @@ KAS_DEV void d_mmul33_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(288) kb_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4778,7 +4850,7 @@ KAS_DEV void d_mmul33_3_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(576) kb_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4802,7 +4874,7 @@ KAS_DEV void d_mmul33_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(ty*9+tx/3*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4826,7 +4898,7 @@ KAS_DEV void d_mmul33_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9+tx/3*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4850,7 +4922,7 @@ KAS_DEV void d_mmul33_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9+tx/3*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4874,7 +4946,7 @@ KAS_DEV void d_mmul33_3_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9+tx/3*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4898,13 +4970,15 @@ KAS_DEV void d_mmul33_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_3_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4923,13 +4997,15 @@ KAS_DEV void d_mmul33_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_3_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4948,13 +5024,15 @@ KAS_DEV void d_mmul33_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_154(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_154(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_3_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4973,13 +5051,15 @@ KAS_DEV void d_mmul33_3_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_155(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_155(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mmul33_3_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -5021,7 +5101,7 @@ KAS_DEV void d_mmul33_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(36) kb_156(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_156(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5068,7 +5148,7 @@ KAS_DEV void d_mmul33_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(144) kb_157(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_157(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5115,7 +5195,7 @@ KAS_DEV void d_mmul33_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(288) kb_158(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_158(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5162,7 +5242,7 @@ KAS_DEV void d_mmul33_3_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(576) kb_159(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_159(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5186,7 +5266,7 @@ KAS_DEV void d_mmul33_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(ty*9+tx%3) + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_160(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_160(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5210,7 +5290,7 @@ KAS_DEV void d_mmul33_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9+tx%3) + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_161(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_161(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5234,7 +5314,7 @@ KAS_DEV void d_mmul33_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9+tx%3) + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_162(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_162(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5258,7 +5338,7 @@ KAS_DEV void d_mmul33_3_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*9+tx%3) + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_163(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_163(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5282,13 +5362,15 @@ KAS_DEV void d_mmul33_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_164(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_164(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[7];
+#pragma unroll
+  for (int k = 0; k < 7; k++) r[k] = 0.0f;
   d_mmul33_3_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -5307,13 +5389,15 @@ KAS_DEV void d_mmul33_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_165(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_165(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[7];
+#pragma unroll
+  for (int k = 0; k < 7; k++) r[k] = 0.0f;
   d_mmul33_3_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -5332,13 +5416,15 @@ KAS_DEV void d_mmul33_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_166(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_166(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[7];
+#pragma unroll
+  for (int k = 0; k < 7; k++) r[k] = 0.0f;
   d_mmul33_3_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -5357,13 +5443,15 @@ KAS_DEV void d_mmul33_3_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_167(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_167(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[7];
+#pragma unroll
+  for (int k = 0; k < 7; k++) r[k] = 0.0f;
   d_mmul33_3_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -5381,7 +5469,7 @@ KAS_DEV void d_mmul33_3_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[(ty*9+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(36) kb_168(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_168(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5405,7 +5493,7 @@ KAS_DEV void d_mmul33_3_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*9+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(144) kb_169(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_169(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5429,7 +5517,7 @@ KAS_DEV void d_mmul33_3_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*9+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(288) kb_170(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_170(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5453,7 +5541,7 @@ KAS_DEV void d_mmul33_3_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*9+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(576) kb_171(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_171(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5477,7 +5565,7 @@ KAS_DEV void d_mmul33_3_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(36) kb_172(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_172(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5490,6 +5578,8 @@ __global__ void __launch_bounds__(36) kb_172(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 7; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mmul33_3_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -5507,7 +5597,7 @@ KAS_DEV void d_mmul33_3_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(144) kb_173(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_173(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5520,6 +5610,8 @@ __global__ void __launch_bounds__(144) kb_173(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 7; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mmul33_3_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -5537,7 +5629,7 @@ KAS_DEV void d_mmul33_3_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(288) kb_174(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_174(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5550,6 +5642,8 @@ __global__ void __launch_bounds__(288) kb_174(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 7; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mmul33_3_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -5567,7 +5661,7 @@ KAS_DEV void d_mmul33_3_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(576) kb_175(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_175(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5580,6 +5674,8 @@ __global__ void __launch_bounds__(576) kb_175(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 7; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mmul33_3_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -5623,7 +5719,7 @@ KAS_DEV void d_mmul33_3_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(36) kb_176(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_176(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5670,7 +5766,7 @@ KAS_DEV void d_mmul33_3_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(144) kb_177(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_177(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5717,7 +5813,7 @@ KAS_DEV void d_mmul33_3_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(288) kb_178(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_178(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5764,7 +5860,7 @@ KAS_DEV void d_mmul33_3_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(576) kb_179(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_179(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5785,7 +5881,7 @@ KAS_DEV void d_mmul33_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(36) kb_180(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_180(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5806,7 +5902,7 @@ KAS_DEV void d_mmul33_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(144) kb_181(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_181(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5827,7 +5923,7 @@ KAS_DEV void d_mmul33_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(288) kb_182(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_182(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5848,7 +5944,7 @@ KAS_DEV void d_mmul33_3_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(576) kb_183(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_183(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5869,7 +5965,7 @@ KAS_DEV void d_mmul33_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(36) kb_184(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_mmul33_184(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5891,7 +5987,7 @@ KAS_DEV void d_mmul33_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(144) kb_185(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_mmul33_185(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5913,7 +6009,7 @@ KAS_DEV void d_mmul33_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(288) kb_186(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_mmul33_186(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5935,7 +6031,7 @@ KAS_DEV void d_mmul33_3_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(576) kb_187(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_mmul33_187(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5948,193 +6044,193 @@ __global__ void __launch_bounds__(576) kb_187(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_mmul33_entries[] = {
-  {"mmul33_1", "load", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_0},
-  {"mmul33_1", "load", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_1},
-  {"mmul33_1", "load", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_2},
-  {"mmul33_1", "load", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_3},
-  {"mmul33_1", "load", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_4},
-  {"mmul33_1", "load", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_5},
-  {"mmul33_1", "load", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_6},
-  {"mmul33_1", "load", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_7},
-  {"mmul33_1", "load", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_8},
-  {"mmul33_1", "load", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_9},
-  {"mmul33_1", "load", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_10},
-  {"mmul33_1", "load", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_11},
-  {"mmul33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"mmul33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"mmul33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"mmul33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"mmul33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"mmul33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"mmul33_1", "load", 2, "shared", 4, 4, 1, 1, 144, (const void *)kb_18},
-  {"mmul33_1", "load", 2, "shared", 16, 16, 1, 1, 576, (const void *)kb_19},
-  {"mmul33_1", "load", 2, "shared", 32, 32, 1, 1, 1152, (const void *)kb_20},
-  {"mmul33_1", "load", 2, "shared", 64, 64, 1, 1, 2304, (const void *)kb_21},
-  {"mmul33_1", "load", 2, "shared", 128, 128, 1, 1, 4608, (const void *)kb_22},
-  {"mmul33_1", "load", 2, "shared", 256, 256, 1, 1, 9216, (const void *)kb_23},
-  {"mmul33_1", "load", 3, "shared", 4, 4, 1, 1, 144, (const void *)kb_24},
-  {"mmul33_1", "load", 3, "shared", 16, 16, 1, 1, 576, (const void *)kb_25},
-  {"mmul33_1", "load", 3, "shared", 32, 32, 1, 1, 1152, (const void *)kb_26},
-  {"mmul33_1", "load", 3, "shared", 64, 64, 1, 1, 2304, (const void *)kb_27},
-  {"mmul33_1", "load", 3, "shared", 128, 128, 1, 1, 4608, (const void *)kb_28},
-  {"mmul33_1", "load", 3, "shared", 256, 256, 1, 1, 9216, (const void *)kb_29},
-  {"mmul33_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"mmul33_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"mmul33_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"mmul33_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"mmul33_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"mmul33_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"mmul33_1", "compute", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_36},
-  {"mmul33_1", "compute", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_37},
-  {"mmul33_1", "compute", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_38},
-  {"mmul33_1", "compute", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_39},
-  {"mmul33_1", "compute", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_40},
-  {"mmul33_1", "compute", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_41},
-  {"mmul33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"mmul33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"mmul33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"mmul33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"mmul33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"mmul33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"mmul33_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_48},
-  {"mmul33_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_49},
-  {"mmul33_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_50},
-  {"mmul33_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_51},
-  {"mmul33_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_52},
-  {"mmul33_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_53},
-  {"mmul33_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_54},
-  {"mmul33_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_55},
-  {"mmul33_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_56},
-  {"mmul33_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_57},
-  {"mmul33_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_58},
-  {"mmul33_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_59},
-  {"mmul33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"mmul33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"mmul33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"mmul33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"mmul33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"mmul33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"mmul33_2", "load", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_66},
-  {"mmul33_2", "load", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_67},
-  {"mmul33_2", "load", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_68},
-  {"mmul33_2", "load", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_69},
-  {"mmul33_2", "load", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_70},
-  {"mmul33_2", "load", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_71},
-  {"mmul33_2", "load", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_72},
-  {"mmul33_2", "load", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_73},
-  {"mmul33_2", "load", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_74},
-  {"mmul33_2", "load", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_75},
-  {"mmul33_2", "load", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_76},
-  {"mmul33_2", "load", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_77},
-  {"mmul33_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_78},
-  {"mmul33_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_79},
-  {"mmul33_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_80},
-  {"mmul33_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_81},
-  {"mmul33_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_82},
-  {"mmul33_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_83},
-  {"mmul33_2", "load", 2, "shared", 4, 3, 4, 1, 144, (const void *)kb_84},
-  {"mmul33_2", "load", 2, "shared", 16, 3, 16, 1, 576, (const void *)kb_85},
-  {"mmul33_2", "load", 2, "shared", 32, 3, 32, 1, 1152, (const void *)kb_86},
-  {"mmul33_2", "load", 2, "shared", 64, 3, 64, 1, 2304, (const void *)kb_87},
-  {"mmul33_2", "load", 2, "shared", 128, 3, 128, 1, 4608, (const void *)kb_88},
-  {"mmul33_2", "load", 2, "shared", 256, 3, 256, 1, 9216, (const void *)kb_89},
-  {"mmul33_2", "load", 3, "shared", 4, 3, 4, 1, 144, (const void *)kb_90},
-  {"mmul33_2", "load", 3, "shared", 16, 3, 16, 1, 576, (const void *)kb_91},
-  {"mmul33_2", "load", 3, "shared", 32, 3, 32, 1, 1152, (const void *)kb_92},
-  {"mmul33_2", "load", 3, "shared", 64, 3, 64, 1, 2304, (const void *)kb_93},
-  {"mmul33_2", "load", 3, "shared", 128, 3, 128, 1, 4608, (const void *)kb_94},
-  {"mmul33_2", "load", 3, "shared", 256, 3, 256, 1, 9216, (const void *)kb_95},
-  {"mmul33_2", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_96},
-  {"mmul33_2", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_97},
-  {"mmul33_2", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_98},
-  {"mmul33_2", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_99},
-  {"mmul33_2", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_100},
-  {"mmul33_2", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_101},
-  {"mmul33_2", "load", 4, "shared", 4, 3, 4, 1, 144, (const void *)kb_102},
-  {"mmul33_2", "load", 4, "shared", 16, 3, 16, 1, 576, (const void *)kb_103},
-  {"mmul33_2", "load", 4, "shared", 32, 3, 32, 1, 1152, (const void *)kb_104},
-  {"mmul33_2", "load", 4, "shared", 64, 3, 64, 1, 2304, (const void *)kb_105},
-  {"mmul33_2", "load", 4, "shared", 128, 3, 128, 1, 4608, (const void *)kb_106},
-  {"mmul33_2", "load", 4, "shared", 256, 3, 256, 1, 9216, (const void *)kb_107},
-  {"mmul33_2", "load", 5, "shared", 4, 3, 4, 1, 144, (const void *)kb_108},
-  {"mmul33_2", "load", 5, "shared", 16, 3, 16, 1, 576, (const void *)kb_109},
-  {"mmul33_2", "load", 5, "shared", 32, 3, 32, 1, 1152, (const void *)kb_110},
-  {"mmul33_2", "load", 5, "shared", 64, 3, 64, 1, 2304, (const void *)kb_111},
-  {"mmul33_2", "load", 5, "shared", 128, 3, 128, 1, 4608, (const void *)kb_112},
-  {"mmul33_2", "load", 5, "shared", 256, 3, 256, 1, 9216, (const void *)kb_113},
-  {"mmul33_2", "compute", 0, "shared", 4, 3, 4, 1, 432, (const void *)kb_114},
-  {"mmul33_2", "compute", 0, "shared", 16, 3, 16, 1, 1728, (const void *)kb_115},
-  {"mmul33_2", "compute", 0, "shared", 32, 3, 32, 1, 3456, (const void *)kb_116},
-  {"mmul33_2", "compute", 0, "shared", 64, 3, 64, 1, 6912, (const void *)kb_117},
-  {"mmul33_2", "compute", 0, "shared", 128, 3, 128, 1, 13824, (const void *)kb_118},
-  {"mmul33_2", "compute", 0, "shared", 256, 3, 256, 1, 27648, (const void *)kb_119},
-  {"mmul33_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_120},
-  {"mmul33_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_121},
-  {"mmul33_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_122},
-  {"mmul33_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_123},
-  {"mmul33_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_124},
-  {"mmul33_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_125},
-  {"mmul33_2", "save", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_126},
-  {"mmul33_2", "save", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_127},
-  {"mmul33_2", "save", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_128},
-  {"mmul33_2", "save", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_129},
-  {"mmul33_2", "save", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_130},
-  {"mmul33_2", "save", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_131},
-  {"mmul33_2", "save", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_132},
-  {"mmul33_2", "save", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_133},
-  {"mmul33_2", "save", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_134},
-  {"mmul33_2", "save", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_135},
-  {"mmul33_2", "save", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_136},
-  {"mmul33_2", "save", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_137},
-  {"mmul33_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_138},
-  {"mmul33_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_139},
-  {"mmul33_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_140},
-  {"mmul33_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_141},
-  {"mmul33_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_142},
-  {"mmul33_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_143},
-  {"mmul33_3", "load", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_144},
-  {"mmul33_3", "load", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_145},
-  {"mmul33_3", "load", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_146},
-  {"mmul33_3", "load", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_147},
-  {"mmul33_3", "load", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_148},
-  {"mmul33_3", "load", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_149},
-  {"mmul33_3", "load", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_150},
-  {"mmul33_3", "load", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_151},
-  {"mmul33_3", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_152},
-  {"mmul33_3", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_153},
-  {"mmul33_3", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_154},
-  {"mmul33_3", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_155},
-  {"mmul33_3", "load", 2, "shared", 4, 9, 4, 1, 144, (const void *)kb_156},
-  {"mmul33_3", "load", 2, "shared", 16, 9, 16, 1, 576, (const void *)kb_157},
-  {"mmul33_3", "load", 2, "shared", 32, 9, 32, 1, 1152, (const void *)kb_158},
-  {"mmul33_3", "load", 2, "shared", 64, 9, 64, 1, 2304, (const void *)kb_159},
-  {"mmul33_3", "load", 3, "shared", 4, 9, 4, 1, 144, (const void *)kb_160},
-  {"mmul33_3", "load", 3, "shared", 16, 9, 16, 1, 576, (const void *)kb_161},
-  {"mmul33_3", "load", 3, "shared", 32, 9, 32, 1, 1152, (const void *)kb_162},
-  {"mmul33_3", "load", 3, "shared", 64, 9, 64, 1, 2304, (const void *)kb_163},
-  {"mmul33_3", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_164},
-  {"mmul33_3", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_165},
-  {"mmul33_3", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_166},
-  {"mmul33_3", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_167},
-  {"mmul33_3", "compute", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_168},
-  {"mmul33_3", "compute", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_169},
-  {"mmul33_3", "compute", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_170},
-  {"mmul33_3", "compute", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_171},
-  {"mmul33_3", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_172},
-  {"mmul33_3", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_173},
-  {"mmul33_3", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_174},
-  {"mmul33_3", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_175},
-  {"mmul33_3", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_176},
-  {"mmul33_3", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_177},
-  {"mmul33_3", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_178},
-  {"mmul33_3", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_179},
-  {"mmul33_3", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_180},
-  {"mmul33_3", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_181},
-  {"mmul33_3", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_182},
-  {"mmul33_3", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_183},
-  {"mmul33_3", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_184},
-  {"mmul33_3", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_185},
-  {"mmul33_3", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_186},
-  {"mmul33_3", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_187},
+  {"mmul33_1", "load", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_mmul33_0},
+  {"mmul33_1", "load", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_mmul33_1},
+  {"mmul33_1", "load", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_mmul33_2},
+  {"mmul33_1", "load", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_mmul33_3},
+  {"mmul33_1", "load", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_mmul33_4},
+  {"mmul33_1", "load", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_mmul33_5},
+  {"mmul33_1", "load", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_mmul33_6},
+  {"mmul33_1", "load", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_mmul33_7},
+  {"mmul33_1", "load", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_mmul33_8},
+  {"mmul33_1", "load", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_mmul33_9},
+  {"mmul33_1", "load", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_mmul33_10},
+  {"mmul33_1", "load", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_mmul33_11},
+  {"mmul33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_mmul33_12},
+  {"mmul33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_mmul33_13},
+  {"mmul33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_mmul33_14},
+  {"mmul33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_mmul33_15},
+  {"mmul33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_mmul33_16},
+  {"mmul33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_mmul33_17},
+  {"mmul33_1", "load", 2, "shared", 4, 4, 1, 1, 144, (const void *)kb_mmul33_18},
+  {"mmul33_1", "load", 2, "shared", 16, 16, 1, 1, 576, (const void *)kb_mmul33_19},
+  {"mmul33_1", "load", 2, "shared", 32, 32, 1, 1, 1152, (const void *)kb_mmul33_20},
+  {"mmul33_1", "load", 2, "shared", 64, 64, 1, 1, 2304, (const void *)kb_mmul33_21},
+  {"mmul33_1", "load", 2, "shared", 128, 128, 1, 1, 4608, (const void *)kb_mmul33_22},
+  {"mmul33_1", "load", 2, "shared", 256, 256, 1, 1, 9216, (const void *)kb_mmul33_23},
+  {"mmul33_1", "load", 3, "shared", 4, 4, 1, 1, 144, (const void *)kb_mmul33_24},
+  {"mmul33_1", "load", 3, "shared", 16, 16, 1, 1, 576, (const void *)kb_mmul33_25},
+  {"mmul33_1", "load", 3, "shared", 32, 32, 1, 1, 1152, (const void *)kb_mmul33_26},
+  {"mmul33_1", "load", 3, "shared", 64, 64, 1, 1, 2304, (const void *)kb_mmul33_27},
+  {"mmul33_1", "load", 3, "shared", 128, 128, 1, 1, 4608, (const void *)kb_mmul33_28},
+  {"mmul33_1", "load", 3, "shared", 256, 256, 1, 1, 9216, (const void *)kb_mmul33_29},
+  {"mmul33_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_mmul33_30},
+  {"mmul33_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_mmul33_31},
+  {"mmul33_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_mmul33_32},
+  {"mmul33_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_mmul33_33},
+  {"mmul33_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_mmul33_34},
+  {"mmul33_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_mmul33_35},
+  {"mmul33_1", "compute", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_mmul33_36},
+  {"mmul33_1", "compute", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_mmul33_37},
+  {"mmul33_1", "compute", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_mmul33_38},
+  {"mmul33_1", "compute", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_mmul33_39},
+  {"mmul33_1", "compute", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_mmul33_40},
+  {"mmul33_1", "compute", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_mmul33_41},
+  {"mmul33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_mmul33_42},
+  {"mmul33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_mmul33_43},
+  {"mmul33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_mmul33_44},
+  {"mmul33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_mmul33_45},
+  {"mmul33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_mmul33_46},
+  {"mmul33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_mmul33_47},
+  {"mmul33_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_mmul33_48},
+  {"mmul33_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_mmul33_49},
+  {"mmul33_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_mmul33_50},
+  {"mmul33_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_mmul33_51},
+  {"mmul33_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_mmul33_52},
+  {"mmul33_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_mmul33_53},
+  {"mmul33_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_mmul33_54},
+  {"mmul33_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_mmul33_55},
+  {"mmul33_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_mmul33_56},
+  {"mmul33_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_mmul33_57},
+  {"mmul33_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_mmul33_58},
+  {"mmul33_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_mmul33_59},
+  {"mmul33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_mmul33_60},
+  {"mmul33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_mmul33_61},
+  {"mmul33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_mmul33_62},
+  {"mmul33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_mmul33_63},
+  {"mmul33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_mmul33_64},
+  {"mmul33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_mmul33_65},
+  {"mmul33_2", "load", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_mmul33_66},
+  {"mmul33_2", "load", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_mmul33_67},
+  {"mmul33_2", "load", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mmul33_68},
+  {"mmul33_2", "load", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mmul33_69},
+  {"mmul33_2", "load", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mmul33_70},
+  {"mmul33_2", "load", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mmul33_71},
+  {"mmul33_2", "load", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_mmul33_72},
+  {"mmul33_2", "load", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_mmul33_73},
+  {"mmul33_2", "load", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mmul33_74},
+  {"mmul33_2", "load", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mmul33_75},
+  {"mmul33_2", "load", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mmul33_76},
+  {"mmul33_2", "load", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mmul33_77},
+  {"mmul33_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_mmul33_78},
+  {"mmul33_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_mmul33_79},
+  {"mmul33_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_mmul33_80},
+  {"mmul33_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_mmul33_81},
+  {"mmul33_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_mmul33_82},
+  {"mmul33_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_mmul33_83},
+  {"mmul33_2", "load", 2, "shared", 4, 3, 4, 1, 144, (const void *)kb_mmul33_84},
+  {"mmul33_2", "load", 2, "shared", 16, 3, 16, 1, 576, (const void *)kb_mmul33_85},
+  {"mmul33_2", "load", 2, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mmul33_86},
+  {"mmul33_2", "load", 2, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mmul33_87},
+  {"mmul33_2", "load", 2, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mmul33_88},
+  {"mmul33_2", "load", 2, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mmul33_89},
+  {"mmul33_2", "load", 3, "shared", 4, 3, 4, 1, 144, (const void *)kb_mmul33_90},
+  {"mmul33_2", "load", 3, "shared", 16, 3, 16, 1, 576, (const void *)kb_mmul33_91},
+  {"mmul33_2", "load", 3, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mmul33_92},
+  {"mmul33_2", "load", 3, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mmul33_93},
+  {"mmul33_2", "load", 3, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mmul33_94},
+  {"mmul33_2", "load", 3, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mmul33_95},
+  {"mmul33_2", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_mmul33_96},
+  {"mmul33_2", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_mmul33_97},
+  {"mmul33_2", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_mmul33_98},
+  {"mmul33_2", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_mmul33_99},
+  {"mmul33_2", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_mmul33_100},
+  {"mmul33_2", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_mmul33_101},
+  {"mmul33_2", "load", 4, "shared", 4, 3, 4, 1, 144, (const void *)kb_mmul33_102},
+  {"mmul33_2", "load", 4, "shared", 16, 3, 16, 1, 576, (const void *)kb_mmul33_103},
+  {"mmul33_2", "load", 4, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mmul33_104},
+  {"mmul33_2", "load", 4, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mmul33_105},
+  {"mmul33_2", "load", 4, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mmul33_106},
+  {"mmul33_2", "load", 4, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mmul33_107},
+  {"mmul33_2", "load", 5, "shared", 4, 3, 4, 1, 144, (const void *)kb_mmul33_108},
+  {"mmul33_2", "load", 5, "shared", 16, 3, 16, 1, 576, (const void *)kb_mmul33_109},
+  {"mmul33_2", "load", 5, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mmul33_110},
+  {"mmul33_2", "load", 5, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mmul33_111},
+  {"mmul33_2", "load", 5, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mmul33_112},
+  {"mmul33_2", "load", 5, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mmul33_113},
+  {"mmul33_2", "compute", 0, "shared", 4, 3, 4, 1, 432, (const void *)kb_mmul33_114},
+  {"mmul33_2", "compute", 0, "shared", 16, 3, 16, 1, 1728, (const void *)kb_mmul33_115},
+  {"mmul33_2", "compute", 0, "shared", 32, 3, 32, 1, 3456, (const void *)kb_mmul33_116},
+  {"mmul33_2", "compute", 0, "shared", 64, 3, 64, 1, 6912, (const void *)kb_mmul33_117},
+  {"mmul33_2", "compute", 0, "shared", 128, 3, 128, 1, 13824, (const void *)kb_mmul33_118},
+  {"mmul33_2", "compute", 0, "shared", 256, 3, 256, 1, 27648, (const void *)kb_mmul33_119},
+  {"mmul33_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_mmul33_120},
+  {"mmul33_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_mmul33_121},
+  {"mmul33_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_mmul33_122},
+  {"mmul33_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_mmul33_123},
+  {"mmul33_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_mmul33_124},
+  {"mmul33_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_mmul33_125},
+  {"mmul33_2", "save", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_mmul33_126},
+  {"mmul33_2", "save", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_mmul33_127},
+  {"mmul33_2", "save", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mmul33_128},
+  {"mmul33_2", "save", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mmul33_129},
+  {"mmul33_2", "save", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mmul33_130},
+  {"mmul33_2", "save", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mmul33_131},
+  {"mmul33_2", "save", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_mmul33_132},
+  {"mmul33_2", "save", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_mmul33_133},
+  {"mmul33_2", "save", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mmul33_134},
+  {"mmul33_2", "save", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mmul33_135},
+  {"mmul33_2", "save", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mmul33_136},
+  {"mmul33_2", "save", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mmul33_137},
+  {"mmul33_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_mmul33_138},
+  {"mmul33_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_mmul33_139},
+  {"mmul33_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_mmul33_140},
+  {"mmul33_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_mmul33_141},
+  {"mmul33_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_mmul33_142},
+  {"mmul33_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_mmul33_143},
+  {"mmul33_3", "load", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_mmul33_144},
+  {"mmul33_3", "load", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_mmul33_145},
+  {"mmul33_3", "load", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_mmul33_146},
+  {"mmul33_3", "load", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_mmul33_147},
+  {"mmul33_3", "load", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_mmul33_148},
+  {"mmul33_3", "load", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_mmul33_149},
+  {"mmul33_3", "load", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_mmul33_150},
+  {"mmul33_3", "load", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_mmul33_151},
+  {"mmul33_3", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_mmul33_152},
+  {"mmul33_3", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_mmul33_153},
+  {"mmul33_3", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_mmul33_154},
+  {"mmul33_3", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_mmul33_155},
+  {"mmul33_3", "load", 2, "shared", 4, 9, 4, 1, 144, (const void *)kb_mmul33_156},
+  {"mmul33_3", "load", 2, "shared", 16, 9, 16, 1, 576, (const void *)kb_mmul33_157},
+  {"mmul33_3", "load", 2, "shared", 32, 9, 32, 1, 1152, (const void *)kb_mmul33_158},
+  {"mmul33_3", "load", 2, "shared", 64, 9, 64, 1, 2304, (const void *)kb_mmul33_159},
+  {"mmul33_3", "load", 3, "shared", 4, 9, 4, 1, 144, (const void *)kb_mmul33_160},
+  {"mmul33_3", "load", 3, "shared", 16, 9, 16, 1, 576, (const void *)kb_mmul33_161},
+  {"mmul33_3", "load", 3, "shared", 32, 9, 32, 1, 1152, (const void *)kb_mmul33_162},
+  {"mmul33_3", "load", 3, "shared", 64, 9, 64, 1, 2304, (const void *)kb_mmul33_163},
+  {"mmul33_3", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_mmul33_164},
+  {"mmul33_3", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_mmul33_165},
+  {"mmul33_3", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_mmul33_166},
+  {"mmul33_3", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_mmul33_167},
+  {"mmul33_3", "compute", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_mmul33_168},
+  {"mmul33_3", "compute", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_mmul33_169},
+  {"mmul33_3", "compute", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_mmul33_170},
+  {"mmul33_3", "compute", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_mmul33_171},
+  {"mmul33_3", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_mmul33_172},
+  {"mmul33_3", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_mmul33_173},
+  {"mmul33_3", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_mmul33_174},
+  {"mmul33_3", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_mmul33_175},
+  {"mmul33_3", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_mmul33_176},
+  {"mmul33_3", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_mmul33_177},
+  {"mmul33_3", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_mmul33_178},
+  {"mmul33_3", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_mmul33_179},
+  {"mmul33_3", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_mmul33_180},
+  {"mmul33_3", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_mmul33_181},
+  {"mmul33_3", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_mmul33_182},
+  {"mmul33_3", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_mmul33_183},
+  {"mmul33_3", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_mmul33_184},
+  {"mmul33_3", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_mmul33_185},
+  {"mmul33_3", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_mmul33_186},
+  {"mmul33_3", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_mmul33_187},
 };
 extern "C" const int bench_mmul33_count = 188;

@@ -36,7 +36,7 @@ KAS_DEV void d_mmul55_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_mmul55_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_mmul55_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_mmul55_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_mmul55_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_mmul55_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -301,7 +301,7 @@ KAS_DEV void d_mmul55_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -326,7 +326,7 @@ KAS_DEV void d_mmul55_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -351,7 +351,7 @@ KAS_DEV void d_mmul55_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -376,7 +376,7 @@ KAS_DEV void d_mmul55_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -401,7 +401,7 @@ KAS_DEV void d_mmul55_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -426,7 +426,7 @@ KAS_DEV void d_mmul55_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -451,13 +451,15 @@ KAS_DEV void d_mmul55_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -477,13 +479,15 @@ KAS_DEV void d_mmul55_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -503,13 +507,15 @@ KAS_DEV void d_mmul55_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -529,13 +535,15 @@ KAS_DEV void d_mmul55_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -555,13 +563,15 @@ KAS_DEV void d_mmul55_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -581,13 +591,15 @@ KAS_DEV void d_mmul55_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -630,7 +642,7 @@ KAS_DEV void d_mmul55_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -678,7 +690,7 @@ KAS_DEV void d_mmul55_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -726,7 +738,7 @@ KAS_DEV void d_mmul55_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -774,7 +786,7 @@ KAS_DEV void d_mmul55_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -822,7 +834,7 @@ KAS_DEV void d_mmul55_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -870,7 +882,7 @@ KAS_DEV void d_mmul55_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -895,7 +907,7 @@ KAS_DEV void d_mmul55_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -920,7 +932,7 @@ KAS_DEV void d_mmul55_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -945,7 +957,7 @@ KAS_DEV void d_mmul55_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -970,7 +982,7 @@ KAS_DEV void d_mmul55_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -995,7 +1007,7 @@ KAS_DEV void d_mmul55_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1020,7 +1032,7 @@ KAS_DEV void d_mmul55_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1045,13 +1057,15 @@ KAS_DEV void d_mmul55_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1071,13 +1085,15 @@ KAS_DEV void d_mmul55_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1097,13 +1113,15 @@ KAS_DEV void d_mmul55_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1123,13 +1141,15 @@ KAS_DEV void d_mmul55_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1149,13 +1169,15 @@ KAS_DEV void d_mmul55_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1175,13 +1197,15 @@ KAS_DEV void d_mmul55_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1205,7 +1229,7 @@ KAS_DEV void d_mmul55_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1235,7 +1259,7 @@ KAS_DEV void d_mmul55_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1265,7 +1289,7 @@ KAS_DEV void d_mmul55_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1295,7 +1319,7 @@ KAS_DEV void d_mmul55_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1325,7 +1349,7 @@ KAS_DEV void d_mmul55_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1355,7 +1379,7 @@ KAS_DEV void d_mmul55_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1385,7 +1409,7 @@ KAS_DEV void d_mmul55_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1398,6 +1422,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_mmul55_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1421,7 +1447,7 @@ KAS_DEV void d_mmul55_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1434,6 +1460,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_mmul55_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1457,7 +1485,7 @@ KAS_DEV void d_mmul55_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1470,6 +1498,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_mmul55_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1493,7 +1523,7 @@ KAS_DEV void d_mmul55_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1506,6 +1536,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_mmul55_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1529,7 +1561,7 @@ KAS_DEV void d_mmul55_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1542,6 +1574,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_mmul55_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1565,7 +1599,7 @@ KAS_DEV void d_mmul55_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1578,6 +1612,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_mmul55_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1622,7 +1658,7 @@ KAS_DEV void d_mmul55_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1670,7 +1706,7 @@ KAS_DEV void d_mmul55_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1718,7 +1754,7 @@ KAS_DEV void d_mmul55_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1766,7 +1802,7 @@ KAS_DEV void d_mmul55_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1814,7 +1850,7 @@ KAS_DEV void d_mmul55_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1862,7 +1898,7 @@ KAS_DEV void d_mmul55_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1887,7 +1923,7 @@ KAS_DEV void d_mmul55_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1912,7 +1948,7 @@ KAS_DEV void d_mmul55_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1937,7 +1973,7 @@ KAS_DEV void d_mmul55_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1962,7 +1998,7 @@ KAS_DEV void d_mmul55_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1987,7 +2023,7 @@ KAS_DEV void d_mmul55_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2012,7 +2048,7 @@ KAS_DEV void d_mmul55_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2037,7 +2073,7 @@ KAS_DEV void d_mmul55_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mmul55_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2063,7 +2099,7 @@ KAS_DEV void d_mmul55_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mmul55_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2089,7 +2125,7 @@ KAS_DEV void d_mmul55_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mmul55_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2115,7 +2151,7 @@ KAS_DEV void d_mmul55_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mmul55_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2141,7 +2177,7 @@ KAS_DEV void d_mmul55_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mmul55_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2167,7 +2203,7 @@ KAS_DEV void d_mmul55_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mmul55_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2213,7 +2249,7 @@ KAS_DEV void d_mmul55_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(20) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2260,7 +2296,7 @@ KAS_DEV void d_mmul55_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(80) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2307,7 +2343,7 @@ KAS_DEV void d_mmul55_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(160) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2354,7 +2390,7 @@ KAS_DEV void d_mmul55_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(320) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2401,7 +2437,7 @@ KAS_DEV void d_mmul55_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(640) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2425,7 +2461,7 @@ KAS_DEV void d_mmul55_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(ty*25+tx*5) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2449,7 +2485,7 @@ KAS_DEV void d_mmul55_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25+tx*5) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2473,7 +2509,7 @@ KAS_DEV void d_mmul55_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25+tx*5) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2497,7 +2533,7 @@ KAS_DEV void d_mmul55_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25+tx*5) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2521,7 +2557,7 @@ KAS_DEV void d_mmul55_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*25+tx*5) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2545,13 +2581,15 @@ KAS_DEV void d_mmul55_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 5 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_mmul55_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2570,13 +2608,15 @@ KAS_DEV void d_mmul55_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 5 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_mmul55_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2595,13 +2635,15 @@ KAS_DEV void d_mmul55_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 5 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_mmul55_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2620,13 +2662,15 @@ KAS_DEV void d_mmul55_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 5 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_mmul55_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2645,13 +2689,15 @@ KAS_DEV void d_mmul55_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 5 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_mmul55_2_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2693,7 +2739,7 @@ KAS_DEV void d_mmul55_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(20) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2740,7 +2786,7 @@ KAS_DEV void d_mmul55_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(80) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2787,7 +2833,7 @@ KAS_DEV void d_mmul55_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(160) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2834,7 +2880,7 @@ KAS_DEV void d_mmul55_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(320) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2881,7 +2927,7 @@ KAS_DEV void d_mmul55_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(640) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2906,7 +2952,7 @@ KAS_DEV void d_mmul55_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(ty*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2931,7 +2977,7 @@ KAS_DEV void d_mmul55_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2956,7 +3002,7 @@ KAS_DEV void d_mmul55_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2981,7 +3027,7 @@ KAS_DEV void d_mmul55_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3006,7 +3052,7 @@ KAS_DEV void d_mmul55_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*25) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3031,13 +3077,15 @@ KAS_DEV void d_mmul55_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 5 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3057,13 +3105,15 @@ KAS_DEV void d_mmul55_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 5 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3083,13 +3133,15 @@ KAS_DEV void d_mmul55_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 5 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3109,13 +3161,15 @@ KAS_DEV void d_mmul55_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 5 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3135,13 +3189,15 @@ KAS_DEV void d_mmul55_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 5 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_mmul55_2_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3162,7 +3218,7 @@ KAS_DEV void d_mmul55_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(20) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3189,7 +3245,7 @@ KAS_DEV void d_mmul55_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3216,7 +3272,7 @@ KAS_DEV void d_mmul55_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3243,7 +3299,7 @@ KAS_DEV void d_mmul55_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3270,7 +3326,7 @@ KAS_DEV void d_mmul55_2_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(640) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3297,7 +3353,7 @@ KAS_DEV void d_mmul55_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(20) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3310,6 +3366,8 @@ __global__ void __launch_bounds__(20) kb_101(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_mmul55_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3330,7 +3388,7 @@ KAS_DEV void d_mmul55_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3343,6 +3401,8 @@ __global__ void __launch_bounds__(80) kb_102(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_mmul55_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3363,7 +3423,7 @@ KAS_DEV void d_mmul55_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3376,6 +3436,8 @@ __global__ void __launch_bounds__(160) kb_103(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_mmul55_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3396,7 +3458,7 @@ KAS_DEV void d_mmul55_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3409,6 +3471,8 @@ __global__ void __launch_bounds__(320) kb_104(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_mmul55_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3429,7 +3493,7 @@ KAS_DEV void d_mmul55_2_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(640) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3442,6 +3506,8 @@ __global__ void __launch_bounds__(640) kb_105(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 25; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_mmul55_2_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3485,7 +3551,7 @@ KAS_DEV void d_mmul55_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(20) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3532,7 +3598,7 @@ KAS_DEV void d_mmul55_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(80) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3579,7 +3645,7 @@ KAS_DEV void d_mmul55_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(160) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3626,7 +3692,7 @@ KAS_DEV void d_mmul55_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(320) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3673,7 +3739,7 @@ KAS_DEV void d_mmul55_2_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(640) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3697,7 +3763,7 @@ KAS_DEV void d_mmul55_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(20) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3721,7 +3787,7 @@ KAS_DEV void d_mmul55_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(80) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3745,7 +3811,7 @@ KAS_DEV void d_mmul55_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(160) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3769,7 +3835,7 @@ KAS_DEV void d_mmul55_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(320) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3793,7 +3859,7 @@ KAS_DEV void d_mmul55_2_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(640) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3817,7 +3883,7 @@ KAS_DEV void d_mmul55_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(20) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_mmul55_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3842,7 +3908,7 @@ KAS_DEV void d_mmul55_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(80) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_mmul55_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3867,7 +3933,7 @@ KAS_DEV void d_mmul55_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(160) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_mmul55_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3892,7 +3958,7 @@ KAS_DEV void d_mmul55_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(320) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_mmul55_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3917,7 +3983,7 @@ KAS_DEV void d_mmul55_2_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(640) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_mmul55_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3963,7 +4029,7 @@ KAS_DEV void d_mmul55_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(100) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4010,7 +4076,7 @@ KAS_DEV void d_mmul55_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(400) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4057,7 +4123,7 @@ KAS_DEV void d_mmul55_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(800) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4081,7 +4147,7 @@ KAS_DEV void d_mmul55_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(ty*25+tx/5*5) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4105,7 +4171,7 @@ KAS_DEV void d_mmul55_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25+tx/5*5) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4129,7 +4195,7 @@ KAS_DEV void d_mmul55_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25+tx/5*5) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4153,13 +4219,15 @@ KAS_DEV void d_mmul55_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 25 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_mmul55_3_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4178,13 +4246,15 @@ KAS_DEV void d_mmul55_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 25 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_mmul55_3_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4203,13 +4273,15 @@ KAS_DEV void d_mmul55_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 25 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_mmul55_3_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4251,7 +4323,7 @@ KAS_DEV void d_mmul55_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
   }
 }
 
-__global__ void __launch_bounds__(100) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4298,7 +4370,7 @@ KAS_DEV void d_mmul55_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(400) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4345,7 +4417,7 @@ KAS_DEV void d_mmul55_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
   }
 }
 
-__global__ void __launch_bounds__(800) kb_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4369,7 +4441,7 @@ KAS_DEV void d_mmul55_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[(ty*25+tx%5) + k * 5] = live ? g[at + k * 5] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4393,7 +4465,7 @@ KAS_DEV void d_mmul55_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25+tx%5) + k * 5] = live ? g[at + k * 5] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4417,7 +4489,7 @@ KAS_DEV void d_mmul55_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[(ty*25+tx%5) + k * 5] = live ? g[at + k * 5] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4441,13 +4513,15 @@ KAS_DEV void d_mmul55_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, int 
     s[0 + k * 5] = live ? g[at + k * 5] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 25 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[21];
+#pragma unroll
+  for (int k = 0; k < 21; k++) r[k] = 0.0f;
   d_mmul55_3_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4466,13 +4540,15 @@ KAS_DEV void d_mmul55_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k * 5] = live ? g[at + k * 5] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 25 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[21];
+#pragma unroll
+  for (int k = 0; k < 21; k++) r[k] = 0.0f;
   d_mmul55_3_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4491,13 +4567,15 @@ KAS_DEV void d_mmul55_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, int
     s[0 + k * 5] = live ? g[at + k * 5] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 25 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[21];
+#pragma unroll
+  for (int k = 0; k < 21; k++) r[k] = 0.0f;
   d_mmul55_3_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4515,7 +4593,7 @@ KAS_DEV void d_mmul55_3_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[(ty*25+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(100) kb_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4539,7 +4617,7 @@ KAS_DEV void d_mmul55_3_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*25+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(400) kb_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4563,7 +4641,7 @@ KAS_DEV void d_mmul55_3_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*25+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(800) kb_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4587,7 +4665,7 @@ KAS_DEV void d_mmul55_3_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(100) kb_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4600,6 +4678,8 @@ __global__ void __launch_bounds__(100) kb_142(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 21; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mmul55_3_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4617,7 +4697,7 @@ KAS_DEV void d_mmul55_3_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(400) kb_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4630,6 +4710,8 @@ __global__ void __launch_bounds__(400) kb_143(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 21; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mmul55_3_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4647,7 +4729,7 @@ KAS_DEV void d_mmul55_3_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(800) kb_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4660,6 +4742,8 @@ __global__ void __launch_bounds__(800) kb_144(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 21; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mmul55_3_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4703,7 +4787,7 @@ KAS_DEV void d_mmul55_3_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   }
 }
 
-__global__ void __launch_bounds__(100) kb_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4750,7 +4834,7 @@ KAS_DEV void d_mmul55_3_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(400) kb_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4797,7 +4881,7 @@ KAS_DEV void d_mmul55_3_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   }
 }
 
-__global__ void __launch_bounds__(800) kb_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4818,7 +4902,7 @@ KAS_DEV void d_mmul55_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(100) kb_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4839,7 +4923,7 @@ KAS_DEV void d_mmul55_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(400) kb_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4860,7 +4944,7 @@ KAS_DEV void d_mmul55_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(800) kb_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4881,7 +4965,7 @@ KAS_DEV void d_mmul55_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(100) kb_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_mmul55_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4903,7 +4987,7 @@ KAS_DEV void d_mmul55_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(400) kb_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_mmul55_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4925,7 +5009,7 @@ KAS_DEV void d_mmul55_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(800) kb_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_mmul55_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4938,159 +5022,159 @@ __global__ void __launch_bounds__(800) kb_153(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_mmul55_entries[] = {
-  {"mmul55_1", "load", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_0},
-  {"mmul55_1", "load", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_1},
-  {"mmul55_1", "load", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_2},
-  {"mmul55_1", "load", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_3},
-  {"mmul55_1", "load", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_4},
-  {"mmul55_1", "load", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_5},
-  {"mmul55_1", "load", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_6},
-  {"mmul55_1", "load", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_7},
-  {"mmul55_1", "load", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_8},
-  {"mmul55_1", "load", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_9},
-  {"mmul55_1", "load", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_10},
-  {"mmul55_1", "load", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_11},
-  {"mmul55_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"mmul55_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"mmul55_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"mmul55_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"mmul55_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"mmul55_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"mmul55_1", "load", 2, "shared", 4, 4, 1, 1, 400, (const void *)kb_18},
-  {"mmul55_1", "load", 2, "shared", 16, 16, 1, 1, 1600, (const void *)kb_19},
-  {"mmul55_1", "load", 2, "shared", 32, 32, 1, 1, 3200, (const void *)kb_20},
-  {"mmul55_1", "load", 2, "shared", 64, 64, 1, 1, 6400, (const void *)kb_21},
-  {"mmul55_1", "load", 2, "shared", 128, 128, 1, 1, 12800, (const void *)kb_22},
-  {"mmul55_1", "load", 2, "shared", 256, 256, 1, 1, 25600, (const void *)kb_23},
-  {"mmul55_1", "load", 3, "shared", 4, 4, 1, 1, 400, (const void *)kb_24},
-  {"mmul55_1", "load", 3, "shared", 16, 16, 1, 1, 1600, (const void *)kb_25},
-  {"mmul55_1", "load", 3, "shared", 32, 32, 1, 1, 3200, (const void *)kb_26},
-  {"mmul55_1", "load", 3, "shared", 64, 64, 1, 1, 6400, (const void *)kb_27},
-  {"mmul55_1", "load", 3, "shared", 128, 128, 1, 1, 12800, (const void *)kb_28},
-  {"mmul55_1", "load", 3, "shared", 256, 256, 1, 1, 25600, (const void *)kb_29},
-  {"mmul55_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"mmul55_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"mmul55_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"mmul55_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"mmul55_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"mmul55_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"mmul55_1", "compute", 0, "shared", 4, 4, 1, 1, 1200, (const void *)kb_36},
-  {"mmul55_1", "compute", 0, "shared", 16, 16, 1, 1, 4800, (const void *)kb_37},
-  {"mmul55_1", "compute", 0, "shared", 32, 32, 1, 1, 9600, (const void *)kb_38},
-  {"mmul55_1", "compute", 0, "shared", 64, 64, 1, 1, 19200, (const void *)kb_39},
-  {"mmul55_1", "compute", 0, "shared", 128, 128, 1, 1, 38400, (const void *)kb_40},
-  {"mmul55_1", "compute", 0, "shared", 256, 256, 1, 1, 76800, (const void *)kb_41},
-  {"mmul55_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"mmul55_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"mmul55_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"mmul55_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"mmul55_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"mmul55_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"mmul55_1", "save", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_48},
-  {"mmul55_1", "save", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_49},
-  {"mmul55_1", "save", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_50},
-  {"mmul55_1", "save", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_51},
-  {"mmul55_1", "save", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_52},
-  {"mmul55_1", "save", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_53},
-  {"mmul55_1", "save", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_54},
-  {"mmul55_1", "save", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_55},
-  {"mmul55_1", "save", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_56},
-  {"mmul55_1", "save", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_57},
-  {"mmul55_1", "save", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_58},
-  {"mmul55_1", "save", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_59},
-  {"mmul55_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"mmul55_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"mmul55_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"mmul55_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"mmul55_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"mmul55_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"mmul55_2", "load", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_66},
-  {"mmul55_2", "load", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_67},
-  {"mmul55_2", "load", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_68},
-  {"mmul55_2", "load", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_69},
-  {"mmul55_2", "load", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_70},
-  {"mmul55_2", "load", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_71},
-  {"mmul55_2", "load", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_72},
-  {"mmul55_2", "load", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_73},
-  {"mmul55_2", "load", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_74},
-  {"mmul55_2", "load", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_75},
-  {"mmul55_2", "load", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_76},
-  {"mmul55_2", "load", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_77},
-  {"mmul55_2", "load", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_78},
-  {"mmul55_2", "load", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_79},
-  {"mmul55_2", "load", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_80},
-  {"mmul55_2", "load", 2, "shared", 4, 5, 4, 1, 400, (const void *)kb_81},
-  {"mmul55_2", "load", 2, "shared", 16, 5, 16, 1, 1600, (const void *)kb_82},
-  {"mmul55_2", "load", 2, "shared", 32, 5, 32, 1, 3200, (const void *)kb_83},
-  {"mmul55_2", "load", 2, "shared", 64, 5, 64, 1, 6400, (const void *)kb_84},
-  {"mmul55_2", "load", 2, "shared", 128, 5, 128, 1, 12800, (const void *)kb_85},
-  {"mmul55_2", "load", 3, "shared", 4, 5, 4, 1, 400, (const void *)kb_86},
-  {"mmul55_2", "load", 3, "shared", 16, 5, 16, 1, 1600, (const void *)kb_87},
-  {"mmul55_2", "load", 3, "shared", 32, 5, 32, 1, 3200, (const void *)kb_88},
-  {"mmul55_2", "load", 3, "shared", 64, 5, 64, 1, 6400, (const void *)kb_89},
-  {"mmul55_2", "load", 3, "shared", 128, 5, 128, 1, 12800, (const void *)kb_90},
-  {"mmul55_2", "load", 3, "register", 4, 5, 4, 1, 0, (const void *)kb_91},
-  {"mmul55_2", "load", 3, "register", 16, 5, 16, 1, 0, (const void *)kb_92},
-  {"mmul55_2", "load", 3, "register", 32, 5, 32, 1, 0, (const void *)kb_93},
-  {"mmul55_2", "load", 3, "register", 64, 5, 64, 1, 0, (const void *)kb_94},
-  {"mmul55_2", "load", 3, "register", 128, 5, 128, 1, 0, (const void *)kb_95},
-  {"mmul55_2", "compute", 0, "shared", 4, 5, 4, 1, 1200, (const void *)kb_96},
-  {"mmul55_2", "compute", 0, "shared", 16, 5, 16, 1, 4800, (const void *)kb_97},
-  {"mmul55_2", "compute", 0, "shared", 32, 5, 32, 1, 9600, (const void *)kb_98},
-  {"mmul55_2", "compute", 0, "shared", 64, 5, 64, 1, 19200, (const void *)kb_99},
-  {"mmul55_2", "compute", 0, "shared", 128, 5, 128, 1, 38400, (const void *)kb_100},
-  {"mmul55_2", "compute", 0, "register", 4, 5, 4, 1, 0, (const void *)kb_101},
-  {"mmul55_2", "compute", 0, "register", 16, 5, 16, 1, 0, (const void *)kb_102},
-  {"mmul55_2", "compute", 0, "register", 32, 5, 32, 1, 0, (const void *)kb_103},
-  {"mmul55_2", "compute", 0, "register", 64, 5, 64, 1, 0, (const void *)kb_104},
-  {"mmul55_2", "compute", 0, "register", 128, 5, 128, 1, 0, (const void *)kb_105},
-  {"mmul55_2", "save", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_106},
-  {"mmul55_2", "save", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_107},
-  {"mmul55_2", "save", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_108},
-  {"mmul55_2", "save", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_109},
-  {"mmul55_2", "save", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_110},
-  {"mmul55_2", "save", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_111},
-  {"mmul55_2", "save", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_112},
-  {"mmul55_2", "save", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_113},
-  {"mmul55_2", "save", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_114},
-  {"mmul55_2", "save", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_115},
-  {"mmul55_2", "save", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_116},
-  {"mmul55_2", "save", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_117},
-  {"mmul55_2", "save", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_118},
-  {"mmul55_2", "save", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_119},
-  {"mmul55_2", "save", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_120},
-  {"mmul55_3", "load", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_121},
-  {"mmul55_3", "load", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_122},
-  {"mmul55_3", "load", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_123},
-  {"mmul55_3", "load", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_124},
-  {"mmul55_3", "load", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_125},
-  {"mmul55_3", "load", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_126},
-  {"mmul55_3", "load", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_127},
-  {"mmul55_3", "load", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_128},
-  {"mmul55_3", "load", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_129},
-  {"mmul55_3", "load", 2, "shared", 4, 25, 4, 1, 400, (const void *)kb_130},
-  {"mmul55_3", "load", 2, "shared", 16, 25, 16, 1, 1600, (const void *)kb_131},
-  {"mmul55_3", "load", 2, "shared", 32, 25, 32, 1, 3200, (const void *)kb_132},
-  {"mmul55_3", "load", 3, "shared", 4, 25, 4, 1, 400, (const void *)kb_133},
-  {"mmul55_3", "load", 3, "shared", 16, 25, 16, 1, 1600, (const void *)kb_134},
-  {"mmul55_3", "load", 3, "shared", 32, 25, 32, 1, 3200, (const void *)kb_135},
-  {"mmul55_3", "load", 3, "register", 4, 25, 4, 1, 0, (const void *)kb_136},
-  {"mmul55_3", "load", 3, "register", 16, 25, 16, 1, 0, (const void *)kb_137},
-  {"mmul55_3", "load", 3, "register", 32, 25, 32, 1, 0, (const void *)kb_138},
-  {"mmul55_3", "compute", 0, "shared", 4, 25, 4, 1, 1200, (const void *)kb_139},
-  {"mmul55_3", "compute", 0, "shared", 16, 25, 16, 1, 4800, (const void *)kb_140},
-  {"mmul55_3", "compute", 0, "shared", 32, 25, 32, 1, 9600, (const void *)kb_141},
-  {"mmul55_3", "compute", 0, "register", 4, 25, 4, 1, 0, (const void *)kb_142},
-  {"mmul55_3", "compute", 0, "register", 16, 25, 16, 1, 0, (const void *)kb_143},
-  {"mmul55_3", "compute", 0, "register", 32, 25, 32, 1, 0, (const void *)kb_144},
-  {"mmul55_3", "save", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_145},
-  {"mmul55_3", "save", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_146},
-  {"mmul55_3", "save", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_147},
-  {"mmul55_3", "save", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_148},
-  {"mmul55_3", "save", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_149},
-  {"mmul55_3", "save", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_150},
-  {"mmul55_3", "save", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_151},
-  {"mmul55_3", "save", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_152},
-  {"mmul55_3", "save", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_153},
+  {"mmul55_1", "load", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_mmul55_0},
+  {"mmul55_1", "load", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_mmul55_1},
+  {"mmul55_1", "load", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_mmul55_2},
+  {"mmul55_1", "load", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_mmul55_3},
+  {"mmul55_1", "load", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_mmul55_4},
+  {"mmul55_1", "load", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_mmul55_5},
+  {"mmul55_1", "load", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_mmul55_6},
+  {"mmul55_1", "load", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_mmul55_7},
+  {"mmul55_1", "load", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_mmul55_8},
+  {"mmul55_1", "load", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_mmul55_9},
+  {"mmul55_1", "load", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_mmul55_10},
+  {"mmul55_1", "load", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_mmul55_11},
+  {"mmul55_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_mmul55_12},
+  {"mmul55_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_mmul55_13},
+  {"mmul55_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_mmul55_14},
+  {"mmul55_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_mmul55_15},
+  {"mmul55_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_mmul55_16},
+  {"mmul55_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_mmul55_17},
+  {"mmul55_1", "load", 2, "shared", 4, 4, 1, 1, 400, (const void *)kb_mmul55_18},
+  {"mmul55_1", "load", 2, "shared", 16, 16, 1, 1, 1600, (const void *)kb_mmul55_19},
+  {"mmul55_1", "load", 2, "shared", 32, 32, 1, 1, 3200, (const void *)kb_mmul55_20},
+  {"mmul55_1", "load", 2, "shared", 64, 64, 1, 1, 6400, (const void *)kb_mmul55_21},
+  {"mmul55_1", "load", 2, "shared", 128, 128, 1, 1, 12800, (const void *)kb_mmul55_22},
+  {"mmul55_1", "load", 2, "shared", 256, 256, 1, 1, 25600, (const void *)kb_mmul55_23},
+  {"mmul55_1", "load", 3, "shared", 4, 4, 1, 1, 400, (const void *)kb_mmul55_24},
+  {"mmul55_1", "load", 3, "shared", 16, 16, 1, 1, 1600, (const void *)kb_mmul55_25},
+  {"mmul55_1", "load", 3, "shared", 32, 32, 1, 1, 3200, (const void *)kb_mmul55_26},
+  {"mmul55_1", "load", 3, "shared", 64, 64, 1, 1, 6400, (const void *)kb_mmul55_27},
+  {"mmul55_1", "load", 3, "shared", 128, 128, 1, 1, 12800, (const void *)kb_mmul55_28},
+  {"mmul55_1", "load", 3, "shared", 256, 256, 1, 1, 25600, (const void *)kb_mmul55_29},
+  {"mmul55_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_mmul55_30},
+  {"mmul55_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_mmul55_31},
+  {"mmul55_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_mmul55_32},
+  {"mmul55_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_mmul55_33},
+  {"mmul55_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_mmul55_34},
+  {"mmul55_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_mmul55_35},
+  {"mmul55_1", "compute", 0, "shared", 4, 4, 1, 1, 1200, (const void *)kb_mmul55_36},
+  {"mmul55_1", "compute", 0, "shared", 16, 16, 1, 1, 4800, (const void *)kb_mmul55_37},
+  {"mmul55_1", "compute", 0, "shared", 32, 32, 1, 1, 9600, (const void *)kb_mmul55_38},
+  {"mmul55_1", "compute", 0, "shared", 64, 64, 1, 1, 19200, (const void *)kb_mmul55_39},
+  {"mmul55_1", "compute", 0, "shared", 128, 128, 1, 1, 38400, (const void *)kb_mmul55_40},
+  {"mmul55_1", "compute", 0, "shared", 256, 256, 1, 1, 76800, (const void *)kb_mmul55_41},
+  {"mmul55_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_mmul55_42},
+  {"mmul55_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_mmul55_43},
+  {"mmul55_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_mmul55_44},
+  {"mmul55_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_mmul55_45},
+  {"mmul55_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_mmul55_46},
+  {"mmul55_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_mmul55_47},
+  {"mmul55_1", "save", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_mmul55_48},
+  {"mmul55_1", "save", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_mmul55_49},
+  {"mmul55_1", "save", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_mmul55_50},
+  {"mmul55_1", "save", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_mmul55_51},
+  {"mmul55_1", "save", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_mmul55_52},
+  {"mmul55_1", "save", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_mmul55_53},
+  {"mmul55_1", "save", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_mmul55_54},
+  {"mmul55_1", "save", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_mmul55_55},
+  {"mmul55_1", "save", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_mmul55_56},
+  {"mmul55_1", "save", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_mmul55_57},
+  {"mmul55_1", "save", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_mmul55_58},
+  {"mmul55_1", "save", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_mmul55_59},
+  {"mmul55_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_mmul55_60},
+  {"mmul55_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_mmul55_61},
+  {"mmul55_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_mmul55_62},
+  {"mmul55_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_mmul55_63},
+  {"mmul55_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_mmul55_64},
+  {"mmul55_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_mmul55_65},
+  {"mmul55_2", "load", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_mmul55_66},
+  {"mmul55_2", "load", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_mmul55_67},
+  {"mmul55_2", "load", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_mmul55_68},
+  {"mmul55_2", "load", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_mmul55_69},
+  {"mmul55_2", "load", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_mmul55_70},
+  {"mmul55_2", "load", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_mmul55_71},
+  {"mmul55_2", "load", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_mmul55_72},
+  {"mmul55_2", "load", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_mmul55_73},
+  {"mmul55_2", "load", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_mmul55_74},
+  {"mmul55_2", "load", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_mmul55_75},
+  {"mmul55_2", "load", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_mmul55_76},
+  {"mmul55_2", "load", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_mmul55_77},
+  {"mmul55_2", "load", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_mmul55_78},
+  {"mmul55_2", "load", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_mmul55_79},
+  {"mmul55_2", "load", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_mmul55_80},
+  {"mmul55_2", "load", 2, "shared", 4, 5, 4, 1, 400, (const void *)kb_mmul55_81},
+  {"mmul55_2", "load", 2, "shared", 16, 5, 16, 1, 1600, (const void *)kb_mmul55_82},
+  {"mmul55_2", "load", 2, "shared", 32, 5, 32, 1, 3200, (const void *)kb_mmul55_83},
+  {"mmul55_2", "load", 2, "shared", 64, 5, 64, 1, 6400, (const void *)kb_mmul55_84},
+  {"mmul55_2", "load", 2, "shared", 128, 5, 128, 1, 12800, (const void *)kb_mmul55_85},
+  {"mmul55_2", "load", 3, "shared", 4, 5, 4, 1, 400, (const void *)kb_mmul55_86},
+  {"mmul55_2", "load", 3, "shared", 16, 5, 16, 1, 1600, (const void *)kb_mmul55_87},
+  {"mmul55_2", "load", 3, "shared", 32, 5, 32, 1, 3200, (const void *)kb_mmul55_88},
+  {"mmul55_2", "load", 3, "shared", 64, 5, 64, 1, 6400, (const void *)kb_mmul55_89},
+  {"mmul55_2", "load", 3, "shared", 128, 5, 128, 1, 12800, (const void *)kb_mmul55_90},
+  {"mmul55_2", "load", 3, "register", 4, 5, 4, 1, 0, (const void *)kb_mmul55_91},
+  {"mmul55_2", "load", 3, "register", 16, 5, 16, 1, 0, (const void *)kb_mmul55_92},
+  {"mmul55_2", "load", 3, "register", 32, 5, 32, 1, 0, (const void *)kb_mmul55_93},
+  {"mmul55_2", "load", 3, "register", 64, 5, 64, 1, 0, (const void *)kb_mmul55_94},
+  {"mmul55_2", "load", 3, "register", 128, 5, 128, 1, 0, (const void *)kb_mmul55_95},
+  {"mmul55_2", "compute", 0, "shared", 4, 5, 4, 1, 1200, (const void *)kb_mmul55_96},
+  {"mmul55_2", "compute", 0, "shared", 16, 5, 16, 1, 4800, (const void *)kb_mmul55_97},
+  {"mmul55_2", "compute", 0, "shared", 32, 5, 32, 1, 9600, (const void *)kb_mmul55_98},
+  {"mmul55_2", "compute", 0, "shared", 64, 5, 64, 1, 19200, (const void *)kb_mmul55_99},
+  {"mmul55_2", "compute", 0, "shared", 128, 5, 128, 1, 38400, (const void *)kb_mmul55_100},
+  {"mmul55_2", "compute", 0, "register", 4, 5, 4, 1, 0, (const void *)kb_mmul55_101},
+  {"mmul55_2", "compute", 0, "register", 16, 5, 16, 1, 0, (const void *)kb_mmul55_102},
+  {"mmul55_2", "compute", 0, "register", 32, 5, 32, 1, 0, (const void *)kb_mmul55_103},
+  {"mmul55_2", "compute", 0, "register", 64, 5, 64, 1, 0, (const void *)kb_mmul55_104},
+  {"mmul55_2", "compute", 0, "register", 128, 5, 128, 1, 0, (const void *)kb_mmul55_105},
+  {"mmul55_2", "save", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_mmul55_106},
+  {"mmul55_2", "save", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_mmul55_107},
+  {"mmul55_2", "save", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_mmul55_108},
+  {"mmul55_2", "save", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_mmul55_109},
+  {"mmul55_2", "save", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_mmul55_110},
+  {"mmul55_2", "save", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_mmul55_111},
+  {"mmul55_2", "save", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_mmul55_112},
+  {"mmul55_2", "save", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_mmul55_113},
+  {"mmul55_2", "save", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_mmul55_114},
+  {"mmul55_2", "save", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_mmul55_115},
+  {"mmul55_2", "save", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_mmul55_116},
+  {"mmul55_2", "save", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_mmul55_117},
+  {"mmul55_2", "save", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_mmul55_118},
+  {"mmul55_2", "save", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_mmul55_119},
+  {"mmul55_2", "save", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_mmul55_120},
+  {"mmul55_3", "load", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_mmul55_121},
+  {"mmul55_3", "load", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_mmul55_122},
+  {"mmul55_3", "load", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_mmul55_123},
+  {"mmul55_3", "load", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_mmul55_124},
+  {"mmul55_3", "load", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_mmul55_125},
+  {"mmul55_3", "load", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_mmul55_126},
+  {"mmul55_3", "load", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_mmul55_127},
+  {"mmul55_3", "load", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_mmul55_128},
+  {"mmul55_3", "load", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_mmul55_129},
+  {"mmul55_3", "load", 2, "shared", 4, 25, 4, 1, 400, (const void *)kb_mmul55_130},
+  {"mmul55_3", "load", 2, "shared", 16, 25, 16, 1, 1600, (const void *)kb_mmul55_131},
+  {"mmul55_3", "load", 2, "shared", 32, 25, 32, 1, 3200, (const void *)kb_mmul55_132},
+  {"mmul55_3", "load", 3, "shared", 4, 25, 4, 1, 400, (const void *)kb_mmul55_133},
+  {"mmul55_3", "load", 3, "shared", 16, 25, 16, 1, 1600, (const void *)kb_mmul55_134},
+  {"mmul55_3", "load", 3, "shared", 32, 25, 32, 1, 3200, (const void *)kb_mmul55_135},
+  {"mmul55_3", "load", 3, "register", 4, 25, 4, 1, 0, (const void *)kb_mmul55_136},
+  {"mmul55_3", "load", 3, "register", 16, 25, 16, 1, 0, (const void *)kb_mmul55_137},
+  {"mmul55_3", "load", 3, "register", 32, 25, 32, 1, 0, (const void *)kb_mmul55_138},
+  {"mmul55_3", "compute", 0, "shared", 4, 25, 4, 1, 1200, (const void *)kb_mmul55_139},
+  {"mmul55_3", "compute", 0, "shared", 16, 25, 16, 1, 4800, (const void *)kb_mmul55_140},
+  {"mmul55_3", "compute", 0, "shared", 32, 25, 32, 1, 9600, (const void *)kb_mmul55_141},
+  {"mmul55_3", "compute", 0, "register", 4, 25, 4, 1, 0, (const void *)kb_mmul55_142},
+  {"mmul55_3", "compute", 0, "register", 16, 25, 16, 1, 0, (const void *)kb_mmul55_143},
+  {"mmul55_3", "compute", 0, "register", 32, 25, 32, 1, 0, (const void *)kb_mmul55_144},
+  {"mmul55_3", "save", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_mmul55_145},
+  {"mmul55_3", "save", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_mmul55_146},
+  {"mmul55_3", "save", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_mmul55_147},
+  {"mmul55_3", "save", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_mmul55_148},
+  {"mmul55_3", "save", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_mmul55_149},
+  {"mmul55_3", "save", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_mmul55_150},
+  {"mmul55_3", "save", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_mmul55_151},
+  {"mmul55_3", "save", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_mmul55_152},
+  {"mmul55_3", "save", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_mmul55_153},
 };
 extern "C" const int bench_mmul55_count = 154;

@@ -36,7 +36,7 @@ KAS_DEV void d_mvmul33_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_mvmul33_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_mvmul33_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_mvmul33_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_mvmul33_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_mvmul33_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -300,7 +300,7 @@ KAS_DEV void d_mvmul33_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -324,7 +324,7 @@ KAS_DEV void d_mvmul33_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -348,7 +348,7 @@ KAS_DEV void d_mvmul33_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -372,7 +372,7 @@ KAS_DEV void d_mvmul33_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -396,7 +396,7 @@ KAS_DEV void d_mvmul33_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -420,7 +420,7 @@ KAS_DEV void d_mvmul33_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -444,13 +444,15 @@ KAS_DEV void d_mvmul33_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mvmul33_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -469,13 +471,15 @@ KAS_DEV void d_mvmul33_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mvmul33_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -494,13 +498,15 @@ KAS_DEV void d_mvmul33_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mvmul33_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -519,13 +525,15 @@ KAS_DEV void d_mvmul33_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mvmul33_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -544,13 +552,15 @@ KAS_DEV void d_mvmul33_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mvmul33_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -569,13 +579,15 @@ KAS_DEV void d_mvmul33_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_mvmul33_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -618,7 +630,7 @@ KAS_DEV void d_mvmul33_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -666,7 +678,7 @@ KAS_DEV void d_mvmul33_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -714,7 +726,7 @@ KAS_DEV void d_mvmul33_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -762,7 +774,7 @@ KAS_DEV void d_mvmul33_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -810,7 +822,7 @@ KAS_DEV void d_mvmul33_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -858,7 +870,7 @@ KAS_DEV void d_mvmul33_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -882,7 +894,7 @@ KAS_DEV void d_mvmul33_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -906,7 +918,7 @@ KAS_DEV void d_mvmul33_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -930,7 +942,7 @@ KAS_DEV void d_mvmul33_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -954,7 +966,7 @@ KAS_DEV void d_mvmul33_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -978,7 +990,7 @@ KAS_DEV void d_mvmul33_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1002,7 +1014,7 @@ KAS_DEV void d_mvmul33_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1026,13 +1038,15 @@ KAS_DEV void d_mvmul33_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1051,13 +1065,15 @@ KAS_DEV void d_mvmul33_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1076,13 +1092,15 @@ KAS_DEV void d_mvmul33_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1101,13 +1119,15 @@ KAS_DEV void d_mvmul33_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1126,13 +1146,15 @@ KAS_DEV void d_mvmul33_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1151,13 +1173,15 @@ KAS_DEV void d_mvmul33_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1180,7 +1204,7 @@ KAS_DEV void d_mvmul33_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1209,7 +1233,7 @@ KAS_DEV void d_mvmul33_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1238,7 +1262,7 @@ KAS_DEV void d_mvmul33_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1267,7 +1291,7 @@ KAS_DEV void d_mvmul33_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1296,7 +1320,7 @@ KAS_DEV void d_mvmul33_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1325,7 +1349,7 @@ KAS_DEV void d_mvmul33_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1354,7 +1378,7 @@ KAS_DEV void d_mvmul33_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1367,6 +1391,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mvmul33_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1389,7 +1415,7 @@ KAS_DEV void d_mvmul33_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1402,6 +1428,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mvmul33_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1424,7 +1452,7 @@ KAS_DEV void d_mvmul33_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1437,6 +1465,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mvmul33_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1459,7 +1489,7 @@ KAS_DEV void d_mvmul33_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1472,6 +1502,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mvmul33_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1494,7 +1526,7 @@ KAS_DEV void d_mvmul33_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1507,6 +1539,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mvmul33_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1529,7 +1563,7 @@ KAS_DEV void d_mvmul33_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1542,6 +1576,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_mvmul33_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1586,7 +1622,7 @@ KAS_DEV void d_mvmul33_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1634,7 +1670,7 @@ KAS_DEV void d_mvmul33_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1682,7 +1718,7 @@ KAS_DEV void d_mvmul33_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1730,7 +1766,7 @@ KAS_DEV void d_mvmul33_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1778,7 +1814,7 @@ KAS_DEV void d_mvmul33_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1826,7 +1862,7 @@ KAS_DEV void d_mvmul33_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1849,7 +1885,7 @@ KAS_DEV void d_mvmul33_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1872,7 +1908,7 @@ KAS_DEV void d_mvmul33_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1895,7 +1931,7 @@ KAS_DEV void d_mvmul33_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1918,7 +1954,7 @@ KAS_DEV void d_mvmul33_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1941,7 +1977,7 @@ KAS_DEV void d_mvmul33_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1964,7 +2000,7 @@ KAS_DEV void d_mvmul33_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1987,7 +2023,7 @@ KAS_DEV void d_mvmul33_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_mvmul33_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2011,7 +2047,7 @@ KAS_DEV void d_mvmul33_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_mvmul33_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2035,7 +2071,7 @@ KAS_DEV void d_mvmul33_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_mvmul33_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2059,7 +2095,7 @@ KAS_DEV void d_mvmul33_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_mvmul33_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2083,7 +2119,7 @@ KAS_DEV void d_mvmul33_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_mvmul33_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2107,7 +2143,7 @@ KAS_DEV void d_mvmul33_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_mvmul33_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2154,7 +2190,7 @@ KAS_DEV void d_mvmul33_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2202,7 +2238,7 @@ KAS_DEV void d_mvmul33_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2250,7 +2286,7 @@ KAS_DEV void d_mvmul33_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2298,7 +2334,7 @@ KAS_DEV void d_mvmul33_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2346,7 +2382,7 @@ KAS_DEV void d_mvmul33_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2394,7 +2430,7 @@ KAS_DEV void d_mvmul33_2_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2417,7 +2453,7 @@ KAS_DEV void d_mvmul33_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2440,7 +2476,7 @@ KAS_DEV void d_mvmul33_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2463,7 +2499,7 @@ KAS_DEV void d_mvmul33_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2486,7 +2522,7 @@ KAS_DEV void d_mvmul33_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2509,7 +2545,7 @@ KAS_DEV void d_mvmul33_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2532,7 +2568,7 @@ KAS_DEV void d_mvmul33_2_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2555,13 +2591,15 @@ KAS_DEV void d_mvmul33_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2579,13 +2617,15 @@ KAS_DEV void d_mvmul33_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2603,13 +2643,15 @@ KAS_DEV void d_mvmul33_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2627,13 +2669,15 @@ KAS_DEV void d_mvmul33_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2651,13 +2695,15 @@ KAS_DEV void d_mvmul33_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2675,13 +2721,15 @@ KAS_DEV void d_mvmul33_2_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2724,7 +2772,7 @@ KAS_DEV void d_mvmul33_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2772,7 +2820,7 @@ KAS_DEV void d_mvmul33_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2820,7 +2868,7 @@ KAS_DEV void d_mvmul33_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2868,7 +2916,7 @@ KAS_DEV void d_mvmul33_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2916,7 +2964,7 @@ KAS_DEV void d_mvmul33_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2964,7 +3012,7 @@ KAS_DEV void d_mvmul33_2_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2988,7 +3036,7 @@ KAS_DEV void d_mvmul33_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*3) + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3012,7 +3060,7 @@ KAS_DEV void d_mvmul33_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*3) + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3036,7 +3084,7 @@ KAS_DEV void d_mvmul33_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*3) + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3060,7 +3108,7 @@ KAS_DEV void d_mvmul33_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*3) + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3084,7 +3132,7 @@ KAS_DEV void d_mvmul33_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*3) + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3108,7 +3156,7 @@ KAS_DEV void d_mvmul33_2_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*3) + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3132,13 +3180,15 @@ KAS_DEV void d_mvmul33_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3157,13 +3207,15 @@ KAS_DEV void d_mvmul33_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3182,13 +3234,15 @@ KAS_DEV void d_mvmul33_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3207,13 +3261,15 @@ KAS_DEV void d_mvmul33_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3232,13 +3288,15 @@ KAS_DEV void d_mvmul33_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3257,13 +3315,15 @@ KAS_DEV void d_mvmul33_2_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_mvmul33_2_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3283,7 +3343,7 @@ KAS_DEV void d_mvmul33_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*3+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(12) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3309,7 +3369,7 @@ KAS_DEV void d_mvmul33_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*3+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(48) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3335,7 +3395,7 @@ KAS_DEV void d_mvmul33_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*3+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(96) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3361,7 +3421,7 @@ KAS_DEV void d_mvmul33_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*3+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(192) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3387,7 +3447,7 @@ KAS_DEV void d_mvmul33_2_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[(ty*3+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(384) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3413,7 +3473,7 @@ KAS_DEV void d_mvmul33_2_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[(ty*3+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(768) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3439,7 +3499,7 @@ KAS_DEV void d_mvmul33_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(12) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3452,6 +3512,8 @@ __global__ void __launch_bounds__(12) kb_108(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mvmul33_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3471,7 +3533,7 @@ KAS_DEV void d_mvmul33_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(48) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3484,6 +3546,8 @@ __global__ void __launch_bounds__(48) kb_109(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mvmul33_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3503,7 +3567,7 @@ KAS_DEV void d_mvmul33_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(96) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3516,6 +3580,8 @@ __global__ void __launch_bounds__(96) kb_110(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mvmul33_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3535,7 +3601,7 @@ KAS_DEV void d_mvmul33_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(192) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3548,6 +3614,8 @@ __global__ void __launch_bounds__(192) kb_111(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mvmul33_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3567,7 +3635,7 @@ KAS_DEV void d_mvmul33_2_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(384) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3580,6 +3648,8 @@ __global__ void __launch_bounds__(384) kb_112(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mvmul33_2_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3599,7 +3669,7 @@ KAS_DEV void d_mvmul33_2_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(768) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3612,6 +3682,8 @@ __global__ void __launch_bounds__(768) kb_113(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_mvmul33_2_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3656,7 +3728,7 @@ KAS_DEV void d_mvmul33_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3704,7 +3776,7 @@ KAS_DEV void d_mvmul33_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3752,7 +3824,7 @@ KAS_DEV void d_mvmul33_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3800,7 +3872,7 @@ KAS_DEV void d_mvmul33_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3848,7 +3920,7 @@ KAS_DEV void d_mvmul33_2_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3896,7 +3968,7 @@ KAS_DEV void d_mvmul33_2_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3915,7 +3987,7 @@ KAS_DEV void d_mvmul33_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(12) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3934,7 +4006,7 @@ KAS_DEV void d_mvmul33_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(48) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3953,7 +4025,7 @@ KAS_DEV void d_mvmul33_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(96) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3972,7 +4044,7 @@ KAS_DEV void d_mvmul33_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(192) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3991,7 +4063,7 @@ KAS_DEV void d_mvmul33_2_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(384) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4010,7 +4082,7 @@ KAS_DEV void d_mvmul33_2_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(768) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4029,7 +4101,7 @@ KAS_DEV void d_mvmul33_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(12) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_mvmul33_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4049,7 +4121,7 @@ KAS_DEV void d_mvmul33_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(48) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_mvmul33_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4069,7 +4141,7 @@ KAS_DEV void d_mvmul33_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(96) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_mvmul33_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4089,7 +4161,7 @@ KAS_DEV void d_mvmul33_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(192) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_mvmul33_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4109,7 +4181,7 @@ KAS_DEV void d_mvmul33_2_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(384) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_mvmul33_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4129,7 +4201,7 @@ KAS_DEV void d_mvmul33_2_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(768) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_mvmul33_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4142,137 +4214,137 @@ __global__ void __launch_bounds__(768) kb_131(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_mvmul33_entries[] = {
-  {"mvmul33_1", "load", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_0},
-  {"mvmul33_1", "load", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_1},
-  {"mvmul33_1", "load", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_2},
-  {"mvmul33_1", "load", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_3},
-  {"mvmul33_1", "load", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_4},
-  {"mvmul33_1", "load", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_5},
-  {"mvmul33_1", "load", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_6},
-  {"mvmul33_1", "load", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_7},
-  {"mvmul33_1", "load", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_8},
-  {"mvmul33_1", "load", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_9},
-  {"mvmul33_1", "load", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_10},
-  {"mvmul33_1", "load", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_11},
-  {"mvmul33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"mvmul33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"mvmul33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"mvmul33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"mvmul33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"mvmul33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"mvmul33_1", "load", 2, "shared", 4, 4, 1, 1, 48, (const void *)kb_18},
-  {"mvmul33_1", "load", 2, "shared", 16, 16, 1, 1, 192, (const void *)kb_19},
-  {"mvmul33_1", "load", 2, "shared", 32, 32, 1, 1, 384, (const void *)kb_20},
-  {"mvmul33_1", "load", 2, "shared", 64, 64, 1, 1, 768, (const void *)kb_21},
-  {"mvmul33_1", "load", 2, "shared", 128, 128, 1, 1, 1536, (const void *)kb_22},
-  {"mvmul33_1", "load", 2, "shared", 256, 256, 1, 1, 3072, (const void *)kb_23},
-  {"mvmul33_1", "load", 3, "shared", 4, 4, 1, 1, 48, (const void *)kb_24},
-  {"mvmul33_1", "load", 3, "shared", 16, 16, 1, 1, 192, (const void *)kb_25},
-  {"mvmul33_1", "load", 3, "shared", 32, 32, 1, 1, 384, (const void *)kb_26},
-  {"mvmul33_1", "load", 3, "shared", 64, 64, 1, 1, 768, (const void *)kb_27},
-  {"mvmul33_1", "load", 3, "shared", 128, 128, 1, 1, 1536, (const void *)kb_28},
-  {"mvmul33_1", "load", 3, "shared", 256, 256, 1, 1, 3072, (const void *)kb_29},
-  {"mvmul33_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"mvmul33_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"mvmul33_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"mvmul33_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"mvmul33_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"mvmul33_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"mvmul33_1", "compute", 0, "shared", 4, 4, 1, 1, 240, (const void *)kb_36},
-  {"mvmul33_1", "compute", 0, "shared", 16, 16, 1, 1, 960, (const void *)kb_37},
-  {"mvmul33_1", "compute", 0, "shared", 32, 32, 1, 1, 1920, (const void *)kb_38},
-  {"mvmul33_1", "compute", 0, "shared", 64, 64, 1, 1, 3840, (const void *)kb_39},
-  {"mvmul33_1", "compute", 0, "shared", 128, 128, 1, 1, 7680, (const void *)kb_40},
-  {"mvmul33_1", "compute", 0, "shared", 256, 256, 1, 1, 15360, (const void *)kb_41},
-  {"mvmul33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"mvmul33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"mvmul33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"mvmul33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"mvmul33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"mvmul33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"mvmul33_1", "save", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_48},
-  {"mvmul33_1", "save", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_49},
-  {"mvmul33_1", "save", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_50},
-  {"mvmul33_1", "save", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_51},
-  {"mvmul33_1", "save", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_52},
-  {"mvmul33_1", "save", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_53},
-  {"mvmul33_1", "save", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_54},
-  {"mvmul33_1", "save", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_55},
-  {"mvmul33_1", "save", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_56},
-  {"mvmul33_1", "save", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_57},
-  {"mvmul33_1", "save", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_58},
-  {"mvmul33_1", "save", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_59},
-  {"mvmul33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"mvmul33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"mvmul33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"mvmul33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"mvmul33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"mvmul33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"mvmul33_2", "load", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_66},
-  {"mvmul33_2", "load", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_67},
-  {"mvmul33_2", "load", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_68},
-  {"mvmul33_2", "load", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_69},
-  {"mvmul33_2", "load", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_70},
-  {"mvmul33_2", "load", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_71},
-  {"mvmul33_2", "load", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_72},
-  {"mvmul33_2", "load", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_73},
-  {"mvmul33_2", "load", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_74},
-  {"mvmul33_2", "load", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_75},
-  {"mvmul33_2", "load", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_76},
-  {"mvmul33_2", "load", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_77},
-  {"mvmul33_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_78},
-  {"mvmul33_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_79},
-  {"mvmul33_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_80},
-  {"mvmul33_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_81},
-  {"mvmul33_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_82},
-  {"mvmul33_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_83},
-  {"mvmul33_2", "load", 2, "shared", 4, 3, 4, 1, 48, (const void *)kb_84},
-  {"mvmul33_2", "load", 2, "shared", 16, 3, 16, 1, 192, (const void *)kb_85},
-  {"mvmul33_2", "load", 2, "shared", 32, 3, 32, 1, 384, (const void *)kb_86},
-  {"mvmul33_2", "load", 2, "shared", 64, 3, 64, 1, 768, (const void *)kb_87},
-  {"mvmul33_2", "load", 2, "shared", 128, 3, 128, 1, 1536, (const void *)kb_88},
-  {"mvmul33_2", "load", 2, "shared", 256, 3, 256, 1, 3072, (const void *)kb_89},
-  {"mvmul33_2", "load", 3, "shared", 4, 3, 4, 1, 48, (const void *)kb_90},
-  {"mvmul33_2", "load", 3, "shared", 16, 3, 16, 1, 192, (const void *)kb_91},
-  {"mvmul33_2", "load", 3, "shared", 32, 3, 32, 1, 384, (const void *)kb_92},
-  {"mvmul33_2", "load", 3, "shared", 64, 3, 64, 1, 768, (const void *)kb_93},
-  {"mvmul33_2", "load", 3, "shared", 128, 3, 128, 1, 1536, (const void *)kb_94},
-  {"mvmul33_2", "load", 3, "shared", 256, 3, 256, 1, 3072, (const void *)kb_95},
-  {"mvmul33_2", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_96},
-  {"mvmul33_2", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_97},
-  {"mvmul33_2", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_98},
-  {"mvmul33_2", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_99},
-  {"mvmul33_2", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_100},
-  {"mvmul33_2", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_101},
-  {"mvmul33_2", "compute", 0, "shared", 4, 3, 4, 1, 240, (const void *)kb_102},
-  {"mvmul33_2", "compute", 0, "shared", 16, 3, 16, 1, 960, (const void *)kb_103},
-  {"mvmul33_2", "compute", 0, "shared", 32, 3, 32, 1, 1920, (const void *)kb_104},
-  {"mvmul33_2", "compute", 0, "shared", 64, 3, 64, 1, 3840, (const void *)kb_105},
-  {"mvmul33_2", "compute", 0, "shared", 128, 3, 128, 1, 7680, (const void *)kb_106},
-  {"mvmul33_2", "compute", 0, "shared", 256, 3, 256, 1, 15360, (const void *)kb_107},
-  {"mvmul33_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_108},
-  {"mvmul33_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_109},
-  {"mvmul33_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_110},
-  {"mvmul33_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_111},
-  {"mvmul33_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_112},
-  {"mvmul33_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_113},
-  {"mvmul33_2", "save", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_114},
-  {"mvmul33_2", "save", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_115},
-  {"mvmul33_2", "save", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_116},
-  {"mvmul33_2", "save", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_117},
-  {"mvmul33_2", "save", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_118},
-  {"mvmul33_2", "save", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_119},
-  {"mvmul33_2", "save", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_120},
-  {"mvmul33_2", "save", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_121},
-  {"mvmul33_2", "save", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_122},
-  {"mvmul33_2", "save", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_123},
-  {"mvmul33_2", "save", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_124},
-  {"mvmul33_2", "save", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_125},
-  {"mvmul33_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_126},
-  {"mvmul33_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_127},
-  {"mvmul33_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_128},
-  {"mvmul33_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_129},
-  {"mvmul33_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_130},
-  {"mvmul33_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_131},
+  {"mvmul33_1", "load", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_mvmul33_0},
+  {"mvmul33_1", "load", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_mvmul33_1},
+  {"mvmul33_1", "load", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_mvmul33_2},
+  {"mvmul33_1", "load", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_mvmul33_3},
+  {"mvmul33_1", "load", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_mvmul33_4},
+  {"mvmul33_1", "load", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_mvmul33_5},
+  {"mvmul33_1", "load", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_mvmul33_6},
+  {"mvmul33_1", "load", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_mvmul33_7},
+  {"mvmul33_1", "load", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_mvmul33_8},
+  {"mvmul33_1", "load", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_mvmul33_9},
+  {"mvmul33_1", "load", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_mvmul33_10},
+  {"mvmul33_1", "load", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_mvmul33_11},
+  {"mvmul33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_mvmul33_12},
+  {"mvmul33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_mvmul33_13},
+  {"mvmul33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_mvmul33_14},
+  {"mvmul33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_mvmul33_15},
+  {"mvmul33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_mvmul33_16},
+  {"mvmul33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_mvmul33_17},
+  {"mvmul33_1", "load", 2, "shared", 4, 4, 1, 1, 48, (const void *)kb_mvmul33_18},
+  {"mvmul33_1", "load", 2, "shared", 16, 16, 1, 1, 192, (const void *)kb_mvmul33_19},
+  {"mvmul33_1", "load", 2, "shared", 32, 32, 1, 1, 384, (const void *)kb_mvmul33_20},
+  {"mvmul33_1", "load", 2, "shared", 64, 64, 1, 1, 768, (const void *)kb_mvmul33_21},
+  {"mvmul33_1", "load", 2, "shared", 128, 128, 1, 1, 1536, (const void *)kb_mvmul33_22},
+  {"mvmul33_1", "load", 2, "shared", 256, 256, 1, 1, 3072, (const void *)kb_mvmul33_23},
+  {"mvmul33_1", "load", 3, "shared", 4, 4, 1, 1, 48, (const void *)kb_mvmul33_24},
+  {"mvmul33_1", "load", 3, "shared", 16, 16, 1, 1, 192, (const void *)kb_mvmul33_25},
+  {"mvmul33_1", "load", 3, "shared", 32, 32, 1, 1, 384, (const void *)kb_mvmul33_26},
+  {"mvmul33_1", "load", 3, "shared", 64, 64, 1, 1, 768, (const void *)kb_mvmul33_27},
+  {"mvmul33_1", "load", 3, "shared", 128, 128, 1, 1, 1536, (const void *)kb_mvmul33_28},
+  {"mvmul33_1", "load", 3, "shared", 256, 256, 1, 1, 3072, (const void *)kb_mvmul33_29},
+  {"mvmul33_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_mvmul33_30},
+  {"mvmul33_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_mvmul33_31},
+  {"mvmul33_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_mvmul33_32},
+  {"mvmul33_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_mvmul33_33},
+  {"mvmul33_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_mvmul33_34},
+  {"mvmul33_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_mvmul33_35},
+  {"mvmul33_1", "compute", 0, "shared", 4, 4, 1, 1, 240, (const void *)kb_mvmul33_36},
+  {"mvmul33_1", "compute", 0, "shared", 16, 16, 1, 1, 960, (const void *)kb_mvmul33_37},
+  {"mvmul33_1", "compute", 0, "shared", 32, 32, 1, 1, 1920, (const void *)kb_mvmul33_38},
+  {"mvmul33_1", "compute", 0, "shared", 64, 64, 1, 1, 3840, (const void *)kb_mvmul33_39},
+  {"mvmul33_1", "compute", 0, "shared", 128, 128, 1, 1, 7680, (const void *)kb_mvmul33_40},
+  {"mvmul33_1", "compute", 0, "shared", 256, 256, 1, 1, 15360, (const void *)kb_mvmul33_41},
+  {"mvmul33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_mvmul33_42},
+  {"mvmul33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_mvmul33_43},
+  {"mvmul33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_mvmul33_44},
+  {"mvmul33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_mvmul33_45},
+  {"mvmul33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_mvmul33_46},
+  {"mvmul33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_mvmul33_47},
+  {"mvmul33_1", "save", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_mvmul33_48},
+  {"mvmul33_1", "save", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_mvmul33_49},
+  {"mvmul33_1", "save", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_mvmul33_50},
+  {"mvmul33_1", "save", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_mvmul33_51},
+  {"mvmul33_1", "save", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_mvmul33_52},
+  {"mvmul33_1", "save", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_mvmul33_53},
+  {"mvmul33_1", "save", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_mvmul33_54},
+  {"mvmul33_1", "save", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_mvmul33_55},
+  {"mvmul33_1", "save", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_mvmul33_56},
+  {"mvmul33_1", "save", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_mvmul33_57},
+  {"mvmul33_1", "save", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_mvmul33_58},
+  {"mvmul33_1", "save", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_mvmul33_59},
+  {"mvmul33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_mvmul33_60},
+  {"mvmul33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_mvmul33_61},
+  {"mvmul33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_mvmul33_62},
+  {"mvmul33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_mvmul33_63},
+  {"mvmul33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_mvmul33_64},
+  {"mvmul33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_mvmul33_65},
+  {"mvmul33_2", "load", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_mvmul33_66},
+  {"mvmul33_2", "load", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_mvmul33_67},
+  {"mvmul33_2", "load", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mvmul33_68},
+  {"mvmul33_2", "load", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mvmul33_69},
+  {"mvmul33_2", "load", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mvmul33_70},
+  {"mvmul33_2", "load", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mvmul33_71},
+  {"mvmul33_2", "load", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_mvmul33_72},
+  {"mvmul33_2", "load", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_mvmul33_73},
+  {"mvmul33_2", "load", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_mvmul33_74},
+  {"mvmul33_2", "load", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_mvmul33_75},
+  {"mvmul33_2", "load", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_mvmul33_76},
+  {"mvmul33_2", "load", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_mvmul33_77},
+  {"mvmul33_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_mvmul33_78},
+  {"mvmul33_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_mvmul33_79},
+  {"mvmul33_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_mvmul33_80},
+  {"mvmul33_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_mvmul33_81},
+  {"mvmul33_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_mvmul33_82},
+  {"mvmul33_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_mvmul33_83},
+  {"mvmul33_2", "load", 2, "shared", 4, 3, 4, 1, 48, (const void *)kb_mvmul33_84},
+  {"mvmul33_2", "load", 2, "shared", 16, 3, 16, 1, 192, (const void *)kb_mvmul33_85},
+  {"mvmul33_2", "load", 2, "shared", 32, 3, 32, 1, 384, (const void *)kb_mvmul33_86},
+  {"mvmul33_2", "load", 2, "shared", 64, 3, 64, 1, 768, (const void *)kb_mvmul33_87},
+  {"mvmul33_2", "load", 2, "shared", 128, 3, 128, 1, 1536, (const void *)kb_mvmul33_88},
+  {"mvmul33_2", "load", 2, "shared", 256, 3, 256, 1, 3072, (const void *)kb_mvmul33_89},
+  {"mvmul33_2", "load", 3, "shared", 4, 3, 4, 1, 48, (const void *)kb_mvmul33_90},
+  {"mvmul33_2", "load", 3, "shared", 16, 3, 16, 1, 192, (const void *)kb_mvmul33_91},
+  {"mvmul33_2", "load", 3, "shared", 32, 3, 32, 1, 384, (const void *)kb_mvmul33_92},
+  {"mvmul33_2", "load", 3, "shared", 64, 3, 64, 1, 768, (const void *)kb_mvmul33_93},
+  {"mvmul33_2", "load", 3, "shared", 128, 3, 128, 1, 1536, (const void *)kb_mvmul33_94},
+  {"mvmul33_2", "load", 3, "shared", 256, 3, 256, 1, 3072, (const void *)kb_mvmul33_95},
+  {"mvmul33_2", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_mvmul33_96},
+  {"mvmul33_2", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_mvmul33_97},
+  {"mvmul33_2", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_mvmul33_98},
+  {"mvmul33_2", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_mvmul33_99},
+  {"mvmul33_2", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_mvmul33_100},
+  {"mvmul33_2", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_mvmul33_101},
+  {"mvmul33_2", "compute", 0, "shared", 4, 3, 4, 1, 240, (const void *)kb_mvmul33_102},
+  {"mvmul33_2", "compute", 0, "shared", 16, 3, 16, 1, 960, (const void *)kb_mvmul33_103},
+  {"mvmul33_2", "compute", 0, "shared", 32, 3, 32, 1, 1920, (const void *)kb_mvmul33_104},
+  {"mvmul33_2", "compute", 0, "shared", 64, 3, 64, 1, 3840, (const void *)kb_mvmul33_105},
+  {"mvmul33_2", "compute", 0, "shared", 128, 3, 128, 1, 7680, (const void *)kb_mvmul33_106},
+  {"mvmul33_2", "compute", 0, "shared", 256, 3, 256, 1, 15360, (const void *)kb_mvmul33_107},
+  {"mvmul33_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_mvmul33_108},
+  {"mvmul33_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_mvmul33_109},
+  {"mvmul33_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_mvmul33_110},
+  {"mvmul33_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_mvmul33_111},
+  {"mvmul33_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_mvmul33_112},
+  {"mvmul33_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_mvmul33_113},
+  {"mvmul33_2", "save", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_mvmul33_114},
+  {"mvmul33_2", "save", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_mvmul33_115},
+  {"mvmul33_2", "save", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_mvmul33_116},
+  {"mvmul33_2", "save", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_mvmul33_117},
+  {"mvmul33_2", "save", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_mvmul33_118},
+  {"mvmul33_2", "save", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_mvmul33_119},
+  {"mvmul33_2", "save", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_mvmul33_120},
+  {"mvmul33_2", "save", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_mvmul33_121},
+  {"mvmul33_2", "save", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_mvmul33_122},
+  {"mvmul33_2", "save", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_mvmul33_123},
+  {"mvmul33_2", "save", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_mvmul33_124},
+  {"mvmul33_2", "save", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_mvmul33_125},
+  {"mvmul33_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_mvmul33_126},
+  {"mvmul33_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_mvmul33_127},
+  {"mvmul33_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_mvmul33_128},
+  {"mvmul33_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_mvmul33_129},
+  {"mvmul33_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_mvmul33_130},
+  {"mvmul33_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_mvmul33_131},
 };
 extern "C" const int bench_mvmul33_count = 132;

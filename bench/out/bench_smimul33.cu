@@ -36,7 +36,7 @@ KAS_DEV void d_smimul33_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smimul33_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_smimul33_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smimul33_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_smimul33_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smimul33_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_smimul33_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smimul33_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_smimul33_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smimul33_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_smimul33_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smimul33_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -297,7 +297,7 @@ KAS_DEV void d_smimul33_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smimul33_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -318,7 +318,7 @@ KAS_DEV void d_smimul33_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smimul33_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -339,7 +339,7 @@ KAS_DEV void d_smimul33_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smimul33_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -360,7 +360,7 @@ KAS_DEV void d_smimul33_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smimul33_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -381,7 +381,7 @@ KAS_DEV void d_smimul33_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smimul33_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -402,7 +402,7 @@ KAS_DEV void d_smimul33_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smimul33_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -423,13 +423,15 @@ KAS_DEV void d_smimul33_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smimul33_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -445,13 +447,15 @@ KAS_DEV void d_smimul33_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smimul33_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -467,13 +471,15 @@ KAS_DEV void d_smimul33_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smimul33_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -489,13 +495,15 @@ KAS_DEV void d_smimul33_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smimul33_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -511,13 +519,15 @@ KAS_DEV void d_smimul33_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smimul33_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -533,13 +543,15 @@ KAS_DEV void d_smimul33_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smimul33_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -560,7 +572,7 @@ KAS_DEV void d_smimul33_1_compute_e4_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, in
       c[(tx*9) + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smimul33_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -586,7 +598,7 @@ KAS_DEV void d_smimul33_1_compute_e16_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
       c[(tx*9) + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smimul33_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -612,7 +624,7 @@ KAS_DEV void d_smimul33_1_compute_e32_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
       c[(tx*9) + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smimul33_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -638,7 +650,7 @@ KAS_DEV void d_smimul33_1_compute_e64_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
       c[(tx*9) + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smimul33_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -664,7 +676,7 @@ KAS_DEV void d_smimul33_1_compute_e128_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, 
       c[(tx*9) + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smimul33_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -690,7 +702,7 @@ KAS_DEV void d_smimul33_1_compute_e256_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, 
       c[(tx*9) + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smimul33_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -716,7 +728,7 @@ KAS_DEV void d_smimul33_1_compute_e4_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, in
       c[0 + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smimul33_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -726,6 +738,8 @@ __global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b1[k] = 0.0f;
   d_smimul33_1_compute_e4_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -746,7 +760,7 @@ KAS_DEV void d_smimul33_1_compute_e16_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
       c[0 + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smimul33_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -756,6 +770,8 @@ __global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b1[k] = 0.0f;
   d_smimul33_1_compute_e16_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -776,7 +792,7 @@ KAS_DEV void d_smimul33_1_compute_e32_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
       c[0 + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smimul33_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -786,6 +802,8 @@ __global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b1[k] = 0.0f;
   d_smimul33_1_compute_e32_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -806,7 +824,7 @@ KAS_DEV void d_smimul33_1_compute_e64_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
       c[0 + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smimul33_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -816,6 +834,8 @@ __global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b1[k] = 0.0f;
   d_smimul33_1_compute_e64_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -836,7 +856,7 @@ KAS_DEV void d_smimul33_1_compute_e128_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, 
       c[0 + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smimul33_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -846,6 +866,8 @@ __global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b1[k] = 0.0f;
   d_smimul33_1_compute_e128_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -866,7 +888,7 @@ KAS_DEV void d_smimul33_1_compute_e256_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, 
       c[0 + i * 3 + j] = i == j ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smimul33_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -876,6 +898,8 @@ __global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b1[k] = 0.0f;
   d_smimul33_1_compute_e256_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -920,7 +944,7 @@ KAS_DEV void d_smimul33_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smimul33_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -968,7 +992,7 @@ KAS_DEV void d_smimul33_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smimul33_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1016,7 +1040,7 @@ KAS_DEV void d_smimul33_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smimul33_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1064,7 +1088,7 @@ KAS_DEV void d_smimul33_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smimul33_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1112,7 +1136,7 @@ KAS_DEV void d_smimul33_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smimul33_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1160,7 +1184,7 @@ KAS_DEV void d_smimul33_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smimul33_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1183,7 +1207,7 @@ KAS_DEV void d_smimul33_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smimul33_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1206,7 +1230,7 @@ KAS_DEV void d_smimul33_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smimul33_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1229,7 +1253,7 @@ KAS_DEV void d_smimul33_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smimul33_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1252,7 +1276,7 @@ KAS_DEV void d_smimul33_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smimul33_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1275,7 +1299,7 @@ KAS_DEV void d_smimul33_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smimul33_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1298,7 +1322,7 @@ KAS_DEV void d_smimul33_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smimul33_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1321,7 +1345,7 @@ KAS_DEV void d_smimul33_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smimul33_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1345,7 +1369,7 @@ KAS_DEV void d_smimul33_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smimul33_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1369,7 +1393,7 @@ KAS_DEV void d_smimul33_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smimul33_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1393,7 +1417,7 @@ KAS_DEV void d_smimul33_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smimul33_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1417,7 +1441,7 @@ KAS_DEV void d_smimul33_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smimul33_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1441,7 +1465,7 @@ KAS_DEV void d_smimul33_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smimul33_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1488,7 +1512,7 @@ KAS_DEV void d_smimul33_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smimul33_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1536,7 +1560,7 @@ KAS_DEV void d_smimul33_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smimul33_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1584,7 +1608,7 @@ KAS_DEV void d_smimul33_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smimul33_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1632,7 +1656,7 @@ KAS_DEV void d_smimul33_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smimul33_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1653,7 +1677,7 @@ KAS_DEV void d_smimul33_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smimul33_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1674,7 +1698,7 @@ KAS_DEV void d_smimul33_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smimul33_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1695,7 +1719,7 @@ KAS_DEV void d_smimul33_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smimul33_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1716,7 +1740,7 @@ KAS_DEV void d_smimul33_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smimul33_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1737,13 +1761,15 @@ KAS_DEV void d_smimul33_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smimul33_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1759,13 +1785,15 @@ KAS_DEV void d_smimul33_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smimul33_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1781,13 +1809,15 @@ KAS_DEV void d_smimul33_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smimul33_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1803,13 +1833,15 @@ KAS_DEV void d_smimul33_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smimul33_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1826,7 +1858,7 @@ KAS_DEV void d_smimul33_2_compute_e4_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   c[(ty*9+tx)] = tx % 4 == 0 ? scale : 0.0f; /* entries 0, 4, 8 are the diagonal */
 }
 
-__global__ void __launch_bounds__(36) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smimul33_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1848,7 +1880,7 @@ KAS_DEV void d_smimul33_2_compute_e16_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[(ty*9+tx)] = tx % 4 == 0 ? scale : 0.0f; /* entries 0, 4, 8 are the diagonal */
 }
 
-__global__ void __launch_bounds__(144) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smimul33_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1870,7 +1902,7 @@ KAS_DEV void d_smimul33_2_compute_e32_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[(ty*9+tx)] = tx % 4 == 0 ? scale : 0.0f; /* entries 0, 4, 8 are the diagonal */
 }
 
-__global__ void __launch_bounds__(288) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smimul33_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1892,7 +1924,7 @@ KAS_DEV void d_smimul33_2_compute_e64_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[(ty*9+tx)] = tx % 4 == 0 ? scale : 0.0f; /* entries 0, 4, 8 are the diagonal */
 }
 
-__global__ void __launch_bounds__(576) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smimul33_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1914,7 +1946,7 @@ KAS_DEV void d_smimul33_2_compute_e4_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   c[0] = tx % 4 == 0 ? scale : 0.0f; /* entries 0, 4, 8 are the diagonal */
 }
 
-__global__ void __launch_bounds__(36) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smimul33_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1924,6 +1956,8 @@ __global__ void __launch_bounds__(36) kb_64(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_smimul33_2_compute_e4_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1940,7 +1974,7 @@ KAS_DEV void d_smimul33_2_compute_e16_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[0] = tx % 4 == 0 ? scale : 0.0f; /* entries 0, 4, 8 are the diagonal */
 }
 
-__global__ void __launch_bounds__(144) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smimul33_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1950,6 +1984,8 @@ __global__ void __launch_bounds__(144) kb_65(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_smimul33_2_compute_e16_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1966,7 +2002,7 @@ KAS_DEV void d_smimul33_2_compute_e32_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[0] = tx % 4 == 0 ? scale : 0.0f; /* entries 0, 4, 8 are the diagonal */
 }
 
-__global__ void __launch_bounds__(288) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smimul33_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1976,6 +2012,8 @@ __global__ void __launch_bounds__(288) kb_66(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_smimul33_2_compute_e32_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1992,7 +2030,7 @@ KAS_DEV void d_smimul33_2_compute_e64_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[0] = tx % 4 == 0 ? scale : 0.0f; /* entries 0, 4, 8 are the diagonal */
 }
 
-__global__ void __launch_bounds__(576) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smimul33_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2002,6 +2040,8 @@ __global__ void __launch_bounds__(576) kb_67(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_smimul33_2_compute_e64_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2046,7 +2086,7 @@ KAS_DEV void d_smimul33_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smimul33_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2094,7 +2134,7 @@ KAS_DEV void d_smimul33_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smimul33_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2142,7 +2182,7 @@ KAS_DEV void d_smimul33_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smimul33_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2190,7 +2230,7 @@ KAS_DEV void d_smimul33_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smimul33_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2209,7 +2249,7 @@ KAS_DEV void d_smimul33_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(36) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smimul33_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2228,7 +2268,7 @@ KAS_DEV void d_smimul33_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(144) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smimul33_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2247,7 +2287,7 @@ KAS_DEV void d_smimul33_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(288) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smimul33_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2266,7 +2306,7 @@ KAS_DEV void d_smimul33_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(576) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smimul33_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2285,7 +2325,7 @@ KAS_DEV void d_smimul33_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(36) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smimul33_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2305,7 +2345,7 @@ KAS_DEV void d_smimul33_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(144) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smimul33_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2325,7 +2365,7 @@ KAS_DEV void d_smimul33_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(288) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smimul33_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2345,7 +2385,7 @@ KAS_DEV void d_smimul33_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(576) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smimul33_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2392,7 +2432,7 @@ KAS_DEV void d_smimul33_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smimul33_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2440,7 +2480,7 @@ KAS_DEV void d_smimul33_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smimul33_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2488,7 +2528,7 @@ KAS_DEV void d_smimul33_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smimul33_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2536,7 +2576,7 @@ KAS_DEV void d_smimul33_3_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smimul33_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2584,7 +2624,7 @@ KAS_DEV void d_smimul33_3_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smimul33_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2632,7 +2672,7 @@ KAS_DEV void d_smimul33_3_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smimul33_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2653,7 +2693,7 @@ KAS_DEV void d_smimul33_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smimul33_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2674,7 +2714,7 @@ KAS_DEV void d_smimul33_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smimul33_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2695,7 +2735,7 @@ KAS_DEV void d_smimul33_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smimul33_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2716,7 +2756,7 @@ KAS_DEV void d_smimul33_3_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smimul33_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2737,7 +2777,7 @@ KAS_DEV void d_smimul33_3_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smimul33_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2758,7 +2798,7 @@ KAS_DEV void d_smimul33_3_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smimul33_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2779,13 +2819,15 @@ KAS_DEV void d_smimul33_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smimul33_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_3_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2801,13 +2843,15 @@ KAS_DEV void d_smimul33_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smimul33_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_3_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2823,13 +2867,15 @@ KAS_DEV void d_smimul33_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smimul33_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_3_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2845,13 +2891,15 @@ KAS_DEV void d_smimul33_3_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smimul33_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_3_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2867,13 +2915,15 @@ KAS_DEV void d_smimul33_3_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smimul33_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_3_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2889,13 +2939,15 @@ KAS_DEV void d_smimul33_3_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smimul33_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smimul33_3_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2914,7 +2966,7 @@ KAS_DEV void d_smimul33_3_compute_e4_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, in
     c[(ty*9+tx*3) + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smimul33_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2938,7 +2990,7 @@ KAS_DEV void d_smimul33_3_compute_e16_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
     c[(ty*9+tx*3) + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smimul33_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2962,7 +3014,7 @@ KAS_DEV void d_smimul33_3_compute_e32_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
     c[(ty*9+tx*3) + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smimul33_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2986,7 +3038,7 @@ KAS_DEV void d_smimul33_3_compute_e64_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
     c[(ty*9+tx*3) + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smimul33_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3010,7 +3062,7 @@ KAS_DEV void d_smimul33_3_compute_e128_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, 
     c[(ty*9+tx*3) + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smimul33_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3034,7 +3086,7 @@ KAS_DEV void d_smimul33_3_compute_e256_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, 
     c[(ty*9+tx*3) + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smimul33_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3058,7 +3110,7 @@ KAS_DEV void d_smimul33_3_compute_e4_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, in
     c[0 + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smimul33_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3068,6 +3120,8 @@ __global__ void __launch_bounds__(12) kb_104(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b1[k] = 0.0f;
   d_smimul33_3_compute_e4_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3086,7 +3140,7 @@ KAS_DEV void d_smimul33_3_compute_e16_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
     c[0 + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smimul33_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3096,6 +3150,8 @@ __global__ void __launch_bounds__(48) kb_105(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b1[k] = 0.0f;
   d_smimul33_3_compute_e16_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3114,7 +3170,7 @@ KAS_DEV void d_smimul33_3_compute_e32_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
     c[0 + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smimul33_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3124,6 +3180,8 @@ __global__ void __launch_bounds__(96) kb_106(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b1[k] = 0.0f;
   d_smimul33_3_compute_e32_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3142,7 +3200,7 @@ KAS_DEV void d_smimul33_3_compute_e64_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
     c[0 + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smimul33_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3152,6 +3210,8 @@ __global__ void __launch_bounds__(192) kb_107(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b1[k] = 0.0f;
   d_smimul33_3_compute_e64_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3170,7 +3230,7 @@ KAS_DEV void d_smimul33_3_compute_e128_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, 
     c[0 + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smimul33_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3180,6 +3240,8 @@ __global__ void __launch_bounds__(384) kb_108(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b1[k] = 0.0f;
   d_smimul33_3_compute_e128_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3198,7 +3260,7 @@ KAS_DEV void d_smimul33_3_compute_e256_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, 
     c[0 + j] = j == tx ? scale : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smimul33_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3208,6 +3270,8 @@ __global__ void __launch_bounds__(768) kb_109(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b1[k] = 0.0f;
   d_smimul33_3_compute_e256_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3252,7 +3316,7 @@ KAS_DEV void d_smimul33_3_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smimul33_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3300,7 +3364,7 @@ KAS_DEV void d_smimul33_3_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smimul33_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3348,7 +3412,7 @@ KAS_DEV void d_smimul33_3_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smimul33_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3396,7 +3460,7 @@ KAS_DEV void d_smimul33_3_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smimul33_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3444,7 +3508,7 @@ KAS_DEV void d_smimul33_3_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smimul33_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3492,7 +3556,7 @@ KAS_DEV void d_smimul33_3_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smimul33_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3514,7 +3578,7 @@ KAS_DEV void d_smimul33_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smimul33_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3536,7 +3600,7 @@ KAS_DEV void d_smimul33_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smimul33_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3558,7 +3622,7 @@ KAS_DEV void d_smimul33_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smimul33_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3580,7 +3644,7 @@ KAS_DEV void d_smimul33_3_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smimul33_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3602,7 +3666,7 @@ KAS_DEV void d_smimul33_3_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smimul33_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3624,7 +3688,7 @@ KAS_DEV void d_smimul33_3_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smimul33_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3646,7 +3710,7 @@ KAS_DEV void d_smimul33_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smimul33_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3669,7 +3733,7 @@ KAS_DEV void d_smimul33_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smimul33_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3692,7 +3756,7 @@ KAS_DEV void d_smimul33_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smimul33_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3715,7 +3779,7 @@ KAS_DEV void d_smimul33_3_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smimul33_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3738,7 +3802,7 @@ KAS_DEV void d_smimul33_3_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smimul33_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3761,7 +3825,7 @@ KAS_DEV void d_smimul33_3_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smimul33_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3774,133 +3838,133 @@ __global__ void __launch_bounds__(768) kb_127(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_smimul33_entries[] = {
-  {"smimul33_1", "load", 0, "shared", 4, 4, 1, 1, 16, (const void *)kb_0},
-  {"smimul33_1", "load", 0, "shared", 16, 16, 1, 1, 64, (const void *)kb_1},
-  {"smimul33_1", "load", 0, "shared", 32, 32, 1, 1, 128, (const void *)kb_2},
-  {"smimul33_1", "load", 0, "shared", 64, 64, 1, 1, 256, (const void *)kb_3},
-  {"smimul33_1", "load", 0, "shared", 128, 128, 1, 1, 512, (const void *)kb_4},
-  {"smimul33_1", "load", 0, "shared", 256, 256, 1, 1, 1024, (const void *)kb_5},
-  {"smimul33_1", "load", 1, "shared", 4, 4, 1, 1, 16, (const void *)kb_6},
-  {"smimul33_1", "load", 1, "shared", 16, 16, 1, 1, 64, (const void *)kb_7},
-  {"smimul33_1", "load", 1, "shared", 32, 32, 1, 1, 128, (const void *)kb_8},
-  {"smimul33_1", "load", 1, "shared", 64, 64, 1, 1, 256, (const void *)kb_9},
-  {"smimul33_1", "load", 1, "shared", 128, 128, 1, 1, 512, (const void *)kb_10},
-  {"smimul33_1", "load", 1, "shared", 256, 256, 1, 1, 1024, (const void *)kb_11},
-  {"smimul33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"smimul33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"smimul33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"smimul33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"smimul33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"smimul33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"smimul33_1", "compute", 0, "shared", 4, 4, 1, 1, 160, (const void *)kb_18},
-  {"smimul33_1", "compute", 0, "shared", 16, 16, 1, 1, 640, (const void *)kb_19},
-  {"smimul33_1", "compute", 0, "shared", 32, 32, 1, 1, 1280, (const void *)kb_20},
-  {"smimul33_1", "compute", 0, "shared", 64, 64, 1, 1, 2560, (const void *)kb_21},
-  {"smimul33_1", "compute", 0, "shared", 128, 128, 1, 1, 5120, (const void *)kb_22},
-  {"smimul33_1", "compute", 0, "shared", 256, 256, 1, 1, 10240, (const void *)kb_23},
-  {"smimul33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_24},
-  {"smimul33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_25},
-  {"smimul33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_26},
-  {"smimul33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_27},
-  {"smimul33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_28},
-  {"smimul33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_29},
-  {"smimul33_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_30},
-  {"smimul33_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_31},
-  {"smimul33_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_32},
-  {"smimul33_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_33},
-  {"smimul33_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_34},
-  {"smimul33_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_35},
-  {"smimul33_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_36},
-  {"smimul33_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_37},
-  {"smimul33_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_38},
-  {"smimul33_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_39},
-  {"smimul33_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_40},
-  {"smimul33_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_41},
-  {"smimul33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"smimul33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"smimul33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"smimul33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"smimul33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"smimul33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"smimul33_2", "load", 0, "shared", 4, 9, 4, 1, 16, (const void *)kb_48},
-  {"smimul33_2", "load", 0, "shared", 16, 9, 16, 1, 64, (const void *)kb_49},
-  {"smimul33_2", "load", 0, "shared", 32, 9, 32, 1, 128, (const void *)kb_50},
-  {"smimul33_2", "load", 0, "shared", 64, 9, 64, 1, 256, (const void *)kb_51},
-  {"smimul33_2", "load", 1, "shared", 4, 9, 4, 1, 16, (const void *)kb_52},
-  {"smimul33_2", "load", 1, "shared", 16, 9, 16, 1, 64, (const void *)kb_53},
-  {"smimul33_2", "load", 1, "shared", 32, 9, 32, 1, 128, (const void *)kb_54},
-  {"smimul33_2", "load", 1, "shared", 64, 9, 64, 1, 256, (const void *)kb_55},
-  {"smimul33_2", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_56},
-  {"smimul33_2", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_57},
-  {"smimul33_2", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_58},
-  {"smimul33_2", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_59},
-  {"smimul33_2", "compute", 0, "shared", 4, 9, 4, 1, 160, (const void *)kb_60},
-  {"smimul33_2", "compute", 0, "shared", 16, 9, 16, 1, 640, (const void *)kb_61},
-  {"smimul33_2", "compute", 0, "shared", 32, 9, 32, 1, 1280, (const void *)kb_62},
-  {"smimul33_2", "compute", 0, "shared", 64, 9, 64, 1, 2560, (const void *)kb_63},
-  {"smimul33_2", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_64},
-  {"smimul33_2", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_65},
-  {"smimul33_2", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_66},
-  {"smimul33_2", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_67},
-  {"smimul33_2", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_68},
-  {"smimul33_2", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_69},
-  {"smimul33_2", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_70},
-  {"smimul33_2", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_71},
-  {"smimul33_2", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_72},
-  {"smimul33_2", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_73},
-  {"smimul33_2", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_74},
-  {"smimul33_2", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_75},
-  {"smimul33_2", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_76},
-  {"smimul33_2", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_77},
-  {"smimul33_2", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_78},
-  {"smimul33_2", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_79},
-  {"smimul33_3", "load", 0, "shared", 4, 3, 4, 1, 16, (const void *)kb_80},
-  {"smimul33_3", "load", 0, "shared", 16, 3, 16, 1, 64, (const void *)kb_81},
-  {"smimul33_3", "load", 0, "shared", 32, 3, 32, 1, 128, (const void *)kb_82},
-  {"smimul33_3", "load", 0, "shared", 64, 3, 64, 1, 256, (const void *)kb_83},
-  {"smimul33_3", "load", 0, "shared", 128, 3, 128, 1, 512, (const void *)kb_84},
-  {"smimul33_3", "load", 0, "shared", 256, 3, 256, 1, 1024, (const void *)kb_85},
-  {"smimul33_3", "load", 1, "shared", 4, 3, 4, 1, 16, (const void *)kb_86},
-  {"smimul33_3", "load", 1, "shared", 16, 3, 16, 1, 64, (const void *)kb_87},
-  {"smimul33_3", "load", 1, "shared", 32, 3, 32, 1, 128, (const void *)kb_88},
-  {"smimul33_3", "load", 1, "shared", 64, 3, 64, 1, 256, (const void *)kb_89},
-  {"smimul33_3", "load", 1, "shared", 128, 3, 128, 1, 512, (const void *)kb_90},
-  {"smimul33_3", "load", 1, "shared", 256, 3, 256, 1, 1024, (const void *)kb_91},
-  {"smimul33_3", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_92},
-  {"smimul33_3", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_93},
-  {"smimul33_3", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_94},
-  {"smimul33_3", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_95},
-  {"smimul33_3", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_96},
-  {"smimul33_3", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_97},
-  {"smimul33_3", "compute", 0, "shared", 4, 3, 4, 1, 160, (const void *)kb_98},
-  {"smimul33_3", "compute", 0, "shared", 16, 3, 16, 1, 640, (const void *)kb_99},
-  {"smimul33_3", "compute", 0, "shared", 32, 3, 32, 1, 1280, (const void *)kb_100},
-  {"smimul33_3", "compute", 0, "shared", 64, 3, 64, 1, 2560, (const void *)kb_101},
-  {"smimul33_3", "compute", 0, "shared", 128, 3, 128, 1, 5120, (const void *)kb_102},
-  {"smimul33_3", "compute", 0, "shared", 256, 3, 256, 1, 10240, (const void *)kb_103},
-  {"smimul33_3", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_104},
-  {"smimul33_3", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_105},
-  {"smimul33_3", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_106},
-  {"smimul33_3", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_107},
-  {"smimul33_3", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_108},
-  {"smimul33_3", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_109},
-  {"smimul33_3", "save", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_110},
-  {"smimul33_3", "save", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_111},
-  {"smimul33_3", "save", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_112},
-  {"smimul33_3", "save", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_113},
-  {"smimul33_3", "save", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_114},
-  {"smimul33_3", "save", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_115},
-  {"smimul33_3", "save", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_116},
-  {"smimul33_3", "save", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_117},
-  {"smimul33_3", "save", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_118},
-  {"smimul33_3", "save", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_119},
-  {"smimul33_3", "save", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_120},
-  {"smimul33_3", "save", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_121},
-  {"smimul33_3", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_122},
-  {"smimul33_3", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_123},
-  {"smimul33_3", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_124},
-  {"smimul33_3", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_125},
-  {"smimul33_3", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_126},
-  {"smimul33_3", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_127},
+  {"smimul33_1", "load", 0, "shared", 4, 4, 1, 1, 16, (const void *)kb_smimul33_0},
+  {"smimul33_1", "load", 0, "shared", 16, 16, 1, 1, 64, (const void *)kb_smimul33_1},
+  {"smimul33_1", "load", 0, "shared", 32, 32, 1, 1, 128, (const void *)kb_smimul33_2},
+  {"smimul33_1", "load", 0, "shared", 64, 64, 1, 1, 256, (const void *)kb_smimul33_3},
+  {"smimul33_1", "load", 0, "shared", 128, 128, 1, 1, 512, (const void *)kb_smimul33_4},
+  {"smimul33_1", "load", 0, "shared", 256, 256, 1, 1, 1024, (const void *)kb_smimul33_5},
+  {"smimul33_1", "load", 1, "shared", 4, 4, 1, 1, 16, (const void *)kb_smimul33_6},
+  {"smimul33_1", "load", 1, "shared", 16, 16, 1, 1, 64, (const void *)kb_smimul33_7},
+  {"smimul33_1", "load", 1, "shared", 32, 32, 1, 1, 128, (const void *)kb_smimul33_8},
+  {"smimul33_1", "load", 1, "shared", 64, 64, 1, 1, 256, (const void *)kb_smimul33_9},
+  {"smimul33_1", "load", 1, "shared", 128, 128, 1, 1, 512, (const void *)kb_smimul33_10},
+  {"smimul33_1", "load", 1, "shared", 256, 256, 1, 1, 1024, (const void *)kb_smimul33_11},
+  {"smimul33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_smimul33_12},
+  {"smimul33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_smimul33_13},
+  {"smimul33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_smimul33_14},
+  {"smimul33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_smimul33_15},
+  {"smimul33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_smimul33_16},
+  {"smimul33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_smimul33_17},
+  {"smimul33_1", "compute", 0, "shared", 4, 4, 1, 1, 160, (const void *)kb_smimul33_18},
+  {"smimul33_1", "compute", 0, "shared", 16, 16, 1, 1, 640, (const void *)kb_smimul33_19},
+  {"smimul33_1", "compute", 0, "shared", 32, 32, 1, 1, 1280, (const void *)kb_smimul33_20},
+  {"smimul33_1", "compute", 0, "shared", 64, 64, 1, 1, 2560, (const void *)kb_smimul33_21},
+  {"smimul33_1", "compute", 0, "shared", 128, 128, 1, 1, 5120, (const void *)kb_smimul33_22},
+  {"smimul33_1", "compute", 0, "shared", 256, 256, 1, 1, 10240, (const void *)kb_smimul33_23},
+  {"smimul33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_smimul33_24},
+  {"smimul33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_smimul33_25},
+  {"smimul33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_smimul33_26},
+  {"smimul33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_smimul33_27},
+  {"smimul33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_smimul33_28},
+  {"smimul33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_smimul33_29},
+  {"smimul33_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_smimul33_30},
+  {"smimul33_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_smimul33_31},
+  {"smimul33_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_smimul33_32},
+  {"smimul33_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_smimul33_33},
+  {"smimul33_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_smimul33_34},
+  {"smimul33_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_smimul33_35},
+  {"smimul33_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_smimul33_36},
+  {"smimul33_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_smimul33_37},
+  {"smimul33_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_smimul33_38},
+  {"smimul33_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_smimul33_39},
+  {"smimul33_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_smimul33_40},
+  {"smimul33_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_smimul33_41},
+  {"smimul33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_smimul33_42},
+  {"smimul33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_smimul33_43},
+  {"smimul33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_smimul33_44},
+  {"smimul33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_smimul33_45},
+  {"smimul33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_smimul33_46},
+  {"smimul33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_smimul33_47},
+  {"smimul33_2", "load", 0, "shared", 4, 9, 4, 1, 16, (const void *)kb_smimul33_48},
+  {"smimul33_2", "load", 0, "shared", 16, 9, 16, 1, 64, (const void *)kb_smimul33_49},
+  {"smimul33_2", "load", 0, "shared", 32, 9, 32, 1, 128, (const void *)kb_smimul33_50},
+  {"smimul33_2", "load", 0, "shared", 64, 9, 64, 1, 256, (const void *)kb_smimul33_51},
+  {"smimul33_2", "load", 1, "shared", 4, 9, 4, 1, 16, (const void *)kb_smimul33_52},
+  {"smimul33_2", "load", 1, "shared", 16, 9, 16, 1, 64, (const void *)kb_smimul33_53},
+  {"smimul33_2", "load", 1, "shared", 32, 9, 32, 1, 128, (const void *)kb_smimul33_54},
+  {"smimul33_2", "load", 1, "shared", 64, 9, 64, 1, 256, (const void *)kb_smimul33_55},
+  {"smimul33_2", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_smimul33_56},
+  {"smimul33_2", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_smimul33_57},
+  {"smimul33_2", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_smimul33_58},
+  {"smimul33_2", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_smimul33_59},
+  {"smimul33_2", "compute", 0, "shared", 4, 9, 4, 1, 160, (const void *)kb_smimul33_60},
+  {"smimul33_2", "compute", 0, "shared", 16, 9, 16, 1, 640, (const void *)kb_smimul33_61},
+  {"smimul33_2", "compute", 0, "shared", 32, 9, 32, 1, 1280, (const void *)kb_smimul33_62},
+  {"smimul33_2", "compute", 0, "shared", 64, 9, 64, 1, 2560, (const void *)kb_smimul33_63},
+  {"smimul33_2", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_smimul33_64},
+  {"smimul33_2", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_smimul33_65},
+  {"smimul33_2", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_smimul33_66},
+  {"smimul33_2", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_smimul33_67},
+  {"smimul33_2", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_smimul33_68},
+  {"smimul33_2", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_smimul33_69},
+  {"smimul33_2", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_smimul33_70},
+  {"smimul33_2", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_smimul33_71},
+  {"smimul33_2", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_smimul33_72},
+  {"smimul33_2", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_smimul33_73},
+  {"smimul33_2", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_smimul33_74},
+  {"smimul33_2", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_smimul33_75},
+  {"smimul33_2", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_smimul33_76},
+  {"smimul33_2", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_smimul33_77},
+  {"smimul33_2", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_smimul33_78},
+  {"smimul33_2", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_smimul33_79},
+  {"smimul33_3", "load", 0, "shared", 4, 3, 4, 1, 16, (const void *)kb_smimul33_80},
+  {"smimul33_3", "load", 0, "shared", 16, 3, 16, 1, 64, (const void *)kb_smimul33_81},
+  {"smimul33_3", "load", 0, "shared", 32, 3, 32, 1, 128, (const void *)kb_smimul33_82},
+  {"smimul33_3", "load", 0, "shared", 64, 3, 64, 1, 256, (const void *)kb_smimul33_83},
+  {"smimul33_3", "load", 0, "shared", 128, 3, 128, 1, 512, (const void *)kb_smimul33_84},
+  {"smimul33_3", "load", 0, "shared", 256, 3, 256, 1, 1024, (const void *)kb_smimul33_85},
+  {"smimul33_3", "load", 1, "shared", 4, 3, 4, 1, 16, (const void *)kb_smimul33_86},
+  {"smimul33_3", "load", 1, "shared", 16, 3, 16, 1, 64, (const void *)kb_smimul33_87},
+  {"smimul33_3", "load", 1, "shared", 32, 3, 32, 1, 128, (const void *)kb_smimul33_88},
+  {"smimul33_3", "load", 1, "shared", 64, 3, 64, 1, 256, (const void *)kb_smimul33_89},
+  {"smimul33_3", "load", 1, "shared", 128, 3, 128, 1, 512, (const void *)kb_smimul33_90},
+  {"smimul33_3", "load", 1, "shared", 256, 3, 256, 1, 1024, (const void *)kb_smimul33_91},
+  {"smimul33_3", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_smimul33_92},
+  {"smimul33_3", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_smimul33_93},
+  {"smimul33_3", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_smimul33_94},
+  {"smimul33_3", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_smimul33_95},
+  {"smimul33_3", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_smimul33_96},
+  {"smimul33_3", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_smimul33_97},
+  {"smimul33_3", "compute", 0, "shared", 4, 3, 4, 1, 160, (const void *)kb_smimul33_98},
+  {"smimul33_3", "compute", 0, "shared", 16, 3, 16, 1, 640, (const void *)kb_smimul33_99},
+  {"smimul33_3", "compute", 0, "shared", 32, 3, 32, 1, 1280, (const void *)kb_smimul33_100},
+  {"smimul33_3", "compute", 0, "shared", 64, 3, 64, 1, 2560, (const void *)kb_smimul33_101},
+  {"smimul33_3", "compute", 0, "shared", 128, 3, 128, 1, 5120, (const void *)kb_smimul33_102},
+  {"smimul33_3", "compute", 0, "shared", 256, 3, 256, 1, 10240, (const void *)kb_smimul33_103},
+  {"smimul33_3", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_smimul33_104},
+  {"smimul33_3", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_smimul33_105},
+  {"smimul33_3", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_smimul33_106},
+  {"smimul33_3", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_smimul33_107},
+  {"smimul33_3", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_smimul33_108},
+  {"smimul33_3", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_smimul33_109},
+  {"smimul33_3", "save", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_smimul33_110},
+  {"smimul33_3", "save", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_smimul33_111},
+  {"smimul33_3", "save", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_smimul33_112},
+  {"smimul33_3", "save", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_smimul33_113},
+  {"smimul33_3", "save", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_smimul33_114},
+  {"smimul33_3", "save", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_smimul33_115},
+  {"smimul33_3", "save", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_smimul33_116},
+  {"smimul33_3", "save", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_smimul33_117},
+  {"smimul33_3", "save", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_smimul33_118},
+  {"smimul33_3", "save", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_smimul33_119},
+  {"smimul33_3", "save", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_smimul33_120},
+  {"smimul33_3", "save", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_smimul33_121},
+  {"smimul33_3", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_smimul33_122},
+  {"smimul33_3", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_smimul33_123},
+  {"smimul33_3", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_smimul33_124},
+  {"smimul33_3", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_smimul33_125},
+  {"smimul33_3", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_smimul33_126},
+  {"smimul33_3", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_smimul33_127},
 };
 extern "C" const int bench_smimul33_count = 128;

@@ -36,7 +36,7 @@ KAS_DEV void d_smmul33_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_smmul33_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_smmul33_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_smmul33_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_smmul33_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_smmul33_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -300,7 +300,7 @@ KAS_DEV void d_smmul33_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -324,7 +324,7 @@ KAS_DEV void d_smmul33_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -348,7 +348,7 @@ KAS_DEV void d_smmul33_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -372,7 +372,7 @@ KAS_DEV void d_smmul33_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -396,7 +396,7 @@ KAS_DEV void d_smmul33_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -420,7 +420,7 @@ KAS_DEV void d_smmul33_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -444,13 +444,15 @@ KAS_DEV void d_smmul33_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_smmul33_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -469,13 +471,15 @@ KAS_DEV void d_smmul33_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_smmul33_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -494,13 +498,15 @@ KAS_DEV void d_smmul33_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_smmul33_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -519,13 +525,15 @@ KAS_DEV void d_smmul33_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_smmul33_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -544,13 +552,15 @@ KAS_DEV void d_smmul33_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_smmul33_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -569,13 +579,15 @@ KAS_DEV void d_smmul33_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_smmul33_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -618,7 +630,7 @@ KAS_DEV void d_smmul33_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -666,7 +678,7 @@ KAS_DEV void d_smmul33_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -714,7 +726,7 @@ KAS_DEV void d_smmul33_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -762,7 +774,7 @@ KAS_DEV void d_smmul33_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -810,7 +822,7 @@ KAS_DEV void d_smmul33_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -858,7 +870,7 @@ KAS_DEV void d_smmul33_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -879,7 +891,7 @@ KAS_DEV void d_smmul33_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -900,7 +912,7 @@ KAS_DEV void d_smmul33_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -921,7 +933,7 @@ KAS_DEV void d_smmul33_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -942,7 +954,7 @@ KAS_DEV void d_smmul33_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -963,7 +975,7 @@ KAS_DEV void d_smmul33_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -984,7 +996,7 @@ KAS_DEV void d_smmul33_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1005,13 +1017,15 @@ KAS_DEV void d_smmul33_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1027,13 +1041,15 @@ KAS_DEV void d_smmul33_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1049,13 +1065,15 @@ KAS_DEV void d_smmul33_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1071,13 +1089,15 @@ KAS_DEV void d_smmul33_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1093,13 +1113,15 @@ KAS_DEV void d_smmul33_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1115,13 +1137,15 @@ KAS_DEV void d_smmul33_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1140,7 +1164,7 @@ KAS_DEV void d_smmul33_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*9) + k] = a[(tx*9) + k] * scale;
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1165,7 +1189,7 @@ KAS_DEV void d_smmul33_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*9) + k] = a[(tx*9) + k] * scale;
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1190,7 +1214,7 @@ KAS_DEV void d_smmul33_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*9) + k] = a[(tx*9) + k] * scale;
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1215,7 +1239,7 @@ KAS_DEV void d_smmul33_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*9) + k] = a[(tx*9) + k] * scale;
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1240,7 +1264,7 @@ KAS_DEV void d_smmul33_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[(tx*9) + k] = a[(tx*9) + k] * scale;
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1265,7 +1289,7 @@ KAS_DEV void d_smmul33_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[(tx*9) + k] = a[(tx*9) + k] * scale;
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1290,7 +1314,7 @@ KAS_DEV void d_smmul33_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1303,6 +1327,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_smmul33_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1321,7 +1347,7 @@ KAS_DEV void d_smmul33_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1334,6 +1360,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_smmul33_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1352,7 +1380,7 @@ KAS_DEV void d_smmul33_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1365,6 +1393,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_smmul33_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1383,7 +1413,7 @@ KAS_DEV void d_smmul33_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1396,6 +1426,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_smmul33_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1414,7 +1446,7 @@ KAS_DEV void d_smmul33_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1427,6 +1459,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_smmul33_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1445,7 +1479,7 @@ KAS_DEV void d_smmul33_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1458,6 +1492,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_smmul33_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1502,7 +1538,7 @@ KAS_DEV void d_smmul33_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1550,7 +1586,7 @@ KAS_DEV void d_smmul33_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1598,7 +1634,7 @@ KAS_DEV void d_smmul33_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1646,7 +1682,7 @@ KAS_DEV void d_smmul33_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1694,7 +1730,7 @@ KAS_DEV void d_smmul33_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1742,7 +1778,7 @@ KAS_DEV void d_smmul33_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1765,7 +1801,7 @@ KAS_DEV void d_smmul33_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1788,7 +1824,7 @@ KAS_DEV void d_smmul33_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1811,7 +1847,7 @@ KAS_DEV void d_smmul33_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1834,7 +1870,7 @@ KAS_DEV void d_smmul33_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1857,7 +1893,7 @@ KAS_DEV void d_smmul33_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1880,7 +1916,7 @@ KAS_DEV void d_smmul33_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1903,7 +1939,7 @@ KAS_DEV void d_smmul33_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul33_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1927,7 +1963,7 @@ KAS_DEV void d_smmul33_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul33_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1951,7 +1987,7 @@ KAS_DEV void d_smmul33_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul33_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1975,7 +2011,7 @@ KAS_DEV void d_smmul33_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul33_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1999,7 +2035,7 @@ KAS_DEV void d_smmul33_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul33_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2023,7 +2059,7 @@ KAS_DEV void d_smmul33_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul33_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2070,7 +2106,7 @@ KAS_DEV void d_smmul33_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2118,7 +2154,7 @@ KAS_DEV void d_smmul33_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2166,7 +2202,7 @@ KAS_DEV void d_smmul33_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2214,7 +2250,7 @@ KAS_DEV void d_smmul33_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2234,7 +2270,7 @@ KAS_DEV void d_smmul33_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2254,7 +2290,7 @@ KAS_DEV void d_smmul33_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2274,7 +2310,7 @@ KAS_DEV void d_smmul33_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2294,7 +2330,7 @@ KAS_DEV void d_smmul33_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*9+tx)] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2314,13 +2350,15 @@ KAS_DEV void d_smmul33_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2335,13 +2373,15 @@ KAS_DEV void d_smmul33_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2356,13 +2396,15 @@ KAS_DEV void d_smmul33_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2377,13 +2419,15 @@ KAS_DEV void d_smmul33_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 9 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2426,7 +2470,7 @@ KAS_DEV void d_smmul33_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2474,7 +2518,7 @@ KAS_DEV void d_smmul33_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2522,7 +2566,7 @@ KAS_DEV void d_smmul33_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2570,7 +2614,7 @@ KAS_DEV void d_smmul33_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2591,7 +2635,7 @@ KAS_DEV void d_smmul33_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2612,7 +2656,7 @@ KAS_DEV void d_smmul33_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2633,7 +2677,7 @@ KAS_DEV void d_smmul33_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2654,7 +2698,7 @@ KAS_DEV void d_smmul33_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2675,13 +2719,15 @@ KAS_DEV void d_smmul33_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2697,13 +2743,15 @@ KAS_DEV void d_smmul33_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2719,13 +2767,15 @@ KAS_DEV void d_smmul33_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2741,13 +2791,15 @@ KAS_DEV void d_smmul33_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2763,7 +2815,7 @@ KAS_DEV void d_smmul33_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*9+tx)] = a[(ty*9+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(36) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2785,7 +2837,7 @@ KAS_DEV void d_smmul33_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*9+tx)] = a[(ty*9+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(144) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2807,7 +2859,7 @@ KAS_DEV void d_smmul33_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*9+tx)] = a[(ty*9+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(288) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2829,7 +2881,7 @@ KAS_DEV void d_smmul33_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*9+tx)] = a[(ty*9+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(576) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2851,7 +2903,7 @@ KAS_DEV void d_smmul33_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(36) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2864,6 +2916,8 @@ __global__ void __launch_bounds__(36) kb_94(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_smmul33_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2879,7 +2933,7 @@ KAS_DEV void d_smmul33_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(144) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2892,6 +2946,8 @@ __global__ void __launch_bounds__(144) kb_95(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_smmul33_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2907,7 +2963,7 @@ KAS_DEV void d_smmul33_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(288) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2920,6 +2976,8 @@ __global__ void __launch_bounds__(288) kb_96(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_smmul33_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2935,7 +2993,7 @@ KAS_DEV void d_smmul33_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(576) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2948,6 +3006,8 @@ __global__ void __launch_bounds__(576) kb_97(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_smmul33_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2992,7 +3052,7 @@ KAS_DEV void d_smmul33_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3040,7 +3100,7 @@ KAS_DEV void d_smmul33_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3088,7 +3148,7 @@ KAS_DEV void d_smmul33_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3136,7 +3196,7 @@ KAS_DEV void d_smmul33_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3155,7 +3215,7 @@ KAS_DEV void d_smmul33_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(36) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3174,7 +3234,7 @@ KAS_DEV void d_smmul33_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(144) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3193,7 +3253,7 @@ KAS_DEV void d_smmul33_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(288) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3212,7 +3272,7 @@ KAS_DEV void d_smmul33_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[(ty*9+tx)];
 }
 
-__global__ void __launch_bounds__(576) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3231,7 +3291,7 @@ KAS_DEV void d_smmul33_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(36) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_smmul33_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3251,7 +3311,7 @@ KAS_DEV void d_smmul33_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(144) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_smmul33_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3271,7 +3331,7 @@ KAS_DEV void d_smmul33_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(288) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_smmul33_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3291,7 +3351,7 @@ KAS_DEV void d_smmul33_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 9 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(576) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_smmul33_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3338,7 +3398,7 @@ KAS_DEV void d_smmul33_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3386,7 +3446,7 @@ KAS_DEV void d_smmul33_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3434,7 +3494,7 @@ KAS_DEV void d_smmul33_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3482,7 +3542,7 @@ KAS_DEV void d_smmul33_3_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3530,7 +3590,7 @@ KAS_DEV void d_smmul33_3_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3578,7 +3638,7 @@ KAS_DEV void d_smmul33_3_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3601,7 +3661,7 @@ KAS_DEV void d_smmul33_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3624,7 +3684,7 @@ KAS_DEV void d_smmul33_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3647,7 +3707,7 @@ KAS_DEV void d_smmul33_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3670,7 +3730,7 @@ KAS_DEV void d_smmul33_3_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3693,7 +3753,7 @@ KAS_DEV void d_smmul33_3_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3716,7 +3776,7 @@ KAS_DEV void d_smmul33_3_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*9+tx*3) + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3739,13 +3799,15 @@ KAS_DEV void d_smmul33_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_smmul33_3_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3763,13 +3825,15 @@ KAS_DEV void d_smmul33_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_smmul33_3_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3787,13 +3851,15 @@ KAS_DEV void d_smmul33_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_smmul33_3_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3811,13 +3877,15 @@ KAS_DEV void d_smmul33_3_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_smmul33_3_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3835,13 +3903,15 @@ KAS_DEV void d_smmul33_3_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_smmul33_3_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3859,13 +3929,15 @@ KAS_DEV void d_smmul33_3_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_smmul33_3_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3908,7 +3980,7 @@ KAS_DEV void d_smmul33_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3956,7 +4028,7 @@ KAS_DEV void d_smmul33_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4004,7 +4076,7 @@ KAS_DEV void d_smmul33_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4052,7 +4124,7 @@ KAS_DEV void d_smmul33_3_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4100,7 +4172,7 @@ KAS_DEV void d_smmul33_3_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4148,7 +4220,7 @@ KAS_DEV void d_smmul33_3_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4169,7 +4241,7 @@ KAS_DEV void d_smmul33_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4190,7 +4262,7 @@ KAS_DEV void d_smmul33_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4211,7 +4283,7 @@ KAS_DEV void d_smmul33_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4232,7 +4304,7 @@ KAS_DEV void d_smmul33_3_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4253,7 +4325,7 @@ KAS_DEV void d_smmul33_3_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4274,7 +4346,7 @@ KAS_DEV void d_smmul33_3_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4295,13 +4367,15 @@ KAS_DEV void d_smmul33_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_3_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4317,13 +4391,15 @@ KAS_DEV void d_smmul33_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_3_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4339,13 +4415,15 @@ KAS_DEV void d_smmul33_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_3_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4361,13 +4439,15 @@ KAS_DEV void d_smmul33_3_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_3_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4383,13 +4463,15 @@ KAS_DEV void d_smmul33_3_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_3_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4405,13 +4487,15 @@ KAS_DEV void d_smmul33_3_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul33_3_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4430,7 +4514,7 @@ KAS_DEV void d_smmul33_3_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(12) kb_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4455,7 +4539,7 @@ KAS_DEV void d_smmul33_3_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(48) kb_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4480,7 +4564,7 @@ KAS_DEV void d_smmul33_3_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(96) kb_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4505,7 +4589,7 @@ KAS_DEV void d_smmul33_3_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(192) kb_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4530,7 +4614,7 @@ KAS_DEV void d_smmul33_3_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(384) kb_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4555,7 +4639,7 @@ KAS_DEV void d_smmul33_3_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[(ty*9+tx*3) + k] = a[(ty*9+tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(768) kb_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4580,7 +4664,7 @@ KAS_DEV void d_smmul33_3_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(12) kb_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4593,6 +4677,8 @@ __global__ void __launch_bounds__(12) kb_152(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_smmul33_3_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4611,7 +4697,7 @@ KAS_DEV void d_smmul33_3_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(48) kb_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4624,6 +4710,8 @@ __global__ void __launch_bounds__(48) kb_153(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_smmul33_3_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4642,7 +4730,7 @@ KAS_DEV void d_smmul33_3_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(96) kb_154(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_154(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4655,6 +4743,8 @@ __global__ void __launch_bounds__(96) kb_154(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_smmul33_3_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4673,7 +4763,7 @@ KAS_DEV void d_smmul33_3_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(192) kb_155(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_155(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4686,6 +4776,8 @@ __global__ void __launch_bounds__(192) kb_155(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_smmul33_3_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4704,7 +4796,7 @@ KAS_DEV void d_smmul33_3_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(384) kb_156(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_156(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4717,6 +4809,8 @@ __global__ void __launch_bounds__(384) kb_156(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_smmul33_3_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4735,7 +4829,7 @@ KAS_DEV void d_smmul33_3_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(768) kb_157(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_157(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4748,6 +4842,8 @@ __global__ void __launch_bounds__(768) kb_157(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_smmul33_3_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4792,7 +4888,7 @@ KAS_DEV void d_smmul33_3_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_158(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_158(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4840,7 +4936,7 @@ KAS_DEV void d_smmul33_3_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_159(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_159(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4888,7 +4984,7 @@ KAS_DEV void d_smmul33_3_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_160(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_160(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4936,7 +5032,7 @@ KAS_DEV void d_smmul33_3_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_161(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_161(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4984,7 +5080,7 @@ KAS_DEV void d_smmul33_3_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_162(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_162(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5032,7 +5128,7 @@ KAS_DEV void d_smmul33_3_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_163(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_163(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5054,7 +5150,7 @@ KAS_DEV void d_smmul33_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_164(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_164(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5076,7 +5172,7 @@ KAS_DEV void d_smmul33_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_165(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_165(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5098,7 +5194,7 @@ KAS_DEV void d_smmul33_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_166(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_166(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5120,7 +5216,7 @@ KAS_DEV void d_smmul33_3_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_167(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_167(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5142,7 +5238,7 @@ KAS_DEV void d_smmul33_3_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_168(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_168(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5164,7 +5260,7 @@ KAS_DEV void d_smmul33_3_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_169(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_169(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5186,7 +5282,7 @@ KAS_DEV void d_smmul33_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_170(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_smmul33_170(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5209,7 +5305,7 @@ KAS_DEV void d_smmul33_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_171(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_smmul33_171(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5232,7 +5328,7 @@ KAS_DEV void d_smmul33_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_172(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_smmul33_172(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5255,7 +5351,7 @@ KAS_DEV void d_smmul33_3_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_173(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_smmul33_173(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5278,7 +5374,7 @@ KAS_DEV void d_smmul33_3_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_174(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_smmul33_174(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5301,7 +5397,7 @@ KAS_DEV void d_smmul33_3_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_175(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_smmul33_175(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5314,181 +5410,181 @@ __global__ void __launch_bounds__(768) kb_175(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_smmul33_entries[] = {
-  {"smmul33_1", "load", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_0},
-  {"smmul33_1", "load", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_1},
-  {"smmul33_1", "load", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_2},
-  {"smmul33_1", "load", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_3},
-  {"smmul33_1", "load", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_4},
-  {"smmul33_1", "load", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_5},
-  {"smmul33_1", "load", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_6},
-  {"smmul33_1", "load", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_7},
-  {"smmul33_1", "load", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_8},
-  {"smmul33_1", "load", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_9},
-  {"smmul33_1", "load", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_10},
-  {"smmul33_1", "load", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_11},
-  {"smmul33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"smmul33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"smmul33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"smmul33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"smmul33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"smmul33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"smmul33_1", "load", 2, "shared", 4, 4, 1, 1, 16, (const void *)kb_18},
-  {"smmul33_1", "load", 2, "shared", 16, 16, 1, 1, 64, (const void *)kb_19},
-  {"smmul33_1", "load", 2, "shared", 32, 32, 1, 1, 128, (const void *)kb_20},
-  {"smmul33_1", "load", 2, "shared", 64, 64, 1, 1, 256, (const void *)kb_21},
-  {"smmul33_1", "load", 2, "shared", 128, 128, 1, 1, 512, (const void *)kb_22},
-  {"smmul33_1", "load", 2, "shared", 256, 256, 1, 1, 1024, (const void *)kb_23},
-  {"smmul33_1", "load", 3, "shared", 4, 4, 1, 1, 16, (const void *)kb_24},
-  {"smmul33_1", "load", 3, "shared", 16, 16, 1, 1, 64, (const void *)kb_25},
-  {"smmul33_1", "load", 3, "shared", 32, 32, 1, 1, 128, (const void *)kb_26},
-  {"smmul33_1", "load", 3, "shared", 64, 64, 1, 1, 256, (const void *)kb_27},
-  {"smmul33_1", "load", 3, "shared", 128, 128, 1, 1, 512, (const void *)kb_28},
-  {"smmul33_1", "load", 3, "shared", 256, 256, 1, 1, 1024, (const void *)kb_29},
-  {"smmul33_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"smmul33_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"smmul33_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"smmul33_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"smmul33_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"smmul33_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"smmul33_1", "compute", 0, "shared", 4, 4, 1, 1, 304, (const void *)kb_36},
-  {"smmul33_1", "compute", 0, "shared", 16, 16, 1, 1, 1216, (const void *)kb_37},
-  {"smmul33_1", "compute", 0, "shared", 32, 32, 1, 1, 2432, (const void *)kb_38},
-  {"smmul33_1", "compute", 0, "shared", 64, 64, 1, 1, 4864, (const void *)kb_39},
-  {"smmul33_1", "compute", 0, "shared", 128, 128, 1, 1, 9728, (const void *)kb_40},
-  {"smmul33_1", "compute", 0, "shared", 256, 256, 1, 1, 19456, (const void *)kb_41},
-  {"smmul33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"smmul33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"smmul33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"smmul33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"smmul33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"smmul33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"smmul33_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_48},
-  {"smmul33_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_49},
-  {"smmul33_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_50},
-  {"smmul33_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_51},
-  {"smmul33_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_52},
-  {"smmul33_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_53},
-  {"smmul33_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_54},
-  {"smmul33_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_55},
-  {"smmul33_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_56},
-  {"smmul33_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_57},
-  {"smmul33_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_58},
-  {"smmul33_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_59},
-  {"smmul33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"smmul33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"smmul33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"smmul33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"smmul33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"smmul33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"smmul33_2", "load", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_66},
-  {"smmul33_2", "load", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_67},
-  {"smmul33_2", "load", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_68},
-  {"smmul33_2", "load", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_69},
-  {"smmul33_2", "load", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_70},
-  {"smmul33_2", "load", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_71},
-  {"smmul33_2", "load", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_72},
-  {"smmul33_2", "load", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_73},
-  {"smmul33_2", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_74},
-  {"smmul33_2", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_75},
-  {"smmul33_2", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_76},
-  {"smmul33_2", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_77},
-  {"smmul33_2", "load", 2, "shared", 4, 9, 4, 1, 16, (const void *)kb_78},
-  {"smmul33_2", "load", 2, "shared", 16, 9, 16, 1, 64, (const void *)kb_79},
-  {"smmul33_2", "load", 2, "shared", 32, 9, 32, 1, 128, (const void *)kb_80},
-  {"smmul33_2", "load", 2, "shared", 64, 9, 64, 1, 256, (const void *)kb_81},
-  {"smmul33_2", "load", 3, "shared", 4, 9, 4, 1, 16, (const void *)kb_82},
-  {"smmul33_2", "load", 3, "shared", 16, 9, 16, 1, 64, (const void *)kb_83},
-  {"smmul33_2", "load", 3, "shared", 32, 9, 32, 1, 128, (const void *)kb_84},
-  {"smmul33_2", "load", 3, "shared", 64, 9, 64, 1, 256, (const void *)kb_85},
-  {"smmul33_2", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_86},
-  {"smmul33_2", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_87},
-  {"smmul33_2", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_88},
-  {"smmul33_2", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_89},
-  {"smmul33_2", "compute", 0, "shared", 4, 9, 4, 1, 304, (const void *)kb_90},
-  {"smmul33_2", "compute", 0, "shared", 16, 9, 16, 1, 1216, (const void *)kb_91},
-  {"smmul33_2", "compute", 0, "shared", 32, 9, 32, 1, 2432, (const void *)kb_92},
-  {"smmul33_2", "compute", 0, "shared", 64, 9, 64, 1, 4864, (const void *)kb_93},
-  {"smmul33_2", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_94},
-  {"smmul33_2", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_95},
-  {"smmul33_2", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_96},
-  {"smmul33_2", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_97},
-  {"smmul33_2", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_98},
-  {"smmul33_2", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_99},
-  {"smmul33_2", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_100},
-  {"smmul33_2", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_101},
-  {"smmul33_2", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_102},
-  {"smmul33_2", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_103},
-  {"smmul33_2", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_104},
-  {"smmul33_2", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_105},
-  {"smmul33_2", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_106},
-  {"smmul33_2", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_107},
-  {"smmul33_2", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_108},
-  {"smmul33_2", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_109},
-  {"smmul33_3", "load", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_110},
-  {"smmul33_3", "load", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_111},
-  {"smmul33_3", "load", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_112},
-  {"smmul33_3", "load", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_113},
-  {"smmul33_3", "load", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_114},
-  {"smmul33_3", "load", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_115},
-  {"smmul33_3", "load", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_116},
-  {"smmul33_3", "load", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_117},
-  {"smmul33_3", "load", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_118},
-  {"smmul33_3", "load", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_119},
-  {"smmul33_3", "load", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_120},
-  {"smmul33_3", "load", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_121},
-  {"smmul33_3", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_122},
-  {"smmul33_3", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_123},
-  {"smmul33_3", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_124},
-  {"smmul33_3", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_125},
-  {"smmul33_3", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_126},
-  {"smmul33_3", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_127},
-  {"smmul33_3", "load", 2, "shared", 4, 3, 4, 1, 16, (const void *)kb_128},
-  {"smmul33_3", "load", 2, "shared", 16, 3, 16, 1, 64, (const void *)kb_129},
-  {"smmul33_3", "load", 2, "shared", 32, 3, 32, 1, 128, (const void *)kb_130},
-  {"smmul33_3", "load", 2, "shared", 64, 3, 64, 1, 256, (const void *)kb_131},
-  {"smmul33_3", "load", 2, "shared", 128, 3, 128, 1, 512, (const void *)kb_132},
-  {"smmul33_3", "load", 2, "shared", 256, 3, 256, 1, 1024, (const void *)kb_133},
-  {"smmul33_3", "load", 3, "shared", 4, 3, 4, 1, 16, (const void *)kb_134},
-  {"smmul33_3", "load", 3, "shared", 16, 3, 16, 1, 64, (const void *)kb_135},
-  {"smmul33_3", "load", 3, "shared", 32, 3, 32, 1, 128, (const void *)kb_136},
-  {"smmul33_3", "load", 3, "shared", 64, 3, 64, 1, 256, (const void *)kb_137},
-  {"smmul33_3", "load", 3, "shared", 128, 3, 128, 1, 512, (const void *)kb_138},
-  {"smmul33_3", "load", 3, "shared", 256, 3, 256, 1, 1024, (const void *)kb_139},
-  {"smmul33_3", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_140},
-  {"smmul33_3", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_141},
-  {"smmul33_3", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_142},
-  {"smmul33_3", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_143},
-  {"smmul33_3", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_144},
-  {"smmul33_3", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_145},
-  {"smmul33_3", "compute", 0, "shared", 4, 3, 4, 1, 304, (const void *)kb_146},
-  {"smmul33_3", "compute", 0, "shared", 16, 3, 16, 1, 1216, (const void *)kb_147},
-  {"smmul33_3", "compute", 0, "shared", 32, 3, 32, 1, 2432, (const void *)kb_148},
-  {"smmul33_3", "compute", 0, "shared", 64, 3, 64, 1, 4864, (const void *)kb_149},
-  {"smmul33_3", "compute", 0, "shared", 128, 3, 128, 1, 9728, (const void *)kb_150},
-  {"smmul33_3", "compute", 0, "shared", 256, 3, 256, 1, 19456, (const void *)kb_151},
-  {"smmul33_3", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_152},
-  {"smmul33_3", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_153},
-  {"smmul33_3", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_154},
-  {"smmul33_3", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_155},
-  {"smmul33_3", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_156},
-  {"smmul33_3", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_157},
-  {"smmul33_3", "save", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_158},
-  {"smmul33_3", "save", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_159},
-  {"smmul33_3", "save", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_160},
-  {"smmul33_3", "save", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_161},
-  {"smmul33_3", "save", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_162},
-  {"smmul33_3", "save", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_163},
-  {"smmul33_3", "save", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_164},
-  {"smmul33_3", "save", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_165},
-  {"smmul33_3", "save", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_166},
-  {"smmul33_3", "save", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_167},
-  {"smmul33_3", "save", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_168},
-  {"smmul33_3", "save", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_169},
-  {"smmul33_3", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_170},
-  {"smmul33_3", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_171},
-  {"smmul33_3", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_172},
-  {"smmul33_3", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_173},
-  {"smmul33_3", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_174},
-  {"smmul33_3", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_175},
+  {"smmul33_1", "load", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_smmul33_0},
+  {"smmul33_1", "load", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_smmul33_1},
+  {"smmul33_1", "load", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_smmul33_2},
+  {"smmul33_1", "load", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_smmul33_3},
+  {"smmul33_1", "load", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_smmul33_4},
+  {"smmul33_1", "load", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_smmul33_5},
+  {"smmul33_1", "load", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_smmul33_6},
+  {"smmul33_1", "load", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_smmul33_7},
+  {"smmul33_1", "load", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_smmul33_8},
+  {"smmul33_1", "load", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_smmul33_9},
+  {"smmul33_1", "load", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_smmul33_10},
+  {"smmul33_1", "load", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_smmul33_11},
+  {"smmul33_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_smmul33_12},
+  {"smmul33_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_smmul33_13},
+  {"smmul33_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_smmul33_14},
+  {"smmul33_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_smmul33_15},
+  {"smmul33_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_smmul33_16},
+  {"smmul33_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_smmul33_17},
+  {"smmul33_1", "load", 2, "shared", 4, 4, 1, 1, 16, (const void *)kb_smmul33_18},
+  {"smmul33_1", "load", 2, "shared", 16, 16, 1, 1, 64, (const void *)kb_smmul33_19},
+  {"smmul33_1", "load", 2, "shared", 32, 32, 1, 1, 128, (const void *)kb_smmul33_20},
+  {"smmul33_1", "load", 2, "shared", 64, 64, 1, 1, 256, (const void *)kb_smmul33_21},
+  {"smmul33_1", "load", 2, "shared", 128, 128, 1, 1, 512, (const void *)kb_smmul33_22},
+  {"smmul33_1", "load", 2, "shared", 256, 256, 1, 1, 1024, (const void *)kb_smmul33_23},
+  {"smmul33_1", "load", 3, "shared", 4, 4, 1, 1, 16, (const void *)kb_smmul33_24},
+  {"smmul33_1", "load", 3, "shared", 16, 16, 1, 1, 64, (const void *)kb_smmul33_25},
+  {"smmul33_1", "load", 3, "shared", 32, 32, 1, 1, 128, (const void *)kb_smmul33_26},
+  {"smmul33_1", "load", 3, "shared", 64, 64, 1, 1, 256, (const void *)kb_smmul33_27},
+  {"smmul33_1", "load", 3, "shared", 128, 128, 1, 1, 512, (const void *)kb_smmul33_28},
+  {"smmul33_1", "load", 3, "shared", 256, 256, 1, 1, 1024, (const void *)kb_smmul33_29},
+  {"smmul33_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_smmul33_30},
+  {"smmul33_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_smmul33_31},
+  {"smmul33_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_smmul33_32},
+  {"smmul33_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_smmul33_33},
+  {"smmul33_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_smmul33_34},
+  {"smmul33_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_smmul33_35},
+  {"smmul33_1", "compute", 0, "shared", 4, 4, 1, 1, 304, (const void *)kb_smmul33_36},
+  {"smmul33_1", "compute", 0, "shared", 16, 16, 1, 1, 1216, (const void *)kb_smmul33_37},
+  {"smmul33_1", "compute", 0, "shared", 32, 32, 1, 1, 2432, (const void *)kb_smmul33_38},
+  {"smmul33_1", "compute", 0, "shared", 64, 64, 1, 1, 4864, (const void *)kb_smmul33_39},
+  {"smmul33_1", "compute", 0, "shared", 128, 128, 1, 1, 9728, (const void *)kb_smmul33_40},
+  {"smmul33_1", "compute", 0, "shared", 256, 256, 1, 1, 19456, (const void *)kb_smmul33_41},
+  {"smmul33_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_smmul33_42},
+  {"smmul33_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_smmul33_43},
+  {"smmul33_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_smmul33_44},
+  {"smmul33_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_smmul33_45},
+  {"smmul33_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_smmul33_46},
+  {"smmul33_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_smmul33_47},
+  {"smmul33_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_smmul33_48},
+  {"smmul33_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_smmul33_49},
+  {"smmul33_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_smmul33_50},
+  {"smmul33_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_smmul33_51},
+  {"smmul33_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_smmul33_52},
+  {"smmul33_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_smmul33_53},
+  {"smmul33_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_smmul33_54},
+  {"smmul33_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_smmul33_55},
+  {"smmul33_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_smmul33_56},
+  {"smmul33_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_smmul33_57},
+  {"smmul33_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_smmul33_58},
+  {"smmul33_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_smmul33_59},
+  {"smmul33_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_smmul33_60},
+  {"smmul33_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_smmul33_61},
+  {"smmul33_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_smmul33_62},
+  {"smmul33_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_smmul33_63},
+  {"smmul33_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_smmul33_64},
+  {"smmul33_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_smmul33_65},
+  {"smmul33_2", "load", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_smmul33_66},
+  {"smmul33_2", "load", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_smmul33_67},
+  {"smmul33_2", "load", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_smmul33_68},
+  {"smmul33_2", "load", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_smmul33_69},
+  {"smmul33_2", "load", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_smmul33_70},
+  {"smmul33_2", "load", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_smmul33_71},
+  {"smmul33_2", "load", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_smmul33_72},
+  {"smmul33_2", "load", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_smmul33_73},
+  {"smmul33_2", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_smmul33_74},
+  {"smmul33_2", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_smmul33_75},
+  {"smmul33_2", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_smmul33_76},
+  {"smmul33_2", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_smmul33_77},
+  {"smmul33_2", "load", 2, "shared", 4, 9, 4, 1, 16, (const void *)kb_smmul33_78},
+  {"smmul33_2", "load", 2, "shared", 16, 9, 16, 1, 64, (const void *)kb_smmul33_79},
+  {"smmul33_2", "load", 2, "shared", 32, 9, 32, 1, 128, (const void *)kb_smmul33_80},
+  {"smmul33_2", "load", 2, "shared", 64, 9, 64, 1, 256, (const void *)kb_smmul33_81},
+  {"smmul33_2", "load", 3, "shared", 4, 9, 4, 1, 16, (const void *)kb_smmul33_82},
+  {"smmul33_2", "load", 3, "shared", 16, 9, 16, 1, 64, (const void *)kb_smmul33_83},
+  {"smmul33_2", "load", 3, "shared", 32, 9, 32, 1, 128, (const void *)kb_smmul33_84},
+  {"smmul33_2", "load", 3, "shared", 64, 9, 64, 1, 256, (const void *)kb_smmul33_85},
+  {"smmul33_2", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_smmul33_86},
+  {"smmul33_2", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_smmul33_87},
+  {"smmul33_2", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_smmul33_88},
+  {"smmul33_2", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_smmul33_89},
+  {"smmul33_2", "compute", 0, "shared", 4, 9, 4, 1, 304, (const void *)kb_smmul33_90},
+  {"smmul33_2", "compute", 0, "shared", 16, 9, 16, 1, 1216, (const void *)kb_smmul33_91},
+  {"smmul33_2", "compute", 0, "shared", 32, 9, 32, 1, 2432, (const void *)kb_smmul33_92},
+  {"smmul33_2", "compute", 0, "shared", 64, 9, 64, 1, 4864, (const void *)kb_smmul33_93},
+  {"smmul33_2", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_smmul33_94},
+  {"smmul33_2", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_smmul33_95},
+  {"smmul33_2", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_smmul33_96},
+  {"smmul33_2", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_smmul33_97},
+  {"smmul33_2", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_smmul33_98},
+  {"smmul33_2", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_smmul33_99},
+  {"smmul33_2", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_smmul33_100},
+  {"smmul33_2", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_smmul33_101},
+  {"smmul33_2", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_smmul33_102},
+  {"smmul33_2", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_smmul33_103},
+  {"smmul33_2", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_smmul33_104},
+  {"smmul33_2", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_smmul33_105},
+  {"smmul33_2", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_smmul33_106},
+  {"smmul33_2", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_smmul33_107},
+  {"smmul33_2", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_smmul33_108},
+  {"smmul33_2", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_smmul33_109},
+  {"smmul33_3", "load", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_smmul33_110},
+  {"smmul33_3", "load", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_smmul33_111},
+  {"smmul33_3", "load", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_smmul33_112},
+  {"smmul33_3", "load", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_smmul33_113},
+  {"smmul33_3", "load", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_smmul33_114},
+  {"smmul33_3", "load", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_smmul33_115},
+  {"smmul33_3", "load", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_smmul33_116},
+  {"smmul33_3", "load", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_smmul33_117},
+  {"smmul33_3", "load", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_smmul33_118},
+  {"smmul33_3", "load", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_smmul33_119},
+  {"smmul33_3", "load", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_smmul33_120},
+  {"smmul33_3", "load", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_smmul33_121},
+  {"smmul33_3", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_smmul33_122},
+  {"smmul33_3", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_smmul33_123},
+  {"smmul33_3", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_smmul33_124},
+  {"smmul33_3", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_smmul33_125},
+  {"smmul33_3", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_smmul33_126},
+  {"smmul33_3", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_smmul33_127},
+  {"smmul33_3", "load", 2, "shared", 4, 3, 4, 1, 16, (const void *)kb_smmul33_128},
+  {"smmul33_3", "load", 2, "shared", 16, 3, 16, 1, 64, (const void *)kb_smmul33_129},
+  {"smmul33_3", "load", 2, "shared", 32, 3, 32, 1, 128, (const void *)kb_smmul33_130},
+  {"smmul33_3", "load", 2, "shared", 64, 3, 64, 1, 256, (const void *)kb_smmul33_131},
+  {"smmul33_3", "load", 2, "shared", 128, 3, 128, 1, 512, (const void *)kb_smmul33_132},
+  {"smmul33_3", "load", 2, "shared", 256, 3, 256, 1, 1024, (const void *)kb_smmul33_133},
+  {"smmul33_3", "load", 3, "shared", 4, 3, 4, 1, 16, (const void *)kb_smmul33_134},
+  {"smmul33_3", "load", 3, "shared", 16, 3, 16, 1, 64, (const void *)kb_smmul33_135},
+  {"smmul33_3", "load", 3, "shared", 32, 3, 32, 1, 128, (const void *)kb_smmul33_136},
+  {"smmul33_3", "load", 3, "shared", 64, 3, 64, 1, 256, (const void *)kb_smmul33_137},
+  {"smmul33_3", "load", 3, "shared", 128, 3, 128, 1, 512, (const void *)kb_smmul33_138},
+  {"smmul33_3", "load", 3, "shared", 256, 3, 256, 1, 1024, (const void *)kb_smmul33_139},
+  {"smmul33_3", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_smmul33_140},
+  {"smmul33_3", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_smmul33_141},
+  {"smmul33_3", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_smmul33_142},
+  {"smmul33_3", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_smmul33_143},
+  {"smmul33_3", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_smmul33_144},
+  {"smmul33_3", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_smmul33_145},
+  {"smmul33_3", "compute", 0, "shared", 4, 3, 4, 1, 304, (const void *)kb_smmul33_146},
+  {"smmul33_3", "compute", 0, "shared", 16, 3, 16, 1, 1216, (const void *)kb_smmul33_147},
+  {"smmul33_3", "compute", 0, "shared", 32, 3, 32, 1, 2432, (const void *)kb_smmul33_148},
+  {"smmul33_3", "compute", 0, "shared", 64, 3, 64, 1, 4864, (const void *)kb_smmul33_149},
+  {"smmul33_3", "compute", 0, "shared", 128, 3, 128, 1, 9728, (const void *)kb_smmul33_150},
+  {"smmul33_3", "compute", 0, "shared", 256, 3, 256, 1, 19456, (const void *)kb_smmul33_151},
+  {"smmul33_3", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_smmul33_152},
+  {"smmul33_3", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_smmul33_153},
+  {"smmul33_3", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_smmul33_154},
+  {"smmul33_3", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_smmul33_155},
+  {"smmul33_3", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_smmul33_156},
+  {"smmul33_3", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_smmul33_157},
+  {"smmul33_3", "save", 0, "shared", 4, 3, 4, 1, 144, (const void *)kb_smmul33_158},
+  {"smmul33_3", "save", 0, "shared", 16, 3, 16, 1, 576, (const void *)kb_smmul33_159},
+  {"smmul33_3", "save", 0, "shared", 32, 3, 32, 1, 1152, (const void *)kb_smmul33_160},
+  {"smmul33_3", "save", 0, "shared", 64, 3, 64, 1, 2304, (const void *)kb_smmul33_161},
+  {"smmul33_3", "save", 0, "shared", 128, 3, 128, 1, 4608, (const void *)kb_smmul33_162},
+  {"smmul33_3", "save", 0, "shared", 256, 3, 256, 1, 9216, (const void *)kb_smmul33_163},
+  {"smmul33_3", "save", 1, "shared", 4, 3, 4, 1, 144, (const void *)kb_smmul33_164},
+  {"smmul33_3", "save", 1, "shared", 16, 3, 16, 1, 576, (const void *)kb_smmul33_165},
+  {"smmul33_3", "save", 1, "shared", 32, 3, 32, 1, 1152, (const void *)kb_smmul33_166},
+  {"smmul33_3", "save", 1, "shared", 64, 3, 64, 1, 2304, (const void *)kb_smmul33_167},
+  {"smmul33_3", "save", 1, "shared", 128, 3, 128, 1, 4608, (const void *)kb_smmul33_168},
+  {"smmul33_3", "save", 1, "shared", 256, 3, 256, 1, 9216, (const void *)kb_smmul33_169},
+  {"smmul33_3", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_smmul33_170},
+  {"smmul33_3", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_smmul33_171},
+  {"smmul33_3", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_smmul33_172},
+  {"smmul33_3", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_smmul33_173},
+  {"smmul33_3", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_smmul33_174},
+  {"smmul33_3", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_smmul33_175},
 };
 extern "C" const int bench_smmul33_count = 176;

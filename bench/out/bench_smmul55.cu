@@ -36,7 +36,7 @@ KAS_DEV void d_smmul55_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_smmul55_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_smmul55_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_smmul55_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_smmul55_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_smmul55_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -300,7 +300,7 @@ KAS_DEV void d_smmul55_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -324,7 +324,7 @@ KAS_DEV void d_smmul55_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -348,7 +348,7 @@ KAS_DEV void d_smmul55_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -372,7 +372,7 @@ KAS_DEV void d_smmul55_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -396,7 +396,7 @@ KAS_DEV void d_smmul55_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -420,7 +420,7 @@ KAS_DEV void d_smmul55_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*25) + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -444,13 +444,15 @@ KAS_DEV void d_smmul55_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_smmul55_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -469,13 +471,15 @@ KAS_DEV void d_smmul55_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_smmul55_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -494,13 +498,15 @@ KAS_DEV void d_smmul55_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_smmul55_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -519,13 +525,15 @@ KAS_DEV void d_smmul55_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_smmul55_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -544,13 +552,15 @@ KAS_DEV void d_smmul55_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_smmul55_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -569,13 +579,15 @@ KAS_DEV void d_smmul55_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 25 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) r[k] = 0.0f;
   d_smmul55_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -618,7 +630,7 @@ KAS_DEV void d_smmul55_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -666,7 +678,7 @@ KAS_DEV void d_smmul55_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -714,7 +726,7 @@ KAS_DEV void d_smmul55_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -762,7 +774,7 @@ KAS_DEV void d_smmul55_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -810,7 +822,7 @@ KAS_DEV void d_smmul55_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -858,7 +870,7 @@ KAS_DEV void d_smmul55_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -879,7 +891,7 @@ KAS_DEV void d_smmul55_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -900,7 +912,7 @@ KAS_DEV void d_smmul55_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -921,7 +933,7 @@ KAS_DEV void d_smmul55_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -942,7 +954,7 @@ KAS_DEV void d_smmul55_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -963,7 +975,7 @@ KAS_DEV void d_smmul55_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -984,7 +996,7 @@ KAS_DEV void d_smmul55_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1005,13 +1017,15 @@ KAS_DEV void d_smmul55_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1027,13 +1041,15 @@ KAS_DEV void d_smmul55_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1049,13 +1065,15 @@ KAS_DEV void d_smmul55_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1071,13 +1089,15 @@ KAS_DEV void d_smmul55_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1093,13 +1113,15 @@ KAS_DEV void d_smmul55_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1115,13 +1137,15 @@ KAS_DEV void d_smmul55_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1140,7 +1164,7 @@ KAS_DEV void d_smmul55_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*25) + k] = a[(tx*25) + k] * scale;
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1165,7 +1189,7 @@ KAS_DEV void d_smmul55_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*25) + k] = a[(tx*25) + k] * scale;
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1190,7 +1214,7 @@ KAS_DEV void d_smmul55_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*25) + k] = a[(tx*25) + k] * scale;
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1215,7 +1239,7 @@ KAS_DEV void d_smmul55_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*25) + k] = a[(tx*25) + k] * scale;
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1240,7 +1264,7 @@ KAS_DEV void d_smmul55_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[(tx*25) + k] = a[(tx*25) + k] * scale;
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1265,7 +1289,7 @@ KAS_DEV void d_smmul55_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[(tx*25) + k] = a[(tx*25) + k] * scale;
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1290,7 +1314,7 @@ KAS_DEV void d_smmul55_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1303,6 +1327,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_smmul55_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1321,7 +1347,7 @@ KAS_DEV void d_smmul55_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1334,6 +1360,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_smmul55_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1352,7 +1380,7 @@ KAS_DEV void d_smmul55_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1365,6 +1393,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_smmul55_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1383,7 +1413,7 @@ KAS_DEV void d_smmul55_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1396,6 +1426,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_smmul55_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1414,7 +1446,7 @@ KAS_DEV void d_smmul55_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1427,6 +1459,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_smmul55_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1445,7 +1479,7 @@ KAS_DEV void d_smmul55_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1458,6 +1492,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[25];
+#pragma unroll
+  for (int k = 0; k < 25; k++) b2[k] = 0.0f;
   d_smmul55_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1502,7 +1538,7 @@ KAS_DEV void d_smmul55_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1550,7 +1586,7 @@ KAS_DEV void d_smmul55_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1598,7 +1634,7 @@ KAS_DEV void d_smmul55_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1646,7 +1682,7 @@ KAS_DEV void d_smmul55_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1694,7 +1730,7 @@ KAS_DEV void d_smmul55_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1742,7 +1778,7 @@ KAS_DEV void d_smmul55_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1765,7 +1801,7 @@ KAS_DEV void d_smmul55_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1788,7 +1824,7 @@ KAS_DEV void d_smmul55_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1811,7 +1847,7 @@ KAS_DEV void d_smmul55_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1834,7 +1870,7 @@ KAS_DEV void d_smmul55_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1857,7 +1893,7 @@ KAS_DEV void d_smmul55_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1880,7 +1916,7 @@ KAS_DEV void d_smmul55_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1903,7 +1939,7 @@ KAS_DEV void d_smmul55_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_smmul55_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1927,7 +1963,7 @@ KAS_DEV void d_smmul55_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_smmul55_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1951,7 +1987,7 @@ KAS_DEV void d_smmul55_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_smmul55_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1975,7 +2011,7 @@ KAS_DEV void d_smmul55_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_smmul55_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1999,7 +2035,7 @@ KAS_DEV void d_smmul55_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_smmul55_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2023,7 +2059,7 @@ KAS_DEV void d_smmul55_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_smmul55_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2070,7 +2106,7 @@ KAS_DEV void d_smmul55_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2118,7 +2154,7 @@ KAS_DEV void d_smmul55_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2166,7 +2202,7 @@ KAS_DEV void d_smmul55_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2214,7 +2250,7 @@ KAS_DEV void d_smmul55_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2262,7 +2298,7 @@ KAS_DEV void d_smmul55_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2285,7 +2321,7 @@ KAS_DEV void d_smmul55_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2308,7 +2344,7 @@ KAS_DEV void d_smmul55_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2331,7 +2367,7 @@ KAS_DEV void d_smmul55_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2354,7 +2390,7 @@ KAS_DEV void d_smmul55_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2377,7 +2413,7 @@ KAS_DEV void d_smmul55_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(ty*25+tx*5) + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2400,13 +2436,15 @@ KAS_DEV void d_smmul55_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 5 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_smmul55_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2424,13 +2462,15 @@ KAS_DEV void d_smmul55_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 5 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_smmul55_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2448,13 +2488,15 @@ KAS_DEV void d_smmul55_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 5 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_smmul55_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2472,13 +2514,15 @@ KAS_DEV void d_smmul55_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 5 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_smmul55_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2496,13 +2540,15 @@ KAS_DEV void d_smmul55_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + ty) * 25 + tx*5 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 5 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) r[k] = 0.0f;
   d_smmul55_2_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2545,7 +2591,7 @@ KAS_DEV void d_smmul55_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2593,7 +2639,7 @@ KAS_DEV void d_smmul55_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2641,7 +2687,7 @@ KAS_DEV void d_smmul55_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2689,7 +2735,7 @@ KAS_DEV void d_smmul55_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2737,7 +2783,7 @@ KAS_DEV void d_smmul55_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2758,7 +2804,7 @@ KAS_DEV void d_smmul55_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2779,7 +2825,7 @@ KAS_DEV void d_smmul55_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2800,7 +2846,7 @@ KAS_DEV void d_smmul55_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2821,7 +2867,7 @@ KAS_DEV void d_smmul55_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2842,7 +2888,7 @@ KAS_DEV void d_smmul55_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2863,13 +2909,15 @@ KAS_DEV void d_smmul55_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(20) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 5 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2885,13 +2933,15 @@ KAS_DEV void d_smmul55_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(80) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 5 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2907,13 +2957,15 @@ KAS_DEV void d_smmul55_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(160) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 5 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2929,13 +2981,15 @@ KAS_DEV void d_smmul55_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(320) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 5 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2951,13 +3005,15 @@ KAS_DEV void d_smmul55_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(640) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 5 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_2_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2976,7 +3032,7 @@ KAS_DEV void d_smmul55_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] * scale;
 }
 
-__global__ void __launch_bounds__(20) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3001,7 +3057,7 @@ KAS_DEV void d_smmul55_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] * scale;
 }
 
-__global__ void __launch_bounds__(80) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3026,7 +3082,7 @@ KAS_DEV void d_smmul55_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] * scale;
 }
 
-__global__ void __launch_bounds__(160) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3051,7 +3107,7 @@ KAS_DEV void d_smmul55_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] * scale;
 }
 
-__global__ void __launch_bounds__(320) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3076,7 +3132,7 @@ KAS_DEV void d_smmul55_2_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[(ty*25+tx*5) + k] = a[(ty*25+tx*5) + k] * scale;
 }
 
-__global__ void __launch_bounds__(640) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3101,7 +3157,7 @@ KAS_DEV void d_smmul55_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(20) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3114,6 +3170,8 @@ __global__ void __launch_bounds__(20) kb_101(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_smmul55_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3132,7 +3190,7 @@ KAS_DEV void d_smmul55_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(80) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3145,6 +3203,8 @@ __global__ void __launch_bounds__(80) kb_102(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_smmul55_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3163,7 +3223,7 @@ KAS_DEV void d_smmul55_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(160) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3176,6 +3236,8 @@ __global__ void __launch_bounds__(160) kb_103(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_smmul55_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3194,7 +3256,7 @@ KAS_DEV void d_smmul55_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(320) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3207,6 +3269,8 @@ __global__ void __launch_bounds__(320) kb_104(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_smmul55_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3225,7 +3289,7 @@ KAS_DEV void d_smmul55_2_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(640) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3238,6 +3302,8 @@ __global__ void __launch_bounds__(640) kb_105(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[5];
+#pragma unroll
+  for (int k = 0; k < 5; k++) b2[k] = 0.0f;
   d_smmul55_2_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3282,7 +3348,7 @@ KAS_DEV void d_smmul55_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3330,7 +3396,7 @@ KAS_DEV void d_smmul55_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3378,7 +3444,7 @@ KAS_DEV void d_smmul55_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3426,7 +3492,7 @@ KAS_DEV void d_smmul55_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3474,7 +3540,7 @@ KAS_DEV void d_smmul55_2_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3496,7 +3562,7 @@ KAS_DEV void d_smmul55_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3518,7 +3584,7 @@ KAS_DEV void d_smmul55_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3540,7 +3606,7 @@ KAS_DEV void d_smmul55_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3562,7 +3628,7 @@ KAS_DEV void d_smmul55_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3584,7 +3650,7 @@ KAS_DEV void d_smmul55_2_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3606,7 +3672,7 @@ KAS_DEV void d_smmul55_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(20) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(20) kb_smmul55_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3629,7 +3695,7 @@ KAS_DEV void d_smmul55_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(80) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(80) kb_smmul55_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3652,7 +3718,7 @@ KAS_DEV void d_smmul55_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(160) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(160) kb_smmul55_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3675,7 +3741,7 @@ KAS_DEV void d_smmul55_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(320) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(320) kb_smmul55_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3698,7 +3764,7 @@ KAS_DEV void d_smmul55_2_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(640) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(640) kb_smmul55_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3745,7 +3811,7 @@ KAS_DEV void d_smmul55_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(100) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3793,7 +3859,7 @@ KAS_DEV void d_smmul55_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(400) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3841,7 +3907,7 @@ KAS_DEV void d_smmul55_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(800) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3861,7 +3927,7 @@ KAS_DEV void d_smmul55_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*25+tx)] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3881,7 +3947,7 @@ KAS_DEV void d_smmul55_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*25+tx)] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3901,7 +3967,7 @@ KAS_DEV void d_smmul55_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*25+tx)] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3921,13 +3987,15 @@ KAS_DEV void d_smmul55_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 25 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_3_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3942,13 +4010,15 @@ KAS_DEV void d_smmul55_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 25 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_3_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3963,13 +4033,15 @@ KAS_DEV void d_smmul55_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 25 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 25 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_3_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4012,7 +4084,7 @@ KAS_DEV void d_smmul55_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(100) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4060,7 +4132,7 @@ KAS_DEV void d_smmul55_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(400) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4108,7 +4180,7 @@ KAS_DEV void d_smmul55_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(800) kb_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4129,7 +4201,7 @@ KAS_DEV void d_smmul55_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4150,7 +4222,7 @@ KAS_DEV void d_smmul55_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4171,7 +4243,7 @@ KAS_DEV void d_smmul55_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4192,13 +4264,15 @@ KAS_DEV void d_smmul55_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(100) kb_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 25 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_3_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4214,13 +4288,15 @@ KAS_DEV void d_smmul55_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(400) kb_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 25 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_3_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4236,13 +4312,15 @@ KAS_DEV void d_smmul55_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(800) kb_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 25 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_smmul55_3_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -4258,7 +4336,7 @@ KAS_DEV void d_smmul55_3_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*25+tx)] = a[(ty*25+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(100) kb_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4280,7 +4358,7 @@ KAS_DEV void d_smmul55_3_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*25+tx)] = a[(ty*25+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(400) kb_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4302,7 +4380,7 @@ KAS_DEV void d_smmul55_3_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*25+tx)] = a[(ty*25+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(800) kb_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4324,7 +4402,7 @@ KAS_DEV void d_smmul55_3_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(100) kb_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4337,6 +4415,8 @@ __global__ void __launch_bounds__(100) kb_142(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_smmul55_3_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4352,7 +4432,7 @@ KAS_DEV void d_smmul55_3_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(400) kb_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_143(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4365,6 +4445,8 @@ __global__ void __launch_bounds__(400) kb_143(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_smmul55_3_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4380,7 +4462,7 @@ KAS_DEV void d_smmul55_3_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(800) kb_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_144(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4393,6 +4475,8 @@ __global__ void __launch_bounds__(800) kb_144(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_smmul55_3_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4437,7 +4521,7 @@ KAS_DEV void d_smmul55_3_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(100) kb_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_145(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4485,7 +4569,7 @@ KAS_DEV void d_smmul55_3_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(400) kb_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_146(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4533,7 +4617,7 @@ KAS_DEV void d_smmul55_3_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(800) kb_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_147(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4552,7 +4636,7 @@ KAS_DEV void d_smmul55_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[(ty*25+tx)];
 }
 
-__global__ void __launch_bounds__(100) kb_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_148(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4571,7 +4655,7 @@ KAS_DEV void d_smmul55_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[(ty*25+tx)];
 }
 
-__global__ void __launch_bounds__(400) kb_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_149(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4590,7 +4674,7 @@ KAS_DEV void d_smmul55_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[(ty*25+tx)];
 }
 
-__global__ void __launch_bounds__(800) kb_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_150(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4609,7 +4693,7 @@ KAS_DEV void d_smmul55_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(100) kb_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(100) kb_smmul55_151(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4629,7 +4713,7 @@ KAS_DEV void d_smmul55_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(400) kb_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(400) kb_smmul55_152(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4649,7 +4733,7 @@ KAS_DEV void d_smmul55_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 25 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(800) kb_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(800) kb_smmul55_153(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4662,159 +4746,159 @@ __global__ void __launch_bounds__(800) kb_153(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_smmul55_entries[] = {
-  {"smmul55_1", "load", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_0},
-  {"smmul55_1", "load", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_1},
-  {"smmul55_1", "load", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_2},
-  {"smmul55_1", "load", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_3},
-  {"smmul55_1", "load", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_4},
-  {"smmul55_1", "load", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_5},
-  {"smmul55_1", "load", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_6},
-  {"smmul55_1", "load", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_7},
-  {"smmul55_1", "load", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_8},
-  {"smmul55_1", "load", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_9},
-  {"smmul55_1", "load", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_10},
-  {"smmul55_1", "load", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_11},
-  {"smmul55_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"smmul55_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"smmul55_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"smmul55_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"smmul55_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"smmul55_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"smmul55_1", "load", 2, "shared", 4, 4, 1, 1, 16, (const void *)kb_18},
-  {"smmul55_1", "load", 2, "shared", 16, 16, 1, 1, 64, (const void *)kb_19},
-  {"smmul55_1", "load", 2, "shared", 32, 32, 1, 1, 128, (const void *)kb_20},
-  {"smmul55_1", "load", 2, "shared", 64, 64, 1, 1, 256, (const void *)kb_21},
-  {"smmul55_1", "load", 2, "shared", 128, 128, 1, 1, 512, (const void *)kb_22},
-  {"smmul55_1", "load", 2, "shared", 256, 256, 1, 1, 1024, (const void *)kb_23},
-  {"smmul55_1", "load", 3, "shared", 4, 4, 1, 1, 16, (const void *)kb_24},
-  {"smmul55_1", "load", 3, "shared", 16, 16, 1, 1, 64, (const void *)kb_25},
-  {"smmul55_1", "load", 3, "shared", 32, 32, 1, 1, 128, (const void *)kb_26},
-  {"smmul55_1", "load", 3, "shared", 64, 64, 1, 1, 256, (const void *)kb_27},
-  {"smmul55_1", "load", 3, "shared", 128, 128, 1, 1, 512, (const void *)kb_28},
-  {"smmul55_1", "load", 3, "shared", 256, 256, 1, 1, 1024, (const void *)kb_29},
-  {"smmul55_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"smmul55_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"smmul55_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"smmul55_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"smmul55_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"smmul55_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"smmul55_1", "compute", 0, "shared", 4, 4, 1, 1, 816, (const void *)kb_36},
-  {"smmul55_1", "compute", 0, "shared", 16, 16, 1, 1, 3264, (const void *)kb_37},
-  {"smmul55_1", "compute", 0, "shared", 32, 32, 1, 1, 6528, (const void *)kb_38},
-  {"smmul55_1", "compute", 0, "shared", 64, 64, 1, 1, 13056, (const void *)kb_39},
-  {"smmul55_1", "compute", 0, "shared", 128, 128, 1, 1, 26112, (const void *)kb_40},
-  {"smmul55_1", "compute", 0, "shared", 256, 256, 1, 1, 52224, (const void *)kb_41},
-  {"smmul55_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"smmul55_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"smmul55_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"smmul55_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"smmul55_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"smmul55_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"smmul55_1", "save", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_48},
-  {"smmul55_1", "save", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_49},
-  {"smmul55_1", "save", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_50},
-  {"smmul55_1", "save", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_51},
-  {"smmul55_1", "save", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_52},
-  {"smmul55_1", "save", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_53},
-  {"smmul55_1", "save", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_54},
-  {"smmul55_1", "save", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_55},
-  {"smmul55_1", "save", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_56},
-  {"smmul55_1", "save", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_57},
-  {"smmul55_1", "save", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_58},
-  {"smmul55_1", "save", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_59},
-  {"smmul55_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"smmul55_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"smmul55_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"smmul55_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"smmul55_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"smmul55_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"smmul55_2", "load", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_66},
-  {"smmul55_2", "load", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_67},
-  {"smmul55_2", "load", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_68},
-  {"smmul55_2", "load", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_69},
-  {"smmul55_2", "load", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_70},
-  {"smmul55_2", "load", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_71},
-  {"smmul55_2", "load", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_72},
-  {"smmul55_2", "load", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_73},
-  {"smmul55_2", "load", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_74},
-  {"smmul55_2", "load", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_75},
-  {"smmul55_2", "load", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_76},
-  {"smmul55_2", "load", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_77},
-  {"smmul55_2", "load", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_78},
-  {"smmul55_2", "load", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_79},
-  {"smmul55_2", "load", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_80},
-  {"smmul55_2", "load", 2, "shared", 4, 5, 4, 1, 16, (const void *)kb_81},
-  {"smmul55_2", "load", 2, "shared", 16, 5, 16, 1, 64, (const void *)kb_82},
-  {"smmul55_2", "load", 2, "shared", 32, 5, 32, 1, 128, (const void *)kb_83},
-  {"smmul55_2", "load", 2, "shared", 64, 5, 64, 1, 256, (const void *)kb_84},
-  {"smmul55_2", "load", 2, "shared", 128, 5, 128, 1, 512, (const void *)kb_85},
-  {"smmul55_2", "load", 3, "shared", 4, 5, 4, 1, 16, (const void *)kb_86},
-  {"smmul55_2", "load", 3, "shared", 16, 5, 16, 1, 64, (const void *)kb_87},
-  {"smmul55_2", "load", 3, "shared", 32, 5, 32, 1, 128, (const void *)kb_88},
-  {"smmul55_2", "load", 3, "shared", 64, 5, 64, 1, 256, (const void *)kb_89},
-  {"smmul55_2", "load", 3, "shared", 128, 5, 128, 1, 512, (const void *)kb_90},
-  {"smmul55_2", "load", 3, "register", 4, 5, 4, 1, 0, (const void *)kb_91},
-  {"smmul55_2", "load", 3, "register", 16, 5, 16, 1, 0, (const void *)kb_92},
-  {"smmul55_2", "load", 3, "register", 32, 5, 32, 1, 0, (const void *)kb_93},
-  {"smmul55_2", "load", 3, "register", 64, 5, 64, 1, 0, (const void *)kb_94},
-  {"smmul55_2", "load", 3, "register", 128, 5, 128, 1, 0, (const void *)kb_95},
-  {"smmul55_2", "compute", 0, "shared", 4, 5, 4, 1, 816, (const void *)kb_96},
-  {"smmul55_2", "compute", 0, "shared", 16, 5, 16, 1, 3264, (const void *)kb_97},
-  {"smmul55_2", "compute", 0, "shared", 32, 5, 32, 1, 6528, (const void *)kb_98},
-  {"smmul55_2", "compute", 0, "shared", 64, 5, 64, 1, 13056, (const void *)kb_99},
-  {"smmul55_2", "compute", 0, "shared", 128, 5, 128, 1, 26112, (const void *)kb_100},
-  {"smmul55_2", "compute", 0, "register", 4, 5, 4, 1, 0, (const void *)kb_101},
-  {"smmul55_2", "compute", 0, "register", 16, 5, 16, 1, 0, (const void *)kb_102},
-  {"smmul55_2", "compute", 0, "register", 32, 5, 32, 1, 0, (const void *)kb_103},
-  {"smmul55_2", "compute", 0, "register", 64, 5, 64, 1, 0, (const void *)kb_104},
-  {"smmul55_2", "compute", 0, "register", 128, 5, 128, 1, 0, (const void *)kb_105},
-  {"smmul55_2", "save", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_106},
-  {"smmul55_2", "save", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_107},
-  {"smmul55_2", "save", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_108},
-  {"smmul55_2", "save", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_109},
-  {"smmul55_2", "save", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_110},
-  {"smmul55_2", "save", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_111},
-  {"smmul55_2", "save", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_112},
-  {"smmul55_2", "save", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_113},
-  {"smmul55_2", "save", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_114},
-  {"smmul55_2", "save", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_115},
-  {"smmul55_2", "save", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_116},
-  {"smmul55_2", "save", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_117},
-  {"smmul55_2", "save", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_118},
-  {"smmul55_2", "save", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_119},
-  {"smmul55_2", "save", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_120},
-  {"smmul55_3", "load", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_121},
-  {"smmul55_3", "load", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_122},
-  {"smmul55_3", "load", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_123},
-  {"smmul55_3", "load", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_124},
-  {"smmul55_3", "load", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_125},
-  {"smmul55_3", "load", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_126},
-  {"smmul55_3", "load", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_127},
-  {"smmul55_3", "load", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_128},
-  {"smmul55_3", "load", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_129},
-  {"smmul55_3", "load", 2, "shared", 4, 25, 4, 1, 16, (const void *)kb_130},
-  {"smmul55_3", "load", 2, "shared", 16, 25, 16, 1, 64, (const void *)kb_131},
-  {"smmul55_3", "load", 2, "shared", 32, 25, 32, 1, 128, (const void *)kb_132},
-  {"smmul55_3", "load", 3, "shared", 4, 25, 4, 1, 16, (const void *)kb_133},
-  {"smmul55_3", "load", 3, "shared", 16, 25, 16, 1, 64, (const void *)kb_134},
-  {"smmul55_3", "load", 3, "shared", 32, 25, 32, 1, 128, (const void *)kb_135},
-  {"smmul55_3", "load", 3, "register", 4, 25, 4, 1, 0, (const void *)kb_136},
-  {"smmul55_3", "load", 3, "register", 16, 25, 16, 1, 0, (const void *)kb_137},
-  {"smmul55_3", "load", 3, "register", 32, 25, 32, 1, 0, (const void *)kb_138},
-  {"smmul55_3", "compute", 0, "shared", 4, 25, 4, 1, 816, (const void *)kb_139},
-  {"smmul55_3", "compute", 0, "shared", 16, 25, 16, 1, 3264, (const void *)kb_140},
-  {"smmul55_3", "compute", 0, "shared", 32, 25, 32, 1, 6528, (const void *)kb_141},
-  {"smmul55_3", "compute", 0, "register", 4, 25, 4, 1, 0, (const void *)kb_142},
-  {"smmul55_3", "compute", 0, "register", 16, 25, 16, 1, 0, (const void *)kb_143},
-  {"smmul55_3", "compute", 0, "register", 32, 25, 32, 1, 0, (const void *)kb_144},
-  {"smmul55_3", "save", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_145},
-  {"smmul55_3", "save", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_146},
-  {"smmul55_3", "save", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_147},
-  {"smmul55_3", "save", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_148},
-  {"smmul55_3", "save", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_149},
-  {"smmul55_3", "save", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_150},
-  {"smmul55_3", "save", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_151},
-  {"smmul55_3", "save", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_152},
-  {"smmul55_3", "save", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_153},
+  {"smmul55_1", "load", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_smmul55_0},
+  {"smmul55_1", "load", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_smmul55_1},
+  {"smmul55_1", "load", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_smmul55_2},
+  {"smmul55_1", "load", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_smmul55_3},
+  {"smmul55_1", "load", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_smmul55_4},
+  {"smmul55_1", "load", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_smmul55_5},
+  {"smmul55_1", "load", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_smmul55_6},
+  {"smmul55_1", "load", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_smmul55_7},
+  {"smmul55_1", "load", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_smmul55_8},
+  {"smmul55_1", "load", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_smmul55_9},
+  {"smmul55_1", "load", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_smmul55_10},
+  {"smmul55_1", "load", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_smmul55_11},
+  {"smmul55_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_smmul55_12},
+  {"smmul55_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_smmul55_13},
+  {"smmul55_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_smmul55_14},
+  {"smmul55_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_smmul55_15},
+  {"smmul55_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_smmul55_16},
+  {"smmul55_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_smmul55_17},
+  {"smmul55_1", "load", 2, "shared", 4, 4, 1, 1, 16, (const void *)kb_smmul55_18},
+  {"smmul55_1", "load", 2, "shared", 16, 16, 1, 1, 64, (const void *)kb_smmul55_19},
+  {"smmul55_1", "load", 2, "shared", 32, 32, 1, 1, 128, (const void *)kb_smmul55_20},
+  {"smmul55_1", "load", 2, "shared", 64, 64, 1, 1, 256, (const void *)kb_smmul55_21},
+  {"smmul55_1", "load", 2, "shared", 128, 128, 1, 1, 512, (const void *)kb_smmul55_22},
+  {"smmul55_1", "load", 2, "shared", 256, 256, 1, 1, 1024, (const void *)kb_smmul55_23},
+  {"smmul55_1", "load", 3, "shared", 4, 4, 1, 1, 16, (const void *)kb_smmul55_24},
+  {"smmul55_1", "load", 3, "shared", 16, 16, 1, 1, 64, (const void *)kb_smmul55_25},
+  {"smmul55_1", "load", 3, "shared", 32, 32, 1, 1, 128, (const void *)kb_smmul55_26},
+  {"smmul55_1", "load", 3, "shared", 64, 64, 1, 1, 256, (const void *)kb_smmul55_27},
+  {"smmul55_1", "load", 3, "shared", 128, 128, 1, 1, 512, (const void *)kb_smmul55_28},
+  {"smmul55_1", "load", 3, "shared", 256, 256, 1, 1, 1024, (const void *)kb_smmul55_29},
+  {"smmul55_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_smmul55_30},
+  {"smmul55_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_smmul55_31},
+  {"smmul55_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_smmul55_32},
+  {"smmul55_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_smmul55_33},
+  {"smmul55_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_smmul55_34},
+  {"smmul55_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_smmul55_35},
+  {"smmul55_1", "compute", 0, "shared", 4, 4, 1, 1, 816, (const void *)kb_smmul55_36},
+  {"smmul55_1", "compute", 0, "shared", 16, 16, 1, 1, 3264, (const void *)kb_smmul55_37},
+  {"smmul55_1", "compute", 0, "shared", 32, 32, 1, 1, 6528, (const void *)kb_smmul55_38},
+  {"smmul55_1", "compute", 0, "shared", 64, 64, 1, 1, 13056, (const void *)kb_smmul55_39},
+  {"smmul55_1", "compute", 0, "shared", 128, 128, 1, 1, 26112, (const void *)kb_smmul55_40},
+  {"smmul55_1", "compute", 0, "shared", 256, 256, 1, 1, 52224, (const void *)kb_smmul55_41},
+  {"smmul55_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_smmul55_42},
+  {"smmul55_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_smmul55_43},
+  {"smmul55_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_smmul55_44},
+  {"smmul55_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_smmul55_45},
+  {"smmul55_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_smmul55_46},
+  {"smmul55_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_smmul55_47},
+  {"smmul55_1", "save", 0, "shared", 4, 4, 1, 1, 400, (const void *)kb_smmul55_48},
+  {"smmul55_1", "save", 0, "shared", 16, 16, 1, 1, 1600, (const void *)kb_smmul55_49},
+  {"smmul55_1", "save", 0, "shared", 32, 32, 1, 1, 3200, (const void *)kb_smmul55_50},
+  {"smmul55_1", "save", 0, "shared", 64, 64, 1, 1, 6400, (const void *)kb_smmul55_51},
+  {"smmul55_1", "save", 0, "shared", 128, 128, 1, 1, 12800, (const void *)kb_smmul55_52},
+  {"smmul55_1", "save", 0, "shared", 256, 256, 1, 1, 25600, (const void *)kb_smmul55_53},
+  {"smmul55_1", "save", 1, "shared", 4, 4, 1, 1, 400, (const void *)kb_smmul55_54},
+  {"smmul55_1", "save", 1, "shared", 16, 16, 1, 1, 1600, (const void *)kb_smmul55_55},
+  {"smmul55_1", "save", 1, "shared", 32, 32, 1, 1, 3200, (const void *)kb_smmul55_56},
+  {"smmul55_1", "save", 1, "shared", 64, 64, 1, 1, 6400, (const void *)kb_smmul55_57},
+  {"smmul55_1", "save", 1, "shared", 128, 128, 1, 1, 12800, (const void *)kb_smmul55_58},
+  {"smmul55_1", "save", 1, "shared", 256, 256, 1, 1, 25600, (const void *)kb_smmul55_59},
+  {"smmul55_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_smmul55_60},
+  {"smmul55_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_smmul55_61},
+  {"smmul55_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_smmul55_62},
+  {"smmul55_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_smmul55_63},
+  {"smmul55_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_smmul55_64},
+  {"smmul55_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_smmul55_65},
+  {"smmul55_2", "load", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_smmul55_66},
+  {"smmul55_2", "load", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_smmul55_67},
+  {"smmul55_2", "load", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_smmul55_68},
+  {"smmul55_2", "load", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_smmul55_69},
+  {"smmul55_2", "load", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_smmul55_70},
+  {"smmul55_2", "load", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_smmul55_71},
+  {"smmul55_2", "load", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_smmul55_72},
+  {"smmul55_2", "load", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_smmul55_73},
+  {"smmul55_2", "load", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_smmul55_74},
+  {"smmul55_2", "load", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_smmul55_75},
+  {"smmul55_2", "load", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_smmul55_76},
+  {"smmul55_2", "load", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_smmul55_77},
+  {"smmul55_2", "load", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_smmul55_78},
+  {"smmul55_2", "load", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_smmul55_79},
+  {"smmul55_2", "load", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_smmul55_80},
+  {"smmul55_2", "load", 2, "shared", 4, 5, 4, 1, 16, (const void *)kb_smmul55_81},
+  {"smmul55_2", "load", 2, "shared", 16, 5, 16, 1, 64, (const void *)kb_smmul55_82},
+  {"smmul55_2", "load", 2, "shared", 32, 5, 32, 1, 128, (const void *)kb_smmul55_83},
+  {"smmul55_2", "load", 2, "shared", 64, 5, 64, 1, 256, (const void *)kb_smmul55_84},
+  {"smmul55_2", "load", 2, "shared", 128, 5, 128, 1, 512, (const void *)kb_smmul55_85},
+  {"smmul55_2", "load", 3, "shared", 4, 5, 4, 1, 16, (const void *)kb_smmul55_86},
+  {"smmul55_2", "load", 3, "shared", 16, 5, 16, 1, 64, (const void *)kb_smmul55_87},
+  {"smmul55_2", "load", 3, "shared", 32, 5, 32, 1, 128, (const void *)kb_smmul55_88},
+  {"smmul55_2", "load", 3, "shared", 64, 5, 64, 1, 256, (const void *)kb_smmul55_89},
+  {"smmul55_2", "load", 3, "shared", 128, 5, 128, 1, 512, (const void *)kb_smmul55_90},
+  {"smmul55_2", "load", 3, "register", 4, 5, 4, 1, 0, (const void *)kb_smmul55_91},
+  {"smmul55_2", "load", 3, "register", 16, 5, 16, 1, 0, (const void *)kb_smmul55_92},
+  {"smmul55_2", "load", 3, "register", 32, 5, 32, 1, 0, (const void *)kb_smmul55_93},
+  {"smmul55_2", "load", 3, "register", 64, 5, 64, 1, 0, (const void *)kb_smmul55_94},
+  {"smmul55_2", "load", 3, "register", 128, 5, 128, 1, 0, (const void *)kb_smmul55_95},
+  {"smmul55_2", "compute", 0, "shared", 4, 5, 4, 1, 816, (const void *)kb_smmul55_96},
+  {"smmul55_2", "compute", 0, "shared", 16, 5, 16, 1, 3264, (const void *)kb_smmul55_97},
+  {"smmul55_2", "compute", 0, "shared", 32, 5, 32, 1, 6528, (const void *)kb_smmul55_98},
+  {"smmul55_2", "compute", 0, "shared", 64, 5, 64, 1, 13056, (const void *)kb_smmul55_99},
+  {"smmul55_2", "compute", 0, "shared", 128, 5, 128, 1, 26112, (const void *)kb_smmul55_100},
+  {"smmul55_2", "compute", 0, "register", 4, 5, 4, 1, 0, (const void *)kb_smmul55_101},
+  {"smmul55_2", "compute", 0, "register", 16, 5, 16, 1, 0, (const void *)kb_smmul55_102},
+  {"smmul55_2", "compute", 0, "register", 32, 5, 32, 1, 0, (const void *)kb_smmul55_103},
+  {"smmul55_2", "compute", 0, "register", 64, 5, 64, 1, 0, (const void *)kb_smmul55_104},
+  {"smmul55_2", "compute", 0, "register", 128, 5, 128, 1, 0, (const void *)kb_smmul55_105},
+  {"smmul55_2", "save", 0, "shared", 4, 5, 4, 1, 400, (const void *)kb_smmul55_106},
+  {"smmul55_2", "save", 0, "shared", 16, 5, 16, 1, 1600, (const void *)kb_smmul55_107},
+  {"smmul55_2", "save", 0, "shared", 32, 5, 32, 1, 3200, (const void *)kb_smmul55_108},
+  {"smmul55_2", "save", 0, "shared", 64, 5, 64, 1, 6400, (const void *)kb_smmul55_109},
+  {"smmul55_2", "save", 0, "shared", 128, 5, 128, 1, 12800, (const void *)kb_smmul55_110},
+  {"smmul55_2", "save", 1, "shared", 4, 5, 4, 1, 400, (const void *)kb_smmul55_111},
+  {"smmul55_2", "save", 1, "shared", 16, 5, 16, 1, 1600, (const void *)kb_smmul55_112},
+  {"smmul55_2", "save", 1, "shared", 32, 5, 32, 1, 3200, (const void *)kb_smmul55_113},
+  {"smmul55_2", "save", 1, "shared", 64, 5, 64, 1, 6400, (const void *)kb_smmul55_114},
+  {"smmul55_2", "save", 1, "shared", 128, 5, 128, 1, 12800, (const void *)kb_smmul55_115},
+  {"smmul55_2", "save", 1, "register", 4, 5, 4, 1, 0, (const void *)kb_smmul55_116},
+  {"smmul55_2", "save", 1, "register", 16, 5, 16, 1, 0, (const void *)kb_smmul55_117},
+  {"smmul55_2", "save", 1, "register", 32, 5, 32, 1, 0, (const void *)kb_smmul55_118},
+  {"smmul55_2", "save", 1, "register", 64, 5, 64, 1, 0, (const void *)kb_smmul55_119},
+  {"smmul55_2", "save", 1, "register", 128, 5, 128, 1, 0, (const void *)kb_smmul55_120},
+  {"smmul55_3", "load", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_smmul55_121},
+  {"smmul55_3", "load", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_smmul55_122},
+  {"smmul55_3", "load", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_smmul55_123},
+  {"smmul55_3", "load", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_smmul55_124},
+  {"smmul55_3", "load", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_smmul55_125},
+  {"smmul55_3", "load", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_smmul55_126},
+  {"smmul55_3", "load", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_smmul55_127},
+  {"smmul55_3", "load", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_smmul55_128},
+  {"smmul55_3", "load", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_smmul55_129},
+  {"smmul55_3", "load", 2, "shared", 4, 25, 4, 1, 16, (const void *)kb_smmul55_130},
+  {"smmul55_3", "load", 2, "shared", 16, 25, 16, 1, 64, (const void *)kb_smmul55_131},
+  {"smmul55_3", "load", 2, "shared", 32, 25, 32, 1, 128, (const void *)kb_smmul55_132},
+  {"smmul55_3", "load", 3, "shared", 4, 25, 4, 1, 16, (const void *)kb_smmul55_133},
+  {"smmul55_3", "load", 3, "shared", 16, 25, 16, 1, 64, (const void *)kb_smmul55_134},
+  {"smmul55_3", "load", 3, "shared", 32, 25, 32, 1, 128, (const void *)kb_smmul55_135},
+  {"smmul55_3", "load", 3, "register", 4, 25, 4, 1, 0, (const void *)kb_smmul55_136},
+  {"smmul55_3", "load", 3, "register", 16, 25, 16, 1, 0, (const void *)kb_smmul55_137},
+  {"smmul55_3", "load", 3, "register", 32, 25, 32, 1, 0, (const void *)kb_smmul55_138},
+  {"smmul55_3", "compute", 0, "shared", 4, 25, 4, 1, 816, (const void *)kb_smmul55_139},
+  {"smmul55_3", "compute", 0, "shared", 16, 25, 16, 1, 3264, (const void *)kb_smmul55_140},
+  {"smmul55_3", "compute", 0, "shared", 32, 25, 32, 1, 6528, (const void *)kb_smmul55_141},
+  {"smmul55_3", "compute", 0, "register", 4, 25, 4, 1, 0, (const void *)kb_smmul55_142},
+  {"smmul55_3", "compute", 0, "register", 16, 25, 16, 1, 0, (const void *)kb_smmul55_143},
+  {"smmul55_3", "compute", 0, "register", 32, 25, 32, 1, 0, (const void *)kb_smmul55_144},
+  {"smmul55_3", "save", 0, "shared", 4, 25, 4, 1, 400, (const void *)kb_smmul55_145},
+  {"smmul55_3", "save", 0, "shared", 16, 25, 16, 1, 1600, (const void *)kb_smmul55_146},
+  {"smmul55_3", "save", 0, "shared", 32, 25, 32, 1, 3200, (const void *)kb_smmul55_147},
+  {"smmul55_3", "save", 1, "shared", 4, 25, 4, 1, 400, (const void *)kb_smmul55_148},
+  {"smmul55_3", "save", 1, "shared", 16, 25, 16, 1, 1600, (const void *)kb_smmul55_149},
+  {"smmul55_3", "save", 1, "shared", 32, 25, 32, 1, 3200, (const void *)kb_smmul55_150},
+  {"smmul55_3", "save", 1, "register", 4, 25, 4, 1, 0, (const void *)kb_smmul55_151},
+  {"smmul55_3", "save", 1, "register", 16, 25, 16, 1, 0, (const void *)kb_smmul55_152},
+  {"smmul55_3", "save", 1, "register", 32, 25, 32, 1, 0, (const void *)kb_smmul55_153},
 };
 extern "C" const int bench_smmul55_count = 154;

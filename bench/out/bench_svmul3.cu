@@ -36,7 +36,7 @@ KAS_DEV void d_svmul3_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_svmul3_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_svmul3_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_svmul3_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_svmul3_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_svmul3_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -300,7 +300,7 @@ KAS_DEV void d_svmul3_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -324,7 +324,7 @@ KAS_DEV void d_svmul3_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -348,7 +348,7 @@ KAS_DEV void d_svmul3_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -372,7 +372,7 @@ KAS_DEV void d_svmul3_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -396,7 +396,7 @@ KAS_DEV void d_svmul3_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -420,7 +420,7 @@ KAS_DEV void d_svmul3_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -444,13 +444,15 @@ KAS_DEV void d_svmul3_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_svmul3_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -469,13 +471,15 @@ KAS_DEV void d_svmul3_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_svmul3_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -494,13 +498,15 @@ KAS_DEV void d_svmul3_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_svmul3_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -519,13 +525,15 @@ KAS_DEV void d_svmul3_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_svmul3_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -544,13 +552,15 @@ KAS_DEV void d_svmul3_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_svmul3_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -569,13 +579,15 @@ KAS_DEV void d_svmul3_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_svmul3_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -618,7 +630,7 @@ KAS_DEV void d_svmul3_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -666,7 +678,7 @@ KAS_DEV void d_svmul3_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -714,7 +726,7 @@ KAS_DEV void d_svmul3_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -762,7 +774,7 @@ KAS_DEV void d_svmul3_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -810,7 +822,7 @@ KAS_DEV void d_svmul3_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -858,7 +870,7 @@ KAS_DEV void d_svmul3_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -879,7 +891,7 @@ KAS_DEV void d_svmul3_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -900,7 +912,7 @@ KAS_DEV void d_svmul3_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -921,7 +933,7 @@ KAS_DEV void d_svmul3_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -942,7 +954,7 @@ KAS_DEV void d_svmul3_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -963,7 +975,7 @@ KAS_DEV void d_svmul3_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -984,7 +996,7 @@ KAS_DEV void d_svmul3_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(tx)] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1005,13 +1017,15 @@ KAS_DEV void d_svmul3_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1027,13 +1041,15 @@ KAS_DEV void d_svmul3_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1049,13 +1065,15 @@ KAS_DEV void d_svmul3_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1071,13 +1089,15 @@ KAS_DEV void d_svmul3_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1093,13 +1113,15 @@ KAS_DEV void d_svmul3_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1115,13 +1137,15 @@ KAS_DEV void d_svmul3_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1140,7 +1164,7 @@ KAS_DEV void d_svmul3_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[(tx*3) + k] = a[(tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1165,7 +1189,7 @@ KAS_DEV void d_svmul3_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*3) + k] = a[(tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1190,7 +1214,7 @@ KAS_DEV void d_svmul3_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*3) + k] = a[(tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1215,7 +1239,7 @@ KAS_DEV void d_svmul3_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[(tx*3) + k] = a[(tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1240,7 +1264,7 @@ KAS_DEV void d_svmul3_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*3) + k] = a[(tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1265,7 +1289,7 @@ KAS_DEV void d_svmul3_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[(tx*3) + k] = a[(tx*3) + k] * scale;
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1290,7 +1314,7 @@ KAS_DEV void d_svmul3_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1303,6 +1327,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_svmul3_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1321,7 +1347,7 @@ KAS_DEV void d_svmul3_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1334,6 +1360,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_svmul3_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1352,7 +1380,7 @@ KAS_DEV void d_svmul3_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1365,6 +1393,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_svmul3_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1383,7 +1413,7 @@ KAS_DEV void d_svmul3_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1396,6 +1426,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_svmul3_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1414,7 +1446,7 @@ KAS_DEV void d_svmul3_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1427,6 +1459,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_svmul3_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1445,7 +1479,7 @@ KAS_DEV void d_svmul3_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
     c[0 + k] = a[0 + k] * scale;
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1458,6 +1492,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_svmul3_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1502,7 +1538,7 @@ KAS_DEV void d_svmul3_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1550,7 +1586,7 @@ KAS_DEV void d_svmul3_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1598,7 +1634,7 @@ KAS_DEV void d_svmul3_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1646,7 +1682,7 @@ KAS_DEV void d_svmul3_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1694,7 +1730,7 @@ KAS_DEV void d_svmul3_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1742,7 +1778,7 @@ KAS_DEV void d_svmul3_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1765,7 +1801,7 @@ KAS_DEV void d_svmul3_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1788,7 +1824,7 @@ KAS_DEV void d_svmul3_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1811,7 +1847,7 @@ KAS_DEV void d_svmul3_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1834,7 +1870,7 @@ KAS_DEV void d_svmul3_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1857,7 +1893,7 @@ KAS_DEV void d_svmul3_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1880,7 +1916,7 @@ KAS_DEV void d_svmul3_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1903,7 +1939,7 @@ KAS_DEV void d_svmul3_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_svmul3_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1927,7 +1963,7 @@ KAS_DEV void d_svmul3_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_svmul3_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1951,7 +1987,7 @@ KAS_DEV void d_svmul3_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_svmul3_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1975,7 +2011,7 @@ KAS_DEV void d_svmul3_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_svmul3_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1999,7 +2035,7 @@ KAS_DEV void d_svmul3_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_svmul3_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2023,7 +2059,7 @@ KAS_DEV void d_svmul3_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_svmul3_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2070,7 +2106,7 @@ KAS_DEV void d_svmul3_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2118,7 +2154,7 @@ KAS_DEV void d_svmul3_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2166,7 +2202,7 @@ KAS_DEV void d_svmul3_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2214,7 +2250,7 @@ KAS_DEV void d_svmul3_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2262,7 +2298,7 @@ KAS_DEV void d_svmul3_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2310,7 +2346,7 @@ KAS_DEV void d_svmul3_2_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2330,7 +2366,7 @@ KAS_DEV void d_svmul3_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*3+tx)] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2350,7 +2386,7 @@ KAS_DEV void d_svmul3_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*3+tx)] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2370,7 +2406,7 @@ KAS_DEV void d_svmul3_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*3+tx)] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2390,7 +2426,7 @@ KAS_DEV void d_svmul3_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*3+tx)] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2410,7 +2446,7 @@ KAS_DEV void d_svmul3_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*3+tx)] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2430,7 +2466,7 @@ KAS_DEV void d_svmul3_2_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty*3+tx)] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2450,13 +2486,15 @@ KAS_DEV void d_svmul3_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2471,13 +2509,15 @@ KAS_DEV void d_svmul3_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2492,13 +2532,15 @@ KAS_DEV void d_svmul3_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2513,13 +2555,15 @@ KAS_DEV void d_svmul3_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2534,13 +2578,15 @@ KAS_DEV void d_svmul3_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2555,13 +2601,15 @@ KAS_DEV void d_svmul3_2_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty) * 3 + tx] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2604,7 +2652,7 @@ KAS_DEV void d_svmul3_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2652,7 +2700,7 @@ KAS_DEV void d_svmul3_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2700,7 +2748,7 @@ KAS_DEV void d_svmul3_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2748,7 +2796,7 @@ KAS_DEV void d_svmul3_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2796,7 +2844,7 @@ KAS_DEV void d_svmul3_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2844,7 +2892,7 @@ KAS_DEV void d_svmul3_2_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2865,7 +2913,7 @@ KAS_DEV void d_svmul3_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2886,7 +2934,7 @@ KAS_DEV void d_svmul3_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2907,7 +2955,7 @@ KAS_DEV void d_svmul3_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2928,7 +2976,7 @@ KAS_DEV void d_svmul3_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2949,7 +2997,7 @@ KAS_DEV void d_svmul3_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2970,7 +3018,7 @@ KAS_DEV void d_svmul3_2_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   s[(ty)] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2991,13 +3039,15 @@ KAS_DEV void d_svmul3_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(12) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3013,13 +3063,15 @@ KAS_DEV void d_svmul3_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(48) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3035,13 +3087,15 @@ KAS_DEV void d_svmul3_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(96) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3057,13 +3111,15 @@ KAS_DEV void d_svmul3_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(192) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3079,13 +3135,15 @@ KAS_DEV void d_svmul3_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(384) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3101,13 +3159,15 @@ KAS_DEV void d_svmul3_2_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   s[0] = e0 + ty < n ? g[(e0 + ty)] : 0.0f;
 }
 
-__global__ void __launch_bounds__(768) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) r[k] = 0.0f;
   d_svmul3_2_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3123,7 +3183,7 @@ KAS_DEV void d_svmul3_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[(ty*3+tx)] = a[(ty*3+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(12) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3145,7 +3205,7 @@ KAS_DEV void d_svmul3_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*3+tx)] = a[(ty*3+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(48) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3167,7 +3227,7 @@ KAS_DEV void d_svmul3_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*3+tx)] = a[(ty*3+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(96) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3189,7 +3249,7 @@ KAS_DEV void d_svmul3_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[(ty*3+tx)] = a[(ty*3+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(192) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3211,7 +3271,7 @@ KAS_DEV void d_svmul3_2_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*3+tx)] = a[(ty*3+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(384) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3233,7 +3293,7 @@ KAS_DEV void d_svmul3_2_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*3+tx)] = a[(ty*3+tx)] * b[(ty)];
 }
 
-__global__ void __launch_bounds__(768) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3255,7 +3315,7 @@ KAS_DEV void d_svmul3_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, 
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(12) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3268,6 +3328,8 @@ __global__ void __launch_bounds__(12) kb_108(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_svmul3_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3283,7 +3345,7 @@ KAS_DEV void d_svmul3_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(48) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3296,6 +3358,8 @@ __global__ void __launch_bounds__(48) kb_109(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_svmul3_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3311,7 +3375,7 @@ KAS_DEV void d_svmul3_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(96) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3324,6 +3388,8 @@ __global__ void __launch_bounds__(96) kb_110(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_svmul3_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3339,7 +3405,7 @@ KAS_DEV void d_svmul3_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx,
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(192) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3352,6 +3418,8 @@ __global__ void __launch_bounds__(192) kb_111(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_svmul3_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3367,7 +3435,7 @@ KAS_DEV void d_svmul3_2_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(384) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3380,6 +3448,8 @@ __global__ void __launch_bounds__(384) kb_112(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_svmul3_2_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3395,7 +3465,7 @@ KAS_DEV void d_svmul3_2_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = a[0] * b[0];
 }
 
-__global__ void __launch_bounds__(768) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3408,6 +3478,8 @@ __global__ void __launch_bounds__(768) kb_113(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 1; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_svmul3_2_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3452,7 +3524,7 @@ KAS_DEV void d_svmul3_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3500,7 +3572,7 @@ KAS_DEV void d_svmul3_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3548,7 +3620,7 @@ KAS_DEV void d_svmul3_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3596,7 +3668,7 @@ KAS_DEV void d_svmul3_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3644,7 +3716,7 @@ KAS_DEV void d_svmul3_2_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3692,7 +3764,7 @@ KAS_DEV void d_svmul3_2_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3711,7 +3783,7 @@ KAS_DEV void d_svmul3_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(12) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3730,7 +3802,7 @@ KAS_DEV void d_svmul3_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(48) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3749,7 +3821,7 @@ KAS_DEV void d_svmul3_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(96) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3768,7 +3840,7 @@ KAS_DEV void d_svmul3_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(192) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3787,7 +3859,7 @@ KAS_DEV void d_svmul3_2_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(384) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3806,7 +3878,7 @@ KAS_DEV void d_svmul3_2_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[(ty*3+tx)];
 }
 
-__global__ void __launch_bounds__(768) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3825,7 +3897,7 @@ KAS_DEV void d_svmul3_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(12) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_svmul3_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3845,7 +3917,7 @@ KAS_DEV void d_svmul3_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(48) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_svmul3_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3865,7 +3937,7 @@ KAS_DEV void d_svmul3_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(96) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_svmul3_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3885,7 +3957,7 @@ KAS_DEV void d_svmul3_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(192) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_svmul3_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3905,7 +3977,7 @@ KAS_DEV void d_svmul3_2_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(384) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_svmul3_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3925,7 +3997,7 @@ KAS_DEV void d_svmul3_2_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty) * 3 + tx] = s[0];
 }
 
-__global__ void __launch_bounds__(768) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_svmul3_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3938,137 +4010,137 @@ __global__ void __launch_bounds__(768) kb_131(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_svmul3_entries[] = {
-  {"svmul3_1", "load", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_0},
-  {"svmul3_1", "load", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_1},
-  {"svmul3_1", "load", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_2},
-  {"svmul3_1", "load", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_3},
-  {"svmul3_1", "load", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_4},
-  {"svmul3_1", "load", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_5},
-  {"svmul3_1", "load", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_6},
-  {"svmul3_1", "load", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_7},
-  {"svmul3_1", "load", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_8},
-  {"svmul3_1", "load", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_9},
-  {"svmul3_1", "load", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_10},
-  {"svmul3_1", "load", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_11},
-  {"svmul3_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"svmul3_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"svmul3_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"svmul3_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"svmul3_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"svmul3_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"svmul3_1", "load", 2, "shared", 4, 4, 1, 1, 16, (const void *)kb_18},
-  {"svmul3_1", "load", 2, "shared", 16, 16, 1, 1, 64, (const void *)kb_19},
-  {"svmul3_1", "load", 2, "shared", 32, 32, 1, 1, 128, (const void *)kb_20},
-  {"svmul3_1", "load", 2, "shared", 64, 64, 1, 1, 256, (const void *)kb_21},
-  {"svmul3_1", "load", 2, "shared", 128, 128, 1, 1, 512, (const void *)kb_22},
-  {"svmul3_1", "load", 2, "shared", 256, 256, 1, 1, 1024, (const void *)kb_23},
-  {"svmul3_1", "load", 3, "shared", 4, 4, 1, 1, 16, (const void *)kb_24},
-  {"svmul3_1", "load", 3, "shared", 16, 16, 1, 1, 64, (const void *)kb_25},
-  {"svmul3_1", "load", 3, "shared", 32, 32, 1, 1, 128, (const void *)kb_26},
-  {"svmul3_1", "load", 3, "shared", 64, 64, 1, 1, 256, (const void *)kb_27},
-  {"svmul3_1", "load", 3, "shared", 128, 128, 1, 1, 512, (const void *)kb_28},
-  {"svmul3_1", "load", 3, "shared", 256, 256, 1, 1, 1024, (const void *)kb_29},
-  {"svmul3_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"svmul3_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"svmul3_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"svmul3_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"svmul3_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"svmul3_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"svmul3_1", "compute", 0, "shared", 4, 4, 1, 1, 112, (const void *)kb_36},
-  {"svmul3_1", "compute", 0, "shared", 16, 16, 1, 1, 448, (const void *)kb_37},
-  {"svmul3_1", "compute", 0, "shared", 32, 32, 1, 1, 896, (const void *)kb_38},
-  {"svmul3_1", "compute", 0, "shared", 64, 64, 1, 1, 1792, (const void *)kb_39},
-  {"svmul3_1", "compute", 0, "shared", 128, 128, 1, 1, 3584, (const void *)kb_40},
-  {"svmul3_1", "compute", 0, "shared", 256, 256, 1, 1, 7168, (const void *)kb_41},
-  {"svmul3_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"svmul3_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"svmul3_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"svmul3_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"svmul3_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"svmul3_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"svmul3_1", "save", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_48},
-  {"svmul3_1", "save", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_49},
-  {"svmul3_1", "save", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_50},
-  {"svmul3_1", "save", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_51},
-  {"svmul3_1", "save", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_52},
-  {"svmul3_1", "save", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_53},
-  {"svmul3_1", "save", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_54},
-  {"svmul3_1", "save", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_55},
-  {"svmul3_1", "save", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_56},
-  {"svmul3_1", "save", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_57},
-  {"svmul3_1", "save", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_58},
-  {"svmul3_1", "save", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_59},
-  {"svmul3_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"svmul3_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"svmul3_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"svmul3_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"svmul3_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"svmul3_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"svmul3_2", "load", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_66},
-  {"svmul3_2", "load", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_67},
-  {"svmul3_2", "load", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_68},
-  {"svmul3_2", "load", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_69},
-  {"svmul3_2", "load", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_70},
-  {"svmul3_2", "load", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_71},
-  {"svmul3_2", "load", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_72},
-  {"svmul3_2", "load", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_73},
-  {"svmul3_2", "load", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_74},
-  {"svmul3_2", "load", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_75},
-  {"svmul3_2", "load", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_76},
-  {"svmul3_2", "load", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_77},
-  {"svmul3_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_78},
-  {"svmul3_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_79},
-  {"svmul3_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_80},
-  {"svmul3_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_81},
-  {"svmul3_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_82},
-  {"svmul3_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_83},
-  {"svmul3_2", "load", 2, "shared", 4, 3, 4, 1, 16, (const void *)kb_84},
-  {"svmul3_2", "load", 2, "shared", 16, 3, 16, 1, 64, (const void *)kb_85},
-  {"svmul3_2", "load", 2, "shared", 32, 3, 32, 1, 128, (const void *)kb_86},
-  {"svmul3_2", "load", 2, "shared", 64, 3, 64, 1, 256, (const void *)kb_87},
-  {"svmul3_2", "load", 2, "shared", 128, 3, 128, 1, 512, (const void *)kb_88},
-  {"svmul3_2", "load", 2, "shared", 256, 3, 256, 1, 1024, (const void *)kb_89},
-  {"svmul3_2", "load", 3, "shared", 4, 3, 4, 1, 16, (const void *)kb_90},
-  {"svmul3_2", "load", 3, "shared", 16, 3, 16, 1, 64, (const void *)kb_91},
-  {"svmul3_2", "load", 3, "shared", 32, 3, 32, 1, 128, (const void *)kb_92},
-  {"svmul3_2", "load", 3, "shared", 64, 3, 64, 1, 256, (const void *)kb_93},
-  {"svmul3_2", "load", 3, "shared", 128, 3, 128, 1, 512, (const void *)kb_94},
-  {"svmul3_2", "load", 3, "shared", 256, 3, 256, 1, 1024, (const void *)kb_95},
-  {"svmul3_2", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_96},
-  {"svmul3_2", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_97},
-  {"svmul3_2", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_98},
-  {"svmul3_2", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_99},
-  {"svmul3_2", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_100},
-  {"svmul3_2", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_101},
-  {"svmul3_2", "compute", 0, "shared", 4, 3, 4, 1, 112, (const void *)kb_102},
-  {"svmul3_2", "compute", 0, "shared", 16, 3, 16, 1, 448, (const void *)kb_103},
-  {"svmul3_2", "compute", 0, "shared", 32, 3, 32, 1, 896, (const void *)kb_104},
-  {"svmul3_2", "compute", 0, "shared", 64, 3, 64, 1, 1792, (const void *)kb_105},
-  {"svmul3_2", "compute", 0, "shared", 128, 3, 128, 1, 3584, (const void *)kb_106},
-  {"svmul3_2", "compute", 0, "shared", 256, 3, 256, 1, 7168, (const void *)kb_107},
-  {"svmul3_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_108},
-  {"svmul3_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_109},
-  {"svmul3_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_110},
-  {"svmul3_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_111},
-  {"svmul3_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_112},
-  {"svmul3_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_113},
-  {"svmul3_2", "save", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_114},
-  {"svmul3_2", "save", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_115},
-  {"svmul3_2", "save", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_116},
-  {"svmul3_2", "save", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_117},
-  {"svmul3_2", "save", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_118},
-  {"svmul3_2", "save", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_119},
-  {"svmul3_2", "save", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_120},
-  {"svmul3_2", "save", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_121},
-  {"svmul3_2", "save", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_122},
-  {"svmul3_2", "save", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_123},
-  {"svmul3_2", "save", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_124},
-  {"svmul3_2", "save", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_125},
-  {"svmul3_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_126},
-  {"svmul3_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_127},
-  {"svmul3_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_128},
-  {"svmul3_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_129},
-  {"svmul3_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_130},
-  {"svmul3_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_131},
+  {"svmul3_1", "load", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_svmul3_0},
+  {"svmul3_1", "load", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_svmul3_1},
+  {"svmul3_1", "load", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_svmul3_2},
+  {"svmul3_1", "load", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_svmul3_3},
+  {"svmul3_1", "load", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_svmul3_4},
+  {"svmul3_1", "load", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_svmul3_5},
+  {"svmul3_1", "load", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_svmul3_6},
+  {"svmul3_1", "load", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_svmul3_7},
+  {"svmul3_1", "load", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_svmul3_8},
+  {"svmul3_1", "load", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_svmul3_9},
+  {"svmul3_1", "load", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_svmul3_10},
+  {"svmul3_1", "load", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_svmul3_11},
+  {"svmul3_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_svmul3_12},
+  {"svmul3_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_svmul3_13},
+  {"svmul3_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_svmul3_14},
+  {"svmul3_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_svmul3_15},
+  {"svmul3_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_svmul3_16},
+  {"svmul3_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_svmul3_17},
+  {"svmul3_1", "load", 2, "shared", 4, 4, 1, 1, 16, (const void *)kb_svmul3_18},
+  {"svmul3_1", "load", 2, "shared", 16, 16, 1, 1, 64, (const void *)kb_svmul3_19},
+  {"svmul3_1", "load", 2, "shared", 32, 32, 1, 1, 128, (const void *)kb_svmul3_20},
+  {"svmul3_1", "load", 2, "shared", 64, 64, 1, 1, 256, (const void *)kb_svmul3_21},
+  {"svmul3_1", "load", 2, "shared", 128, 128, 1, 1, 512, (const void *)kb_svmul3_22},
+  {"svmul3_1", "load", 2, "shared", 256, 256, 1, 1, 1024, (const void *)kb_svmul3_23},
+  {"svmul3_1", "load", 3, "shared", 4, 4, 1, 1, 16, (const void *)kb_svmul3_24},
+  {"svmul3_1", "load", 3, "shared", 16, 16, 1, 1, 64, (const void *)kb_svmul3_25},
+  {"svmul3_1", "load", 3, "shared", 32, 32, 1, 1, 128, (const void *)kb_svmul3_26},
+  {"svmul3_1", "load", 3, "shared", 64, 64, 1, 1, 256, (const void *)kb_svmul3_27},
+  {"svmul3_1", "load", 3, "shared", 128, 128, 1, 1, 512, (const void *)kb_svmul3_28},
+  {"svmul3_1", "load", 3, "shared", 256, 256, 1, 1, 1024, (const void *)kb_svmul3_29},
+  {"svmul3_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_svmul3_30},
+  {"svmul3_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_svmul3_31},
+  {"svmul3_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_svmul3_32},
+  {"svmul3_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_svmul3_33},
+  {"svmul3_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_svmul3_34},
+  {"svmul3_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_svmul3_35},
+  {"svmul3_1", "compute", 0, "shared", 4, 4, 1, 1, 112, (const void *)kb_svmul3_36},
+  {"svmul3_1", "compute", 0, "shared", 16, 16, 1, 1, 448, (const void *)kb_svmul3_37},
+  {"svmul3_1", "compute", 0, "shared", 32, 32, 1, 1, 896, (const void *)kb_svmul3_38},
+  {"svmul3_1", "compute", 0, "shared", 64, 64, 1, 1, 1792, (const void *)kb_svmul3_39},
+  {"svmul3_1", "compute", 0, "shared", 128, 128, 1, 1, 3584, (const void *)kb_svmul3_40},
+  {"svmul3_1", "compute", 0, "shared", 256, 256, 1, 1, 7168, (const void *)kb_svmul3_41},
+  {"svmul3_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_svmul3_42},
+  {"svmul3_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_svmul3_43},
+  {"svmul3_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_svmul3_44},
+  {"svmul3_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_svmul3_45},
+  {"svmul3_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_svmul3_46},
+  {"svmul3_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_svmul3_47},
+  {"svmul3_1", "save", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_svmul3_48},
+  {"svmul3_1", "save", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_svmul3_49},
+  {"svmul3_1", "save", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_svmul3_50},
+  {"svmul3_1", "save", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_svmul3_51},
+  {"svmul3_1", "save", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_svmul3_52},
+  {"svmul3_1", "save", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_svmul3_53},
+  {"svmul3_1", "save", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_svmul3_54},
+  {"svmul3_1", "save", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_svmul3_55},
+  {"svmul3_1", "save", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_svmul3_56},
+  {"svmul3_1", "save", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_svmul3_57},
+  {"svmul3_1", "save", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_svmul3_58},
+  {"svmul3_1", "save", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_svmul3_59},
+  {"svmul3_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_svmul3_60},
+  {"svmul3_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_svmul3_61},
+  {"svmul3_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_svmul3_62},
+  {"svmul3_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_svmul3_63},
+  {"svmul3_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_svmul3_64},
+  {"svmul3_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_svmul3_65},
+  {"svmul3_2", "load", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_svmul3_66},
+  {"svmul3_2", "load", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_svmul3_67},
+  {"svmul3_2", "load", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_svmul3_68},
+  {"svmul3_2", "load", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_svmul3_69},
+  {"svmul3_2", "load", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_svmul3_70},
+  {"svmul3_2", "load", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_svmul3_71},
+  {"svmul3_2", "load", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_svmul3_72},
+  {"svmul3_2", "load", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_svmul3_73},
+  {"svmul3_2", "load", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_svmul3_74},
+  {"svmul3_2", "load", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_svmul3_75},
+  {"svmul3_2", "load", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_svmul3_76},
+  {"svmul3_2", "load", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_svmul3_77},
+  {"svmul3_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_svmul3_78},
+  {"svmul3_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_svmul3_79},
+  {"svmul3_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_svmul3_80},
+  {"svmul3_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_svmul3_81},
+  {"svmul3_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_svmul3_82},
+  {"svmul3_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_svmul3_83},
+  {"svmul3_2", "load", 2, "shared", 4, 3, 4, 1, 16, (const void *)kb_svmul3_84},
+  {"svmul3_2", "load", 2, "shared", 16, 3, 16, 1, 64, (const void *)kb_svmul3_85},
+  {"svmul3_2", "load", 2, "shared", 32, 3, 32, 1, 128, (const void *)kb_svmul3_86},
+  {"svmul3_2", "load", 2, "shared", 64, 3, 64, 1, 256, (const void *)kb_svmul3_87},
+  {"svmul3_2", "load", 2, "shared", 128, 3, 128, 1, 512, (const void *)kb_svmul3_88},
+  {"svmul3_2", "load", 2, "shared", 256, 3, 256, 1, 1024, (const void *)kb_svmul3_89},
+  {"svmul3_2", "load", 3, "shared", 4, 3, 4, 1, 16, (const void *)kb_svmul3_90},
+  {"svmul3_2", "load", 3, "shared", 16, 3, 16, 1, 64, (const void *)kb_svmul3_91},
+  {"svmul3_2", "load", 3, "shared", 32, 3, 32, 1, 128, (const void *)kb_svmul3_92},
+  {"svmul3_2", "load", 3, "shared", 64, 3, 64, 1, 256, (const void *)kb_svmul3_93},
+  {"svmul3_2", "load", 3, "shared", 128, 3, 128, 1, 512, (const void *)kb_svmul3_94},
+  {"svmul3_2", "load", 3, "shared", 256, 3, 256, 1, 1024, (const void *)kb_svmul3_95},
+  {"svmul3_2", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_svmul3_96},
+  {"svmul3_2", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_svmul3_97},
+  {"svmul3_2", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_svmul3_98},
+  {"svmul3_2", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_svmul3_99},
+  {"svmul3_2", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_svmul3_100},
+  {"svmul3_2", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_svmul3_101},
+  {"svmul3_2", "compute", 0, "shared", 4, 3, 4, 1, 112, (const void *)kb_svmul3_102},
+  {"svmul3_2", "compute", 0, "shared", 16, 3, 16, 1, 448, (const void *)kb_svmul3_103},
+  {"svmul3_2", "compute", 0, "shared", 32, 3, 32, 1, 896, (const void *)kb_svmul3_104},
+  {"svmul3_2", "compute", 0, "shared", 64, 3, 64, 1, 1792, (const void *)kb_svmul3_105},
+  {"svmul3_2", "compute", 0, "shared", 128, 3, 128, 1, 3584, (const void *)kb_svmul3_106},
+  {"svmul3_2", "compute", 0, "shared", 256, 3, 256, 1, 7168, (const void *)kb_svmul3_107},
+  {"svmul3_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_svmul3_108},
+  {"svmul3_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_svmul3_109},
+  {"svmul3_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_svmul3_110},
+  {"svmul3_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_svmul3_111},
+  {"svmul3_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_svmul3_112},
+  {"svmul3_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_svmul3_113},
+  {"svmul3_2", "save", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_svmul3_114},
+  {"svmul3_2", "save", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_svmul3_115},
+  {"svmul3_2", "save", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_svmul3_116},
+  {"svmul3_2", "save", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_svmul3_117},
+  {"svmul3_2", "save", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_svmul3_118},
+  {"svmul3_2", "save", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_svmul3_119},
+  {"svmul3_2", "save", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_svmul3_120},
+  {"svmul3_2", "save", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_svmul3_121},
+  {"svmul3_2", "save", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_svmul3_122},
+  {"svmul3_2", "save", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_svmul3_123},
+  {"svmul3_2", "save", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_svmul3_124},
+  {"svmul3_2", "save", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_svmul3_125},
+  {"svmul3_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_svmul3_126},
+  {"svmul3_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_svmul3_127},
+  {"svmul3_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_svmul3_128},
+  {"svmul3_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_svmul3_129},
+  {"svmul3_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_svmul3_130},
+  {"svmul3_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_svmul3_131},
 };
 extern "C" const int bench_svmul3_count = 132;

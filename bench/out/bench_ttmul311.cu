@@ -36,7 +36,7 @@ KAS_DEV void d_ttmul311_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_ttmul311_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_ttmul311_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_ttmul311_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_ttmul311_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_ttmul311_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -301,7 +301,7 @@ KAS_DEV void d_ttmul311_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -326,7 +326,7 @@ KAS_DEV void d_ttmul311_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -351,7 +351,7 @@ KAS_DEV void d_ttmul311_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -376,7 +376,7 @@ KAS_DEV void d_ttmul311_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -401,7 +401,7 @@ KAS_DEV void d_ttmul311_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -426,7 +426,7 @@ KAS_DEV void d_ttmul311_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -451,13 +451,15 @@ KAS_DEV void d_ttmul311_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul311_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -477,13 +479,15 @@ KAS_DEV void d_ttmul311_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul311_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -503,13 +507,15 @@ KAS_DEV void d_ttmul311_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul311_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -529,13 +535,15 @@ KAS_DEV void d_ttmul311_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul311_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -555,13 +563,15 @@ KAS_DEV void d_ttmul311_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul311_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -581,13 +591,15 @@ KAS_DEV void d_ttmul311_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul311_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -630,7 +642,7 @@ KAS_DEV void d_ttmul311_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -678,7 +690,7 @@ KAS_DEV void d_ttmul311_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -726,7 +738,7 @@ KAS_DEV void d_ttmul311_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -774,7 +786,7 @@ KAS_DEV void d_ttmul311_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -822,7 +834,7 @@ KAS_DEV void d_ttmul311_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -870,7 +882,7 @@ KAS_DEV void d_ttmul311_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -895,7 +907,7 @@ KAS_DEV void d_ttmul311_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -920,7 +932,7 @@ KAS_DEV void d_ttmul311_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -945,7 +957,7 @@ KAS_DEV void d_ttmul311_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -970,7 +982,7 @@ KAS_DEV void d_ttmul311_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -995,7 +1007,7 @@ KAS_DEV void d_ttmul311_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1020,7 +1032,7 @@ KAS_DEV void d_ttmul311_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1045,13 +1057,15 @@ KAS_DEV void d_ttmul311_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1071,13 +1085,15 @@ KAS_DEV void d_ttmul311_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1097,13 +1113,15 @@ KAS_DEV void d_ttmul311_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1123,13 +1141,15 @@ KAS_DEV void d_ttmul311_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1149,13 +1169,15 @@ KAS_DEV void d_ttmul311_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1175,13 +1197,15 @@ KAS_DEV void d_ttmul311_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1202,7 +1226,7 @@ KAS_DEV void d_ttmul311_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1229,7 +1253,7 @@ KAS_DEV void d_ttmul311_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1256,7 +1280,7 @@ KAS_DEV void d_ttmul311_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1283,7 +1307,7 @@ KAS_DEV void d_ttmul311_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1310,7 +1334,7 @@ KAS_DEV void d_ttmul311_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1337,7 +1361,7 @@ KAS_DEV void d_ttmul311_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1364,7 +1388,7 @@ KAS_DEV void d_ttmul311_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1377,6 +1401,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_ttmul311_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1397,7 +1423,7 @@ KAS_DEV void d_ttmul311_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1410,6 +1436,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_ttmul311_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1430,7 +1458,7 @@ KAS_DEV void d_ttmul311_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1443,6 +1471,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_ttmul311_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1463,7 +1493,7 @@ KAS_DEV void d_ttmul311_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1476,6 +1506,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_ttmul311_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1496,7 +1528,7 @@ KAS_DEV void d_ttmul311_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1509,6 +1541,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_ttmul311_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1529,7 +1563,7 @@ KAS_DEV void d_ttmul311_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1542,6 +1576,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) b2[k] = 0.0f;
   d_ttmul311_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1586,7 +1622,7 @@ KAS_DEV void d_ttmul311_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1634,7 +1670,7 @@ KAS_DEV void d_ttmul311_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1682,7 +1718,7 @@ KAS_DEV void d_ttmul311_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1730,7 +1766,7 @@ KAS_DEV void d_ttmul311_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1778,7 +1814,7 @@ KAS_DEV void d_ttmul311_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1826,7 +1862,7 @@ KAS_DEV void d_ttmul311_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1851,7 +1887,7 @@ KAS_DEV void d_ttmul311_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1876,7 +1912,7 @@ KAS_DEV void d_ttmul311_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1901,7 +1937,7 @@ KAS_DEV void d_ttmul311_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1926,7 +1962,7 @@ KAS_DEV void d_ttmul311_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1951,7 +1987,7 @@ KAS_DEV void d_ttmul311_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1976,7 +2012,7 @@ KAS_DEV void d_ttmul311_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2001,7 +2037,7 @@ KAS_DEV void d_ttmul311_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul311_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2027,7 +2063,7 @@ KAS_DEV void d_ttmul311_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul311_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2053,7 +2089,7 @@ KAS_DEV void d_ttmul311_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul311_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2079,7 +2115,7 @@ KAS_DEV void d_ttmul311_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul311_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2105,7 +2141,7 @@ KAS_DEV void d_ttmul311_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul311_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2131,7 +2167,7 @@ KAS_DEV void d_ttmul311_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul311_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2177,7 +2213,7 @@ KAS_DEV void d_ttmul311_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(36) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2224,7 +2260,7 @@ KAS_DEV void d_ttmul311_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(144) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2271,7 +2307,7 @@ KAS_DEV void d_ttmul311_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(288) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2318,7 +2354,7 @@ KAS_DEV void d_ttmul311_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(576) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2342,7 +2378,7 @@ KAS_DEV void d_ttmul311_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*27+tx) + k * 9] = live ? g[at + k * 9] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2366,7 +2402,7 @@ KAS_DEV void d_ttmul311_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*27+tx) + k * 9] = live ? g[at + k * 9] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2390,7 +2426,7 @@ KAS_DEV void d_ttmul311_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*27+tx) + k * 9] = live ? g[at + k * 9] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2414,7 +2450,7 @@ KAS_DEV void d_ttmul311_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*27+tx) + k * 9] = live ? g[at + k * 9] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2438,13 +2474,15 @@ KAS_DEV void d_ttmul311_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k * 9] = live ? g[at + k * 9] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[19];
+#pragma unroll
+  for (int k = 0; k < 19; k++) r[k] = 0.0f;
   d_ttmul311_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2463,13 +2501,15 @@ KAS_DEV void d_ttmul311_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k * 9] = live ? g[at + k * 9] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[19];
+#pragma unroll
+  for (int k = 0; k < 19; k++) r[k] = 0.0f;
   d_ttmul311_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2488,13 +2528,15 @@ KAS_DEV void d_ttmul311_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k * 9] = live ? g[at + k * 9] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[19];
+#pragma unroll
+  for (int k = 0; k < 19; k++) r[k] = 0.0f;
   d_ttmul311_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2513,13 +2555,15 @@ KAS_DEV void d_ttmul311_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k * 9] = live ? g[at + k * 9] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[19];
+#pragma unroll
+  for (int k = 0; k < 19; k++) r[k] = 0.0f;
   d_ttmul311_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2561,7 +2605,7 @@ KAS_DEV void d_ttmul311_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(36) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2608,7 +2652,7 @@ KAS_DEV void d_ttmul311_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(144) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2655,7 +2699,7 @@ KAS_DEV void d_ttmul311_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(288) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2702,7 +2746,7 @@ KAS_DEV void d_ttmul311_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(576) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2727,7 +2771,7 @@ KAS_DEV void d_ttmul311_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2752,7 +2796,7 @@ KAS_DEV void d_ttmul311_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2777,7 +2821,7 @@ KAS_DEV void d_ttmul311_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2802,7 +2846,7 @@ KAS_DEV void d_ttmul311_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2827,13 +2871,15 @@ KAS_DEV void d_ttmul311_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2853,13 +2899,15 @@ KAS_DEV void d_ttmul311_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2879,13 +2927,15 @@ KAS_DEV void d_ttmul311_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2905,13 +2955,15 @@ KAS_DEV void d_ttmul311_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul311_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2929,7 +2981,7 @@ KAS_DEV void d_ttmul311_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*9+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(36) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2953,7 +3005,7 @@ KAS_DEV void d_ttmul311_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[(ty*9+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(144) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2977,7 +3029,7 @@ KAS_DEV void d_ttmul311_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[(ty*9+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(288) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3001,7 +3053,7 @@ KAS_DEV void d_ttmul311_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[(ty*9+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(576) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3025,7 +3077,7 @@ KAS_DEV void d_ttmul311_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(36) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3038,6 +3090,8 @@ __global__ void __launch_bounds__(36) kb_94(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul311_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3055,7 +3109,7 @@ KAS_DEV void d_ttmul311_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(144) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3068,6 +3122,8 @@ __global__ void __launch_bounds__(144) kb_95(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul311_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3085,7 +3141,7 @@ KAS_DEV void d_ttmul311_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(288) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3098,6 +3154,8 @@ __global__ void __launch_bounds__(288) kb_96(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul311_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3115,7 +3173,7 @@ KAS_DEV void d_ttmul311_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(576) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3128,6 +3186,8 @@ __global__ void __launch_bounds__(576) kb_97(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul311_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3171,7 +3231,7 @@ KAS_DEV void d_ttmul311_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(36) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3218,7 +3278,7 @@ KAS_DEV void d_ttmul311_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3265,7 +3325,7 @@ KAS_DEV void d_ttmul311_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3312,7 +3372,7 @@ KAS_DEV void d_ttmul311_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3333,7 +3393,7 @@ KAS_DEV void d_ttmul311_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(36) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3354,7 +3414,7 @@ KAS_DEV void d_ttmul311_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(144) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3375,7 +3435,7 @@ KAS_DEV void d_ttmul311_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(288) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3396,7 +3456,7 @@ KAS_DEV void d_ttmul311_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(576) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3417,7 +3477,7 @@ KAS_DEV void d_ttmul311_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(36) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul311_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3439,7 +3499,7 @@ KAS_DEV void d_ttmul311_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(144) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul311_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3461,7 +3521,7 @@ KAS_DEV void d_ttmul311_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(288) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul311_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3483,7 +3543,7 @@ KAS_DEV void d_ttmul311_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(576) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul311_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3496,115 +3556,115 @@ __global__ void __launch_bounds__(576) kb_109(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_ttmul311_entries[] = {
-  {"ttmul311_1", "load", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_0},
-  {"ttmul311_1", "load", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_1},
-  {"ttmul311_1", "load", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_2},
-  {"ttmul311_1", "load", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_3},
-  {"ttmul311_1", "load", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_4},
-  {"ttmul311_1", "load", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_5},
-  {"ttmul311_1", "load", 1, "shared", 4, 4, 1, 1, 432, (const void *)kb_6},
-  {"ttmul311_1", "load", 1, "shared", 16, 16, 1, 1, 1728, (const void *)kb_7},
-  {"ttmul311_1", "load", 1, "shared", 32, 32, 1, 1, 3456, (const void *)kb_8},
-  {"ttmul311_1", "load", 1, "shared", 64, 64, 1, 1, 6912, (const void *)kb_9},
-  {"ttmul311_1", "load", 1, "shared", 128, 128, 1, 1, 13824, (const void *)kb_10},
-  {"ttmul311_1", "load", 1, "shared", 256, 256, 1, 1, 27648, (const void *)kb_11},
-  {"ttmul311_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"ttmul311_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"ttmul311_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"ttmul311_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"ttmul311_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"ttmul311_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"ttmul311_1", "load", 2, "shared", 4, 4, 1, 1, 48, (const void *)kb_18},
-  {"ttmul311_1", "load", 2, "shared", 16, 16, 1, 1, 192, (const void *)kb_19},
-  {"ttmul311_1", "load", 2, "shared", 32, 32, 1, 1, 384, (const void *)kb_20},
-  {"ttmul311_1", "load", 2, "shared", 64, 64, 1, 1, 768, (const void *)kb_21},
-  {"ttmul311_1", "load", 2, "shared", 128, 128, 1, 1, 1536, (const void *)kb_22},
-  {"ttmul311_1", "load", 2, "shared", 256, 256, 1, 1, 3072, (const void *)kb_23},
-  {"ttmul311_1", "load", 3, "shared", 4, 4, 1, 1, 48, (const void *)kb_24},
-  {"ttmul311_1", "load", 3, "shared", 16, 16, 1, 1, 192, (const void *)kb_25},
-  {"ttmul311_1", "load", 3, "shared", 32, 32, 1, 1, 384, (const void *)kb_26},
-  {"ttmul311_1", "load", 3, "shared", 64, 64, 1, 1, 768, (const void *)kb_27},
-  {"ttmul311_1", "load", 3, "shared", 128, 128, 1, 1, 1536, (const void *)kb_28},
-  {"ttmul311_1", "load", 3, "shared", 256, 256, 1, 1, 3072, (const void *)kb_29},
-  {"ttmul311_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"ttmul311_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"ttmul311_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"ttmul311_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"ttmul311_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"ttmul311_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"ttmul311_1", "compute", 0, "shared", 4, 4, 1, 1, 624, (const void *)kb_36},
-  {"ttmul311_1", "compute", 0, "shared", 16, 16, 1, 1, 2496, (const void *)kb_37},
-  {"ttmul311_1", "compute", 0, "shared", 32, 32, 1, 1, 4992, (const void *)kb_38},
-  {"ttmul311_1", "compute", 0, "shared", 64, 64, 1, 1, 9984, (const void *)kb_39},
-  {"ttmul311_1", "compute", 0, "shared", 128, 128, 1, 1, 19968, (const void *)kb_40},
-  {"ttmul311_1", "compute", 0, "shared", 256, 256, 1, 1, 39936, (const void *)kb_41},
-  {"ttmul311_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"ttmul311_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"ttmul311_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"ttmul311_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"ttmul311_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"ttmul311_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"ttmul311_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_48},
-  {"ttmul311_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_49},
-  {"ttmul311_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_50},
-  {"ttmul311_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_51},
-  {"ttmul311_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_52},
-  {"ttmul311_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_53},
-  {"ttmul311_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_54},
-  {"ttmul311_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_55},
-  {"ttmul311_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_56},
-  {"ttmul311_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_57},
-  {"ttmul311_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_58},
-  {"ttmul311_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_59},
-  {"ttmul311_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"ttmul311_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"ttmul311_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"ttmul311_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"ttmul311_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"ttmul311_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"ttmul311_2", "load", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_66},
-  {"ttmul311_2", "load", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_67},
-  {"ttmul311_2", "load", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_68},
-  {"ttmul311_2", "load", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_69},
-  {"ttmul311_2", "load", 1, "shared", 4, 9, 4, 1, 432, (const void *)kb_70},
-  {"ttmul311_2", "load", 1, "shared", 16, 9, 16, 1, 1728, (const void *)kb_71},
-  {"ttmul311_2", "load", 1, "shared", 32, 9, 32, 1, 3456, (const void *)kb_72},
-  {"ttmul311_2", "load", 1, "shared", 64, 9, 64, 1, 6912, (const void *)kb_73},
-  {"ttmul311_2", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_74},
-  {"ttmul311_2", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_75},
-  {"ttmul311_2", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_76},
-  {"ttmul311_2", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_77},
-  {"ttmul311_2", "load", 2, "shared", 4, 9, 4, 1, 48, (const void *)kb_78},
-  {"ttmul311_2", "load", 2, "shared", 16, 9, 16, 1, 192, (const void *)kb_79},
-  {"ttmul311_2", "load", 2, "shared", 32, 9, 32, 1, 384, (const void *)kb_80},
-  {"ttmul311_2", "load", 2, "shared", 64, 9, 64, 1, 768, (const void *)kb_81},
-  {"ttmul311_2", "load", 3, "shared", 4, 9, 4, 1, 48, (const void *)kb_82},
-  {"ttmul311_2", "load", 3, "shared", 16, 9, 16, 1, 192, (const void *)kb_83},
-  {"ttmul311_2", "load", 3, "shared", 32, 9, 32, 1, 384, (const void *)kb_84},
-  {"ttmul311_2", "load", 3, "shared", 64, 9, 64, 1, 768, (const void *)kb_85},
-  {"ttmul311_2", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_86},
-  {"ttmul311_2", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_87},
-  {"ttmul311_2", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_88},
-  {"ttmul311_2", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_89},
-  {"ttmul311_2", "compute", 0, "shared", 4, 9, 4, 1, 624, (const void *)kb_90},
-  {"ttmul311_2", "compute", 0, "shared", 16, 9, 16, 1, 2496, (const void *)kb_91},
-  {"ttmul311_2", "compute", 0, "shared", 32, 9, 32, 1, 4992, (const void *)kb_92},
-  {"ttmul311_2", "compute", 0, "shared", 64, 9, 64, 1, 9984, (const void *)kb_93},
-  {"ttmul311_2", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_94},
-  {"ttmul311_2", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_95},
-  {"ttmul311_2", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_96},
-  {"ttmul311_2", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_97},
-  {"ttmul311_2", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_98},
-  {"ttmul311_2", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_99},
-  {"ttmul311_2", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_100},
-  {"ttmul311_2", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_101},
-  {"ttmul311_2", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_102},
-  {"ttmul311_2", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_103},
-  {"ttmul311_2", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_104},
-  {"ttmul311_2", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_105},
-  {"ttmul311_2", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_106},
-  {"ttmul311_2", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_107},
-  {"ttmul311_2", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_108},
-  {"ttmul311_2", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_109},
+  {"ttmul311_1", "load", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_ttmul311_0},
+  {"ttmul311_1", "load", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_ttmul311_1},
+  {"ttmul311_1", "load", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_ttmul311_2},
+  {"ttmul311_1", "load", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_ttmul311_3},
+  {"ttmul311_1", "load", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_ttmul311_4},
+  {"ttmul311_1", "load", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_ttmul311_5},
+  {"ttmul311_1", "load", 1, "shared", 4, 4, 1, 1, 432, (const void *)kb_ttmul311_6},
+  {"ttmul311_1", "load", 1, "shared", 16, 16, 1, 1, 1728, (const void *)kb_ttmul311_7},
+  {"ttmul311_1", "load", 1, "shared", 32, 32, 1, 1, 3456, (const void *)kb_ttmul311_8},
+  {"ttmul311_1", "load", 1, "shared", 64, 64, 1, 1, 6912, (const void *)kb_ttmul311_9},
+  {"ttmul311_1", "load", 1, "shared", 128, 128, 1, 1, 13824, (const void *)kb_ttmul311_10},
+  {"ttmul311_1", "load", 1, "shared", 256, 256, 1, 1, 27648, (const void *)kb_ttmul311_11},
+  {"ttmul311_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul311_12},
+  {"ttmul311_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul311_13},
+  {"ttmul311_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul311_14},
+  {"ttmul311_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul311_15},
+  {"ttmul311_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul311_16},
+  {"ttmul311_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul311_17},
+  {"ttmul311_1", "load", 2, "shared", 4, 4, 1, 1, 48, (const void *)kb_ttmul311_18},
+  {"ttmul311_1", "load", 2, "shared", 16, 16, 1, 1, 192, (const void *)kb_ttmul311_19},
+  {"ttmul311_1", "load", 2, "shared", 32, 32, 1, 1, 384, (const void *)kb_ttmul311_20},
+  {"ttmul311_1", "load", 2, "shared", 64, 64, 1, 1, 768, (const void *)kb_ttmul311_21},
+  {"ttmul311_1", "load", 2, "shared", 128, 128, 1, 1, 1536, (const void *)kb_ttmul311_22},
+  {"ttmul311_1", "load", 2, "shared", 256, 256, 1, 1, 3072, (const void *)kb_ttmul311_23},
+  {"ttmul311_1", "load", 3, "shared", 4, 4, 1, 1, 48, (const void *)kb_ttmul311_24},
+  {"ttmul311_1", "load", 3, "shared", 16, 16, 1, 1, 192, (const void *)kb_ttmul311_25},
+  {"ttmul311_1", "load", 3, "shared", 32, 32, 1, 1, 384, (const void *)kb_ttmul311_26},
+  {"ttmul311_1", "load", 3, "shared", 64, 64, 1, 1, 768, (const void *)kb_ttmul311_27},
+  {"ttmul311_1", "load", 3, "shared", 128, 128, 1, 1, 1536, (const void *)kb_ttmul311_28},
+  {"ttmul311_1", "load", 3, "shared", 256, 256, 1, 1, 3072, (const void *)kb_ttmul311_29},
+  {"ttmul311_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul311_30},
+  {"ttmul311_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul311_31},
+  {"ttmul311_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul311_32},
+  {"ttmul311_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul311_33},
+  {"ttmul311_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul311_34},
+  {"ttmul311_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul311_35},
+  {"ttmul311_1", "compute", 0, "shared", 4, 4, 1, 1, 624, (const void *)kb_ttmul311_36},
+  {"ttmul311_1", "compute", 0, "shared", 16, 16, 1, 1, 2496, (const void *)kb_ttmul311_37},
+  {"ttmul311_1", "compute", 0, "shared", 32, 32, 1, 1, 4992, (const void *)kb_ttmul311_38},
+  {"ttmul311_1", "compute", 0, "shared", 64, 64, 1, 1, 9984, (const void *)kb_ttmul311_39},
+  {"ttmul311_1", "compute", 0, "shared", 128, 128, 1, 1, 19968, (const void *)kb_ttmul311_40},
+  {"ttmul311_1", "compute", 0, "shared", 256, 256, 1, 1, 39936, (const void *)kb_ttmul311_41},
+  {"ttmul311_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul311_42},
+  {"ttmul311_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul311_43},
+  {"ttmul311_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul311_44},
+  {"ttmul311_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul311_45},
+  {"ttmul311_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul311_46},
+  {"ttmul311_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul311_47},
+  {"ttmul311_1", "save", 0, "shared", 4, 4, 1, 1, 144, (const void *)kb_ttmul311_48},
+  {"ttmul311_1", "save", 0, "shared", 16, 16, 1, 1, 576, (const void *)kb_ttmul311_49},
+  {"ttmul311_1", "save", 0, "shared", 32, 32, 1, 1, 1152, (const void *)kb_ttmul311_50},
+  {"ttmul311_1", "save", 0, "shared", 64, 64, 1, 1, 2304, (const void *)kb_ttmul311_51},
+  {"ttmul311_1", "save", 0, "shared", 128, 128, 1, 1, 4608, (const void *)kb_ttmul311_52},
+  {"ttmul311_1", "save", 0, "shared", 256, 256, 1, 1, 9216, (const void *)kb_ttmul311_53},
+  {"ttmul311_1", "save", 1, "shared", 4, 4, 1, 1, 144, (const void *)kb_ttmul311_54},
+  {"ttmul311_1", "save", 1, "shared", 16, 16, 1, 1, 576, (const void *)kb_ttmul311_55},
+  {"ttmul311_1", "save", 1, "shared", 32, 32, 1, 1, 1152, (const void *)kb_ttmul311_56},
+  {"ttmul311_1", "save", 1, "shared", 64, 64, 1, 1, 2304, (const void *)kb_ttmul311_57},
+  {"ttmul311_1", "save", 1, "shared", 128, 128, 1, 1, 4608, (const void *)kb_ttmul311_58},
+  {"ttmul311_1", "save", 1, "shared", 256, 256, 1, 1, 9216, (const void *)kb_ttmul311_59},
+  {"ttmul311_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul311_60},
+  {"ttmul311_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul311_61},
+  {"ttmul311_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul311_62},
+  {"ttmul311_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul311_63},
+  {"ttmul311_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul311_64},
+  {"ttmul311_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul311_65},
+  {"ttmul311_2", "load", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_ttmul311_66},
+  {"ttmul311_2", "load", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_ttmul311_67},
+  {"ttmul311_2", "load", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_ttmul311_68},
+  {"ttmul311_2", "load", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_ttmul311_69},
+  {"ttmul311_2", "load", 1, "shared", 4, 9, 4, 1, 432, (const void *)kb_ttmul311_70},
+  {"ttmul311_2", "load", 1, "shared", 16, 9, 16, 1, 1728, (const void *)kb_ttmul311_71},
+  {"ttmul311_2", "load", 1, "shared", 32, 9, 32, 1, 3456, (const void *)kb_ttmul311_72},
+  {"ttmul311_2", "load", 1, "shared", 64, 9, 64, 1, 6912, (const void *)kb_ttmul311_73},
+  {"ttmul311_2", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul311_74},
+  {"ttmul311_2", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul311_75},
+  {"ttmul311_2", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul311_76},
+  {"ttmul311_2", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul311_77},
+  {"ttmul311_2", "load", 2, "shared", 4, 9, 4, 1, 48, (const void *)kb_ttmul311_78},
+  {"ttmul311_2", "load", 2, "shared", 16, 9, 16, 1, 192, (const void *)kb_ttmul311_79},
+  {"ttmul311_2", "load", 2, "shared", 32, 9, 32, 1, 384, (const void *)kb_ttmul311_80},
+  {"ttmul311_2", "load", 2, "shared", 64, 9, 64, 1, 768, (const void *)kb_ttmul311_81},
+  {"ttmul311_2", "load", 3, "shared", 4, 9, 4, 1, 48, (const void *)kb_ttmul311_82},
+  {"ttmul311_2", "load", 3, "shared", 16, 9, 16, 1, 192, (const void *)kb_ttmul311_83},
+  {"ttmul311_2", "load", 3, "shared", 32, 9, 32, 1, 384, (const void *)kb_ttmul311_84},
+  {"ttmul311_2", "load", 3, "shared", 64, 9, 64, 1, 768, (const void *)kb_ttmul311_85},
+  {"ttmul311_2", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul311_86},
+  {"ttmul311_2", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul311_87},
+  {"ttmul311_2", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul311_88},
+  {"ttmul311_2", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul311_89},
+  {"ttmul311_2", "compute", 0, "shared", 4, 9, 4, 1, 624, (const void *)kb_ttmul311_90},
+  {"ttmul311_2", "compute", 0, "shared", 16, 9, 16, 1, 2496, (const void *)kb_ttmul311_91},
+  {"ttmul311_2", "compute", 0, "shared", 32, 9, 32, 1, 4992, (const void *)kb_ttmul311_92},
+  {"ttmul311_2", "compute", 0, "shared", 64, 9, 64, 1, 9984, (const void *)kb_ttmul311_93},
+  {"ttmul311_2", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul311_94},
+  {"ttmul311_2", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul311_95},
+  {"ttmul311_2", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul311_96},
+  {"ttmul311_2", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul311_97},
+  {"ttmul311_2", "save", 0, "shared", 4, 9, 4, 1, 144, (const void *)kb_ttmul311_98},
+  {"ttmul311_2", "save", 0, "shared", 16, 9, 16, 1, 576, (const void *)kb_ttmul311_99},
+  {"ttmul311_2", "save", 0, "shared", 32, 9, 32, 1, 1152, (const void *)kb_ttmul311_100},
+  {"ttmul311_2", "save", 0, "shared", 64, 9, 64, 1, 2304, (const void *)kb_ttmul311_101},
+  {"ttmul311_2", "save", 1, "shared", 4, 9, 4, 1, 144, (const void *)kb_ttmul311_102},
+  {"ttmul311_2", "save", 1, "shared", 16, 9, 16, 1, 576, (const void *)kb_ttmul311_103},
+  {"ttmul311_2", "save", 1, "shared", 32, 9, 32, 1, 1152, (const void *)kb_ttmul311_104},
+  {"ttmul311_2", "save", 1, "shared", 64, 9, 64, 1, 2304, (const void *)kb_ttmul311_105},
+  {"ttmul311_2", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul311_106},
+  {"ttmul311_2", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul311_107},
+  {"ttmul311_2", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul311_108},
+  {"ttmul311_2", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul311_109},
 };
 extern "C" const int bench_ttmul311_count = 110;

@@ -36,7 +36,7 @@ KAS_DEV void d_ttmul3212_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_ttmul3212_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_ttmul3212_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_ttmul3212_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_ttmul3212_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_ttmul3212_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -301,7 +301,7 @@ KAS_DEV void d_ttmul3212_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -326,7 +326,7 @@ KAS_DEV void d_ttmul3212_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -351,7 +351,7 @@ KAS_DEV void d_ttmul3212_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -376,7 +376,7 @@ KAS_DEV void d_ttmul3212_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -401,7 +401,7 @@ KAS_DEV void d_ttmul3212_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -426,7 +426,7 @@ KAS_DEV void d_ttmul3212_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*27) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -451,13 +451,15 @@ KAS_DEV void d_ttmul3212_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -477,13 +479,15 @@ KAS_DEV void d_ttmul3212_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -503,13 +507,15 @@ KAS_DEV void d_ttmul3212_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -529,13 +535,15 @@ KAS_DEV void d_ttmul3212_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -555,13 +563,15 @@ KAS_DEV void d_ttmul3212_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -581,13 +591,15 @@ KAS_DEV void d_ttmul3212_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -630,7 +642,7 @@ KAS_DEV void d_ttmul3212_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -678,7 +690,7 @@ KAS_DEV void d_ttmul3212_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -726,7 +738,7 @@ KAS_DEV void d_ttmul3212_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -774,7 +786,7 @@ KAS_DEV void d_ttmul3212_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -822,7 +834,7 @@ KAS_DEV void d_ttmul3212_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -870,7 +882,7 @@ KAS_DEV void d_ttmul3212_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -895,7 +907,7 @@ KAS_DEV void d_ttmul3212_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -920,7 +932,7 @@ KAS_DEV void d_ttmul3212_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -945,7 +957,7 @@ KAS_DEV void d_ttmul3212_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -970,7 +982,7 @@ KAS_DEV void d_ttmul3212_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -995,7 +1007,7 @@ KAS_DEV void d_ttmul3212_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1020,7 +1032,7 @@ KAS_DEV void d_ttmul3212_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1045,13 +1057,15 @@ KAS_DEV void d_ttmul3212_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1071,13 +1085,15 @@ KAS_DEV void d_ttmul3212_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1097,13 +1113,15 @@ KAS_DEV void d_ttmul3212_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1123,13 +1141,15 @@ KAS_DEV void d_ttmul3212_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1149,13 +1169,15 @@ KAS_DEV void d_ttmul3212_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1175,13 +1197,15 @@ KAS_DEV void d_ttmul3212_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1205,7 +1229,7 @@ KAS_DEV void d_ttmul3212_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1235,7 +1259,7 @@ KAS_DEV void d_ttmul3212_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1265,7 +1289,7 @@ KAS_DEV void d_ttmul3212_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1295,7 +1319,7 @@ KAS_DEV void d_ttmul3212_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1325,7 +1349,7 @@ KAS_DEV void d_ttmul3212_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   }
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1355,7 +1379,7 @@ KAS_DEV void d_ttmul3212_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   }
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1385,7 +1409,7 @@ KAS_DEV void d_ttmul3212_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1398,6 +1422,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul3212_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1421,7 +1447,7 @@ KAS_DEV void d_ttmul3212_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1434,6 +1460,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul3212_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1457,7 +1485,7 @@ KAS_DEV void d_ttmul3212_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1470,6 +1498,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul3212_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1493,7 +1523,7 @@ KAS_DEV void d_ttmul3212_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1506,6 +1536,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul3212_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1529,7 +1561,7 @@ KAS_DEV void d_ttmul3212_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   }
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1542,6 +1574,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul3212_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1565,7 +1599,7 @@ KAS_DEV void d_ttmul3212_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   }
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1578,6 +1612,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul3212_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1622,7 +1658,7 @@ KAS_DEV void d_ttmul3212_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1670,7 +1706,7 @@ KAS_DEV void d_ttmul3212_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1718,7 +1754,7 @@ KAS_DEV void d_ttmul3212_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1766,7 +1802,7 @@ KAS_DEV void d_ttmul3212_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1814,7 +1850,7 @@ KAS_DEV void d_ttmul3212_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int t
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1862,7 +1898,7 @@ KAS_DEV void d_ttmul3212_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int t
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1887,7 +1923,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1912,7 +1948,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1937,7 +1973,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1962,7 +1998,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1987,7 +2023,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int t
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2012,7 +2048,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int t
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2037,7 +2073,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul3212_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2063,7 +2099,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul3212_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2089,7 +2125,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul3212_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2115,7 +2151,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul3212_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2141,7 +2177,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g, int t
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul3212_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2167,7 +2203,7 @@ KAS_DEV void d_ttmul3212_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g, int t
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul3212_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2213,7 +2249,7 @@ KAS_DEV void d_ttmul3212_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(108) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2260,7 +2296,7 @@ KAS_DEV void d_ttmul3212_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(432) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2307,7 +2343,7 @@ KAS_DEV void d_ttmul3212_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(864) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2331,7 +2367,7 @@ KAS_DEV void d_ttmul3212_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*27+tx/3*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(108) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2355,7 +2391,7 @@ KAS_DEV void d_ttmul3212_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*27+tx/3*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(432) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2379,7 +2415,7 @@ KAS_DEV void d_ttmul3212_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*27+tx/3*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(864) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2403,13 +2439,15 @@ KAS_DEV void d_ttmul3212_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(108) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 27 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul3212_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2428,13 +2466,15 @@ KAS_DEV void d_ttmul3212_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(432) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 27 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul3212_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2453,13 +2493,15 @@ KAS_DEV void d_ttmul3212_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(864) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 27 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul3212_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2501,7 +2543,7 @@ KAS_DEV void d_ttmul3212_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(108) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2548,7 +2590,7 @@ KAS_DEV void d_ttmul3212_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(432) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2595,7 +2637,7 @@ KAS_DEV void d_ttmul3212_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(864) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2619,7 +2661,7 @@ KAS_DEV void d_ttmul3212_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*9+tx%3) + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(108) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2643,7 +2685,7 @@ KAS_DEV void d_ttmul3212_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*9+tx%3) + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(432) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2667,7 +2709,7 @@ KAS_DEV void d_ttmul3212_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*9+tx%3) + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(864) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2691,13 +2733,15 @@ KAS_DEV void d_ttmul3212_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(108) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 27 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[7];
+#pragma unroll
+  for (int k = 0; k < 7; k++) r[k] = 0.0f;
   d_ttmul3212_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2716,13 +2760,15 @@ KAS_DEV void d_ttmul3212_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(432) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 27 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[7];
+#pragma unroll
+  for (int k = 0; k < 7; k++) r[k] = 0.0f;
   d_ttmul3212_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2741,13 +2787,15 @@ KAS_DEV void d_ttmul3212_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k * 3] = live ? g[at + k * 3] : 0.0f;
 }
 
-__global__ void __launch_bounds__(864) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 27 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[7];
+#pragma unroll
+  for (int k = 0; k < 7; k++) r[k] = 0.0f;
   d_ttmul3212_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2765,7 +2813,7 @@ KAS_DEV void d_ttmul3212_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[(ty*27+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(108) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2789,7 +2837,7 @@ KAS_DEV void d_ttmul3212_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[(ty*27+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(432) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2813,7 +2861,7 @@ KAS_DEV void d_ttmul3212_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[(ty*27+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(864) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2837,7 +2885,7 @@ KAS_DEV void d_ttmul3212_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(108) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2850,6 +2898,8 @@ __global__ void __launch_bounds__(108) kb_87(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 7; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul3212_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2867,7 +2917,7 @@ KAS_DEV void d_ttmul3212_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(432) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2880,6 +2930,8 @@ __global__ void __launch_bounds__(432) kb_88(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 7; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul3212_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2897,7 +2949,7 @@ KAS_DEV void d_ttmul3212_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(864) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2910,6 +2962,8 @@ __global__ void __launch_bounds__(864) kb_89(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 7; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul3212_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2953,7 +3007,7 @@ KAS_DEV void d_ttmul3212_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(108) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3000,7 +3054,7 @@ KAS_DEV void d_ttmul3212_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(432) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3047,7 +3101,7 @@ KAS_DEV void d_ttmul3212_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(864) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3068,7 +3122,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(108) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3089,7 +3143,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(432) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3110,7 +3164,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(864) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3131,7 +3185,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(108) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul3212_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3153,7 +3207,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(432) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul3212_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3175,7 +3229,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(864) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul3212_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3221,7 +3275,7 @@ KAS_DEV void d_ttmul3212_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(36) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3268,7 +3322,7 @@ KAS_DEV void d_ttmul3212_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(144) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3315,7 +3369,7 @@ KAS_DEV void d_ttmul3212_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(288) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3362,7 +3416,7 @@ KAS_DEV void d_ttmul3212_3_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(576) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3386,7 +3440,7 @@ KAS_DEV void d_ttmul3212_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*27+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3410,7 +3464,7 @@ KAS_DEV void d_ttmul3212_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*27+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3434,7 +3488,7 @@ KAS_DEV void d_ttmul3212_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*27+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3458,7 +3512,7 @@ KAS_DEV void d_ttmul3212_3_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*27+tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3482,13 +3536,15 @@ KAS_DEV void d_ttmul3212_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul3212_3_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3507,13 +3563,15 @@ KAS_DEV void d_ttmul3212_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul3212_3_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3532,13 +3590,15 @@ KAS_DEV void d_ttmul3212_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul3212_3_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3557,13 +3617,15 @@ KAS_DEV void d_ttmul3212_3_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul3212_3_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3605,7 +3667,7 @@ KAS_DEV void d_ttmul3212_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(36) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3652,7 +3714,7 @@ KAS_DEV void d_ttmul3212_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(144) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3699,7 +3761,7 @@ KAS_DEV void d_ttmul3212_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(288) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3746,7 +3808,7 @@ KAS_DEV void d_ttmul3212_3_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(576) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3771,7 +3833,7 @@ KAS_DEV void d_ttmul3212_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3796,7 +3858,7 @@ KAS_DEV void d_ttmul3212_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3821,7 +3883,7 @@ KAS_DEV void d_ttmul3212_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3846,7 +3908,7 @@ KAS_DEV void d_ttmul3212_3_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(ty*9) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3871,13 +3933,15 @@ KAS_DEV void d_ttmul3212_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_3_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3897,13 +3961,15 @@ KAS_DEV void d_ttmul3212_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_3_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3923,13 +3989,15 @@ KAS_DEV void d_ttmul3212_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_3_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3949,13 +4017,15 @@ KAS_DEV void d_ttmul3212_3_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) r[k] = 0.0f;
   d_ttmul3212_3_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3976,7 +4046,7 @@ KAS_DEV void d_ttmul3212_3_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(36) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4003,7 +4073,7 @@ KAS_DEV void d_ttmul3212_3_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(144) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4030,7 +4100,7 @@ KAS_DEV void d_ttmul3212_3_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(288) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4057,7 +4127,7 @@ KAS_DEV void d_ttmul3212_3_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(576) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4084,7 +4154,7 @@ KAS_DEV void d_ttmul3212_3_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(36) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4097,6 +4167,8 @@ __global__ void __launch_bounds__(36) kb_127(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_ttmul3212_3_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4117,7 +4189,7 @@ KAS_DEV void d_ttmul3212_3_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(144) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4130,6 +4202,8 @@ __global__ void __launch_bounds__(144) kb_128(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_ttmul3212_3_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4150,7 +4224,7 @@ KAS_DEV void d_ttmul3212_3_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(288) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4163,6 +4237,8 @@ __global__ void __launch_bounds__(288) kb_129(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_ttmul3212_3_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4183,7 +4259,7 @@ KAS_DEV void d_ttmul3212_3_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(576) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4196,6 +4272,8 @@ __global__ void __launch_bounds__(576) kb_130(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 9; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_ttmul3212_3_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4239,7 +4317,7 @@ KAS_DEV void d_ttmul3212_3_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4286,7 +4364,7 @@ KAS_DEV void d_ttmul3212_3_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(144) kb_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4333,7 +4411,7 @@ KAS_DEV void d_ttmul3212_3_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(288) kb_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4380,7 +4458,7 @@ KAS_DEV void d_ttmul3212_3_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(576) kb_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4404,7 +4482,7 @@ KAS_DEV void d_ttmul3212_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4428,7 +4506,7 @@ KAS_DEV void d_ttmul3212_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(144) kb_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4452,7 +4530,7 @@ KAS_DEV void d_ttmul3212_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(288) kb_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4476,7 +4554,7 @@ KAS_DEV void d_ttmul3212_3_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(576) kb_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4500,7 +4578,7 @@ KAS_DEV void d_ttmul3212_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(36) kb_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul3212_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4525,7 +4603,7 @@ KAS_DEV void d_ttmul3212_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(144) kb_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul3212_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4550,7 +4628,7 @@ KAS_DEV void d_ttmul3212_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(288) kb_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul3212_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4575,7 +4653,7 @@ KAS_DEV void d_ttmul3212_3_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(576) kb_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul3212_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4588,148 +4666,148 @@ __global__ void __launch_bounds__(576) kb_142(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_ttmul3212_entries[] = {
-  {"ttmul3212_1", "load", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_0},
-  {"ttmul3212_1", "load", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_1},
-  {"ttmul3212_1", "load", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_2},
-  {"ttmul3212_1", "load", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_3},
-  {"ttmul3212_1", "load", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_4},
-  {"ttmul3212_1", "load", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_5},
-  {"ttmul3212_1", "load", 1, "shared", 4, 4, 1, 1, 432, (const void *)kb_6},
-  {"ttmul3212_1", "load", 1, "shared", 16, 16, 1, 1, 1728, (const void *)kb_7},
-  {"ttmul3212_1", "load", 1, "shared", 32, 32, 1, 1, 3456, (const void *)kb_8},
-  {"ttmul3212_1", "load", 1, "shared", 64, 64, 1, 1, 6912, (const void *)kb_9},
-  {"ttmul3212_1", "load", 1, "shared", 128, 128, 1, 1, 13824, (const void *)kb_10},
-  {"ttmul3212_1", "load", 1, "shared", 256, 256, 1, 1, 27648, (const void *)kb_11},
-  {"ttmul3212_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"ttmul3212_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"ttmul3212_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"ttmul3212_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"ttmul3212_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"ttmul3212_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"ttmul3212_1", "load", 2, "shared", 4, 4, 1, 1, 144, (const void *)kb_18},
-  {"ttmul3212_1", "load", 2, "shared", 16, 16, 1, 1, 576, (const void *)kb_19},
-  {"ttmul3212_1", "load", 2, "shared", 32, 32, 1, 1, 1152, (const void *)kb_20},
-  {"ttmul3212_1", "load", 2, "shared", 64, 64, 1, 1, 2304, (const void *)kb_21},
-  {"ttmul3212_1", "load", 2, "shared", 128, 128, 1, 1, 4608, (const void *)kb_22},
-  {"ttmul3212_1", "load", 2, "shared", 256, 256, 1, 1, 9216, (const void *)kb_23},
-  {"ttmul3212_1", "load", 3, "shared", 4, 4, 1, 1, 144, (const void *)kb_24},
-  {"ttmul3212_1", "load", 3, "shared", 16, 16, 1, 1, 576, (const void *)kb_25},
-  {"ttmul3212_1", "load", 3, "shared", 32, 32, 1, 1, 1152, (const void *)kb_26},
-  {"ttmul3212_1", "load", 3, "shared", 64, 64, 1, 1, 2304, (const void *)kb_27},
-  {"ttmul3212_1", "load", 3, "shared", 128, 128, 1, 1, 4608, (const void *)kb_28},
-  {"ttmul3212_1", "load", 3, "shared", 256, 256, 1, 1, 9216, (const void *)kb_29},
-  {"ttmul3212_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"ttmul3212_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"ttmul3212_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"ttmul3212_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"ttmul3212_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"ttmul3212_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"ttmul3212_1", "compute", 0, "shared", 4, 4, 1, 1, 1008, (const void *)kb_36},
-  {"ttmul3212_1", "compute", 0, "shared", 16, 16, 1, 1, 4032, (const void *)kb_37},
-  {"ttmul3212_1", "compute", 0, "shared", 32, 32, 1, 1, 8064, (const void *)kb_38},
-  {"ttmul3212_1", "compute", 0, "shared", 64, 64, 1, 1, 16128, (const void *)kb_39},
-  {"ttmul3212_1", "compute", 0, "shared", 128, 128, 1, 1, 32256, (const void *)kb_40},
-  {"ttmul3212_1", "compute", 0, "shared", 256, 256, 1, 1, 64512, (const void *)kb_41},
-  {"ttmul3212_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"ttmul3212_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"ttmul3212_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"ttmul3212_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"ttmul3212_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"ttmul3212_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"ttmul3212_1", "save", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_48},
-  {"ttmul3212_1", "save", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_49},
-  {"ttmul3212_1", "save", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_50},
-  {"ttmul3212_1", "save", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_51},
-  {"ttmul3212_1", "save", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_52},
-  {"ttmul3212_1", "save", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_53},
-  {"ttmul3212_1", "save", 1, "shared", 4, 4, 1, 1, 432, (const void *)kb_54},
-  {"ttmul3212_1", "save", 1, "shared", 16, 16, 1, 1, 1728, (const void *)kb_55},
-  {"ttmul3212_1", "save", 1, "shared", 32, 32, 1, 1, 3456, (const void *)kb_56},
-  {"ttmul3212_1", "save", 1, "shared", 64, 64, 1, 1, 6912, (const void *)kb_57},
-  {"ttmul3212_1", "save", 1, "shared", 128, 128, 1, 1, 13824, (const void *)kb_58},
-  {"ttmul3212_1", "save", 1, "shared", 256, 256, 1, 1, 27648, (const void *)kb_59},
-  {"ttmul3212_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"ttmul3212_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"ttmul3212_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"ttmul3212_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"ttmul3212_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"ttmul3212_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"ttmul3212_2", "load", 0, "shared", 4, 27, 4, 1, 432, (const void *)kb_66},
-  {"ttmul3212_2", "load", 0, "shared", 16, 27, 16, 1, 1728, (const void *)kb_67},
-  {"ttmul3212_2", "load", 0, "shared", 32, 27, 32, 1, 3456, (const void *)kb_68},
-  {"ttmul3212_2", "load", 1, "shared", 4, 27, 4, 1, 432, (const void *)kb_69},
-  {"ttmul3212_2", "load", 1, "shared", 16, 27, 16, 1, 1728, (const void *)kb_70},
-  {"ttmul3212_2", "load", 1, "shared", 32, 27, 32, 1, 3456, (const void *)kb_71},
-  {"ttmul3212_2", "load", 1, "register", 4, 27, 4, 1, 0, (const void *)kb_72},
-  {"ttmul3212_2", "load", 1, "register", 16, 27, 16, 1, 0, (const void *)kb_73},
-  {"ttmul3212_2", "load", 1, "register", 32, 27, 32, 1, 0, (const void *)kb_74},
-  {"ttmul3212_2", "load", 2, "shared", 4, 27, 4, 1, 144, (const void *)kb_75},
-  {"ttmul3212_2", "load", 2, "shared", 16, 27, 16, 1, 576, (const void *)kb_76},
-  {"ttmul3212_2", "load", 2, "shared", 32, 27, 32, 1, 1152, (const void *)kb_77},
-  {"ttmul3212_2", "load", 3, "shared", 4, 27, 4, 1, 144, (const void *)kb_78},
-  {"ttmul3212_2", "load", 3, "shared", 16, 27, 16, 1, 576, (const void *)kb_79},
-  {"ttmul3212_2", "load", 3, "shared", 32, 27, 32, 1, 1152, (const void *)kb_80},
-  {"ttmul3212_2", "load", 3, "register", 4, 27, 4, 1, 0, (const void *)kb_81},
-  {"ttmul3212_2", "load", 3, "register", 16, 27, 16, 1, 0, (const void *)kb_82},
-  {"ttmul3212_2", "load", 3, "register", 32, 27, 32, 1, 0, (const void *)kb_83},
-  {"ttmul3212_2", "compute", 0, "shared", 4, 27, 4, 1, 1008, (const void *)kb_84},
-  {"ttmul3212_2", "compute", 0, "shared", 16, 27, 16, 1, 4032, (const void *)kb_85},
-  {"ttmul3212_2", "compute", 0, "shared", 32, 27, 32, 1, 8064, (const void *)kb_86},
-  {"ttmul3212_2", "compute", 0, "register", 4, 27, 4, 1, 0, (const void *)kb_87},
-  {"ttmul3212_2", "compute", 0, "register", 16, 27, 16, 1, 0, (const void *)kb_88},
-  {"ttmul3212_2", "compute", 0, "register", 32, 27, 32, 1, 0, (const void *)kb_89},
-  {"ttmul3212_2", "save", 0, "shared", 4, 27, 4, 1, 432, (const void *)kb_90},
-  {"ttmul3212_2", "save", 0, "shared", 16, 27, 16, 1, 1728, (const void *)kb_91},
-  {"ttmul3212_2", "save", 0, "shared", 32, 27, 32, 1, 3456, (const void *)kb_92},
-  {"ttmul3212_2", "save", 1, "shared", 4, 27, 4, 1, 432, (const void *)kb_93},
-  {"ttmul3212_2", "save", 1, "shared", 16, 27, 16, 1, 1728, (const void *)kb_94},
-  {"ttmul3212_2", "save", 1, "shared", 32, 27, 32, 1, 3456, (const void *)kb_95},
-  {"ttmul3212_2", "save", 1, "register", 4, 27, 4, 1, 0, (const void *)kb_96},
-  {"ttmul3212_2", "save", 1, "register", 16, 27, 16, 1, 0, (const void *)kb_97},
-  {"ttmul3212_2", "save", 1, "register", 32, 27, 32, 1, 0, (const void *)kb_98},
-  {"ttmul3212_3", "load", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_99},
-  {"ttmul3212_3", "load", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_100},
-  {"ttmul3212_3", "load", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_101},
-  {"ttmul3212_3", "load", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_102},
-  {"ttmul3212_3", "load", 1, "shared", 4, 9, 4, 1, 432, (const void *)kb_103},
-  {"ttmul3212_3", "load", 1, "shared", 16, 9, 16, 1, 1728, (const void *)kb_104},
-  {"ttmul3212_3", "load", 1, "shared", 32, 9, 32, 1, 3456, (const void *)kb_105},
-  {"ttmul3212_3", "load", 1, "shared", 64, 9, 64, 1, 6912, (const void *)kb_106},
-  {"ttmul3212_3", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_107},
-  {"ttmul3212_3", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_108},
-  {"ttmul3212_3", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_109},
-  {"ttmul3212_3", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_110},
-  {"ttmul3212_3", "load", 2, "shared", 4, 9, 4, 1, 144, (const void *)kb_111},
-  {"ttmul3212_3", "load", 2, "shared", 16, 9, 16, 1, 576, (const void *)kb_112},
-  {"ttmul3212_3", "load", 2, "shared", 32, 9, 32, 1, 1152, (const void *)kb_113},
-  {"ttmul3212_3", "load", 2, "shared", 64, 9, 64, 1, 2304, (const void *)kb_114},
-  {"ttmul3212_3", "load", 3, "shared", 4, 9, 4, 1, 144, (const void *)kb_115},
-  {"ttmul3212_3", "load", 3, "shared", 16, 9, 16, 1, 576, (const void *)kb_116},
-  {"ttmul3212_3", "load", 3, "shared", 32, 9, 32, 1, 1152, (const void *)kb_117},
-  {"ttmul3212_3", "load", 3, "shared", 64, 9, 64, 1, 2304, (const void *)kb_118},
-  {"ttmul3212_3", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_119},
-  {"ttmul3212_3", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_120},
-  {"ttmul3212_3", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_121},
-  {"ttmul3212_3", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_122},
-  {"ttmul3212_3", "compute", 0, "shared", 4, 9, 4, 1, 1008, (const void *)kb_123},
-  {"ttmul3212_3", "compute", 0, "shared", 16, 9, 16, 1, 4032, (const void *)kb_124},
-  {"ttmul3212_3", "compute", 0, "shared", 32, 9, 32, 1, 8064, (const void *)kb_125},
-  {"ttmul3212_3", "compute", 0, "shared", 64, 9, 64, 1, 16128, (const void *)kb_126},
-  {"ttmul3212_3", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_127},
-  {"ttmul3212_3", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_128},
-  {"ttmul3212_3", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_129},
-  {"ttmul3212_3", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_130},
-  {"ttmul3212_3", "save", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_131},
-  {"ttmul3212_3", "save", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_132},
-  {"ttmul3212_3", "save", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_133},
-  {"ttmul3212_3", "save", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_134},
-  {"ttmul3212_3", "save", 1, "shared", 4, 9, 4, 1, 432, (const void *)kb_135},
-  {"ttmul3212_3", "save", 1, "shared", 16, 9, 16, 1, 1728, (const void *)kb_136},
-  {"ttmul3212_3", "save", 1, "shared", 32, 9, 32, 1, 3456, (const void *)kb_137},
-  {"ttmul3212_3", "save", 1, "shared", 64, 9, 64, 1, 6912, (const void *)kb_138},
-  {"ttmul3212_3", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_139},
-  {"ttmul3212_3", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_140},
-  {"ttmul3212_3", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_141},
-  {"ttmul3212_3", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_142},
+  {"ttmul3212_1", "load", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_ttmul3212_0},
+  {"ttmul3212_1", "load", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_ttmul3212_1},
+  {"ttmul3212_1", "load", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_ttmul3212_2},
+  {"ttmul3212_1", "load", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_ttmul3212_3},
+  {"ttmul3212_1", "load", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_ttmul3212_4},
+  {"ttmul3212_1", "load", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_ttmul3212_5},
+  {"ttmul3212_1", "load", 1, "shared", 4, 4, 1, 1, 432, (const void *)kb_ttmul3212_6},
+  {"ttmul3212_1", "load", 1, "shared", 16, 16, 1, 1, 1728, (const void *)kb_ttmul3212_7},
+  {"ttmul3212_1", "load", 1, "shared", 32, 32, 1, 1, 3456, (const void *)kb_ttmul3212_8},
+  {"ttmul3212_1", "load", 1, "shared", 64, 64, 1, 1, 6912, (const void *)kb_ttmul3212_9},
+  {"ttmul3212_1", "load", 1, "shared", 128, 128, 1, 1, 13824, (const void *)kb_ttmul3212_10},
+  {"ttmul3212_1", "load", 1, "shared", 256, 256, 1, 1, 27648, (const void *)kb_ttmul3212_11},
+  {"ttmul3212_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul3212_12},
+  {"ttmul3212_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul3212_13},
+  {"ttmul3212_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul3212_14},
+  {"ttmul3212_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul3212_15},
+  {"ttmul3212_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul3212_16},
+  {"ttmul3212_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul3212_17},
+  {"ttmul3212_1", "load", 2, "shared", 4, 4, 1, 1, 144, (const void *)kb_ttmul3212_18},
+  {"ttmul3212_1", "load", 2, "shared", 16, 16, 1, 1, 576, (const void *)kb_ttmul3212_19},
+  {"ttmul3212_1", "load", 2, "shared", 32, 32, 1, 1, 1152, (const void *)kb_ttmul3212_20},
+  {"ttmul3212_1", "load", 2, "shared", 64, 64, 1, 1, 2304, (const void *)kb_ttmul3212_21},
+  {"ttmul3212_1", "load", 2, "shared", 128, 128, 1, 1, 4608, (const void *)kb_ttmul3212_22},
+  {"ttmul3212_1", "load", 2, "shared", 256, 256, 1, 1, 9216, (const void *)kb_ttmul3212_23},
+  {"ttmul3212_1", "load", 3, "shared", 4, 4, 1, 1, 144, (const void *)kb_ttmul3212_24},
+  {"ttmul3212_1", "load", 3, "shared", 16, 16, 1, 1, 576, (const void *)kb_ttmul3212_25},
+  {"ttmul3212_1", "load", 3, "shared", 32, 32, 1, 1, 1152, (const void *)kb_ttmul3212_26},
+  {"ttmul3212_1", "load", 3, "shared", 64, 64, 1, 1, 2304, (const void *)kb_ttmul3212_27},
+  {"ttmul3212_1", "load", 3, "shared", 128, 128, 1, 1, 4608, (const void *)kb_ttmul3212_28},
+  {"ttmul3212_1", "load", 3, "shared", 256, 256, 1, 1, 9216, (const void *)kb_ttmul3212_29},
+  {"ttmul3212_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul3212_30},
+  {"ttmul3212_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul3212_31},
+  {"ttmul3212_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul3212_32},
+  {"ttmul3212_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul3212_33},
+  {"ttmul3212_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul3212_34},
+  {"ttmul3212_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul3212_35},
+  {"ttmul3212_1", "compute", 0, "shared", 4, 4, 1, 1, 1008, (const void *)kb_ttmul3212_36},
+  {"ttmul3212_1", "compute", 0, "shared", 16, 16, 1, 1, 4032, (const void *)kb_ttmul3212_37},
+  {"ttmul3212_1", "compute", 0, "shared", 32, 32, 1, 1, 8064, (const void *)kb_ttmul3212_38},
+  {"ttmul3212_1", "compute", 0, "shared", 64, 64, 1, 1, 16128, (const void *)kb_ttmul3212_39},
+  {"ttmul3212_1", "compute", 0, "shared", 128, 128, 1, 1, 32256, (const void *)kb_ttmul3212_40},
+  {"ttmul3212_1", "compute", 0, "shared", 256, 256, 1, 1, 64512, (const void *)kb_ttmul3212_41},
+  {"ttmul3212_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul3212_42},
+  {"ttmul3212_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul3212_43},
+  {"ttmul3212_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul3212_44},
+  {"ttmul3212_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul3212_45},
+  {"ttmul3212_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul3212_46},
+  {"ttmul3212_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul3212_47},
+  {"ttmul3212_1", "save", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_ttmul3212_48},
+  {"ttmul3212_1", "save", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_ttmul3212_49},
+  {"ttmul3212_1", "save", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_ttmul3212_50},
+  {"ttmul3212_1", "save", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_ttmul3212_51},
+  {"ttmul3212_1", "save", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_ttmul3212_52},
+  {"ttmul3212_1", "save", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_ttmul3212_53},
+  {"ttmul3212_1", "save", 1, "shared", 4, 4, 1, 1, 432, (const void *)kb_ttmul3212_54},
+  {"ttmul3212_1", "save", 1, "shared", 16, 16, 1, 1, 1728, (const void *)kb_ttmul3212_55},
+  {"ttmul3212_1", "save", 1, "shared", 32, 32, 1, 1, 3456, (const void *)kb_ttmul3212_56},
+  {"ttmul3212_1", "save", 1, "shared", 64, 64, 1, 1, 6912, (const void *)kb_ttmul3212_57},
+  {"ttmul3212_1", "save", 1, "shared", 128, 128, 1, 1, 13824, (const void *)kb_ttmul3212_58},
+  {"ttmul3212_1", "save", 1, "shared", 256, 256, 1, 1, 27648, (const void *)kb_ttmul3212_59},
+  {"ttmul3212_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul3212_60},
+  {"ttmul3212_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul3212_61},
+  {"ttmul3212_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul3212_62},
+  {"ttmul3212_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul3212_63},
+  {"ttmul3212_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul3212_64},
+  {"ttmul3212_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul3212_65},
+  {"ttmul3212_2", "load", 0, "shared", 4, 27, 4, 1, 432, (const void *)kb_ttmul3212_66},
+  {"ttmul3212_2", "load", 0, "shared", 16, 27, 16, 1, 1728, (const void *)kb_ttmul3212_67},
+  {"ttmul3212_2", "load", 0, "shared", 32, 27, 32, 1, 3456, (const void *)kb_ttmul3212_68},
+  {"ttmul3212_2", "load", 1, "shared", 4, 27, 4, 1, 432, (const void *)kb_ttmul3212_69},
+  {"ttmul3212_2", "load", 1, "shared", 16, 27, 16, 1, 1728, (const void *)kb_ttmul3212_70},
+  {"ttmul3212_2", "load", 1, "shared", 32, 27, 32, 1, 3456, (const void *)kb_ttmul3212_71},
+  {"ttmul3212_2", "load", 1, "register", 4, 27, 4, 1, 0, (const void *)kb_ttmul3212_72},
+  {"ttmul3212_2", "load", 1, "register", 16, 27, 16, 1, 0, (const void *)kb_ttmul3212_73},
+  {"ttmul3212_2", "load", 1, "register", 32, 27, 32, 1, 0, (const void *)kb_ttmul3212_74},
+  {"ttmul3212_2", "load", 2, "shared", 4, 27, 4, 1, 144, (const void *)kb_ttmul3212_75},
+  {"ttmul3212_2", "load", 2, "shared", 16, 27, 16, 1, 576, (const void *)kb_ttmul3212_76},
+  {"ttmul3212_2", "load", 2, "shared", 32, 27, 32, 1, 1152, (const void *)kb_ttmul3212_77},
+  {"ttmul3212_2", "load", 3, "shared", 4, 27, 4, 1, 144, (const void *)kb_ttmul3212_78},
+  {"ttmul3212_2", "load", 3, "shared", 16, 27, 16, 1, 576, (const void *)kb_ttmul3212_79},
+  {"ttmul3212_2", "load", 3, "shared", 32, 27, 32, 1, 1152, (const void *)kb_ttmul3212_80},
+  {"ttmul3212_2", "load", 3, "register", 4, 27, 4, 1, 0, (const void *)kb_ttmul3212_81},
+  {"ttmul3212_2", "load", 3, "register", 16, 27, 16, 1, 0, (const void *)kb_ttmul3212_82},
+  {"ttmul3212_2", "load", 3, "register", 32, 27, 32, 1, 0, (const void *)kb_ttmul3212_83},
+  {"ttmul3212_2", "compute", 0, "shared", 4, 27, 4, 1, 1008, (const void *)kb_ttmul3212_84},
+  {"ttmul3212_2", "compute", 0, "shared", 16, 27, 16, 1, 4032, (const void *)kb_ttmul3212_85},
+  {"ttmul3212_2", "compute", 0, "shared", 32, 27, 32, 1, 8064, (const void *)kb_ttmul3212_86},
+  {"ttmul3212_2", "compute", 0, "register", 4, 27, 4, 1, 0, (const void *)kb_ttmul3212_87},
+  {"ttmul3212_2", "compute", 0, "register", 16, 27, 16, 1, 0, (const void *)kb_ttmul3212_88},
+  {"ttmul3212_2", "compute", 0, "register", 32, 27, 32, 1, 0, (const void *)kb_ttmul3212_89},
+  {"ttmul3212_2", "save", 0, "shared", 4, 27, 4, 1, 432, (const void *)kb_ttmul3212_90},
+  {"ttmul3212_2", "save", 0, "shared", 16, 27, 16, 1, 1728, (const void *)kb_ttmul3212_91},
+  {"ttmul3212_2", "save", 0, "shared", 32, 27, 32, 1, 3456, (const void *)kb_ttmul3212_92},
+  {"ttmul3212_2", "save", 1, "shared", 4, 27, 4, 1, 432, (const void *)kb_ttmul3212_93},
+  {"ttmul3212_2", "save", 1, "shared", 16, 27, 16, 1, 1728, (const void *)kb_ttmul3212_94},
+  {"ttmul3212_2", "save", 1, "shared", 32, 27, 32, 1, 3456, (const void *)kb_ttmul3212_95},
+  {"ttmul3212_2", "save", 1, "register", 4, 27, 4, 1, 0, (const void *)kb_ttmul3212_96},
+  {"ttmul3212_2", "save", 1, "register", 16, 27, 16, 1, 0, (const void *)kb_ttmul3212_97},
+  {"ttmul3212_2", "save", 1, "register", 32, 27, 32, 1, 0, (const void *)kb_ttmul3212_98},
+  {"ttmul3212_3", "load", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_ttmul3212_99},
+  {"ttmul3212_3", "load", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_ttmul3212_100},
+  {"ttmul3212_3", "load", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_ttmul3212_101},
+  {"ttmul3212_3", "load", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_ttmul3212_102},
+  {"ttmul3212_3", "load", 1, "shared", 4, 9, 4, 1, 432, (const void *)kb_ttmul3212_103},
+  {"ttmul3212_3", "load", 1, "shared", 16, 9, 16, 1, 1728, (const void *)kb_ttmul3212_104},
+  {"ttmul3212_3", "load", 1, "shared", 32, 9, 32, 1, 3456, (const void *)kb_ttmul3212_105},
+  {"ttmul3212_3", "load", 1, "shared", 64, 9, 64, 1, 6912, (const void *)kb_ttmul3212_106},
+  {"ttmul3212_3", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul3212_107},
+  {"ttmul3212_3", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul3212_108},
+  {"ttmul3212_3", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul3212_109},
+  {"ttmul3212_3", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul3212_110},
+  {"ttmul3212_3", "load", 2, "shared", 4, 9, 4, 1, 144, (const void *)kb_ttmul3212_111},
+  {"ttmul3212_3", "load", 2, "shared", 16, 9, 16, 1, 576, (const void *)kb_ttmul3212_112},
+  {"ttmul3212_3", "load", 2, "shared", 32, 9, 32, 1, 1152, (const void *)kb_ttmul3212_113},
+  {"ttmul3212_3", "load", 2, "shared", 64, 9, 64, 1, 2304, (const void *)kb_ttmul3212_114},
+  {"ttmul3212_3", "load", 3, "shared", 4, 9, 4, 1, 144, (const void *)kb_ttmul3212_115},
+  {"ttmul3212_3", "load", 3, "shared", 16, 9, 16, 1, 576, (const void *)kb_ttmul3212_116},
+  {"ttmul3212_3", "load", 3, "shared", 32, 9, 32, 1, 1152, (const void *)kb_ttmul3212_117},
+  {"ttmul3212_3", "load", 3, "shared", 64, 9, 64, 1, 2304, (const void *)kb_ttmul3212_118},
+  {"ttmul3212_3", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul3212_119},
+  {"ttmul3212_3", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul3212_120},
+  {"ttmul3212_3", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul3212_121},
+  {"ttmul3212_3", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul3212_122},
+  {"ttmul3212_3", "compute", 0, "shared", 4, 9, 4, 1, 1008, (const void *)kb_ttmul3212_123},
+  {"ttmul3212_3", "compute", 0, "shared", 16, 9, 16, 1, 4032, (const void *)kb_ttmul3212_124},
+  {"ttmul3212_3", "compute", 0, "shared", 32, 9, 32, 1, 8064, (const void *)kb_ttmul3212_125},
+  {"ttmul3212_3", "compute", 0, "shared", 64, 9, 64, 1, 16128, (const void *)kb_ttmul3212_126},
+  {"ttmul3212_3", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul3212_127},
+  {"ttmul3212_3", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul3212_128},
+  {"ttmul3212_3", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul3212_129},
+  {"ttmul3212_3", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul3212_130},
+  {"ttmul3212_3", "save", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_ttmul3212_131},
+  {"ttmul3212_3", "save", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_ttmul3212_132},
+  {"ttmul3212_3", "save", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_ttmul3212_133},
+  {"ttmul3212_3", "save", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_ttmul3212_134},
+  {"ttmul3212_3", "save", 1, "shared", 4, 9, 4, 1, 432, (const void *)kb_ttmul3212_135},
+  {"ttmul3212_3", "save", 1, "shared", 16, 9, 16, 1, 1728, (const void *)kb_ttmul3212_136},
+  {"ttmul3212_3", "save", 1, "shared", 32, 9, 32, 1, 3456, (const void *)kb_ttmul3212_137},
+  {"ttmul3212_3", "save", 1, "shared", 64, 9, 64, 1, 6912, (const void *)kb_ttmul3212_138},
+  {"ttmul3212_3", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul3212_139},
+  {"ttmul3212_3", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul3212_140},
+  {"ttmul3212_3", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul3212_141},
+  {"ttmul3212_3", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul3212_142},
 };
 extern "C" const int bench_ttmul3212_count = 143;

@@ -36,7 +36,7 @@ KAS_DEV void d_ttmul411_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_ttmul411_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_ttmul411_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_ttmul411_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_ttmul411_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_ttmul411_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -301,7 +301,7 @@ KAS_DEV void d_ttmul411_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*81) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -326,7 +326,7 @@ KAS_DEV void d_ttmul411_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*81) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -351,7 +351,7 @@ KAS_DEV void d_ttmul411_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*81) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -376,7 +376,7 @@ KAS_DEV void d_ttmul411_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*81) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -401,7 +401,7 @@ KAS_DEV void d_ttmul411_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*81) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -426,7 +426,7 @@ KAS_DEV void d_ttmul411_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*81) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -451,13 +451,15 @@ KAS_DEV void d_ttmul411_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[81];
+#pragma unroll
+  for (int k = 0; k < 81; k++) r[k] = 0.0f;
   d_ttmul411_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -477,13 +479,15 @@ KAS_DEV void d_ttmul411_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[81];
+#pragma unroll
+  for (int k = 0; k < 81; k++) r[k] = 0.0f;
   d_ttmul411_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -503,13 +507,15 @@ KAS_DEV void d_ttmul411_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[81];
+#pragma unroll
+  for (int k = 0; k < 81; k++) r[k] = 0.0f;
   d_ttmul411_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -529,13 +535,15 @@ KAS_DEV void d_ttmul411_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[81];
+#pragma unroll
+  for (int k = 0; k < 81; k++) r[k] = 0.0f;
   d_ttmul411_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -555,13 +563,15 @@ KAS_DEV void d_ttmul411_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[81];
+#pragma unroll
+  for (int k = 0; k < 81; k++) r[k] = 0.0f;
   d_ttmul411_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -581,13 +591,15 @@ KAS_DEV void d_ttmul411_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[81];
+#pragma unroll
+  for (int k = 0; k < 81; k++) r[k] = 0.0f;
   d_ttmul411_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -630,7 +642,7 @@ KAS_DEV void d_ttmul411_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -678,7 +690,7 @@ KAS_DEV void d_ttmul411_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -726,7 +738,7 @@ KAS_DEV void d_ttmul411_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -774,7 +786,7 @@ KAS_DEV void d_ttmul411_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -822,7 +834,7 @@ KAS_DEV void d_ttmul411_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -870,7 +882,7 @@ KAS_DEV void d_ttmul411_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -895,7 +907,7 @@ KAS_DEV void d_ttmul411_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -920,7 +932,7 @@ KAS_DEV void d_ttmul411_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -945,7 +957,7 @@ KAS_DEV void d_ttmul411_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -970,7 +982,7 @@ KAS_DEV void d_ttmul411_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -995,7 +1007,7 @@ KAS_DEV void d_ttmul411_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1020,7 +1032,7 @@ KAS_DEV void d_ttmul411_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[(tx*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1045,13 +1057,15 @@ KAS_DEV void d_ttmul411_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1071,13 +1085,15 @@ KAS_DEV void d_ttmul411_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1097,13 +1113,15 @@ KAS_DEV void d_ttmul411_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1123,13 +1141,15 @@ KAS_DEV void d_ttmul411_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1149,13 +1169,15 @@ KAS_DEV void d_ttmul411_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1175,13 +1197,15 @@ KAS_DEV void d_ttmul411_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s, 
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1202,7 +1226,7 @@ KAS_DEV void d_ttmul411_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1229,7 +1253,7 @@ KAS_DEV void d_ttmul411_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1256,7 +1280,7 @@ KAS_DEV void d_ttmul411_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1283,7 +1307,7 @@ KAS_DEV void d_ttmul411_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1310,7 +1334,7 @@ KAS_DEV void d_ttmul411_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1337,7 +1361,7 @@ KAS_DEV void d_ttmul411_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1364,7 +1388,7 @@ KAS_DEV void d_ttmul411_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1377,6 +1401,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul411_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1397,7 +1423,7 @@ KAS_DEV void d_ttmul411_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1410,6 +1436,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul411_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1430,7 +1458,7 @@ KAS_DEV void d_ttmul411_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1443,6 +1471,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul411_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1463,7 +1493,7 @@ KAS_DEV void d_ttmul411_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1476,6 +1506,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul411_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1496,7 +1528,7 @@ KAS_DEV void d_ttmul411_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1509,6 +1541,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul411_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1529,7 +1563,7 @@ KAS_DEV void d_ttmul411_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1542,6 +1576,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[27];
+#pragma unroll
+  for (int k = 0; k < 27; k++) b2[k] = 0.0f;
   d_ttmul411_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1586,7 +1622,7 @@ KAS_DEV void d_ttmul411_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1634,7 +1670,7 @@ KAS_DEV void d_ttmul411_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1682,7 +1718,7 @@ KAS_DEV void d_ttmul411_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1730,7 +1766,7 @@ KAS_DEV void d_ttmul411_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1778,7 +1814,7 @@ KAS_DEV void d_ttmul411_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1826,7 +1862,7 @@ KAS_DEV void d_ttmul411_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1851,7 +1887,7 @@ KAS_DEV void d_ttmul411_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1876,7 +1912,7 @@ KAS_DEV void d_ttmul411_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1901,7 +1937,7 @@ KAS_DEV void d_ttmul411_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1926,7 +1962,7 @@ KAS_DEV void d_ttmul411_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1951,7 +1987,7 @@ KAS_DEV void d_ttmul411_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1976,7 +2012,7 @@ KAS_DEV void d_ttmul411_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2001,7 +2037,7 @@ KAS_DEV void d_ttmul411_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_ttmul411_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2027,7 +2063,7 @@ KAS_DEV void d_ttmul411_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_ttmul411_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2053,7 +2089,7 @@ KAS_DEV void d_ttmul411_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_ttmul411_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2079,7 +2115,7 @@ KAS_DEV void d_ttmul411_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_ttmul411_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2105,7 +2141,7 @@ KAS_DEV void d_ttmul411_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_ttmul411_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2131,7 +2167,7 @@ KAS_DEV void d_ttmul411_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
   }
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_ttmul411_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2177,7 +2213,7 @@ KAS_DEV void d_ttmul411_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(108) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2224,7 +2260,7 @@ KAS_DEV void d_ttmul411_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(432) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2271,7 +2307,7 @@ KAS_DEV void d_ttmul411_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(864) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2295,7 +2331,7 @@ KAS_DEV void d_ttmul411_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*81+tx) + k * 27] = live ? g[at + k * 27] : 0.0f;
 }
 
-__global__ void __launch_bounds__(108) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2319,7 +2355,7 @@ KAS_DEV void d_ttmul411_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*81+tx) + k * 27] = live ? g[at + k * 27] : 0.0f;
 }
 
-__global__ void __launch_bounds__(432) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2343,7 +2379,7 @@ KAS_DEV void d_ttmul411_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*81+tx) + k * 27] = live ? g[at + k * 27] : 0.0f;
 }
 
-__global__ void __launch_bounds__(864) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2367,13 +2403,15 @@ KAS_DEV void d_ttmul411_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k * 27] = live ? g[at + k * 27] : 0.0f;
 }
 
-__global__ void __launch_bounds__(108) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 27 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[55];
+#pragma unroll
+  for (int k = 0; k < 55; k++) r[k] = 0.0f;
   d_ttmul411_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2392,13 +2430,15 @@ KAS_DEV void d_ttmul411_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k * 27] = live ? g[at + k * 27] : 0.0f;
 }
 
-__global__ void __launch_bounds__(432) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 27 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[55];
+#pragma unroll
+  for (int k = 0; k < 55; k++) r[k] = 0.0f;
   d_ttmul411_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2417,13 +2457,15 @@ KAS_DEV void d_ttmul411_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k * 27] = live ? g[at + k * 27] : 0.0f;
 }
 
-__global__ void __launch_bounds__(864) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 27 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[55];
+#pragma unroll
+  for (int k = 0; k < 55; k++) r[k] = 0.0f;
   d_ttmul411_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2465,7 +2507,7 @@ KAS_DEV void d_ttmul411_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(108) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2512,7 +2554,7 @@ KAS_DEV void d_ttmul411_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(432) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2559,7 +2601,7 @@ KAS_DEV void d_ttmul411_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(864) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2584,7 +2626,7 @@ KAS_DEV void d_ttmul411_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(108) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2609,7 +2651,7 @@ KAS_DEV void d_ttmul411_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(432) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2634,7 +2676,7 @@ KAS_DEV void d_ttmul411_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(864) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2659,13 +2701,15 @@ KAS_DEV void d_ttmul411_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(108) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 27 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2685,13 +2729,15 @@ KAS_DEV void d_ttmul411_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(432) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 27 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2711,13 +2757,15 @@ KAS_DEV void d_ttmul411_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(864) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 27 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2735,7 +2783,7 @@ KAS_DEV void d_ttmul411_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[(ty*27+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(108) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2759,7 +2807,7 @@ KAS_DEV void d_ttmul411_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[(ty*27+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(432) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2783,7 +2831,7 @@ KAS_DEV void d_ttmul411_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[(ty*27+tx)] = acc;
 }
 
-__global__ void __launch_bounds__(864) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2807,7 +2855,7 @@ KAS_DEV void d_ttmul411_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(108) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2820,6 +2868,8 @@ __global__ void __launch_bounds__(108) kb_87(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul411_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2837,7 +2887,7 @@ KAS_DEV void d_ttmul411_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(432) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2850,6 +2900,8 @@ __global__ void __launch_bounds__(432) kb_88(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul411_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2867,7 +2919,7 @@ KAS_DEV void d_ttmul411_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[0] = acc;
 }
 
-__global__ void __launch_bounds__(864) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2880,6 +2932,8 @@ __global__ void __launch_bounds__(864) kb_89(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_ttmul411_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2923,7 +2977,7 @@ KAS_DEV void d_ttmul411_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(108) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2970,7 +3024,7 @@ KAS_DEV void d_ttmul411_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(432) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3017,7 +3071,7 @@ KAS_DEV void d_ttmul411_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(864) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3038,7 +3092,7 @@ KAS_DEV void d_ttmul411_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(108) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3059,7 +3113,7 @@ KAS_DEV void d_ttmul411_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(432) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3080,7 +3134,7 @@ KAS_DEV void d_ttmul411_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(864) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3101,7 +3155,7 @@ KAS_DEV void d_ttmul411_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(108) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(108) kb_ttmul411_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3123,7 +3177,7 @@ KAS_DEV void d_ttmul411_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(432) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(432) kb_ttmul411_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3145,7 +3199,7 @@ KAS_DEV void d_ttmul411_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   if (live) g[at] = v;
 }
 
-__global__ void __launch_bounds__(864) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(864) kb_ttmul411_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3191,7 +3245,7 @@ KAS_DEV void d_ttmul411_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(36) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3238,7 +3292,7 @@ KAS_DEV void d_ttmul411_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(144) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3285,7 +3339,7 @@ KAS_DEV void d_ttmul411_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(288) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3332,7 +3386,7 @@ KAS_DEV void d_ttmul411_3_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(576) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3359,7 +3413,7 @@ KAS_DEV void d_ttmul411_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(36) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3386,7 +3440,7 @@ KAS_DEV void d_ttmul411_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(144) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3413,7 +3467,7 @@ KAS_DEV void d_ttmul411_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(288) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3440,7 +3494,7 @@ KAS_DEV void d_ttmul411_3_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(576) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3467,13 +3521,15 @@ KAS_DEV void d_ttmul411_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(36) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[57];
+#pragma unroll
+  for (int k = 0; k < 57; k++) r[k] = 0.0f;
   d_ttmul411_3_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3495,13 +3551,15 @@ KAS_DEV void d_ttmul411_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(144) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[57];
+#pragma unroll
+  for (int k = 0; k < 57; k++) r[k] = 0.0f;
   d_ttmul411_3_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3523,13 +3581,15 @@ KAS_DEV void d_ttmul411_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(288) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[57];
+#pragma unroll
+  for (int k = 0; k < 57; k++) r[k] = 0.0f;
   d_ttmul411_3_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3551,13 +3611,15 @@ KAS_DEV void d_ttmul411_3_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(576) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[57];
+#pragma unroll
+  for (int k = 0; k < 57; k++) r[k] = 0.0f;
   d_ttmul411_3_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3599,7 +3661,7 @@ KAS_DEV void d_ttmul411_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
   }
 }
 
-__global__ void __launch_bounds__(36) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3646,7 +3708,7 @@ KAS_DEV void d_ttmul411_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(144) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3693,7 +3755,7 @@ KAS_DEV void d_ttmul411_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(288) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3740,7 +3802,7 @@ KAS_DEV void d_ttmul411_3_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
   }
 }
 
-__global__ void __launch_bounds__(576) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3765,7 +3827,7 @@ KAS_DEV void d_ttmul411_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3790,7 +3852,7 @@ KAS_DEV void d_ttmul411_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3815,7 +3877,7 @@ KAS_DEV void d_ttmul411_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3840,7 +3902,7 @@ KAS_DEV void d_ttmul411_3_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[(ty*3) + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3865,13 +3927,15 @@ KAS_DEV void d_ttmul411_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(36) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 9 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_3_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3891,13 +3955,15 @@ KAS_DEV void d_ttmul411_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(144) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 9 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_3_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3917,13 +3983,15 @@ KAS_DEV void d_ttmul411_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(288) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 9 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_3_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3943,13 +4011,15 @@ KAS_DEV void d_ttmul411_3_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, i
     s[0 + k] = live ? g[at + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(576) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 9 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_ttmul411_3_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3970,7 +4040,7 @@ KAS_DEV void d_ttmul411_3_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(36) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3997,7 +4067,7 @@ KAS_DEV void d_ttmul411_3_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(144) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4024,7 +4094,7 @@ KAS_DEV void d_ttmul411_3_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(288) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4051,7 +4121,7 @@ KAS_DEV void d_ttmul411_3_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(576) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4078,7 +4148,7 @@ KAS_DEV void d_ttmul411_3_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx
   }
 }
 
-__global__ void __launch_bounds__(36) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4091,6 +4161,8 @@ __global__ void __launch_bounds__(36) kb_127(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_ttmul411_3_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4111,7 +4183,7 @@ KAS_DEV void d_ttmul411_3_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(144) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4124,6 +4196,8 @@ __global__ void __launch_bounds__(144) kb_128(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_ttmul411_3_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4144,7 +4218,7 @@ KAS_DEV void d_ttmul411_3_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(288) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4157,6 +4231,8 @@ __global__ void __launch_bounds__(288) kb_129(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_ttmul411_3_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4177,7 +4253,7 @@ KAS_DEV void d_ttmul411_3_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(576) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4190,6 +4266,8 @@ __global__ void __launch_bounds__(576) kb_130(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) b2[k] = 0.0f;
   d_ttmul411_3_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -4233,7 +4311,7 @@ KAS_DEV void d_ttmul411_3_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(36) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4280,7 +4358,7 @@ KAS_DEV void d_ttmul411_3_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_132(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4327,7 +4405,7 @@ KAS_DEV void d_ttmul411_3_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_133(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4374,7 +4452,7 @@ KAS_DEV void d_ttmul411_3_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_134(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4398,7 +4476,7 @@ KAS_DEV void d_ttmul411_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(36) kb_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_135(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4422,7 +4500,7 @@ KAS_DEV void d_ttmul411_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_136(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4446,7 +4524,7 @@ KAS_DEV void d_ttmul411_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_137(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4470,7 +4548,7 @@ KAS_DEV void d_ttmul411_3_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_138(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4494,7 +4572,7 @@ KAS_DEV void d_ttmul411_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
   }
 }
 
-__global__ void __launch_bounds__(36) kb_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(36) kb_ttmul411_139(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4519,7 +4597,7 @@ KAS_DEV void d_ttmul411_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(144) kb_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(144) kb_ttmul411_140(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4544,7 +4622,7 @@ KAS_DEV void d_ttmul411_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(288) kb_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(288) kb_ttmul411_141(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4569,7 +4647,7 @@ KAS_DEV void d_ttmul411_3_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
   }
 }
 
-__global__ void __launch_bounds__(576) kb_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(576) kb_ttmul411_142(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4582,148 +4660,148 @@ __global__ void __launch_bounds__(576) kb_142(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_ttmul411_entries[] = {
-  {"ttmul411_1", "load", 0, "shared", 4, 4, 1, 1, 1296, (const void *)kb_0},
-  {"ttmul411_1", "load", 0, "shared", 16, 16, 1, 1, 5184, (const void *)kb_1},
-  {"ttmul411_1", "load", 0, "shared", 32, 32, 1, 1, 10368, (const void *)kb_2},
-  {"ttmul411_1", "load", 0, "shared", 64, 64, 1, 1, 20736, (const void *)kb_3},
-  {"ttmul411_1", "load", 0, "shared", 128, 128, 1, 1, 41472, (const void *)kb_4},
-  {"ttmul411_1", "load", 0, "shared", 256, 256, 1, 1, 82944, (const void *)kb_5},
-  {"ttmul411_1", "load", 1, "shared", 4, 4, 1, 1, 1296, (const void *)kb_6},
-  {"ttmul411_1", "load", 1, "shared", 16, 16, 1, 1, 5184, (const void *)kb_7},
-  {"ttmul411_1", "load", 1, "shared", 32, 32, 1, 1, 10368, (const void *)kb_8},
-  {"ttmul411_1", "load", 1, "shared", 64, 64, 1, 1, 20736, (const void *)kb_9},
-  {"ttmul411_1", "load", 1, "shared", 128, 128, 1, 1, 41472, (const void *)kb_10},
-  {"ttmul411_1", "load", 1, "shared", 256, 256, 1, 1, 82944, (const void *)kb_11},
-  {"ttmul411_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"ttmul411_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"ttmul411_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"ttmul411_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"ttmul411_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"ttmul411_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"ttmul411_1", "load", 2, "shared", 4, 4, 1, 1, 48, (const void *)kb_18},
-  {"ttmul411_1", "load", 2, "shared", 16, 16, 1, 1, 192, (const void *)kb_19},
-  {"ttmul411_1", "load", 2, "shared", 32, 32, 1, 1, 384, (const void *)kb_20},
-  {"ttmul411_1", "load", 2, "shared", 64, 64, 1, 1, 768, (const void *)kb_21},
-  {"ttmul411_1", "load", 2, "shared", 128, 128, 1, 1, 1536, (const void *)kb_22},
-  {"ttmul411_1", "load", 2, "shared", 256, 256, 1, 1, 3072, (const void *)kb_23},
-  {"ttmul411_1", "load", 3, "shared", 4, 4, 1, 1, 48, (const void *)kb_24},
-  {"ttmul411_1", "load", 3, "shared", 16, 16, 1, 1, 192, (const void *)kb_25},
-  {"ttmul411_1", "load", 3, "shared", 32, 32, 1, 1, 384, (const void *)kb_26},
-  {"ttmul411_1", "load", 3, "shared", 64, 64, 1, 1, 768, (const void *)kb_27},
-  {"ttmul411_1", "load", 3, "shared", 128, 128, 1, 1, 1536, (const void *)kb_28},
-  {"ttmul411_1", "load", 3, "shared", 256, 256, 1, 1, 3072, (const void *)kb_29},
-  {"ttmul411_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"ttmul411_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"ttmul411_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"ttmul411_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"ttmul411_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"ttmul411_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"ttmul411_1", "compute", 0, "shared", 4, 4, 1, 1, 1776, (const void *)kb_36},
-  {"ttmul411_1", "compute", 0, "shared", 16, 16, 1, 1, 7104, (const void *)kb_37},
-  {"ttmul411_1", "compute", 0, "shared", 32, 32, 1, 1, 14208, (const void *)kb_38},
-  {"ttmul411_1", "compute", 0, "shared", 64, 64, 1, 1, 28416, (const void *)kb_39},
-  {"ttmul411_1", "compute", 0, "shared", 128, 128, 1, 1, 56832, (const void *)kb_40},
-  {"ttmul411_1", "compute", 0, "shared", 256, 256, 1, 1, 113664, (const void *)kb_41},
-  {"ttmul411_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"ttmul411_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"ttmul411_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"ttmul411_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"ttmul411_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"ttmul411_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"ttmul411_1", "save", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_48},
-  {"ttmul411_1", "save", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_49},
-  {"ttmul411_1", "save", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_50},
-  {"ttmul411_1", "save", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_51},
-  {"ttmul411_1", "save", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_52},
-  {"ttmul411_1", "save", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_53},
-  {"ttmul411_1", "save", 1, "shared", 4, 4, 1, 1, 432, (const void *)kb_54},
-  {"ttmul411_1", "save", 1, "shared", 16, 16, 1, 1, 1728, (const void *)kb_55},
-  {"ttmul411_1", "save", 1, "shared", 32, 32, 1, 1, 3456, (const void *)kb_56},
-  {"ttmul411_1", "save", 1, "shared", 64, 64, 1, 1, 6912, (const void *)kb_57},
-  {"ttmul411_1", "save", 1, "shared", 128, 128, 1, 1, 13824, (const void *)kb_58},
-  {"ttmul411_1", "save", 1, "shared", 256, 256, 1, 1, 27648, (const void *)kb_59},
-  {"ttmul411_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"ttmul411_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"ttmul411_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"ttmul411_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"ttmul411_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"ttmul411_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"ttmul411_2", "load", 0, "shared", 4, 27, 4, 1, 1296, (const void *)kb_66},
-  {"ttmul411_2", "load", 0, "shared", 16, 27, 16, 1, 5184, (const void *)kb_67},
-  {"ttmul411_2", "load", 0, "shared", 32, 27, 32, 1, 10368, (const void *)kb_68},
-  {"ttmul411_2", "load", 1, "shared", 4, 27, 4, 1, 1296, (const void *)kb_69},
-  {"ttmul411_2", "load", 1, "shared", 16, 27, 16, 1, 5184, (const void *)kb_70},
-  {"ttmul411_2", "load", 1, "shared", 32, 27, 32, 1, 10368, (const void *)kb_71},
-  {"ttmul411_2", "load", 1, "register", 4, 27, 4, 1, 0, (const void *)kb_72},
-  {"ttmul411_2", "load", 1, "register", 16, 27, 16, 1, 0, (const void *)kb_73},
-  {"ttmul411_2", "load", 1, "register", 32, 27, 32, 1, 0, (const void *)kb_74},
-  {"ttmul411_2", "load", 2, "shared", 4, 27, 4, 1, 48, (const void *)kb_75},
-  {"ttmul411_2", "load", 2, "shared", 16, 27, 16, 1, 192, (const void *)kb_76},
-  {"ttmul411_2", "load", 2, "shared", 32, 27, 32, 1, 384, (const void *)kb_77},
-  {"ttmul411_2", "load", 3, "shared", 4, 27, 4, 1, 48, (const void *)kb_78},
-  {"ttmul411_2", "load", 3, "shared", 16, 27, 16, 1, 192, (const void *)kb_79},
-  {"ttmul411_2", "load", 3, "shared", 32, 27, 32, 1, 384, (const void *)kb_80},
-  {"ttmul411_2", "load", 3, "register", 4, 27, 4, 1, 0, (const void *)kb_81},
-  {"ttmul411_2", "load", 3, "register", 16, 27, 16, 1, 0, (const void *)kb_82},
-  {"ttmul411_2", "load", 3, "register", 32, 27, 32, 1, 0, (const void *)kb_83},
-  {"ttmul411_2", "compute", 0, "shared", 4, 27, 4, 1, 1776, (const void *)kb_84},
-  {"ttmul411_2", "compute", 0, "shared", 16, 27, 16, 1, 7104, (const void *)kb_85},
-  {"ttmul411_2", "compute", 0, "shared", 32, 27, 32, 1, 14208, (const void *)kb_86},
-  {"ttmul411_2", "compute", 0, "register", 4, 27, 4, 1, 0, (const void *)kb_87},
-  {"ttmul411_2", "compute", 0, "register", 16, 27, 16, 1, 0, (const void *)kb_88},
-  {"ttmul411_2", "compute", 0, "register", 32, 27, 32, 1, 0, (const void *)kb_89},
-  {"ttmul411_2", "save", 0, "shared", 4, 27, 4, 1, 432, (const void *)kb_90},
-  {"ttmul411_2", "save", 0, "shared", 16, 27, 16, 1, 1728, (const void *)kb_91},
-  {"ttmul411_2", "save", 0, "shared", 32, 27, 32, 1, 3456, (const void *)kb_92},
-  {"ttmul411_2", "save", 1, "shared", 4, 27, 4, 1, 432, (const void *)kb_93},
-  {"ttmul411_2", "save", 1, "shared", 16, 27, 16, 1, 1728, (const void *)kb_94},
-  {"ttmul411_2", "save", 1, "shared", 32, 27, 32, 1, 3456, (const void *)kb_95},
-  {"ttmul411_2", "save", 1, "register", 4, 27, 4, 1, 0, (const void *)kb_96},
-  {"ttmul411_2", "save", 1, "register", 16, 27, 16, 1, 0, (const void *)kb_97},
-  {"ttmul411_2", "save", 1, "register", 32, 27, 32, 1, 0, (const void *)kb_98},
-  {"ttmul411_3", "load", 0, "shared", 4, 9, 4, 1, 1296, (const void *)kb_99},
-  {"ttmul411_3", "load", 0, "shared", 16, 9, 16, 1, 5184, (const void *)kb_100},
-  {"ttmul411_3", "load", 0, "shared", 32, 9, 32, 1, 10368, (const void *)kb_101},
-  {"ttmul411_3", "load", 0, "shared", 64, 9, 64, 1, 20736, (const void *)kb_102},
-  {"ttmul411_3", "load", 1, "shared", 4, 9, 4, 1, 1296, (const void *)kb_103},
-  {"ttmul411_3", "load", 1, "shared", 16, 9, 16, 1, 5184, (const void *)kb_104},
-  {"ttmul411_3", "load", 1, "shared", 32, 9, 32, 1, 10368, (const void *)kb_105},
-  {"ttmul411_3", "load", 1, "shared", 64, 9, 64, 1, 20736, (const void *)kb_106},
-  {"ttmul411_3", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_107},
-  {"ttmul411_3", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_108},
-  {"ttmul411_3", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_109},
-  {"ttmul411_3", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_110},
-  {"ttmul411_3", "load", 2, "shared", 4, 9, 4, 1, 48, (const void *)kb_111},
-  {"ttmul411_3", "load", 2, "shared", 16, 9, 16, 1, 192, (const void *)kb_112},
-  {"ttmul411_3", "load", 2, "shared", 32, 9, 32, 1, 384, (const void *)kb_113},
-  {"ttmul411_3", "load", 2, "shared", 64, 9, 64, 1, 768, (const void *)kb_114},
-  {"ttmul411_3", "load", 3, "shared", 4, 9, 4, 1, 48, (const void *)kb_115},
-  {"ttmul411_3", "load", 3, "shared", 16, 9, 16, 1, 192, (const void *)kb_116},
-  {"ttmul411_3", "load", 3, "shared", 32, 9, 32, 1, 384, (const void *)kb_117},
-  {"ttmul411_3", "load", 3, "shared", 64, 9, 64, 1, 768, (const void *)kb_118},
-  {"ttmul411_3", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_119},
-  {"ttmul411_3", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_120},
-  {"ttmul411_3", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_121},
-  {"ttmul411_3", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_122},
-  {"ttmul411_3", "compute", 0, "shared", 4, 9, 4, 1, 1776, (const void *)kb_123},
-  {"ttmul411_3", "compute", 0, "shared", 16, 9, 16, 1, 7104, (const void *)kb_124},
-  {"ttmul411_3", "compute", 0, "shared", 32, 9, 32, 1, 14208, (const void *)kb_125},
-  {"ttmul411_3", "compute", 0, "shared", 64, 9, 64, 1, 28416, (const void *)kb_126},
-  {"ttmul411_3", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_127},
-  {"ttmul411_3", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_128},
-  {"ttmul411_3", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_129},
-  {"ttmul411_3", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_130},
-  {"ttmul411_3", "save", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_131},
-  {"ttmul411_3", "save", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_132},
-  {"ttmul411_3", "save", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_133},
-  {"ttmul411_3", "save", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_134},
-  {"ttmul411_3", "save", 1, "shared", 4, 9, 4, 1, 432, (const void *)kb_135},
-  {"ttmul411_3", "save", 1, "shared", 16, 9, 16, 1, 1728, (const void *)kb_136},
-  {"ttmul411_3", "save", 1, "shared", 32, 9, 32, 1, 3456, (const void *)kb_137},
-  {"ttmul411_3", "save", 1, "shared", 64, 9, 64, 1, 6912, (const void *)kb_138},
-  {"ttmul411_3", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_139},
-  {"ttmul411_3", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_140},
-  {"ttmul411_3", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_141},
-  {"ttmul411_3", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_142},
+  {"ttmul411_1", "load", 0, "shared", 4, 4, 1, 1, 1296, (const void *)kb_ttmul411_0},
+  {"ttmul411_1", "load", 0, "shared", 16, 16, 1, 1, 5184, (const void *)kb_ttmul411_1},
+  {"ttmul411_1", "load", 0, "shared", 32, 32, 1, 1, 10368, (const void *)kb_ttmul411_2},
+  {"ttmul411_1", "load", 0, "shared", 64, 64, 1, 1, 20736, (const void *)kb_ttmul411_3},
+  {"ttmul411_1", "load", 0, "shared", 128, 128, 1, 1, 41472, (const void *)kb_ttmul411_4},
+  {"ttmul411_1", "load", 0, "shared", 256, 256, 1, 1, 82944, (const void *)kb_ttmul411_5},
+  {"ttmul411_1", "load", 1, "shared", 4, 4, 1, 1, 1296, (const void *)kb_ttmul411_6},
+  {"ttmul411_1", "load", 1, "shared", 16, 16, 1, 1, 5184, (const void *)kb_ttmul411_7},
+  {"ttmul411_1", "load", 1, "shared", 32, 32, 1, 1, 10368, (const void *)kb_ttmul411_8},
+  {"ttmul411_1", "load", 1, "shared", 64, 64, 1, 1, 20736, (const void *)kb_ttmul411_9},
+  {"ttmul411_1", "load", 1, "shared", 128, 128, 1, 1, 41472, (const void *)kb_ttmul411_10},
+  {"ttmul411_1", "load", 1, "shared", 256, 256, 1, 1, 82944, (const void *)kb_ttmul411_11},
+  {"ttmul411_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul411_12},
+  {"ttmul411_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul411_13},
+  {"ttmul411_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul411_14},
+  {"ttmul411_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul411_15},
+  {"ttmul411_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul411_16},
+  {"ttmul411_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul411_17},
+  {"ttmul411_1", "load", 2, "shared", 4, 4, 1, 1, 48, (const void *)kb_ttmul411_18},
+  {"ttmul411_1", "load", 2, "shared", 16, 16, 1, 1, 192, (const void *)kb_ttmul411_19},
+  {"ttmul411_1", "load", 2, "shared", 32, 32, 1, 1, 384, (const void *)kb_ttmul411_20},
+  {"ttmul411_1", "load", 2, "shared", 64, 64, 1, 1, 768, (const void *)kb_ttmul411_21},
+  {"ttmul411_1", "load", 2, "shared", 128, 128, 1, 1, 1536, (const void *)kb_ttmul411_22},
+  {"ttmul411_1", "load", 2, "shared", 256, 256, 1, 1, 3072, (const void *)kb_ttmul411_23},
+  {"ttmul411_1", "load", 3, "shared", 4, 4, 1, 1, 48, (const void *)kb_ttmul411_24},
+  {"ttmul411_1", "load", 3, "shared", 16, 16, 1, 1, 192, (const void *)kb_ttmul411_25},
+  {"ttmul411_1", "load", 3, "shared", 32, 32, 1, 1, 384, (const void *)kb_ttmul411_26},
+  {"ttmul411_1", "load", 3, "shared", 64, 64, 1, 1, 768, (const void *)kb_ttmul411_27},
+  {"ttmul411_1", "load", 3, "shared", 128, 128, 1, 1, 1536, (const void *)kb_ttmul411_28},
+  {"ttmul411_1", "load", 3, "shared", 256, 256, 1, 1, 3072, (const void *)kb_ttmul411_29},
+  {"ttmul411_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul411_30},
+  {"ttmul411_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul411_31},
+  {"ttmul411_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul411_32},
+  {"ttmul411_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul411_33},
+  {"ttmul411_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul411_34},
+  {"ttmul411_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul411_35},
+  {"ttmul411_1", "compute", 0, "shared", 4, 4, 1, 1, 1776, (const void *)kb_ttmul411_36},
+  {"ttmul411_1", "compute", 0, "shared", 16, 16, 1, 1, 7104, (const void *)kb_ttmul411_37},
+  {"ttmul411_1", "compute", 0, "shared", 32, 32, 1, 1, 14208, (const void *)kb_ttmul411_38},
+  {"ttmul411_1", "compute", 0, "shared", 64, 64, 1, 1, 28416, (const void *)kb_ttmul411_39},
+  {"ttmul411_1", "compute", 0, "shared", 128, 128, 1, 1, 56832, (const void *)kb_ttmul411_40},
+  {"ttmul411_1", "compute", 0, "shared", 256, 256, 1, 1, 113664, (const void *)kb_ttmul411_41},
+  {"ttmul411_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul411_42},
+  {"ttmul411_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul411_43},
+  {"ttmul411_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul411_44},
+  {"ttmul411_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul411_45},
+  {"ttmul411_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul411_46},
+  {"ttmul411_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul411_47},
+  {"ttmul411_1", "save", 0, "shared", 4, 4, 1, 1, 432, (const void *)kb_ttmul411_48},
+  {"ttmul411_1", "save", 0, "shared", 16, 16, 1, 1, 1728, (const void *)kb_ttmul411_49},
+  {"ttmul411_1", "save", 0, "shared", 32, 32, 1, 1, 3456, (const void *)kb_ttmul411_50},
+  {"ttmul411_1", "save", 0, "shared", 64, 64, 1, 1, 6912, (const void *)kb_ttmul411_51},
+  {"ttmul411_1", "save", 0, "shared", 128, 128, 1, 1, 13824, (const void *)kb_ttmul411_52},
+  {"ttmul411_1", "save", 0, "shared", 256, 256, 1, 1, 27648, (const void *)kb_ttmul411_53},
+  {"ttmul411_1", "save", 1, "shared", 4, 4, 1, 1, 432, (const void *)kb_ttmul411_54},
+  {"ttmul411_1", "save", 1, "shared", 16, 16, 1, 1, 1728, (const void *)kb_ttmul411_55},
+  {"ttmul411_1", "save", 1, "shared", 32, 32, 1, 1, 3456, (const void *)kb_ttmul411_56},
+  {"ttmul411_1", "save", 1, "shared", 64, 64, 1, 1, 6912, (const void *)kb_ttmul411_57},
+  {"ttmul411_1", "save", 1, "shared", 128, 128, 1, 1, 13824, (const void *)kb_ttmul411_58},
+  {"ttmul411_1", "save", 1, "shared", 256, 256, 1, 1, 27648, (const void *)kb_ttmul411_59},
+  {"ttmul411_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_ttmul411_60},
+  {"ttmul411_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_ttmul411_61},
+  {"ttmul411_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_ttmul411_62},
+  {"ttmul411_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_ttmul411_63},
+  {"ttmul411_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_ttmul411_64},
+  {"ttmul411_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_ttmul411_65},
+  {"ttmul411_2", "load", 0, "shared", 4, 27, 4, 1, 1296, (const void *)kb_ttmul411_66},
+  {"ttmul411_2", "load", 0, "shared", 16, 27, 16, 1, 5184, (const void *)kb_ttmul411_67},
+  {"ttmul411_2", "load", 0, "shared", 32, 27, 32, 1, 10368, (const void *)kb_ttmul411_68},
+  {"ttmul411_2", "load", 1, "shared", 4, 27, 4, 1, 1296, (const void *)kb_ttmul411_69},
+  {"ttmul411_2", "load", 1, "shared", 16, 27, 16, 1, 5184, (const void *)kb_ttmul411_70},
+  {"ttmul411_2", "load", 1, "shared", 32, 27, 32, 1, 10368, (const void *)kb_ttmul411_71},
+  {"ttmul411_2", "load", 1, "register", 4, 27, 4, 1, 0, (const void *)kb_ttmul411_72},
+  {"ttmul411_2", "load", 1, "register", 16, 27, 16, 1, 0, (const void *)kb_ttmul411_73},
+  {"ttmul411_2", "load", 1, "register", 32, 27, 32, 1, 0, (const void *)kb_ttmul411_74},
+  {"ttmul411_2", "load", 2, "shared", 4, 27, 4, 1, 48, (const void *)kb_ttmul411_75},
+  {"ttmul411_2", "load", 2, "shared", 16, 27, 16, 1, 192, (const void *)kb_ttmul411_76},
+  {"ttmul411_2", "load", 2, "shared", 32, 27, 32, 1, 384, (const void *)kb_ttmul411_77},
+  {"ttmul411_2", "load", 3, "shared", 4, 27, 4, 1, 48, (const void *)kb_ttmul411_78},
+  {"ttmul411_2", "load", 3, "shared", 16, 27, 16, 1, 192, (const void *)kb_ttmul411_79},
+  {"ttmul411_2", "load", 3, "shared", 32, 27, 32, 1, 384, (const void *)kb_ttmul411_80},
+  {"ttmul411_2", "load", 3, "register", 4, 27, 4, 1, 0, (const void *)kb_ttmul411_81},
+  {"ttmul411_2", "load", 3, "register", 16, 27, 16, 1, 0, (const void *)kb_ttmul411_82},
+  {"ttmul411_2", "load", 3, "register", 32, 27, 32, 1, 0, (const void *)kb_ttmul411_83},
+  {"ttmul411_2", "compute", 0, "shared", 4, 27, 4, 1, 1776, (const void *)kb_ttmul411_84},
+  {"ttmul411_2", "compute", 0, "shared", 16, 27, 16, 1, 7104, (const void *)kb_ttmul411_85},
+  {"ttmul411_2", "compute", 0, "shared", 32, 27, 32, 1, 14208, (const void *)kb_ttmul411_86},
+  {"ttmul411_2", "compute", 0, "register", 4, 27, 4, 1, 0, (const void *)kb_ttmul411_87},
+  {"ttmul411_2", "compute", 0, "register", 16, 27, 16, 1, 0, (const void *)kb_ttmul411_88},
+  {"ttmul411_2", "compute", 0, "register", 32, 27, 32, 1, 0, (const void *)kb_ttmul411_89},
+  {"ttmul411_2", "save", 0, "shared", 4, 27, 4, 1, 432, (const void *)kb_ttmul411_90},
+  {"ttmul411_2", "save", 0, "shared", 16, 27, 16, 1, 1728, (const void *)kb_ttmul411_91},
+  {"ttmul411_2", "save", 0, "shared", 32, 27, 32, 1, 3456, (const void *)kb_ttmul411_92},
+  {"ttmul411_2", "save", 1, "shared", 4, 27, 4, 1, 432, (const void *)kb_ttmul411_93},
+  {"ttmul411_2", "save", 1, "shared", 16, 27, 16, 1, 1728, (const void *)kb_ttmul411_94},
+  {"ttmul411_2", "save", 1, "shared", 32, 27, 32, 1, 3456, (const void *)kb_ttmul411_95},
+  {"ttmul411_2", "save", 1, "register", 4, 27, 4, 1, 0, (const void *)kb_ttmul411_96},
+  {"ttmul411_2", "save", 1, "register", 16, 27, 16, 1, 0, (const void *)kb_ttmul411_97},
+  {"ttmul411_2", "save", 1, "register", 32, 27, 32, 1, 0, (const void *)kb_ttmul411_98},
+  {"ttmul411_3", "load", 0, "shared", 4, 9, 4, 1, 1296, (const void *)kb_ttmul411_99},
+  {"ttmul411_3", "load", 0, "shared", 16, 9, 16, 1, 5184, (const void *)kb_ttmul411_100},
+  {"ttmul411_3", "load", 0, "shared", 32, 9, 32, 1, 10368, (const void *)kb_ttmul411_101},
+  {"ttmul411_3", "load", 0, "shared", 64, 9, 64, 1, 20736, (const void *)kb_ttmul411_102},
+  {"ttmul411_3", "load", 1, "shared", 4, 9, 4, 1, 1296, (const void *)kb_ttmul411_103},
+  {"ttmul411_3", "load", 1, "shared", 16, 9, 16, 1, 5184, (const void *)kb_ttmul411_104},
+  {"ttmul411_3", "load", 1, "shared", 32, 9, 32, 1, 10368, (const void *)kb_ttmul411_105},
+  {"ttmul411_3", "load", 1, "shared", 64, 9, 64, 1, 20736, (const void *)kb_ttmul411_106},
+  {"ttmul411_3", "load", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul411_107},
+  {"ttmul411_3", "load", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul411_108},
+  {"ttmul411_3", "load", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul411_109},
+  {"ttmul411_3", "load", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul411_110},
+  {"ttmul411_3", "load", 2, "shared", 4, 9, 4, 1, 48, (const void *)kb_ttmul411_111},
+  {"ttmul411_3", "load", 2, "shared", 16, 9, 16, 1, 192, (const void *)kb_ttmul411_112},
+  {"ttmul411_3", "load", 2, "shared", 32, 9, 32, 1, 384, (const void *)kb_ttmul411_113},
+  {"ttmul411_3", "load", 2, "shared", 64, 9, 64, 1, 768, (const void *)kb_ttmul411_114},
+  {"ttmul411_3", "load", 3, "shared", 4, 9, 4, 1, 48, (const void *)kb_ttmul411_115},
+  {"ttmul411_3", "load", 3, "shared", 16, 9, 16, 1, 192, (const void *)kb_ttmul411_116},
+  {"ttmul411_3", "load", 3, "shared", 32, 9, 32, 1, 384, (const void *)kb_ttmul411_117},
+  {"ttmul411_3", "load", 3, "shared", 64, 9, 64, 1, 768, (const void *)kb_ttmul411_118},
+  {"ttmul411_3", "load", 3, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul411_119},
+  {"ttmul411_3", "load", 3, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul411_120},
+  {"ttmul411_3", "load", 3, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul411_121},
+  {"ttmul411_3", "load", 3, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul411_122},
+  {"ttmul411_3", "compute", 0, "shared", 4, 9, 4, 1, 1776, (const void *)kb_ttmul411_123},
+  {"ttmul411_3", "compute", 0, "shared", 16, 9, 16, 1, 7104, (const void *)kb_ttmul411_124},
+  {"ttmul411_3", "compute", 0, "shared", 32, 9, 32, 1, 14208, (const void *)kb_ttmul411_125},
+  {"ttmul411_3", "compute", 0, "shared", 64, 9, 64, 1, 28416, (const void *)kb_ttmul411_126},
+  {"ttmul411_3", "compute", 0, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul411_127},
+  {"ttmul411_3", "compute", 0, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul411_128},
+  {"ttmul411_3", "compute", 0, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul411_129},
+  {"ttmul411_3", "compute", 0, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul411_130},
+  {"ttmul411_3", "save", 0, "shared", 4, 9, 4, 1, 432, (const void *)kb_ttmul411_131},
+  {"ttmul411_3", "save", 0, "shared", 16, 9, 16, 1, 1728, (const void *)kb_ttmul411_132},
+  {"ttmul411_3", "save", 0, "shared", 32, 9, 32, 1, 3456, (const void *)kb_ttmul411_133},
+  {"ttmul411_3", "save", 0, "shared", 64, 9, 64, 1, 6912, (const void *)kb_ttmul411_134},
+  {"ttmul411_3", "save", 1, "shared", 4, 9, 4, 1, 432, (const void *)kb_ttmul411_135},
+  {"ttmul411_3", "save", 1, "shared", 16, 9, 16, 1, 1728, (const void *)kb_ttmul411_136},
+  {"ttmul411_3", "save", 1, "shared", 32, 9, 32, 1, 3456, (const void *)kb_ttmul411_137},
+  {"ttmul411_3", "save", 1, "shared", 64, 9, 64, 1, 6912, (const void *)kb_ttmul411_138},
+  {"ttmul411_3", "save", 1, "register", 4, 9, 4, 1, 0, (const void *)kb_ttmul411_139},
+  {"ttmul411_3", "save", 1, "register", 16, 9, 16, 1, 0, (const void *)kb_ttmul411_140},
+  {"ttmul411_3", "save", 1, "register", 32, 9, 32, 1, 0, (const void *)kb_ttmul411_141},
+  {"ttmul411_3", "save", 1, "register", 64, 9, 64, 1, 0, (const void *)kb_ttmul411_142},
 };
 extern "C" const int bench_ttmul411_count = 143;

@@ -36,7 +36,7 @@ KAS_DEV void d_venorm3_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_venorm3_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_venorm3_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_venorm3_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_venorm3_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_venorm3_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_venorm3_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_venorm3_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_venorm3_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_venorm3_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_venorm3_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_venorm3_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -300,7 +300,7 @@ KAS_DEV void d_venorm3_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_venorm3_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -324,7 +324,7 @@ KAS_DEV void d_venorm3_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_venorm3_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -348,7 +348,7 @@ KAS_DEV void d_venorm3_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_venorm3_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -372,7 +372,7 @@ KAS_DEV void d_venorm3_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_venorm3_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -396,7 +396,7 @@ KAS_DEV void d_venorm3_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_venorm3_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -420,7 +420,7 @@ KAS_DEV void d_venorm3_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_venorm3_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -444,13 +444,15 @@ KAS_DEV void d_venorm3_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_venorm3_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -469,13 +471,15 @@ KAS_DEV void d_venorm3_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_venorm3_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -494,13 +498,15 @@ KAS_DEV void d_venorm3_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_venorm3_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -519,13 +525,15 @@ KAS_DEV void d_venorm3_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_venorm3_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -544,13 +552,15 @@ KAS_DEV void d_venorm3_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_venorm3_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -569,13 +579,15 @@ KAS_DEV void d_venorm3_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_venorm3_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -597,7 +609,7 @@ KAS_DEV void d_venorm3_1_compute_e4_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, int
   c[(tx)] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_venorm3_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -624,7 +636,7 @@ KAS_DEV void d_venorm3_1_compute_e16_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   c[(tx)] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_venorm3_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -651,7 +663,7 @@ KAS_DEV void d_venorm3_1_compute_e32_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   c[(tx)] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_venorm3_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -678,7 +690,7 @@ KAS_DEV void d_venorm3_1_compute_e64_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   c[(tx)] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_venorm3_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -705,7 +717,7 @@ KAS_DEV void d_venorm3_1_compute_e128_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[(tx)] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_venorm3_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -732,7 +744,7 @@ KAS_DEV void d_venorm3_1_compute_e256_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[(tx)] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_venorm3_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -759,7 +771,7 @@ KAS_DEV void d_venorm3_1_compute_e4_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, int
   c[0] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_venorm3_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -769,6 +781,8 @@ __global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_1_compute_e4_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -790,7 +804,7 @@ KAS_DEV void d_venorm3_1_compute_e16_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   c[0] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_venorm3_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -800,6 +814,8 @@ __global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_1_compute_e16_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -821,7 +837,7 @@ KAS_DEV void d_venorm3_1_compute_e32_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   c[0] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_venorm3_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -831,6 +847,8 @@ __global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_1_compute_e32_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -852,7 +870,7 @@ KAS_DEV void d_venorm3_1_compute_e64_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   c[0] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_venorm3_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -862,6 +880,8 @@ __global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_1_compute_e64_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -883,7 +903,7 @@ KAS_DEV void d_venorm3_1_compute_e128_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[0] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_venorm3_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -893,6 +913,8 @@ __global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_1_compute_e128_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -914,7 +936,7 @@ KAS_DEV void d_venorm3_1_compute_e256_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   c[0] = sqrtf(acc);
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_venorm3_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -924,6 +946,8 @@ __global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_1_compute_e256_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -968,7 +992,7 @@ KAS_DEV void d_venorm3_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_venorm3_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1016,7 +1040,7 @@ KAS_DEV void d_venorm3_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_venorm3_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1064,7 +1088,7 @@ KAS_DEV void d_venorm3_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_venorm3_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1112,7 +1136,7 @@ KAS_DEV void d_venorm3_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_venorm3_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1160,7 +1184,7 @@ KAS_DEV void d_venorm3_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_venorm3_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1208,7 +1232,7 @@ KAS_DEV void d_venorm3_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_venorm3_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1228,7 +1252,7 @@ KAS_DEV void d_venorm3_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_venorm3_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1248,7 +1272,7 @@ KAS_DEV void d_venorm3_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_venorm3_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1268,7 +1292,7 @@ KAS_DEV void d_venorm3_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_venorm3_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1288,7 +1312,7 @@ KAS_DEV void d_venorm3_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_venorm3_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1308,7 +1332,7 @@ KAS_DEV void d_venorm3_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_venorm3_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1328,7 +1352,7 @@ KAS_DEV void d_venorm3_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_venorm3_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1348,7 +1372,7 @@ KAS_DEV void d_venorm3_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_venorm3_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1369,7 +1393,7 @@ KAS_DEV void d_venorm3_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_venorm3_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1390,7 +1414,7 @@ KAS_DEV void d_venorm3_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_venorm3_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1411,7 +1435,7 @@ KAS_DEV void d_venorm3_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_venorm3_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1432,7 +1456,7 @@ KAS_DEV void d_venorm3_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_venorm3_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1453,7 +1477,7 @@ KAS_DEV void d_venorm3_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_venorm3_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1500,7 +1524,7 @@ KAS_DEV void d_venorm3_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_venorm3_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1548,7 +1572,7 @@ KAS_DEV void d_venorm3_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_venorm3_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1596,7 +1620,7 @@ KAS_DEV void d_venorm3_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_venorm3_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1644,7 +1668,7 @@ KAS_DEV void d_venorm3_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_venorm3_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1692,7 +1716,7 @@ KAS_DEV void d_venorm3_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_venorm3_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1740,7 +1764,7 @@ KAS_DEV void d_venorm3_2_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_venorm3_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1765,7 +1789,7 @@ KAS_DEV void d_venorm3_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_venorm3_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1790,7 +1814,7 @@ KAS_DEV void d_venorm3_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_venorm3_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1815,7 +1839,7 @@ KAS_DEV void d_venorm3_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_venorm3_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1840,7 +1864,7 @@ KAS_DEV void d_venorm3_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_venorm3_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1865,7 +1889,7 @@ KAS_DEV void d_venorm3_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_venorm3_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1890,7 +1914,7 @@ KAS_DEV void d_venorm3_2_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_venorm3_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1915,13 +1939,15 @@ KAS_DEV void d_venorm3_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_venorm3_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1941,13 +1967,15 @@ KAS_DEV void d_venorm3_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_venorm3_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1967,13 +1995,15 @@ KAS_DEV void d_venorm3_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_venorm3_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1993,13 +2023,15 @@ KAS_DEV void d_venorm3_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_venorm3_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2019,13 +2051,15 @@ KAS_DEV void d_venorm3_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_venorm3_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_2_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2045,13 +2079,15 @@ KAS_DEV void d_venorm3_2_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_venorm3_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_venorm3_2_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2075,7 +2111,7 @@ KAS_DEV void d_venorm3_2_compute_e4_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, int
   }
 }
 
-__global__ void __launch_bounds__(12) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_venorm3_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2104,7 +2140,7 @@ KAS_DEV void d_venorm3_2_compute_e16_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   }
 }
 
-__global__ void __launch_bounds__(48) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_venorm3_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2133,7 +2169,7 @@ KAS_DEV void d_venorm3_2_compute_e32_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   }
 }
 
-__global__ void __launch_bounds__(96) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_venorm3_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2162,7 +2198,7 @@ KAS_DEV void d_venorm3_2_compute_e64_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   }
 }
 
-__global__ void __launch_bounds__(192) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_venorm3_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2191,7 +2227,7 @@ KAS_DEV void d_venorm3_2_compute_e128_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   }
 }
 
-__global__ void __launch_bounds__(384) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_venorm3_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2220,7 +2256,7 @@ KAS_DEV void d_venorm3_2_compute_e256_ss(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   }
 }
 
-__global__ void __launch_bounds__(768) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_venorm3_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2249,7 +2285,7 @@ KAS_DEV void d_venorm3_2_compute_e4_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, int
   }
 }
 
-__global__ void __launch_bounds__(12) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_venorm3_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2259,6 +2295,8 @@ __global__ void __launch_bounds__(12) kb_72(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_2_compute_e4_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2282,7 +2320,7 @@ KAS_DEV void d_venorm3_2_compute_e16_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   }
 }
 
-__global__ void __launch_bounds__(48) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_venorm3_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2292,6 +2330,8 @@ __global__ void __launch_bounds__(48) kb_73(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_2_compute_e16_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2315,7 +2355,7 @@ KAS_DEV void d_venorm3_2_compute_e32_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   }
 }
 
-__global__ void __launch_bounds__(96) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_venorm3_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2325,6 +2365,8 @@ __global__ void __launch_bounds__(96) kb_74(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_2_compute_e32_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2348,7 +2390,7 @@ KAS_DEV void d_venorm3_2_compute_e64_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, in
   }
 }
 
-__global__ void __launch_bounds__(192) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_venorm3_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2358,6 +2400,8 @@ __global__ void __launch_bounds__(192) kb_75(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_2_compute_e64_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2381,7 +2425,7 @@ KAS_DEV void d_venorm3_2_compute_e128_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   }
 }
 
-__global__ void __launch_bounds__(384) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_venorm3_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2391,6 +2435,8 @@ __global__ void __launch_bounds__(384) kb_76(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_2_compute_e128_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2414,7 +2460,7 @@ KAS_DEV void d_venorm3_2_compute_e256_rr(KAS_BUF a, KAS_BUF c, int tx, int ty, i
   }
 }
 
-__global__ void __launch_bounds__(768) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_venorm3_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2424,6 +2470,8 @@ __global__ void __launch_bounds__(768) kb_77(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b0[k] = seed * (float)(k + 1) + (float)lin;
   float b1[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b1[k] = 0.0f;
   d_venorm3_2_compute_e256_rr(b0, b1, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -2468,7 +2516,7 @@ KAS_DEV void d_venorm3_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_venorm3_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2516,7 +2564,7 @@ KAS_DEV void d_venorm3_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_venorm3_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2564,7 +2612,7 @@ KAS_DEV void d_venorm3_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_venorm3_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2612,7 +2660,7 @@ KAS_DEV void d_venorm3_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_venorm3_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2660,7 +2708,7 @@ KAS_DEV void d_venorm3_2_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_venorm3_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2708,7 +2756,7 @@ KAS_DEV void d_venorm3_2_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_venorm3_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2727,7 +2775,7 @@ KAS_DEV void d_venorm3_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(12) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_venorm3_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2746,7 +2794,7 @@ KAS_DEV void d_venorm3_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(48) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_venorm3_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2765,7 +2813,7 @@ KAS_DEV void d_venorm3_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(96) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_venorm3_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2784,7 +2832,7 @@ KAS_DEV void d_venorm3_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(192) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_venorm3_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2803,7 +2851,7 @@ KAS_DEV void d_venorm3_2_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(384) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_venorm3_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2822,7 +2870,7 @@ KAS_DEV void d_venorm3_2_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(768) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_venorm3_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2841,7 +2889,7 @@ KAS_DEV void d_venorm3_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(12) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_venorm3_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2861,7 +2909,7 @@ KAS_DEV void d_venorm3_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(48) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_venorm3_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2881,7 +2929,7 @@ KAS_DEV void d_venorm3_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(96) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_venorm3_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2901,7 +2949,7 @@ KAS_DEV void d_venorm3_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(192) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_venorm3_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2921,7 +2969,7 @@ KAS_DEV void d_venorm3_2_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(384) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_venorm3_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2941,7 +2989,7 @@ KAS_DEV void d_venorm3_2_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(768) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_venorm3_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2954,101 +3002,101 @@ __global__ void __launch_bounds__(768) kb_95(const float *__restrict__ in, float
 }
 
 extern "C" const BenchEntry bench_venorm3_entries[] = {
-  {"venorm3_1", "load", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_0},
-  {"venorm3_1", "load", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_1},
-  {"venorm3_1", "load", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_2},
-  {"venorm3_1", "load", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_3},
-  {"venorm3_1", "load", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_4},
-  {"venorm3_1", "load", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_5},
-  {"venorm3_1", "load", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_6},
-  {"venorm3_1", "load", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_7},
-  {"venorm3_1", "load", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_8},
-  {"venorm3_1", "load", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_9},
-  {"venorm3_1", "load", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_10},
-  {"venorm3_1", "load", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_11},
-  {"venorm3_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"venorm3_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"venorm3_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"venorm3_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"venorm3_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"venorm3_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"venorm3_1", "compute", 0, "shared", 4, 4, 1, 1, 64, (const void *)kb_18},
-  {"venorm3_1", "compute", 0, "shared", 16, 16, 1, 1, 256, (const void *)kb_19},
-  {"venorm3_1", "compute", 0, "shared", 32, 32, 1, 1, 512, (const void *)kb_20},
-  {"venorm3_1", "compute", 0, "shared", 64, 64, 1, 1, 1024, (const void *)kb_21},
-  {"venorm3_1", "compute", 0, "shared", 128, 128, 1, 1, 2048, (const void *)kb_22},
-  {"venorm3_1", "compute", 0, "shared", 256, 256, 1, 1, 4096, (const void *)kb_23},
-  {"venorm3_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_24},
-  {"venorm3_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_25},
-  {"venorm3_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_26},
-  {"venorm3_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_27},
-  {"venorm3_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_28},
-  {"venorm3_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_29},
-  {"venorm3_1", "save", 0, "shared", 4, 4, 1, 1, 16, (const void *)kb_30},
-  {"venorm3_1", "save", 0, "shared", 16, 16, 1, 1, 64, (const void *)kb_31},
-  {"venorm3_1", "save", 0, "shared", 32, 32, 1, 1, 128, (const void *)kb_32},
-  {"venorm3_1", "save", 0, "shared", 64, 64, 1, 1, 256, (const void *)kb_33},
-  {"venorm3_1", "save", 0, "shared", 128, 128, 1, 1, 512, (const void *)kb_34},
-  {"venorm3_1", "save", 0, "shared", 256, 256, 1, 1, 1024, (const void *)kb_35},
-  {"venorm3_1", "save", 1, "shared", 4, 4, 1, 1, 16, (const void *)kb_36},
-  {"venorm3_1", "save", 1, "shared", 16, 16, 1, 1, 64, (const void *)kb_37},
-  {"venorm3_1", "save", 1, "shared", 32, 32, 1, 1, 128, (const void *)kb_38},
-  {"venorm3_1", "save", 1, "shared", 64, 64, 1, 1, 256, (const void *)kb_39},
-  {"venorm3_1", "save", 1, "shared", 128, 128, 1, 1, 512, (const void *)kb_40},
-  {"venorm3_1", "save", 1, "shared", 256, 256, 1, 1, 1024, (const void *)kb_41},
-  {"venorm3_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"venorm3_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"venorm3_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"venorm3_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"venorm3_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"venorm3_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"venorm3_2", "load", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_48},
-  {"venorm3_2", "load", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_49},
-  {"venorm3_2", "load", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_50},
-  {"venorm3_2", "load", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_51},
-  {"venorm3_2", "load", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_52},
-  {"venorm3_2", "load", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_53},
-  {"venorm3_2", "load", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_54},
-  {"venorm3_2", "load", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_55},
-  {"venorm3_2", "load", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_56},
-  {"venorm3_2", "load", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_57},
-  {"venorm3_2", "load", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_58},
-  {"venorm3_2", "load", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_59},
-  {"venorm3_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_60},
-  {"venorm3_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_61},
-  {"venorm3_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_62},
-  {"venorm3_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_63},
-  {"venorm3_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_64},
-  {"venorm3_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_65},
-  {"venorm3_2", "compute", 0, "shared", 4, 3, 4, 1, 64, (const void *)kb_66},
-  {"venorm3_2", "compute", 0, "shared", 16, 3, 16, 1, 256, (const void *)kb_67},
-  {"venorm3_2", "compute", 0, "shared", 32, 3, 32, 1, 512, (const void *)kb_68},
-  {"venorm3_2", "compute", 0, "shared", 64, 3, 64, 1, 1024, (const void *)kb_69},
-  {"venorm3_2", "compute", 0, "shared", 128, 3, 128, 1, 2048, (const void *)kb_70},
-  {"venorm3_2", "compute", 0, "shared", 256, 3, 256, 1, 4096, (const void *)kb_71},
-  {"venorm3_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_72},
-  {"venorm3_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_73},
-  {"venorm3_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_74},
-  {"venorm3_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_75},
-  {"venorm3_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_76},
-  {"venorm3_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_77},
-  {"venorm3_2", "save", 0, "shared", 4, 3, 4, 1, 16, (const void *)kb_78},
-  {"venorm3_2", "save", 0, "shared", 16, 3, 16, 1, 64, (const void *)kb_79},
-  {"venorm3_2", "save", 0, "shared", 32, 3, 32, 1, 128, (const void *)kb_80},
-  {"venorm3_2", "save", 0, "shared", 64, 3, 64, 1, 256, (const void *)kb_81},
-  {"venorm3_2", "save", 0, "shared", 128, 3, 128, 1, 512, (const void *)kb_82},
-  {"venorm3_2", "save", 0, "shared", 256, 3, 256, 1, 1024, (const void *)kb_83},
-  {"venorm3_2", "save", 1, "shared", 4, 3, 4, 1, 16, (const void *)kb_84},
-  {"venorm3_2", "save", 1, "shared", 16, 3, 16, 1, 64, (const void *)kb_85},
-  {"venorm3_2", "save", 1, "shared", 32, 3, 32, 1, 128, (const void *)kb_86},
-  {"venorm3_2", "save", 1, "shared", 64, 3, 64, 1, 256, (const void *)kb_87},
-  {"venorm3_2", "save", 1, "shared", 128, 3, 128, 1, 512, (const void *)kb_88},
-  {"venorm3_2", "save", 1, "shared", 256, 3, 256, 1, 1024, (const void *)kb_89},
-  {"venorm3_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_90},
-  {"venorm3_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_91},
-  {"venorm3_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_92},
-  {"venorm3_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_93},
-  {"venorm3_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_94},
-  {"venorm3_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_95},
+  {"venorm3_1", "load", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_venorm3_0},
+  {"venorm3_1", "load", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_venorm3_1},
+  {"venorm3_1", "load", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_venorm3_2},
+  {"venorm3_1", "load", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_venorm3_3},
+  {"venorm3_1", "load", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_venorm3_4},
+  {"venorm3_1", "load", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_venorm3_5},
+  {"venorm3_1", "load", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_venorm3_6},
+  {"venorm3_1", "load", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_venorm3_7},
+  {"venorm3_1", "load", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_venorm3_8},
+  {"venorm3_1", "load", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_venorm3_9},
+  {"venorm3_1", "load", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_venorm3_10},
+  {"venorm3_1", "load", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_venorm3_11},
+  {"venorm3_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_venorm3_12},
+  {"venorm3_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_venorm3_13},
+  {"venorm3_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_venorm3_14},
+  {"venorm3_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_venorm3_15},
+  {"venorm3_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_venorm3_16},
+  {"venorm3_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_venorm3_17},
+  {"venorm3_1", "compute", 0, "shared", 4, 4, 1, 1, 64, (const void *)kb_venorm3_18},
+  {"venorm3_1", "compute", 0, "shared", 16, 16, 1, 1, 256, (const void *)kb_venorm3_19},
+  {"venorm3_1", "compute", 0, "shared", 32, 32, 1, 1, 512, (const void *)kb_venorm3_20},
+  {"venorm3_1", "compute", 0, "shared", 64, 64, 1, 1, 1024, (const void *)kb_venorm3_21},
+  {"venorm3_1", "compute", 0, "shared", 128, 128, 1, 1, 2048, (const void *)kb_venorm3_22},
+  {"venorm3_1", "compute", 0, "shared", 256, 256, 1, 1, 4096, (const void *)kb_venorm3_23},
+  {"venorm3_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_venorm3_24},
+  {"venorm3_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_venorm3_25},
+  {"venorm3_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_venorm3_26},
+  {"venorm3_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_venorm3_27},
+  {"venorm3_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_venorm3_28},
+  {"venorm3_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_venorm3_29},
+  {"venorm3_1", "save", 0, "shared", 4, 4, 1, 1, 16, (const void *)kb_venorm3_30},
+  {"venorm3_1", "save", 0, "shared", 16, 16, 1, 1, 64, (const void *)kb_venorm3_31},
+  {"venorm3_1", "save", 0, "shared", 32, 32, 1, 1, 128, (const void *)kb_venorm3_32},
+  {"venorm3_1", "save", 0, "shared", 64, 64, 1, 1, 256, (const void *)kb_venorm3_33},
+  {"venorm3_1", "save", 0, "shared", 128, 128, 1, 1, 512, (const void *)kb_venorm3_34},
+  {"venorm3_1", "save", 0, "shared", 256, 256, 1, 1, 1024, (const void *)kb_venorm3_35},
+  {"venorm3_1", "save", 1, "shared", 4, 4, 1, 1, 16, (const void *)kb_venorm3_36},
+  {"venorm3_1", "save", 1, "shared", 16, 16, 1, 1, 64, (const void *)kb_venorm3_37},
+  {"venorm3_1", "save", 1, "shared", 32, 32, 1, 1, 128, (const void *)kb_venorm3_38},
+  {"venorm3_1", "save", 1, "shared", 64, 64, 1, 1, 256, (const void *)kb_venorm3_39},
+  {"venorm3_1", "save", 1, "shared", 128, 128, 1, 1, 512, (const void *)kb_venorm3_40},
+  {"venorm3_1", "save", 1, "shared", 256, 256, 1, 1, 1024, (const void *)kb_venorm3_41},
+  {"venorm3_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_venorm3_42},
+  {"venorm3_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_venorm3_43},
+  {"venorm3_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_venorm3_44},
+  {"venorm3_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_venorm3_45},
+  {"venorm3_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_venorm3_46},
+  {"venorm3_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_venorm3_47},
+  {"venorm3_2", "load", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_venorm3_48},
+  {"venorm3_2", "load", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_venorm3_49},
+  {"venorm3_2", "load", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_venorm3_50},
+  {"venorm3_2", "load", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_venorm3_51},
+  {"venorm3_2", "load", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_venorm3_52},
+  {"venorm3_2", "load", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_venorm3_53},
+  {"venorm3_2", "load", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_venorm3_54},
+  {"venorm3_2", "load", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_venorm3_55},
+  {"venorm3_2", "load", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_venorm3_56},
+  {"venorm3_2", "load", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_venorm3_57},
+  {"venorm3_2", "load", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_venorm3_58},
+  {"venorm3_2", "load", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_venorm3_59},
+  {"venorm3_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_venorm3_60},
+  {"venorm3_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_venorm3_61},
+  {"venorm3_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_venorm3_62},
+  {"venorm3_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_venorm3_63},
+  {"venorm3_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_venorm3_64},
+  {"venorm3_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_venorm3_65},
+  {"venorm3_2", "compute", 0, "shared", 4, 3, 4, 1, 64, (const void *)kb_venorm3_66},
+  {"venorm3_2", "compute", 0, "shared", 16, 3, 16, 1, 256, (const void *)kb_venorm3_67},
+  {"venorm3_2", "compute", 0, "shared", 32, 3, 32, 1, 512, (const void *)kb_venorm3_68},
+  {"venorm3_2", "compute", 0, "shared", 64, 3, 64, 1, 1024, (const void *)kb_venorm3_69},
+  {"venorm3_2", "compute", 0, "shared", 128, 3, 128, 1, 2048, (const void *)kb_venorm3_70},
+  {"venorm3_2", "compute", 0, "shared", 256, 3, 256, 1, 4096, (const void *)kb_venorm3_71},
+  {"venorm3_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_venorm3_72},
+  {"venorm3_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_venorm3_73},
+  {"venorm3_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_venorm3_74},
+  {"venorm3_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_venorm3_75},
+  {"venorm3_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_venorm3_76},
+  {"venorm3_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_venorm3_77},
+  {"venorm3_2", "save", 0, "shared", 4, 3, 4, 1, 16, (const void *)kb_venorm3_78},
+  {"venorm3_2", "save", 0, "shared", 16, 3, 16, 1, 64, (const void *)kb_venorm3_79},
+  {"venorm3_2", "save", 0, "shared", 32, 3, 32, 1, 128, (const void *)kb_venorm3_80},
+  {"venorm3_2", "save", 0, "shared", 64, 3, 64, 1, 256, (const void *)kb_venorm3_81},
+  {"venorm3_2", "save", 0, "shared", 128, 3, 128, 1, 512, (const void *)kb_venorm3_82},
+  {"venorm3_2", "save", 0, "shared", 256, 3, 256, 1, 1024, (const void *)kb_venorm3_83},
+  {"venorm3_2", "save", 1, "shared", 4, 3, 4, 1, 16, (const void *)kb_venorm3_84},
+  {"venorm3_2", "save", 1, "shared", 16, 3, 16, 1, 64, (const void *)kb_venorm3_85},
+  {"venorm3_2", "save", 1, "shared", 32, 3, 32, 1, 128, (const void *)kb_venorm3_86},
+  {"venorm3_2", "save", 1, "shared", 64, 3, 64, 1, 256, (const void *)kb_venorm3_87},
+  {"venorm3_2", "save", 1, "shared", 128, 3, 128, 1, 512, (const void *)kb_venorm3_88},
+  {"venorm3_2", "save", 1, "shared", 256, 3, 256, 1, 1024, (const void *)kb_venorm3_89},
+  {"venorm3_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_venorm3_90},
+  {"venorm3_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_venorm3_91},
+  {"venorm3_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_venorm3_92},
+  {"venorm3_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_venorm3_93},
+  {"venorm3_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_venorm3_94},
+  {"venorm3_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_venorm3_95},
 };
 extern "C" const int bench_venorm3_count = 96;

@@ -36,7 +36,7 @@ KAS_DEV void d_vvmulabs3_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_0(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -84,7 +84,7 @@ KAS_DEV void d_vvmulabs3_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_1(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -132,7 +132,7 @@ KAS_DEV void d_vvmulabs3_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_2(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -180,7 +180,7 @@ KAS_DEV void d_vvmulabs3_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_3(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -228,7 +228,7 @@ KAS_DEV void d_vvmulabs3_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_4(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -276,7 +276,7 @@ KAS_DEV void d_vvmulabs3_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_5(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -300,7 +300,7 @@ KAS_DEV void d_vvmulabs3_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_6(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -324,7 +324,7 @@ KAS_DEV void d_vvmulabs3_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_7(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -348,7 +348,7 @@ KAS_DEV void d_vvmulabs3_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_8(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -372,7 +372,7 @@ KAS_DEV void d_vvmulabs3_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_9(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -396,7 +396,7 @@ KAS_DEV void d_vvmulabs3_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_10(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -420,7 +420,7 @@ KAS_DEV void d_vvmulabs3_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_11(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -444,13 +444,15 @@ KAS_DEV void d_vvmulabs3_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_12(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -469,13 +471,15 @@ KAS_DEV void d_vvmulabs3_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_13(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -494,13 +498,15 @@ KAS_DEV void d_vvmulabs3_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_14(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -519,13 +525,15 @@ KAS_DEV void d_vvmulabs3_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_15(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -544,13 +552,15 @@ KAS_DEV void d_vvmulabs3_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_16(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -569,13 +579,15 @@ KAS_DEV void d_vvmulabs3_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_17(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -618,7 +630,7 @@ KAS_DEV void d_vvmulabs3_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_18(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -666,7 +678,7 @@ KAS_DEV void d_vvmulabs3_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_19(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -714,7 +726,7 @@ KAS_DEV void d_vvmulabs3_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_20(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -762,7 +774,7 @@ KAS_DEV void d_vvmulabs3_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_21(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -810,7 +822,7 @@ KAS_DEV void d_vvmulabs3_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_22(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -858,7 +870,7 @@ KAS_DEV void d_vvmulabs3_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_23(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -882,7 +894,7 @@ KAS_DEV void d_vvmulabs3_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_24(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -906,7 +918,7 @@ KAS_DEV void d_vvmulabs3_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_25(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -930,7 +942,7 @@ KAS_DEV void d_vvmulabs3_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_26(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -954,7 +966,7 @@ KAS_DEV void d_vvmulabs3_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_27(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -978,7 +990,7 @@ KAS_DEV void d_vvmulabs3_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_28(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1002,7 +1014,7 @@ KAS_DEV void d_vvmulabs3_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
     s[(tx*3) + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_29(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1026,13 +1038,15 @@ KAS_DEV void d_vvmulabs3_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(4) kb_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_30(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 4 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1051,13 +1065,15 @@ KAS_DEV void d_vvmulabs3_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(16) kb_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_31(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 16 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1076,13 +1092,15 @@ KAS_DEV void d_vvmulabs3_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(32) kb_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_32(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 32 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1101,13 +1119,15 @@ KAS_DEV void d_vvmulabs3_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(64) kb_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_33(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 64 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1126,13 +1146,15 @@ KAS_DEV void d_vvmulabs3_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(128) kb_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_34(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 128 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1151,13 +1173,15 @@ KAS_DEV void d_vvmulabs3_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
     s[0 + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
 }
 
-__global__ void __launch_bounds__(256) kb_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_35(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 256 * (ty + 1 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_1_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -1177,7 +1201,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[(tx)] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(4) kb_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_36(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1203,7 +1227,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[(tx)] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(16) kb_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_37(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1229,7 +1253,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[(tx)] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(32) kb_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_38(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1255,7 +1279,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[(tx)] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(64) kb_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_39(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1281,7 +1305,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   c[(tx)] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(128) kb_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_40(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1307,7 +1331,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   c[(tx)] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(256) kb_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_41(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1333,7 +1357,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   c[0] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_42(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1346,6 +1370,8 @@ __global__ void __launch_bounds__(4) kb_42(const float *__restrict__ in, float *
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_1_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1365,7 +1391,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[0] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_43(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1378,6 +1404,8 @@ __global__ void __launch_bounds__(16) kb_43(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_1_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1397,7 +1425,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[0] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_44(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1410,6 +1438,8 @@ __global__ void __launch_bounds__(32) kb_44(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_1_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1429,7 +1459,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   c[0] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_45(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1442,6 +1472,8 @@ __global__ void __launch_bounds__(64) kb_45(const float *__restrict__ in, float 
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_1_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1461,7 +1493,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   c[0] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_46(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1474,6 +1506,8 @@ __global__ void __launch_bounds__(128) kb_46(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_1_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1493,7 +1527,7 @@ KAS_DEV void d_vvmulabs3_1_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   c[0] = fabsf(acc);
 }
 
-__global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_47(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1506,6 +1540,8 @@ __global__ void __launch_bounds__(256) kb_47(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_1_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -1550,7 +1586,7 @@ KAS_DEV void d_vvmulabs3_1_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(4) kb_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_48(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1598,7 +1634,7 @@ KAS_DEV void d_vvmulabs3_1_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(16) kb_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_49(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1646,7 +1682,7 @@ KAS_DEV void d_vvmulabs3_1_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(32) kb_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_50(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1694,7 +1730,7 @@ KAS_DEV void d_vvmulabs3_1_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(64) kb_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_51(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1742,7 +1778,7 @@ KAS_DEV void d_vvmulabs3_1_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(128) kb_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_52(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1790,7 +1826,7 @@ KAS_DEV void d_vvmulabs3_1_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(256) kb_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_53(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1810,7 +1846,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(4) kb_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_54(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1830,7 +1866,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(16) kb_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_55(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1850,7 +1886,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(32) kb_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_56(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1870,7 +1906,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(64) kb_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_57(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1890,7 +1926,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(128) kb_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_58(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1910,7 +1946,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[(tx)];
 }
 
-__global__ void __launch_bounds__(256) kb_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_59(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1930,7 +1966,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(4) kb_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(4) kb_vvmulabs3_60(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1951,7 +1987,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(16) kb_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(16) kb_vvmulabs3_61(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1972,7 +2008,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(32) kb_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(32) kb_vvmulabs3_62(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1993,7 +2029,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(64) kb_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(64) kb_vvmulabs3_63(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2014,7 +2050,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(128) kb_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(128) kb_vvmulabs3_64(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2035,7 +2071,7 @@ KAS_DEV void d_vvmulabs3_1_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + tx)] = s[0];
 }
 
-__global__ void __launch_bounds__(256) kb_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(256) kb_vvmulabs3_65(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2082,7 +2118,7 @@ KAS_DEV void d_vvmulabs3_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_66(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2130,7 +2166,7 @@ KAS_DEV void d_vvmulabs3_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_67(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2178,7 +2214,7 @@ KAS_DEV void d_vvmulabs3_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_68(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2226,7 +2262,7 @@ KAS_DEV void d_vvmulabs3_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_69(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2274,7 +2310,7 @@ KAS_DEV void d_vvmulabs3_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_70(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2322,7 +2358,7 @@ KAS_DEV void d_vvmulabs3_2_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_71(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2347,7 +2383,7 @@ KAS_DEV void d_vvmulabs3_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_72(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2372,7 +2408,7 @@ KAS_DEV void d_vvmulabs3_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_73(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2397,7 +2433,7 @@ KAS_DEV void d_vvmulabs3_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_74(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2422,7 +2458,7 @@ KAS_DEV void d_vvmulabs3_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_75(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2447,7 +2483,7 @@ KAS_DEV void d_vvmulabs3_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_76(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2472,7 +2508,7 @@ KAS_DEV void d_vvmulabs3_2_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_77(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2497,13 +2533,15 @@ KAS_DEV void d_vvmulabs3_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_78(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_1_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2523,13 +2561,15 @@ KAS_DEV void d_vvmulabs3_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_79(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_1_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2549,13 +2589,15 @@ KAS_DEV void d_vvmulabs3_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_80(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_1_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2575,13 +2617,15 @@ KAS_DEV void d_vvmulabs3_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_81(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_1_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2601,13 +2645,15 @@ KAS_DEV void d_vvmulabs3_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_82(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_1_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2627,13 +2673,15 @@ KAS_DEV void d_vvmulabs3_2_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_83(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_1_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -2676,7 +2724,7 @@ KAS_DEV void d_vvmulabs3_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_84(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2724,7 +2772,7 @@ KAS_DEV void d_vvmulabs3_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_85(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2772,7 +2820,7 @@ KAS_DEV void d_vvmulabs3_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_86(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2820,7 +2868,7 @@ KAS_DEV void d_vvmulabs3_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_87(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2868,7 +2916,7 @@ KAS_DEV void d_vvmulabs3_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_88(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2916,7 +2964,7 @@ KAS_DEV void d_vvmulabs3_2_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_89(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2941,7 +2989,7 @@ KAS_DEV void d_vvmulabs3_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_90(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2966,7 +3014,7 @@ KAS_DEV void d_vvmulabs3_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_91(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2991,7 +3039,7 @@ KAS_DEV void d_vvmulabs3_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_92(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3016,7 +3064,7 @@ KAS_DEV void d_vvmulabs3_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_93(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3041,7 +3089,7 @@ KAS_DEV void d_vvmulabs3_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_94(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3066,7 +3114,7 @@ KAS_DEV void d_vvmulabs3_2_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_95(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3091,13 +3139,15 @@ KAS_DEV void d_vvmulabs3_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_96(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
   const int lin = tx + 3 * (ty + 4 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_3_e4_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3117,13 +3167,15 @@ KAS_DEV void d_vvmulabs3_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_97(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
   const int lin = tx + 3 * (ty + 16 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_3_e16_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3143,13 +3195,15 @@ KAS_DEV void d_vvmulabs3_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_98(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
   const int lin = tx + 3 * (ty + 32 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_3_e32_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3169,13 +3223,15 @@ KAS_DEV void d_vvmulabs3_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_99(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
   const int lin = tx + 3 * (ty + 64 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_3_e64_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3195,13 +3251,15 @@ KAS_DEV void d_vvmulabs3_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_100(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
   const int lin = tx + 3 * (ty + 128 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_3_e128_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3221,13 +3279,15 @@ KAS_DEV void d_vvmulabs3_2_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_101(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
   const int lin = tx + 3 * (ty + 256 * tz);
   (void)e0; (void)lin; (void)seed; (void)in; (void)n;
   float r[3];
+#pragma unroll
+  for (int k = 0; k < 3; k++) r[k] = 0.0f;
   d_vvmulabs3_2_load_3_e256_r(in, r, tx, ty, tz, e0, n);
   float acc = 0.0f;
 #pragma unroll
@@ -3249,7 +3309,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e4_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(12) kb_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_102(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3277,7 +3337,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e16_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(48) kb_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_103(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3305,7 +3365,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e32_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(96) kb_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_104(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3333,7 +3393,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e64_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(192) kb_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_105(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3361,7 +3421,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e128_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   }
 }
 
-__global__ void __launch_bounds__(384) kb_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_106(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3389,7 +3449,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e256_sss(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   }
 }
 
-__global__ void __launch_bounds__(768) kb_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_107(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3417,7 +3477,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e4_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int t
   }
 }
 
-__global__ void __launch_bounds__(12) kb_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_108(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3430,6 +3490,8 @@ __global__ void __launch_bounds__(12) kb_108(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_2_compute_e4_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3451,7 +3513,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e16_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(48) kb_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_109(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3464,6 +3526,8 @@ __global__ void __launch_bounds__(48) kb_109(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_2_compute_e16_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3485,7 +3549,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e32_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(96) kb_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_110(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3498,6 +3562,8 @@ __global__ void __launch_bounds__(96) kb_110(const float *__restrict__ in, float
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_2_compute_e32_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3519,7 +3585,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e64_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int 
   }
 }
 
-__global__ void __launch_bounds__(192) kb_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_111(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3532,6 +3598,8 @@ __global__ void __launch_bounds__(192) kb_111(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_2_compute_e64_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3553,7 +3621,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e128_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   }
 }
 
-__global__ void __launch_bounds__(384) kb_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_112(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3566,6 +3634,8 @@ __global__ void __launch_bounds__(384) kb_112(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_2_compute_e128_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3587,7 +3657,7 @@ KAS_DEV void d_vvmulabs3_2_compute_e256_rrr(KAS_BUF a, KAS_BUF b, KAS_BUF c, int
   }
 }
 
-__global__ void __launch_bounds__(768) kb_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_113(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3600,6 +3670,8 @@ __global__ void __launch_bounds__(768) kb_113(const float *__restrict__ in, floa
 #pragma unroll
   for (int k = 0; k < 3; k++) b1[k] = seed * (float)(k + 2) + (float)lin;
   float b2[1];
+#pragma unroll
+  for (int k = 0; k < 1; k++) b2[k] = 0.0f;
   d_vvmulabs3_2_compute_e256_rrr(b0, b1, b2, tx, ty, tz);
   float acc = 0.0f;
 #pragma unroll
@@ -3644,7 +3716,7 @@ KAS_DEV void d_vvmulabs3_2_save_0_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(12) kb_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_114(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3692,7 +3764,7 @@ KAS_DEV void d_vvmulabs3_2_save_0_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(48) kb_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_115(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3740,7 +3812,7 @@ KAS_DEV void d_vvmulabs3_2_save_0_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(96) kb_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_116(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3788,7 +3860,7 @@ KAS_DEV void d_vvmulabs3_2_save_0_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(192) kb_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_117(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3836,7 +3908,7 @@ KAS_DEV void d_vvmulabs3_2_save_0_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(384) kb_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_118(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3884,7 +3956,7 @@ KAS_DEV void d_vvmulabs3_2_save_0_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
   }
 }
 
-__global__ void __launch_bounds__(768) kb_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_119(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3903,7 +3975,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(12) kb_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_120(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3922,7 +3994,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(48) kb_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_121(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3941,7 +4013,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(96) kb_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_122(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3960,7 +4032,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(192) kb_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_123(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3979,7 +4051,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e128_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(384) kb_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_124(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3998,7 +4070,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e256_s(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[(ty)];
 }
 
-__global__ void __launch_bounds__(768) kb_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_125(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4017,7 +4089,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(12) kb_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(12) kb_vvmulabs3_126(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4037,7 +4109,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(48) kb_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(48) kb_vvmulabs3_127(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4057,7 +4129,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(96) kb_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(96) kb_vvmulabs3_128(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4077,7 +4149,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(192) kb_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(192) kb_vvmulabs3_129(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4097,7 +4169,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e128_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(384) kb_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(384) kb_vvmulabs3_130(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4117,7 +4189,7 @@ KAS_DEV void d_vvmulabs3_2_save_1_e256_r(KAS_BUF s, float *KAS_RESTRICT g,
     g[(e0 + ty)] = s[0];
 }
 
-__global__ void __launch_bounds__(768) kb_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
+__global__ void __launch_bounds__(768) kb_vvmulabs3_131(const float *__restrict__ in, float *__restrict__ out, size_t n, float seed) {
   extern __shared__ float kb_smem[];
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4130,137 +4202,137 @@ __global__ void __launch_bounds__(768) kb_131(const float *__restrict__ in, floa
 }
 
 extern "C" const BenchEntry bench_vvmulabs3_entries[] = {
-  {"vvmulabs3_1", "load", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_0},
-  {"vvmulabs3_1", "load", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_1},
-  {"vvmulabs3_1", "load", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_2},
-  {"vvmulabs3_1", "load", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_3},
-  {"vvmulabs3_1", "load", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_4},
-  {"vvmulabs3_1", "load", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_5},
-  {"vvmulabs3_1", "load", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_6},
-  {"vvmulabs3_1", "load", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_7},
-  {"vvmulabs3_1", "load", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_8},
-  {"vvmulabs3_1", "load", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_9},
-  {"vvmulabs3_1", "load", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_10},
-  {"vvmulabs3_1", "load", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_11},
-  {"vvmulabs3_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_12},
-  {"vvmulabs3_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_13},
-  {"vvmulabs3_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_14},
-  {"vvmulabs3_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_15},
-  {"vvmulabs3_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_16},
-  {"vvmulabs3_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_17},
-  {"vvmulabs3_1", "load", 2, "shared", 4, 4, 1, 1, 48, (const void *)kb_18},
-  {"vvmulabs3_1", "load", 2, "shared", 16, 16, 1, 1, 192, (const void *)kb_19},
-  {"vvmulabs3_1", "load", 2, "shared", 32, 32, 1, 1, 384, (const void *)kb_20},
-  {"vvmulabs3_1", "load", 2, "shared", 64, 64, 1, 1, 768, (const void *)kb_21},
-  {"vvmulabs3_1", "load", 2, "shared", 128, 128, 1, 1, 1536, (const void *)kb_22},
-  {"vvmulabs3_1", "load", 2, "shared", 256, 256, 1, 1, 3072, (const void *)kb_23},
-  {"vvmulabs3_1", "load", 3, "shared", 4, 4, 1, 1, 48, (const void *)kb_24},
-  {"vvmulabs3_1", "load", 3, "shared", 16, 16, 1, 1, 192, (const void *)kb_25},
-  {"vvmulabs3_1", "load", 3, "shared", 32, 32, 1, 1, 384, (const void *)kb_26},
-  {"vvmulabs3_1", "load", 3, "shared", 64, 64, 1, 1, 768, (const void *)kb_27},
-  {"vvmulabs3_1", "load", 3, "shared", 128, 128, 1, 1, 1536, (const void *)kb_28},
-  {"vvmulabs3_1", "load", 3, "shared", 256, 256, 1, 1, 3072, (const void *)kb_29},
-  {"vvmulabs3_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_30},
-  {"vvmulabs3_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_31},
-  {"vvmulabs3_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_32},
-  {"vvmulabs3_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_33},
-  {"vvmulabs3_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_34},
-  {"vvmulabs3_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_35},
-  {"vvmulabs3_1", "compute", 0, "shared", 4, 4, 1, 1, 112, (const void *)kb_36},
-  {"vvmulabs3_1", "compute", 0, "shared", 16, 16, 1, 1, 448, (const void *)kb_37},
-  {"vvmulabs3_1", "compute", 0, "shared", 32, 32, 1, 1, 896, (const void *)kb_38},
-  {"vvmulabs3_1", "compute", 0, "shared", 64, 64, 1, 1, 1792, (const void *)kb_39},
-  {"vvmulabs3_1", "compute", 0, "shared", 128, 128, 1, 1, 3584, (const void *)kb_40},
-  {"vvmulabs3_1", "compute", 0, "shared", 256, 256, 1, 1, 7168, (const void *)kb_41},
-  {"vvmulabs3_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_42},
-  {"vvmulabs3_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_43},
-  {"vvmulabs3_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_44},
-  {"vvmulabs3_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_45},
-  {"vvmulabs3_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_46},
-  {"vvmulabs3_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_47},
-  {"vvmulabs3_1", "save", 0, "shared", 4, 4, 1, 1, 16, (const void *)kb_48},
-  {"vvmulabs3_1", "save", 0, "shared", 16, 16, 1, 1, 64, (const void *)kb_49},
-  {"vvmulabs3_1", "save", 0, "shared", 32, 32, 1, 1, 128, (const void *)kb_50},
-  {"vvmulabs3_1", "save", 0, "shared", 64, 64, 1, 1, 256, (const void *)kb_51},
-  {"vvmulabs3_1", "save", 0, "shared", 128, 128, 1, 1, 512, (const void *)kb_52},
-  {"vvmulabs3_1", "save", 0, "shared", 256, 256, 1, 1, 1024, (const void *)kb_53},
-  {"vvmulabs3_1", "save", 1, "shared", 4, 4, 1, 1, 16, (const void *)kb_54},
-  {"vvmulabs3_1", "save", 1, "shared", 16, 16, 1, 1, 64, (const void *)kb_55},
-  {"vvmulabs3_1", "save", 1, "shared", 32, 32, 1, 1, 128, (const void *)kb_56},
-  {"vvmulabs3_1", "save", 1, "shared", 64, 64, 1, 1, 256, (const void *)kb_57},
-  {"vvmulabs3_1", "save", 1, "shared", 128, 128, 1, 1, 512, (const void *)kb_58},
-  {"vvmulabs3_1", "save", 1, "shared", 256, 256, 1, 1, 1024, (const void *)kb_59},
-  {"vvmulabs3_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_60},
-  {"vvmulabs3_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_61},
-  {"vvmulabs3_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_62},
-  {"vvmulabs3_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_63},
-  {"vvmulabs3_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_64},
-  {"vvmulabs3_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_65},
-  {"vvmulabs3_2", "load", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_66},
-  {"vvmulabs3_2", "load", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_67},
-  {"vvmulabs3_2", "load", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_68},
-  {"vvmulabs3_2", "load", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_69},
-  {"vvmulabs3_2", "load", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_70},
-  {"vvmulabs3_2", "load", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_71},
-  {"vvmulabs3_2", "load", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_72},
-  {"vvmulabs3_2", "load", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_73},
-  {"vvmulabs3_2", "load", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_74},
-  {"vvmulabs3_2", "load", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_75},
-  {"vvmulabs3_2", "load", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_76},
-  {"vvmulabs3_2", "load", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_77},
-  {"vvmulabs3_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_78},
-  {"vvmulabs3_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_79},
-  {"vvmulabs3_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_80},
-  {"vvmulabs3_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_81},
-  {"vvmulabs3_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_82},
-  {"vvmulabs3_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_83},
-  {"vvmulabs3_2", "load", 2, "shared", 4, 3, 4, 1, 48, (const void *)kb_84},
-  {"vvmulabs3_2", "load", 2, "shared", 16, 3, 16, 1, 192, (const void *)kb_85},
-  {"vvmulabs3_2", "load", 2, "shared", 32, 3, 32, 1, 384, (const void *)kb_86},
-  {"vvmulabs3_2", "load", 2, "shared", 64, 3, 64, 1, 768, (const void *)kb_87},
-  {"vvmulabs3_2", "load", 2, "shared", 128, 3, 128, 1, 1536, (const void *)kb_88},
-  {"vvmulabs3_2", "load", 2, "shared", 256, 3, 256, 1, 3072, (const void *)kb_89},
-  {"vvmulabs3_2", "load", 3, "shared", 4, 3, 4, 1, 48, (const void *)kb_90},
-  {"vvmulabs3_2", "load", 3, "shared", 16, 3, 16, 1, 192, (const void *)kb_91},
-  {"vvmulabs3_2", "load", 3, "shared", 32, 3, 32, 1, 384, (const void *)kb_92},
-  {"vvmulabs3_2", "load", 3, "shared", 64, 3, 64, 1, 768, (const void *)kb_93},
-  {"vvmulabs3_2", "load", 3, "shared", 128, 3, 128, 1, 1536, (const void *)kb_94},
-  {"vvmulabs3_2", "load", 3, "shared", 256, 3, 256, 1, 3072, (const void *)kb_95},
-  {"vvmulabs3_2", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_96},
-  {"vvmulabs3_2", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_97},
-  {"vvmulabs3_2", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_98},
-  {"vvmulabs3_2", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_99},
-  {"vvmulabs3_2", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_100},
-  {"vvmulabs3_2", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_101},
-  {"vvmulabs3_2", "compute", 0, "shared", 4, 3, 4, 1, 112, (const void *)kb_102},
-  {"vvmulabs3_2", "compute", 0, "shared", 16, 3, 16, 1, 448, (const void *)kb_103},
-  {"vvmulabs3_2", "compute", 0, "shared", 32, 3, 32, 1, 896, (const void *)kb_104},
-  {"vvmulabs3_2", "compute", 0, "shared", 64, 3, 64, 1, 1792, (const void *)kb_105},
-  {"vvmulabs3_2", "compute", 0, "shared", 128, 3, 128, 1, 3584, (const void *)kb_106},
-  {"vvmulabs3_2", "compute", 0, "shared", 256, 3, 256, 1, 7168, (const void *)kb_107},
-  {"vvmulabs3_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_108},
-  {"vvmulabs3_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_109},
-  {"vvmulabs3_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_110},
-  {"vvmulabs3_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_111},
-  {"vvmulabs3_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_112},
-  {"vvmulabs3_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_113},
-  {"vvmulabs3_2", "save", 0, "shared", 4, 3, 4, 1, 16, (const void *)kb_114},
-  {"vvmulabs3_2", "save", 0, "shared", 16, 3, 16, 1, 64, (const void *)kb_115},
-  {"vvmulabs3_2", "save", 0, "shared", 32, 3, 32, 1, 128, (const void *)kb_116},
-  {"vvmulabs3_2", "save", 0, "shared", 64, 3, 64, 1, 256, (const void *)kb_117},
-  {"vvmulabs3_2", "save", 0, "shared", 128, 3, 128, 1, 512, (const void *)kb_118},
-  {"vvmulabs3_2", "save", 0, "shared", 256, 3, 256, 1, 1024, (const void *)kb_119},
-  {"vvmulabs3_2", "save", 1, "shared", 4, 3, 4, 1, 16, (const void *)kb_120},
-  {"vvmulabs3_2", "save", 1, "shared", 16, 3, 16, 1, 64, (const void *)kb_121},
-  {"vvmulabs3_2", "save", 1, "shared", 32, 3, 32, 1, 128, (const void *)kb_122},
-  {"vvmulabs3_2", "save", 1, "shared", 64, 3, 64, 1, 256, (const void *)kb_123},
-  {"vvmulabs3_2", "save", 1, "shared", 128, 3, 128, 1, 512, (const void *)kb_124},
-  {"vvmulabs3_2", "save", 1, "shared", 256, 3, 256, 1, 1024, (const void *)kb_125},
-  {"vvmulabs3_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_126},
-  {"vvmulabs3_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_127},
-  {"vvmulabs3_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_128},
-  {"vvmulabs3_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_129},
-  {"vvmulabs3_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_130},
-  {"vvmulabs3_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_131},
+  {"vvmulabs3_1", "load", 0, "shared", 4, 4, 1, 1, 48, (const void *)kb_vvmulabs3_0},
+  {"vvmulabs3_1", "load", 0, "shared", 16, 16, 1, 1, 192, (const void *)kb_vvmulabs3_1},
+  {"vvmulabs3_1", "load", 0, "shared", 32, 32, 1, 1, 384, (const void *)kb_vvmulabs3_2},
+  {"vvmulabs3_1", "load", 0, "shared", 64, 64, 1, 1, 768, (const void *)kb_vvmulabs3_3},
+  {"vvmulabs3_1", "load", 0, "shared", 128, 128, 1, 1, 1536, (const void *)kb_vvmulabs3_4},
+  {"vvmulabs3_1", "load", 0, "shared", 256, 256, 1, 1, 3072, (const void *)kb_vvmulabs3_5},
+  {"vvmulabs3_1", "load", 1, "shared", 4, 4, 1, 1, 48, (const void *)kb_vvmulabs3_6},
+  {"vvmulabs3_1", "load", 1, "shared", 16, 16, 1, 1, 192, (const void *)kb_vvmulabs3_7},
+  {"vvmulabs3_1", "load", 1, "shared", 32, 32, 1, 1, 384, (const void *)kb_vvmulabs3_8},
+  {"vvmulabs3_1", "load", 1, "shared", 64, 64, 1, 1, 768, (const void *)kb_vvmulabs3_9},
+  {"vvmulabs3_1", "load", 1, "shared", 128, 128, 1, 1, 1536, (const void *)kb_vvmulabs3_10},
+  {"vvmulabs3_1", "load", 1, "shared", 256, 256, 1, 1, 3072, (const void *)kb_vvmulabs3_11},
+  {"vvmulabs3_1", "load", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_vvmulabs3_12},
+  {"vvmulabs3_1", "load", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_vvmulabs3_13},
+  {"vvmulabs3_1", "load", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_vvmulabs3_14},
+  {"vvmulabs3_1", "load", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_vvmulabs3_15},
+  {"vvmulabs3_1", "load", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_vvmulabs3_16},
+  {"vvmulabs3_1", "load", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_vvmulabs3_17},
+  {"vvmulabs3_1", "load", 2, "shared", 4, 4, 1, 1, 48, (const void *)kb_vvmulabs3_18},
+  {"vvmulabs3_1", "load", 2, "shared", 16, 16, 1, 1, 192, (const void *)kb_vvmulabs3_19},
+  {"vvmulabs3_1", "load", 2, "shared", 32, 32, 1, 1, 384, (const void *)kb_vvmulabs3_20},
+  {"vvmulabs3_1", "load", 2, "shared", 64, 64, 1, 1, 768, (const void *)kb_vvmulabs3_21},
+  {"vvmulabs3_1", "load", 2, "shared", 128, 128, 1, 1, 1536, (const void *)kb_vvmulabs3_22},
+  {"vvmulabs3_1", "load", 2, "shared", 256, 256, 1, 1, 3072, (const void *)kb_vvmulabs3_23},
+  {"vvmulabs3_1", "load", 3, "shared", 4, 4, 1, 1, 48, (const void *)kb_vvmulabs3_24},
+  {"vvmulabs3_1", "load", 3, "shared", 16, 16, 1, 1, 192, (const void *)kb_vvmulabs3_25},
+  {"vvmulabs3_1", "load", 3, "shared", 32, 32, 1, 1, 384, (const void *)kb_vvmulabs3_26},
+  {"vvmulabs3_1", "load", 3, "shared", 64, 64, 1, 1, 768, (const void *)kb_vvmulabs3_27},
+  {"vvmulabs3_1", "load", 3, "shared", 128, 128, 1, 1, 1536, (const void *)kb_vvmulabs3_28},
+  {"vvmulabs3_1", "load", 3, "shared", 256, 256, 1, 1, 3072, (const void *)kb_vvmulabs3_29},
+  {"vvmulabs3_1", "load", 3, "register", 4, 4, 1, 1, 0, (const void *)kb_vvmulabs3_30},
+  {"vvmulabs3_1", "load", 3, "register", 16, 16, 1, 1, 0, (const void *)kb_vvmulabs3_31},
+  {"vvmulabs3_1", "load", 3, "register", 32, 32, 1, 1, 0, (const void *)kb_vvmulabs3_32},
+  {"vvmulabs3_1", "load", 3, "register", 64, 64, 1, 1, 0, (const void *)kb_vvmulabs3_33},
+  {"vvmulabs3_1", "load", 3, "register", 128, 128, 1, 1, 0, (const void *)kb_vvmulabs3_34},
+  {"vvmulabs3_1", "load", 3, "register", 256, 256, 1, 1, 0, (const void *)kb_vvmulabs3_35},
+  {"vvmulabs3_1", "compute", 0, "shared", 4, 4, 1, 1, 112, (const void *)kb_vvmulabs3_36},
+  {"vvmulabs3_1", "compute", 0, "shared", 16, 16, 1, 1, 448, (const void *)kb_vvmulabs3_37},
+  {"vvmulabs3_1", "compute", 0, "shared", 32, 32, 1, 1, 896, (const void *)kb_vvmulabs3_38},
+  {"vvmulabs3_1", "compute", 0, "shared", 64, 64, 1, 1, 1792, (const void *)kb_vvmulabs3_39},
+  {"vvmulabs3_1", "compute", 0, "shared", 128, 128, 1, 1, 3584, (const void *)kb_vvmulabs3_40},
+  {"vvmulabs3_1", "compute", 0, "shared", 256, 256, 1, 1, 7168, (const void *)kb_vvmulabs3_41},
+  {"vvmulabs3_1", "compute", 0, "register", 4, 4, 1, 1, 0, (const void *)kb_vvmulabs3_42},
+  {"vvmulabs3_1", "compute", 0, "register", 16, 16, 1, 1, 0, (const void *)kb_vvmulabs3_43},
+  {"vvmulabs3_1", "compute", 0, "register", 32, 32, 1, 1, 0, (const void *)kb_vvmulabs3_44},
+  {"vvmulabs3_1", "compute", 0, "register", 64, 64, 1, 1, 0, (const void *)kb_vvmulabs3_45},
+  {"vvmulabs3_1", "compute", 0, "register", 128, 128, 1, 1, 0, (const void *)kb_vvmulabs3_46},
+  {"vvmulabs3_1", "compute", 0, "register", 256, 256, 1, 1, 0, (const void *)kb_vvmulabs3_47},
+  {"vvmulabs3_1", "save", 0, "shared", 4, 4, 1, 1, 16, (const void *)kb_vvmulabs3_48},
+  {"vvmulabs3_1", "save", 0, "shared", 16, 16, 1, 1, 64, (const void *)kb_vvmulabs3_49},
+  {"vvmulabs3_1", "save", 0, "shared", 32, 32, 1, 1, 128, (const void *)kb_vvmulabs3_50},
+  {"vvmulabs3_1", "save", 0, "shared", 64, 64, 1, 1, 256, (const void *)kb_vvmulabs3_51},
+  {"vvmulabs3_1", "save", 0, "shared", 128, 128, 1, 1, 512, (const void *)kb_vvmulabs3_52},
+  {"vvmulabs3_1", "save", 0, "shared", 256, 256, 1, 1, 1024, (const void *)kb_vvmulabs3_53},
+  {"vvmulabs3_1", "save", 1, "shared", 4, 4, 1, 1, 16, (const void *)kb_vvmulabs3_54},
+  {"vvmulabs3_1", "save", 1, "shared", 16, 16, 1, 1, 64, (const void *)kb_vvmulabs3_55},
+  {"vvmulabs3_1", "save", 1, "shared", 32, 32, 1, 1, 128, (const void *)kb_vvmulabs3_56},
+  {"vvmulabs3_1", "save", 1, "shared", 64, 64, 1, 1, 256, (const void *)kb_vvmulabs3_57},
+  {"vvmulabs3_1", "save", 1, "shared", 128, 128, 1, 1, 512, (const void *)kb_vvmulabs3_58},
+  {"vvmulabs3_1", "save", 1, "shared", 256, 256, 1, 1, 1024, (const void *)kb_vvmulabs3_59},
+  {"vvmulabs3_1", "save", 1, "register", 4, 4, 1, 1, 0, (const void *)kb_vvmulabs3_60},
+  {"vvmulabs3_1", "save", 1, "register", 16, 16, 1, 1, 0, (const void *)kb_vvmulabs3_61},
+  {"vvmulabs3_1", "save", 1, "register", 32, 32, 1, 1, 0, (const void *)kb_vvmulabs3_62},
+  {"vvmulabs3_1", "save", 1, "register", 64, 64, 1, 1, 0, (const void *)kb_vvmulabs3_63},
+  {"vvmulabs3_1", "save", 1, "register", 128, 128, 1, 1, 0, (const void *)kb_vvmulabs3_64},
+  {"vvmulabs3_1", "save", 1, "register", 256, 256, 1, 1, 0, (const void *)kb_vvmulabs3_65},
+  {"vvmulabs3_2", "load", 0, "shared", 4, 3, 4, 1, 48, (const void *)kb_vvmulabs3_66},
+  {"vvmulabs3_2", "load", 0, "shared", 16, 3, 16, 1, 192, (const void *)kb_vvmulabs3_67},
+  {"vvmulabs3_2", "load", 0, "shared", 32, 3, 32, 1, 384, (const void *)kb_vvmulabs3_68},
+  {"vvmulabs3_2", "load", 0, "shared", 64, 3, 64, 1, 768, (const void *)kb_vvmulabs3_69},
+  {"vvmulabs3_2", "load", 0, "shared", 128, 3, 128, 1, 1536, (const void *)kb_vvmulabs3_70},
+  {"vvmulabs3_2", "load", 0, "shared", 256, 3, 256, 1, 3072, (const void *)kb_vvmulabs3_71},
+  {"vvmulabs3_2", "load", 1, "shared", 4, 3, 4, 1, 48, (const void *)kb_vvmulabs3_72},
+  {"vvmulabs3_2", "load", 1, "shared", 16, 3, 16, 1, 192, (const void *)kb_vvmulabs3_73},
+  {"vvmulabs3_2", "load", 1, "shared", 32, 3, 32, 1, 384, (const void *)kb_vvmulabs3_74},
+  {"vvmulabs3_2", "load", 1, "shared", 64, 3, 64, 1, 768, (const void *)kb_vvmulabs3_75},
+  {"vvmulabs3_2", "load", 1, "shared", 128, 3, 128, 1, 1536, (const void *)kb_vvmulabs3_76},
+  {"vvmulabs3_2", "load", 1, "shared", 256, 3, 256, 1, 3072, (const void *)kb_vvmulabs3_77},
+  {"vvmulabs3_2", "load", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_vvmulabs3_78},
+  {"vvmulabs3_2", "load", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_vvmulabs3_79},
+  {"vvmulabs3_2", "load", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_vvmulabs3_80},
+  {"vvmulabs3_2", "load", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_vvmulabs3_81},
+  {"vvmulabs3_2", "load", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_vvmulabs3_82},
+  {"vvmulabs3_2", "load", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_vvmulabs3_83},
+  {"vvmulabs3_2", "load", 2, "shared", 4, 3, 4, 1, 48, (const void *)kb_vvmulabs3_84},
+  {"vvmulabs3_2", "load", 2, "shared", 16, 3, 16, 1, 192, (const void *)kb_vvmulabs3_85},
+  {"vvmulabs3_2", "load", 2, "shared", 32, 3, 32, 1, 384, (const void *)kb_vvmulabs3_86},
+  {"vvmulabs3_2", "load", 2, "shared", 64, 3, 64, 1, 768, (const void *)kb_vvmulabs3_87},
+  {"vvmulabs3_2", "load", 2, "shared", 128, 3, 128, 1, 1536, (const void *)kb_vvmulabs3_88},
+  {"vvmulabs3_2", "load", 2, "shared", 256, 3, 256, 1, 3072, (const void *)kb_vvmulabs3_89},
+  {"vvmulabs3_2", "load", 3, "shared", 4, 3, 4, 1, 48, (const void *)kb_vvmulabs3_90},
+  {"vvmulabs3_2", "load", 3, "shared", 16, 3, 16, 1, 192, (const void *)kb_vvmulabs3_91},
+  {"vvmulabs3_2", "load", 3, "shared", 32, 3, 32, 1, 384, (const void *)kb_vvmulabs3_92},
+  {"vvmulabs3_2", "load", 3, "shared", 64, 3, 64, 1, 768, (const void *)kb_vvmulabs3_93},
+  {"vvmulabs3_2", "load", 3, "shared", 128, 3, 128, 1, 1536, (const void *)kb_vvmulabs3_94},
+  {"vvmulabs3_2", "load", 3, "shared", 256, 3, 256, 1, 3072, (const void *)kb_vvmulabs3_95},
+  {"vvmulabs3_2", "load", 3, "register", 4, 3, 4, 1, 0, (const void *)kb_vvmulabs3_96},
+  {"vvmulabs3_2", "load", 3, "register", 16, 3, 16, 1, 0, (const void *)kb_vvmulabs3_97},
+  {"vvmulabs3_2", "load", 3, "register", 32, 3, 32, 1, 0, (const void *)kb_vvmulabs3_98},
+  {"vvmulabs3_2", "load", 3, "register", 64, 3, 64, 1, 0, (const void *)kb_vvmulabs3_99},
+  {"vvmulabs3_2", "load", 3, "register", 128, 3, 128, 1, 0, (const void *)kb_vvmulabs3_100},
+  {"vvmulabs3_2", "load", 3, "register", 256, 3, 256, 1, 0, (const void *)kb_vvmulabs3_101},
+  {"vvmulabs3_2", "compute", 0, "shared", 4, 3, 4, 1, 112, (const void *)kb_vvmulabs3_102},
+  {"vvmulabs3_2", "compute", 0, "shared", 16, 3, 16, 1, 448, (const void *)kb_vvmulabs3_103},
+  {"vvmulabs3_2", "compute", 0, "shared", 32, 3, 32, 1, 896, (const void *)kb_vvmulabs3_104},
+  {"vvmulabs3_2", "compute", 0, "shared", 64, 3, 64, 1, 1792, (const void *)kb_vvmulabs3_105},
+  {"vvmulabs3_2", "compute", 0, "shared", 128, 3, 128, 1, 3584, (const void *)kb_vvmulabs3_106},
+  {"vvmulabs3_2", "compute", 0, "shared", 256, 3, 256, 1, 7168, (const void *)kb_vvmulabs3_107},
+  {"vvmulabs3_2", "compute", 0, "register", 4, 3, 4, 1, 0, (const void *)kb_vvmulabs3_108},
+  {"vvmulabs3_2", "compute", 0, "register", 16, 3, 16, 1, 0, (const void *)kb_vvmulabs3_109},
+  {"vvmulabs3_2", "compute", 0, "register", 32, 3, 32, 1, 0, (const void *)kb_vvmulabs3_110},
+  {"vvmulabs3_2", "compute", 0, "register", 64, 3, 64, 1, 0, (const void *)kb_vvmulabs3_111},
+  {"vvmulabs3_2", "compute", 0, "register", 128, 3, 128, 1, 0, (const void *)kb_vvmulabs3_112},
+  {"vvmulabs3_2", "compute", 0, "register", 256, 3, 256, 1, 0, (const void *)kb_vvmulabs3_113},
+  {"vvmulabs3_2", "save", 0, "shared", 4, 3, 4, 1, 16, (const void *)kb_vvmulabs3_114},
+  {"vvmulabs3_2", "save", 0, "shared", 16, 3, 16, 1, 64, (const void *)kb_vvmulabs3_115},
+  {"vvmulabs3_2", "save", 0, "shared", 32, 3, 32, 1, 128, (const void *)kb_vvmulabs3_116},
+  {"vvmulabs3_2", "save", 0, "shared", 64, 3, 64, 1, 256, (const void *)kb_vvmulabs3_117},
+  {"vvmulabs3_2", "save", 0, "shared", 128, 3, 128, 1, 512, (const void *)kb_vvmulabs3_118},
+  {"vvmulabs3_2", "save", 0, "shared", 256, 3, 256, 1, 1024, (const void *)kb_vvmulabs3_119},
+  {"vvmulabs3_2", "save", 1, "shared", 4, 3, 4, 1, 16, (const void *)kb_vvmulabs3_120},
+  {"vvmulabs3_2", "save", 1, "shared", 16, 3, 16, 1, 64, (const void *)kb_vvmulabs3_121},
+  {"vvmulabs3_2", "save", 1, "shared", 32, 3, 32, 1, 128, (const void *)kb_vvmulabs3_122},
+  {"vvmulabs3_2", "save", 1, "shared", 64, 3, 64, 1, 256, (const void *)kb_vvmulabs3_123},
+  {"vvmulabs3_2", "save", 1, "shared", 128, 3, 128, 1, 512, (const void *)kb_vvmulabs3_124},
+  {"vvmulabs3_2", "save", 1, "shared", 256, 3, 256, 1, 1024, (const void *)kb_vvmulabs3_125},
+  {"vvmulabs3_2", "save", 1, "register", 4, 3, 4, 1, 0, (const void *)kb_vvmulabs3_126},
+  {"vvmulabs3_2", "save", 1, "register", 16, 3, 16, 1, 0, (const void *)kb_vvmulabs3_127},
+  {"vvmulabs3_2", "save", 1, "register", 32, 3, 32, 1, 0, (const void *)kb_vvmulabs3_128},
+  {"vvmulabs3_2", "save", 1, "register", 64, 3, 64, 1, 0, (const void *)kb_vvmulabs3_129},
+  {"vvmulabs3_2", "save", 1, "register", 128, 3, 128, 1, 0, (const void *)kb_vvmulabs3_130},
+  {"vvmulabs3_2", "save", 1, "register", 256, 3, 256, 1, 0, (const void *)kb_vvmulabs3_131},
 };
 extern "C" const int bench_vvmulabs3_count = 132;
