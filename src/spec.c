@@ -23,7 +23,9 @@
 #include <string.h>
 #include <strings.h>
 
-enum { MAX_ERRORS = 20, MAX_WARNINGS = 20, MAX_NAME_SHOWN = 64 };
+/* MAX_VARS: 64 calls read at most 64 * KAS_MAX_ARGS values, so 10000 declared names is far
+ * beyond any real spec; the cap bounds time and memory on hostile input. */
+enum { MAX_ERRORS = 20, MAX_WARNINGS = 20, MAX_NAME_SHOWN = 64, MAX_VARS = 10000 };
 
 /* ---- lexer -------------------------------------------------------------------------------- */
 
@@ -146,6 +148,7 @@ struct Parser {
   bool *stmt_result_read;
   int outputs_cap, inputs_cap;
   bool seen_input, seen_return, seen_stmt, missing_input_reported, too_many_reported;
+  bool too_many_vars_reported;
   int lex_error_line; /* syntax errors on this line follow a stray character: not reported */
   int errors, warnings;
   bool stopped; /* too many errors: the lexer returns EOF from now on */
@@ -350,6 +353,11 @@ static void parse_declaration(Parser *ps) {
     if (old >= 0) {
       error_at(ps, tok_loc(ps, ps->tok), "duplicate declaration of %s", show_tok(ps->tok).s);
       if (!ps->stopped) diag_note(ps->spec->vars[old].loc, "previous declaration is here");
+    } else if (ps->spec->nvars >= MAX_VARS) {
+      if (!ps->too_many_vars_reported)
+        error_at(ps, tok_loc(ps, ps->tok), "too many variables: a spec declares at most %d",
+                 MAX_VARS);
+      ps->too_many_vars_reported = true;
     } else {
       add_var(ps, ps->tok, type);
     }
