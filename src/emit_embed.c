@@ -192,7 +192,9 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
   const char *s = em->stem, *c = em->cand;
   sb_printf(sb,
             "\n/* ---- the C API ---------------------------------------------------------- */\n\n"
-            "static const size_t kas_chunk = (size_t)1 << %d;\n"
+            "/* Elements per launch; a smaller value (-DKAS_EMBED_CHUNK_LOG2=10) tests the split. */\n"
+            "#ifndef KAS_EMBED_CHUNK_LOG2\n#define KAS_EMBED_CHUNK_LOG2 %d\n#endif\n"
+            "static const size_t kas_chunk = (size_t)1 << KAS_EMBED_CHUNK_LOG2;\n"
             "static const int kas_in_floats[%d] = KAS_%s_INPUT_FLOATS;\n"
             "static const int kas_out_floats[%d] = KAS_%s_OUTPUT_FLOATS;\n\n",
             CHUNK_LOG2, dag->ninputs > 0 ? dag->ninputs : 1, em->upper,
