@@ -261,8 +261,8 @@ static void check_spec(const char *name, int maxf) {
     for (int k = 0; k < n; k++) {
       check_plan(&w, ps[k], fs.sets[f]);
       if (k) assert_true(ps[k - 1]->predicted_ns_per_elem <= ps[k]->predicted_ns_per_elem);
-      kernel_plan_free(ps[k]);
     }
+    for (int k = 0; k < n; k++) kernel_plan_free(ps[k]);
     free(ps);
   }
   fusion_set_free(&fs);
