@@ -32,17 +32,28 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <vector>
-
 #define KAS_TRACE 1
 #define KAS_TRACER_MAX_ARGS 5 /* compute: up to 4 inputs and the output */
+
+/* Offsets one thread touched (a growable array; plain C so that the program compiles fast). */
+struct KasOffsets {
+  long *v;
+  size_t n, cap;
+  void push_back(long o) {
+    if (n == cap) {
+      cap = cap ? 2 * cap : 64;
+      v = (long *)realloc(v, cap * sizeof *v);
+      if (!v) abort();
+    }
+    v[n++] = o;
+  }
+};
 
 /* One pattern argument of the routine running now: its storage and what the thread did. */
 struct KasArgState {
   float *data;
   long size; /* valid offsets are [0, size) */
-  std::vector<long> reads, writes;
+  KasOffsets reads, writes;
 };
 
 /* A reference to buf[i]: reading converts to float, assigning writes; both are recorded. */
@@ -135,7 +146,7 @@ static void kas_fault(int sig, siginfo_t *si, void *ctx) {
 }
 
 /* float4 accesses must be 16-byte aligned (the library's contract; a GPU would fault). */
-static float4 kas_load4(const float *g, size_t q) {
+static inline float4 kas_load4(const float *g, size_t q) {
   const float *p = g + 4 * q;
   if ((uintptr_t)p % 16)
     kas_error("misaligned float4 load at chunk offset %ld", (long)(p - kas_now.chunk));
@@ -143,7 +154,7 @@ static float4 kas_load4(const float *g, size_t q) {
   memcpy(&v, p, sizeof v);
   return v;
 }
-static void kas_store4(float *g, size_t q, float4 v) {
+static inline void kas_store4(float *g, size_t q, float4 v) {
   float *p = g + 4 * q;
   if ((uintptr_t)p % 16)
     kas_error("misaligned float4 store at chunk offset %ld", (long)(p - kas_now.chunk));
@@ -185,14 +196,22 @@ static float kas_random(void) {
 
 static const float kas_sentinel = -12345.5f; /* never a value the data or a result can take */
 
-static void kas_print_set(int rid, int kase, int lin, int arg, char rw, std::vector<long> &v) {
-  if (v.empty()) return;
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  printf("T %d %d %d %d %c %zu", rid, kase, lin, arg, rw, v.size());
-  for (long o : v) printf(" %ld", o);
+static int kas_cmp_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* Prints a thread's set of one argument (sorted, each offset once) and empties it. */
+static void kas_print_set(int rid, int kase, int lin, int arg, char rw, KasOffsets *s) {
+  if (s->n == 0) return;
+  qsort(s->v, s->n, sizeof *s->v, kas_cmp_long);
+  size_t m = 0;
+  for (size_t k = 0; k < s->n; k++)
+    if (m == 0 || s->v[m - 1] != s->v[k]) s->v[m++] = s->v[k];
+  printf("T %d %d %d %d %c %zu", rid, kase, lin, arg, rw, m);
+  for (size_t k = 0; k < m; k++) printf(" %ld", s->v[k]);
   printf("\n");
-  v.clear();
+  s->n = 0;
 }
 
 /* Runs every thread of the block once, each with its own register arrays (register args) or
@@ -202,58 +221,62 @@ static void kas_print_set(int rid, int kase, int lin, int arg, char rw, std::vec
 static void kas_run_block(const KasRoutine *r, float **shared, float *g, size_t e0, size_t n,
                           bool trace) {
   int threads = r->bx * r->by * r->bz;
+  KasArgState st[KAS_TRACER_MAX_ARGS];
+  float *regs[KAS_TRACER_MAX_ARGS];
+  memset(st, 0, sizeof st);
+  for (int a = 0; a < r->nargs; a++) regs[a] = (float *)calloc(r->extent[a] + 1, sizeof(float));
   for (int lin = 0; lin < threads; lin++) {
     kas_now.lin = lin;
     int tx = lin % r->bx, ty = lin / r->bx % r->by, tz = lin / (r->bx * r->by);
-    KasArgState st[KAS_TRACER_MAX_ARGS];
-    std::vector<KasBuf> bufs;
-    std::vector<std::vector<float> > regs(r->nargs);
+    KasBuf bufs[KAS_TRACER_MAX_ARGS] = {KasBuf(&st[0]), KasBuf(&st[1]), KasBuf(&st[2]),
+                                        KasBuf(&st[3]), KasBuf(&st[4])};
     for (int a = 0; a < r->nargs; a++) {
       long full = (long)r->e * r->size[a];
       if (r->reg[a]) {
-        regs[a].assign(r->extent[a], kas_sentinel);
         for (int k = 0; k < r->extent[a]; k++) {
           long o = r->start[a][lin] + k;
-          if (o >= 0 && o < full) regs[a][k] = shared[a][o];
+          regs[a][k] = o >= 0 && o < full ? shared[a][o] : kas_sentinel;
         }
-        st[a].data = regs[a].data();
+        st[a].data = regs[a];
         st[a].size = r->extent[a];
       } else {
         st[a].data = shared[a];
         st[a].size = full;
       }
-      bufs.push_back(KasBuf(&st[a]));
     }
-    r->call(g, bufs.data(), tx, ty, tz, e0, n);
+    r->call(g, bufs, tx, ty, tz, e0, n);
     for (int a = 0; a < r->nargs; a++) {
       if (r->reg[a])
-        for (long k : st[a].writes) {
-          long o = r->start[a][lin] + k;
+        for (size_t w = 0; w < st[a].writes.n; w++) {
+          long k = st[a].writes.v[w], o = r->start[a][lin] + k;
           if (k >= 0 && k < r->extent[a] && o >= 0 && o < (long)r->e * r->size[a])
             shared[a][o] = regs[a][k];
         }
       if (trace) {
-        kas_print_set(r->rid, kas_now.kase, lin, a, 'r', st[a].reads);
-        kas_print_set(r->rid, kas_now.kase, lin, a, 'w', st[a].writes);
+        kas_print_set(r->rid, kas_now.kase, lin, a, 'r', &st[a].reads);
+        kas_print_set(r->rid, kas_now.kase, lin, a, 'w', &st[a].writes);
       }
+      st[a].reads.n = st[a].writes.n = 0;
     }
   }
+  for (int a = 0; a < KAS_TRACER_MAX_ARGS; a++) free(st[a].reads.v), free(st[a].writes.v);
+  for (int a = 0; a < r->nargs; a++) free(regs[a]);
 }
 
 /* A load or save in one (e0, n) case and one global layout. */
 static void kas_run_io(const KasRoutine *r, size_t e0, size_t n, int layout) {
-  int s = r->size[0];
-  size_t valid = n > e0 ? std::min((size_t)r->e, n - e0) : 0;
+  size_t s = (size_t)r->size[0];
+  size_t valid = n > e0 ? n - e0 : 0;
+  if (valid > (size_t)r->e) valid = (size_t)r->e;
   size_t full = (size_t)r->e * s;
-  std::vector<float> buf(full), image(full);
+  float *buf = (float *)malloc(full * sizeof(float)), *image = (float *)malloc(full * sizeof(float));
   KasGuarded m = kas_guarded_alloc(valid * s, layout);
   kas_now.chunk = m.chunk;
   float *g = m.chunk - e0 * s; /* the variable's base: element e0 is the chunk's first */
-  float *shared[1] = {buf.data()};
   if (r->kind == KAS_T_LOAD) {
     for (size_t k = 0; k < valid * s; k++) m.chunk[k] = kas_random();
-    std::fill(buf.begin(), buf.end(), kas_sentinel);
-    kas_run_block(r, shared, g, e0, n, layout == 0);
+    for (size_t o = 0; o < full; o++) buf[o] = kas_sentinel;
+    kas_run_block(r, &buf, g, e0, n, layout == 0);
     for (size_t o = 0; o < full; o++) {
       float want = o < valid * s ? m.chunk[o] : 0.0f;
       if (buf[o] != want && buf[o] != kas_sentinel)
@@ -262,49 +285,48 @@ static void kas_run_io(const KasRoutine *r, size_t e0, size_t n, int layout) {
   } else {
     for (size_t k = 0; k < valid * s; k++) m.chunk[k] = kas_sentinel;
     for (size_t o = 0; o < full; o++) image[o] = buf[o] = kas_random();
-    kas_run_block(r, shared, g, e0, n, layout == 0);
+    kas_run_block(r, &buf, g, e0, n, layout == 0);
     for (size_t o = 0; o < valid * s; o++)
       if (m.chunk[o] != image[o])
         kas_error("save: global offset %zu holds %g, buffer has %g%s", o, m.chunk[o], image[o],
                   m.chunk[o] == kas_sentinel ? " (never written)" : "");
   }
   kas_guarded_free(&m);
+  free(buf), free(image);
 }
 
 /* A compute on random inputs, compared with the CPU reference element by element (normwise
  * relative error over the element's result). */
 static void kas_run_compute(const KasRoutine *r, KasRefCall ref) {
   int nin = r->nargs - 1, e = r->e, so = r->size[nin];
-  std::vector<std::vector<float> > data(r->nargs);
-  std::vector<float *> shared(r->nargs);
+  float *data[KAS_TRACER_MAX_ARGS];
   for (int a = 0; a < r->nargs; a++) {
-    data[a].resize((size_t)e * r->size[a]);
-    for (float &x : data[a]) x = a < nin ? kas_random() : kas_sentinel;
-    shared[a] = data[a].data();
+    data[a] = (float *)malloc((size_t)e * r->size[a] * sizeof(float));
+    for (long k = 0; k < (long)e * r->size[a]; k++)
+      data[a][k] = a < nin ? kas_random() : kas_sentinel;
   }
   kas_now.chunk = NULL;
-  kas_run_block(r, shared.data(), NULL, 0, (size_t)e, true);
-  std::vector<double> in[KAS_TRACER_MAX_ARGS], out(so);
+  kas_run_block(r, data, NULL, 0, (size_t)e, true);
+  double in[KAS_TRACER_MAX_ARGS][128], out[128]; /* the largest type has 81 floats */
   const double *inp[KAS_TRACER_MAX_ARGS];
   for (int k = 0; k < e; k++) {
     for (int a = 0; a < nin; a++) {
-      in[a].assign(data[a].begin() + (long)k * r->size[a],
-                   data[a].begin() + (long)(k + 1) * r->size[a]);
-      inp[a] = in[a].data();
+      for (int j = 0; j < r->size[a]; j++) in[a][j] = data[a][(long)k * r->size[a] + j];
+      inp[a] = in[a];
     }
-    ref(inp, out.data());
+    ref(inp, out);
     double err = 0, norm = 0;
     for (int j = 0; j < so; j++) {
-      double got = data[nin][(size_t)k * so + j];
-      err = std::max(err, fabs(got - out[j]));
-      if (!(got == got)) err = INFINITY; /* NaN: read out of range */
-      norm = std::max(norm, fabs(out[j]));
+      double got = data[nin][(long)k * so + j];
+      double d = got == got ? fabs(got - out[j]) : INFINITY; /* NaN: read out of range */
+      if (d > err) err = d;
+      if (fabs(out[j]) > norm) norm = fabs(out[j]);
     }
-    if (err > 1e-5 * norm || (norm == 0 && err > 0)) {
+    if (err > 1e-5 * norm || (norm == 0 && err > 0))
       kas_error("compute: element %d differs from the CPU reference (error %g, norm %g)", k, err,
                 norm);
-    }
   }
+  for (int a = 0; a < r->nargs; a++) free(data[a]);
 }
 
 /* (e0, n) cases of a load/save: two full blocks (first and second) and two partial ones. */
@@ -317,7 +339,7 @@ static int kas_io_cases(int e, size_t *e0, size_t *n) {
   return c;
 }
 
-static int kas_trace_main(const KasRoutine *routines, int nroutines, KasRefCall ref) {
+static inline int kas_trace_main(const KasRoutine *routines, int nroutines, KasRefCall ref) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = kas_fault;
