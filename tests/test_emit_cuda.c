@@ -361,12 +361,66 @@ static void test_common_files(void **state) {
   assert_int_equal(emit_output_slot(f->dag, V_R), 0);
 }
 
+/* kas_candidates.h for one candidate "cand01" of the fixture spec (docs/generated.md format,
+ * host side only). */
+static const char one_candidate_h[] =
+    "#define KAS_SPEC_NAME \"fused\"\n#define KAS_NINPUTS 3\n#define KAS_NOUTPUTS 1\n"
+    "static const char *const kas_input_names[3] = {\"M\", \"v\", \"s\"};\n"
+    "static const int kas_input_floats[3] = {9, 3, 1};\n"
+    "static const char *const kas_output_names[1] = {\"r\"};\n"
+    "static const int kas_output_floats[1] = {3};\n"
+    "extern \"C\" void kas_cand01_launch_host(const float *const *, float *const *, void *, "
+    "size_t, int);\n"
+    "extern \"C\" size_t kas_cand01_host_workspace_bytes(size_t);\n"
+    "typedef struct { const char *name; double predicted_ns_per_elem; int predicted_rank, "
+    "nkernels; const char *kernels; void (*launch_host)(const float *const *, float *const *, "
+    "void *, size_t, int); size_t (*host_workspace_bytes)(size_t); } KasCandidate;\n"
+    "#define KAS_NCANDIDATES 1\n"
+    "static const KasCandidate kas_candidates[1] = {{\"cand01\", 1, 1, 1, \"mvmul33+svmul3\", "
+    "kas_cand01_launch_host, kas_cand01_host_workspace_bytes}};\n";
+
+/* Emits the plan with the common files, builds check_cpu with gcc/g++ and returns its exit
+ * status (-1 when the tools are missing). */
+static int build_and_check(const Fixture *f, KernelPlan *p, const char *tag) {
+  if (system("command -v g++ >/dev/null 2>&1") != 0) return -1;
+  char *dir = xasprintf("%s/%s", f->dir, tag);
+  EmitDir *d = emit_dir_open(dir);
+  assert_non_null(d);
+  Candidate c = {.kernels = &p, .nkernels = 1};
+  assert_true(emit_cuda_candidate(d, f->dag, f->lib, &c, "cand01"));
+  assert_true(emit_cuda_common(d, f->dag, f->lib, NULL));
+  assert_true(emit_dir_write(d, "common/kas_candidates.h", one_candidate_h));
+  assert_true(emit_dir_close(d));
+  char *cmd = xasprintf("cd '%s' && gcc -c common/kas_refs.c common/cpu_graph.c && g++ -O1 "
+                        "-DKAS_HOST -Wno-unknown-pragmas -o check_cpu common/check_cpu.cpp "
+                        "cand01/kernels_host.cpp kas_refs.o cpu_graph.o && ./check_cpu 203",
+                        dir);
+  int rc = system(cmd);
+  free(cmd);
+  free(dir);
+  return rc;
+}
+
+/* The host form and check_cpu together: the planned kernel passes; the same kernel with its
+ * second barrier removed (svmul3 then reads w before the other threads wrote it) must fail. */
+static void test_check_cpu_catches_missing_barrier(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = fused_plan(f);
+  int rc = build_and_check(f, p, "good");
+  if (rc == -1) skip();
+  assert_int_equal(rc, 0);
+  p->steps[4].barrier_before = false;
+  assert_int_not_equal(build_and_check(f, p, "missing_barrier"), 0);
+  free_plan(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fused_kernel_text),   cmocka_unit_test(test_fused_host_phases),
       cmocka_unit_test(test_no_barrier_no_shared), cmocka_unit_test(test_workspace_between_kernels),
       cmocka_unit_test(test_invalid_plan_refused), cmocka_unit_test(test_large_shared_opts_in),
       cmocka_unit_test(test_common_files),
+      cmocka_unit_test(test_check_cpu_catches_missing_barrier),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
