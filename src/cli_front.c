@@ -83,6 +83,25 @@ static void print_calls(const Dag *dag) {
   }
 }
 
+/* Each SSA value: its type, where it comes from, which calls read it, whether it is returned. */
+static void print_values(const Dag *dag) {
+  printf("values:\n");
+  for (int v = 0; v < dag->nvalues; v++) {
+    const Value *val = &dag->values[v];
+    printf("  %-20s %-14s from ", val->label, type_of_value(dag, v));
+    if (val->producer >= 0)
+      printf("%s#%d", dag->nodes[val->producer].fn->name, val->producer);
+    else
+      printf("input");
+    printf(", read by");
+    for (int c = 0; c < val->nconsumers; c++)
+      printf("%s%s#%d", c ? ", " : " ", dag->nodes[val->consumers[c]].fn->name,
+             val->consumers[c]);
+    if (!val->nconsumers) printf(" nothing");
+    printf("%s\n", val->is_output ? ", returned" : "");
+  }
+}
+
 /* One line per pair of directly dependent calls, with the values that flow between them. */
 static int print_edges(const Dag *dag) {
   int nedges = 0;
@@ -137,6 +156,7 @@ int cmd_check(const CliOptions *o) {
   print_value_list(dag, "inputs:", dag->inputs, dag->ninputs);
   print_value_list(dag, "outputs:", dag->outputs, dag->noutputs);
   print_calls(dag);
+  print_values(dag);
   print_edges(dag);
   bool ok = !o->dot_path || write_dot_file(dag, o->dot_path);
   front_free(&f);

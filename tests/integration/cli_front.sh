@@ -47,6 +47,8 @@ done
 expect_rc 0 "$K" check specs/stvenant.spec
 grep -q '^  mvmul33#0 -> svmul3#1  (vec3NodeStiff.0)$' "$tmp/out" || fail "stvenant edge missing"
 grep -q '4 calls, 9 values, 5 inputs, 2 outputs, 3 edges' "$tmp/out" || fail "stvenant summary"
+grep -Eq '^  vec3NodeStiff.1 +vector3 +from svmul3#1, read by ttmul411#2, returned$' "$tmp/out" ||
+  fail "stvenant: value line of vec3NodeStiff.1"
 
 # --- malformed specs: the first error is the one their first line names -----------------------
 nbad=0
