@@ -25,6 +25,7 @@
 
 #define BEAM_WIDTH 10
 #define KEEP_PLANS 4
+#define FINAL_BUILDS 12 /* complete plans (exact barriers) built from the final beam */
 #define DEFAULT_SMEM_LIMIT (227 * 1024)
 
 /* Elements per block tried: multiples of 4 (16-byte coalesced routines need them). */
@@ -374,8 +375,10 @@ static const char *value_label(const FusionInfo *fi, int value) {
   return fi->dag->values[value].label;
 }
 
-/* The shared accesses of every step, for sync.c. */
-static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, BuildState *bs) {
+/* The shared accesses of every step, for sync.c (labels only when explaining). */
+static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, BuildState *bs,
+                                   bool explain) {
+  LabelPool *lp = explain ? &bs->labels : NULL;
   StepAccesses *sa = xcalloc((size_t)p->nsteps, sizeof *sa);
   for (int s = 0; s < p->nsteps; s++) {
     const Step *st = &p->steps[s];
@@ -383,7 +386,7 @@ static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, Bu
     BlockShape shape = impl_shape(im, p->e);
     const DagNode *nd = &fi->dag->nodes[p->order[st->call]];
     if (st->kind == ROUTINE_COMPUTE) {
-      sa[s].label = pool_add(&bs->labels, xasprintf("%s#%d", nd->fn->name, p->order[st->call]));
+      sa[s].label = USE_LABEL(lp, "%s#%d", nd->fn->name, p->order[st->call]);
       for (int a = 0; a <= nd->nargs; a++) {
         int value = a < nd->nargs ? nd->args[a] : nd->result;
         int b = -1;
@@ -403,10 +406,8 @@ static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, Bu
     int nlist = st->kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
     for (int k = 0; k < nlist; k++)
       if (list[k].index == st->io_index) io = &list[k];
-    sa[s].label = pool_add(&bs->labels, xasprintf("%s %s (%s#%d)",
-                                                  st->kind == ROUTINE_LOAD ? "load" : "save",
-                                                  value_label(fi, buf->value), nd->fn->name,
-                                                  p->order[st->call]));
+    sa[s].label = USE_LABEL(lp, "%s %s (%s#%d)", st->kind == ROUTINE_LOAD ? "load" : "save",
+                            value_label(fi, buf->value), nd->fn->name, p->order[st->call]);
     if (buf->place == PLACE_SHARED)
       sa[s].acc[sa[s].n++] = (SharedAccess){&io->ls, shape, buf->offset / 4, buf->bytes / 4,
                                             st->kind == ROUTINE_LOAD,
@@ -426,10 +427,15 @@ void kernel_plan_free(KernelPlan *p) {
   free(p);
 }
 
-/* Barriers from exact access sets; false after a diagnostic (a pattern leaves its buffer). */
-static bool plan_barriers(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
-  StepAccesses *sa = step_accesses(fi, p, bs);
-  bool ok = sync_plan(p, sa);
+/* Barriers from exact access sets (full plans; false after a diagnostic), or estimated per
+ * buffer (partial plans of the beam, where the exact planning would dominate the time). */
+static bool plan_barriers(const FusionInfo *fi, KernelPlan *p, BuildState *bs, bool full) {
+  StepAccesses *sa = step_accesses(fi, p, bs, full);
+  bool ok = true;
+  if (full)
+    ok = sync_plan(p, sa);
+  else
+    p->barriers = sync_estimate(p, sa);
   free(sa);
   return ok;
 }
@@ -455,7 +461,7 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
     choose_block(p);
     ok = p->smem_bytes <= fi->smem_limit && p->threads <= fi->thread_limit;
   }
-  if (ok && full) ok = plan_barriers(fi, p, &bs);
+  if (ok) ok = plan_barriers(fi, p, &bs, full);
   if (ok) {
     p->regs_estimate = model_estimate_registers(p, fi->dag);
     p->predicted_ns_per_elem = model_predict_kernel(p, fi->dag, fi->db);
@@ -592,15 +598,17 @@ static bool same_kind(const BeamState *a, const BeamState *b, int ndecided) {
   return true;
 }
 
-/* Moves the survivors to the front of the sorted children: first the best child of every E
- * (so that no block size is lost to a locally better one), then BEAM_WIDTH more of the best,
- * skipping duplicates.  Returns how many survive. */
+/* Moves the survivors to the front of the sorted children: first the best child of every
+ * (E, implementation of the call just decided) -- a block size or an implementation that looks
+ * worse alone may pay off with later calls (thread counts, compatible patterns) -- then
+ * BEAM_WIDTH more of the best, skipping duplicates.  Returns how many survive. */
 static int diverse_survivors(BeamState *v, int n, int ndecided) {
   bool *take = xcalloc((size_t)(n ? n : 1), sizeof *take);
   for (int i = 0; i < n; i++) {
-    bool first_of_e = true;
-    for (int j = 0; j < i && first_of_e; j++) first_of_e = v[j].ch.e != v[i].ch.e;
-    take[i] = first_of_e;
+    bool first = true;
+    for (int j = 0; j < i && first; j++)
+      first = v[j].ch.e != v[i].ch.e || v[j].ch.impl[ndecided - 1] != v[i].ch.impl[ndecided - 1];
+    take[i] = first;
   }
   for (int i = 0, kept = 0; i < n && kept < BEAM_WIDTH; i++) {
     if (take[i]) continue;
@@ -650,7 +658,8 @@ static void beam_search(FusionInfo *fi, PlanList *out) {
     free(beam);
     beam = next;
   }
-  for (int s = 0; s < nbeam; s++) {
+  if (nbeam > 1) qsort(beam, (size_t)nbeam, sizeof *beam, by_cost);
+  for (int s = 0; s < nbeam && s < FINAL_BUILDS; s++) {
     KernelPlan *p = build_plan(fi, &beam[s].ch, fi->ncalls, true);
     if (p) plan_push(out, p);
   }

@@ -559,6 +559,9 @@ typedef struct {
 /* Sets plan->steps[s].barrier_before/barrier_why, plan->barriers and barriers_possible from
  * the per-step accesses (one StepAccesses per step).  false after a diagnostic. */
 bool sync_plan(KernelPlan *plan, const StepAccesses *per_step);
+/* A cheap estimate of the barrier count (per buffer and pattern compatibility, as seed 004
+ * §4.5), for the beam search's partial plans; labels are not used. */
+int sync_estimate(const KernelPlan *plan, const StepAccesses *per_step);
 /* combine.c: every implementation choice for one fusion, each a complete KernelPlan (ordered,
  * placed, allocated, synchronized, predicted through model.c).  keep_all = false prunes
  * dominated and clearly slow plans; true keeps every valid one (used by `kasgen units`). */

@@ -22,6 +22,8 @@ typedef struct {
   BlockShape shape;
   AccessSet *sets; /* NULL when evaluation failed */
   int nthreads;
+  int extent; /* register extent over threads (max offset - start + 1, at least 1); -1 when a
+                 thread touches an offset below its start */
 } CacheEntry;
 
 static CacheEntry **cache_slots; /* open addressing, power-of-two size */
@@ -43,12 +45,13 @@ static void free_entry(CacheEntry *e) {
   free(e);
 }
 
-/* Coverage results: (writer, reader, their shapes, buffer size) -> covered. */
+/* Results about pattern pairs: (writer, reader, their shapes, buffer size) -> covered, and
+ * (a, b, shapes, nfloats = -1) -> first thread whose accesses differ (first_difference). */
 typedef struct {
   const Pattern *w, *r;
   BlockShape sw, sr;
   int nfloats;
-  bool covers;
+  int result;
 } CoverEntry;
 static CoverEntry *cover_memo;
 static size_t cover_n, cover_cap;
@@ -96,6 +99,17 @@ static CacheEntry *cache_find(const Pattern *p, BlockShape s) {
   return NULL;
 }
 
+static int sets_extent(const AccessSet *sets, int nthreads) {
+  int extent = 1;
+  for (int t = 0; t < nthreads; t++) {
+    if (sets[t].n == 0) continue;
+    if (sets[t].offsets[0] < sets[t].start) return -1;
+    long e = sets[t].offsets[sets[t].n - 1] - sets[t].start + 1;
+    if (e > extent) extent = (int)e;
+  }
+  return extent;
+}
+
 /* Evaluates every thread; a failure is remembered so the diagnostic is printed once. */
 static CacheEntry *evaluate_entry(const Pattern *p, BlockShape s) {
   CacheEntry *e = xcalloc(1, sizeof *e);
@@ -111,16 +125,21 @@ static CacheEntry *evaluate_entry(const Pattern *p, BlockShape s) {
       break;
     }
   }
+  e->extent = e->sets ? sets_extent(e->sets, e->nthreads) : -1;
   return e;
 }
 
-const AccessSet *plan_access_sets(const Pattern *p, BlockShape shape) {
+static CacheEntry *cached_entry(const Pattern *p, BlockShape shape) {
   CacheEntry *e = cache_find(p, shape);
   if (!e) {
     e = evaluate_entry(p, shape);
     cache_insert(e);
   }
-  return e->sets;
+  return e;
+}
+
+const AccessSet *plan_access_sets(const Pattern *p, BlockShape shape) {
+  return cached_entry(p, shape)->sets;
 }
 
 static bool same_access(const AccessSet *x, const AccessSet *y) {
@@ -137,9 +156,12 @@ static int first_difference(const Pattern *a, BlockShape sa, const Pattern *b, B
   return -1;
 }
 
+static int memo_first_difference(const Pattern *a, BlockShape sa, const Pattern *b,
+                                 BlockShape sb);
+
 bool plan_patterns_compatible(const Pattern *a, BlockShape sa, const Pattern *b, BlockShape sb) {
   if (shape_threads(sa) != shape_threads(sb)) return false;
-  return first_difference(a, sa, b, sb) == -1;
+  return memo_first_difference(a, sa, b, sb) == -1;
 }
 
 /* "3..5" for a contiguous run, else "{0,4,8,...}" (at most 6 shown). */
@@ -173,13 +195,9 @@ static char *incompatibility_why(const PatternUse *a, const PatternUse *b, int t
 static int register_extent(const PatternUse *uses, int nuses) {
   int extent = 1;
   for (int u = 0; u < nuses; u++) {
-    const AccessSet *sets = plan_access_sets(uses[u].pat, uses[u].shape);
-    for (int t = 0; t < shape_threads(uses[u].shape); t++) {
-      if (sets[t].n == 0) continue;
-      if (sets[t].offsets[0] < sets[t].start) return -1;
-      long e = sets[t].offsets[sets[t].n - 1] - sets[t].start + 1;
-      if (e > extent) extent = (int)e;
-    }
+    int e = cached_entry(uses[u].pat, uses[u].shape)->extent;
+    if (e < 0) return -1;
+    if (e > extent) extent = e;
   }
   return extent;
 }
@@ -220,7 +238,7 @@ bool placement_decide(const PatternUse *uses, int nuses, int *reg_floats, char *
     }
   for (int a = 0; a < nuses; a++)
     for (int b = a + 1; b < nuses; b++) {
-      int t = first_difference(uses[a].pat, uses[a].shape, uses[b].pat, uses[b].shape);
+      int t = memo_first_difference(uses[a].pat, uses[a].shape, uses[b].pat, uses[b].shape);
       if (t == -2) {
         SET_WHY(xstrdup("shared: access pattern could not be evaluated"));
         return false;
@@ -304,14 +322,29 @@ static void cover_insert(const CoverEntry *e) {
   cover_n++;
 }
 
+static const CoverEntry *pair_find(const Pattern *w, BlockShape sw, const Pattern *r,
+                                   BlockShape sr, int nfloats) {
+  if (!cover_cap) return NULL;
+  size_t k = cover_hash(w, sw, r, sr, nfloats) & (cover_cap - 1);
+  for (; cover_memo[k].w; k = (k + 1) & (cover_cap - 1))
+    if (cover_matches(&cover_memo[k], w, sw, r, sr, nfloats)) return &cover_memo[k];
+  return NULL;
+}
+
 bool plan_pattern_covers(const Pattern *w, BlockShape sw, const Pattern *r, BlockShape sr,
                          int nfloats) {
-  if (cover_cap) {
-    size_t k = cover_hash(w, sw, r, sr, nfloats) & (cover_cap - 1);
-    for (; cover_memo[k].w; k = (k + 1) & (cover_cap - 1))
-      if (cover_matches(&cover_memo[k], w, sw, r, sr, nfloats)) return cover_memo[k].covers;
-  }
+  const CoverEntry *hit = pair_find(w, sw, r, sr, nfloats);
+  if (hit) return hit->result;
   CoverEntry e = {w, r, sw, sr, nfloats, compute_covers(w, sw, r, sr, nfloats)};
   cover_insert(&e);
-  return e.covers;
+  return e.result;
+}
+
+static int memo_first_difference(const Pattern *a, BlockShape sa, const Pattern *b,
+                                 BlockShape sb) {
+  const CoverEntry *hit = pair_find(a, sa, b, sb, -1);
+  if (hit) return hit->result;
+  CoverEntry e = {a, b, sa, sb, -1, first_difference(a, sa, b, sb)};
+  cover_insert(&e);
+  return e.result;
 }

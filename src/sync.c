@@ -134,3 +134,35 @@ bool sync_plan(KernelPlan *plan, const StepAccesses *per_step) {
   record_free(&rec);
   return ok;
 }
+
+/* ---- the cheap estimate ------------------------------------------------------------------- */
+
+static bool ranges_overlap(const SharedAccess *a, const SharedAccess *b) {
+  return a->base_float < b->base_float + b->nfloats && b->base_float < a->base_float + a->nfloats;
+}
+
+/* Seed 004's rule, per buffer instead of per float: a step conflicts with an access since the
+ * last barrier when it touches the same buffer, one of them writes, and their patterns are not
+ * compatible (each thread would not see only its own data), or when it touches bytes another
+ * buffer used (reuse) and one of them writes. */
+static bool estimate_conflict(const SharedAccess *a, const SharedAccess *r) {
+  if (!ranges_overlap(a, r) || (!a->write && !r->write)) return false;
+  bool same_buffer = a->base_float == r->base_float && a->nfloats == r->nfloats;
+  return !same_buffer || !plan_patterns_compatible(a->pat, a->shape, r->pat, r->shape);
+}
+
+int sync_estimate(const KernelPlan *plan, const StepAccesses *per_step) {
+  int cap = 0, n = 0, barriers = 0;
+  for (int s = 0; s < plan->nsteps; s++) cap += per_step[s].n;
+  const SharedAccess **since = xmalloc(sizeof *since * (size_t)(cap ? cap : 1));
+  for (int s = 0; s < plan->nsteps; s++) {
+    bool conflict_found = false;
+    for (int k = 0; k < per_step[s].n && !conflict_found; k++)
+      for (int r = 0; r < n && !conflict_found; r++)
+        conflict_found = estimate_conflict(&per_step[s].acc[k], since[r]);
+    if (conflict_found) barriers++, n = 0;
+    for (int k = 0; k < per_step[s].n; k++) since[n++] = &per_step[s].acc[k];
+  }
+  free(since);
+  return barriers;
+}
