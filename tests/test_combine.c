@@ -348,12 +348,39 @@ static void test_keep_all_single_calls(void **state) {
   free_world(&w);
 }
 
+/* The beam search's best plan is close to the exhaustive best on every two-call fusion of
+ * StVenant and bigfusion (it searched well; 3% slack for the beam's pruning). */
+static void test_beam_close_to_exhaustive(void **state) {
+  (void)state;
+  const char *specs[] = {"stvenant", "bigfusion"};
+  for (size_t k = 0; k < 2; k++) {
+    World w = load_world(specs[k]);
+    FusionSet fs = fusion_enumerate(w.dag, 2);
+    for (int f = 0; f < fs.n; f++) {
+      if (__builtin_popcountll(fs.sets[f]) != 2) continue;
+      int n, m;
+      KernelPlan **all = combine_fusion(w.dag, w.lib, w.db, fs.sets[f], true, &n);
+      KernelPlan **beam = combine_fusion(w.dag, w.lib, w.db, fs.sets[f], false, &m);
+      assert_true(n >= 1 && m >= 1);
+      assert_true(beam[0]->predicted_ns_per_elem >= all[0]->predicted_ns_per_elem - 1e-12);
+      assert_true(beam[0]->predicted_ns_per_elem <= 1.03 * all[0]->predicted_ns_per_elem);
+      for (int i = 0; i < n; i++) kernel_plan_free(all[i]);
+      for (int i = 0; i < m; i++) kernel_plan_free(beam[i]);
+      free(all);
+      free(beam);
+    }
+    fusion_set_free(&fs);
+    free_world(&w);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stvenant_plans),
       cmocka_unit_test(test_seed_specs_plans),
       cmocka_unit_test(test_stvenant_full_fusion),
       cmocka_unit_test(test_keep_all_single_calls),
+      cmocka_unit_test(test_beam_close_to_exhaustive),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
