@@ -201,7 +201,6 @@ static bool instantiate_step(RoutineSet *rs, const Dag *dag, const KernelPlan *p
 
 typedef struct {
   const Dag *dag;
-  const Library *lib;
   const Candidate *cand;
   const char *name;
   int *ws_values; /* intermediates crossing kernels, in workspace order */
@@ -889,7 +888,8 @@ static bool check_plan(const Emitter *em, int k) {
 
 bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *cand,
                          const char *name) {
-  Emitter em = {.dag = dag, .lib = lib, .cand = cand, .name = name};
+  (void)lib; /* the plans hold their implementations; the library is only the common files' */
+  Emitter em = {.dag = dag, .cand = cand, .name = name};
   bool ok = true;
   for (int k = 0; k < cand->nkernels && ok; k++) ok = check_plan(&em, k);
   if (ok) ok = prepare_routines(&em);
