@@ -160,7 +160,7 @@ static bool warp_sectors(const Pattern *p, BlockShape shape, int first, int nthr
       capall = (nall + nt) * 2;
       all = xrealloc(all, sizeof *all * (size_t)capall);
     }
-    memcpy(all + nall, touched, sizeof *all * (size_t)nt);
+    if (nt > 0) memcpy(all + nall, touched, sizeof *all * (size_t)nt);
     nall += nt;
   }
   if (nall > 0) *distinct += (double)count_distinct(all, nall);
