@@ -432,6 +432,13 @@ static void add_output(Parser *ps, int v, Token name) {
     error_at(ps, tok_loc(ps, name), "output %s is never assigned", show_tok(name).s);
     return;
   }
+  /* Inputs cannot be assigned, so a returned input would pass through unchanged: no kernel
+   * writes it, and generated APIs would name it twice.  The caller already has it. */
+  if (sp->vars[v].is_input) {
+    error_at(ps, tok_loc(ps, name), "output %s is an input: no call computes it",
+             show_tok(name).s);
+    return;
+  }
   if (s->def_stmt >= 0) ps->stmt_result_read[s->def_stmt] = true;
   sp->vars[v].is_output = true;
   if (sp->noutputs == ps->outputs_cap) {
@@ -446,10 +453,10 @@ static void add_output(Parser *ps, int v, Token name) {
 static void parse_return(Parser *ps) {
   Token kw = ps->tok;
   ps->seen_return = true;
+  if (!ps->seen_stmt) /* first: it explains any "never assigned" that follows */
+    error_at(ps, tok_loc(ps, kw), "no calls before the 'return' line: nothing to compute");
   advance(ps);
   parse_name_list(ps, add_output);
-  if (!ps->seen_stmt)
-    error_at(ps, tok_loc(ps, kw), "no calls before the 'return' line: nothing to compute");
 }
 
 /* ---- statements --------------------------------------------------------------------------- */
@@ -677,10 +684,6 @@ static void warn_unused(Parser *ps) {
       warn_at(ps, sp->vars[v].loc, "variable '%s' is declared but never used",
               sp->vars[v].name);
   }
-  for (int k = 0; k < sp->noutputs; k++)
-    if (sp->vars[sp->outputs[k].var].is_input && sp->outputs[k].version == 0)
-      warn_at(ps, sp->outputs[k].loc, "output '%s' is an input returned unchanged",
-              sp->vars[sp->outputs[k].var].name);
   for (int i = 0; i < sp->nstmts; i++)
     if (!ps->stmt_result_read[i])
       warn_at(ps, sp->stmts[i].result.loc, "the value assigned to '%s' here is never used",
