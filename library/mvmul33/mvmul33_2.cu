@@ -1,6 +1,9 @@
 /*
  * mvmul33_2.cu — mvmul33 (w[i] = sum_j M[i][j] * v[j]), implementation 2:
  * one thread per row of M (one entry of w); block BX = 3, BY = E.
+ * It shares the 3 x E block and the per-thread patterns of mmul33_2 and mvmul33_2 (rows of a
+ * 3x3 matrix), so that fusions with them need no recomputed coordinates and may keep buffers
+ * in registers.
  * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from
  * global memory) and an owner copy whose offsets equal the compute's (a register buffer).
  * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.

@@ -1,6 +1,9 @@
 /*
  * smimul33_1.cu — smimul33 (C = s * I), implementation 1:
- * one thread per element; one thread per element (BX = E).
+ * one thread per element; block BX = E.
+ * The simplest mapping: with coalesced loads and saves through shared memory it streams at
+ * copy bandwidth, and it fuses (registers, no recomputed coordinates) with every other
+ * one-thread-per-element implementation.
  * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from
  * global memory) and an owner copy whose offsets equal the compute's (a register buffer).
  * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.

@@ -1,6 +1,8 @@
 /*
  * smmul55_2.cu — smmul55 (C = M * s), implementation 2:
  * one thread per row; block BX = 5, BY = E.
+ * It shares the 5 x E block and the per-thread patterns of mmul55_2 (rows of a 5x5 matrix), so
+ * that fusions with them need no recomputed coordinates and may keep buffers in registers.
  * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from
  * global memory) and an owner copy whose offsets equal the compute's (a register buffer).
  * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.

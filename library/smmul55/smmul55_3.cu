@@ -1,6 +1,10 @@
 /*
  * smmul55_3.cu — smmul55 (C = M * s), implementation 3:
  * one thread per entry; block BX = 25, BY = E.
+ * It shares the 25 x E block and the per-thread patterns of mmul55_3 (entries of a 5x5
+ * matrix), so that fusions with them need no recomputed coordinates and may keep buffers in
+ * registers. Each thread touches single floats, so its owner loads and saves are coalesced as
+ * they are.
  * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from
  * global memory) and an owner copy whose offsets equal the compute's (a register buffer).
  * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.

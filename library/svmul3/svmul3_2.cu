@@ -1,6 +1,10 @@
 /*
  * svmul3_2.cu — svmul3 (w = v * s), implementation 2:
  * one thread per entry; block BX = 3, BY = E.
+ * It shares the 3 x E block and the per-thread patterns of mvmul33_2 (one entry of a vector3
+ * per thread), so that fusions with them need no recomputed coordinates and may keep buffers
+ * in registers. Each thread touches single floats, so its owner loads and saves are coalesced
+ * as they are.
  * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from
  * global memory) and an owner copy whose offsets equal the compute's (a register buffer).
  * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.

@@ -1,8 +1,8 @@
 /*
  * vvmulabs3_2.cu — vvmulabs3 (s = |sum a[i] * b[i]|), implementation 2:
  * three threads per element, thread tx == 0 computes; block BX = 3, BY = E.
- * It exists to share the 3-wide block of per-row mvmul33, so that the two fuse
- * without recomputing thread coordinates; threads tx = 1, 2 idle (empty access sets).
+ * It shares the 3 x E block of per-row mvmul33_2, so that the two fuse without
+ * recomputing thread coordinates; threads tx = 1, 2 idle (empty access sets).
  * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from
  * global memory) and an owner copy whose offsets equal the compute's (a register buffer).
  * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.
