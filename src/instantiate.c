@@ -117,6 +117,57 @@ bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_
   return false;
 }
 
+/* Identifiers a routine may not use (library/README.md "Device code"): barriers and shared
+ * declarations are kasgen's, and the thread's position comes only from its tx/ty/tz parameters
+ * (a fused kernel may run it with recomputed coordinates). */
+static const char *forbidden_identifier(const char *s, size_t len) {
+  static const char *const exact[] = {"__shared__", "threadIdx", "blockIdx", "blockDim",
+                                      "gridDim", NULL};
+  for (int k = 0; exact[k]; k++)
+    if (strlen(exact[k]) == len && !strncmp(s, exact[k], len)) return exact[k];
+  if (len >= 6 && !strncmp(s, "__sync", 6)) return "a barrier (__sync...)";
+  if (len >= 6 && !strncmp(s, "atomic", 6)) return "an atomic";
+  return NULL;
+}
+
+bool instantiate_check_rules(const char *path, const char *text, const char *symbol) {
+  size_t b, e;
+  if (!instantiate_find(text, symbol, &b, &e)) return true; /* absence is reported elsewhere */
+  bool ok = true;
+  for (const char *s = text + b; s < text + e;) {
+    size_t skip = skip_length(s);
+    if (skip) {
+      s += skip;
+      continue;
+    }
+    if (ident_start(*s) && (s == text || !ident_char(s[-1]))) {
+      const char *end = s;
+      while (ident_char(*end)) end++;
+      const char *what = forbidden_identifier(s, (size_t)(end - s));
+      if (what) {
+        int line = 1;
+        for (const char *p = text; p < s; p++) line += *p == '\n';
+        diag_error((SrcLoc){.file = path, .text = text, .line = line,
+                            .col = (int)(s - line_start(text, s)) + 1},
+                   "%s uses %s; routines may not (library/README.md, Device code)", symbol, what);
+        ok = false;
+      }
+      s = end;
+      continue;
+    }
+    s++;
+  }
+  size_t b2, e2;
+  if (instantiate_find(text + e, symbol, &b2, &e2)) {
+    int line = 1;
+    for (const char *p = text; p < text + e + b2; p++) line += *p == '\n';
+    diag_error((SrcLoc){.file = path, .text = text, .line = line, .col = 1}, "%s defined twice",
+               symbol);
+    ok = false;
+  }
+  return ok;
+}
+
 char *instantiate_extract(const Impl *impl, const char *symbol) {
   size_t b, e;
   if (!impl->cu_text || !instantiate_find(impl->cu_text, symbol, &b, &e)) {

@@ -847,6 +847,11 @@ static void impl_read_cu(Impl *im) {
   for (int j = 0; j < im->nsaves; j++)
     if (im->saves[j].symbol && !instantiate_find(im->cu_text, im->saves[j].symbol, &b, &e))
       diag_error(at, "no definition of %s", im->saves[j].symbol);
+  instantiate_check_rules(im->cu_path, im->cu_text, im->compute_symbol);
+  for (int j = 0; j < im->nloads; j++)
+    if (im->loads[j].symbol) instantiate_check_rules(im->cu_path, im->cu_text, im->loads[j].symbol);
+  for (int j = 0; j < im->nsaves; j++)
+    if (im->saves[j].symbol) instantiate_check_rules(im->cu_path, im->cu_text, im->saves[j].symbol);
 }
 
 /* ---- folders ------------------------------------------------------------------------------ */

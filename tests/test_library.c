@@ -333,6 +333,8 @@ static const BadFixture bad[] = {
     {"bad_no_save", "vcopy3/vcopy3_1.ini: error: ", "no [save j] section"},
     {"bad_index", "vcopy3/vcopy3_1.ini:4:9: error: ", "index 2 does not match the file name"},
     {"bad_types_size", "types.ini:6:8: error: ", "expected an integer, found 'three'"},
+    {"bad_barrier", "vcopy3/vcopy3_1.cu:18:3: error: ", "d_vcopy3_1_compute uses a barrier (__sync...)"},
+    {"bad_duplicate_definition", "vcopy3/vcopy3_1.cu:34:1: error: ", "d_vcopy3_1_save_0 defined twice"},
 };
 
 static void test_fixtures_bad(void **state) {
