@@ -352,7 +352,10 @@ static void choose_block(KernelPlan *p) {
   }
 }
 
-static void allocate_shared(KernelPlan *p) {
+/* Offsets of the shared buffers.  disjoint: no two buffers share a byte even when their live
+ * ranges allow it (reusing bytes can force a write-after-read barrier; more shared memory can
+ * cost occupancy instead -- the prediction decides, see build_best_full). */
+static void allocate_shared(KernelPlan *p, bool disjoint) {
   int n = p->nbuffers;
   int *bytes = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
   int *first = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
@@ -360,8 +363,8 @@ static void allocate_shared(KernelPlan *p) {
   int *off = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
   for (int b = 0; b < n; b++) {
     bytes[b] = p->buffers[b].place == PLACE_SHARED ? p->buffers[b].bytes : 0;
-    first[b] = p->buffers[b].first_use;
-    last[b] = p->buffers[b].last_use;
+    first[b] = disjoint ? 0 : p->buffers[b].first_use;
+    last[b] = disjoint ? p->nsteps : p->buffers[b].last_use;
   }
   p->smem_bytes = smem_allocate(bytes, first, last, n, off);
   for (int b = 0; b < n; b++) p->buffers[b].offset = off[b];
@@ -442,7 +445,8 @@ static bool plan_barriers(const FusionInfo *fi, KernelPlan *p, BuildState *bs, b
 
 /* Builds the plan of the first nactive calls of the choice; NULL when the combination is not
  * valid (coverage, shared-memory limit, cannot launch).  full: all calls, with barriers. */
-static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, bool full) {
+static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, bool full,
+                              bool disjoint) {
   KernelPlan *p = xcalloc(1, sizeof *p);
   BuildState bs = {0};
   p->e = ch->e;
@@ -457,7 +461,7 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
       if (bs.buf_of[v] >= 0 && fi->producer[v] < 0)
         p->buffers[bs.buf_of[v]].load_call = bs.pos_of[fi->owner[v]];
     make_steps(fi, p, &bs);
-    allocate_shared(p);
+    allocate_shared(p, disjoint);
     choose_block(p);
     ok = p->smem_bytes <= fi->smem_limit && p->threads <= fi->thread_limit;
   }
@@ -472,6 +476,32 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
     kernel_plan_free(p);
     return NULL;
   }
+  return p;
+}
+
+/* Whether two shared buffers of the plan share a byte (smem.c reused one for the other). */
+static bool reuses_bytes(const KernelPlan *p) {
+  for (int a = 0; a < p->nbuffers; a++)
+    for (int b = 0; b < a; b++) {
+      const Buffer *x = &p->buffers[a], *y = &p->buffers[b];
+      if (x->place == PLACE_SHARED && y->place == PLACE_SHARED &&
+          x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes)
+        return true;
+    }
+  return false;
+}
+
+/* The complete plan of a choice, with overlapping shared buffers or, when that reuse happened,
+ * with disjoint ones if predicted faster (fewer barriers against lower occupancy). */
+static KernelPlan *build_best_full(FusionInfo *fi, const Choice *ch) {
+  KernelPlan *p = build_plan(fi, ch, fi->ncalls, true, false);
+  if (!p || !reuses_bytes(p)) return p;
+  KernelPlan *q = build_plan(fi, ch, fi->ncalls, true, true);
+  if (q && q->predicted_ns_per_elem < p->predicted_ns_per_elem) {
+    kernel_plan_free(p);
+    return q;
+  }
+  kernel_plan_free(q);
   return p;
 }
 
@@ -567,7 +597,7 @@ static void plan_push(PlanList *l, KernelPlan *p) {
 /* keep_all: every combination, depth first over the calls. */
 static void enumerate_all(FusionInfo *fi, Choice *ch, int c, PlanList *out) {
   if (c == fi->ncalls) {
-    KernelPlan *p = build_plan(fi, ch, fi->ncalls, true);
+    KernelPlan *p = build_plan(fi, ch, fi->ncalls, true, false);
     if (p) plan_push(out, p);
     return;
   }
@@ -632,7 +662,7 @@ static int beam_step(FusionInfo *fi, BeamState *beam, int nbeam, int c, BeamStat
     for (int k = 0; k < opts.n; k++) {
       Choice ch = beam[s].ch;
       apply_option(fi, &ch, c, &opts.v[k]);
-      KernelPlan *p = build_plan(fi, &ch, c + 1, false);
+      KernelPlan *p = build_plan(fi, &ch, c + 1, false, false);
       if (!p) continue;
       if (n == cap) {
         cap = cap ? cap * 2 : 64;
@@ -660,7 +690,7 @@ static void beam_search(FusionInfo *fi, PlanList *out) {
   }
   if (nbeam > 1) qsort(beam, (size_t)nbeam, sizeof *beam, by_cost);
   for (int s = 0; s < nbeam && s < FINAL_BUILDS; s++) {
-    KernelPlan *p = build_plan(fi, &beam[s].ch, fi->ncalls, true);
+    KernelPlan *p = build_best_full(fi, &beam[s].ch);
     if (p) plan_push(out, p);
   }
   free(beam);

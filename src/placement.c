@@ -256,8 +256,8 @@ bool placement_decide(const PatternUse *uses, int nuses, int *reg_floats, char *
   *reg_floats = extent;
   if (why) {
     char *labels = joined_labels(uses, nuses);
-    *why = xasprintf("registers: %s compatible at %d threads (%d floats per thread)", labels,
-                     threads, extent);
+    *why = xasprintf("registers: %s compatible at %d threads (%d float%s per thread)", labels,
+                     threads, extent, extent == 1 ? "" : "s");
     free(labels);
   }
   return true;
