@@ -597,7 +597,7 @@ static void plan_push(PlanList *l, KernelPlan *p) {
 /* keep_all: every combination, depth first over the calls. */
 static void enumerate_all(FusionInfo *fi, Choice *ch, int c, PlanList *out) {
   if (c == fi->ncalls) {
-    KernelPlan *p = build_plan(fi, ch, fi->ncalls, true, false);
+    KernelPlan *p = build_best_full(fi, ch);
     if (p) plan_push(out, p);
     return;
   }
