@@ -11,11 +11,18 @@
  * (sync.c) -> prediction (model.c).
  *
  * The choices multiply (impls^calls x variants x E), so unless keep_all is set we search them
- * with a beam over the calls in node order: a partial Choice (the first k calls decided) is built
- * as the plan of those calls alone, without barriers, and predicted; the best BEAM_WIDTH survive
- * each level.  Adding calls only adds routines and shared memory, so a partial prediction is a
- * cheap (optimistic) estimate of every completion.  The survivors are built completely and the
- * best KEEP_PLANS returned.
+ * with a beam over the calls in node order.  A partial Choice (the first k calls decided) is
+ * built as the plan of those calls alone, with an estimated barrier count (sync_estimate, per
+ * buffer, instead of the exact per-thread planning that would dominate the time), and predicted;
+ * adding calls only adds routines, shared memory and barriers, so this is a cheap, optimistic
+ * estimate of every completion.  Each level keeps the best child of every (E, implementation of
+ * the call just decided) -- a block size or mapping that looks worse alone may pay off with later
+ * calls -- plus the BEAM_WIDTH best others.  The best FINAL_BUILDS complete choices are built
+ * exactly (once with overlapping shared buffers and, if bytes were reused, once with disjoint
+ * ones: reuse can force write-after-read barriers) and the best KEEP_PLANS returned.
+ *
+ * Limits: a fusion of more than LIN_MAX_CALLS calls gets no plan (the subset DP of linearize.c);
+ * fusions come from fusion.c with at most --max-fusion calls (default 6).
  */
 #include "kasgen.h"
 
@@ -574,8 +581,7 @@ static OptionList call_options(const FusionInfo *fi, int c, int e) {
   return list;
 }
 
-static void apply_option(const FusionInfo *fi, Choice *ch, int c, const CallOption *o) {
-  (void)fi;
+static void apply_option(Choice *ch, int c, const CallOption *o) {
   ch->impl[c] = o->impl;
   for (int k = 0; k < o->nowned; k++) ch->load[o->owned[k]] = o->load[k];
   if (o->saved_value >= 0) ch->save[o->saved_value] = o->save;
@@ -603,7 +609,7 @@ static void enumerate_all(FusionInfo *fi, Choice *ch, int c, PlanList *out) {
   }
   OptionList opts = call_options(fi, c, ch->e);
   for (int k = 0; k < opts.n; k++) {
-    apply_option(fi, ch, c, &opts.v[k]);
+    apply_option(ch, c, &opts.v[k]);
     enumerate_all(fi, ch, c + 1, out);
   }
   free(opts.v);
@@ -661,7 +667,7 @@ static int beam_step(FusionInfo *fi, BeamState *beam, int nbeam, int c, BeamStat
     OptionList opts = call_options(fi, c, beam[s].ch.e);
     for (int k = 0; k < opts.n; k++) {
       Choice ch = beam[s].ch;
-      apply_option(fi, &ch, c, &opts.v[k]);
+      apply_option(&ch, c, &opts.v[k]);
       KernelPlan *p = build_plan(fi, &ch, c + 1, false, false);
       if (!p) continue;
       if (n == cap) {
