@@ -2,7 +2,8 @@
  * fuzz_ini.c — libFuzzer target for the implementation-INI parser of src/library.c: arbitrary
  * text goes through library_parse_impl_ini_text (inih, our line reader, key/section checks,
  * the pattern syntax, the expression parser, and pattern evaluation at several block sizes)
- * against a fixed two-parameter function, and through the .cu extractor (instantiate_find).
+ * against a fixed two-parameter function, and through the .cu extractor and rule checker
+ * (instantiate_find, instantiate_check_rules).
  * Nothing may crash, leak, hit undefined behaviour or hang; errors are expected and ignored.
  * Build and run with tests/fuzz/fuzz_ini.sh.
  */
@@ -31,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   library_impl_free(&impl);
   size_t b, e;
   if (instantiate_find(text, "d_fz_1_compute", &b, &e) && (b > e || e > size)) abort();
+  instantiate_check_rules("fz/fz_1.cu", text, "d_fz_1_compute");
   free(text);
   diag_reset();
   return 0;

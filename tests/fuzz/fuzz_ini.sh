@@ -19,8 +19,10 @@ flags=(-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Isrc
   src/instantiate.c src/util.c $(pkg-config --libs inih 2>/dev/null || echo -linih)
 echo "built $out/fuzz_ini"
 [ "$seconds" = 0 ] && exit 0
-# Seeds: every implementation INI of the library and the fixtures, plus the other INI files.
-for f in library/*/*.ini library/types.ini tests/fixtures/*/*/*.ini tests/fixtures/*/types.ini; do
+# Seeds: every implementation INI of the library and the fixtures, plus the other INI files and
+# the .cu files (for the extractor and the rule checker).
+for f in library/*/*.ini library/types.ini tests/fixtures/*/*/*.ini tests/fixtures/*/types.ini \
+         library/*/*.cu tests/fixtures/*/*/*.cu; do
   [ -f "$f" ] && cp "$f" "$out/corpus-ini/seed-$(echo "$f" | tr '/' '_')"
 done
 # -close_fd_mask=2 silences the loader's diagnostics; libFuzzer keeps its own copy of stderr
