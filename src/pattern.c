@@ -580,6 +580,10 @@ static void sort_unique(Scratch *s) {
 /* Computes thread lin's offsets into s (sorted, unique) and its start; false + diagnostic. */
 static bool access_into(const Pattern *p, BlockShape shape, int lin, Scratch *s, long *start) {
   s->n = 0;
+  if (!p->start || !p->block || !p->stride || !p->count_expr) {
+    diag_error(p->loc, "access pattern used before it was parsed");
+    return false;
+  }
   ExprEnv env = thread_env(shape, lin);
   long count = pattern_count(p, shape);
   if (count < 0 || !expr_eval(p->start, &env, start, p->start_loc)) return false;
@@ -588,8 +592,12 @@ static bool access_into(const Pattern *p, BlockShape shape, int lin, Scratch *s,
     env.i = k;
     long block;
     if (!expr_eval(p->block, &env, &block, p->block_loc)) return false;
-    if (block < 0 || block > MAX_PATTERN_OFFSETS - s->n) {
-      diag_error(p->block_loc, "block %ld out of range at i = %ld (thread %d)", block, k, lin);
+    if (block < 0) {
+      diag_error(p->block_loc, "block %ld is negative at i = %ld (thread %d)", block, k, lin);
+      return false;
+    }
+    if (block > MAX_PATTERN_OFFSETS - s->n) {
+      diag_error(p->block_loc, "thread %d touches more than %ld offsets", lin, MAX_PATTERN_OFFSETS);
       return false;
     }
     for (long b = 0; b < block; b++) {
@@ -637,7 +645,7 @@ static bool same_source(const char *a, const char *b) { return a && b && !strcmp
 
 bool patterns_compatible(const Pattern *a, BlockShape sa, const Pattern *b, BlockShape sb) {
   int threads = shape_threads(sa);
-  if (threads != shape_threads(sb)) return false;
+  if (threads != shape_threads(sb) || !a->start || !b->start) return false;
   /* Same text under the same shape touches the same offsets: skip the enumeration. */
   if (sa.bx == sb.bx && sa.by == sb.by && sa.bz == sb.bz && same_source(a->start_src, b->start_src) &&
       same_source(a->block_src, b->block_src) && same_source(a->stride_src, b->stride_src) &&

@@ -330,9 +330,26 @@ static void test_last_stride_unused(void **state) {
   ok = pattern_access_set(&p, (BlockShape){1, 1, 1}, 0, &s);
   out = capture_end();
   assert_false(ok);
-  assert_contains(out, "block -1 out of range");
+  assert_contains(out, "block -1 is negative at i = 2");
   free(out);
   pattern_free(&p);
+  /* A huge count is refused before memory runs out. */
+  p = parse_pattern_ok("start \"0\", block \"1000\", stride \"1000\", count \"BX*100000\", noreg 0");
+  capture_start();
+  ok = pattern_access_set(&p, (BlockShape){1, 1, 1}, 0, &s);
+  out = capture_end();
+  assert_false(ok);
+  assert_contains(out, "touches more than 131072 offsets");
+  free(out);
+  pattern_free(&p);
+  /* An empty (never parsed) pattern is an error, not a crash, and compatible with nothing. */
+  Pattern empty = {.loc = {.file = "p.ini"}};
+  capture_start();
+  ok = pattern_access_set(&empty, (BlockShape){1, 1, 1}, 0, &s);
+  out = capture_end();
+  assert_false(ok);
+  free(out);
+  assert_false(patterns_compatible(&empty, (BlockShape){1, 1, 1}, &empty, (BlockShape){1, 1, 1}));
 }
 
 /* ---- compatibility ----------------------------------------------------------------------- */
