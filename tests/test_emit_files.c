@@ -293,6 +293,59 @@ static void run_outputs_are_tolerated_never_written(void **state) {
   free(dir);
 }
 
+/* The whole emission of a real spec (library, search, analytic model): every file of
+ * docs/generated.md is there, the candidate table matches the search result, the embedding API is
+ * named after the spec's variables, and a rerun over the folder works. */
+static void emit_all_writes_the_documented_layout(void **state) {
+  (void)state;
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  Spec *spec = spec_load(TEST_SPECS "/synctest.spec", lib);
+  assert_non_null(spec);
+  Dag *dag = dag_build(spec);
+  TimingDb *db = timingdb_analytic();
+  SearchOptions so = {.top = 3, .max_fusion = 6};
+  SearchResult *res = search_run(dag, lib, db, &so);
+  assert_non_null(res);
+  assert_true(res->ncands >= 1 && res->ncands <= 3);
+  char *tmp = make_tempdir();
+  EmitOptions eo = {.out_dir = tmp, .default_n = 1000};
+  assert_true(emit_all(dag, lib, db, res, &eo));
+  char *dir = xasprintf("%s/synctest", tmp);
+  const char *files[] = {"Makefile", "index.txt", "plot.gp", "common/harness.cu",
+                         "common/kas_candidates.h", "common/all_kernels.cu", "common/cpu_graph.c",
+                         "common/check_cpu.cpp", "cand01/kernels.cu", "unfused/kernels.cu",
+                         "embed/kas_synctest.h", "embed/kas_synctest.cu", NULL};
+  for (int i = 0; files[i]; i++) assert_true(exists(dir, files[i]));
+  char *h = get_file(dir, "common/kas_candidates.h");
+  char *want = xasprintf("#define KAS_NCANDIDATES %d\n", res->ncands + 1);
+  assert_non_null(strstr(h, want));
+  assert_non_null(strstr(h, "#define KAS_DEFAULT_N 1000\n"));
+  assert_non_null(strstr(h, "kas_unfused_launch_host"));
+  free(want);
+  free(h);
+  /* inputs in `input` order, outputs in `return` order, as parameters of the C API */
+  char *eh = get_file(dir, "embed/kas_synctest.h");
+  StrBuf proto;
+  sb_init(&proto);
+  sb_puts(&proto, "kas_status kas_synctest(");
+  for (int i = 0; i < dag->ninputs; i++)
+    sb_printf(&proto, "const float *%s, ", spec->vars[dag->values[dag->inputs[i]].var].name);
+  assert_non_null(strstr(eh, proto.data));
+  sb_free(&proto);
+  free(eh);
+  assert_false(exists(dir, "cand04"));
+  assert_true(emit_all(dag, lib, db, res, &eo)); /* rerun over our own folder */
+  free(dir);
+  rm_rf(tmp);
+  free(tmp);
+  search_result_free(res);
+  timingdb_free(db);
+  dag_free(dag);
+  spec_free(spec);
+  library_free(lib);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(new_folder_gets_files_and_manifest),
@@ -306,6 +359,7 @@ int main(void) {
       cmocka_unit_test(bad_write_paths_are_rejected),
       cmocka_unit_test(stale_temporary_files_are_cleaned),
       cmocka_unit_test(run_outputs_are_tolerated_never_written),
+      cmocka_unit_test(emit_all_writes_the_documented_layout),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
