@@ -508,11 +508,11 @@ static void kernel_param_list(StrBuf *sb, const Emitter *em, const KernelPlan *p
   for (int i = 0; i < np; i++) {
     const Buffer *b = &p->buffers[params[i]];
     char *g = param_name(em->dag, b->value);
-    sb_printf(sb, "%sfloat *%s%s, ", b->loaded ? "const " : "", device ? "__restrict__ " : "", g);
+    sb_printf(sb, "\n    %sfloat *%s%s,", b->loaded ? "const " : "", device ? "__restrict__ " : "", g);
     free(g);
   }
   free(params);
-  sb_puts(sb, "size_t n");
+  sb_puts(sb, "\n    size_t n");
 }
 
 static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
@@ -753,7 +753,7 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
             phases == 1 ? "" : "s");
   sb_printf(sb, "static void %s_host(", kn);
   kernel_param_list(sb, em, p, false);
-  sb_puts(sb, ", int order) {\n");
+  sb_puts(sb, ",\n    int order) {\n");
   free(kn);
   sb_printf(sb, "  const size_t blocks = (n + %d) / %d;\n", p->e - 1, p->e);
   int smem_floats = (p->smem_bytes + 3) / 4;
