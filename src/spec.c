@@ -240,9 +240,17 @@ static bool tok_is_keyword(Token t) {
 
 /* Reports a syntax error at the current token unless a stray character on the same line
  * already explains it. */
+/* Where to report at the current token: at the end of the file, just after the last token
+ * (as GCC does), rather than on a line past the text. */
+static SrcLoc here(const Parser *ps) {
+  if (ps->tok.kind == TK_EOF && ps->prev_end_line)
+    return loc_at(ps, ps->prev_end_line, ps->prev_end_col);
+  return tok_loc(ps, ps->tok);
+}
+
 static void syntax_error(Parser *ps, const char *expected) {
   if (ps->tok.line == ps->lex_error_line) return;
-  error_at(ps, tok_loc(ps, ps->tok), "expected %s, found %s", expected, show_tok(ps->tok).s);
+  error_at(ps, here(ps), "expected %s, found %s", expected, show_tok(ps->tok).s);
 }
 
 /* Error recovery: skip to just after the next `;`, or to an `input`/`return` keyword (a missing
@@ -669,8 +677,8 @@ static void parse_spec(Parser *ps) {
     }
   }
   if (!ps->seen_input && !ps->missing_input_reported)
-    error_at(ps, tok_loc(ps, ps->tok), "missing 'input' line");
-  if (!ps->seen_return) error_at(ps, tok_loc(ps, ps->tok), "missing 'return' line");
+    error_at(ps, here(ps), "missing 'input' line");
+  if (!ps->seen_return) error_at(ps, here(ps), "missing 'return' line");
 }
 
 /* Warnings about things that are legal but almost certainly mistakes. */

@@ -345,6 +345,46 @@ static void test_warnings_do_not_fail(void **state) {
   fake_library_free(lib);
 }
 
+/* Block comments may span lines (positions after them stay right); long names are shortened
+ * in messages; a value nobody reads is a warning. */
+static void test_comments_names_dead_values(void **state) {
+  (void)state;
+  Library *lib = fake_library();
+  char *err;
+  Spec *sp = parse_captured("c.spec",
+                            "/* two\nlines */ matrix3x3 A, /* inline */ C;\ninput A; // tail\n"
+                            "C = madd33(A, A);\nreturn Q;\n",
+                            lib, &err);
+  assert_null(sp);
+  assert_non_null(strstr(err, "c.spec:5:8: error: undeclared variable 'Q'"));
+  free(err);
+
+  char *name = xmalloc(201);
+  memset(name, 'z', 200);
+  name[200] = '\0';
+  char *text = xasprintf("%s A;\ninput A;\nA = madd33(A, A);\nreturn A;\n", name);
+  sp = parse_captured("long.spec", text, lib, &err);
+  assert_null(sp);
+  char *want = xasprintf("long.spec:1:1: error: unknown type '%.64s...'\n", name);
+  assert_non_null(strstr(err, want));
+  free(want);
+  free(text);
+  free(name);
+  free(err);
+
+  sp = parse_captured("dead.spec",
+                      "matrix3x3 A, C, D;\ninput A;\nD = madd33(A, A);\nC = madd33(A, A);\n"
+                      "D = madd33(C, C);\nreturn D;\n",
+                      lib, &err);
+  assert_non_null(sp);
+  assert_non_null(strstr(err, "dead.spec:3:1: warning: the value assigned to 'D' here is never used"));
+  assert_int_equal(sp->nstmts, 3);
+  assert_int_equal(sp->outputs[0].version, 1);
+  spec_free(sp);
+  free(err);
+  fake_library_free(lib);
+}
+
 /* Independent mistakes on different lines are all reported in one run. */
 static void test_reports_several_errors(void **state) {
   (void)state;
@@ -378,6 +418,7 @@ int main(void) {
       cmocka_unit_test(test_many_variables),
       cmocka_unit_test(test_warnings_do_not_fail),
       cmocka_unit_test(test_reports_several_errors),
+      cmocka_unit_test(test_comments_names_dead_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
