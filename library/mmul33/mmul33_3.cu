@@ -150,7 +150,7 @@ KAS_DEV void d_mmul33_3_save_1(KAS_BUF s, float *KAS_RESTRICT g, int tx, int ty,
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[APLS];
   if (live) g[at] = v;

@@ -49,7 +49,7 @@ KAS_DEV void d_ttmul311_2_load_1(const float *KAS_RESTRICT g, KAS_BUF s, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -152,7 +152,7 @@ KAS_DEV void d_ttmul311_2_save_1(KAS_BUF s, float *KAS_RESTRICT g, int tx, int t
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[APLS];
   if (live) g[at] = v;

@@ -152,7 +152,7 @@ KAS_DEV void d_ttmul3212_2_save_1(KAS_BUF s, float *KAS_RESTRICT g, int tx, int 
                                   size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[APLS];
   if (live) g[at] = v;
