@@ -115,11 +115,26 @@ static void test_other_seed_specs(void **state) {
   }
 }
 
+/* A device on which no implementation can launch (2 threads per block, less than any E):
+ * search_run reports the calls at their statements and returns NULL, no crash. */
+static void test_nothing_fits(void **state) {
+  (void)state;
+  World w = load_world(TEST_SPECS "/stvenant.spec");
+  w.db->dev.max_threads_per_block = 2;
+  SearchOptions opt = {.top = 3, .max_fusion = 2};
+  diag_reset();
+  assert_null(search_run(w.dag, w.lib, w.db, &opt));
+  assert_int_equal(diag_error_count(), w.dag->nnodes);
+  diag_reset();
+  free_world(&w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stvenant),
       cmocka_unit_test(test_chain12_speed),
       cmocka_unit_test(test_other_seed_specs),
+      cmocka_unit_test(test_nothing_fits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
