@@ -3,7 +3,9 @@
  * 27 threads per element, thread tx = (j*3+k)*3+l computes O[j][k][l] from T[i][j][k][l] (i < 3;
  * offsets tx, tx+27, tx+54) and all of v. Its owner load of T is coalesced across the element
  * (27 consecutive threads read 27 consecutive floats, three times), so T can go straight into
- * registers; this is the StVenant fast path.
+ * registers. Measured standalone on an H200: about 90% of copy bandwidth with every buffer in
+ * registers (E = 8); with T staged through shared memory much less, as each thread has only 3
+ * floats of T to keep in flight.
  */
 
 /* Input 0 (tensor3x3x3x3), coalesced: the block copies its E*81 contiguous floats as float4s
