@@ -2,7 +2,8 @@
  * ttmul3212_2.cu — ttmul3212, implementation 2: one thread per output entry.
  * 27 threads per element, thread tx = (a*3+b)*3+c computes O[a][b][c] from the row T[a][b][*]
  * and the column M[*][c]; the owner save writes an element's 27 entries with 27 consecutive
- * threads (coalesced), and matches ttmul411_2's output pattern in StVenant.
+ * threads (coalesced). Its 27 threads per element fit ttmul411_2 in one block, but T is read by
+ * rows, so ttmul411_2's output reaches it through shared memory.
  */
 
 /* Input 0 (tensor3x3x3), coalesced: the block copies its E*27 contiguous floats as float4s
