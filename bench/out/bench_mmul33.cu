@@ -5875,7 +5875,7 @@ KAS_DEV void d_mmul33_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*9+tx)];
   if (live) g[at] = v;
@@ -5896,7 +5896,7 @@ KAS_DEV void d_mmul33_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*9+tx)];
   if (live) g[at] = v;
@@ -5917,7 +5917,7 @@ KAS_DEV void d_mmul33_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*9+tx)];
   if (live) g[at] = v;
@@ -5938,7 +5938,7 @@ KAS_DEV void d_mmul33_3_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*9+tx)];
   if (live) g[at] = v;
@@ -5959,7 +5959,7 @@ KAS_DEV void d_mmul33_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -5981,7 +5981,7 @@ KAS_DEV void d_mmul33_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -6003,7 +6003,7 @@ KAS_DEV void d_mmul33_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -6025,7 +6025,7 @@ KAS_DEV void d_mmul33_3_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;

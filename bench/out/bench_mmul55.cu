@@ -4896,7 +4896,7 @@ KAS_DEV void d_mmul55_3_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 25 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 25 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*25+tx)];
   if (live) g[at] = v;
@@ -4917,7 +4917,7 @@ KAS_DEV void d_mmul55_3_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 25 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 25 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*25+tx)];
   if (live) g[at] = v;
@@ -4938,7 +4938,7 @@ KAS_DEV void d_mmul55_3_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 25 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 25 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*25+tx)];
   if (live) g[at] = v;
@@ -4959,7 +4959,7 @@ KAS_DEV void d_mmul55_3_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, in
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 25 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 25 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -4981,7 +4981,7 @@ KAS_DEV void d_mmul55_3_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 25 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 25 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -5003,7 +5003,7 @@ KAS_DEV void d_mmul55_3_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, i
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 25 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 25 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;

@@ -2371,7 +2371,7 @@ KAS_DEV void d_ttmul311_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2395,7 +2395,7 @@ KAS_DEV void d_ttmul311_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2419,7 +2419,7 @@ KAS_DEV void d_ttmul311_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2443,7 +2443,7 @@ KAS_DEV void d_ttmul311_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2467,7 +2467,7 @@ KAS_DEV void d_ttmul311_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2494,7 +2494,7 @@ KAS_DEV void d_ttmul311_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2521,7 +2521,7 @@ KAS_DEV void d_ttmul311_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2548,7 +2548,7 @@ KAS_DEV void d_ttmul311_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -3387,7 +3387,7 @@ KAS_DEV void d_ttmul311_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*9+tx)];
   if (live) g[at] = v;
@@ -3408,7 +3408,7 @@ KAS_DEV void d_ttmul311_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*9+tx)];
   if (live) g[at] = v;
@@ -3429,7 +3429,7 @@ KAS_DEV void d_ttmul311_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*9+tx)];
   if (live) g[at] = v;
@@ -3450,7 +3450,7 @@ KAS_DEV void d_ttmul311_2_save_1_e64_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*9+tx)];
   if (live) g[at] = v;
@@ -3471,7 +3471,7 @@ KAS_DEV void d_ttmul311_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -3493,7 +3493,7 @@ KAS_DEV void d_ttmul311_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -3515,7 +3515,7 @@ KAS_DEV void d_ttmul311_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -3537,7 +3537,7 @@ KAS_DEV void d_ttmul311_2_save_1_e64_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 9 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 9 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;

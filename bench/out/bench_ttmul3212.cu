@@ -3116,7 +3116,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                   size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*27+tx)];
   if (live) g[at] = v;
@@ -3137,7 +3137,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
                                   size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*27+tx)];
   if (live) g[at] = v;
@@ -3158,7 +3158,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx
                                   size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*27+tx)];
   if (live) g[at] = v;
@@ -3179,7 +3179,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                   size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -3201,7 +3201,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
                                   size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -3223,7 +3223,7 @@ KAS_DEV void d_ttmul3212_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx
                                   size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;

@@ -2324,7 +2324,7 @@ KAS_DEV void d_ttmul411_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF s, in
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 81 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 81 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2348,7 +2348,7 @@ KAS_DEV void d_ttmul411_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 81 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 81 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2372,7 +2372,7 @@ KAS_DEV void d_ttmul411_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 81 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 81 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2396,7 +2396,7 @@ KAS_DEV void d_ttmul411_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF s, in
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 81 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 81 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2423,7 +2423,7 @@ KAS_DEV void d_ttmul411_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 81 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 81 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -2450,7 +2450,7 @@ KAS_DEV void d_ttmul411_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF s, i
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 81 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 81 + (size_t)tx; /* its first offset */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
@@ -3086,7 +3086,7 @@ KAS_DEV void d_ttmul411_2_save_1_e4_s(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*27+tx)];
   if (live) g[at] = v;
@@ -3107,7 +3107,7 @@ KAS_DEV void d_ttmul411_2_save_1_e16_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*27+tx)];
   if (live) g[at] = v;
@@ -3128,7 +3128,7 @@ KAS_DEV void d_ttmul411_2_save_1_e32_s(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[(ty*27+tx)];
   if (live) g[at] = v;
@@ -3149,7 +3149,7 @@ KAS_DEV void d_ttmul411_2_save_1_e4_r(KAS_BUF s, float *KAS_RESTRICT g, int tx, 
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -3171,7 +3171,7 @@ KAS_DEV void d_ttmul411_2_save_1_e16_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
@@ -3193,7 +3193,7 @@ KAS_DEV void d_ttmul411_2_save_1_e32_r(KAS_BUF s, float *KAS_RESTRICT g, int tx,
                                  size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 27 + (size_t)(tx); /* its first offset */
+  const size_t at = e * 27 + (size_t)tx; /* its first offset */
   const bool live = e < n;
   const float v = s[0];
   if (live) g[at] = v;
