@@ -68,4 +68,27 @@ mkdir -p "$tmp/busy/stvenant" && echo mine >"$tmp/busy/stvenant/notes.txt"
 "$KASGEN" specs/stvenant.spec --top 1 --no-db --out "$tmp/busy" >/dev/null 2>&1
 [ $? = 1 ] || fail "emission into a foreign folder did not exit 1"
 [ "$(cat "$tmp/busy/stvenant/notes.txt")" = mine ] || fail "user file touched"
+# --- bench: one CUDA program over every routine of the library --------------------------------------
+"$KASGEN" bench --out "$tmp/bench" >"$tmp/bout" 2>&1 || { cat "$tmp/bout"; fail "bench exit $?"; }
+n=$(grep -o '[0-9]* routine benchmarks' "$tmp/bout" | cut -d' ' -f1)
+[ "${n:-0}" -gt 500 ] || fail "bench emitted only ${n:-0} kernels"
+for f in library/*/function.ini; do
+  fn=$(basename "$(dirname "$f")")
+  [ -f "$tmp/bench/bench_$fn.cu" ] || fail "no benchmarks for $fn"
+done
+[ "$(cat "$tmp/bench"/bench_*.cu | grep -c '^__global__ void __launch_bounds__')" -ge "$n" ] ||
+  fail "fewer kernels than announced"
+grep -q '__CUDACC_VER_MAJOR__' "$tmp/bench/bench_main.cu" || fail "no nvcc version in the XML"
+grep -q 'cudaGetDeviceProperties' "$tmp/bench/bench_main.cu" || fail "no device limits"
+grep -Eq '#include <(ini|libxml|lp_lib)' "$tmp/bench"/*.cu "$tmp/bench"/*.h && fail "bench depends on host libraries"
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if [ -x "$NVCC" ]; then # compile the driver and one function's kernels (no GPU needed)
+  (cd "$tmp/bench" && "$NVCC" -std=c++17 -arch=sm_90 -c -o main.o bench_main.cu &&
+    "$NVCC" -std=c++17 -arch=sm_90 -c -o sv.o bench_svmul3.cu) >"$tmp/nvcc" 2>&1 ||
+    { cat "$tmp/nvcc"; fail "emitted benchmarks do not compile"; }
+fi
+echo mine >"$tmp/bench/notes.txt"
+"$KASGEN" bench --out "$tmp/bench" >/dev/null 2>&1
+[ $? = 1 ] || fail "bench into a folder with a foreign file did not exit 1"
+
 echo "search_cli: ok"
