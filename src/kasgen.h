@@ -586,7 +586,7 @@ int model_estimate_registers(const KernelPlan *plan, const Dag *dag);
 /* Used bytes / touched 32-byte-sector bytes of a warp's global accesses through pattern p at a
  * block shape (1 = fully coalesced); memoized by (pattern address, shape). */
 double model_access_efficiency(const Pattern *p, BlockShape shape);
-void model_reset(void); /* forgets the memo (a library was freed) */
+void model_reset(void); /* forgets the memos (a library or a database was freed) */
 
 /* select.c: top-N exact covers of the DAG's nodes by the items' node sets with minimal total cost
  * (lp_solve), each next one excluded by a cut; covers whose kernels cannot be ordered (cyclic

@@ -201,7 +201,10 @@ double model_access_efficiency(const Pattern *p, BlockShape shape) {
   return access_profile(p, shape)->efficiency;
 }
 
+static void clear_floor_memo(void);
+
 void model_reset(void) {
+  clear_floor_memo();
   free(eff_memo);
   eff_memo = NULL;
   eff_memo_n = eff_memo_cap = 0;
@@ -405,6 +408,16 @@ static double compute_time(const KernelCtx *k, int c) {
 
 /* ---- the kernel ------------------------------------------------------------------------- */
 
+/* Memo of grid floors per database, E and shared memory (cleared by model_reset). */
+static struct {
+  const TimingDb *db;
+  int e, smem;
+  double ns;
+} floor_memo[512];
+static int floor_memo_n, floor_memo_next;
+
+static void clear_floor_memo(void) { floor_memo_n = floor_memo_next = 0; }
+
 /* Per-element cost of a grid of blocks doing nothing: from a database, the cheapest routine
  * measured at this E and shared memory (memoized); analytically, block scheduling throughput or,
  * with few resident blocks, their unhidden life.  A kernel's time is sqrt(work² + floor²): the
@@ -415,21 +428,19 @@ static double grid_floor(const KernelCtx *k) {
   double life = BLOCK_LIFE_NS / ((double)k->occ.blocks_per_sm * plan->e * k->dev->sm_count);
   if (life > analytic) analytic = life;
   if (!k->db || k->db->analytic || k->db->nroutines == 0) return analytic;
-  static struct { const TimingDb *db; int e, smem; double ns; } memo[512];
-  static int nmemo, next;
-  for (int i = 0; i < nmemo; i++)
-    if (memo[i].db == k->db && memo[i].e == plan->e && memo[i].smem == plan->smem_bytes)
-      return memo[i].ns;
+  for (int i = 0; i < floor_memo_n; i++)
+    if (floor_memo[i].db == k->db && floor_memo[i].e == plan->e && floor_memo[i].smem == plan->smem_bytes)
+      return floor_memo[i].ns;
   double best = INFINITY;
   for (int r = 0; r < k->db->nroutines; r++) {
     double ns = timingdb_routine_ns(&k->db->routines[r], plan->e, plan->smem_bytes);
     if (ns < best) best = ns;
   }
-  int slot = nmemo < 512 ? nmemo++ : (next++ % 512);
-  memo[slot].db = k->db;
-  memo[slot].e = plan->e;
-  memo[slot].smem = plan->smem_bytes;
-  memo[slot].ns = best;
+  int slot = floor_memo_n < 512 ? floor_memo_n++ : (floor_memo_next++ % 512);
+  floor_memo[slot].db = k->db;
+  floor_memo[slot].e = plan->e;
+  floor_memo[slot].smem = plan->smem_bytes;
+  floor_memo[slot].ns = best;
   return best;
 }
 
