@@ -429,7 +429,8 @@ static double grid_floor(const KernelCtx *k) {
   if (life > analytic) analytic = life;
   if (!k->db || k->db->analytic || k->db->nroutines == 0) return analytic;
   for (int i = 0; i < floor_memo_n; i++)
-    if (floor_memo[i].db == k->db && floor_memo[i].e == plan->e && floor_memo[i].smem == plan->smem_bytes)
+    if (floor_memo[i].db == k->db && floor_memo[i].e == plan->e &&
+        floor_memo[i].smem == plan->smem_bytes)
       return floor_memo[i].ns;
   double best = INFINITY;
   for (int r = 0; r < k->db->nroutines; r++) {

@@ -41,8 +41,9 @@ static Impl *make_impl(const char *name, int threads_per_elem) {
   im->loads = calloc(2, sizeof *im->loads);
   im->saves = calloc(2, sizeof *im->saves);
   for (int j = 0; j < 2; j++) {
-    im->loads[j] = (IoRoutine){.kind = ROUTINE_LOAD, .index = j, .ls = pat(j ? OWNER9 : COALESCED9)};
-    im->saves[j] = (IoRoutine){.kind = ROUTINE_SAVE, .index = j, .ls = pat(j ? OWNER9 : COALESCED9)};
+    const char *src = j ? OWNER9 : COALESCED9;
+    im->loads[j] = (IoRoutine){.kind = ROUTINE_LOAD, .index = j, .ls = pat(src)};
+    im->saves[j] = (IoRoutine){.kind = ROUTINE_SAVE, .index = j, .ls = pat(src)};
   }
   return im;
 }
