@@ -44,7 +44,7 @@ for spec in stvenant stvenant_inner bigfusion bigfusion_full synctest; do
   if ((have_nvcc)); then
     [ -s "$out/build/all_kernels.o" ] || fail "$spec: no all_kernels.o"
     # The C FEM driver: gcc for the C side, nvcc for the embedded winner; links with -lcudart.
-    make -C tests/fem_driver GEN="$out" OUT="$tmp/fem-$spec" -j2 >"$tmp/$spec.fem" 2>&1 \
+    make -C tests/fem_driver GEN="$out" BUILD_DIR="$tmp/fem-$spec" -j2 >"$tmp/$spec.fem" 2>&1 \
       || { tail -30 "$tmp/$spec.fem"; fail "$spec: fem_driver build"; }
     [ -x "$tmp/fem-$spec/fem_driver" ] || fail "$spec: no fem_driver binary"
   fi
