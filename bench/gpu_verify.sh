@@ -44,7 +44,10 @@ done
 for s in $specs; do
   step "fem_driver_$s" make -C tests/fem_driver GEN="$PWD/$src/$s" STEM="$s" run
 done
-for f in $units; do step "unit_$(basename "$f")" make -C "$f" run; done
+for f in $units; do
+  step "unit_$(basename "$f")" make -C "$f" run
+  step "unit_sanitize_$(basename "$f")" make -C "$f" sanitize
+done
 for s in $specs; do echo "== $s"; tail -16 "$logs/run_$s.log"; done
 tar -czf "$out/gpu_results.tar.gz" -C "$(dirname "$logs")" logs
 exit $status

@@ -202,7 +202,9 @@ static char *units_makefile(const Dag *dag, const Unit *units, int nunits) {
                  "#   make check-cpu   host forms against the CPU reference (g++, no GPU)\n"
                  "#   make compile     compile every kernel with nvcc (no GPU)\n"
                  "#   make run         on a GPU: every unit at n = 1, 7, 1000003, 4194304\n"
-                 "NVCC ?= nvcc\nARCH ?= sm_90\nCC ?= gcc\nCXX ?= g++\nB := build\n",
+                 "#   make sanitize    on a GPU: compute-sanitizer memcheck and racecheck, n = 1, 7, 100003\n"
+                 "NVCC ?= nvcc\nARCH ?= sm_90\nCC ?= gcc\nCXX ?= g++\nSANITIZER ?= compute-sanitizer\n"
+                 "B := build\n",
             dag->spec->name);
   sb_puts(&sb, "HOST_SRC :=");
   for (int u = 0; u < nunits; u++) sb_printf(&sb, " %s/kernels_host.cpp", units[u].name);
@@ -210,11 +212,14 @@ static char *units_makefile(const Dag *dag, const Unit *units, int nunits) {
   for (int u = 0; u < nunits; u++) sb_printf(&sb, " %s/kernels.cu", units[u].name);
   sb_puts(&sb,
           "\nREFS := $(B)/kas_refs.o $(B)/cpu_graph.o\n\n"
-          ".PHONY: all check-cpu compile run clean\n"
+          ".PHONY: all check-cpu compile run sanitize clean\n"
           "all: $(B)/check_cpu $(B)/check_gpu\n\n"
           "check-cpu: $(B)/check_cpu\n\t$(B)/check_cpu\n\n"
           "compile: $(B)/all_kernels.o\n\n"
           "run: $(B)/check_gpu\n\t$(B)/check_gpu\n\n"
+          "sanitize: $(B)/check_gpu\n"
+          "\t$(SANITIZER) --tool memcheck --error-exitcode 1 $(B)/check_gpu 1 7 100003\n"
+          "\t$(SANITIZER) --tool racecheck --error-exitcode 1 $(B)/check_gpu 1 7 100003\n\n"
           "$(B):\n\tmkdir -p $(B)\n\n"
           "$(B)/%.o: common/%.c | $(B)\n\t$(CC) -O2 -c -o $@ $<\n\n"
           "$(B)/check_cpu: common/check_cpu.cpp $(HOST_SRC) common/kas_candidates.h "
