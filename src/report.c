@@ -267,6 +267,29 @@ static double spearman_of(const Results *r, int *k_out) {
   return va > 0 && vb > 0 ? cov / sqrt(va * vb) : NAN;
 }
 
+/* How far the prediction is from the measurement over the ranked candidates: the mean of
+ * |predicted - measured| / measured, and how much slower the predicted best ran than the measured
+ * best (0 when the model picked the winner).  These, with Spearman's rho, are the three figures
+ * by which the model is judged (issue: model quality, measured). */
+static void prediction_errors(const Results *r, double *mean_rel_error, double *best_gap) {
+  double sum = 0, best_measured = INFINITY, predicted_best_measured = NAN;
+  long best_rank = LONG_MAX;
+  int k = 0;
+  for (int i = 0; i < r->nrows; i++) {
+    const ResultRow *x = &r->rows[i];
+    if (x->predicted_rank <= 0 || !(x->measured_ns > 0)) continue;
+    sum += fabs(x->predicted_ns - x->measured_ns) / x->measured_ns;
+    k++;
+    if (x->measured_ns < best_measured) best_measured = x->measured_ns;
+    if (x->predicted_rank < best_rank) {
+      best_rank = x->predicted_rank;
+      predicted_best_measured = x->measured_ns;
+    }
+  }
+  *mean_rel_error = k ? sum / k : NAN;
+  *best_gap = k ? predicted_best_measured / best_measured - 1 : NAN;
+}
+
 static int compare_rows(const void *x, const void *y) {
   const ResultRow *a = x, *b = y;
   /* ranked first in predicted order, unranked ("unfused") last */
@@ -295,6 +318,12 @@ static void print_results(const Results *r, double rho, int k) {
     printf("Spearman rank correlation (predicted vs measured, %d candidates): %.3f\n", k, rho);
   else
     printf("Spearman rank correlation: n/a (fewer than two ranked candidates)\n");
+  double mean_rel_error, best_gap;
+  prediction_errors(r, &mean_rel_error, &best_gap);
+  if (isfinite(mean_rel_error))
+    printf("mean relative error of the predicted time: %.1f%%; the predicted best ran %.1f%% slower "
+           "than the measured best (%s 5%%)\n",
+           100 * mean_rel_error, 100 * best_gap, best_gap <= 0.05 ? "within" : "NOT within");
 }
 
 static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
