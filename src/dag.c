@@ -163,19 +163,41 @@ static void dot_source(FILE *out, const Dag *dag, int v) {
     fprintf(out, "in%d", v);
 }
 
+/* The calls, each a box labelled function#index (and its implementation when known).  With
+ * kernels, the calls of each kernel are drawn inside a cluster labelled with that kernel. */
+static void dot_calls(FILE *out, const Dag *dag, const DotKernel *kernels, int nkernels) {
+  NodeSet drawn = 0;
+  for (int k = 0; k < nkernels; k++) {
+    fprintf(out, "  subgraph cluster_k%d {\n    style=rounded; color=\"#1b7837\"; label=", k);
+    dot_quoted(out, kernels[k].label);
+    fputs(";\n", out);
+    for (int i = 0; i < dag->nnodes; i++) {
+      if (!(kernels[k].nodes >> i & 1)) continue;
+      fprintf(out, "    n%d [shape=box, label=\"%s#%d\"];\n", i, dag->nodes[i].fn->name, i);
+      drawn |= bit(i);
+    }
+    fputs("  }\n", out);
+  }
+  for (int i = 0; i < dag->nnodes; i++)
+    if (!(drawn >> i & 1))
+      fprintf(out, "  n%d [shape=box, label=\"%s#%d\"];\n", i, dag->nodes[i].fn->name, i);
+}
+
 /* Inputs (top), calls labelled function#index, outputs (bottom); edges carry value labels. */
-void dag_write_dot(const Dag *dag, FILE *out) {
+void dag_write_dot(const Dag *dag, FILE *out) { dag_write_dot_kernels(dag, NULL, 0, out); }
+
+void dag_write_dot_kernels(const Dag *dag, const DotKernel *kernels, int nkernels, FILE *out) {
   fputs("digraph ", out);
   dot_quoted(out, dag->spec->name);
-  fputs(" {\n  node [fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n",
+  fputs(" {\n  graph [fontname=\"Helvetica\"];\n  node [fontname=\"Helvetica\"];\n"
+        "  edge [fontname=\"Helvetica\", fontsize=10];\n",
         out);
   for (int k = 0; k < dag->ninputs; k++) {
     fprintf(out, "  in%d [shape=invhouse, label=", dag->inputs[k]);
     dot_quoted(out, dag->values[dag->inputs[k]].label);
     fputs("];\n", out);
   }
-  for (int i = 0; i < dag->nnodes; i++)
-    fprintf(out, "  n%d [shape=box, label=\"%s#%d\"];\n", i, dag->nodes[i].fn->name, i);
+  dot_calls(out, dag, kernels, nkernels);
   for (int k = 0; k < dag->noutputs; k++) {
     fprintf(out, "  out%d [shape=house, label=", k);
     dot_quoted(out, dag->spec->vars[dag->values[dag->outputs[k]].var].name);

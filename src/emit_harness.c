@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The harness: common/harness.cu, identical for every spec. */
 static const char HARNESS_CU[] =
@@ -849,6 +850,82 @@ static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, cons
   return ok;
 }
 
+/* The chosen fusions of one candidate as a picture: the DAG with each kernel's calls in a
+ * labelled cluster (fusion.dot), rendered to fusion.svg when Graphviz is installed.  SVG is text,
+ * so it goes through the manifest like every other file. */
+static char *fusion_dot(const Dag *dag, const Candidate *cand, const char *name) {
+  DotKernel *kernels = xcalloc((size_t)cand->nkernels, sizeof *kernels);
+  char **labels = xcalloc((size_t)cand->nkernels, sizeof *labels);
+  for (int k = 0; k < cand->nkernels; k++) {
+    const KernelPlan *p = cand->kernels[k];
+    int regs = 0;
+    for (int b = 0; b < p->nbuffers; b++) regs += p->buffers[b].place == PLACE_REGISTER;
+    labels[k] = xasprintf("%s kernel %d: E=%d, %d threads, %d B shared, %d/%d buffers in "
+                          "registers, %d/%d barriers",
+                          name, k + 1, p->e, p->threads, p->smem_bytes, regs, p->nbuffers,
+                          p->barriers, p->barriers_possible);
+    kernels[k] = (DotKernel){p->nodes, labels[k]};
+  }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (f) {
+    dag_write_dot_kernels(dag, kernels, cand->nkernels, f);
+    fclose(f);
+  }
+  for (int k = 0; k < cand->nkernels; k++) free(labels[k]);
+  free(labels);
+  free(kernels);
+  return text ? text : xstrdup("");
+}
+
+/* Runs `dot -Tsvg` on the text; NULL when Graphviz is missing or fails (the .dot stays). */
+static char *render_svg(const char *dot_text) {
+  char tmp[] = "/tmp/kasgen-dot-XXXXXX";
+  int fd = mkstemp(tmp);
+  if (fd < 0) return NULL;
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    unlink(tmp);
+    return NULL;
+  }
+  fputs(dot_text, f);
+  fclose(f);
+  char *cmd = xasprintf("dot -Tsvg '%s' 2>/dev/null", tmp);
+  FILE *p = popen(cmd, "r");
+  free(cmd);
+  StrBuf sb;
+  sb_init(&sb);
+  if (p) {
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk - 1, p)) > 0) {
+      chunk[got] = '\0';
+      sb_puts(&sb, chunk);
+    }
+    if (pclose(p) != 0) sb_free(&sb);
+  }
+  unlink(tmp);
+  return sb.len ? sb_take(&sb) : (sb_free(&sb), NULL);
+}
+
+static bool emit_fusion_picture(EmitDir *d, const Dag *dag, const Entry *e) {
+  char *dot = fusion_dot(dag, e->cand, e->name);
+  char *rel = xasprintf("%s/fusion.dot", e->name);
+  bool ok = emit_dir_write(d, rel, dot);
+  free(rel);
+  char *svg = ok ? render_svg(dot) : NULL;
+  if (svg) {
+    rel = xasprintf("%s/fusion.svg", e->name);
+    ok = emit_dir_write(d, rel, svg);
+    free(rel);
+    free(svg);
+  }
+  free(dot);
+  return ok;
+}
+
 bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const SearchResult *res,
               const EmitOptions *opt) {
   const char *parent = opt && opt->out_dir ? opt->out_dir : "generated";
@@ -860,8 +937,9 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
   int count;
   Entry *ents = list_entries(res, &count);
   bool ok = emit_cuda_common(d, dag, lib, res);
-  for (int i = 0; ok && i < count; i++) ok = emit_cuda_candidate(d, dag, lib, ents[i].cand,
-                                                                  ents[i].name);
+  for (int i = 0; ok && i < count; i++)
+    ok = emit_cuda_candidate(d, dag, lib, ents[i].cand, ents[i].name) &&
+         emit_fusion_picture(d, dag, &ents[i]);
   if (ok && res->ncands > 0) ok = emit_embed(d, dag, lib, &res->cands[0]);
   ok = ok && emit_spec_files(d, dag, db, ents, count, default_n);
   free_entries(ents, count);

@@ -345,6 +345,12 @@ typedef struct {
 Dag *dag_build(const Spec *spec);
 void dag_free(Dag *dag);
 void dag_write_dot(const Dag *dag, FILE *out);
+/* The same DAG with the calls of each kernel drawn in a labelled cluster (a chosen partition). */
+typedef struct {
+  NodeSet nodes;
+  const char *label;
+} DotKernel;
+void dag_write_dot_kernels(const Dag *dag, const DotKernel *kernels, int nkernels, FILE *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* fusion.c: valid (convex) fusions, DESIGN.md §6 step 1                                       */

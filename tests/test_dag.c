@@ -167,8 +167,50 @@ static void test_dot(void **state) {
   fake_library_free(lib);
 }
 
+/* A chosen partition: each kernel's calls sit in its own cluster, every call is drawn exactly
+ * once, and Graphviz accepts the result. */
+static void test_dot_kernels(void **state) {
+  (void)state;
+  Library *lib = fake_library();
+  Spec *sp;
+  Dag *d = load("stvenant", lib, &sp);
+  DotKernel kernels[] = {{0x3, "kernel A"}, {0xC, "kernel B"}};
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  dag_write_dot_kernels(d, kernels, 2, f);
+  fclose(f);
+  const char *a = strstr(text, "subgraph cluster_k0 {"), *b = strstr(text, "subgraph cluster_k1 {");
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_non_null(strstr(a, "label=\"kernel A\""));
+  /* calls 0 and 1 between the first and second cluster headers, 2 and 3 after the second */
+  const char *n0 = strstr(text, "n0 [shape=box"), *n1 = strstr(text, "n1 [shape=box");
+  const char *n2 = strstr(text, "n2 [shape=box"), *n3 = strstr(text, "n3 [shape=box");
+  assert_true(n0 > a && n0 < b && n1 > a && n1 < b);
+  assert_true(n2 > b && n3 > b);
+  for (int i = 0; i < 4; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "n%d [shape=box", i);
+    const char *first = strstr(text, key);
+    assert_non_null(first);
+    assert_null(strstr(first + 1, key));
+  }
+  if (system("command -v dot >/dev/null 2>&1") == 0) {
+    FILE *p = popen("dot -Tsvg -o /dev/null", "w");
+    assert_non_null(p);
+    fputs(text, p);
+    assert_int_equal(pclose(p), 0);
+  }
+  free(text);
+  dag_free(d);
+  spec_free(sp);
+  fake_library_free(lib);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_dot_kernels),
       cmocka_unit_test(test_stvenant_structure),
       cmocka_unit_test(test_consumers),
       cmocka_unit_test(test_reach_is_closure),

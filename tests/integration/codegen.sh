@@ -27,6 +27,9 @@ for spec in stvenant stvenant_inner bigfusion bigfusion_full synctest; do
            unfused/kernels.cu "embed/kas_$spec.h" "embed/kas_$spec.cu"; do
     [ -s "$out/$f" ] || fail "$spec: $f missing"
   done
+  # The chosen fusions as a picture: one cluster per kernel of the candidate.
+  grep -q 'subgraph cluster_k0' "$out/cand01/fusion.dot" || fail "$spec: cand01/fusion.dot has no kernel cluster"
+  if command -v dot >/dev/null; then [ -s "$out/cand01/fusion.svg" ] || fail "$spec: no fusion.svg"; fi
   ncand=$(ls -d "$out"/cand[0-9]* | wc -l)
   [ "$ncand" -ge 1 ] && [ "$ncand" -le 10 ] || fail "$spec: $ncand candidates"
   grep -q "^#define KAS_NCANDIDATES $((ncand + 1))$" "$out/common/kas_candidates.h" \
