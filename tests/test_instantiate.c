@@ -12,30 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int saved_stderr = -1;
-static FILE *captured;
-
-static void capture_start(void) {
-  fflush(stderr);
-  captured = tmpfile();
-  assert_non_null(captured);
-  saved_stderr = dup(2);
-  dup2(fileno(captured), 2);
-}
-
-static char *capture_end(void) {
-  fflush(stderr);
-  dup2(saved_stderr, 2);
-  close(saved_stderr);
-  long n = ftell(captured);
-  rewind(captured);
-  char *s = calloc(1, (size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, captured);
-  s[got] = '\0';
-  fclose(captured);
-  return s;
-}
-
 static Library *fixture;
 static Impl *mm;
 

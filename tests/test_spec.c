@@ -14,37 +14,10 @@
 
 #include "front_fake_library.h"
 
-/* ---- capturing stderr --------------------------------------------------------------------- */
-
-static int saved_stderr = -1;
-static FILE *capture_file;
-
-static void capture_begin(void) {
-  fflush(stderr);
-  capture_file = tmpfile();
-  assert_non_null(capture_file);
-  saved_stderr = dup(2);
-  dup2(fileno(capture_file), 2);
-}
-
-/* Returns everything written to stderr since capture_begin (caller frees). */
-static char *capture_end(void) {
-  fflush(stderr);
-  dup2(saved_stderr, 2);
-  close(saved_stderr);
-  long len = ftell(capture_file);
-  char *s = xcalloc((size_t)len + 1, 1);
-  rewind(capture_file);
-  size_t got = fread(s, 1, (size_t)len, capture_file);
-  s[got] = '\0';
-  fclose(capture_file);
-  return s;
-}
-
 static Spec *parse_captured(const char *path, const char *text, const Library *lib,
                             char **err_out) {
   diag_reset();
-  capture_begin();
+  capture_start();
   Spec *sp = text ? spec_parse(path, text, lib) : spec_load(path, lib);
   *err_out = capture_end();
   return sp;

@@ -10,44 +10,22 @@
 
 #define FIXTURES "tests/fixtures/db/"
 
-/* Runs parse or load with stderr captured; returns the database and the messages (malloc'ed). */
-static char *captured;
-
-static void capture_begin(FILE **tmp, int *saved) {
-  fflush(stderr);
-  *tmp = tmpfile();
-  assert_non_null(*tmp);
-  *saved = dup(fileno(stderr));
-  dup2(fileno(*tmp), fileno(stderr));
-}
-
-static void capture_end(FILE *tmp, int saved) {
-  fflush(stderr);
-  dup2(saved, fileno(stderr));
-  close(saved);
-  long n = ftell(tmp);
-  rewind(tmp);
-  free(captured);
-  captured = calloc(1, (size_t)n + 1);
-  if (n > 0) assert_int_equal(fread(captured, 1, (size_t)n, tmp), (size_t)n);
-  fclose(tmp);
-}
+/* What the last parse_quiet/load_quiet wrote to stderr (malloc'ed). */
+static char *messages;
 
 static TimingDb *parse_quiet(const char *text) {
-  FILE *tmp;
-  int saved;
-  capture_begin(&tmp, &saved);
+  capture_start();
   TimingDb *db = timingdb_parse("mem.xml", text, strlen(text));
-  capture_end(tmp, saved);
+  free(messages);
+  messages = capture_end();
   return db;
 }
 
 static TimingDb *load_quiet(const char *path) {
-  FILE *tmp;
-  int saved;
-  capture_begin(&tmp, &saved);
+  capture_start();
   TimingDb *db = timingdb_load(path);
-  capture_end(tmp, saved);
+  free(messages);
+  messages = capture_end();
   return db;
 }
 
@@ -55,7 +33,7 @@ static void test_good_file(void **state) {
   (void)state;
   TimingDb *db = load_quiet(FIXTURES "good.xml");
   assert_non_null(db);
-  assert_string_equal(captured, "");
+  assert_string_equal(messages, "");
   assert_false(db->analytic);
   assert_string_equal(db->dev.name, "Test GPU");
   assert_string_equal(db->dev.slug, "test-gpu");
@@ -124,8 +102,8 @@ static void test_analytic(void **state) {
 /* Expects the text to be rejected with a message that contains `where` and `what`. */
 static void expect_error(const char *text, const char *where, const char *what) {
   TimingDb *db = parse_quiet(text);
-  if (db || !strstr(captured, where) || !strstr(captured, what)) {
-    fprintf(stderr, "expected error '%s' ... '%s', got:\n%s", where, what, captured);
+  if (db || !strstr(messages, where) || !strstr(messages, what)) {
+    fprintf(stderr, "expected error '%s' ... '%s', got:\n%s", where, what, messages);
     timingdb_free(db);
     fail();
   }
@@ -209,15 +187,15 @@ static void test_error_files(void **state) {
   (void)state;
   TimingDb *db = load_quiet(FIXTURES "truncated.xml");
   assert_null(db);
-  assert_non_null(strstr(captured, FIXTURES "truncated.xml:"));
-  assert_non_null(strstr(captured, "malformed XML"));
+  assert_non_null(strstr(messages, FIXTURES "truncated.xml:"));
+  assert_non_null(strstr(messages, "malformed XML"));
   db = load_quiet(FIXTURES "bad_negative.xml");
   assert_null(db);
-  assert_non_null(strstr(captured, FIXTURES "bad_negative.xml:8:"));
-  assert_non_null(strstr(captured, "'-1.0'"));
+  assert_non_null(strstr(messages, FIXTURES "bad_negative.xml:8:"));
+  assert_non_null(strstr(messages, "'-1.0'"));
   db = load_quiet(FIXTURES "does_not_exist.xml");
   assert_null(db);
-  assert_non_null(strstr(captured, "cannot read"));
+  assert_non_null(strstr(messages, "cannot read"));
 }
 
 static void test_default_path(void **state) {
@@ -242,6 +220,6 @@ int main(void) {
       cmocka_unit_test(test_default_path),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
-  free(captured);
+  free(messages);
   return rc;
 }

@@ -10,7 +10,42 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "kasgen.h"
+
+/* Diagnostics go to stderr; tests that check a message capture it between these two calls.
+ * capture_end returns what was written (malloc'ed) and restores stderr. */
+static int saved_stderr = -1;
+static FILE *captured;
+
+static inline void capture_start(void) {
+  fflush(stderr);
+  captured = tmpfile();
+  assert_non_null(captured);
+  saved_stderr = dup(2);
+  dup2(fileno(captured), 2);
+}
+
+static inline char *capture_end(void) {
+  fflush(stderr);
+  dup2(saved_stderr, 2);
+  close(saved_stderr);
+  long n = ftell(captured);
+  rewind(captured);
+  char *s = calloc(1, (size_t)n + 1);
+  size_t got = fread(s, 1, (size_t)n, captured);
+  s[got] = '\0';
+  fclose(captured);
+  return s;
+}
+
+static inline void assert_contains(const char *text, const char *needle) {
+  if (!strstr(text, needle)) fail_msg("expected \"%s\" in:\n%s", needle, text);
+}
 
 /* Tests run from the repository root (tests/run.sh cds there). */
 #define TEST_LIBRARY "library"
