@@ -197,6 +197,7 @@ static void print_signature(const Function *fn) {
   for (int p = 0; p < fn->nparams; p++)
     printf("%s%s", p ? ", " : "", fn->params[p] ? fn->params[p]->name : "?");
   printf(") -> %s\n", fn->result ? fn->result->name : "?");
+  if (fn->formula) printf("    formula: %s\n", fn->formula);
 }
 
 /* "mmul33_2  block 3 x E x 1, 3 threads/element, E=32 recommended" and its load/save variants */

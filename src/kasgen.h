@@ -25,7 +25,7 @@
 
 /* Limits.  A fusion is a bitmask over DAG nodes, so a spec has at most 64 calls. */
 #define KAS_MAX_NODES 64
-#define KAS_MAX_ARGS 4       /* inputs of one elementary function */
+#define KAS_MAX_ARGS 6       /* inputs of one elementary function (stvk_kmat33 takes 5) */
 #define KAS_MAX_THREADS 1024 /* threads per block on every CUDA GPU we target */
 
 typedef uint64_t NodeSet; /* bit i = DAG node i */
@@ -195,6 +195,7 @@ struct Function {
   KType *params[KAS_MAX_ARGS];
   int nparams;
   KType *result;
+  char *formula;    /* what it computes, plain text from function.ini; NULL when not given */
   char *ref_path;   /* CPU reference source file (C, double precision) */
   char *ref_symbol; /* e.g. ref_mmul33 */
   Impl *impls;

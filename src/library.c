@@ -281,11 +281,13 @@ typedef struct {
   const char *folder; /* the function's folder name, which must equal `name` */
   bool in_function;   /* inside [function] */
   char *reference;
-  SrcLoc seen[4];     /* name params result reference: where given (line 0 = absent) */
+  SrcLoc seen[5];     /* name params result reference formula: where given (line 0 = absent) */
   SrcLoc header;      /* the [function] line */
 } FunctionCtx;
 
-static const char *const function_keys[] = {"name", "params", "result", "reference"};
+/* Keys of [function] in the order of FunctionCtx.seen; all but formula are required. */
+static const char *const function_keys[] = {"name", "params", "result", "reference", "formula"};
+enum { FK_NAME, FK_PARAMS, FK_RESULT, FK_REFERENCE, FK_FORMULA, N_FUNCTION_KEYS };
 
 static void function_section(IniFile *f, const char *name, SrcLoc loc) {
   FunctionCtx *c = f->user;
@@ -340,10 +342,11 @@ static void function_pair(IniFile *f, const char *section, const char *key, cons
   }
   if (!c->in_function) return;
   int k = -1;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < N_FUNCTION_KEYS; i++)
     if (!strcmp(key, function_keys[i])) k = i;
   if (k < 0) {
-    diag_error(key_loc, "unknown key '%s' (expected name, params, result, reference)", key);
+    diag_error(key_loc, "unknown key '%s' (expected name, params, result, reference, formula)",
+               key);
     return;
   }
   if (c->seen[k].line) {
@@ -352,12 +355,17 @@ static void function_pair(IniFile *f, const char *section, const char *key, cons
   }
   c->seen[k] = key_loc;
   switch (k) {
-  case 0:
+  case FK_NAME:
     if (strcmp(value, c->folder) != 0)
       diag_error(value_loc, "function name '%s' does not match its folder '%s'", value, c->folder);
     break;
-  case 1: function_params(c, value, value_loc); break;
-  case 2: c->fn->result = lookup_type(c->lib, value, value_loc); break;
+  case FK_PARAMS: function_params(c, value, value_loc); break;
+  case FK_RESULT: c->fn->result = lookup_type(c->lib, value, value_loc); break;
+  case FK_FORMULA:
+    /* Shown by `kasgen list` under the signature: plain text, one line. */
+    if (!value[0]) diag_error(value_loc, "formula is empty (say what the function computes)");
+    else c->fn->formula = xstrdup(value);
+    break;
   default:
     if (!value[0] || strchr(value, '/'))
       diag_error(value_loc, "reference must be a file name in the function's folder");
@@ -373,7 +381,7 @@ static void check_reference(Function *fn, const char *fdir, FunctionCtx *c) {
   fn->ref_symbol = xasprintf("ref_%s", fn->name);
   char *text = read_text_file(fn->ref_path, NULL);
   if (!text) {
-    diag_note(c->seen[3], "reference named here");
+    diag_note(c->seen[FK_REFERENCE], "reference named here");
     return;
   }
   if (!has_identifier(text, fn->ref_symbol))
@@ -399,7 +407,7 @@ static bool load_function_ini(Library *lib, Function *fn, const char *fdir, cons
                .on_section = function_section, .user = &c};
   if (ini_run(&f)) {
     if (!c.header.line) diag_error(file_loc(&f, 0, 0), "no [function] section");
-    for (int k = 0; k < 4 && c.header.line; k++)
+    for (int k = 0; k < FK_FORMULA && c.header.line; k++)
       if (!c.seen[k].line) diag_error(c.header, "[function] lacks '%s'", function_keys[k]);
     check_reference(fn, fdir, &c);
   }
@@ -995,6 +1003,7 @@ void library_free(Library *lib) {
     free(fn->name);
     free(fn->ref_path);
     free(fn->ref_symbol);
+    free(fn->formula);
   }
   free(lib->funcs);
   for (int k = 0; k < lib->ntexts; k++) free(lib->texts[k]);

@@ -1,8 +1,8 @@
 /*
- * test_library.c — the library loader: the real library (types, 14 signatures, CPU references
- * computed against independent formulas, implementations), the small fixture library, every
- * malformed fixture with its expected file:line:col and message, the in-memory INI entry point,
- * and library_locate's search order.
+ * test_library.c — the library loader: the real library (types, 14 signatures and formulas,
+ * CPU references computed against independent formulas, implementations), the small fixture
+ * library, every malformed fixture with its expected file:line:col and message, the in-memory
+ * INI entry point, and library_locate's search order.
  */
 #include "testutil.h"
 
@@ -93,6 +93,8 @@ static void test_signatures(void **state) {
     snprintf(sym, sizeof sym, "ref_%s", want[k].name);
     assert_string_equal(fn->ref_symbol, sym);
     assert_true(access(fn->ref_path, R_OK) == 0);
+    /* Every function of the shipped library says what it computes (kasgen list shows it). */
+    if (!fn->formula || !fn->formula[0]) fail_msg("%s has no formula", want[k].name);
   }
   assert_null(library_find_function(real, "MMUL33")); /* function names are exact */
 }
@@ -254,6 +256,7 @@ static void test_fixture_ok(void **state) {
   Function *fn = library_find_function(lib, "vcopy3");
   assert_non_null(fn);
   assert_int_equal(fn->nimpls, 1);
+  assert_null(fn->formula); /* optional: a user's library need not give one */
   Impl *im = &fn->impls[0];
   assert_int_equal(im->index, 1);
   assert_int_equal(im->size_dim, 0);
@@ -305,6 +308,9 @@ static const BadFixture bad[] = {
     {"bad_types_size", "types.ini:6:8: error: ", "expected an integer, found 'three'"},
     {"bad_barrier", "vcopy3/vcopy3_1.cu:18:3: error: ", "d_vcopy3_1_compute uses a barrier (__sync...)"},
     {"bad_duplicate_definition", "vcopy3/vcopy3_1.cu:34:1: error: ", "d_vcopy3_1_save_0 defined twice"},
+    {"bad_empty_formula", "vcopy3/function.ini:6:10: error: ", "formula is empty"},
+    {"bad_function_key", "vcopy3/function.ini:6:1: error: ", "unknown key 'formla' (expected name, params, result, reference, formula)"},
+    {"bad_too_many_params", "vcopy3/function.ini:4:64: error: ", "more than 6 parameters"},
 };
 
 static void test_fixtures_bad(void **state) {

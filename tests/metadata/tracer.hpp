@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #define KAS_TRACE 1
-#define KAS_TRACER_MAX_ARGS 5 /* compute: up to 4 inputs and the output */
+#define KAS_TRACER_MAX_ARGS 7 /* compute: up to KAS_MAX_ARGS = 6 inputs and the output */
 
 /* Offsets one thread touched (a growable array; plain C so that the program compiles fast). */
 struct KasOffsets {
@@ -229,7 +229,8 @@ static void kas_run_block(const KasRoutine *r, float **shared, float *g, size_t 
     kas_now.lin = lin;
     int tx = lin % r->bx, ty = lin / r->bx % r->by, tz = lin / (r->bx * r->by);
     KasBuf bufs[KAS_TRACER_MAX_ARGS] = {KasBuf(&st[0]), KasBuf(&st[1]), KasBuf(&st[2]),
-                                        KasBuf(&st[3]), KasBuf(&st[4])};
+                                        KasBuf(&st[3]), KasBuf(&st[4]), KasBuf(&st[5]),
+                                        KasBuf(&st[6])};
     for (int a = 0; a < r->nargs; a++) {
       long full = (long)r->e * r->size[a];
       if (r->reg[a]) {
