@@ -1,0 +1,350 @@
+/*
+ * stvk_kmat33_1.cu — stvk_kmat33 (K = lambda a (x) b + mu b (x) a + mu (dN . dM) F F^T),
+ * implementation 1:
+ * one thread per element; block BX = E.
+ * The simplest mapping: with coalesced loads and saves through shared memory it streams at copy
+ * bandwidth, and it fuses (registers, no recomputed coordinates) with every other
+ * one-thread-per-element implementation. K_NM = d f_N / d u_M of a total-Lagrangian St.
+ * Venant-Kirchhoff element, f_N = V F S dN, is V (this + (dN . S dM) I): the geometric part is
+ * vmvdot3 + maddsi33.
+ * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from global
+ * memory) and an owner copy whose offsets equal the compute's (a register buffer).
+ * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.
+ */
+
+/* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_stvk_kmat33_1_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = STVK_KMAT33_1_BX * STVK_KMAT33_1_BY * STVK_KMAT33_1_BZ;
+  const int lin = tx + STVK_KMAT33_1_BX * (ty + STVK_KMAT33_1_BY * tz);
+  const int quads = STVK_KMAT33_1_BX * 9 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + STVK_KMAT33_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 9 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 9 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 9 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 9 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 0 (matrix3x3), owner: each thread copies its own element. The same offsets as the compute
+ * reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_stvk_kmat33_1_load_1(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  const bool valid = e0 + tx < n;
+#pragma unroll
+  for (int k = 0; k < 9; k++)
+    s[APLS + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
+}
+
+/* Input 1 (vector3), coalesced: the block's threads copy its E*3 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_stvk_kmat33_1_load_2(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = STVK_KMAT33_1_BX * STVK_KMAT33_1_BY * STVK_KMAT33_1_BZ;
+  const int lin = tx + STVK_KMAT33_1_BX * (ty + STVK_KMAT33_1_BY * tz);
+  const int quads = STVK_KMAT33_1_BX * 3 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + STVK_KMAT33_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 3 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 3 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 3 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 1 (vector3), owner: each thread copies its own element. The same offsets as the compute
+ * reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_stvk_kmat33_1_load_3(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  const bool valid = e0 + tx < n;
+#pragma unroll
+  for (int k = 0; k < 3; k++)
+    s[APLS + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
+}
+
+/* Input 2 (vector3), coalesced: the block's threads copy its E*3 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_stvk_kmat33_1_load_4(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = STVK_KMAT33_1_BX * STVK_KMAT33_1_BY * STVK_KMAT33_1_BZ;
+  const int lin = tx + STVK_KMAT33_1_BX * (ty + STVK_KMAT33_1_BY * tz);
+  const int quads = STVK_KMAT33_1_BX * 3 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + STVK_KMAT33_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 3 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 3 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 3 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 2 (vector3), owner: each thread copies its own element. The same offsets as the compute
+ * reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_stvk_kmat33_1_load_5(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  const bool valid = e0 + tx < n;
+#pragma unroll
+  for (int k = 0; k < 3; k++)
+    s[APLS + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
+}
+
+/* Input 3 (scalar), coalesced: the block's threads copy its E*1 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_stvk_kmat33_1_load_6(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = STVK_KMAT33_1_BX * STVK_KMAT33_1_BY * STVK_KMAT33_1_BZ;
+  const int lin = tx + STVK_KMAT33_1_BX * (ty + STVK_KMAT33_1_BY * tz);
+  const int quads = STVK_KMAT33_1_BX * 1 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + STVK_KMAT33_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 1 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 1 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 1 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 1 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 3 (scalar), owner: each thread copies its own element. The same offsets as the compute
+ * reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_stvk_kmat33_1_load_7(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  s[APLS] = e0 + tx < n ? g[e0 + tx] : 0.0f;
+}
+
+/* Input 4 (scalar), coalesced: the block's threads copy its E*1 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_stvk_kmat33_1_load_8(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = STVK_KMAT33_1_BX * STVK_KMAT33_1_BY * STVK_KMAT33_1_BZ;
+  const int lin = tx + STVK_KMAT33_1_BX * (ty + STVK_KMAT33_1_BY * tz);
+  const int quads = STVK_KMAT33_1_BX * 1 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + STVK_KMAT33_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 1 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 1 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 1 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 1 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 4 (scalar), owner: each thread copies its own element. The same offsets as the compute
+ * reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_stvk_kmat33_1_load_9(const float *KAS_RESTRICT g, KAS_BUF s,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  s[APLS] = e0 + tx < n ? g[e0 + tx] : 0.0f;
+}
+
+/* K = lambda a (x) b + mu b (x) a + mu (dN . dM) F F^T, one thread per element. */
+KAS_DEV void d_stvk_kmat33_1_compute(KAS_BUF f, KAS_BUF dn, KAS_BUF dm, KAS_BUF lambda, KAS_BUF mu,
+                                     KAS_BUF kmat, int tx, int ty, int tz)
+{
+  (void)tx; /* the placeholders use the coordinates only in shared placement */
+  (void)ty;
+  (void)tz;
+  float fv[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) fv[k] = f[APIN0 + k];
+  float a[3], b[3]; /* a = F dN, b = F dM */
+  float dd = 0.0f;   /* dN . dM */
+#pragma unroll
+  for (int i = 0; i < 3; i++) {
+    a[i] = 0.0f;
+    b[i] = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+      a[i] += fv[i * 3 + k] * dn[APIN1 + k];
+      b[i] += fv[i * 3 + k] * dm[APIN2 + k];
+    }
+    dd += dn[APIN1 + i] * dm[APIN2 + i];
+  }
+  const float lam = lambda[APIN3], shear = mu[APIN4], mudd = shear * dd;
+#pragma unroll
+  for (int i = 0; i < 3; i++)
+#pragma unroll
+    for (int j = 0; j < 3; j++) {
+      float fft = 0.0f; /* (F F^T)[i][j] */
+#pragma unroll
+      for (int q = 0; q < 3; q++) fft += fv[i * 3 + q] * fv[j * 3 + q];
+      kmat[APOUT + i * 3 + j] = lam * a[i] * b[j] + shear * b[i] * a[j] + mudd * fft;
+    }
+}
+
+/* Result (matrix3x3), coalesced: the block's threads write its E*9 floats as float4
+ * number q = lin + r*threads; the last, partial block writes scalars of elements < n only. */
+KAS_DEV void d_stvk_kmat33_1_save_0(KAS_BUF s, float *KAS_RESTRICT g,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = STVK_KMAT33_1_BX * STVK_KMAT33_1_BY * STVK_KMAT33_1_BZ;
+  const int lin = tx + STVK_KMAT33_1_BX * (ty + STVK_KMAT33_1_BY * tz);
+  const int quads = STVK_KMAT33_1_BX * 9 / 4;
+  if (e0 + STVK_KMAT33_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        float4 v;
+        v.x = s[APLS + r * 4 * threads + 0];
+        v.y = s[APLS + r * 4 * threads + 1];
+        v.z = s[APLS + r * 4 * threads + 2];
+        v.w = s[APLS + r * 4 * threads + 3];
+        KAS_STORE4(g, e0 * 9 / 4 + (size_t)q, v);
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 9 : 0;
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          /* read unconditionally, so the read set does not depend on n */
+          const float v = s[APLS + r * 4 * threads + k];
+          const size_t off = 4 * (size_t)q + k;
+          if (off < valid) g[e0 * 9 + off] = v;
+        }
+      }
+    }
+  }
+}
+
+/* Result (matrix3x3), owner: each thread writes the entries it computed, straight from the
+ * compute's output (registers or shared); elements >= n are not written. */
+KAS_DEV void d_stvk_kmat33_1_save_1(KAS_BUF s, float *KAS_RESTRICT g,
+                                    int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  if (e0 + tx < n) {
+#pragma unroll
+    for (int k = 0; k < 9; k++)
+      g[(e0 + tx) * 9 + k] = s[APLS + k];
+  }
+}

@@ -1,0 +1,232 @@
+/*
+ * vmvdot3_1.cu — vmvdot3 (d = a^T M b), implementation 1:
+ * one thread per element; block BX = E.
+ * The simplest mapping: with coalesced loads and saves through shared memory it streams at copy
+ * bandwidth, and it fuses (registers, no recomputed coordinates) with every other
+ * one-thread-per-element implementation. It gives the geometric stiffness factor dN . S dM of a
+ * St. Venant-Kirchhoff block.
+ * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from global
+ * memory) and an owner copy whose offsets equal the compute's (a register buffer).
+ * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.
+ */
+
+/* Input 0 (vector3), coalesced: the block's threads copy its E*3 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_vmvdot3_1_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
+                                int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = VMVDOT3_1_BX * VMVDOT3_1_BY * VMVDOT3_1_BZ;
+  const int lin = tx + VMVDOT3_1_BX * (ty + VMVDOT3_1_BY * tz);
+  const int quads = VMVDOT3_1_BX * 3 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + VMVDOT3_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 3 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 3 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 3 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 0 (vector3), owner: each thread copies its own element. The same offsets as the compute
+ * reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_vmvdot3_1_load_1(const float *KAS_RESTRICT g, KAS_BUF s,
+                                int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  const bool valid = e0 + tx < n;
+#pragma unroll
+  for (int k = 0; k < 3; k++)
+    s[APLS + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
+}
+
+/* Input 1 (matrix3x3), coalesced: the block's threads copy its E*9 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_vmvdot3_1_load_2(const float *KAS_RESTRICT g, KAS_BUF s,
+                                int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = VMVDOT3_1_BX * VMVDOT3_1_BY * VMVDOT3_1_BZ;
+  const int lin = tx + VMVDOT3_1_BX * (ty + VMVDOT3_1_BY * tz);
+  const int quads = VMVDOT3_1_BX * 9 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + VMVDOT3_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 9 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 9 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 9 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 9 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 1 (matrix3x3), owner: each thread copies its own element. The same offsets as the compute
+ * reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_vmvdot3_1_load_3(const float *KAS_RESTRICT g, KAS_BUF s,
+                                int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  const bool valid = e0 + tx < n;
+#pragma unroll
+  for (int k = 0; k < 9; k++)
+    s[APLS + k] = valid ? g[(e0 + tx) * 9 + k] : 0.0f;
+}
+
+/* Input 2 (vector3), coalesced: the block's threads copy its E*3 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_vmvdot3_1_load_4(const float *KAS_RESTRICT g, KAS_BUF s,
+                                int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = VMVDOT3_1_BX * VMVDOT3_1_BY * VMVDOT3_1_BZ;
+  const int lin = tx + VMVDOT3_1_BX * (ty + VMVDOT3_1_BY * tz);
+  const int quads = VMVDOT3_1_BX * 3 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + VMVDOT3_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 3 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 3 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 3 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 2 (vector3), owner: each thread copies its own element. The same offsets as the compute
+ * reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_vmvdot3_1_load_5(const float *KAS_RESTRICT g, KAS_BUF s,
+                                int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  const bool valid = e0 + tx < n;
+#pragma unroll
+  for (int k = 0; k < 3; k++)
+    s[APLS + k] = valid ? g[(e0 + tx) * 3 + k] : 0.0f;
+}
+
+/* d = a^T M b, one thread per element. */
+KAS_DEV void d_vmvdot3_1_compute(KAS_BUF a, KAS_BUF m, KAS_BUF b, KAS_BUF d, int tx, int ty, int
+                                 tz)
+{
+  (void)tx; /* the placeholders use the coordinates only in shared placement */
+  (void)ty;
+  (void)tz;
+  float acc = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 3; i++) {
+    float mb = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 3; j++) mb += m[APIN1 + i * 3 + j] * b[APIN2 + j];
+    acc += a[APIN0 + i] * mb;
+  }
+  d[APOUT] = acc;
+}
+
+/* Result (scalar), coalesced: the block's threads write its E*1 floats as float4
+ * number q = lin + r*threads; the last, partial block writes scalars of elements < n only. */
+KAS_DEV void d_vmvdot3_1_save_0(KAS_BUF s, float *KAS_RESTRICT g,
+                                int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = VMVDOT3_1_BX * VMVDOT3_1_BY * VMVDOT3_1_BZ;
+  const int lin = tx + VMVDOT3_1_BX * (ty + VMVDOT3_1_BY * tz);
+  const int quads = VMVDOT3_1_BX * 1 / 4;
+  if (e0 + VMVDOT3_1_BX <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        float4 v;
+        v.x = s[APLS + r * 4 * threads + 0];
+        v.y = s[APLS + r * 4 * threads + 1];
+        v.z = s[APLS + r * 4 * threads + 2];
+        v.w = s[APLS + r * 4 * threads + 3];
+        KAS_STORE4(g, e0 * 1 / 4 + (size_t)q, v);
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 1 : 0;
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          /* read unconditionally, so the read set does not depend on n */
+          const float v = s[APLS + r * 4 * threads + k];
+          const size_t off = 4 * (size_t)q + k;
+          if (off < valid) g[e0 * 1 + off] = v;
+        }
+      }
+    }
+  }
+}
+
+/* Result (scalar), owner: each thread writes the entries it computed, straight from the compute's
+ * output (registers or shared); elements >= n are not written. */
+KAS_DEV void d_vmvdot3_1_save_1(KAS_BUF s, float *KAS_RESTRICT g,
+                                int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)ty;
+  (void)tz;
+  if (e0 + tx < n)
+    g[e0 + tx] = s[APLS];
+}

@@ -1,0 +1,177 @@
+/*
+ * vvdot3_2.cu — vvdot3 (d = a . b), implementation 2:
+ * three threads per element, thread tx == 0 computes; block BX = 3, BY = E.
+ * It shares the 3 x E block of the per-row implementations (mmul33_2, mvmul33_2, ...), so that it
+ * fuses with them without recomputing thread coordinates; threads tx = 1, 2 idle (empty access
+ * sets).
+ * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from global
+ * memory) and an owner copy whose offsets equal the compute's (a register buffer).
+ * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.
+ */
+
+/* Input 0 (vector3), coalesced: the block's threads copy its E*3 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_vvdot3_2_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
+                               int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = VVDOT3_2_BX * VVDOT3_2_BY * VVDOT3_2_BZ;
+  const int lin = tx + VVDOT3_2_BX * (ty + VVDOT3_2_BY * tz);
+  const int quads = VVDOT3_2_BY * 3 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + VVDOT3_2_BY <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 3 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 3 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 3 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 0 (vector3), owner: thread tx == 0 copies the element it computes. The same offsets as the
+ * compute reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_vvdot3_2_load_1(const float *KAS_RESTRICT g, KAS_BUF s,
+                               int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)tz;
+  if (tx==0) {
+    const bool valid = e0 + ty < n;
+#pragma unroll
+    for (int k = 0; k < 3; k++)
+      s[APLS + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
+  }
+}
+
+/* Input 1 (vector3), coalesced: the block's threads copy its E*3 floats as float4
+ * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
+ * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
+KAS_DEV void d_vvdot3_2_load_2(const float *KAS_RESTRICT g, KAS_BUF s,
+                               int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = VVDOT3_2_BX * VVDOT3_2_BY * VVDOT3_2_BZ;
+  const int lin = tx + VVDOT3_2_BX * (ty + VVDOT3_2_BY * tz);
+  const int quads = VVDOT3_2_BY * 3 / 4; /* E is a multiple of 4, so this is exact */
+  if (e0 + VVDOT3_2_BY <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        /* e0 * 3 is a multiple of 4 floats: the float4 is 16-byte aligned */
+        const float4 v = KAS_LOAD4(g, e0 * 3 / 4 + (size_t)q);
+        s[APLS + r * 4 * threads + 0] = v.x;
+        s[APLS + r * 4 * threads + 1] = v.y;
+        s[APLS + r * 4 * threads + 2] = v.z;
+        s[APLS + r * 4 * threads + 3] = v.w;
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* floats of the chunk that exist */
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          const size_t off = 4 * (size_t)q + k;
+          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 3 + off] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+/* Input 1 (vector3), owner: thread tx == 0 copies the element it computes. The same offsets as the
+ * compute reads, so the buffer may live in registers; elements >= n read as 0. */
+KAS_DEV void d_vvdot3_2_load_3(const float *KAS_RESTRICT g, KAS_BUF s,
+                               int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)tz;
+  if (tx==0) {
+    const bool valid = e0 + ty < n;
+#pragma unroll
+    for (int k = 0; k < 3; k++)
+      s[APLS + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
+  }
+}
+
+/* d = a . b, three threads per element, thread tx == 0 computes. */
+KAS_DEV void d_vvdot3_2_compute(KAS_BUF a, KAS_BUF b, KAS_BUF d, int tx, int ty, int tz)
+{
+  (void)ty; /* tx picks this thread's part; ty, tz enter only through the placeholders */
+  (void)tz;
+  if (tx == 0) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 3; k++)
+      acc += a[APIN0 + k] * b[APIN1 + k];
+    d[APOUT] = acc;
+  }
+}
+
+/* Result (scalar), coalesced: the block's threads write its E*1 floats as float4
+ * number q = lin + r*threads; the last, partial block writes scalars of elements < n only. */
+KAS_DEV void d_vvdot3_2_save_0(KAS_BUF s, float *KAS_RESTRICT g,
+                               int tx, int ty, int tz, size_t e0, size_t n)
+{
+  const int threads = VVDOT3_2_BX * VVDOT3_2_BY * VVDOT3_2_BZ;
+  const int lin = tx + VVDOT3_2_BX * (ty + VVDOT3_2_BY * tz);
+  const int quads = VVDOT3_2_BY * 1 / 4;
+  if (e0 + VVDOT3_2_BY <= n) {
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+        float4 v;
+        v.x = s[APLS + r * 4 * threads + 0];
+        v.y = s[APLS + r * 4 * threads + 1];
+        v.z = s[APLS + r * 4 * threads + 2];
+        v.w = s[APLS + r * 4 * threads + 3];
+        KAS_STORE4(g, e0 * 1 / 4 + (size_t)q, v);
+      }
+    }
+  } else {
+    const size_t valid = n > e0 ? (n - e0) * 1 : 0;
+#pragma unroll
+    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+      const int q = lin + r * threads;
+      if (q < quads) {
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+          /* read unconditionally, so the read set does not depend on n */
+          const float v = s[APLS + r * 4 * threads + k];
+          const size_t off = 4 * (size_t)q + k;
+          if (off < valid) g[e0 * 1 + off] = v;
+        }
+      }
+    }
+  }
+}
+
+/* Result (scalar), owner: thread tx == 0 writes the value it computed, straight from the compute's
+ * output (registers or shared); elements >= n are not written. */
+KAS_DEV void d_vvdot3_2_save_1(KAS_BUF s, float *KAS_RESTRICT g,
+                               int tx, int ty, int tz, size_t e0, size_t n)
+{
+  (void)tz;
+  if (tx==0 && e0 + ty < n)
+    g[e0 + ty] = s[APLS];
+}
