@@ -1,10 +1,10 @@
 /*
  * mtmul33_2.cu — mtmul33 (C = A^T B), implementation 2:
  * one thread per row of the result; block BX = 3, BY = E.
- * Thread tx computes row tx of C from column tx of A and all of B, as mmul33_2 does from row tx of
- * A: the same 3 x E block and output rows, so that the two fuse in registers (E = A^T B - ...
- * chains of a total-Lagrangian element). The strided loads are the thesis's cooperative copy, as
- * in mmul33_2.
+ * Thread tx computes row tx of C from column tx of A and all of B, as mmul33_2 computes a row of
+ * AB: its 3 x E block and output rows are those of mmul33_2, madd33_3 and msub33_3, so that a
+ * chain such as F^T F - I keeps the product in registers. The strided loads are the thesis's
+ * cooperative copy, as in mmul33_2.
  * Loads: for every input a coalesced float4 copy of the block's batch, an owner copy whose offsets
  * equal the compute's (a register buffer) and a strided copy.
  * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.
