@@ -4,9 +4,10 @@
  * It shares the 3 x E block of the per-row implementations (mmul33_2, mvmul33_2, ...), so that it
  * fuses with them without recomputing thread coordinates; threads tx = 1, 2 idle (empty access
  * sets). The determinant is formed in double: every product of two floats is exact there, so the
- * result is the correctly rounded det A unless A is ill-conditioned beyond ~1e8.  In float the
- * cancellation of the expansion costs digits exactly where they matter (J = det F near 0, or near
- * 1 with small strains) and misses a 1e-5 relative check for about one random matrix in 50.
+ * float result is within one ulp of det A (nearly always the correctly rounded value) unless A is
+ * ill-conditioned beyond ~1e8.  In float the cancellation of the expansion costs digits exactly
+ * where they matter (J = det F near 0, or near 1 with small strains) and misses a 1e-5 relative
+ * check for about one random matrix in 50.
  * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from global
  * memory) and an owner copy whose offsets equal the compute's (a register buffer).
  * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.
