@@ -1,9 +1,10 @@
 # kasgen — build, test, install.
 #
-#   make deps          install missing Debian packages (as root, apt-get)
+#   make deps          install what is missing: Debian packages (as root, apt-get), the Python
+#                      environment .venv, and a CUDA compiler when the machine has none
 #   make               build ./kasgen
 #   make test          unit, golden and integration tests (SAN=1: under ASan + UBSan)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local [DESTDIR=...]    make uninstall (same PREFIX and DESTDIR)
 #   make benchdb       on a GPU machine: refresh this GPU's timing database
 #   make fuzz          build the fuzz targets (clang, libFuzzer)
 #
@@ -14,14 +15,19 @@ SAN ?= 0
 BUILD ?= $(if $(filter 1,$(SAN)),build-san,build)
 
 CC ?= cc
-DEBIAN_PACKAGES := build-essential pkg-config libinih-dev libxml2-dev liblpsolve55-dev \
-                   libcmocka-dev gnuplot-nox graphviz clang
+# The interpreter of the tests' Python environment (tools/requirements.txt), made by make deps.
+PYTHON ?= $(CURDIR)/.venv/bin/python
 
-PKG_CFLAGS := $(shell pkg-config --cflags libxml-2.0 inih 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs libxml-2.0 inih 2>/dev/null)
+# pkg-config is asked when the flags are first used, not when this file is read: in
+# `make deps all` it must run after deps has installed it and the headers.  The $(eval) keeps
+# the first answer for the rest of the run.
+pkg_config = $(or $(shell pkg-config $(1) libxml-2.0 inih 2>/dev/null),$(error \
+  pkg-config finds no libxml-2.0 or inih: run 'make deps' (as root) first))
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkg_config,--cflags))$(PKG_CFLAGS)
+PKG_LIBS = $(eval PKG_LIBS := $(call pkg_config,--libs))$(PKG_LIBS)
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Isrc -I/usr/include/lpsolve $(PKG_CFLAGS)
-LDLIBS := $(PKG_LIBS) -llpsolve55 -lcolamd -ldl -lm
+LDLIBS = $(PKG_LIBS) -llpsolve55 -lcolamd -ldl -lm
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -32,8 +38,11 @@ LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
-.PHONY: all deps test unit-tests install clean fuzz benchdb
+.PHONY: all deps test unit-tests install uninstall clean fuzz benchdb
 all: kasgen
+
+# With deps among the goals, nothing is compiled before it is done, even under make -j.
+$(BUILD)/obj/main.o $(LIB_OBJ) $(TEST_BIN): | $(filter deps,$(MAKECMDGOALS))
 
 kasgen: $(BUILD)/kasgen
 	@if [ "$(BUILD)" = build ]; then cp $(BUILD)/kasgen kasgen; fi
@@ -57,25 +66,20 @@ $(BUILD)/obj $(BUILD)/tests:
 -include $(wildcard $(BUILD)/obj/*.d)
 
 deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:$$missing" >&2; exit 1; fi; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
-	else echo "all Debian packages present"; fi
+	tools/deps.sh
 
 unit-tests: $(TEST_BIN) $(BUILD)/kasgen
 
+# The tests find nvcc through tools/find-nvcc.sh (NVCC=... overrides) and Python as $(PYTHON).
 test: unit-tests
-	BUILD=$(BUILD) SAN=$(SAN) tests/run.sh
+	BUILD=$(BUILD) SAN=$(SAN) PYTHON="$(PYTHON)" tests/run.sh
 
+# The file list and the uninstall record: tools/install.sh.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/kasgen
-	install -m 755 $(BUILD)/kasgen $(DESTDIR)$(PREFIX)/bin/kasgen
-	cp -r library $(DESTDIR)$(PREFIX)/share/kasgen/
-	cp -r benchmarks $(DESTDIR)$(PREFIX)/share/kasgen/
+	tools/install.sh install "$(DESTDIR)" "$(PREFIX)" "$(BUILD)/kasgen"
+
+uninstall:
+	tools/install.sh uninstall "$(DESTDIR)" "$(PREFIX)"
 
 fuzz:
 	tests/fuzz/build.sh

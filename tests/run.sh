@@ -2,9 +2,15 @@
 # Runs every test of kasgen from the repository root and ends with one line "N passed, N failed".
 # Unit tests are cmocka binaries in $BUILD/tests; integration tests are tests/integration/*.sh
 # (each gets $KASGEN, the binary under test, and exits non-zero on failure).
+# They also get $NVCC, the CUDA compiler tools/find-nvcc.sh chooses (empty when there is none),
+# and $PYTHON, the interpreter of the Python environment `make deps` makes (.venv).
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+NVCC=${NVCC:-$(tools/find-nvcc.sh 2>/dev/null || true)}
+export NVCC
+export PYTHON=${PYTHON:-$PWD/.venv/bin/python}
+echo "nvcc: ${NVCC:-none (make deps installs one)}; python: $PYTHON"
 export KASGEN="$PWD/$BUILD/kasgen"
 export KASGEN_LIBRARY="$PWD/library"
 export SAN=${SAN:-0}

@@ -13,7 +13,7 @@ root=$PWD
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+NVCC=${NVCC:-$(tools/find-nvcc.sh 2>/dev/null || true)} # tools/find-nvcc.sh decides
 have_nvcc=1
 [ -x "$NVCC" ] || { have_nvcc=0; echo "note: no nvcc; GPU compilation not checked" >&2; }
 export NVCC

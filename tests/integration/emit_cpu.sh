@@ -8,7 +8,7 @@
 # stage is there.  Run from the repository root with $KASGEN set (tests/run.sh does).
 set -euo pipefail
 KASGEN=${KASGEN:-build/kasgen}
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+NVCC=${NVCC:-$(tools/find-nvcc.sh 2>/dev/null || true)} # tools/find-nvcc.sh decides
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

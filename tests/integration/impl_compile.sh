@@ -17,7 +17,7 @@ LIBDIR=${KASGEN_LIBRARY:-library}
 LIBA="$(dirname "$KASGEN")/libkasgen.a"
 IMPLS=${IMPLS:-"mmul33_1 mmul33_2 mmul33_3 mmul55_1 mmul55_2 mmul55_3 ttmul411_1 ttmul411_2
   ttmul411_3 ttmul311_1 ttmul311_2 ttmul3212_1 ttmul3212_2 ttmul3212_3"}
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+NVCC=${NVCC:-$(tools/find-nvcc.sh 2>/dev/null || true)} # tools/find-nvcc.sh decides
 
 fail() { echo "impl_compile: FAIL: $*" >&2; exit 1; }
 [ -f "$LIBA" ] || fail "$LIBA not built (make BUILD=$(dirname "$KASGEN"))"

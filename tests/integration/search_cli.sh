@@ -81,7 +81,7 @@ done
 grep -q '__CUDACC_VER_MAJOR__' "$tmp/bench/bench_main.cu" || fail "no nvcc version in the XML"
 grep -q 'cudaGetDeviceProperties' "$tmp/bench/bench_main.cu" || fail "no device limits"
 grep -Eq '#include <(ini|libxml|lp_lib)' "$tmp/bench"/*.cu "$tmp/bench"/*.h && fail "bench depends on host libraries"
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+NVCC=${NVCC:-$(tools/find-nvcc.sh 2>/dev/null || true)} # tools/find-nvcc.sh decides
 if [ -x "$NVCC" ]; then # compile the driver and one function's kernels (no GPU needed)
   (cd "$tmp/bench" && "$NVCC" -std=c++17 -arch=sm_90 -c -o main.o bench_main.cu &&
     "$NVCC" -std=c++17 -arch=sm_90 -c -o sv.o bench_svmul3.cu) >"$tmp/nvcc" 2>&1 ||
