@@ -11,6 +11,9 @@
 # Downloads are cached in $KASGEN_FRESH_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/kasgen-fresh):
 # the .deb files apt fetched and pip's download cache.  They only save downloads: every
 # package is still installed by the commands under test, in a root made new each run.
+# This machine's network settings go in with the commands, as a user's own machine would have
+# them: proxy variables, and the CA bundle that pip and Python trust (a TLS-intercepting proxy's
+# CA, where this machine has one), copied to /etc/ssl/host-ca-bundle.crt in the root.
 # Not part of `make test` (it runs make test itself, inside the root); .ci/run runs it.
 set -euo pipefail
 
@@ -41,13 +44,34 @@ link_or_copy() {
 
 # ---- inside: runs as mmdebstrap's customize hook, with the root at $1 ----------------------
 
+# The CA bundle this machine's pip trusts, if it names one.
+host_ca_bundle() {
+  local f=${PIP_CERT:-${REQUESTS_CA_BUNDLE:-${SSL_CERT_FILE:-}}}
+  [ -n "$f" ] || f=$(sed -n 's/^cert[[:space:]]*=[[:space:]]*//p' /etc/pip.conf 2>/dev/null | head -1)
+  [ -n "$f" ] && [ -f "$f" ] && printf '%s' "$f"
+}
+
+# The network part of this machine's environment, for the root (see the top of this file).
+network_env() {
+  local v
+  for v in http_proxy https_proxy no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY PIP_DEFAULT_TIMEOUT; do
+    [ -z "${!v:-}" ] || printf '%s=%s\n' "$v" "${!v}"
+  done
+  if [ -n "$FRESH_CA" ]; then
+    for v in PIP_CERT REQUESTS_CA_BUNDLE SSL_CERT_FILE; do
+      printf '%s=/etc/ssl/host-ca-bundle.crt\n' "$v"
+    done
+  fi
+}
+
 # Runs one command line in the fresh root, as root, in the clone, with a clean environment
-# (nothing of this machine's PATH, CUDA_HOME or pip settings leaks in).  Output goes to the log
-# and to $2.
+# (nothing of this machine's PATH, CUDA_HOME or pip settings leaks in, its network settings
+# aside).  Output goes to the log and to $2.
 in_root() {
-  local root=$1 out=$2 cmd=$3
+  local root=$1 out=$2 cmd=$3 net
+  mapfile -t net < <(network_env)
   timeout "$timeout_s" chroot "$root" /usr/bin/env -i HOME=/root PATH="$clean_path" TERM=dumb \
-    bash -c "cd /root/kasgen && $cmd" 2>&1 | tee "$out"
+    "${net[@]}" bash -c "cd /root/kasgen && $cmd" 2>&1 | tee "$out"
   return "${PIPESTATUS[0]}"
 }
 
@@ -91,6 +115,7 @@ inside() {
       'for c in make git apt-get gcc pkg-config nvcc python3; do
          command -v $c >/dev/null && printf "%s " $c || printf "(no %s) " $c; done')"
   cp "$FRESH_TMP/kasgen.bundle" "$root/tmp/"
+  [ -z "$FRESH_CA" ] || cp "$FRESH_CA" "$root/etc/ssl/host-ca-bundle.crt"
   chroot "$root" /usr/bin/env -i HOME=/root PATH="$clean_path" \
     git -c advice.detachedHead=false clone -q /tmp/kasgen.bundle /root/kasgen
   link_or_copy "$FRESH_CACHE/pip" "$root/root/.cache/pip"
@@ -132,6 +157,8 @@ main() {
   export FRESH_CACHE=${KASGEN_FRESH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kasgen-fresh}
   FRESH_TMP=$(mktemp -d)
   export FRESH_TMP
+  FRESH_CA=$(host_ca_bundle || true)
+  export FRESH_CA
   trap 'rm -rf "$FRESH_TMP"' EXIT
   mkdir -p "$FRESH_CACHE/apt" "$FRESH_CACHE/pip"
 
@@ -142,6 +169,7 @@ main() {
   say "README command 1: $FRESH_CMD1"
   say "README command 2: $FRESH_CMD2"
   say "download cache: $FRESH_CACHE ($(du -sh "$FRESH_CACHE" | cut -f1))"
+  say "network settings carried in: $(network_env | cut -d= -f1 | tr '\n' ' ')${FRESH_CA:+(CA bundle $FRESH_CA)}"
 
   local self rc=0
   self=$(printf '%q' "$repo/tests/fresh_machine.sh")
