@@ -1,6 +1,6 @@
 /*
  * front_fake_library.h — a hand-built Library for the front-end tests (spec, DAG, fusions): the
- * types of library/types.ini and the signatures of DESIGN.md §5.2, no implementations.  It
+ * types of library/types.ini and the signatures of docs/design.md §5.2, no implementations.  It
  * keeps those tests independent of the INI loader; the seed specs are also checked against the
  * real library where it is present.
  */

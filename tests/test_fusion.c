@@ -40,7 +40,7 @@ static bool reaches_set(const Graph *g, int from, unsigned set) {
   return false;
 }
 
-/* DESIGN.md §6.1 literally: for every edge (u, v) with u in F and v not in F, no path from v
+/* docs/design.md §6.1 literally: for every edge (u, v) with u in F and v not in F, no path from v
  * leads back into F. */
 static bool oracle_convex(const Graph *g, unsigned set) {
   for (int u = 0; u < g->n; u++) {

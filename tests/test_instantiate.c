@@ -1,6 +1,6 @@
 /*
  * test_instantiate.c — extraction of device functions from .cu text and their instantiation
- * (seed 004, Kód 4.5): exact expected text for the thesis's mmul33_2 compute in its sss and rsr
+ * (Lakomý 2012, Kód 4.5): exact expected text for the thesis's mmul33_2 compute in its sss and rsr
  * variants, loads and saves in shared and register form, identifier-level (not substring)
  * substitution, refusal of foreign placeholders, and every routine of the real library
  * instantiated and compiled as C++ with kas_device.h.

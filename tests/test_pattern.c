@@ -325,7 +325,7 @@ static void test_last_stride_unused(void **state) {
 
 static void test_compatibility_thesis(void **state) {
   (void)state;
-  /* mmul33_2 (seed 004, Kód 4.4): BX = 3 threads per element, BY = E. */
+  /* mmul33_2 (Lakomý 2012, Kód 4.4): BX = 3 threads per element, BY = E. */
   Pattern in0 = parse_pattern_ok("start \"ty*9+tx*3\", block \"1\", stride \"1\", count 3, noreg 0");
   Pattern in1 = parse_pattern_ok("start \"ty*9\", block \"1\", stride \"1\", count 9, noreg 0");
   Pattern out = parse_pattern_ok("start \"ty*9+tx*3\", block \"1\", stride \"1\", count 3, noreg 0");

@@ -1,6 +1,6 @@
 /*
  * test_spec.c — the spec parser: the seed specs parse into the right SSA form (against a fake
- * library with DESIGN.md §5.2's signatures, and against the real library when it exists); every
+ * library with docs/design.md §5.2's signatures, and against the real library when it exists); every
  * malformed spec in tests/bad_specs/ produces exactly the located error its first line names;
  * empty, binary, huge and missing inputs fail cleanly and quickly.
  */

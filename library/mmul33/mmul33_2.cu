@@ -1,6 +1,6 @@
 /*
  * mmul33_2.cu — mmul33, implementation 2: one thread per row of the result.
- * 3 threads per element, thread tx computes row tx of C from row tx of A and all of B (seed 004,
+ * 3 threads per element, thread tx computes row tx of C from row tx of A and all of B (Lakomý 2012,
  * Kód 4.2-4.4). Row-sized register buffers for A and C; B is read whole by each of the 3
  * threads. The strided loads are the thesis's cooperative copy.
  */
@@ -106,7 +106,7 @@ KAS_DEV void d_mmul33_2_load_3(const float *KAS_RESTRICT g, KAS_BUF s, int tx, i
     s[APLS + k] = live ? g[at + k] : 0.0f;
 }
 
-/* Input 0 (matrix3x3), strided (seed 004, Kód 4.2): thread lin copies floats lin, lin+T, lin+2T,
+/* Input 0 (matrix3x3), strided (Lakomý 2012, Kód 4.2): thread lin copies floats lin, lin+T, lin+2T,
  * ... of the block's contiguous chunk, one float at a time (coalesced, no shared-memory bank
  * conflicts); elements >= n are zero-filled. */
 KAS_DEV void d_mmul33_2_load_4(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,
@@ -123,7 +123,7 @@ KAS_DEV void d_mmul33_2_load_4(const float *KAS_RESTRICT g, KAS_BUF s, int tx, i
   }
 }
 
-/* Input 1 (matrix3x3), strided (seed 004, Kód 4.2): thread lin copies floats lin, lin+T, lin+2T,
+/* Input 1 (matrix3x3), strided (Lakomý 2012, Kód 4.2): thread lin copies floats lin, lin+T, lin+2T,
  * ... of the block's contiguous chunk, one float at a time (coalesced, no shared-memory bank
  * conflicts); elements >= n are zero-filled. */
 KAS_DEV void d_mmul33_2_load_5(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,

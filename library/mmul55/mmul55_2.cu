@@ -1,6 +1,6 @@
 /*
  * mmul55_2.cu — mmul55, implementation 2: one thread per row of the result.
- * 5 threads per element, thread tx computes row tx of C from row tx of A and all of B (seed 004,
+ * 5 threads per element, thread tx computes row tx of C from row tx of A and all of B (Lakomý 2012,
  * Kód 4.2-4.4). Row-sized register buffers for A and C; B is read whole by each of the 5
  * threads. The strided loads are the thesis's cooperative copy.
  */

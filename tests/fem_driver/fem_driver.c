@@ -1,6 +1,6 @@
 /*
  * fem_driver.c — a small C program standing for a FEM code that embeds a kasgen-generated spec
- * through its plain C API (embed/kas_<stem>.h; DESIGN.md §7).  It is written once for every spec:
+ * through its plain C API (embed/kas_<stem>.h; docs/design.md §7).  It is written once for every spec:
  * the header's KAS_EMBED_GENERIC names give it the spec's inputs and outputs.  It allocates with
  * cudaMalloc, fills random inputs (never zero), runs the API for n = 0, 1, 7, 1000003, checks
  * every output against the CPU graph (float64; normwise relative error < 1e-5), checks that

@@ -1,6 +1,6 @@
 /*
  * fuzz_spec.c — libFuzzer target for the front end: any byte string goes through spec_parse
- * against a fixed fake library (the signatures of DESIGN.md §5.2, see front_fake_library.h);
+ * against a fixed fake library (the signatures of docs/design.md §5.2, see front_fake_library.h);
  * whatever parses is also turned into a DAG, written as DOT and has its fusions enumerated, so
  * that the parser's promises (consistent SSA references, <= 64 calls) are exercised downstream.
  * Built by tests/fuzz/build.sh with the sources compiled in directly (no libkasgen.a, no INI

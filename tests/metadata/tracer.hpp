@@ -79,7 +79,7 @@ class KasRef {
   long i_;
 };
 
-/* KAS_BUF: a buffer argument.  Only indexing is allowed (library/README.md). */
+/* KAS_BUF: a buffer argument.  Only indexing is allowed (docs/library-format.md). */
 class KasBuf {
  public:
   explicit KasBuf(KasArgState *a) : a_(a) {}
