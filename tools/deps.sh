@@ -55,8 +55,10 @@ make_venv() {
   if [ -e "$marker" ] && "$venv/bin/python" -c 'import sys' 2>/dev/null; then return; fi
   echo "make deps: creating the Python environment $venv"
   rm -rf "$venv"
-  "$PYTHON3" -m venv "$venv" || die "'$PYTHON3 -m venv' failed (Debian: apt-get install python3-venv)"
+  # The marker first: a venv left half made by an interrupted run is still ours to remake.
+  mkdir "$venv"
   touch "$marker"
+  "$PYTHON3" -m venv "$venv" || die "'$PYTHON3 -m venv' failed (Debian: apt-get install python3-venv)"
 }
 
 # Installs a requirements file unless the same file was installed last time (stamp = a copy).
