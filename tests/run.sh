@@ -7,6 +7,9 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+# The suites start their own makes with their own -j; under `make -j2 test` the parent's jobserver
+# flags would reach them without the jobserver and make them warn (which emit_cpu counts).
+unset MAKEFLAGS MFLAGS
 NVCC=${NVCC:-$(tools/find-nvcc.sh 2>/dev/null || true)}
 export NVCC
 export PYTHON=${PYTHON:-$PWD/.venv/bin/python}
