@@ -146,7 +146,7 @@ static void test_implementations(void **state) {
       if (i > 0) assert_true(im->index > fn->impls[i - 1].index); /* sorted by index */
     }
   }
-  assert_int_equal(total, 68); /* library/README.md and docs/functions.md list them */
+  assert_int_equal(total, 68); /* docs/library-format.md and docs/functions.md list them */
 }
 
 static void test_impl_shape(void **state) {

@@ -7,7 +7,7 @@
  * cooperative copy, as in mmul33_2.
  * Loads: for every input a coalesced float4 copy of the block's batch, an owner copy whose offsets
  * equal the compute's (a register buffer) and a strided copy.
- * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.
+ * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: docs/library-format.md.
  */
 
 /* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 floats as float4
@@ -113,7 +113,7 @@ KAS_DEV void d_mtmul33_2_load_3(const float *KAS_RESTRICT g, KAS_BUF s,
     s[APLS + k] = valid ? g[(e0 + ty) * 9 + k] : 0.0f;
 }
 
-/* Input 0 (matrix3x3), strided (seed 004, Kód 4.2): thread lin copies floats lin, lin+T,
+/* Input 0 (matrix3x3), strided (Lakomý 2012, Kód 4.2): thread lin copies floats lin, lin+T,
  * lin+2T, ... of the block's contiguous chunk, one float at a time (coalesced, no
  * shared-memory bank conflicts); elements >= n are zero-filled. */
 KAS_DEV void d_mtmul33_2_load_4(const float *KAS_RESTRICT g, KAS_BUF s,
@@ -131,7 +131,7 @@ KAS_DEV void d_mtmul33_2_load_4(const float *KAS_RESTRICT g, KAS_BUF s,
   }
 }
 
-/* Input 1 (matrix3x3), strided (seed 004, Kód 4.2): thread lin copies floats lin, lin+T,
+/* Input 1 (matrix3x3), strided (Lakomý 2012, Kód 4.2): thread lin copies floats lin, lin+T,
  * lin+2T, ... of the block's contiguous chunk, one float at a time (coalesced, no
  * shared-memory bank conflicts); elements >= n are zero-filled. */
 KAS_DEV void d_mtmul33_2_load_5(const float *KAS_RESTRICT g, KAS_BUF s,

@@ -8,7 +8,7 @@
  * 9 floats) and a load must fill the whole buffer, so no load can match the compute's pattern: the
  * input never sits in registers, and an owner copy into shared memory would only be a slower
  * coalesced one.
- * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.
+ * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: docs/library-format.md.
  */
 
 /* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 floats as float4

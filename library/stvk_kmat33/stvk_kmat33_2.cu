@@ -9,7 +9,7 @@
  * dN, is V (this + (dN . S dM) I): the geometric part is vmvdot3 + maddsi33.
  * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from global
  * memory) and an owner copy whose offsets equal the compute's (a register buffer).
- * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: library/README.md.
+ * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: docs/library-format.md.
  */
 
 /* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 floats as float4
