@@ -6,7 +6,7 @@
 # Fails on any non-zero exit, or when the test command's closing line is not
 # "N passed, 0 failed".  Then installs kasgen there and checks that `man kasgen` works.
 #
-#   sudo tests/fresh_machine.sh          (root: mmdebstrap --mode=root; 4 to 8 minutes on 2 cores)
+#   sudo tests/fresh_machine.sh          (root: mmdebstrap --mode=root; 7 to 9 minutes on 2 cores)
 #
 # Downloads are cached in $KASGEN_FRESH_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/kasgen-fresh):
 # the .deb files apt fetched and pip's download cache.  They only save downloads: every
