@@ -129,17 +129,10 @@ static int print_edges(const Dag *dag) {
 }
 
 static bool write_dot_file(const Dag *dag, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    diag_error((SrcLoc){.file = path}, "cannot write: %s", strerror(errno));
-    return false;
-  }
+  FILE *f = output_open(path);
+  if (!f) return false;
   dag_write_dot(dag, f);
-  if (fclose(f) != 0) {
-    diag_error((SrcLoc){.file = path}, "write failed: %s", strerror(errno));
-    return false;
-  }
-  return true;
+  return output_close(f, path, "the DAG picture");
 }
 
 int cmd_check(const CliOptions *o) {

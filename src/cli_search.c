@@ -29,13 +29,10 @@ static void close_session(Session *s) {
 }
 
 static bool write_dot(const Dag *dag, const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    diag_error((SrcLoc){.file = path}, "cannot write the DAG picture");
-    return false;
-  }
+  FILE *f = output_open(path);
+  if (!f) return false;
   dag_write_dot(dag, f);
-  return fclose(f) == 0;
+  return output_close(f, path, "the DAG picture");
 }
 
 /* Loads and searches; false after the failing stage has reported. */

@@ -51,6 +51,22 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reads a whole file; on failure reports "file: error: cannot read: <reason>" and returns NULL.
  * Files containing NUL bytes are rejected with a located error (they are never text). */
 char *read_text_file(const char *path, size_t *len_out);
+/* The same for a file already open on fd (name is for messages): refuses anything but a regular
+ * file (a FIFO, a device, a folder) with a message saying what it is. */
+char *read_text_fd(int fd, const char *name, size_t *len_out);
+/* Text from an input (a spec path, a library's free text) made safe to embed in generated code:
+ * the result means the same bytes inside a C string literal and cannot end or open a comment
+ * (printable ASCII only; backslash, quote, '?', a '/' next to a '*' and every other byte are
+ * written as three-digit octal escapes).  Every emitter embeds input strings through it. */
+char *c_safe_text(const char *s);
+/* Checked output to a file the user named (--dot): output_open reports and returns NULL;
+ * output_close reports "write failed: <reason>; <what> is lost" and returns false when any write
+ * to f or its close failed. */
+FILE *output_open(const char *path);
+bool output_close(FILE *f, const char *path, const char *what);
+/* Flushes stdout at the end of a command: returns status, or 1 (after an error saying the output
+ * is lost) when any write to stdout failed (a full disk, a closed pipe). */
+int stdout_checked(int status);
 void diag_error(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_warning(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_note(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -55,7 +55,7 @@ static bool is_command(const char *s) {
   return false;
 }
 
-int main(int argc, char **argv) {
+static int run_kasgen(int argc, char **argv) {
   CliOptions o = {.argv0 = argv[0], .command = "generate", .top = 10, .max_fusion = 6,
                   .n = 4194304};
   static const struct option longopts[] = {
@@ -127,3 +127,6 @@ int main(int argc, char **argv) {
   if (!strcmp(o.command, "report")) return cmd_report(&o);
   return cmd_units(&o);
 }
+
+/* A command whose output could not be written (stdout on a full disk) has failed. */
+int main(int argc, char **argv) { return stdout_checked(run_kasgen(argc, argv)); }

@@ -5,10 +5,15 @@
 #include "kasgen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The largest input file kasgen reads (specs, INI, .cu, databases, results, manifests). */
+#define MAX_INPUT_BYTES (1 << 30)
 
 static void out_of_memory(void) {
   fputs("kasgen: fatal: out of memory\n", stderr);
@@ -54,50 +59,108 @@ char *xasprintf(const char *fmt, ...) {
   return p;
 }
 
-char *read_text_file(const char *path, size_t *len_out) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    diag_error((SrcLoc){.file = path}, "cannot read: %s", strerror(errno));
+/* What a file system object is, for messages about a path that should be a regular file. */
+static const char *kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+char *read_text_fd(int fd, const char *name, size_t *len_out) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    diag_error((SrcLoc){.file = name}, "cannot read: %s", strerror(errno));
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    diag_error((SrcLoc){.file = name}, "cannot read: it is %s, not a regular file",
+               kind_of(st.st_mode));
+    return NULL;
+  }
+  if (st.st_size > MAX_INPUT_BYTES) {
+    diag_error((SrcLoc){.file = name}, "cannot read: %lld bytes, more than kasgen reads (%d MiB)",
+               (long long)st.st_size, MAX_INPUT_BYTES >> 20);
     return NULL;
   }
   StrBuf sb;
   sb_init(&sb);
   char chunk[65536];
-  size_t got;
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-    if (memchr(chunk, '\0', got)) {
-      fclose(f);
+  for (;;) {
+    ssize_t got = read(fd, chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      diag_error((SrcLoc){.file = name}, "read failed: %s", strerror(errno));
       sb_free(&sb);
-      diag_error((SrcLoc){.file = path}, "binary file (contains a NUL byte), expected text");
       return NULL;
     }
-    if (sb.len + got + 1 > sb.cap) {
-      sb.cap = (sb.len + got + 1) * 2;
+    if (got == 0) break;
+    if (memchr(chunk, '\0', (size_t)got)) {
+      sb_free(&sb);
+      diag_error((SrcLoc){.file = name}, "binary file (contains a NUL byte), expected text");
+      return NULL;
+    }
+    if (sb.len + (size_t)got > MAX_INPUT_BYTES) { /* it grew while we read it */
+      sb_free(&sb);
+      diag_error((SrcLoc){.file = name}, "cannot read: more than kasgen reads (%d MiB)",
+                 MAX_INPUT_BYTES >> 20);
+      return NULL;
+    }
+    if (sb.len + (size_t)got + 1 > sb.cap) {
+      sb.cap = (sb.len + (size_t)got + 1) * 2;
       sb.data = xrealloc(sb.data, sb.cap);
     }
-    memcpy(sb.data + sb.len, chunk, got);
-    sb.len += got;
+    memcpy(sb.data + sb.len, chunk, (size_t)got);
+    sb.len += (size_t)got;
     sb.data[sb.len] = '\0';
-  }
-  bool failed = ferror(f);
-  fclose(f);
-  if (failed) {
-    sb_free(&sb);
-    diag_error((SrcLoc){.file = path}, "read failed");
-    return NULL;
   }
   if (len_out) *len_out = sb.len;
   if (!sb.data) return xstrdup("");
   return sb.data;
 }
 
+char *read_text_file(const char *path, size_t *len_out) {
+  if (!path || !*path) {
+    diag_error((SrcLoc){0}, "an empty file name was given where a file to read is expected");
+    return NULL;
+  }
+  /* stat first, so that a device is never even opened; O_NONBLOCK so that a FIFO that appears
+   * in between cannot block the open; read_text_fd's fstat has the last word. */
+  struct stat st;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    diag_error((SrcLoc){.file = path}, "cannot read: it is %s, not a regular file",
+               kind_of(st.st_mode));
+    return NULL;
+  }
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    diag_error((SrcLoc){.file = path}, "cannot read: %s", strerror(errno));
+    return NULL;
+  }
+  char *text = read_text_fd(fd, path, len_out);
+  close(fd);
+  return text;
+}
+
 /* ---- diagnostics ------------------------------------------------------------------------ */
 
 static int n_errors;
+/* Finding a line costs a pass over the text up to it, so a file with thousands of errors would
+ * cost thousands of passes: after this many, messages come without their source line. */
+enum { MAX_SOURCE_LINES_SHOWN = 100 };
+static int n_source_lines_shown;
 
 /* Prints the source line of loc and a caret under its column, as GCC does. */
 static void show_source_line(SrcLoc loc) {
   if (!loc.text || loc.line <= 0) return;
+  if (n_source_lines_shown++ >= MAX_SOURCE_LINES_SHOWN) {
+    if (n_source_lines_shown == MAX_SOURCE_LINES_SHOWN + 1)
+      fputs("kasgen: note: too many diagnostics; source lines are no longer shown\n", stderr);
+    return;
+  }
   const char *p = loc.text;
   for (int l = 1; l < loc.line && *p; p++)
     if (*p == '\n') l++;
@@ -159,7 +222,10 @@ void diag_note(SrcLoc loc, const char *fmt, ...) {
 }
 
 int diag_error_count(void) { return n_errors; }
-void diag_reset(void) { n_errors = 0; }
+void diag_reset(void) {
+  n_errors = 0;
+  n_source_lines_shown = 0;
+}
 
 /* ---- progress ---------------------------------------------------------------------------- */
 
@@ -225,4 +291,58 @@ char *sb_take(StrBuf *sb) {
   char *s = sb->data ? sb->data : xstrdup("");
   *sb = (StrBuf){0};
   return s;
+}
+
+/* ---- text from input inside generated code ------------------------------------------------ */
+
+char *c_safe_text(const char *s) {
+  StrBuf sb;
+  sb_init(&sb);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    unsigned char c = *p;
+    bool comment_mark = c == '/' && (p[1] == '*' || (p > (const unsigned char *)s && p[-1] == '*'));
+    /* Octal, three digits, so that a following digit cannot join the escape.  Escaped: bytes
+     * outside printable ASCII (a newline would end a // comment), backslash and quote (a
+     * backslash before a newline splices lines even in a comment), '?' (trigraphs), and a '/'
+     * that would open or close a comment next to a '*'. */
+    if (c < 0x20 || c >= 0x7f || c == '\\' || c == '"' || c == '?' || comment_mark)
+      sb_printf(&sb, "\\%03o", c);
+    else
+      sb_putc(&sb, (char)c);
+  }
+  return sb_take(&sb);
+}
+
+/* ---- checked output ----------------------------------------------------------------------- */
+
+FILE *output_open(const char *path) {
+  if (!path || !*path) {
+    diag_error((SrcLoc){0}, "an empty file name was given where a file to write is expected");
+    return NULL;
+  }
+  FILE *f = fopen(path, "w");
+  if (!f) diag_error((SrcLoc){.file = path}, "cannot write: %s", strerror(errno));
+  return f;
+}
+
+bool output_close(FILE *f, const char *path, const char *what) {
+  bool failed = ferror(f) != 0;
+  int saved = errno;
+  if (fclose(f) != 0) {
+    failed = true;
+    saved = errno;
+  }
+  if (failed)
+    diag_error((SrcLoc){.file = path}, "write failed: %s; %s is lost",
+               saved ? strerror(saved) : "I/O error", what);
+  return !failed;
+}
+
+int stdout_checked(int status) {
+  errno = 0;
+  bool failed = fflush(stdout) != 0 || ferror(stdout);
+  if (!failed) return status;
+  diag_error((SrcLoc){0}, "cannot write the standard output: %s; what this command printed is "
+             "lost", errno ? strerror(errno) : "I/O error");
+  return status == EXIT_OK ? EXIT_BAD_INPUT : status;
 }
