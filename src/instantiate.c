@@ -57,34 +57,95 @@ static const char *skip_blank(const char *s) {
   }
 }
 
-/* Given s at an opening bracket, returns the position after its match, or NULL. */
-static const char *match_bracket(const char *s, char open, char close) {
-  int depth = 0;
-  while (*s) {
-    size_t skip = skip_length(s);
-    if (skip) {
-      s += skip;
-      continue;
-    }
-    if (*s == open) depth++;
-    if (*s == close && --depth == 0) return s + 1;
-    s++;
-  }
-  return NULL;
-}
-
 static const char *line_start(const char *text, const char *p) {
   while (p > text && p[-1] != '\n') p--;
   return p;
 }
 
+/* Length of what the scan of a definition steps over at s: a comment, a string or character
+ * literal, or a preprocessor line; 0 for anything else. */
+static size_t skipped_length(const char *text, const char *s) {
+  size_t skip = skip_length(s);
+  return skip ? skip : directive_length(text, s);
+}
+
+/* Every bracket pair of one kind in a text, found in one pass with a stack (so that a text of
+ * thousands of unclosed "KAS_DEV void f(" lines costs one pass, not one pass per line).  open[k]
+ * and close[k] are offsets; close[k] is SIZE_MAX for a bracket never closed.  open[] ascends. */
+typedef struct {
+  size_t *open, *close;
+  size_t n;
+} BracketPairs;
+
+static BracketPairs bracket_pairs(const char *text, char open, char close) {
+  BracketPairs bp = {0};
+  size_t cap = 0, depth = 0, *stack = NULL;
+  for (const char *s = text; *s;) {
+    size_t skip = skipped_length(text, s);
+    if (skip) {
+      s += skip;
+      continue;
+    }
+    if (*s == open) {
+      if (bp.n == cap) {
+        cap = cap ? 2 * cap : 64;
+        bp.open = xrealloc(bp.open, cap * sizeof *bp.open);
+        bp.close = xrealloc(bp.close, cap * sizeof *bp.close);
+        stack = xrealloc(stack, cap * sizeof *stack);
+      }
+      bp.open[bp.n] = (size_t)(s - text);
+      bp.close[bp.n] = SIZE_MAX;
+      stack[depth++] = bp.n++;
+    } else if (*s == close && depth > 0) {
+      bp.close[stack[--depth]] = (size_t)(s - text);
+    }
+    s++;
+  }
+  free(stack);
+  return bp;
+}
+
+/* Given s at an opening bracket of bp's kind, the position after its match, or NULL. */
+static const char *matching(const BracketPairs *bp, const char *text, const char *s) {
+  size_t at = (size_t)(s - text), lo = 0, hi = bp->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (bp->open[mid] < at) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == bp->n || bp->open[lo] != at || bp->close[lo] == SIZE_MAX) return NULL;
+  return text + bp->close[lo] + 1;
+}
+
+static void bracket_pairs_free(BracketPairs *bp) {
+  free(bp->open);
+  free(bp->close);
+}
+
+/* Whether the identifier at s..e (the symbol, at top level after KAS_DEV) begins a definition:
+ * a parameter list, then a body.  Sets *close to the end of the body. */
+static bool definition_at(const char *text, const char *e, BracketPairs pairs[2],
+                          const char **close) {
+  if (!pairs[0].open && !pairs[1].open) { /* first candidate: index the text once */
+    pairs[0] = bracket_pairs(text, '(', ')');
+    pairs[1] = bracket_pairs(text, '{', '}');
+  }
+  const char *paren = skip_blank(e);
+  const char *after = *paren == '(' ? matching(&pairs[0], text, paren) : NULL;
+  const char *brace = after ? skip_blank(after) : NULL;
+  if (!brace || *brace != '{') return false;
+  *close = matching(&pairs[1], text, brace);
+  return *close != NULL;
+}
+
 bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_t *end) {
   size_t symlen = strlen(symbol);
   const char *kas_dev = NULL; /* the KAS_DEV of the declaration being read at top level */
+  BracketPairs pairs[2] = {{0}, {0}};
+  bool found = false;
   int depth = 0;
-  for (const char *s = text; *s;) {
-    size_t skip = skip_length(s);
-    if (!skip) skip = directive_length(text, s);
+  for (const char *s = text; *s && !found;) {
+    size_t skip = skipped_length(text, s);
     if (skip) {
       s += skip;
       continue;
@@ -94,17 +155,12 @@ bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_
       while (ident_char(*e)) e++;
       size_t len = (size_t)(e - s);
       if (depth == 0 && len == 7 && !strncmp(s, "KAS_DEV", 7)) kas_dev = s;
-      if (depth == 0 && kas_dev && len == symlen && !strncmp(s, symbol, len)) {
-        const char *paren = skip_blank(e);
-        const char *after = *paren == '(' ? match_bracket(paren, '(', ')') : NULL;
-        const char *brace = after ? skip_blank(after) : NULL;
-        if (brace && *brace == '{') {
-          const char *close = match_bracket(brace, '{', '}');
-          if (!close) return false;
-          *begin = (size_t)(line_start(text, kas_dev) - text);
-          *end = (size_t)(close - text);
-          return true;
-        }
+      const char *close;
+      if (depth == 0 && kas_dev && len == symlen && !strncmp(s, symbol, len) &&
+          definition_at(text, e, pairs, &close)) {
+        *begin = (size_t)(line_start(text, kas_dev) - text);
+        *end = (size_t)(close - text);
+        found = true;
       }
       s = e;
       continue;
@@ -114,7 +170,9 @@ bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_
     if (*s == ';' && depth == 0) kas_dev = NULL;
     s++;
   }
-  return false;
+  bracket_pairs_free(&pairs[0]);
+  bracket_pairs_free(&pairs[1]);
+  return found;
 }
 
 /* Identifiers a routine may not use (library/README.md "Device code"): barriers and shared
@@ -130,10 +188,23 @@ static const char *forbidden_identifier(const char *s, size_t len) {
   return NULL;
 }
 
+/* Line numbers of ascending positions in one text, counted as the positions advance: a routine
+ * with thousands of forbidden identifiers costs one pass, not one per message. */
+typedef struct {
+  const char *at;
+  int line;
+} LineCounter;
+
+static int line_at(LineCounter *lc, const char *p) {
+  for (; lc->at < p; lc->at++) lc->line += *lc->at == '\n';
+  return lc->line;
+}
+
 bool instantiate_check_rules(const char *path, const char *text, const char *symbol) {
   size_t b, e;
   if (!instantiate_find(text, symbol, &b, &e)) return true; /* absence is reported elsewhere */
   bool ok = true;
+  LineCounter lines = {text, 1};
   for (const char *s = text + b; s < text + e;) {
     size_t skip = skip_length(s);
     if (skip) {
@@ -145,9 +216,7 @@ bool instantiate_check_rules(const char *path, const char *text, const char *sym
       while (ident_char(*end)) end++;
       const char *what = forbidden_identifier(s, (size_t)(end - s));
       if (what) {
-        int line = 1;
-        for (const char *p = text; p < s; p++) line += *p == '\n';
-        diag_error((SrcLoc){.file = path, .text = text, .line = line,
+        diag_error((SrcLoc){.file = path, .text = text, .line = line_at(&lines, s),
                             .col = (int)(s - line_start(text, s)) + 1},
                    "%s uses %s; routines may not (library/README.md, Device code)", symbol, what);
         ok = false;
@@ -159,10 +228,9 @@ bool instantiate_check_rules(const char *path, const char *text, const char *sym
   }
   size_t b2, e2;
   if (instantiate_find(text + e, symbol, &b2, &e2)) {
-    int line = 1;
-    for (const char *p = text; p < text + e + b2; p++) line += *p == '\n';
-    diag_error((SrcLoc){.file = path, .text = text, .line = line, .col = 1}, "%s defined twice",
-               symbol);
+    diag_error((SrcLoc){.file = path, .text = text, .line = line_at(&lines, text + e + b2),
+                        .col = 1},
+               "%s defined twice", symbol);
     ok = false;
   }
   return ok;

@@ -423,6 +423,15 @@ typedef struct {
   bool analytic; /* true when no database was read: built-in H100 limits, analytic model */
 } TimingDb;
 
+/* xml_input.c: parses an XML file that crossed machines (a database, a results file) held in
+ * memory: no network, no DTD (a <!DOCTYPE> is refused where it starts, so no entity is ever
+ * expanded).  NULL after a located error. */
+struct _xmlDoc;
+struct _xmlNode;
+struct _xmlDoc *xml_read_untrusted(const char *path, const char *text, size_t len);
+/* The line where an element of such a document starts, also past libxml2's 65535; 0 unknown. */
+long xml_line(const struct _xmlNode *node);
+
 TimingDb *timingdb_load(const char *path); /* NULL after a located error */
 TimingDb *timingdb_analytic(void);          /* H100 limits, no routine timings */
 void timingdb_free(TimingDb *db);

@@ -910,7 +910,8 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 static int cmp_impl(const void *a, const void *b) {
-  return ((const Impl *)a)->index - ((const Impl *)b)->index;
+  int x = ((const Impl *)a)->index, y = ((const Impl *)b)->index;
+  return (x > y) - (x < y); /* not x - y: indices near INT_MAX would overflow */
 }
 
 /* Every <f>_<i>.ini of the function's folder. */

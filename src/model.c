@@ -62,7 +62,11 @@ typedef struct {
   double occupancy;  /* resident threads / max threads per SM */
 } Occupancy;
 
-static int round_up(int x, int to) { return to > 0 ? (x + to - 1) / to * to : x; }
+static long long round_up(long long x, long long to) {
+  return to > 0 ? (x + to - 1) / to * to : x;
+}
+
+static long long min_ll(long long a, long long b) { return a < b ? a : b; }
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 
@@ -71,15 +75,17 @@ static Occupancy occupancy(const DeviceLimits *d, int threads, int smem_bytes, i
   int warp = d->warp_size > 0 ? d->warp_size : 32;
   if (threads <= 0 || threads > d->max_threads_per_block) return o;
   if (d->smem_per_block_optin > 0 && smem_bytes > d->smem_per_block_optin) return o;
-  int warps = (threads + warp - 1) / warp;
-  int blocks = d->max_blocks_per_sm;
-  blocks = min_int(blocks, d->max_threads_per_sm / (warps * warp));
-  blocks = min_int(blocks, d->smem_per_sm / (smem_bytes + SMEM_RESERVED_PER_BLOCK));
+  /* 64-bit: a database's limits are checked at load, but this arithmetic must not overflow
+   * whatever they are (a warp of 2^31 threads once made warps * warp zero). */
+  long long warps = ((long long)threads + warp - 1) / warp;
+  long long blocks = d->max_blocks_per_sm;
+  blocks = min_ll(blocks, d->max_threads_per_sm / (warps * warp));
+  blocks = min_ll(blocks, d->smem_per_sm / ((long long)smem_bytes + SMEM_RESERVED_PER_BLOCK));
   if (regs > MAX_REGISTERS) regs = MAX_REGISTERS;
-  int regs_per_warp = round_up(regs * warp, 256); /* allocation granule of 256 registers */
-  if (regs_per_warp > 0) blocks = min_int(blocks, d->regs_per_sm / regs_per_warp / warps);
+  long long regs_per_warp = round_up((long long)regs * warp, 256); /* granule: 256 registers */
+  if (regs_per_warp > 0) blocks = min_ll(blocks, d->regs_per_sm / regs_per_warp / warps);
   if (blocks < 0) blocks = 0;
-  o.blocks_per_sm = blocks;
+  o.blocks_per_sm = (int)blocks;
   o.occupancy = (double)blocks * warps * warp / d->max_threads_per_sm;
   return o;
 }

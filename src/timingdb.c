@@ -6,12 +6,17 @@
  * interpolate a routine's nanoseconds per element linearly in extra shared memory and in E,
  * clamped to the measured range.  With no database, timingdb_analytic() gives the built-in H100
  * SXM limits and no routine timings (the model then uses its analytic form).
+ *
+ * A database is data that users copy between machines, so the loader trusts nothing in it: the XML
+ * goes through xml_read_untrusted (no DTD, no entities), every device limit must lie in a range
+ * that real GPUs span (a warp of 2^31 threads would overflow the model's arithmetic, a timing of
+ * 1e300 ns would make every plan "unlaunchable" and blame the spec), and the routines are sorted
+ * once so that duplicates are found, and lookups done, in O(log n).
  */
 #include "kasgen.h"
 
 #include <libxml/parser.h>
 #include <libxml/tree.h>
-#include <libxml/xmlerror.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -27,10 +32,15 @@ typedef struct {
   const char *path;
   const char *text;
   bool failed;
+  int nerrors;       /* reported so far; parsing stops after MAX_DB_ERRORS */
+  int *lines;        /* per routine of the TimingDb being built: its line, for duplicates */
+  int lines_cap;
 } DbParser;
 
+enum { MAX_DB_ERRORS = 50 };
+
 static SrcLoc node_loc(DbParser *p, xmlNodePtr node) {
-  return (SrcLoc){.file = p->path, .text = p->text, .line = node ? (int)xmlGetLineNo(node) : 0};
+  return (SrcLoc){.file = p->path, .text = p->text, .line = (int)xml_line(node)};
 }
 
 static void db_error(DbParser *p, xmlNodePtr node, const char *fmt, ...)
@@ -42,8 +52,11 @@ static void db_error(DbParser *p, xmlNodePtr node, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  diag_error(node_loc(p, node), "%s", msg);
   p->failed = true;
+  if (++p->nerrors > MAX_DB_ERRORS) return;
+  diag_error(node_loc(p, node), "%s", msg);
+  if (p->nerrors == MAX_DB_ERRORS)
+    diag_note((SrcLoc){.file = p->path}, "too many errors; the rest are not shown");
 }
 
 /* ---- attributes ------------------------------------------------------------------------- */
@@ -78,27 +91,40 @@ static bool attr_double(DbParser *p, xmlNodePtr node, const char *name, bool req
   return ok;
 }
 
-/* A non-negative integer that fits an int (or a long when wide). */
-static bool attr_long(DbParser *p, xmlNodePtr node, const char *name, bool required, long max,
-                      long *out) {
+/* An integer in [min, max]; the message gives the range, which real GPUs span comfortably. */
+static bool attr_long(DbParser *p, xmlNodePtr node, const char *name, bool required, long min,
+                      long max, long *out) {
   char *s = get_attr(p, node, name, required);
   if (!s) return !required;
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
-  bool ok = end != s && *end == '\0' && errno == 0 && v >= 0 && v <= max;
+  bool ok = end != s && *end == '\0' && errno == 0 && v >= min && v <= max;
   if (!ok)
-    db_error(p, node, "attribute '%s' must be a non-negative integer in range, not '%s'", name,
-             s);
+    db_error(p, node, "attribute '%s' must be an integer in [%ld, %ld], not '%s'", name, min,
+             max, s);
   else
     *out = v;
   free(s);
   return ok;
 }
 
-static void attr_int(DbParser *p, xmlNodePtr node, const char *name, int *out) {
+static void attr_int(DbParser *p, xmlNodePtr node, const char *name, long min, long max,
+                     int *out) {
   long v = 0;
-  if (attr_long(p, node, name, true, INT_MAX, &v)) *out = (int)v;
+  if (attr_long(p, node, name, true, min, max, &v)) *out = (int)v;
+}
+
+/* A number in [min, max] (both finite). */
+static void attr_bounded(DbParser *p, xmlNodePtr node, const char *name, bool required, double min,
+                         double max, double *out) {
+  double v = *out;
+  if (!attr_double(p, node, name, required, &v)) return;
+  if (v < min || v > max)
+    db_error(p, node, "attribute '%s' = %g is outside [%g, %g]: not a real GPU's figure", name, v,
+             min, max);
+  else
+    *out = v;
 }
 
 /* ---- elements --------------------------------------------------------------------------- */
@@ -107,29 +133,40 @@ static bool is_element(xmlNodePtr n, const char *name) {
   return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name);
 }
 
+/* Plausible ranges of the device limits: generous around every CUDA GPU so far, tight enough
+ * that the model's integer arithmetic (threads x warps x registers) cannot overflow. */
+#define MAX_SMS 100000L
+#define MAX_SMEM_BYTES (1L << 30)
+#define MAX_REGS (1L << 24)
+#define MAX_THREADS_PER_SM (1L << 16)
+#define MAX_BLOCKS_PER_SM 4096L
+#define MAX_WARP 1024L
+#define MAX_L2_BYTES (1L << 40)
+#define MAX_COPY_GBS 1e6          /* 1 PB/s */
+#define MAX_LAUNCH_NS 1e9         /* one second per launch */
+#define MAX_NS_PER_ELEMENT 1e6    /* a millisecond per element and routine */
+
 /* <device name slug sm-count ... copy-gbs launch-overhead-ns/> */
 static void parse_device(DbParser *p, xmlNodePtr node, DeviceLimits *d) {
   d->name = get_attr(p, node, "name", true);
   d->slug = get_attr(p, node, "slug", true);
-  attr_int(p, node, "sm-count", &d->sm_count);
-  attr_int(p, node, "smem-per-sm", &d->smem_per_sm);
-  attr_int(p, node, "smem-per-block-optin", &d->smem_per_block_optin);
-  attr_int(p, node, "regs-per-sm", &d->regs_per_sm);
-  attr_int(p, node, "regs-per-block", &d->regs_per_block);
-  attr_int(p, node, "max-threads-per-sm", &d->max_threads_per_sm);
-  attr_int(p, node, "max-blocks-per-sm", &d->max_blocks_per_sm);
-  attr_int(p, node, "max-threads-per-block", &d->max_threads_per_block);
-  attr_int(p, node, "warp-size", &d->warp_size);
-  attr_long(p, node, "l2-bytes", true, LONG_MAX, &d->l2_bytes);
-  attr_double(p, node, "copy-gbs", true, &d->copy_gbs);
+  attr_int(p, node, "sm-count", 1, MAX_SMS, &d->sm_count);
+  attr_int(p, node, "smem-per-sm", 1, MAX_SMEM_BYTES, &d->smem_per_sm);
+  attr_int(p, node, "smem-per-block-optin", 0, MAX_SMEM_BYTES, &d->smem_per_block_optin);
+  attr_int(p, node, "regs-per-sm", 1, MAX_REGS, &d->regs_per_sm);
+  attr_int(p, node, "regs-per-block", 0, MAX_REGS, &d->regs_per_block);
+  attr_int(p, node, "max-threads-per-sm", 1, MAX_THREADS_PER_SM, &d->max_threads_per_sm);
+  attr_int(p, node, "max-blocks-per-sm", 1, MAX_BLOCKS_PER_SM, &d->max_blocks_per_sm);
+  attr_int(p, node, "max-threads-per-block", 1, MAX_THREADS_PER_SM, &d->max_threads_per_block);
+  attr_int(p, node, "warp-size", 1, MAX_WARP, &d->warp_size);
+  attr_long(p, node, "l2-bytes", true, 0, MAX_L2_BYTES, &d->l2_bytes);
+  d->copy_gbs = 0;
+  attr_bounded(p, node, "copy-gbs", true, 0, MAX_COPY_GBS, &d->copy_gbs);
   d->launch_overhead_ns = 2500;
-  attr_double(p, node, "launch-overhead-ns", false, &d->launch_overhead_ns);
+  attr_bounded(p, node, "launch-overhead-ns", false, 0, MAX_LAUNCH_NS, &d->launch_overhead_ns);
   if (p->failed) return;
-  /* Zeros would make the model divide by zero; they are never a real device. */
-  if (d->sm_count == 0 || d->max_threads_per_sm == 0 || d->max_blocks_per_sm == 0 ||
-      d->warp_size == 0 || d->copy_gbs <= 0 || d->regs_per_sm == 0 || d->smem_per_sm == 0)
-    db_error(p, node, "<device>: sm-count, smem-per-sm, regs-per-sm, max-threads-per-sm, "
-             "max-blocks-per-sm, warp-size and copy-gbs must be positive");
+  /* A zero bandwidth would make the model divide by zero; it is never a real device. */
+  if (d->copy_gbs <= 0) db_error(p, node, "<device>: copy-gbs must be positive");
 }
 
 /* <generated date nvcc kasgen elements/>: provenance, shown to the user. */
@@ -156,10 +193,9 @@ static bool parse_placement(const char *s, Placement *out) {
 /* <point e extra-smem ns/> */
 static void parse_point(DbParser *p, xmlNodePtr node, TimingPoint *pt) {
   long e = 0, smem = 0;
-  if (attr_long(p, node, "e", true, KAS_MAX_THREADS * 64L, &e) && e == 0)
-    db_error(p, node, "attribute 'e' must be positive");
-  attr_long(p, node, "extra-smem", true, INT_MAX, &smem);
-  attr_double(p, node, "ns", true, &pt->ns);
+  attr_long(p, node, "e", true, 1, KAS_MAX_THREADS * 64L, &e);
+  attr_long(p, node, "extra-smem", true, 0, MAX_SMEM_BYTES, &smem);
+  attr_bounded(p, node, "ns", true, 0, MAX_NS_PER_ELEMENT, &pt->ns);
   pt->e = (int)e;
   pt->extra_smem = (int)smem;
 }
@@ -172,10 +208,17 @@ static const char *placement_name(Placement pl) {
   return pl == PLACE_REGISTER ? "register" : "shared";
 }
 
-static bool same_routine(const RoutineTiming *a, const RoutineTiming *b) {
-  return !strcmp(a->impl, b->impl) && a->kind == b->kind && a->index == b->index &&
-         a->placement == b->placement;
+/* The order of routines in a loaded database: by implementation, kind, index, placement. */
+static int routine_cmp(const RoutineTiming *a, const RoutineTiming *b) {
+  int c = strcmp(a->impl, b->impl);
+  if (c) return c;
+  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+  if (a->index != b->index) return a->index < b->index ? -1 : 1;
+  if (a->placement != b->placement) return a->placement < b->placement ? -1 : 1;
+  return 0;
 }
+
+static int cmp_routines(const void *a, const void *b) { return routine_cmp(a, b); }
 
 /* <routine impl kind index placement> <point/>+ </routine> */
 static void parse_routine(DbParser *p, xmlNodePtr node, TimingDb *db) {
@@ -184,7 +227,7 @@ static void parse_routine(DbParser *p, xmlNodePtr node, TimingDb *db) {
   char *kind = get_attr(p, node, "kind", true);
   char *place = get_attr(p, node, "placement", true);
   long index = 0;
-  attr_long(p, node, "index", true, 1000, &index);
+  attr_long(p, node, "index", true, 0, 1000, &index);
   r.index = (int)index;
   if (kind && !parse_kind(kind, &r.kind))
     db_error(p, node, "unknown routine kind '%s' (expected load, compute or save)", kind);
@@ -192,28 +235,66 @@ static void parse_routine(DbParser *p, xmlNodePtr node, TimingDb *db) {
     db_error(p, node, "unknown placement '%s' (expected shared or register)", place);
   free(kind);
   free(place);
-  for (xmlNodePtr c = node->children; c; c = c->next) {
+  int cap = 0;
+  for (xmlNodePtr c = node->children; c && p->nerrors < MAX_DB_ERRORS; c = c->next) {
     if (c->type != XML_ELEMENT_NODE) continue;
     if (!is_element(c, "point")) {
       db_error(p, c, "unexpected <%s> inside <routine> (expected <point>)",
                (const char *)c->name);
       continue;
     }
-    r.points = xrealloc(r.points, sizeof *r.points * (size_t)(r.npoints + 1));
+    if (r.npoints == cap) {
+      cap = cap ? 2 * cap : 8;
+      r.points = xrealloc(r.points, sizeof *r.points * (size_t)cap);
+    }
     r.points[r.npoints] = (TimingPoint){0};
     parse_point(p, c, &r.points[r.npoints++]);
   }
   if (r.npoints == 0 && !p->failed)
     db_error(p, node, "<routine impl=\"%s\"> has no <point>", r.impl);
-  for (int i = 0; !p->failed && i < db->nroutines; i++)
-    if (same_routine(&db->routines[i], &r)) {
-      char *what = xasprintf("%s %s %d %s", r.impl, kind_name(r.kind), r.index,
-                             placement_name(r.placement));
-      db_error(p, node, "duplicate routine (%s)", what);
+  if (!r.impl) r.impl = xstrdup(""); /* already reported; keeps the sort total */
+  if (db->nroutines == p->lines_cap) {
+    p->lines_cap = p->lines_cap ? 2 * p->lines_cap : 64;
+    db->routines = xrealloc(db->routines, sizeof *db->routines * (size_t)p->lines_cap);
+    p->lines = xrealloc(p->lines, sizeof *p->lines * (size_t)p->lines_cap);
+  }
+  p->lines[db->nroutines] = (int)xml_line(node);
+  db->routines[db->nroutines++] = r; /* kept even on error so that it is freed with db */
+}
+
+/* A routine with the line it was read from, for sorting and for naming both duplicates. */
+typedef struct {
+  RoutineTiming r;
+  int line;
+} LinedRoutine;
+
+static int cmp_lined(const void *a, const void *b) {
+  const LinedRoutine *x = a, *y = b;
+  int c = routine_cmp(&x->r, &y->r);
+  return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+/* Sorts db->routines for timingdb_find's binary search and reports every duplicate at its second
+ * occurrence: O(n log n) for n routines. */
+static void sort_routines(DbParser *p, TimingDb *db) {
+  int n = db->nroutines;
+  LinedRoutine *all = xmalloc(sizeof *all * (size_t)(n ? n : 1));
+  for (int i = 0; i < n; i++) all[i] = (LinedRoutine){db->routines[i], p->lines[i]};
+  qsort(all, (size_t)n, sizeof *all, cmp_lined);
+  for (int k = 0; k < n; k++) {
+    db->routines[k] = all[k].r;
+    if (k > 0 && routine_cmp(&all[k].r, &all[k - 1].r) == 0) {
+      const RoutineTiming *r = &all[k].r;
+      char *what = xasprintf("%s %s %d %s", r->impl, kind_name(r->kind), r->index,
+                             placement_name(r->placement));
+      SrcLoc loc = {.file = p->path, .text = p->text, .line = all[k].line};
+      p->failed = true;
+      if (++p->nerrors <= MAX_DB_ERRORS)
+        diag_error(loc, "duplicate routine (%s; first at line %d)", what, all[k - 1].line);
       free(what);
     }
-  db->routines = xrealloc(db->routines, sizeof *db->routines * (size_t)(db->nroutines + 1));
-  db->routines[db->nroutines++] = r; /* kept even on error so that it is freed with db */
+  }
+  free(all);
 }
 
 /* kasgen-timings := <kasgen-timings version="1"> device generated? routine* </kasgen-timings> */
@@ -230,7 +311,7 @@ static void parse_root(DbParser *p, xmlNodePtr root, TimingDb *db) {
   free(version);
   if (p->failed) return;
   int ndevices = 0;
-  for (xmlNodePtr c = root->children; c; c = c->next) {
+  for (xmlNodePtr c = root->children; c && p->nerrors < MAX_DB_ERRORS; c = c->next) {
     if (c->type != XML_ELEMENT_NODE) continue;
     if (is_element(c, "device")) {
       if (ndevices++) db_error(p, c, "more than one <device>");
@@ -245,43 +326,18 @@ static void parse_root(DbParser *p, xmlNodePtr root, TimingDb *db) {
     }
   }
   if (ndevices == 0) db_error(p, root, "<kasgen-timings> has no <device>");
-}
-
-/* Reports libxml2's own error (malformed or truncated XML) at its line. */
-static void report_xml_error(DbParser *p, xmlParserCtxtPtr ctxt) {
-  const xmlError *err = xmlCtxtGetLastError(ctxt);
-  SrcLoc loc = {.file = p->path, .text = p->text, .line = err ? err->line : 0,
-                .col = err ? err->int2 : 0};
-  char *msg = xstrdup(err && err->message ? err->message : "not well-formed XML");
-  size_t len = strlen(msg);
-  while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = '\0';
-  diag_error(loc, "malformed XML: %s", msg);
-  free(msg);
-  p->failed = true;
+  if (!p->failed) sort_routines(p, db);
 }
 
 TimingDb *timingdb_parse(const char *path, const char *text, size_t len) {
   DbParser p = {.path = path, .text = text};
-  if (len > INT_MAX) {
-    diag_error((SrcLoc){.file = path}, "timing database too large");
-    return NULL;
-  }
-  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-  if (!ctxt) {
-    diag_error((SrcLoc){.file = path}, "cannot create an XML parser");
-    return NULL;
-  }
-  /* NONET: a database never fetches anything; NOERROR/NOWARNING: we report errors ourselves. */
-  xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+  xmlDocPtr doc = xml_read_untrusted(path, text, len);
+  if (!doc) return NULL;
   TimingDb *db = xcalloc(1, sizeof *db);
   db->path = xstrdup(path);
-  if (!doc)
-    report_xml_error(&p, ctxt);
-  else
-    parse_root(&p, xmlDocGetRootElement(doc), db);
+  parse_root(&p, xmlDocGetRootElement(doc), db);
   xmlFreeDoc(doc);
-  xmlFreeParserCtxt(ctxt);
+  free(p.lines);
   if (p.failed) {
     timingdb_free(db);
     return NULL;
@@ -378,14 +434,12 @@ double timingdb_routine_ns(const RoutineTiming *r, int e, int extra_smem) {
 
 const RoutineTiming *timingdb_find(const TimingDb *db, const char *impl, RoutineKind kind,
                                    int index, Placement placement) {
-  if (!db) return NULL;
-  for (int i = 0; i < db->nroutines; i++) {
-    const RoutineTiming *r = &db->routines[i];
-    if (r->kind == kind && r->index == index && r->placement == placement &&
-        !strcmp(r->impl, impl) && r->npoints > 0)
-      return r;
-  }
-  return NULL;
+  if (!db || db->nroutines == 0) return NULL;
+  RoutineTiming key = {.impl = (char *)impl, .kind = kind, .index = index,
+                       .placement = placement};
+  const RoutineTiming *r = bsearch(&key, db->routines, (size_t)db->nroutines,
+                                   sizeof *db->routines, cmp_routines);
+  return r && r->npoints > 0 ? r : NULL;
 }
 
 bool timingdb_lookup(const TimingDb *db, const char *impl, RoutineKind kind, int index,

@@ -64,6 +64,35 @@ static void test_find(void **state) {
   assert_false(instantiate_find("KAS_DEV void h(int x) { x++;", "h", &b, &e)); /* unbalanced */
 }
 
+/* 35,000 lines that start like the routine's definition and never close their parameter list,
+ * then the definition: found, and at the right place.  (Each unclosed line once cost a scan to
+ * the end of the text: over a minute; the brackets are now paired in one pass.)  The rule
+ * checker sees thousands of forbidden identifiers in one routine and locates each. */
+static void test_find_is_linear_on_hostile_text(void **state) {
+  (void)state;
+  StrBuf sb;
+  sb_init(&sb);
+  for (int i = 0; i < 35000; i++) sb_puts(&sb, "KAS_DEV void d_f_1_compute(float *a,\n");
+  size_t def = sb.len;
+  sb_puts(&sb, "KAS_DEV void d_f_1_compute(float *a) { a[0] = 1; }\nint after;\n");
+  size_t b, e;
+  assert_true(instantiate_find(sb.data, "d_f_1_compute", &b, &e));
+  assert_int_equal(b, def);
+  assert_true(strncmp(sb.data + e, "\nint after;", 11) == 0);
+  sb_free(&sb);
+  sb_puts(&sb, "KAS_DEV void d_f_1_compute(float *a) {\n");
+  for (int i = 0; i < 20000; i++) sb_puts(&sb, "  __syncthreads();\n");
+  sb_puts(&sb, "}\n");
+  capture_start();
+  assert_false(instantiate_check_rules("f.cu", sb.data, "d_f_1_compute"));
+  char *msgs = capture_end();
+  assert_contains(msgs, "f.cu:2:3: error: d_f_1_compute uses a barrier");
+  assert_contains(msgs, "f.cu:20001:3: error: d_f_1_compute uses a barrier");
+  free(msgs);
+  diag_reset();
+  sb_free(&sb);
+}
+
 static void test_extract_missing(void **state) {
   (void)state;
   capture_start();
@@ -286,7 +315,8 @@ static void test_real_library_compiles(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_find),          cmocka_unit_test(test_extract_missing),
+      cmocka_unit_test(test_find),
+      cmocka_unit_test(test_find_is_linear_on_hostile_text),          cmocka_unit_test(test_extract_missing),
       cmocka_unit_test(test_compute_variants), cmocka_unit_test(test_load_shared),
       cmocka_unit_test(test_save_register), cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_real_library_compiles),

@@ -238,6 +238,32 @@ static void test_cannot_launch(void **state) {
   timingdb_free(db);
 }
 
+/* Device limits that no loaded database can hold any more (timingdb.c checks ranges), but that
+ * the model's arithmetic must survive anyway: a warp of 2^31 - 1 threads once overflowed
+ * (threads + warp) and divided by zero (SIGFPE); 2^30 overflowed regs * warp (UBSan). */
+static void test_absurd_warp_sizes_do_not_overflow(void **state) {
+  (void)state;
+  static const int warps[] = {2147483647, 1073741824, 65536, 1};
+  Dag *dag = make_chain();
+  Impl *im = make_impl("mm_1", 1);
+  for (size_t w = 0; w < sizeof warps / sizeof *warps; w++) {
+    TimingDb *db = timingdb_analytic();
+    db->dev.warp_size = warps[w];
+    PlanStore a;
+    single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
+    double t = model_predict_kernel(&a.p, dag, db);
+    /* one warp rounds 32 threads up to the warp: a huge warp cannot fit, a unit one can */
+    if (warps[w] > 2048)
+      assert_true(isinf(t));
+    else
+      assert_true(isfinite(t) && t > 0);
+    timingdb_free(db);
+    model_reset();
+  }
+  free_impl(im);
+  free_dag(dag);
+}
+
 static void test_registers_and_barriers(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
@@ -347,6 +373,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_access_efficiency),     cmocka_unit_test(test_coalescing),
       cmocka_unit_test(test_fusion_beats_two_kernels), cmocka_unit_test(test_cannot_launch),
+      cmocka_unit_test(test_absurd_warp_sizes_do_not_overflow),
       cmocka_unit_test(test_registers_and_barriers), cmocka_unit_test(test_idle_threads),
       cmocka_unit_test(test_database),              cmocka_unit_test(test_launch_overhead),
   };

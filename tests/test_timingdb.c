@@ -156,10 +156,10 @@ static void test_errors(void **state) {
                "mem.xml:5", "finite non-negative");
   expect_error(HEAD DEVICE "<routine impl=\"a_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
                            "\n<point e=\"1\" extra-smem=\"-5\" ns=\"1\"/></routine>\n" TAIL,
-               "mem.xml:5", "'extra-smem' must be a non-negative integer");
+               "mem.xml:5", "'extra-smem' must be an integer in [0, ");
   expect_error(HEAD DEVICE "<routine impl=\"a_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
                            "\n<point e=\"0\" extra-smem=\"0\" ns=\"1\"/></routine>\n" TAIL,
-               "mem.xml:5", "'e' must be positive");
+               "mem.xml:5", "'e' must be an integer in [1, ");
   expect_error(HEAD DEVICE "<routine impl=\"a_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
                            "\n<point e=\"1\" ns=\"1\"/></routine>\n" TAIL,
                "mem.xml:5", "lacks the attribute 'extra-smem'");
@@ -177,10 +177,123 @@ static void test_errors(void **state) {
                     "max-threads-per-sm=\"64\" max-blocks-per-sm=\"2\" "
                     "max-threads-per-block=\"64\" warp-size=\"32\" l2-bytes=\"10\" "
                     "copy-gbs=\"5\"/>\n" TAIL,
-               "mem.xml:3", "must be positive");
-  /* An external entity must not be fetched (NONET) nor crash; it is just not a database. */
+               "mem.xml:3", "'sm-count' must be an integer in [1, ");
+  /* An external DTD must not be fetched (NONET) nor crash: a DOCTYPE is refused where it is. */
   expect_error("<?xml version=\"1.0\"?>\n<!DOCTYPE x SYSTEM \"http://example.invalid/x.dtd\">\n"
-               "<x/>\n", "mem.xml", "root element");
+               "<x/>\n", "mem.xml:2", "document type declaration (<!DOCTYPE>) is not allowed");
+}
+
+/* A <device> line with one attribute replaced. */
+static char *device_with(const char *attr, const char *value) {
+  const char *start = strstr(DEVICE, attr);
+  const char *q1 = strchr(start, '"'), *q2 = strchr(q1 + 1, '"');
+  return xasprintf(HEAD "%.*s%s%s" TAIL, (int)(q1 + 1 - DEVICE), DEVICE, value, q2);
+}
+
+/* Limits no GPU has are located errors at load time, not a SIGFPE or an overflow in the model
+ * (warp-size 2^31-1 crashed model.c; 2^30 overflowed it under UBSan). */
+static void test_absurd_device_limits(void **state) {
+  (void)state;
+  static const char *const cases[][3] = {
+      {"warp-size=", "2147483647", "'warp-size' must be an integer in [1, 1024]"},
+      {"warp-size=", "1073741824", "'warp-size' must be an integer in [1, 1024]"},
+      {"warp-size=", "0", "'warp-size' must be an integer in [1, 1024]"},
+      {"max-threads-per-block=", "2147483647", "'max-threads-per-block' must be an integer"},
+      {"regs-per-sm=", "2147483647", "'regs-per-sm' must be an integer"},
+      {"max-blocks-per-sm=", "2147483647", "'max-blocks-per-sm' must be an integer"},
+      {"sm-count=", "-3", "'sm-count' must be an integer"},
+      {"l2-bytes=", "9223372036854775807", "'l2-bytes' must be an integer"},
+      {"copy-gbs=", "1e300", "'copy-gbs' = 1e+300 is outside"},
+      {"copy-gbs=", "0", "copy-gbs must be positive"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char *text = device_with(cases[i][0], cases[i][1]);
+    expect_error(text, "mem.xml:3:", cases[i][2]);
+    free(text);
+  }
+}
+
+/* A database whose every timing is 1e300 ns is the database's fault: refused at its line, before
+ * the search can find every plan unlaunchable and blame the spec. */
+static void test_absurd_timings(void **state) {
+  (void)state;
+  expect_error(HEAD DEVICE "<routine impl=\"a_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
+                           "\n<point e=\"1\" extra-smem=\"0\" ns=\"1e300\"/></routine>\n" TAIL,
+               "mem.xml:5", "'ns' = 1e+300 is outside [0, 1e+06]");
+  expect_error(HEAD "<device name=\"T\" slug=\"t\" sm-count=\"2\" smem-per-sm=\"1000\" "
+                    "smem-per-block-optin=\"1000\" regs-per-sm=\"100\" regs-per-block=\"100\" "
+                    "max-threads-per-sm=\"64\" max-blocks-per-sm=\"2\" "
+                    "max-threads-per-block=\"64\" warp-size=\"32\" l2-bytes=\"10\" "
+                    "copy-gbs=\"5\" launch-overhead-ns=\"1e300\"/>\n" TAIL,
+               "mem.xml:3", "'launch-overhead-ns' = 1e+300 is outside");
+}
+
+/* A DTD is refused where it starts, before any entity is declared or expanded: a 40,000-fold
+ * reference to a 20-byte entity in one attribute once took over a minute in xmlGetProp. */
+static void test_entities_are_never_expanded(void **state) {
+  (void)state;
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "<?xml version=\"1.0\"?>\n<!DOCTYPE kasgen-timings [\n"
+               "<!ENTITY a \"aaaaaaaaaaaaaaaaaaaa\">\n]>\n<kasgen-timings version=\"1\">\n"
+               "<device name=\"");
+  for (int i = 0; i < 40000; i++) sb_puts(&sb, "&a;");
+  sb_puts(&sb, "\" slug=\"t\"/>\n" TAIL);
+  expect_error(sb.data, "mem.xml:2:", "document type declaration (<!DOCTYPE>) is not allowed");
+  sb_free(&sb);
+  /* nested entities ("billion laughs") meet the same refusal */
+  expect_error("<?xml version=\"1.0\"?>\n<!DOCTYPE x [<!ENTITY a \"aaaaaaaaaa\">"
+               "<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\"><!ENTITY c \"&b;&b;&b;&b;&b;&b;\">]>\n"
+               "<x a=\"&c;&c;&c;\"/>\n", "mem.xml:2:", "document type declaration");
+  /* an undeclared entity is malformed XML, and the five predefined ones still work */
+  expect_error(HEAD "<device name=\"&a;\"/>\n" TAIL, "mem.xml:3", "malformed XML");
+  TimingDb *db = parse_quiet(HEAD "<device name=\"A &amp; B &lt;&#33;\" slug=\"t\" sm-count=\"2\" "
+                             "smem-per-sm=\"1000\" smem-per-block-optin=\"1000\" "
+                             "regs-per-sm=\"100\" regs-per-block=\"100\" "
+                             "max-threads-per-sm=\"64\" max-blocks-per-sm=\"2\" "
+                             "max-threads-per-block=\"64\" warp-size=\"32\" l2-bytes=\"10\" "
+                             "copy-gbs=\"5\"/>\n" TAIL);
+  assert_non_null(db);
+  assert_string_equal(db->dev.name, "A & B <!");
+  timingdb_free(db);
+}
+
+/* 100,000 routines: duplicates are found by sorting (the pairwise check took over a minute),
+ * reported at the second one's line with the first one's; lookups still find every routine. */
+static void test_many_routines(void **state) {
+  (void)state;
+  enum { N = 100000 };
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, HEAD DEVICE);
+  for (int i = N - 1; i >= 0; i--) /* reverse order: the loader sorts */
+    sb_printf(&sb, "<routine impl=\"f%d_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
+                   "<point e=\"32\" extra-smem=\"0\" ns=\"%d\"/></routine>\n", i, i);
+  size_t before_tail = sb.len;
+  sb_puts(&sb, TAIL);
+  TimingDb *db = parse_quiet(sb.data);
+  assert_non_null(db);
+  assert_int_equal(db->nroutines, N);
+  double ns = -1;
+  for (int i = 0; i < N; i += 997) {
+    char impl[32];
+    snprintf(impl, sizeof impl, "f%d_1", i);
+    assert_true(timingdb_lookup(db, impl, ROUTINE_LOAD, 0, PLACE_SHARED, 32, 0, &ns));
+    assert_true(ns == i);
+  }
+  assert_false(timingdb_lookup(db, "f7_1", ROUTINE_SAVE, 0, PLACE_SHARED, 32, 0, &ns));
+  timingdb_free(db);
+  /* the same routine again at the end: line 4 + N */
+  sb.len = before_tail;
+  sb_puts(&sb, "<routine impl=\"f5_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
+               "<point e=\"32\" extra-smem=\"0\" ns=\"1\"/></routine>\n" TAIL);
+  char *where = xasprintf("mem.xml:%d:", 4 + N);
+  char *first = xasprintf("first at line %d", 4 + N - 1 - 5);
+  expect_error(sb.data, where, "duplicate routine (f5_1 load 0 shared");
+  assert_non_null(strstr(messages, first));
+  free(where);
+  free(first);
+  sb_free(&sb);
 }
 
 static void test_error_files(void **state) {
@@ -217,7 +330,9 @@ int main(void) {
       cmocka_unit_test(test_good_file),     cmocka_unit_test(test_lookup_interpolates_and_clamps),
       cmocka_unit_test(test_analytic),      cmocka_unit_test(test_minimal_ok),
       cmocka_unit_test(test_errors),        cmocka_unit_test(test_error_files),
-      cmocka_unit_test(test_default_path),
+      cmocka_unit_test(test_default_path),  cmocka_unit_test(test_absurd_device_limits),
+      cmocka_unit_test(test_absurd_timings), cmocka_unit_test(test_entities_are_never_expanded),
+      cmocka_unit_test(test_many_routines),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   free(messages);
