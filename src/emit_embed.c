@@ -291,9 +291,11 @@ bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate 
   em.upper = upper(em.stem);
   /* The winner is written as cand01 (its rank); emit_all writes it before calling us. */
   em.cand = xasprintf("cand%02d", winner->rank > 0 ? winner->rank : 1);
-  char *kpath = xasprintf("%s/%s/kernels.cu", emit_dir_path(d), em.cand);
+  char *kpath = xasprintf("%s/kernels.cu", em.cand);
   char *dpath = xasprintf("%s/kas_device.h", lib->dir);
-  char *ktext = read_text_file(kpath, NULL);
+  const char *written = emit_dir_text(d, kpath); /* files reach the folder at emit_dir_close */
+  char *ktext = written ? xstrdup(written) : NULL;
+  if (!ktext) diag_error((SrcLoc){.file = kpath}, "internal: the winner's kernels were not emitted");
   char *dtext = ktext ? read_text_file(dpath, NULL) : NULL;
   bool ok = ktext && dtext;
   if (ok) {

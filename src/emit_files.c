@@ -1,69 +1,118 @@
 /*
  * emit_files.c — the output folder of generated code, and the promise that kasgen never
- * overwrites or deletes a file it did not write.
+ * overwrites or deletes a file it did not write, never follows a symbolic link out of the folder,
+ * and leaves a folder that the next run accepts, whatever happened to this one.
  *
  * The folder may be new, or hold only files listed in its `.kasgen-manifest` (written by an
  * earlier run).  emit_dir_open walks the whole tree before anything is written: any file not in
  * the manifest, and anything that is not a plain file or folder (a symbolic link, a FIFO, a
- * manifest-listed path that became a folder), makes it refuse with a message naming the path.
- * Files are written through a temporary file in the same folder and rename(), so a crash leaves
- * either the old or the new file, never half of one.  At close, files listed in the old manifest
- * that this run did not write again are removed (they are kasgen's own), and the new manifest is
- * written.  The run outputs of the generated Makefile (build/, results.xml, ...) are neither
- * checked nor ever written.
+ * manifest-listed path that became a folder), makes it refuse with a message naming the path.  A
+ * manifest that names a run output (build/, results.xml, ...), itself, "..", or an absolute path
+ * is refused at its line.
+ *
+ * Emitters hand their files to emit_dir_write, which keeps them in memory; emit_dir_close writes
+ * them like a careful installer:
+ *   1. the manifest first (atomically: a temporary file and rename), listing the old entries, the
+ *      new files and the temporary name each new file is written through;
+ *   2. each file through its temporary `.<name>.kasgen-tmp` and rename();
+ *   3. the old files this run did not write again are removed (plain files only);
+ *   4. the manifest again, listing exactly what is there.
+ * Interrupted anywhere (a crash, a full disk), the folder holds only files the manifest lists,
+ * so the next run accepts it.  After an error in the emitters nothing is written at all.
+ *
+ * Every path is resolved from the folder's descriptor one component at a time with O_NOFOLLOW
+ * (openat, mkdirat, unlinkat, renameat), so a symbolic link planted anywhere in the tree is never
+ * followed.  The run outputs of the generated Makefile are neither checked nor ever written.
  */
 #include "kasgen.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define MANIFEST_NAME ".kasgen-manifest"
-#define TEMP_MARK ".kasgen-tmp-"
+#define TEMP_SUFFIX ".kasgen-tmp"
+#define MANIFEST_TEMP MANIFEST_NAME TEMP_SUFFIX
+#define MANIFEST_HEADER "# Files written by kasgen in this folder."
+#define MAX_DEPTH 32 /* folders nested deeper than this are refused, not walked */
 
-/* A list of relative paths. */
+/* ---- sets of relative paths (O(log n) membership through tsearch) ------------------------- */
+
 typedef struct {
-  char **items;
+  char **items; /* in insertion order */
   int n, cap;
-} PathList;
+  void *index;  /* tsearch tree over items */
+} PathSet;
 
-struct EmitDir {
-  char *path;        /* the folder, as given */
-  PathList old;      /* paths of the previous manifest */
-  PathList written;  /* paths written by this run */
-  PathList stale_tmp;/* temporary files left by an interrupted run (ours, removed at close) */
-  int errors_at_open;/* diag_error_count() when opened: errors since then keep old files */
-};
+static int compare_paths(const void *a, const void *b) { return strcmp(a, b); }
 
-static void paths_add(PathList *l, const char *p) {
+static bool paths_contain(const PathSet *l, const char *p) {
+  return tfind(p, &l->index, compare_paths) != NULL;
+}
+
+/* Adds p unless present; returns its stored copy. */
+static const char *paths_add(PathSet *l, const char *p) {
+  char **found = tfind(p, &l->index, compare_paths);
+  if (found) return *found;
   if (l->n == l->cap) {
     l->cap = l->cap ? 2 * l->cap : 16;
     l->items = xrealloc(l->items, (size_t)l->cap * sizeof *l->items);
   }
-  l->items[l->n++] = xstrdup(p);
+  char *copy = xstrdup(p);
+  l->items[l->n++] = copy;
+  if (!tsearch(copy, &l->index, compare_paths)) {
+    fputs("kasgen: fatal: out of memory\n", stderr);
+    exit(1);
+  }
+  return copy;
 }
 
-static bool paths_contain(const PathList *l, const char *p) {
-  for (int i = 0; i < l->n; i++)
-    if (!strcmp(l->items[i], p)) return true;
-  return false;
-}
+static void no_free(void *p) { (void)p; }
 
-static void paths_free(PathList *l) {
+static void paths_free(PathSet *l) {
+  tdestroy(l->index, no_free);
   for (int i = 0; i < l->n; i++) free(l->items[i]);
   free(l->items);
-  *l = (PathList){0};
+  *l = (PathSet){0};
 }
 
 static int compare_strings(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* ---- the folder --------------------------------------------------------------------------- */
+
+typedef struct {
+  char *rel, *text;
+} PendingFile;
+
+struct EmitDir {
+  char *path;         /* the folder, as given (for messages) */
+  int fd;             /* the folder, opened without following a final symbolic link */
+  PathSet old;        /* entries of the previous manifest */
+  PathSet written;    /* paths emit_dir_write received, in order */
+  PendingFile *files; /* their texts, parallel to written.items */
+  bool manifest_temp; /* a complete manifest temp of an interrupted run is there */
+  int errors_at_open; /* diag_error_count() when opened: errors since then write nothing */
+};
+
 static SrcLoc file_loc(const char *file) { return (SrcLoc){.file = file}; }
+
+/* "<folder>/<rel>" for messages (malloc'ed). */
+static char *shown_path(const EmitDir *d, const char *rel) {
+  return *rel ? xasprintf("%s/%s", d->path, rel) : xstrdup(d->path);
+}
+
+static void error_at(const EmitDir *d, const char *rel, const char *fmt, const char *reason) {
+  char *full = shown_path(d, rel);
+  diag_error(file_loc(full), fmt, reason);
+  free(full);
+}
 
 /* A relative path kasgen may write: components of [A-Za-z0-9._-], none empty, "." or "..", and
  * not beginning with '/'.  Returns NULL when fine, else the reason. */
@@ -71,12 +120,15 @@ static const char *relpath_problem(const char *rel) {
   if (!*rel) return "empty path";
   if (*rel == '/') return "absolute path";
   const char *comp = rel;
+  int depth = 0;
   for (const char *p = rel;; p++) {
+    if (*p == '/' && ++depth > MAX_DEPTH) return "nested too deep";
     if (*p == '/' || !*p) {
       size_t len = (size_t)(p - comp);
       if (len == 0) return "empty path component";
       if ((len == 1 && comp[0] == '.') || (len == 2 && comp[0] == '.' && comp[1] == '.'))
         return "'.' or '..' component";
+      if (len > 200) return "a component longer than 200 characters";
       if (!*p) return NULL;
       comp = p + 1;
       continue;
@@ -88,63 +140,8 @@ static const char *relpath_problem(const char *rel) {
   }
 }
 
-/* Reads DIR/.kasgen-manifest into d->old.  Format: one relative path per line; blank lines and
- * lines starting with '#' are ignored.  A tampered entry (absolute, "..", odd characters) is an
- * error located at its line: we would otherwise delete or overwrite outside the folder. */
-static bool read_manifest(EmitDir *d) {
-  char *mpath = xasprintf("%s/%s", d->path, MANIFEST_NAME);
-  struct stat st;
-  bool ok = true;
-  if (lstat(mpath, &st) != 0) {
-    free(mpath);
-    return true; /* no manifest: a new folder, or one that must be empty of files */
-  }
-  if (!S_ISREG(st.st_mode)) {
-    diag_error(file_loc(mpath), "the manifest is not a plain file; refusing to write into '%s'",
-               d->path);
-    free(mpath);
-    return false;
-  }
-  char *text = read_text_file(mpath, NULL);
-  if (!text) {
-    free(mpath);
-    return false;
-  }
-  int line = 1;
-  for (char *p = text; *p;) {
-    char *end = strchr(p, '\n');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    char *entry = xstrndup(p, len);
-    if (len > 0 && entry[len - 1] == '\r') entry[len - 1] = '\0';
-    if (entry[0] && entry[0] != '#') {
-      const char *why = relpath_problem(entry);
-      if (why) {
-        diag_error((SrcLoc){.file = mpath, .text = text, .line = line, .col = 1},
-                   "manifest entry '%s' is not a path kasgen writes (%s); refusing to write "
-                   "into '%s'",
-                   entry, why, d->path);
-        ok = false;
-      } else if (!strcmp(entry, MANIFEST_NAME)) {
-        diag_error((SrcLoc){.file = mpath, .text = text, .line = line, .col = 1},
-                   "the manifest lists itself; refusing to write into '%s'", d->path);
-        ok = false;
-      } else if (!paths_contain(&d->old, entry)) {
-        paths_add(&d->old, entry);
-      }
-    }
-    free(entry);
-    p += len;
-    if (*p == '\n') p++;
-    line++;
-  }
-  free(text);
-  free(mpath);
-  return ok;
-}
-
-/* ".<name>.kasgen-tmp-XXXXXX", as made by write_atomically (mkstemp fills six characters). */
 /* Run outputs (docs/generated.md): written by `make` and the harness, never by kasgen, so the
- * check skips them and emit_dir_write refuses them.  Top level only. */
+ * check skips them, the manifest may not name them, and emit_dir_write refuses them. */
 static bool is_run_output(const char *rel) {
   static const char *const names[] = {"build", "results.xml", "results.dat", "plot.png", NULL};
   for (int i = 0; names[i]; i++) {
@@ -154,100 +151,324 @@ static bool is_run_output(const char *rel) {
   return false;
 }
 
-static bool is_stale_temp(const char *name) {
-  const char *mark = strstr(name, TEMP_MARK);
-  return name[0] == '.' && mark && mark > name + 1 && strlen(mark) == strlen(TEMP_MARK) + 6 &&
-         !strchr(name, '/');
+/* The temporary name a file is written through: "dir/.name.kasgen-tmp" (malloc'ed). */
+static char *temp_of(const char *rel) {
+  const char *slash = strrchr(rel, '/');
+  if (!slash) return xasprintf(".%s" TEMP_SUFFIX, rel);
+  return xasprintf("%.*s/.%s" TEMP_SUFFIX, (int)(slash - rel), rel, slash + 1);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* ---- walking paths without following links ----------------------------------------------- */
+
+/* Opens the folder holding rel's last component, one component at a time from d->fd, never
+ * through a symbolic link; creates missing folders when `create`.  Returns the descriptor (close
+ * it; d->fd itself is never returned) or -1 with errno set (ENOENT: a folder is missing). */
+static int open_parent(const EmitDir *d, const char *rel, bool create) {
+  int fd = dup(d->fd);
+  if (fd < 0) return -1;
+  for (const char *comp = rel, *slash; (slash = strchr(comp, '/')); comp = slash + 1) {
+    char *name = xstrndup(comp, (size_t)(slash - comp));
+    int next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT && create && mkdirat(fd, name, 0777) == 0)
+      next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int saved = errno;
+    free(name);
+    close(fd);
+    if (next < 0) {
+      errno = saved == ELOOP ? ENOTDIR : saved; /* a link where a folder should be */
+      return -1;
+    }
+    fd = next;
+  }
+  return fd;
+}
+
+static const char *base_name(const char *rel) {
+  const char *slash = strrchr(rel, '/');
+  return slash ? slash + 1 : rel;
+}
+
+/* Writes all of text to fd; false with errno set. */
+static bool write_all(int fd, const char *text, size_t len) {
+  for (size_t done = 0; done < len;) {
+    ssize_t w = write(fd, text + done, len - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return false;
+    if (w == 0) {
+      errno = EIO;
+      return false;
+    }
+    done += (size_t)w;
+  }
+  return true;
+}
+
+/* Removes the plain file `name` in folder dirfd if it is there; true when it is not there now.
+ * Anything else by that name (a folder, a link) is left alone and reported. */
+static bool remove_plain_file(int dirfd, const char *name) {
+  struct stat st;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return errno == ENOENT;
+  if (!S_ISREG(st.st_mode)) {
+    errno = EEXIST;
+    return false;
+  }
+  return unlinkat(dirfd, name, 0) == 0 || errno == ENOENT;
+}
+
+/* Writes text as rel: through its temporary name (created exclusively, never through a link) and
+ * renameat().  The target, if there, must be a plain file of the old manifest; a leftover
+ * temporary is removed first if the old manifest lists it.  false + diagnostic. */
+static bool install_file(const EmitDir *d, const char *rel, const char *text) {
+  int dirfd = open_parent(d, rel, true);
+  if (dirfd < 0) {
+    error_at(d, rel, "cannot create the folder for this file: %s", strerror(errno));
+    return false;
+  }
+  const char *name = base_name(rel);
+  char *temp = temp_of(rel);
+  const char *temp_name = base_name(temp);
+  bool ok = false;
+  struct stat st;
+  bool there = fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (there && !S_ISREG(st.st_mode)) {
+    error_at(d, rel, "%s appeared here during this run; kasgen did not replace it",
+             S_ISLNK(st.st_mode) ? "a symbolic link" : "a folder or special file");
+  } else if (there && !paths_contain(&d->old, rel)) {
+    error_at(d, rel, "%s", "a file not written by kasgen appeared here during this run; kasgen "
+             "did not replace it");
+  } else if (paths_contain(&d->old, temp) && !remove_plain_file(dirfd, temp_name)) {
+    error_at(d, temp, "cannot remove this leftover temporary file: %s",
+             errno == EEXIST ? "not a plain file" : strerror(errno));
+  } else {
+    int fd = openat(dirfd, temp_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    ok = fd >= 0 && write_all(fd, text, strlen(text));
+    int saved = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) ok = false, saved = errno;
+    if (ok && renameat(dirfd, temp_name, dirfd, name) != 0) ok = false, saved = errno;
+    if (!ok) {
+      if (fd >= 0) unlinkat(dirfd, temp_name, 0);
+      error_at(d, rel, "cannot write: %s; this file is lost, but the folder's manifest lists "
+               "every file kasgen wrote, so rerunning kasgen will work", strerror(saved));
+    }
+  }
+  free(temp);
+  close(dirfd);
+  return ok;
+}
+
+/* Writes the manifest listing `entries` (sorted here) through its temporary name and rename(). */
+static bool write_manifest(const EmitDir *d, char **entries, int n) {
+  qsort(entries, (size_t)n, sizeof *entries, compare_strings);
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, MANIFEST_HEADER "  kasgen overwrites and removes only\n"
+               "# these; any other file here makes it refuse to write.  Do not edit.\n");
+  for (int i = 0; i < n; i++) sb_printf(&sb, "%s\n", entries[i]);
+  int fd = openat(d->fd, MANIFEST_TEMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0644);
+  bool ok = fd >= 0 && write_all(fd, sb.data, sb.len) && fsync(fd) == 0;
+  int saved = errno;
+  if (fd >= 0 && close(fd) != 0 && ok) ok = false, saved = errno;
+  if (ok && renameat(d->fd, MANIFEST_TEMP, d->fd, MANIFEST_NAME) != 0) ok = false, saved = errno;
+  if (!ok) {
+    if (fd >= 0) unlinkat(d->fd, MANIFEST_TEMP, 0);
+    error_at(d, MANIFEST_NAME, "cannot write the manifest: %s; this run's files are lost (the "
+             "folder is as the manifest says)", strerror(saved));
+  }
+  sb_free(&sb);
+  return ok;
+}
+
+/* ---- reading and checking the folder ------------------------------------------------------ */
+
+/* Why a manifest line cannot be an entry kasgen wrote, or NULL when it can. */
+static const char *manifest_entry_problem(const char *entry) {
+  const char *why = relpath_problem(entry);
+  if (!why && !strcmp(entry, MANIFEST_NAME)) why = "the manifest itself";
+  if (!why && !strcmp(entry, MANIFEST_TEMP)) why = "the manifest's temporary file";
+  if (!why && is_run_output(entry)) why = "a run output, which kasgen never writes";
+  return why;
+}
+
+/* Parses manifest text into *out (one relative path per line; blank lines and lines starting with
+ * '#' are ignored); false after errors located at their lines (reported unless quiet). */
+static bool parse_manifest(const EmitDir *d, const char *mpath, const char *text, bool quiet,
+                           PathSet *out) {
+  int line = 1, errors = 0;
+  for (const char *p = text; *p && errors < 10; line++) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char *entry = xstrndup(p, len);
+    if (len > 0 && entry[len - 1] == '\r') entry[len - 1] = '\0';
+    const char *why = entry[0] && entry[0] != '#' ? manifest_entry_problem(entry) : NULL;
+    if (why) {
+      errors++;
+      char *shown = c_safe_text(entry);
+      if (!quiet)
+        diag_error((SrcLoc){.file = mpath, .text = text, .line = line, .col = 1},
+                   "manifest entry '%s' is not a path kasgen writes (%s); refusing to write into "
+                   "'%s'", shown, why, d->path);
+      free(shown);
+    } else if (entry[0] && entry[0] != '#') {
+      paths_add(out, entry);
+    }
+    free(entry);
+    p += len;
+    if (*p == '\n') p++;
+  }
+  return errors == 0;
+}
+
+/* Reads the file `name` of d's root if it is a plain file: its text, or NULL (after an error when
+ * it exists but cannot be read, or is something else).  *absent is set when there is no such
+ * entry. */
+static char *read_root_file(const EmitDir *d, const char *name, bool *absent) {
+  *absent = false;
+  int fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) {
+      *absent = true;
+      return NULL;
+    }
+    error_at(d, name, "cannot read: %s; refusing to write into this folder",
+             errno == ELOOP ? "a symbolic link" : strerror(errno));
+    return NULL;
+  }
+  char *mpath = shown_path(d, name);
+  char *text = read_text_fd(fd, mpath, NULL);
+  free(mpath);
+  close(fd);
+  return text;
+}
+
+/* Reads DIR/.kasgen-manifest into d->old.  A tampered entry is an error located at its line: we
+ * would otherwise delete or overwrite outside the folder, or a file the harness wrote. */
+static bool read_manifest(EmitDir *d) {
+  bool absent;
+  char *text = read_root_file(d, MANIFEST_NAME, &absent);
+  if (!text) return absent; /* no manifest: a new folder, or one that must be empty of files */
+  char *mpath = shown_path(d, MANIFEST_NAME);
+  bool ok = parse_manifest(d, mpath, text, false, &d->old);
+  free(mpath);
+  free(text);
+  return ok;
+}
+
+/* Whether DIR/.kasgen-manifest.kasgen-tmp is what an interrupted write_manifest left: a complete
+ * manifest of ours (header and valid entries).  Only then is it removed. */
+static bool is_our_manifest_temp(EmitDir *d) {
+  bool absent;
+  char *text = read_root_file(d, MANIFEST_TEMP, &absent);
+  if (!text) return false;
+  PathSet scratch = {0};
+  bool ours = !strncmp(text, MANIFEST_HEADER, strlen(MANIFEST_HEADER)) &&
+              parse_manifest(d, MANIFEST_TEMP, text, true, &scratch);
+  paths_free(&scratch);
+  free(text);
+  return ours;
 }
 
 static void refuse(const EmitDir *d, const char *rel, const char *what) {
-  char *full = xasprintf("%s/%s", d->path, rel);
+  char *full = shown_path(d, rel);
   diag_error(file_loc(full), "%s; kasgen refuses to write into '%s' (it only overwrites files "
              "listed in its %s)", what, d->path, MANIFEST_NAME);
   diag_note(file_loc(d->path), "move the file away or choose another --out folder");
   free(full);
 }
 
-/* Walks folder `rel` (relative to d->path; "" for the root) and checks every entry.  Returns
- * false after reporting the first foreign entry. */
-static bool check_tree(EmitDir *d, const char *rel) {
-  char *dirpath = *rel ? xasprintf("%s/%s", d->path, rel) : xstrdup(d->path);
-  DIR *dir = opendir(dirpath);
+/* Checks one entry `name` of folder dirfd (at `rel` below the root, "" for the root). */
+static bool check_entry(EmitDir *d, int dirfd, const char *rel, const char *name, int depth);
+
+/* Walks folder dirfd (at rel) and checks every entry; false after the first foreign one. */
+static bool check_folder(EmitDir *d, int dirfd, const char *rel, int depth) {
+  int fd = dup(dirfd);
+  DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
   if (!dir) {
-    diag_error(file_loc(dirpath), "cannot read folder: %s", strerror(errno));
-    free(dirpath);
+    if (fd >= 0) close(fd);
+    error_at(d, rel, "cannot read folder: %s", strerror(errno));
     return false;
   }
   bool ok = true;
-  struct dirent *ent;
-  while (ok && (ent = readdir(dir))) {
+  for (struct dirent *ent; ok && (ent = readdir(dir));) {
     if (!strcmp(ent->d_name, ".") || !strcmp(ent->d_name, "..")) continue;
     if (!*rel && is_run_output(ent->d_name)) continue;
-    char *child = *rel ? xasprintf("%s/%s", rel, ent->d_name) : xstrdup(ent->d_name);
-    char *full = xasprintf("%s/%s", d->path, child);
-    struct stat st;
-    if (lstat(full, &st) != 0) {
-      diag_error(file_loc(full), "cannot inspect: %s", strerror(errno));
-      ok = false;
-    } else if (S_ISLNK(st.st_mode)) {
-      refuse(d, child, "a symbolic link, not written by kasgen");
-      ok = false;
-    } else if (S_ISDIR(st.st_mode)) {
-      if (paths_contain(&d->old, child)) {
-        refuse(d, child, "listed in the manifest as a file but now a folder");
-        ok = false;
-      } else {
-        ok = check_tree(d, child);
-      }
-    } else if (!S_ISREG(st.st_mode)) {
-      refuse(d, child, "not a plain file (device, FIFO or socket)");
-      ok = false;
-    } else if (!*rel && !strcmp(ent->d_name, MANIFEST_NAME)) {
-      /* the manifest itself, already read */
-    } else if (is_stale_temp(ent->d_name)) {
-      paths_add(&d->stale_tmp, child); /* left by an interrupted run of kasgen */
-    } else if (!paths_contain(&d->old, child)) {
-      refuse(d, child, "a file not written by kasgen");
-      ok = false;
-    }
-    free(full);
-    free(child);
+    ok = check_entry(d, dirfd, rel, ent->d_name, depth);
   }
   closedir(dir);
-  free(dirpath);
   return ok;
 }
 
-/* mkdir -p for the folder part of full (everything before the last '/' when parent_only). */
-static bool make_folders(const char *full, bool parent_only) {
-  char *p = xstrdup(full);
-  size_t len = strlen(p);
-  if (parent_only) {
-    char *slash = strrchr(p, '/');
-    if (!slash) {
-      free(p);
-      return true;
-    }
-    *slash = '\0';
-    len = strlen(p);
+static bool check_entry(EmitDir *d, int dirfd, const char *rel, const char *name, int depth) {
+  char *child = *rel ? xasprintf("%s/%s", rel, name) : xstrdup(name);
+  struct stat st;
+  bool ok = false;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    error_at(d, child, "cannot inspect: %s", strerror(errno));
+  } else if (S_ISLNK(st.st_mode)) {
+    refuse(d, child, "a symbolic link, not written by kasgen");
+  } else if (S_ISDIR(st.st_mode)) {
+    int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (paths_contain(&d->old, child))
+      refuse(d, child, "listed in the manifest as a file but now a folder");
+    else if (depth >= MAX_DEPTH)
+      refuse(d, child, "folders nested this deep are not kasgen's");
+    else if (sub < 0)
+      error_at(d, child, "cannot read folder: %s", strerror(errno));
+    else
+      ok = check_folder(d, sub, child, depth + 1);
+    if (sub >= 0) close(sub);
+  } else if (!S_ISREG(st.st_mode)) {
+    refuse(d, child, "not a plain file (device, FIFO or socket)");
+  } else if (!*rel && !strcmp(name, MANIFEST_NAME)) {
+    ok = true; /* the manifest itself, already read */
+  } else if (!*rel && !strcmp(name, MANIFEST_TEMP)) {
+    ok = d->manifest_temp = is_our_manifest_temp(d);
+    if (!ok) refuse(d, child, "a file named like kasgen's temporary manifest, but not one");
+  } else if (paths_contain(&d->old, child)) {
+    ok = true;
+  } else {
+    refuse(d, child, "a file not written by kasgen");
   }
-  bool ok = true;
-  for (size_t i = 1; i <= len && ok; i++) {
-    if (p[i] != '/' && p[i] != '\0') continue;
-    char saved = p[i];
-    p[i] = '\0';
-    struct stat st;
-    if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-      diag_error(file_loc(p), "cannot create folder: %s", strerror(errno));
-      ok = false;
-    } else if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      diag_error(file_loc(p), "exists and is not a folder");
-      ok = false;
-    }
-    p[i] = saved;
-  }
-  free(p);
+  free(child);
   return ok;
+}
+
+/* Opens (creating when missing) the folder at path: the parent as the user named it, the last
+ * component without following a symbolic link.  -1 after a diagnostic. */
+static int open_output_folder(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const char *last = slash ? slash + 1 : path;
+  if (!strcmp(last, ".") || !strcmp(last, "..") || !*last) /* "--out ." names a folder as is */
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  char *parent = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+  int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (pfd < 0 && errno == ENOENT) { /* mkdir -p of the parent, which the user named */
+    for (char *p = parent + 1; *p; p++)
+      if (*p == '/') *p = '\0', mkdir(parent, 0777), *p = '/';
+    mkdir(parent, 0777);
+    pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
+  int fd = -1;
+  if (pfd < 0) {
+    diag_error(file_loc(parent), "cannot open or create this folder: %s", strerror(errno));
+  } else {
+    fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && mkdirat(pfd, last, 0777) == 0)
+      fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+      diag_error(file_loc(path), "exists and is not a folder (%s); refusing to write there",
+                 errno == ELOOP ? "a symbolic link" : "a file");
+    else if (fd < 0)
+      diag_error(file_loc(path), "cannot open or create this folder: %s", strerror(errno));
+    close(pfd);
+  }
+  free(parent);
+  return fd;
 }
 
 EmitDir *emit_dir_open(const char *path) {
@@ -256,19 +477,10 @@ EmitDir *emit_dir_open(const char *path) {
   d->errors_at_open = diag_error_count();
   size_t len = strlen(d->path);
   while (len > 1 && d->path[len - 1] == '/') d->path[--len] = '\0';
-  struct stat st;
-  bool ok;
-  if (stat(d->path, &st) != 0) {
-    ok = make_folders(d->path, false); /* a new folder: nothing of anyone's can be in it */
-  } else if (!S_ISDIR(st.st_mode)) {
-    diag_error(file_loc(d->path), "exists and is not a folder; refusing to write there");
-    ok = false;
-  } else {
-    ok = read_manifest(d) && check_tree(d, "");
-  }
-  if (!ok) {
+  d->fd = open_output_folder(d->path);
+  if (d->fd < 0 || !read_manifest(d) || !check_folder(d, d->fd, "", 0)) {
+    if (d->fd >= 0) close(d->fd);
     paths_free(&d->old);
-    paths_free(&d->stale_tmp);
     free(d->path);
     free(d);
     return NULL;
@@ -278,120 +490,112 @@ EmitDir *emit_dir_open(const char *path) {
 
 const char *emit_dir_path(const EmitDir *d) { return d->path; }
 
-/* Writes text to full through a temporary file beside it and rename(). */
-static bool write_atomically(const char *full, const char *text) {
-  const char *slash = strrchr(full, '/');
-  char *tmp = slash ? xasprintf("%.*s/.%s" TEMP_MARK "XXXXXX", (int)(slash - full), full, slash + 1)
-                    : xasprintf(".%s" TEMP_MARK "XXXXXX", full);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    diag_error(file_loc(full), "cannot create a temporary file: %s", strerror(errno));
-    free(tmp);
-    return false;
-  }
-  size_t len = strlen(text), done = 0;
-  bool ok = true;
-  while (done < len) {
-    ssize_t w = write(fd, text + done, len - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      ok = false;
-      break;
-    }
-    done += (size_t)w;
-  }
-  /* Generated files are ordinary source: rw-r--r-- (mkstemp makes them 0600). */
-  if (ok && fchmod(fd, 0644) != 0) ok = false;
-  if (close(fd) != 0) ok = false;
-  if (ok && rename(tmp, full) != 0) ok = false;
-  if (!ok) {
-    diag_error(file_loc(full), "cannot write: %s", strerror(errno));
-    unlink(tmp);
-  }
-  free(tmp);
-  return ok;
-}
-
 bool emit_dir_write(EmitDir *d, const char *relpath, const char *text) {
   const char *why = relpath_problem(relpath);
-  if (why || !strcmp(relpath, MANIFEST_NAME) || is_stale_temp(relpath) || is_run_output(relpath)) {
-    diag_error(file_loc(relpath), "internal: emitter asked to write a bad path (%s)",
-               why ? why : "reserved name");
+  if (!why && (!strcmp(relpath, MANIFEST_NAME) || ends_with(relpath, TEMP_SUFFIX) ||
+               is_run_output(relpath)))
+    why = "reserved name";
+  if (why) {
+    diag_error(file_loc(relpath), "internal: emitter asked to write a bad path (%s)", why);
     return false;
   }
-  char *full = xasprintf("%s/%s", d->path, relpath);
-  struct stat st;
-  bool ok = make_folders(full, true);
-  /* Re-check the target now: the tree was checked at open, but a folder may since have appeared
-   * where a file is to go (or the emitter writes the same path twice, which is fine). */
-  if (ok && lstat(full, &st) == 0 && !S_ISREG(st.st_mode)) {
-    refuse(d, relpath, "not a plain file");
-    ok = false;
+  int before = d->written.n;
+  paths_add(&d->written, relpath);
+  if (d->written.n > before) {
+    d->files = xrealloc(d->files, (size_t)d->written.cap * sizeof *d->files);
+    d->files[before] = (PendingFile){d->written.items[before], xstrdup(text)};
+    return true;
   }
-  if (ok && lstat(full, &st) == 0 && !paths_contain(&d->old, relpath) &&
-      !paths_contain(&d->written, relpath)) {
-    refuse(d, relpath, "a file not written by kasgen (appeared during this run)");
-    ok = false;
+  for (int i = 0; i < d->written.n; i++) /* the same path twice: the last text wins */
+    if (!strcmp(d->files[i].rel, relpath)) {
+      free(d->files[i].text);
+      d->files[i].text = xstrdup(text);
+    }
+  return true;
+}
+
+const char *emit_dir_text(const EmitDir *d, const char *relpath) {
+  if (!paths_contain(&d->written, relpath)) return NULL;
+  for (int i = d->written.n - 1; i >= 0; i--)
+    if (!strcmp(d->files[i].rel, relpath)) return d->files[i].text;
+  return NULL;
+}
+
+/* ---- closing: manifest, files, removals, manifest ----------------------------------------- */
+
+/* Removes the old file rel if it is still a plain file, then its folders while they are empty.
+ * True when it is gone; false (errno set) when something else stands in its way.  Nothing is
+ * followed: every folder of the path is opened with O_NOFOLLOW from the one before. */
+static bool remove_old_file(const EmitDir *d, const char *rel) {
+  char *parts = xstrdup(rel);
+  char *names[MAX_DEPTH + 2];
+  int fds[MAX_DEPTH + 2], n = 0; /* names[k] is opened from fds[k]; fds[0] is the root */
+  names[n++] = parts;
+  for (char *s = parts; (s = strchr(s, '/')) && n < MAX_DEPTH + 2; s++) {
+    *s = '\0';
+    names[n++] = s + 1;
   }
-  if (ok) ok = write_atomically(full, text);
-  if (ok && !paths_contain(&d->written, relpath)) paths_add(&d->written, relpath);
-  free(full);
+  fds[0] = d->fd;
+  int opened = 1;
+  bool gone = false, ok = true;
+  for (; opened < n; opened++) {
+    fds[opened] = openat(fds[opened - 1], names[opened - 1],
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fds[opened] < 0) {
+      gone = errno == ENOENT; /* its folder is gone: so is the file */
+      ok = gone;
+      break;
+    }
+  }
+  if (!gone && ok) ok = remove_plain_file(fds[n - 1], names[n - 1]);
+  int saved = errno;
+  bool parents = ok && !gone; /* the folders of a file just removed, innermost first */
+  for (int k = opened - 1; k > 0; k--) {
+    close(fds[k]);
+    if (parents && unlinkat(fds[k - 1], names[k - 1], AT_REMOVEDIR) != 0) parents = false;
+  }
+  free(parts);
+  errno = saved;
   return ok;
-}
-
-/* Removes the folders of rel up to the root while they are empty (rmdir fails otherwise, which is
- * what we want: a folder holding anything is left alone). */
-static void remove_empty_parents(const EmitDir *d, const char *rel) {
-  char *p = xstrdup(rel);
-  for (char *slash; (slash = strrchr(p, '/'));) {
-    *slash = '\0';
-    char *full = xasprintf("%s/%s", d->path, p);
-    int rc = rmdir(full);
-    free(full);
-    if (rc != 0) break;
-  }
-  free(p);
-}
-
-/* Removes a file kasgen wrote in an earlier run and does not write now.  Only plain files. */
-static void remove_own_file(const EmitDir *d, const char *rel) {
-  char *full = xasprintf("%s/%s", d->path, rel);
-  struct stat st;
-  if (lstat(full, &st) == 0 && S_ISREG(st.st_mode) && unlink(full) == 0)
-    remove_empty_parents(d, rel);
-  free(full);
 }
 
 bool emit_dir_close(EmitDir *d) {
   if (!d) return false;
-  /* After an error in this run, keep the files of the previous run (still ours, so still in the
-   * manifest) rather than leave a half-updated folder with fewer files than either run wrote. */
-  bool failed = diag_error_count() > d->errors_at_open;
-  PathList keep = {0};
-  for (int i = 0; i < d->written.n; i++) paths_add(&keep, d->written.items[i]);
-  for (int i = 0; i < d->old.n; i++) {
-    if (paths_contain(&d->written, d->old.items[i])) continue;
-    if (failed)
-      paths_add(&keep, d->old.items[i]);
-    else
-      remove_own_file(d, d->old.items[i]);
+  bool ok = diag_error_count() <= d->errors_at_open; /* else: write nothing at all */
+  PathSet all = {0}; /* old entries, new files and their temporaries: the first manifest */
+  for (int i = 0; ok && i < d->old.n; i++) paths_add(&all, d->old.items[i]);
+  for (int i = 0; ok && i < d->written.n; i++) {
+    char *temp = temp_of(d->written.items[i]);
+    paths_add(&all, d->written.items[i]);
+    paths_add(&all, temp);
+    free(temp);
   }
-  for (int i = 0; i < d->stale_tmp.n; i++) remove_own_file(d, d->stale_tmp.items[i]);
-  if (keep.n) qsort(keep.items, (size_t)keep.n, sizeof *keep.items, compare_strings);
-  StrBuf sb;
-  sb_init(&sb);
-  sb_puts(&sb, "# Files written by kasgen in this folder.  kasgen overwrites and removes only\n"
-               "# these; any other file here makes it refuse to write.  Do not edit.\n");
-  for (int i = 0; i < keep.n; i++) sb_printf(&sb, "%s\n", keep.items[i]);
-  char *mpath = xasprintf("%s/%s", d->path, MANIFEST_NAME);
-  bool ok = write_atomically(mpath, sb.data);
-  free(mpath);
-  sb_free(&sb);
-  paths_free(&keep);
+  if (ok && d->manifest_temp) ok = remove_plain_file(d->fd, MANIFEST_TEMP);
+  if (ok) ok = write_manifest(d, all.items, all.n);
+  for (int i = 0; ok && i < d->written.n; i++)
+    ok = install_file(d, d->files[i].rel, d->files[i].text);
+  PathSet kept = {0}; /* the second manifest: what is there now */
+  for (int i = 0; ok && i < d->written.n; i++) paths_add(&kept, d->written.items[i]);
+  for (int i = 0; ok && i < d->old.n; i++) {
+    const char *rel = d->old.items[i];
+    if (paths_contain(&d->written, rel)) continue;
+    if (!remove_old_file(d, rel)) {
+      char *full = shown_path(d, rel);
+      diag_warning(file_loc(full), "cannot remove this file of an earlier run (%s); it stays "
+                   "in the manifest", errno == EEXIST ? "not a plain file" : strerror(errno));
+      free(full);
+      paths_add(&kept, rel);
+    }
+  }
+  if (ok) ok = write_manifest(d, kept.items, kept.n);
+  paths_free(&kept);
+  paths_free(&all);
+  for (int i = 0; i < d->written.n; i++) free(d->files[i].text);
+  free(d->files);
   paths_free(&d->old);
   paths_free(&d->written);
-  paths_free(&d->stale_tmp);
+  close(d->fd);
   free(d->path);
   free(d);
-  return ok && !failed;
+  return ok;
 }

@@ -651,12 +651,17 @@ typedef struct {
 } EmitOptions;
 
 /* emit_files.c: the output folder.  It may be new, or hold only files listed in its
- * .kasgen-manifest (kasgen's own, overwritten); any other file makes emit_dir_open refuse before
- * anything is written, so nothing of the user's is ever overwritten or lost. */
+ * .kasgen-manifest (kasgen's own, overwritten); any other file, a symbolic link anywhere in it,
+ * or a manifest naming a run output or a path outside makes emit_dir_open refuse before anything
+ * is written, so nothing of the user's is ever overwritten or lost.  emit_dir_write keeps the
+ * text; emit_dir_close writes the manifest first, then the files (never through a symbolic
+ * link), then removes the previous run's leftovers: an interrupted run can always be rerun. */
 typedef struct EmitDir EmitDir;
 EmitDir *emit_dir_open(const char *path); /* NULL after a clear error */
 bool emit_dir_write(EmitDir *d, const char *relpath, const char *text); /* makes subfolders */
-bool emit_dir_close(EmitDir *d); /* writes the manifest, frees d */
+/* What this run wrote to relpath so far (owned by d), or NULL. */
+const char *emit_dir_text(const EmitDir *d, const char *relpath);
+bool emit_dir_close(EmitDir *d); /* writes everything; false after an error; frees d */
 const char *emit_dir_path(const EmitDir *d);
 
 /* emit_cuda.c: per candidate candNN/kernels.cu and candNN/kernels_host.cpp (docs/generated.md);

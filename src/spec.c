@@ -698,13 +698,29 @@ static void warn_unused(Parser *ps) {
               sp->vars[sp->stmts[i].result.var].name);
 }
 
-/* "dir/stvenant.spec" -> "stvenant" */
+/* "dir/stvenant.spec" -> "stvenant".  The stem names the output folder, generated files, C
+ * identifiers and a gnuplot title, so it keeps only [A-Za-z0-9_-] (others become '_', a leading
+ * '-' too, an empty stem becomes "spec"): "...spec" would otherwise be "..", a folder outside
+ * --out, and a quote or newline would reach the generated scripts. */
 static char *file_stem(const char *path) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   const char *dot = strrchr(base, '.');
   size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
-  return xstrndup(base, len);
+  if (len == 0) return xstrdup("spec");
+  char *stem = xstrndup(base, len);
+  bool changed = false;
+  for (char *c = stem; *c; c++) {
+    bool ok = isalnum((unsigned char)*c) || *c == '_' || (*c == '-' && c != stem);
+    if (!ok) *c = '_', changed = true;
+  }
+  if (changed) {
+    char *shown = c_safe_text(path);
+    diag_warning((SrcLoc){.file = shown}, "the spec's name is not a plain file name; its output "
+                 "and generated code are named '%s'", stem);
+    free(shown);
+  }
+  return stem;
 }
 
 Spec *spec_parse(const char *path, const char *text, const Library *lib) {

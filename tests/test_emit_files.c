@@ -6,9 +6,12 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static char *make_tempdir(void) {
@@ -253,18 +256,204 @@ static void bad_write_paths_are_rejected(void **state) {
   free(dir);
 }
 
-static void stale_temporary_files_are_cleaned(void **state) {
+/* Temporary files are recognised by the exact names kasgen records in its manifest, never by a
+ * pattern: a user's ".notes.kasgen-tmp-abc123" was once deleted as a leftover. */
+static void user_files_named_like_temporaries_are_refused(void **state) {
+  (void)state;
+  static const char *const names[] = {".notes.kasgen-tmp-abc123", ".a.txt.kasgen-tmp-AbC123",
+                                      ".a.txt.kasgen-tmp", ".kasgen-manifest.kasgen-tmp"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char *dir = make_tempdir();
+    assert_true(run_emit(dir, (const char *const[]){"a.txt", "one\n", NULL}));
+    put_file(dir, names[i], "mine\n");
+    diag_reset();
+    capture_start();
+    assert_null(emit_dir_open(dir));
+    char *msgs = capture_end();
+    assert_contains(msgs, names[i]);
+    free(msgs);
+    diag_reset();
+    assert_file(dir, names[i], "mine\n");
+    rm_rf(dir);
+    free(dir);
+  }
+}
+
+/* What a run leaves when it dies between its first manifest and its last: files of both runs,
+ * temporaries, a half-written manifest temp.  All of it is listed, so the rerun accepts the
+ * folder, and cleans it up to exactly its own files. */
+static void interrupted_run_can_be_rerun(void **state) {
   (void)state;
   char *dir = make_tempdir();
+  assert_true(run_emit(dir, (const char *const[]){"a.txt", "one\n", "sub/b.txt", "two\n", NULL}));
+  put_file(dir, ".kasgen-manifest",
+           "# Files written by kasgen in this folder.\n.a.txt.kasgen-tmp\n.c.txt.kasgen-tmp\n"
+           "a.txt\nc.txt\nsub/.b.txt.kasgen-tmp\nsub/b.txt\n");
+  put_file(dir, ".c.txt.kasgen-tmp", "half of c");
+  put_file(dir, "sub/.b.txt.kasgen-tmp", "half of b");
+  put_file(dir, ".kasgen-manifest.kasgen-tmp",
+           "# Files written by kasgen in this folder.\na.txt\nc.txt\n");
+  diag_reset();
+  assert_true(run_emit(dir, (const char *const[]){"a.txt", "new a\n", "c.txt", "new c\n", NULL}));
+  assert_int_equal(diag_error_count(), 0);
+  assert_file(dir, "a.txt", "new a\n");
+  assert_file(dir, "c.txt", "new c\n");
+  assert_false(exists(dir, "sub")); /* b.txt and its temporary removed, then the empty folder */
+  assert_false(exists(dir, ".c.txt.kasgen-tmp"));
+  assert_false(exists(dir, ".kasgen-manifest.kasgen-tmp"));
+  assert_file(dir, ".kasgen-manifest",
+              "# Files written by kasgen in this folder.  kasgen overwrites and removes only\n"
+              "# these; any other file here makes it refuse to write.  Do not edit.\n"
+              "a.txt\nc.txt\n");
+  assert_int_equal(count_entries(dir), 3);
+  rm_rf(dir);
+  free(dir);
+}
+
+/* A write that fails half way (a full disk; here a file size limit) exits with an error naming
+ * the file, and leaves a folder the next run accepts: the manifest went first. */
+static void disk_full_run_can_be_rerun(void **state) {
+  (void)state;
+  char *dir = make_tempdir();
+  char *big = xmalloc(20000);
+  memset(big, 'x', 19999);
+  big[19999] = '\0';
+  assert_true(run_emit(dir, (const char *const[]){"old.txt", "old\n", NULL}));
+  char *log = xasprintf("%s.log", dir);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct rlimit lim = {8192, 8192};
+    signal(SIGXFSZ, SIG_IGN); /* write() then fails with EFBIG, like ENOSPC */
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0 || !freopen(log, "w", stderr)) _exit(3);
+    /* no cmocka assertion in the child: a failure must not run the other tests here */
+    EmitDir *d = emit_dir_open(dir);
+    bool ok = d && emit_dir_write(d, "a.txt", "small\n") && emit_dir_write(d, "b.txt", big);
+    ok = emit_dir_close(d) && ok;
+    fflush(stderr); /* _exit does not flush, and stderr is now a buffered file */
+    _exit(ok ? 0 : 1);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 1);
+  char *msgs = read_text_file(log, NULL);
+  assert_contains(msgs, "/b.txt: error: cannot write: File too large; this file is lost");
+  free(msgs);
+  assert_file(dir, "a.txt", "small\n");
+  assert_false(exists(dir, "b.txt"));
+  assert_false(exists(dir, ".b.txt.kasgen-tmp"));
+  char *m = get_file(dir, ".kasgen-manifest");
+  assert_contains(m, "\nb.txt\n");
+  assert_contains(m, "\nold.txt\n");
+  free(m);
+  diag_reset();
+  assert_true(run_emit(dir, (const char *const[]){"a.txt", "small\n", "b.txt", big, NULL}));
+  assert_false(exists(dir, "old.txt"));
+  char *bpath = xasprintf("%s/b.txt", dir);
+  char *got = read_text_file(bpath, NULL);
+  assert_string_equal(got, big);
+  free(got);
+  free(bpath);
+  unlink(log);
+  free(log);
+  free(big);
+  rm_rf(dir);
+  free(dir);
+}
+
+/* The reproducers of issue #16: nothing outside the folder is ever touched through a symbolic
+ * link, and no run output is ever deleted through a manifest. */
+static void symlinks_and_run_outputs_are_never_followed_or_deleted(void **state) {
+  (void)state;
+  char *tmp = make_tempdir();
+  char *u = xasprintf("%s/u", tmp), *dir = xasprintf("%s/d", tmp);
+  assert_int_equal(mkdir(u, 0777), 0);
+  put_file(u, "important.txt", "keep\n");
+  put_file(u, "kernels.cu", "keep\n");
   assert_true(run_emit(dir, (const char *const[]){"a.txt", "one\n", NULL}));
-  put_file(dir, ".a.txt.kasgen-tmp-AbC123", "half");
-  assert_true(run_emit(dir, (const char *const[]){"a.txt", "two\n", NULL}));
-  assert_false(exists(dir, ".a.txt.kasgen-tmp-AbC123"));
-  /* a name that only resembles one is the user's */
-  put_file(dir, ".a.txt.kasgen-tmp-toolongname", "mine");
+  char *build = xasprintf("%s/build", dir);
+  /* 1. DIR/build -> ../u and a manifest entry build/important.txt */
+  assert_int_equal(symlink("../u", build), 0);
+  put_file(dir, ".kasgen-manifest", "a.txt\nbuild/important.txt\n");
   diag_reset();
+  capture_start();
   assert_null(emit_dir_open(dir));
+  char *msgs = capture_end();
+  assert_contains(msgs, ".kasgen-manifest:2:1: error: manifest entry 'build/important.txt' is "
+                        "not a path kasgen writes (a run output");
+  free(msgs);
+  assert_file(u, "important.txt", "keep\n");
+  assert_int_equal(unlink(build), 0);
+  /* 2. a manifest that lists results.xml, which kasgen promises never to remove */
+  put_file(dir, "results.xml", "<measured/>");
+  put_file(dir, ".kasgen-manifest", "a.txt\nresults.xml\n");
+  assert_null(emit_dir_open(dir));
+  assert_file(dir, "results.xml", "<measured/>");
+  put_file(dir, ".kasgen-manifest", "a.txt\n");
+  /* 3. a link in the middle of a listed path: cand01 -> ../u, manifest cand01/kernels.cu */
+  char *cand = xasprintf("%s/cand01", dir);
+  assert_int_equal(symlink("../u", cand), 0);
+  put_file(dir, ".kasgen-manifest", "a.txt\ncand01/kernels.cu\n");
+  assert_null(emit_dir_open(dir));
+  assert_file(u, "kernels.cu", "keep\n");
+  assert_int_equal(unlink(cand), 0);
+  /* 4. links that appear while kasgen runs: a folder to write into, a folder to clean up */
+  put_file(dir, ".kasgen-manifest", "a.txt\n");
+  assert_true(run_emit(dir, (const char *const[]){"a.txt", "x\n", "old/kernels.cu", "o\n",
+                                                  NULL}));
   diag_reset();
+  EmitDir *d = emit_dir_open(dir);
+  assert_non_null(d);
+  assert_true(emit_dir_write(d, "cand01/kernels.cu", "overwrite?\n"));
+  char *old = xasprintf("%s/old", dir);
+  rm_rf(old);
+  assert_int_equal(symlink("../u", old), 0);
+  assert_int_equal(symlink("../u", cand), 0);
+  capture_start();
+  assert_false(emit_dir_close(d));
+  msgs = capture_end();
+  assert_contains(msgs, "/cand01/kernels.cu: error: cannot create the folder for this file");
+  free(msgs);
+  diag_reset();
+  assert_file(u, "kernels.cu", "keep\n");
+  assert_file(u, "important.txt", "keep\n");
+  assert_int_equal(count_entries(u), 2);
+  /* 5. the output folder itself a link: refused, the target untouched */
+  char *link = xasprintf("%s/link", tmp);
+  assert_int_equal(symlink("u", link), 0);
+  assert_null(emit_dir_open(link));
+  diag_reset();
+  assert_int_equal(count_entries(u), 2);
+  free(link);
+  free(old);
+  free(cand);
+  free(build);
+  free(u);
+  free(dir);
+  rm_rf(tmp);
+  free(tmp);
+}
+
+/* A manifest of 200,000 lines (once a minute of pairwise comparisons) is read, checked against
+ * the tree and replaced by one listing this run's files. */
+static void huge_manifest_is_handled(void **state) {
+  (void)state;
+  char *dir = make_tempdir();
+  StrBuf sb;
+  sb_init(&sb);
+  for (int i = 0; i < 200000; i++) sb_printf(&sb, "cand%06d/kernels.cu\n", i);
+  sb_puts(&sb, "a.txt\n");
+  put_file(dir, "a.txt", "one\n");
+  put_file(dir, ".kasgen-manifest", sb.data);
+  sb_free(&sb);
+  diag_reset();
+  assert_true(run_emit(dir, (const char *const[]){"a.txt", "two\n", NULL}));
+  assert_int_equal(diag_error_count(), 0);
+  assert_file(dir, "a.txt", "two\n");
+  char *m = get_file(dir, ".kasgen-manifest");
+  assert_null(strstr(m, "cand"));
+  free(m);
   rm_rf(dir);
   free(dir);
 }
@@ -357,7 +546,11 @@ int main(void) {
       cmocka_unit_test(target_is_a_file_is_refused),
       cmocka_unit_test(failed_run_keeps_previous_files),
       cmocka_unit_test(bad_write_paths_are_rejected),
-      cmocka_unit_test(stale_temporary_files_are_cleaned),
+      cmocka_unit_test(user_files_named_like_temporaries_are_refused),
+      cmocka_unit_test(interrupted_run_can_be_rerun),
+      cmocka_unit_test(disk_full_run_can_be_rerun),
+      cmocka_unit_test(symlinks_and_run_outputs_are_never_followed_or_deleted),
+      cmocka_unit_test(huge_manifest_is_handled),
       cmocka_unit_test(run_outputs_are_tolerated_never_written),
       cmocka_unit_test(emit_all_writes_the_documented_layout),
   };
