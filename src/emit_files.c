@@ -140,10 +140,12 @@ static const char *relpath_problem(const char *rel) {
   }
 }
 
-/* Run outputs (docs/generated.md): written by `make` and the harness, never by kasgen, so the
- * check skips them, the manifest may not name them, and emit_dir_write refuses them. */
+/* Run outputs (docs/generated.md): written by `make`, the harness and `kasgen report`, never by
+ * the generator, so the check skips them (without looking inside), the manifest may not name
+ * them, and emit_dir_write refuses them. */
 static bool is_run_output(const char *rel) {
   static const char *const names[] = {"build", "results.xml", "results.dat", "plot.png", NULL};
+  if (!strncmp(rel, REPORT_TEMP_PREFIX, strlen(REPORT_TEMP_PREFIX))) return true; /* report's */
   for (int i = 0; names[i]; i++) {
     size_t len = strlen(names[i]);
     if (!strncmp(rel, names[i], len) && (rel[len] == '\0' || rel[len] == '/')) return true;

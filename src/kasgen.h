@@ -718,6 +718,13 @@ int cmd_bench(const CliOptions *o);
 int bench_emit(const Library *lib, const char *out_dir);
 /* report.c: reads results XML copied back from a GPU run; table and gnuplot picture. */
 int cmd_report(const CliOptions *o);
+/* The reader behind cmd_report, for tests and the fuzzer: parses a results file held in memory,
+ * prints the table to out (unless NULL) and returns the gnuplot script in *script (malloc'ed,
+ * unless script is NULL); false after located errors. */
+bool report_text(const char *path, const char *text, size_t len, FILE *out, char **script);
+/* report draws DIR/plot.png through a temporary file named with this prefix (a run output, which
+ * the output folder's check tolerates and never touches). */
+#define REPORT_TEMP_PREFIX ".plot.png.kasgen-tmp-"
 /* emit_units.c: a standalone kernel cu_<f>_<i> plus harness for every implementation. */
 int cmd_units(const CliOptions *o);
 

@@ -13,15 +13,27 @@
  *   spearman    = <spearman value=NUM|nan/>
  *
  * predicted-rank 0 marks "unfused" (shown, not ranked).
+ *
+ * A results file is data copied between machines: nothing in it is ever executed.  gnuplot gets a
+ * fixed script; the only text from the file in it (spec and device names, in the title) is reduced
+ * to plain printable characters inside a single-quoted string, and the data are numbers.  gnuplot
+ * runs without a shell and writes the PNG to its standard output, a temporary file that kasgen
+ * created in DIR (O_EXCL, never through a symbolic link) and renames to plot.png, so a link named
+ * plot.png is replaced, never followed.  Every pass over the rows is O(n log n).
  */
 #include "kasgen.h"
 
 #include <errno.h>
-#include <stdarg.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <libxml/parser.h>
@@ -31,6 +43,7 @@ typedef struct {
   char *name, *kernels;
   long nkernels, predicted_rank, measured_rank, correct;
   double predicted_ns, measured_ns, melem_s, gbs, copy_pct, error;
+  long line; /* of its <candidate>, for messages about duplicates */
 } ResultRow;
 
 typedef struct {
@@ -38,27 +51,46 @@ typedef struct {
   double copy_gbs, file_spearman;
   long n, reps, copies, bytes_per_elem;
   ResultRow *rows;
-  int nrows;
+  int nrows, cap;
 } Results;
 
 typedef struct {
   const char *path, *text;
   bool failed;
+  int nerrors; /* reported so far; reading stops after MAX_RESULTS_ERRORS */
 } ResultsParser;
+
+enum { MAX_RESULTS_ERRORS = 50 };
 
 static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...) {
+static void results_error_at(ResultsParser *p, long line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void vresults_error(ResultsParser *p, long line, const char *fmt, va_list ap) {
+  p->failed = true;
+  if (++p->nerrors > MAX_RESULTS_ERRORS) return;
   char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  long line = node ? xmlGetLineNo(node) : 0;
   diag_error((SrcLoc){.file = p->path, .text = p->text, .line = line > 0 ? (int)line : 0}, "%s",
              buf);
-  p->failed = true;
+  if (p->nerrors == MAX_RESULTS_ERRORS)
+    diag_note((SrcLoc){.file = p->path}, "too many errors; the rest are not shown");
+}
+
+static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vresults_error(p, xml_line(node), fmt, ap);
+  va_end(ap);
+}
+
+static void results_error_at(ResultsParser *p, long line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vresults_error(p, line, fmt, ap);
+  va_end(ap);
 }
 
 /* The attribute's text (malloc'ed) or NULL after an error naming it. */
@@ -116,9 +148,12 @@ static bool nonnegative(ResultsParser *p, xmlNodePtr node, const char *attr, dou
 }
 
 static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
-  r->rows = xrealloc(r->rows, (size_t)(r->nrows + 1) * sizeof *r->rows);
+  if (r->nrows == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 16;
+    r->rows = xrealloc(r->rows, (size_t)r->cap * sizeof *r->rows);
+  }
   ResultRow *row = &r->rows[r->nrows++];
-  *row = (ResultRow){0};
+  *row = (ResultRow){.line = xml_line(c)};
   row->name = required_attr(p, c, "name");
   row->kernels = required_attr(p, c, "kernels");
   int_attr(p, c, "nkernels", 1, INT_MAX, &row->nkernels);
@@ -136,15 +171,57 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
                   row->measured_rank);
   if (row->predicted_rank > 0 && row->measured_rank == 0)
     results_error(p, c, "a ranked candidate has no measured-rank");
-  for (int i = 0; i + 1 < r->nrows; i++) {
-    const ResultRow *o = &r->rows[i];
-    if (row->predicted_rank && o->predicted_rank == row->predicted_rank)
-      results_error(p, c, "predicted-rank %ld appears twice", row->predicted_rank);
-    if (row->measured_rank && o->measured_rank == row->measured_rank)
-      results_error(p, c, "measured-rank %ld appears twice", row->measured_rank);
-    if (row->name && o->name && !strcmp(o->name, row->name))
-      results_error(p, c, "candidate '%s' appears twice", row->name);
+}
+
+/* Duplicates among the rows (a rank or a name twice), found by sorting pointers to the rows by
+ * one key and then by line: O(n log n), each reported at its second occurrence. */
+typedef int (*RowKeyCmp)(const ResultRow *a, const ResultRow *b);
+
+static int cmp_predicted(const ResultRow *a, const ResultRow *b);
+static int cmp_measured(const ResultRow *a, const ResultRow *b);
+static int cmp_name(const ResultRow *a, const ResultRow *b);
+
+static int then_by_line(int c, const ResultRow *a, const ResultRow *b) {
+  return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+#define ROW_PTR_CMP(fn, key)                                                                   \
+  static int fn(const void *x, const void *y) {                                                \
+    const ResultRow *a = *(const ResultRow *const *)x, *b = *(const ResultRow *const *)y;      \
+    return then_by_line(key(a, b), a, b);                                                      \
   }
+ROW_PTR_CMP(cmp_predicted_line, cmp_predicted)
+ROW_PTR_CMP(cmp_measured_line, cmp_measured)
+ROW_PTR_CMP(cmp_name_line, cmp_name)
+
+static int cmp_predicted(const ResultRow *a, const ResultRow *b) {
+  return (a->predicted_rank > b->predicted_rank) - (a->predicted_rank < b->predicted_rank);
+}
+
+static int cmp_measured(const ResultRow *a, const ResultRow *b) {
+  return (a->measured_rank > b->measured_rank) - (a->measured_rank < b->measured_rank);
+}
+
+static int cmp_name(const ResultRow *a, const ResultRow *b) {
+  return strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+static void report_duplicates(ResultsParser *p, const Results *r, RowKeyCmp key,
+                              int (*sort_cmp)(const void *, const void *), const char *what) {
+  const ResultRow **sorted = xmalloc(sizeof *sorted * (size_t)(r->nrows ? r->nrows : 1));
+  for (int i = 0; i < r->nrows; i++) sorted[i] = &r->rows[i];
+  qsort(sorted, (size_t)r->nrows, sizeof *sorted, sort_cmp);
+  for (int i = 1; i < r->nrows && p->nerrors < MAX_RESULTS_ERRORS; i++) {
+    const ResultRow *a = sorted[i - 1], *b = sorted[i];
+    if (key(a, b) != 0) continue;
+    if (key == cmp_predicted && b->predicted_rank)
+      results_error_at(p, b->line, "predicted-rank %ld appears twice", b->predicted_rank);
+    else if (key == cmp_measured && b->measured_rank)
+      results_error_at(p, b->line, "measured-rank %ld appears twice", b->measured_rank);
+    else if (key == cmp_name && b->name)
+      results_error_at(p, b->line, "%s '%s' appears twice", what, b->name);
+  }
+  free(sorted);
 }
 
 static bool is_element(xmlNodePtr n, const char *name) {
@@ -162,7 +239,7 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
   r->spec = required_attr(p, root, "spec");
   int ndevice = 0, nrun = 0, nspearman = 0;
   r->file_spearman = NAN;
-  for (xmlNodePtr c = root->children; c; c = c->next) {
+  for (xmlNodePtr c = root->children; c && p->nerrors < MAX_RESULTS_ERRORS; c = c->next) {
     if (c->type != XML_ELEMENT_NODE) continue;
     if (is_element(c, "device")) {
       if (ndevice++) { results_error(p, c, "more than one <device>"); continue; }
@@ -186,6 +263,9 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
   if (!ndevice) results_error(p, root, "<kasgen-results> has no <device>");
   if (!nrun) results_error(p, root, "<kasgen-results> has no <run>");
   if (!r->nrows) results_error(p, root, "<kasgen-results> has no <candidate>");
+  report_duplicates(p, r, cmp_predicted, cmp_predicted_line, "predicted-rank");
+  report_duplicates(p, r, cmp_measured, cmp_measured_line, "measured-rank");
+  report_duplicates(p, r, cmp_name, cmp_name_line, "candidate");
 }
 
 static void results_free(Results *r) {
@@ -202,68 +282,53 @@ static void results_free(Results *r) {
 static bool results_parse(const char *path, const char *text, size_t len, Results *r) {
   ResultsParser p = {.path = path, .text = text};
   *r = (Results){0};
-  if (len > INT_MAX) {
-    diag_error((SrcLoc){.file = path}, "results file too large");
-    return false;
-  }
-  xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
-  if (!ctxt) {
-    diag_error((SrcLoc){.file = path}, "cannot create an XML parser");
-    return false;
-  }
-  /* NONET: never fetch anything; NOERROR/NOWARNING: errors are reported here, located. */
-  xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-  if (!doc) {
-    const xmlError *err = xmlCtxtGetLastError(ctxt);
-    char *msg = xstrdup(err && err->message ? err->message : "not well-formed XML");
-    size_t n = strlen(msg);
-    while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = '\0';
-    diag_error((SrcLoc){.file = path, .text = text, .line = err ? err->line : 0,
-                        .col = err ? err->int2 : 0},
-               "malformed XML: %s", msg);
-    free(msg);
-    p.failed = true;
-  } else {
-    parse_results_root(&p, xmlDocGetRootElement(doc), r);
-  }
+  xmlDocPtr doc = xml_read_untrusted(path, text, len);
+  if (!doc) return false;
+  parse_results_root(&p, xmlDocGetRootElement(doc), r);
   xmlFreeDoc(doc);
-  xmlFreeParserCtxt(ctxt);
   if (p.failed) results_free(r);
   return !p.failed;
 }
 
 /* Spearman's rho over the ranked candidates: Pearson's correlation of their predicted and measured
- * ranks, each re-ranked 1..k among them (the file's ranks may have gaps when rows are missing). */
+ * ranks, each re-ranked 1..k among them (the file's ranks may have gaps when rows are missing).
+ * Ranks are unique (results_parse checks), so re-ranking is a sort: O(k log k). */
+static int cmp_row_ptr_predicted(const void *x, const void *y) {
+  return cmp_predicted(*(const ResultRow *const *)x, *(const ResultRow *const *)y);
+}
+
+static int cmp_row_ptr_measured(const void *x, const void *y) {
+  return cmp_measured(*(const ResultRow *const *)x, *(const ResultRow *const *)y);
+}
+
 static double spearman_of(const Results *r, int *k_out) {
   int k = 0;
   for (int i = 0; i < r->nrows; i++) k += r->rows[i].predicted_rank > 0;
   *k_out = k;
   if (k < 2) return NAN;
-  double *a = xcalloc((size_t)k, sizeof *a), *b = xcalloc((size_t)k, sizeof *b);
-  int j = 0;
-  for (int i = 0; i < r->nrows; i++) {
-    const ResultRow *x = &r->rows[i];
-    if (x->predicted_rank <= 0) continue;
-    int ra = 1, rb = 1;
-    for (int m = 0; m < r->nrows; m++) {
-      const ResultRow *y = &r->rows[m];
-      if (y->predicted_rank <= 0) continue;
-      ra += y->predicted_rank < x->predicted_rank;
-      rb += y->measured_rank < x->measured_rank;
-    }
-    a[j] = ra;
-    b[j] = rb;
-    j++;
+  const ResultRow **by_pred = xcalloc((size_t)k, sizeof *by_pred);
+  const ResultRow **by_meas = xcalloc((size_t)k, sizeof *by_meas);
+  for (int i = 0, j = 0; i < r->nrows; i++)
+    if (r->rows[i].predicted_rank > 0) by_pred[j] = by_meas[j] = &r->rows[i], j++;
+  qsort(by_pred, (size_t)k, sizeof *by_pred, cmp_row_ptr_predicted);
+  qsort(by_meas, (size_t)k, sizeof *by_meas, cmp_row_ptr_measured);
+  /* rank of each row among the ranked ones, 1-based, by row index */
+  double *a = xcalloc((size_t)r->nrows, sizeof *a), *b = xcalloc((size_t)r->nrows, sizeof *b);
+  for (int j = 0; j < k; j++) {
+    a[by_pred[j] - r->rows] = j + 1;
+    b[by_meas[j] - r->rows] = j + 1;
   }
   double mean = (k + 1) / 2.0, cov = 0, va = 0, vb = 0;
-  for (int i = 0; i < k; i++) {
+  for (int i = 0; i < r->nrows; i++) {
+    if (r->rows[i].predicted_rank <= 0) continue;
     cov += (a[i] - mean) * (b[i] - mean);
     va += (a[i] - mean) * (a[i] - mean);
     vb += (b[i] - mean) * (b[i] - mean);
   }
   free(a);
   free(b);
+  free(by_pred);
+  free(by_meas);
   return va > 0 && vb > 0 ? cov / sqrt(va * vb) : NAN;
 }
 
@@ -298,65 +363,75 @@ static int compare_rows(const void *x, const void *y) {
   return ra < rb ? -1 : ra > rb;
 }
 
-static void print_results(const Results *r, double rho, int k) {
-  printf("%s on %s: n = %ld, %ld bytes/element compulsory, copy bandwidth %.1f GB/s\n", r->spec,
-         r->device, r->n, r->bytes_per_elem, r->copy_gbs);
-  printf("%-9s %-7s %10s %10s %9s %9s %7s %5s %5s  %s\n", "candidate", "kernels", "pred ns/e",
-         "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "kernels (calls)");
-  for (int i = 0; i < r->nrows; i++) {
-    const ResultRow *x = &r->rows[i];
-    char pr[24] = "-", mr[24] = "-";
-    if (x->predicted_rank) {
-      snprintf(pr, sizeof pr, "%ld", x->predicted_rank);
-      snprintf(mr, sizeof mr, "%ld", x->measured_rank);
-    }
-    printf("%-9s %-7ld %10.4f %10.4f %9.1f %9.1f %6.1f%% %5s %5s  %s%s\n", x->name, x->nkernels,
-           x->predicted_ns, x->measured_ns, x->melem_s, x->gbs, x->copy_pct, pr, mr, x->kernels,
-           x->correct ? "" : "  WRONG");
+/* Prints text from the file with control characters escaped (c_safe_text): a name holding
+ * terminal escape sequences must not reach the user's terminal as such. */
+static void print_field(FILE *out, const char *format, const char *text) {
+  char *shown = c_safe_text(text ? text : "");
+  fprintf(out, format, shown);
+  free(shown);
+}
+
+static void print_row(const ResultRow *x, FILE *out) {
+  char pr[24] = "-", mr[24] = "-";
+  if (x->predicted_rank) {
+    snprintf(pr, sizeof pr, "%ld", x->predicted_rank);
+    snprintf(mr, sizeof mr, "%ld", x->measured_rank);
   }
+  print_field(out, "%-9s ", x->name);
+  fprintf(out, "%-7ld %10.4f %10.4f %9.1f %9.1f %6.1f%% %5s %5s  ", x->nkernels, x->predicted_ns,
+          x->measured_ns, x->melem_s, x->gbs, x->copy_pct, pr, mr);
+  print_field(out, "%s", x->kernels);
+  fputs(x->correct ? "\n" : "  WRONG\n", out);
+}
+
+static void print_results(const Results *r, double rho, int k, FILE *out) {
+  print_field(out, "%s on ", r->spec);
+  print_field(out, "%s: ", r->device);
+  fprintf(out, "n = %ld, %ld bytes/element compulsory, copy bandwidth %.1f GB/s\n", r->n,
+          r->bytes_per_elem, r->copy_gbs);
+  fprintf(out, "%-9s %-7s %10s %10s %9s %9s %7s %5s %5s  %s\n", "candidate", "kernels",
+          "pred ns/e", "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "kernels (calls)");
+  for (int i = 0; i < r->nrows; i++) print_row(&r->rows[i], out);
   if (isfinite(rho))
-    printf("Spearman rank correlation (predicted vs measured, %d candidates): %.3f\n", k, rho);
+    fprintf(out, "Spearman rank correlation (predicted vs measured, %d candidates): %.3f\n", k,
+            rho);
   else
-    printf("Spearman rank correlation: n/a (fewer than two ranked candidates)\n");
+    fputs("Spearman rank correlation: n/a (fewer than two ranked candidates)\n", out);
   double mean_rel_error, best_gap;
   prediction_errors(r, &mean_rel_error, &best_gap);
   if (isfinite(mean_rel_error))
-    printf("mean relative error of the predicted time: %.1f%%; the predicted best ran %.1f%% slower "
-           "than the measured best (%s 5%%)\n",
-           100 * mean_rel_error, 100 * best_gap, best_gap <= 0.05 ? "within" : "NOT within");
+    fprintf(out, "mean relative error of the predicted time: %.1f%%; the predicted best ran "
+                 "%.1f%% slower than the measured best (%s 5%%)\n",
+            100 * mean_rel_error, 100 * best_gap, best_gap <= 0.05 ? "within" : "NOT within");
 }
 
-static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
-
-/* A path as a gnuplot single-quoted string ('' stands for one quote). */
-static void gnuplot_string(FILE *f, const char *s) {
-  fputc('\'', f);
-  for (; *s; s++) {
-    if (*s == '\'') fputc('\'', f);
-    fputc(*s, f);
+/* Text from the file for the plot's title: printable ASCII but the characters gnuplot treats
+ * specially in or around a single-quoted string (quote, backquote, backslash, @, $), each
+ * replaced by '_'; at most 120 characters.  With `noenhanced` nothing in it is markup either. */
+static void gnuplot_text(StrBuf *sb, const char *s) {
+  for (int n = 0; *s && n < 120; s++, n++) {
+    unsigned char c = (unsigned char)*s;
+    bool plain = c >= 0x20 && c < 0x7f && !strchr("'`\\@$\"", c);
+    sb_putc(sb, plain ? (char)c : '_');
   }
-  fputc('\'', f);
 }
 
-/* DIR/plot.png: measured MElem/s in predicted order, a moving average over five, and the
- * prediction.  The data go inline (plot '-'), so nothing but the picture is written. */
-static bool draw_plot(const Results *r, const char *png) {
-  FILE *g = popen("gnuplot", "w");
-  if (!g) return false;
-  fputs("set terminal png size 1000,600\nset output ", g);
-  gnuplot_string(g, png);
-  fputs("\nset title ", g);
-  char *title = xasprintf("%s on %s: measured performance in predicted order", r->spec, r->device);
-  gnuplot_string(g, title);
-  free(title);
-  fputs("\nset xlabel 'candidate (predicted rank)'\nset ylabel 'million elements per second'\n"
-        "set grid\nset key top right\nset xtics 1\nset yrange [0:*]\nset offsets 0.5, 0.5, 0, 0\n"
-        "plot '-' using 1:2 with points pointtype 7 pointsize 1.5 title 'measured', "
-        "'-' using 1:2 with lines linewidth 2 title 'moving average (5)', "
-        "'-' using 1:2 with linespoints dashtype 2 title 'predicted'\n",
-        g);
-  int k = 0;
-  for (int i = 0; i < r->nrows; i++) k += r->rows[i].predicted_rank > 0;
+/* The gnuplot script of the plot: fixed commands, the title, then the three series inline as
+ * numbers.  rows: the ranked rows, in predicted order. */
+static char *plot_script(const Results *r, int k) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "set terminal png size 1000,600\nset title '");
+  gnuplot_text(&sb, r->spec);
+  sb_puts(&sb, " on ");
+  gnuplot_text(&sb, r->device);
+  sb_puts(&sb, ": measured performance in predicted order' noenhanced\n"
+               "set xlabel 'candidate (predicted rank)'\nset ylabel 'million elements per second'\n"
+               "set grid\nset key top right\nset yrange [0:*]\nset offsets 0.5, 0.5, 0, 0\n");
+  if (k <= 50) sb_puts(&sb, "set xtics 1\n"); /* one tic per candidate while that is readable */
+  sb_puts(&sb, "plot '-' using 1:2 with points pointtype 7 pointsize 1.5 title 'measured', "
+               "'-' using 1:2 with lines linewidth 2 title 'moving average (5)', "
+               "'-' using 1:2 with linespoints dashtype 2 title 'predicted'\n");
   for (int series = 0; series < 3; series++) {
     for (int i = 0; i < k; i++) {
       const ResultRow *x = &r->rows[i]; /* sorted: the first k are ranked, in order */
@@ -370,52 +445,162 @@ static bool draw_plot(const Results *r, const char *png) {
       } else if (series == 2) {
         y = x->predicted_ns > 0 ? 1000.0 / x->predicted_ns : 0;
       }
-      fprintf(g, "%ld %.6g\n", x->predicted_rank, y);
+      sb_printf(&sb, "%ld %.6g\n", x->predicted_rank, y);
     }
-    fputs("e\n", g);
+    sb_puts(&sb, "e\n");
   }
-  return pclose(g) == 0;
+  return sb_take(&sb);
 }
 
-int cmd_report(const CliOptions *o) {
-  char *dir = xstrdup(o->spec);
-  for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/';) dir[--len] = '\0';
-  char *path = xasprintf("%s/results.xml", dir);
-  size_t len;
-  char *text = read_text_file(path, &len);
-  if (!text) {
-    diag_note((SrcLoc){.file = dir}, "results.xml is written by `make run` in a generated "
-                                         "folder on the GPU machine; copy it back here");
-    free(path);
-    free(dir);
-    return EXIT_BAD_INPUT;
+/* Creates a fresh temporary file in dirfd for the plot (exclusively, not through a link); its
+ * name goes to *name (malloc'ed).  -1 with errno set. */
+static int create_plot_temp(int dirfd, char **name) {
+  for (int attempt = 0; attempt < 100; attempt++) {
+    *name = xasprintf(REPORT_TEMP_PREFIX "%ld-%d", (long)getpid(), attempt);
+    int fd = openat(dirfd, *name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) {
+      if (fd < 0) free(*name), *name = NULL;
+      return fd;
+    }
+    free(*name);
   }
+  *name = NULL;
+  errno = EEXIST;
+  return -1;
+}
+
+/* Runs gnuplot (no shell; found on $PATH) with the script on its standard input and its standard
+ * output on out_fd.  Returns its exit status, 127 when it cannot be started (not installed). */
+static int run_gnuplot(const char *script, int out_fd) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
+  extern char **environ;
+  char *argv[] = {"gnuplot", NULL};
+  pid_t pid;
+  int rc = posix_spawnp(&pid, "gnuplot", &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[0]);
+  if (rc != 0) {
+    close(pipe_fds[1]);
+    return 127;
+  }
+  /* gnuplot may stop reading early (an error): no SIGPIPE for us, just a short write. */
+  void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+  size_t len = strlen(script);
+  for (size_t done = 0; done < len;) {
+    ssize_t w = write(pipe_fds[1], script + done, len - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) break;
+    done += (size_t)w;
+  }
+  close(pipe_fds[1]);
+  signal(SIGPIPE, old);
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* DIR/plot.png: measured MElem/s in predicted order, a moving average over five, and the
+ * prediction.  0 drawn, 1 after an error (nothing of the user's changed), 2 gnuplot missing. */
+static int draw_plot(const Results *r, int k, int dirfd, const char *dir) {
+  char *script = plot_script(r, k);
+  char *temp;
+  int fd = create_plot_temp(dirfd, &temp);
+  int status = fd < 0 ? -1 : run_gnuplot(script, fd);
+  free(script);
+  struct stat st;
+  bool written = fd >= 0 && status == 0 && fstat(fd, &st) == 0 && st.st_size > 0;
+  int saved = errno;
+  if (fd >= 0 && close(fd) != 0 && written) written = false, saved = errno;
+  if (written && renameat(dirfd, temp, dirfd, "plot.png") != 0) written = false, saved = errno;
+  if (!written && temp) unlinkat(dirfd, temp, 0);
+  free(temp);
+  if (written) return 0;
+  if (status == 127) return 2;
+  char *png = xasprintf("%s/plot.png", dir);
+  if (fd < 0 || status == 0)
+    diag_error((SrcLoc){.file = png}, "cannot write: %s; the plot is lost", strerror(saved));
+  else
+    diag_error((SrcLoc){.file = png}, "gnuplot failed (status %d); the plot is not drawn",
+               status);
+  free(png);
+  return 1;
+}
+
+/* DIR/results.xml, read as a plain file only (a link or a FIFO there is refused). */
+static char *read_results(int dirfd, const char *path, size_t *len) {
+  int fd = openat(dirfd, "results.xml", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    diag_error((SrcLoc){.file = path}, "cannot read: %s",
+               errno == ELOOP ? "a symbolic link; kasgen reads results.xml only as a plain file"
+                              : strerror(errno));
+    return NULL;
+  }
+  char *text = read_text_fd(fd, path, len);
+  close(fd);
+  return text;
+}
+
+bool report_text(const char *path, const char *text, size_t len, FILE *out, char **script) {
   Results r;
-  bool ok = results_parse(path, text, len, &r);
-  free(text);
-  if (!ok) {
-    free(path);
-    free(dir);
-    return EXIT_BAD_INPUT;
-  }
+  if (!results_parse(path, text, len, &r)) return false;
   qsort(r.rows, (size_t)r.nrows, sizeof *r.rows, compare_rows);
   int k;
   double rho = spearman_of(&r, &k);
-  print_results(&r, rho, k);
-  if (isfinite(rho) && isfinite(r.file_spearman) && fabs(rho - r.file_spearman) > 1e-3)
-    diag_warning((SrcLoc){.file = path}, "the file says Spearman %.4f; recomputed from its ranks "
-                                         "%.4f (shown above)",
-                 r.file_spearman, rho);
-  char *png = xasprintf("%s/plot.png", dir);
-  if (!have_gnuplot())
-    printf("gnuplot not found: no plot drawn\n");
-  else if (draw_plot(&r, png))
-    printf("wrote %s\n", png);
-  else
-    diag_warning((SrcLoc){.file = png}, "gnuplot failed; no plot drawn");
-  free(png);
+  if (out) print_results(&r, rho, k, out);
+  if (script) *script = plot_script(&r, k);
   results_free(&r);
+  return true;
+}
+
+int cmd_report(const CliOptions *o) {
+  if (!*o->spec) {
+    diag_error((SrcLoc){0}, "an empty folder name was given; expected the folder holding "
+                            "results.xml");
+    return EXIT_BAD_INPUT;
+  }
+  char *dir = xstrdup(o->spec);
+  for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/';) dir[--len] = '\0';
+  char *path = xasprintf("%s/results.xml", dir);
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  size_t len;
+  char *text = NULL;
+  if (dirfd < 0)
+    diag_error((SrcLoc){.file = dir}, "cannot open this folder: %s", strerror(errno));
+  else
+    text = read_results(dirfd, path, &len);
+  Results r;
+  bool ok = text && results_parse(path, text, len, &r);
+  if (!text)
+    diag_note((SrcLoc){.file = dir}, "results.xml is written by `make run` in a generated "
+                                     "folder on the GPU machine; copy it back here");
+  free(text);
+  int rc = ok ? EXIT_OK : EXIT_BAD_INPUT;
+  if (ok) {
+    qsort(r.rows, (size_t)r.nrows, sizeof *r.rows, compare_rows);
+    int k;
+    double rho = spearman_of(&r, &k);
+    print_results(&r, rho, k, stdout);
+    if (isfinite(rho) && isfinite(r.file_spearman) && fabs(rho - r.file_spearman) > 1e-3)
+      diag_warning((SrcLoc){.file = path}, "the file says Spearman %.4f; recomputed from its "
+                   "ranks %.4f (shown above)", r.file_spearman, rho);
+    fflush(stdout);
+    int drawn = draw_plot(&r, k, dirfd, dir);
+    if (drawn == 0)
+      printf("wrote %s/plot.png\n", dir);
+    else if (drawn == 2)
+      printf("gnuplot not found: no plot drawn\n");
+    else
+      rc = EXIT_BAD_INPUT;
+    results_free(&r);
+  }
+  if (dirfd >= 0) close(dirfd);
   free(path);
   free(dir);
-  return EXIT_OK;
+  return rc;
 }
