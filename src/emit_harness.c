@@ -785,9 +785,10 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Entry *ents, in
                        long default_n) {
   StrBuf sb;
   sb_init(&sb);
+  char *from = c_safe_text(dag->spec->path ? dag->spec->path : "-");
   sb_printf(&sb, "kasgen %s: spec %s (%s), %d calls; %d candidates, best predicted first.\n",
-            KASGEN_VERSION, dag->spec->name, dag->spec->path ? dag->spec->path : "-",
-            dag->nnodes, count);
+            KASGEN_VERSION, dag->spec->name, from, dag->nnodes, count);
+  free(from);
   sb_printf(&sb, "Prediction: %s.  Harness default n = %ld.\n\n",
             !db || db->analytic ? "analytic model (no timing database)"
                                 : db->path ? db->path : "timing database",

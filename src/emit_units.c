@@ -172,10 +172,12 @@ static char *candidates_h(const Dag *dag, const Unit *units, int nunits) {
             nunits);
   for (int u = 0; u < nunits; u++) {
     const char *n = units[u].name;
+    char *describe = c_safe_text(units[u].describe); /* holds the INI's variant text */
     sb_printf(&sb, "    {\"%s\", %.6g, %d, 1, \"%s\"\n#ifdef KAS_CANDIDATES_DEVICE\n     , "
                    "kas_%s_launch, kas_%s_workspace_bytes\n#endif\n#ifdef KAS_CANDIDATES_HOST\n"
                    "     , kas_%s_launch_host, kas_%s_host_workspace_bytes\n#endif\n    },\n",
-              n, units[u].plan->predicted_ns_per_elem, u + 1, units[u].describe, n, n, n, n);
+              n, units[u].plan->predicted_ns_per_elem, u + 1, describe, n, n, n, n);
+    free(describe);
   }
   sb_puts(&sb, "};\n#endif\n");
   return sb_take(&sb);

@@ -940,6 +940,13 @@ static void load_impls(Library *lib, Function *fn, const char *fdir) {
   if (fn->nimpls > 1) qsort(fn->impls, (size_t)fn->nimpls, sizeof *fn->impls, cmp_impl);
 }
 
+static bool is_identifier(const char *s) {
+  if (!isalpha((unsigned char)*s) && *s != '_') return false;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_') return false;
+  return true;
+}
+
 /* Whether the folder holds any .ini file (a folder without one is not a function's). */
 static bool folder_has_ini(const char *fdir) {
   int n = 0;
@@ -957,7 +964,12 @@ static void load_functions(Library *lib) {
     char *fdir = path_join(lib->dir, names[k]);
     if (is_dir(fdir) && folder_has_ini(fdir)) {
       char *fini = path_join(fdir, "function.ini");
-      if (!is_file(fini)) {
+      if (!is_identifier(names[k])) { /* the name goes into generated code as is */
+        char *shown = c_safe_text(names[k]);
+        diag_error((SrcLoc){.file = fdir}, "function folder '%s': the name must be an identifier "
+                   "([A-Za-z_][A-Za-z0-9_]*)", shown);
+        free(shown);
+      } else if (!is_file(fini)) {
         diag_error((SrcLoc){.file = fini}, "function folder without function.ini");
       } else {
         lib->funcs = xrealloc(lib->funcs, (size_t)(lib->nfuncs + 1) * sizeof *lib->funcs);
