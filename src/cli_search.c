@@ -49,6 +49,9 @@ static bool open_session(const CliOptions *o, Session *s) {
   if (!s->res) return false;
   if (s->res->ncands == 0) {
     diag_error((SrcLoc){.file = o->spec}, "no launchable partition into kernels was found");
+    diag_note((SrcLoc){.file = s->db->path}, "on the device this database describes (%s: at most "
+              "%d threads and %d bytes of shared memory per block)", s->db->dev.name,
+              s->db->dev.max_threads_per_block, s->db->dev.smem_per_block_optin);
     return false;
   }
   return true;

@@ -462,9 +462,11 @@ static int open_output_folder(const char *path) {
     fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT && mkdirat(pfd, last, 0777) == 0)
       fd = openat(pfd, last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+    struct stat st;
+    if (fd < 0 && (errno == ELOOP || errno == ENOTDIR) &&
+        fstatat(pfd, last, &st, AT_SYMLINK_NOFOLLOW) == 0)
       diag_error(file_loc(path), "exists and is not a folder (%s); refusing to write there",
-                 errno == ELOOP ? "a symbolic link" : "a file");
+                 S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
     else if (fd < 0)
       diag_error(file_loc(path), "cannot open or create this folder: %s", strerror(errno));
     close(pfd);
