@@ -265,7 +265,7 @@ static bool install_file(const EmitDir *d, const char *rel, const char *text) {
 
 /* Writes the manifest listing `entries` (sorted here) through its temporary name and rename(). */
 static bool write_manifest(const EmitDir *d, char **entries, int n) {
-  qsort(entries, (size_t)n, sizeof *entries, compare_strings);
+  if (n > 1) qsort(entries, (size_t)n, sizeof *entries, compare_strings);
   StrBuf sb;
   sb_init(&sb);
   sb_puts(&sb, MANIFEST_HEADER "  kasgen overwrites and removes only\n"

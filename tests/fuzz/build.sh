@@ -16,6 +16,19 @@ flags=(-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Isrc -Itests
   src/fusion.c src/util.c
 echo "built $out/fuzz_spec"
 
+# The files that cross machines and the output folder (issue #16): the timing-database loader,
+# the results-file reader behind `kasgen report`, and the output-folder logic.
+xml_libs=$(pkg-config --libs libxml-2.0)
+xml_cflags=$(pkg-config --cflags libxml-2.0)
+"$cc" "${flags[@]}" $xml_cflags -o "$out/fuzz_timingdb" tests/fuzz/fuzz_timingdb.c src/timingdb.c \
+  src/xml_input.c src/util.c $xml_libs -lm
+echo "built $out/fuzz_timingdb"
+"$cc" "${flags[@]}" $xml_cflags -o "$out/fuzz_results" tests/fuzz/fuzz_results.c src/report.c \
+  src/xml_input.c src/util.c $xml_libs -lm
+echo "built $out/fuzz_results"
+"$cc" "${flags[@]}" -o "$out/fuzz_outdir" tests/fuzz/fuzz_outdir.c src/emit_files.c src/util.c
+echo "built $out/fuzz_outdir"
+
 # The INI loader's target: its own script builds it (argument 0 = build only, no run).
 if [ -f tests/fuzz/fuzz_ini.sh ]; then
   FUZZ_OUT="$out" FUZZ_CC="$cc" bash tests/fuzz/fuzz_ini.sh 0
