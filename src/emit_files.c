@@ -527,8 +527,9 @@ const char *emit_dir_text(const EmitDir *d, const char *relpath) {
 
 /* ---- closing: manifest, files, removals, manifest ----------------------------------------- */
 
-/* Removes the old file rel if it is still a plain file, then its folders while they are empty.
- * True when it is gone; false (errno set) when something else stands in its way.  Nothing is
+/* Removes the old file rel if it is still a plain file, then its folders while they are empty
+ * (only when the file was there: a folder that was already empty is left alone).  True when it
+ * is gone; false (errno set) when something else stands in its way.  Nothing is
  * followed: every folder of the path is opened with O_NOFOLLOW from the one before. */
 static bool remove_old_file(const EmitDir *d, const char *rel) {
   char *parts = xstrdup(rel);
@@ -551,9 +552,12 @@ static bool remove_old_file(const EmitDir *d, const char *rel) {
       break;
     }
   }
+  struct stat st;
+  if (!gone && ok && fstatat(fds[n - 1], names[n - 1], &st, AT_SYMLINK_NOFOLLOW) != 0)
+    gone = errno == ENOENT, ok = gone;
   if (!gone && ok) ok = remove_plain_file(fds[n - 1], names[n - 1]);
   int saved = errno;
-  bool parents = ok && !gone; /* the folders of a file just removed, innermost first */
+  bool parents = ok && !gone; /* folders emptied by removing the file now, innermost first */
   for (int k = opened - 1; k > 0; k--) {
     close(fds[k]);
     if (parents && unlinkat(fds[k - 1], names[k - 1], AT_REMOVEDIR) != 0) parents = false;

@@ -435,6 +435,29 @@ static void symlinks_and_run_outputs_are_never_followed_or_deleted(void **state)
   free(tmp);
 }
 
+/* Found by fuzz_outdir: a listed file that is already gone must not make kasgen remove the empty
+ * folders on its path, which it did not empty (they may be the user's). */
+static void empty_folders_of_a_gone_file_are_left_alone(void **state) {
+  (void)state;
+  char *dir = make_tempdir();
+  char *a = xasprintf("%s/a", dir), *aa = xasprintf("%s/a/a", dir);
+  assert_int_equal(mkdir(a, 0777), 0);
+  assert_int_equal(mkdir(aa, 0777), 0);
+  put_file(dir, ".kasgen-manifest", "a/a/gone.txt\n");
+  diag_reset();
+  assert_true(run_emit(dir, (const char *const[]){"b.txt", "b\n", NULL}));
+  assert_true(exists(dir, "a/a"));
+  /* a file that is there is removed, and the folders it leaves empty with it */
+  put_file(dir, "a/a/x.txt", "ours\n");
+  put_file(dir, ".kasgen-manifest", "a/a/x.txt\nb.txt\n");
+  assert_true(run_emit(dir, (const char *const[]){"b.txt", "b\n", NULL}));
+  assert_false(exists(dir, "a"));
+  free(a);
+  free(aa);
+  rm_rf(dir);
+  free(dir);
+}
+
 /* A manifest of 200,000 lines (once a minute of pairwise comparisons) is read, checked against
  * the tree and replaced by one listing this run's files. */
 static void huge_manifest_is_handled(void **state) {
@@ -550,6 +573,7 @@ int main(void) {
       cmocka_unit_test(interrupted_run_can_be_rerun),
       cmocka_unit_test(disk_full_run_can_be_rerun),
       cmocka_unit_test(symlinks_and_run_outputs_are_never_followed_or_deleted),
+      cmocka_unit_test(empty_folders_of_a_gone_file_are_left_alone),
       cmocka_unit_test(huge_manifest_is_handled),
       cmocka_unit_test(run_outputs_are_tolerated_never_written),
       cmocka_unit_test(emit_all_writes_the_documented_layout),
