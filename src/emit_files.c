@@ -12,6 +12,8 @@
  *
  * Emitters hand their files to emit_dir_write, which keeps them in memory; emit_dir_close writes
  * them like a careful installer:
+ *   0. every file's place is checked: folders are folders, the names it and its temporary take
+ *      are free or kasgen's own; otherwise nothing is written;
  *   1. the manifest first (atomically: a temporary file and rename), listing the old entries, the
  *      new files and the temporary name each new file is written through;
  *   2. each file through its temporary `.<name>.kasgen-tmp` and rename();
@@ -258,6 +260,37 @@ static bool install_file(const EmitDir *d, const char *rel, const char *text) {
                "every file kasgen wrote, so rerunning kasgen will work", strerror(saved));
     }
   }
+  free(temp);
+  close(dirfd);
+  return ok;
+}
+
+/* Before the first manifest: whether rel can be installed.  Its folders must be folders (or
+ * missing), the file itself a plain file of the old manifest (or missing), and its temporary name
+ * free (or a leftover plain file the old manifest lists).  Otherwise nothing is written at all, so
+ * the manifest never lists a name that something else holds, and the next run accepts the folder.
+ * false + diagnostic. */
+static bool can_install(const EmitDir *d, const char *rel) {
+  int dirfd = open_parent(d, rel, false);
+  if (dirfd < 0) {
+    if (errno == ENOENT) return true; /* its folder will be created */
+    error_at(d, rel, "cannot create the folder for this file: %s (a file or a symbolic link is "
+             "in the way)", strerror(errno));
+    return false;
+  }
+  char *temp = temp_of(rel);
+  struct stat st;
+  bool ok = false;
+  if (fstatat(dirfd, base_name(rel), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      (!S_ISREG(st.st_mode) || !paths_contain(&d->old, rel)))
+    error_at(d, rel, "%s", "something kasgen did not write is where this file goes; nothing was "
+             "written");
+  else if (fstatat(dirfd, base_name(temp), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           (!S_ISREG(st.st_mode) || !paths_contain(&d->old, temp)))
+    error_at(d, temp, "%s", "something kasgen did not write has the name of kasgen's temporary "
+             "file; nothing was written");
+  else
+    ok = true;
   free(temp);
   close(dirfd);
   return ok;
@@ -578,6 +611,7 @@ bool emit_dir_close(EmitDir *d) {
     paths_add(&all, temp);
     free(temp);
   }
+  for (int i = 0; ok && i < d->written.n; i++) ok = can_install(d, d->written.items[i]);
   if (ok && d->manifest_temp) ok = remove_plain_file(d->fd, MANIFEST_TEMP);
   if (ok) ok = write_manifest(d, all.items, all.n);
   for (int i = 0; ok && i < d->written.n; i++)

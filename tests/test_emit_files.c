@@ -458,6 +458,40 @@ static void empty_folders_of_a_gone_file_are_left_alone(void **state) {
   free(dir);
 }
 
+/* Found by fuzz_outdir: a user's folder named like the temporary file of a file to be written
+ * once made the write fail after the manifest listed that name, and every later run refused the
+ * folder ("listed in the manifest as a file but now a folder").  Now the places are checked before
+ * the manifest is written: nothing is written, the error names the folder, the next run opens. */
+static void names_in_the_way_are_found_before_anything_is_written(void **state) {
+  (void)state;
+  char *dir = make_tempdir();
+  assert_true(run_emit(dir, (const char *const[]){"b.txt", "b\n", NULL}));
+  char *m_before = get_file(dir, ".kasgen-manifest");
+  char *in_way = xasprintf("%s/.a.txt.kasgen-tmp", dir);
+  assert_int_equal(mkdir(in_way, 0777), 0); /* an empty folder: the tree check accepts it */
+  diag_reset();
+  capture_start();
+  assert_false(run_emit(dir, (const char *const[]){"a.txt", "a\n", "b.txt", "new\n", NULL}));
+  char *msgs = capture_end();
+  assert_contains(msgs, "/.a.txt.kasgen-tmp: error: something kasgen did not write has the name "
+                        "of kasgen's temporary file; nothing was written");
+  free(msgs);
+  char *m_after = get_file(dir, ".kasgen-manifest");
+  assert_string_equal(m_before, m_after);
+  assert_file(dir, "b.txt", "b\n");
+  assert_false(exists(dir, "a.txt"));
+  assert_true(exists(dir, ".a.txt.kasgen-tmp"));
+  diag_reset();
+  EmitDir *d = emit_dir_open(dir); /* still kasgen's folder */
+  assert_non_null(d);
+  assert_true(emit_dir_close(d));
+  free(m_before);
+  free(m_after);
+  free(in_way);
+  rm_rf(dir);
+  free(dir);
+}
+
 /* A manifest of 200,000 lines (once a minute of pairwise comparisons) is read, checked against
  * the tree and replaced by one listing this run's files. */
 static void huge_manifest_is_handled(void **state) {
@@ -574,6 +608,7 @@ int main(void) {
       cmocka_unit_test(disk_full_run_can_be_rerun),
       cmocka_unit_test(symlinks_and_run_outputs_are_never_followed_or_deleted),
       cmocka_unit_test(empty_folders_of_a_gone_file_are_left_alone),
+      cmocka_unit_test(names_in_the_way_are_found_before_anything_is_written),
       cmocka_unit_test(huge_manifest_is_handled),
       cmocka_unit_test(run_outputs_are_tolerated_never_written),
       cmocka_unit_test(emit_all_writes_the_documented_layout),
