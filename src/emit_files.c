@@ -580,7 +580,9 @@ static bool remove_old_file(const EmitDir *d, const char *rel) {
     fds[opened] = openat(fds[opened - 1], names[opened - 1],
                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fds[opened] < 0) {
-      gone = errno == ENOENT; /* its folder is gone: so is the file */
+      /* a folder of its path is missing, or not a folder (links were refused at open): the
+       * file cannot be there */
+      gone = errno == ENOENT || errno == ENOTDIR;
       ok = gone;
       break;
     }
@@ -588,6 +590,9 @@ static bool remove_old_file(const EmitDir *d, const char *rel) {
   struct stat st;
   if (!gone && ok && fstatat(fds[n - 1], names[n - 1], &st, AT_SYMLINK_NOFOLLOW) != 0)
     gone = errno == ENOENT, ok = gone;
+  /* A folder where the listed file was: this run made it, for files of its own (a listed path
+   * that was a folder at open was refused).  Folders are never listed: the entry just goes. */
+  if (!gone && ok && S_ISDIR(st.st_mode)) gone = true;
   if (!gone && ok) ok = remove_plain_file(fds[n - 1], names[n - 1]);
   int saved = errno;
   bool parents = ok && !gone; /* folders emptied by removing the file now, innermost first */
@@ -603,8 +608,16 @@ static bool remove_old_file(const EmitDir *d, const char *rel) {
 bool emit_dir_close(EmitDir *d) {
   if (!d) return false;
   bool ok = diag_error_count() <= d->errors_at_open; /* else: write nothing at all */
-  PathSet all = {0}; /* old entries, new files and their temporaries: the first manifest */
-  for (int i = 0; ok && i < d->old.n; i++) paths_add(&all, d->old.items[i]);
+  /* The first manifest: old entries, new files and their temporaries; not an old entry that a
+   * new file needs as a folder (folders are never listed: the next run would refuse it). */
+  PathSet folders = {0}, all = {0};
+  for (int i = 0; ok && i < d->written.n; i++) {
+    char *p = xstrdup(d->written.items[i]);
+    for (char *slash; (slash = strrchr(p, '/'));) *slash = '\0', paths_add(&folders, p);
+    free(p);
+  }
+  for (int i = 0; ok && i < d->old.n; i++)
+    if (!paths_contain(&folders, d->old.items[i])) paths_add(&all, d->old.items[i]);
   for (int i = 0; ok && i < d->written.n; i++) {
     char *temp = temp_of(d->written.items[i]);
     paths_add(&all, d->written.items[i]);
@@ -632,6 +645,7 @@ bool emit_dir_close(EmitDir *d) {
   if (ok) ok = write_manifest(d, kept.items, kept.n);
   paths_free(&kept);
   paths_free(&all);
+  paths_free(&folders);
   for (int i = 0; i < d->written.n; i++) free(d->files[i].text);
   free(d->files);
   paths_free(&d->old);

@@ -492,6 +492,25 @@ static void names_in_the_way_are_found_before_anything_is_written(void **state) 
   free(dir);
 }
 
+/* Found by fuzz_outdir: a listed file that is gone, whose name this run needs as a folder, once
+ * stayed in the manifest as a "file" that is now a folder, and the next run refused the folder. */
+static void a_listed_name_becoming_a_folder_leaves_the_manifest(void **state) {
+  (void)state;
+  char *dir = make_tempdir();
+  put_file(dir, ".kasgen-manifest", "common\nb.txt\n");
+  put_file(dir, "b.txt", "b\n");
+  diag_reset();
+  assert_true(run_emit(dir, (const char *const[]){"common/x.h", "x\n", NULL}));
+  assert_int_equal(diag_error_count(), 0);
+  char *m = get_file(dir, ".kasgen-manifest");
+  assert_null(strstr(m, "\ncommon\n"));
+  assert_contains(m, "\ncommon/x.h\n");
+  free(m);
+  assert_true(run_emit(dir, (const char *const[]){"common/x.h", "y\n", NULL})); /* reopens */
+  rm_rf(dir);
+  free(dir);
+}
+
 /* A manifest of 200,000 lines (once a minute of pairwise comparisons) is read, checked against
  * the tree and replaced by one listing this run's files. */
 static void huge_manifest_is_handled(void **state) {
@@ -609,6 +628,7 @@ int main(void) {
       cmocka_unit_test(symlinks_and_run_outputs_are_never_followed_or_deleted),
       cmocka_unit_test(empty_folders_of_a_gone_file_are_left_alone),
       cmocka_unit_test(names_in_the_way_are_found_before_anything_is_written),
+      cmocka_unit_test(a_listed_name_becoming_a_folder_leaves_the_manifest),
       cmocka_unit_test(huge_manifest_is_handled),
       cmocka_unit_test(run_outputs_are_tolerated_never_written),
       cmocka_unit_test(emit_all_writes_the_documented_layout),

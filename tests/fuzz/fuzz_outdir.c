@@ -354,7 +354,7 @@ static void check_written(const Writes *w) {
   for (int i = 0; i < n; i++) sb_printf(&want, "%s\n", sorted[i]);
   char *m = in_out(".kasgen-manifest");
   char *got = slurp(m);
-  if (strcmp(got, want.data)) abort();
+  if (strcmp(got, want.data)) fprintf(stderr, "fuzz_outdir: manifest\n%s\nexpected\n%s", got, want.data), abort();
   free(got);
   free(m);
   sb_free(&want);
