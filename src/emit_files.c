@@ -478,8 +478,11 @@ static bool check_entry(EmitDir *d, int dirfd, const char *rel, const char *name
 static int open_output_folder(const char *path) {
   const char *slash = strrchr(path, '/');
   const char *last = slash ? slash + 1 : path;
-  if (!strcmp(last, ".") || !strcmp(last, "..") || !*last) /* "--out ." names a folder as is */
-    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (!strcmp(last, ".") || !strcmp(last, "..") || !*last) { /* "--out ." names it as is */
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) diag_error(file_loc(path), "cannot open this folder: %s", strerror(errno));
+    return fd;
+  }
   char *parent = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
   int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (pfd < 0 && errno == ENOENT) { /* mkdir -p of the parent, which the user named */
