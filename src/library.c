@@ -25,6 +25,9 @@
 /* inih's heap line buffer; longer lines are rejected before inih sees them. */
 #define MAX_INI_LINE 8192
 #define MAX_IO_ROUTINES 16
+/* Types are looked up by a linear search (a library has a handful); a types.ini of 100,000 types
+ * would make loading it, and every spec declaration, quadratic. */
+#define MAX_TYPES 1000
 
 /* ---- INI reading with line numbers -------------------------------------------------------- */
 
@@ -200,6 +203,7 @@ typedef struct {
   Library *lib;
   KType *current; /* type of the section being read, NULL outside a type */
   bool *has_size; /* per type */
+  bool too_many;  /* MAX_TYPES reached and reported */
 } TypesCtx;
 
 /* [typename] */
@@ -212,6 +216,11 @@ static void types_section(IniFile *f, const char *name, SrcLoc loc) {
     if (!isalnum((unsigned char)*s) && *s != '_') ok = false;
   if (!ok) {
     diag_error(loc, "bad type name '%s' (letters, digits and '_' only)", name);
+    return;
+  }
+  if (lib->ntypes >= MAX_TYPES) {
+    if (!c->too_many) diag_error(loc, "more than %d types", MAX_TYPES);
+    c->too_many = true;
     return;
   }
   if (library_find_type(lib, name)) {

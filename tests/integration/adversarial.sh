@@ -127,6 +127,10 @@ cp -r "$repo/tests/fixtures/lib_ok" lib35
   cat "$repo/tests/fixtures/lib_ok/vcopy3/vcopy3_1.cu"; } >lib35/vcopy3/vcopy3_1.cu
 k list --library lib35
 [ "$rc" = 0 ] || [ "$rc" = 1 ] || fail ".cu of 35,000 unclosed definitions: exit $rc"
+cp -r "$repo/tests/fixtures/lib_ok" libtypes
+python3 -c "print(''.join('[t%d]\nsize = 1\n' % i for i in range(100000)), end='')" >>libtypes/types.ini
+k list --library libtypes
+expect 1 "types.ini:[0-9]+:1: error: more than 1000 types" "types.ini of 100,000 types"
 gen o7
 python3 -c "print(''.join('cand%06d/kernels.cu\n' % i for i in range(200000)), end='')" >>o7/synctest/.kasgen-manifest
 gen o7
