@@ -310,14 +310,15 @@ static void parse_root(DbParser *p, xmlNodePtr root, TimingDb *db) {
              version);
   free(version);
   if (p->failed) return;
-  int ndevices = 0;
+  int ndevices = 0, ngenerated = 0;
   for (xmlNodePtr c = root->children; c && p->nerrors < MAX_DB_ERRORS; c = c->next) {
     if (c->type != XML_ELEMENT_NODE) continue;
     if (is_element(c, "device")) {
       if (ndevices++) db_error(p, c, "more than one <device>");
       else parse_device(p, c, &db->dev);
     } else if (is_element(c, "generated")) {
-      if (db->date) db_error(p, c, "more than one <generated>");
+      /* counted, not db->date: a first one without a date was read twice, and leaked */
+      if (ngenerated++) db_error(p, c, "more than one <generated>");
       else parse_generated(p, c, db);
     } else if (is_element(c, "routine")) {
       parse_routine(p, c, db);

@@ -141,6 +141,9 @@ static void test_errors(void **state) {
   expect_error(HEAD "<device name=\"T\" slug=\"t\"/>\n" TAIL, "mem.xml:3",
                "lacks the attribute 'sm-count'");
   expect_error(HEAD DEVICE DEVICE TAIL, "mem.xml:4", "more than one <device>");
+  /* found by fuzz_timingdb: a first <generated> without a date was read again (a leak, ASan) */
+  expect_error(HEAD DEVICE "<generated nvcc=\"13\"/>\n<generated nvcc=\"13\"/>\n" TAIL,
+               "mem.xml:5", "more than one <generated>");
   expect_error(HEAD DEVICE "<frobnicate/>\n" TAIL, "mem.xml:4", "unknown element <frobnicate>");
   expect_error(HEAD DEVICE "<routine impl=\"a_1\" kind=\"copy\" index=\"0\" placement=\"shared\">"
                            "<point e=\"1\" extra-smem=\"0\" ns=\"1\"/></routine>\n" TAIL,
