@@ -174,25 +174,13 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
 }
 
 /* Duplicates among the rows (a rank or a name twice), found by sorting pointers to the rows by
- * one key and then by line: O(n log n), each reported at its second occurrence. */
-typedef int (*RowKeyCmp)(const ResultRow *a, const ResultRow *b);
-
-static int cmp_predicted(const ResultRow *a, const ResultRow *b);
-static int cmp_measured(const ResultRow *a, const ResultRow *b);
-static int cmp_name(const ResultRow *a, const ResultRow *b);
-
-static int then_by_line(int c, const ResultRow *a, const ResultRow *b) {
-  return c ? c : (a->line > b->line) - (a->line < b->line);
-}
-
-#define ROW_PTR_CMP(fn, key)                                                                   \
-  static int fn(const void *x, const void *y) {                                                \
-    const ResultRow *a = *(const ResultRow *const *)x, *b = *(const ResultRow *const *)y;      \
-    return then_by_line(key(a, b), a, b);                                                      \
-  }
-ROW_PTR_CMP(cmp_predicted_line, cmp_predicted)
-ROW_PTR_CMP(cmp_measured_line, cmp_measured)
-ROW_PTR_CMP(cmp_name_line, cmp_name)
+ * one key and then by line: O(n log n), each reported at its second occurrence.  A key is a
+ * comparison and a label: what the message calls the value, NULL for values that may repeat
+ * (rank 0 marks the unranked "unfused"). */
+typedef struct {
+  int (*cmp)(const ResultRow *a, const ResultRow *b);
+  char *(*label)(const ResultRow *r); /* malloc'ed */
+} RowKey;
 
 static int cmp_predicted(const ResultRow *a, const ResultRow *b) {
   return (a->predicted_rank > b->predicted_rank) - (a->predicted_rank < b->predicted_rank);
@@ -206,20 +194,39 @@ static int cmp_name(const ResultRow *a, const ResultRow *b) {
   return strcmp(a->name ? a->name : "", b->name ? b->name : "");
 }
 
-static void report_duplicates(ResultsParser *p, const Results *r, RowKeyCmp key,
-                              int (*sort_cmp)(const void *, const void *), const char *what) {
+static char *predicted_label(const ResultRow *r) {
+  return r->predicted_rank ? xasprintf("predicted-rank %ld", r->predicted_rank) : NULL;
+}
+
+static char *measured_label(const ResultRow *r) {
+  return r->measured_rank ? xasprintf("measured-rank %ld", r->measured_rank) : NULL;
+}
+
+static char *name_label(const ResultRow *r) {
+  if (!r->name) return NULL;
+  char *shown = c_safe_text(r->name), *label = xasprintf("candidate '%s'", shown);
+  free(shown);
+  return label;
+}
+
+static const RowKey *sort_key; /* for qsort, which takes no context */
+
+static int cmp_by_key_then_line(const void *x, const void *y) {
+  const ResultRow *a = *(const ResultRow *const *)x, *b = *(const ResultRow *const *)y;
+  int c = sort_key->cmp(a, b);
+  return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+static void report_duplicates(ResultsParser *p, const Results *r, const RowKey *key) {
   const ResultRow **sorted = xmalloc(sizeof *sorted * (size_t)(r->nrows ? r->nrows : 1));
   for (int i = 0; i < r->nrows; i++) sorted[i] = &r->rows[i];
-  qsort(sorted, (size_t)r->nrows, sizeof *sorted, sort_cmp);
+  sort_key = key;
+  if (r->nrows > 1) qsort(sorted, (size_t)r->nrows, sizeof *sorted, cmp_by_key_then_line);
   for (int i = 1; i < r->nrows && p->nerrors < MAX_RESULTS_ERRORS; i++) {
-    const ResultRow *a = sorted[i - 1], *b = sorted[i];
-    if (key(a, b) != 0) continue;
-    if (key == cmp_predicted && b->predicted_rank)
-      results_error_at(p, b->line, "predicted-rank %ld appears twice", b->predicted_rank);
-    else if (key == cmp_measured && b->measured_rank)
-      results_error_at(p, b->line, "measured-rank %ld appears twice", b->measured_rank);
-    else if (key == cmp_name && b->name)
-      results_error_at(p, b->line, "%s '%s' appears twice", what, b->name);
+    if (key->cmp(sorted[i - 1], sorted[i]) != 0) continue;
+    char *label = key->label(sorted[i]);
+    if (label) results_error_at(p, sorted[i]->line, "%s appears twice", label);
+    free(label);
   }
   free(sorted);
 }
@@ -263,9 +270,9 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
   if (!ndevice) results_error(p, root, "<kasgen-results> has no <device>");
   if (!nrun) results_error(p, root, "<kasgen-results> has no <run>");
   if (!r->nrows) results_error(p, root, "<kasgen-results> has no <candidate>");
-  report_duplicates(p, r, cmp_predicted, cmp_predicted_line, "predicted-rank");
-  report_duplicates(p, r, cmp_measured, cmp_measured_line, "measured-rank");
-  report_duplicates(p, r, cmp_name, cmp_name_line, "candidate");
+  static const RowKey keys[] = {{cmp_predicted, predicted_label}, {cmp_measured, measured_label},
+                                {cmp_name, name_label}};
+  for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) report_duplicates(p, r, &keys[k]);
 }
 
 static void results_free(Results *r) {
