@@ -23,6 +23,8 @@ expect() { # expect RC MESSAGE-REGEX NAME: the last k's status and a line of its
 }
 spec=$repo/specs/synctest.spec
 gen() { k "$spec" --no-db --top 1 --out "$1"; } # a generated folder: $1/synctest
+# lib_with DIR FILE MAKER: the fixture library copied to DIR, with FILE replaced by `MAKER FILE`
+lib_with() { cp -r "$repo/tests/fixtures/lib_ok" "$1" && rm "$1/$2" && "$3" "$1/$2"; }
 
 # ---- nothing from a results file is executed ------------------------------------------------
 mkdir inj
@@ -155,7 +157,7 @@ k fifo.spec
 expect 1 "fifo.spec: error: cannot read: it is a FIFO \(named pipe\), not a regular file" "FIFO as the spec"
 k plan "$spec" --db fifo.xml
 expect 1 "fifo.xml: error: cannot read: it is a FIFO" "FIFO as the database"
-cp -r "$repo/tests/fixtures/lib_ok" libfifo && rm libfifo/vcopy3/vcopy3_1.cu && mkfifo libfifo/vcopy3/vcopy3_1.cu
+lib_with libfifo vcopy3/vcopy3_1.cu mkfifo
 k list --library libfifo
 expect 1 "vcopy3_1.cu: error: cannot read: it is a FIFO" "FIFO as a library .cu"
 
@@ -186,10 +188,10 @@ k folder.spec
 expect 1 "folder.spec: error: cannot read: it is a folder, not a regular file" "folder as the spec"
 k plan "$spec" --db folder.xml
 expect 1 "folder.xml: error: cannot read: it is a folder" "folder as the database"
-cp -r "$repo/tests/fixtures/lib_ok" libdir && rm libdir/vcopy3/vcopy3_1.cu && mkdir libdir/vcopy3/vcopy3_1.cu
+lib_with libdir vcopy3/vcopy3_1.cu mkdir
 k list --library libdir
 expect 1 "vcopy3_1.cu: error: cannot read: it is a folder" "folder as a library .cu"
-cp -r "$repo/tests/fixtures/lib_ok" libini && rm libini/vcopy3/vcopy3_1.ini && mkdir libini/vcopy3/vcopy3_1.ini
+lib_with libini vcopy3/vcopy3_1.ini mkdir
 k list --library libini
 expect 1 "vcopy3_1.ini: error: cannot read: it is a folder" "folder as an INI file"
 k ""
