@@ -48,7 +48,7 @@ static bool open_session(const CliOptions *o, Session *s) {
   if (!(s->db = cli_load_timingdb(o))) return false;
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,
                       .progress = isatty(STDERR_FILENO)};
-  s->res = search_run(s->dag, s->lib, s->db, &so);
+  s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
   if (s->res->ncands == 0) {
     diag_error((SrcLoc){.file = o->spec}, "no launchable partition into kernels was found");

@@ -47,9 +47,8 @@ typedef struct {
 } LinMemo;
 
 typedef struct {
-  const Dag *dag;
-  const Library *lib;
-  const TimingDb *db;
+  SearchContext *ctx;
+  const Dag *dag; /* ctx->dag */
   NodeSet nodes;
   int ncalls;
   int node[LIN_MAX_CALLS]; /* node index of local call c, ascending (topological) */
@@ -207,12 +206,12 @@ static bool value_active(const FusionInfo *fi, int v, int nactive) {
 
 /* Writers (the load or the producer's compute, uses[0]) must cover every offset the readers
  * touch, and everything must lie inside the buffer; otherwise the combination is not valid. */
-static bool covered(const PatternUse *uses, int nuses, int nfloats) {
+static bool covered(AccessCache *ac, const PatternUse *uses, int nuses, int nfloats) {
   for (int u = 1; u < nuses; u++)
-    if (!plan_pattern_covers(uses[0].pat, uses[0].shape, uses[u].pat, uses[u].shape, nfloats))
+    if (!access_covers(ac, uses[0].pat, uses[0].shape, uses[u].pat, uses[u].shape, nfloats))
       return false;
-  return nuses > 1 || plan_pattern_covers(uses[0].pat, uses[0].shape, uses[0].pat,
-                                          uses[0].shape, nfloats);
+  return nuses > 1 ||
+         access_covers(ac, uses[0].pat, uses[0].shape, uses[0].pat, uses[0].shape, nfloats);
 }
 
 static const int *memo_order(FusionInfo *fi, const LinearizeProblem *lp, int nactive,
@@ -305,7 +304,8 @@ static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, K
     Buffer *buf = &p->buffers[b];
     *buf = (Buffer){.value = fi->value[v], .offset = -1, .load_call = -1, .load_index = -1,
                     .save_index = -1, .first_use = -1, .last_use = -1};
-    bool reg = placement_decide(uses, nuses, &buf->reg_floats, explain ? &buf->why : NULL);
+    bool reg = placement_decide(fi->ctx->access, uses, nuses, &buf->reg_floats,
+                                explain ? &buf->why : NULL);
     buf->place = reg ? PLACE_REGISTER : PLACE_SHARED;
     if (!reg) buf->bytes = ch->e * fi->floats[v] * 4;
     if (fi->producer[v] < 0) {
@@ -316,7 +316,7 @@ static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, K
       buf->saved = true;
       buf->save_index = save_routine(fi, ch, v)->index;
     }
-    if (!reg && !covered(uses, nuses, ch->e * fi->floats[v])) return false;
+    if (!reg && !covered(fi->ctx->access, uses, nuses, ch->e * fi->floats[v])) return false;
   }
   return true;
 }
@@ -443,9 +443,9 @@ static bool plan_barriers(const FusionInfo *fi, KernelPlan *p, BuildState *bs, b
   StepAccesses *sa = step_accesses(fi, p, bs, full);
   bool ok = true;
   if (full)
-    ok = sync_plan(p, sa);
+    ok = sync_plan(fi->ctx->access, p, sa);
   else
-    p->barriers = sync_estimate(p, sa);
+    p->barriers = sync_estimate(fi->ctx->access, p, sa);
   free(sa);
   return ok;
 }
@@ -474,8 +474,8 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
   }
   if (ok) ok = plan_barriers(fi, p, &bs, full);
   if (ok) {
-    p->regs_estimate = model_estimate_registers(p, fi->dag);
-    p->predicted_ns_per_elem = model_predict_kernel(p, fi->dag, fi->db);
+    p->regs_estimate = model_estimate_registers(p);
+    p->predicted_ns_per_elem = model_predict_kernel(fi->ctx, p);
     ok = isfinite(p->predicted_ns_per_elem);
   }
   pool_free(&bs.labels);
@@ -708,12 +708,11 @@ static int by_prediction(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void fusion_info_init(FusionInfo *fi, const Dag *dag, const Library *lib,
-                             const TimingDb *db, NodeSet nodes) {
+static void fusion_info_init(FusionInfo *fi, SearchContext *ctx, NodeSet nodes) {
+  const TimingDb *db = ctx->db;
   memset(fi, 0, sizeof *fi);
-  fi->dag = dag;
-  fi->lib = lib;
-  fi->db = db;
+  fi->ctx = ctx;
+  fi->dag = ctx->dag;
   fi->nodes = nodes;
   fi->smem_limit = db && db->dev.smem_per_block_optin > 0 ? db->dev.smem_per_block_optin
                                                           : DEFAULT_SMEM_LIMIT;
@@ -723,10 +722,9 @@ static void fusion_info_init(FusionInfo *fi, const Dag *dag, const Library *lib,
                          : KAS_MAX_THREADS;
 }
 
-KernelPlan **combine_fusion(const Dag *dag, const Library *lib, const TimingDb *db,
-                            NodeSet nodes, bool keep_all, int *nplans_out) {
+KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out) {
   FusionInfo *fi = xmalloc(sizeof *fi);
-  fusion_info_init(fi, dag, lib, db, nodes);
+  fusion_info_init(fi, ctx, nodes);
   PlanList out = {0};
   if (nodes != 0 && classify(fi)) {
     if (keep_all) {

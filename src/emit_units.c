@@ -387,7 +387,9 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
   Dag *dag = spec ? dag_build(spec) : NULL;
   bool ok = dag != NULL;
   int nplans = 0;
-  KernelPlan **plans = ok ? combine_fusion(dag, lib, db, 1, true, &nplans) : NULL;
+  SearchContext *ctx = ok ? search_context_new(dag, db) : NULL;
+  KernelPlan **plans = ok ? combine_fusion(ctx, 1, true, &nplans) : NULL;
+  search_context_free(ctx);
   Unit units[MAX_UNITS_PER_FN];
   int nunits = 0;
   for (int i = 0; ok && i < fn->nimpls && nunits + 2 <= MAX_UNITS_PER_FN; i++) {

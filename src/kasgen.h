@@ -531,27 +531,56 @@ void linearize_evaluate(const LinearizeProblem *p, const int *order, int *peak_o
  * of 16; returns the peak (end of the highest buffer, multiple of 16). */
 int smem_allocate(const int *bytes, const int *first, const int *last, int n, int *offset_out);
 
+/* The search context: what one search (or one `kasgen units` run) computes once and reuses
+ * while it builds plans.  It owns every cache and memo of the plan stages -- the access sets of
+ * patterns and the pattern-pair relations (access_cache.c), the model's access profiles, grid
+ * floors and missing-routine warnings (model.c) -- so that no stage keeps state of its own and
+ * nothing needs clearing: the entries are keyed by the addresses of the library's patterns and
+ * of the database, and a context lives no longer than they do.  search_context_new makes one (the
+ * search driver, `units`, tests), the stages receive it, search_context_free ends it. */
+typedef struct AccessCache AccessCache;
+typedef struct ModelMemo ModelMemo;
+typedef struct {
+  const Dag *dag;
+  const TimingDb *db;
+  AccessCache *access;
+  ModelMemo *model;
+} SearchContext;
+SearchContext *search_context_new(const Dag *dag, const TimingDb *db); /* search.c */
+void search_context_free(SearchContext *ctx);
+
+/* access_cache.c: every thread's access set of a pattern at a shape, evaluated once per
+ * context.  NULL after a diagnostic if an expression cannot be evaluated; else an array of
+ * bx*by*bz sets indexed by linear thread id. */
+AccessCache *access_cache_new(void);
+void access_cache_free(AccessCache *ac);
+const AccessSet *access_sets(AccessCache *ac, const Pattern *p, BlockShape shape);
+/* Register extent over all threads (largest offset - start + 1, at least 1); -1 when a thread
+ * touches an offset below its start or the pattern cannot be evaluated. */
+int access_extent(AccessCache *ac, const Pattern *p, BlockShape shape);
+/* The first linear thread id whose accesses (start and offsets) differ under a and b, -1 when
+ * none does, -2 when a pattern cannot be evaluated; memoized. */
+int access_first_difference(AccessCache *ac, const Pattern *a, BlockShape sa, const Pattern *b,
+                            BlockShape sb);
+/* patterns_compatible over the cached sets (same definition, docs/design.md §5.3). */
+bool access_compatible(AccessCache *ac, const Pattern *a, BlockShape sa, const Pattern *b,
+                       BlockShape sb);
+/* Whether every offset that reader r touches (any thread) is touched by writer w (some thread),
+ * all of them inside [0, nfloats); memoized. */
+bool access_covers(AccessCache *ac, const Pattern *w, BlockShape sw, const Pattern *r,
+                   BlockShape sr, int nfloats);
+
 /* placement.c: register vs shared per buffer.  One use of a buffer by a routine: */
 typedef struct {
   const Pattern *pat;
   BlockShape shape; /* the routine's implementation's shape at E */
   const char *label; /* "mvmul33#0 OUTPATTERN", for why strings */
 } PatternUse;
-/* Every thread's access set of a pattern at a shape, computed once and cached (the cache is
- * keyed by pattern address and shape; plan_cache_clear empties it).  NULL after a diagnostic if
- * an expression cannot be evaluated.  Array of bx*by*bz sets, indexed by linear thread id. */
-const AccessSet *plan_access_sets(const Pattern *p, BlockShape shape);
-/* patterns_compatible over the cached sets (same definition, DESIGN.md §5.3). */
-bool plan_patterns_compatible(const Pattern *a, BlockShape sa, const Pattern *b, BlockShape sb);
-/* Whether every offset that reader r touches (any thread) is touched by writer w (some thread),
- * all of them inside [0, nfloats); cached like the access sets. */
-bool plan_pattern_covers(const Pattern *w, BlockShape sw, const Pattern *r, BlockShape sr,
-                         int nfloats);
-void plan_cache_clear(void);
 /* True (registers) when all uses have one thread count, are pairwise compatible and none says
  * noreg; *reg_floats = register extent.  *why (malloc'ed) says which rule decided; pass NULL
  * when no explanation is wanted (faster). */
-bool placement_decide(const PatternUse *uses, int nuses, int *reg_floats, char **why);
+bool placement_decide(AccessCache *ac, const PatternUse *uses, int nuses, int *reg_floats,
+                      char **why);
 
 /* sync.c: barriers.  The shared-memory accesses of one step, for exact conflict detection. */
 typedef struct {
@@ -569,31 +598,31 @@ typedef struct {
 } StepAccesses;
 /* Sets plan->steps[s].barrier_before/barrier_why, plan->barriers and barriers_possible from
  * the per-step accesses (one StepAccesses per step).  false after a diagnostic. */
-bool sync_plan(KernelPlan *plan, const StepAccesses *per_step);
+bool sync_plan(AccessCache *ac, KernelPlan *plan, const StepAccesses *per_step);
 /* A cheap estimate of the barrier count (per buffer and pattern compatibility, as seed 004
  * §4.5), for the beam search's partial plans; labels are not used. */
-int sync_estimate(const KernelPlan *plan, const StepAccesses *per_step);
+int sync_estimate(AccessCache *ac, const KernelPlan *plan, const StepAccesses *per_step);
 /* combine.c: every implementation choice for one fusion, each a complete KernelPlan (ordered,
  * placed, allocated, synchronized, predicted through model.c).  keep_all = false prunes
  * dominated and clearly slow plans; true keeps every valid one (used by `kasgen units`). */
-KernelPlan **combine_fusion(const Dag *dag, const Library *lib, const TimingDb *db,
-                            NodeSet nodes, bool keep_all, int *nplans_out);
+KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out);
 void kernel_plan_free(KernelPlan *p);
 
-/* model.c: predicted nanoseconds per element of one kernel (DESIGN.md §6 step 8), and the fixed
- * cost of one launch. */
-double model_predict_kernel(const KernelPlan *plan, const Dag *dag, const TimingDb *db);
+/* model.c: predicted nanoseconds per element of one kernel (docs/design.md §6 step 8,
+ * docs/model.md), and the fixed cost of one launch. */
+double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan);
 double model_launch_overhead_ns(const TimingDb *db);
 /* model_predict_kernel returns INFINITY for a plan that cannot launch on the device (shared
  * memory over the per-block limit, too many threads, zero resident blocks): drop such plans.
  * Routines missing from a database are warned about once each and predicted analytically. */
 /* Registers per thread: base + the register buffers live at once + temporaries; combine.c
  * fills KernelPlan.regs_estimate with it when no nvcc report is known. */
-int model_estimate_registers(const KernelPlan *plan, const Dag *dag);
+int model_estimate_registers(const KernelPlan *plan);
 /* Used bytes / touched 32-byte-sector bytes of a warp's global accesses through pattern p at a
- * block shape (1 = fully coalesced); memoized by (pattern address, shape). */
-double model_access_efficiency(const Pattern *p, BlockShape shape);
-void model_reset(void); /* forgets the memos (a library or a database was freed) */
+ * block shape (1 = fully coalesced); memoized in the context. */
+double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape shape);
+ModelMemo *model_memo_new(void); /* the model's part of a SearchContext */
+void model_memo_free(ModelMemo *m);
 
 /* select.c: top-N exact covers of the DAG's nodes by the items' node sets with minimal total cost
  * (lp_solve), each next one excluded by a cut; covers whose kernels cannot be ordered (cyclic
@@ -612,8 +641,7 @@ int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, i
 bool select_partition_orderable(const Dag *dag, const NodeSet *kernels, int nkernels);
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */
-SearchResult *search_run(const Dag *dag, const Library *lib, const TimingDb *db,
-                         const SearchOptions *opt);
+SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
 void search_result_free(SearchResult *r);
 
 /* ------------------------------------------------------------------------------------------ */

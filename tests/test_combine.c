@@ -16,6 +16,7 @@ typedef struct {
   Spec *spec;
   Dag *dag;
   TimingDb *db;
+  SearchContext *ctx;
 } World;
 
 static World load_world(const char *name) {
@@ -28,12 +29,12 @@ static World load_world(const char *name) {
   assert_non_null(w.spec);
   w.dag = dag_build(w.spec);
   w.db = timingdb_analytic();
+  w.ctx = search_context_new(w.dag, w.db);
   return w;
 }
 
 static void free_world(World *w) {
-  plan_cache_clear();
-  model_reset();
+  search_context_free(w->ctx);
   dag_free(w->dag);
   spec_free(w->spec);
   timingdb_free(w->db);
@@ -256,7 +257,7 @@ static void check_spec(const char *name, int maxf) {
   FusionSet fs = fusion_enumerate(w.dag, maxf);
   for (int f = 0; f < fs.n; f++) {
     int n;
-    KernelPlan **ps = combine_fusion(w.dag, w.lib, w.db, fs.sets[f], false, &n);
+    KernelPlan **ps = combine_fusion(w.ctx, fs.sets[f], false, &n);
     assert_true(n >= 1);
     for (int k = 0; k < n; k++) {
       check_plan(&w, ps[k], fs.sets[f]);
@@ -289,7 +290,7 @@ static void test_stvenant_full_fusion(void **state) {
   (void)state;
   World w = load_world("stvenant");
   int n;
-  KernelPlan **ps = combine_fusion(w.dag, w.lib, w.db, 0xf, false, &n);
+  KernelPlan **ps = combine_fusion(w.ctx, 0xf, false, &n);
   assert_true(n >= 1);
   bool some_register = false;
   for (int k = 0; k < n; k++)
@@ -326,8 +327,8 @@ static void test_keep_all_single_calls(void **state) {
         brute += c;
       }
     int n, np;
-    KernelPlan **all = combine_fusion(w.dag, w.lib, w.db, one, true, &n);
-    KernelPlan **pruned = combine_fusion(w.dag, w.lib, w.db, one, false, &np);
+    KernelPlan **all = combine_fusion(w.ctx, one, true, &n);
+    KernelPlan **pruned = combine_fusion(w.ctx, one, false, &np);
     assert_true(n >= 1 && n <= brute && np >= 1 && np <= n);
     assert_true(pruned[0]->predicted_ns_per_elem >= all[0]->predicted_ns_per_elem - 1e-12);
     for (int a = 0; a < n; a++) {
@@ -359,8 +360,8 @@ static void test_beam_close_to_exhaustive(void **state) {
     for (int f = 0; f < fs.n; f++) {
       if (__builtin_popcountll(fs.sets[f]) != 2) continue;
       int n, m;
-      KernelPlan **all = combine_fusion(w.dag, w.lib, w.db, fs.sets[f], true, &n);
-      KernelPlan **beam = combine_fusion(w.dag, w.lib, w.db, fs.sets[f], false, &m);
+      KernelPlan **all = combine_fusion(w.ctx, fs.sets[f], true, &n);
+      KernelPlan **beam = combine_fusion(w.ctx, fs.sets[f], false, &m);
       assert_true(n >= 1 && m >= 1);
       assert_true(beam[0]->predicted_ns_per_elem >= all[0]->predicted_ns_per_elem - 1e-12);
       assert_true(beam[0]->predicted_ns_per_elem <= 1.03 * all[0]->predicted_ns_per_elem);

@@ -137,17 +137,18 @@ static void test_access_efficiency(void **state) {
   (void)state;
   Pattern c = pat(COALESCED9), o9 = pat(OWNER9), o1 = pat(OWNER1), o3 = pat(OWNER3);
   BlockShape sh = {32, 1, 1};
-  assert_float_equal(model_access_efficiency(&c, sh), 1.0, 1e-9);
-  assert_float_equal(model_access_efficiency(&o9, sh), 0.125, 1e-9);
-  assert_float_equal(model_access_efficiency(&o1, sh), 1.0, 1e-9);
-  assert_float_equal(model_access_efficiency(&o3, sh), 128.0 / 384.0, 1e-9);
+  SearchContext *ctx = search_context_new(NULL, NULL); /* the memo alone */
+  assert_float_equal(model_access_efficiency(ctx, &c, sh), 1.0, 1e-9);
+  assert_float_equal(model_access_efficiency(ctx, &o9, sh), 0.125, 1e-9);
+  assert_float_equal(model_access_efficiency(ctx, &o1, sh), 1.0, 1e-9);
+  assert_float_equal(model_access_efficiency(ctx, &o3, sh), 128.0 / 384.0, 1e-9);
   /* A block of 64: the second warp is sampled too and behaves alike. */
-  assert_float_equal(model_access_efficiency(&c, (BlockShape){64, 1, 1}), 1.0, 1e-9);
+  assert_float_equal(model_access_efficiency(ctx, &c, (BlockShape){64, 1, 1}), 1.0, 1e-9);
   pattern_free(&c);
   pattern_free(&o9);
   pattern_free(&o1);
   pattern_free(&o3);
-  model_reset();
+  search_context_free(ctx);
 }
 
 /* What kasgen bench measured on an H100: owner loads of 9-float elements run at copy speed (the
@@ -157,19 +158,20 @@ static void test_coalescing(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mm_1", 1);
   PlanStore a;
   single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
-  double coalesced = model_predict_kernel(&a.p, dag, db);
+  double coalesced = model_predict_kernel(ctx, &a.p);
   /* 108 bytes per element at ~90% of 3000 GB/s, with the grid floor at E=32 */
   double floor32 = 0.6 / 32;
   assert_true(coalesced > hypot(108.0 / 3000.0, floor32));
   assert_true(coalesced < hypot(108.0 / 3000.0 * 1.2, floor32));
   a.buf[0].load_index = a.buf[1].load_index = 1; /* owner loads, coalesced save */
-  double owner_loads = model_predict_kernel(&a.p, dag, db);
+  double owner_loads = model_predict_kernel(ctx, &a.p);
   assert_true(owner_loads < 1.2 * coalesced);
   a.buf[2].save_index = 1; /* and an owner save */
-  double owner_save = model_predict_kernel(&a.p, dag, db);
+  double owner_save = model_predict_kernel(ctx, &a.p);
   assert_true(owner_save > 2 * coalesced);
   /* 81-float elements: owner loads through L2 */
   static KType ten4 = {.name = "tensor3x3x3x3", .size = 81};
@@ -185,55 +187,58 @@ static void test_coalescing(void **state) {
   single(&b, dag, big, 0, 0, PLACE_SHARED, 32);
   b.p.nbuffers = 1; /* one load alone */
   b.p.smem_bytes = b.buf[0].bytes;
-  double big_coalesced = model_predict_kernel(&b.p, dag, db);
+  double big_coalesced = model_predict_kernel(ctx, &b.p);
   b.buf[0].load_index = 1; /* measured: 3x slower into shared memory, 1.5-1.9x into registers */
-  double big_owner = model_predict_kernel(&b.p, dag, db);
+  double big_owner = model_predict_kernel(ctx, &b.p);
   assert_true(big_owner > 2 * big_coalesced);
   b.buf[0].place = PLACE_REGISTER;
   b.buf[0].bytes = 0;
   b.buf[0].reg_floats = 81;
   b.p.smem_bytes = 0;
-  double big_owner_reg = model_predict_kernel(&b.p, dag, db);
+  double big_owner_reg = model_predict_kernel(ctx, &b.p);
   assert_true(big_owner_reg > 1.4 * big_coalesced);
   free_impl(big);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
 static void test_fusion_beats_two_kernels(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mm_1", 1);
   PlanStore k0, k1, f;
   single(&k0, dag, im, 0, 0, PLACE_SHARED, 32);
   single(&k1, dag, im, 1, 0, PLACE_SHARED, 32);
   fused(&f, im, 32);
-  double t_unfused = model_predict_kernel(&k0.p, dag, db) + model_predict_kernel(&k1.p, dag, db);
-  double t_fused = model_predict_kernel(&f.p, dag, db);
+  double t_unfused = model_predict_kernel(ctx, &k0.p) + model_predict_kernel(ctx, &k1.p);
+  double t_fused = model_predict_kernel(ctx, &f.p);
   /* fused moves 3 values, unfused 6: close to half */
   assert_true(t_fused < 0.6 * t_unfused);
   assert_true(t_fused > 0.4 * t_unfused);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
 static void test_cannot_launch(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mm_1", 1);
   PlanStore a;
   single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
   a.p.smem_bytes = 300 * 1024; /* over 227 KB */
-  assert_true(isinf(model_predict_kernel(&a.p, dag, db)));
+  assert_true(isinf(model_predict_kernel(ctx, &a.p)));
   single(&a, dag, im, 0, 0, PLACE_SHARED, 2048);
-  assert_true(isinf(model_predict_kernel(&a.p, dag, db))); /* 2048 threads per block */
+  assert_true(isinf(model_predict_kernel(ctx, &a.p))); /* 2048 threads per block */
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
 }
@@ -242,26 +247,27 @@ static void test_registers_and_barriers(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   for (int v = 0; v < 4; v++) dag->values[v].type = &t_scalar; /* 4 bytes per thread */
   Impl *im = make_impl("mm_1", 1);
   PlanStore a;
   single(&a, dag, im, 0, 1, PLACE_REGISTER, 1024);
   a.p.regs_estimate = 32; /* two blocks of 1024 per SM */
-  double t32 = model_predict_kernel(&a.p, dag, db);
+  double t32 = model_predict_kernel(ctx, &a.p);
   a.p.regs_estimate = 64; /* one block per SM: half the bytes in flight */
-  double t64 = model_predict_kernel(&a.p, dag, db);
+  double t64 = model_predict_kernel(ctx, &a.p);
   assert_true(t64 > 1.5 * t32);
   a.p.regs_estimate = 32;
   a.p.barriers = 3;
-  double tb = model_predict_kernel(&a.p, dag, db);
+  double tb = model_predict_kernel(ctx, &a.p);
   assert_true(tb > t32);
   /* Registers estimated from the live register buffers when not given. */
   a.p.regs_estimate = 0;
-  assert_int_equal(model_estimate_registers(&a.p, dag), 24 + 3 * 9 + 8);
+  assert_int_equal(model_estimate_registers(&a.p), 24 + 3 * 9 + 8);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
 static void test_idle_threads(void **state) {
@@ -273,6 +279,7 @@ static void test_idle_threads(void **state) {
   TimingDb *db = timingdb_load("tests/fixtures/db/model.xml");
   assert_non_null(db);
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mmul33_2", 1);
   PlanStore a;
   fused(&a, im, 32);
@@ -280,21 +287,21 @@ static void test_idle_threads(void **state) {
   a.p.nbuffers = 1;
   a.p.smem_bytes = a.buf[2].bytes;
   double own = sqrt(0.6 * 0.6 - 0.1 * 0.1);
-  assert_float_equal(model_predict_kernel(&a.p, dag, db), hypot(2 * own, 0.1), 1e-9);
+  assert_float_equal(model_predict_kernel(ctx, &a.p), hypot(2 * own, 0.1), 1e-9);
   a.p.threads = 96;
-  assert_float_equal(model_predict_kernel(&a.p, dag, db), hypot(3 * 2 * own, 0.1), 1e-9);
+  assert_float_equal(model_predict_kernel(ctx, &a.p), hypot(3 * 2 * own, 0.1), 1e-9);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
-static char *capture_run(TimingDb *db, const KernelPlan *p, const Dag *dag, double *t) {
+static char *capture_run(SearchContext *ctx, const KernelPlan *p, double *t) {
   fflush(stderr);
   FILE *tmp = tmpfile();
   int saved = dup(fileno(stderr));
   dup2(fileno(tmp), fileno(stderr));
-  *t = model_predict_kernel(p, dag, db);
+  *t = model_predict_kernel(ctx, p);
   fflush(stderr);
   dup2(saved, fileno(stderr));
   close(saved);
@@ -311,12 +318,13 @@ static void test_database(void **state) {
   TimingDb *db = timingdb_load("tests/fixtures/db/model.xml");
   assert_non_null(db);
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mmul33_2", 1);
   PlanStore a;
   /* loads 0 (shared) timed, save 0 shared is not (only register): analytic + one warning. */
   single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
   double t;
-  char *err = capture_run(db, &a.p, dag, &t);
+  char *err = capture_run(ctx, &a.p, &t);
   assert_non_null(strstr(err, "warning: no timing for routine mmul33_2 save 0 shared"));
   assert_null(strstr(err, "load 0")); /* timed loads are not warned about */
   /* extra smem for a load = total 3456 - own 1152 = 2304 -> clamped at 1000 -> 2.1 ns each,
@@ -325,13 +333,13 @@ static void test_database(void **state) {
   assert_float_equal(t, hypot(2 * load + save, 0.1), 1e-9);
   free(err);
   /* The warning is given once per routine. */
-  err = capture_run(db, &a.p, dag, &t);
+  err = capture_run(ctx, &a.p, &t);
   assert_string_equal(err, "");
   free(err);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
 static void test_launch_overhead(void **state) {

@@ -125,6 +125,7 @@ typedef struct {
   Spec *spec;
   Dag *dag;
   TimingDb *db;
+  SearchContext *ctx;
 } World;
 
 static World load_world(const char *name) {
@@ -137,12 +138,12 @@ static World load_world(const char *name) {
   assert_non_null(w.spec);
   w.dag = dag_build(w.spec);
   w.db = timingdb_analytic();
+  w.ctx = search_context_new(w.dag, w.db);
   return w;
 }
 
 static void free_world(World *w) {
-  plan_cache_clear();
-  model_reset();
+  search_context_free(w->ctx);
   dag_free(w->dag);
   spec_free(w->spec);
   timingdb_free(w->db);
@@ -151,7 +152,7 @@ static void free_world(World *w) {
 
 static void verify_fusion(World *w, NodeSet nodes, bool keep_all) {
   int n;
-  KernelPlan **ps = combine_fusion(w->dag, w->lib, w->db, nodes, keep_all, &n);
+  KernelPlan **ps = combine_fusion(w->ctx, nodes, keep_all, &n);
   assert_true(n >= 1);
   for (int k = 0; k < n; k++) {
     verify_plan(w->dag, ps[k]);
