@@ -131,7 +131,7 @@ static void explain_buffer(const Dag *dag, const Buffer *b) {
     printf("registers (%d floats per thread)", b->reg_floats);
   else
     printf("shared at byte %d (%d B)", b->offset, b->bytes);
-  printf("%s%s\n        why: %s\n", b->loaded ? ", loaded" : "", b->saved ? ", saved" : "",
+  printf("%s%s\n        why: %s\n", b->load ? ", loaded" : "", b->save ? ", saved" : "",
          b->why ? b->why : "(no reason recorded)");
 }
 
@@ -142,9 +142,9 @@ static void explain_step(const Dag *dag, const KernelPlan *p, int s) {
   const Impl *im = p->impl[st->call];
   printf("      %2d. %-7s %s#%d (%s)", s + 1, routine_word(st->kind), im->fn->name,
          p->order[st->call], im->name);
-  if (st->kind != ROUTINE_COMPUTE && st->buffer >= 0)
-    printf(" %s_%d %s", routine_word(st->kind), st->io_index,
-           dag->values[p->buffers[st->buffer].value].label);
+  if (st->kind != ROUTINE_COMPUTE)
+    printf(" %s_%d %s", routine_word(st->kind), st->io->index,
+           dag_value_label(dag, p->buffers[st->buf[0]].value));
   printf("%s\n", st->recompute_coords ? "  [coordinates recomputed]" : "");
 }
 

@@ -35,13 +35,6 @@ static char *value_ident(const Dag *dag, int value) {
   return xasprintf("%s_%d", dag->spec->vars[v->var].name, v->version);
 }
 
-/* A label for comments: "vec3NodeStiff.1". */
-static const char *value_label(const Dag *dag, int value) {
-  const Value *v = &dag->values[value];
-  return v->label ? v->label : dag->spec->vars[v->var].name;
-}
-
-static int value_floats(const Dag *dag, int value) { return dag->values[value].type->size; }
 
 int emit_input_slot(const Dag *dag, int value) {
   for (int k = 0; k < dag->ninputs; k++)
@@ -74,12 +67,6 @@ static void indent(StrBuf *sb, int level) {
 /* Plan queries                                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
-static int find_buffer(const KernelPlan *p, int value) {
-  for (int b = 0; b < p->nbuffers; b++)
-    if (p->buffers[b].value == value) return b;
-  return -1;
-}
-
 static const DagNode *call_node(const Dag *dag, const KernelPlan *p, int call) {
   return &dag->nodes[p->order[call]];
 }
@@ -90,34 +77,6 @@ static BlockShape call_shape(const KernelPlan *p, int call) {
 
 static bool same_shape(BlockShape a, BlockShape b) {
   return a.bx == b.bx && a.by == b.by && a.bz == b.bz;
-}
-
-static const IoRoutine *step_io(const KernelPlan *p, const Step *s) {
-  const Impl *im = p->impl[s->call];
-  if (s->kind == ROUTINE_LOAD) {
-    for (int j = 0; j < im->nloads; j++)
-      if (im->loads[j].index == s->io_index) return &im->loads[j];
-  } else if (s->kind == ROUTINE_SAVE) {
-    for (int j = 0; j < im->nsaves; j++)
-      if (im->saves[j].index == s->io_index) return &im->saves[j];
-  }
-  return NULL;
-}
-
-/* The buffers a step passes, in the routine's pattern-argument order (compute: inputs, then the
- * output; load/save: the one buffer).  Returns the count, or -1 + error if one is missing. */
-static int step_buffers(const Dag *dag, const KernelPlan *p, const Step *s, int *bufs) {
-  if (s->kind != ROUTINE_COMPUTE) {
-    bufs[0] = s->buffer;
-    return s->buffer >= 0 && s->buffer < p->nbuffers ? 1 : -1;
-  }
-  const DagNode *node = call_node(dag, p, s->call);
-  int nb = 0;
-  for (int k = 0; k < node->nargs; k++) bufs[nb++] = find_buffer(p, node->args[k]);
-  bufs[nb++] = find_buffer(p, node->result);
-  for (int k = 0; k < nb; k++)
-    if (bufs[k] < 0) return -1;
-  return nb;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -165,20 +124,13 @@ static void routine_comment(StrBuf *sb, const Impl *im, const Step *s, const IoR
 }
 
 /* Instantiates the routine of step s (if not yet done) and returns its name in *name_out. */
-static bool instantiate_step(RoutineSet *rs, const Dag *dag, const KernelPlan *p, const Step *s,
+static bool instantiate_step(RoutineSet *rs, const KernelPlan *p, const Step *s,
                              char **name_out) {
-  int bufs[KAS_MAX_ARGS + 1];
-  int nb = step_buffers(dag, p, s, bufs);
-  const Impl *im = p->impl[s->call];
-  if (nb < 0) {
-    diag_error((SrcLoc){0}, "kernel plan of %s: a %s step of call %d has no buffer", im->name,
-               kind_name(s->kind), s->call);
-    return false;
-  }
+  const Impl *im = s->impl;
   Placement pl[KAS_MAX_ARGS + 1];
-  for (int k = 0; k < nb; k++) pl[k] = p->buffers[bufs[k]].place;
+  for (int k = 0; k < s->nbuf; k++) pl[k] = p->buffers[s->buf[k]].place;
   char *name = NULL;
-  char *text = instantiate_routine(im, s->kind, s->io_index, p->e, pl, &name);
+  char *text = instantiate_routine(im, s->kind, s->io ? s->io->index : 0, p->e, pl, &name);
   if (!text) return false;
   if (!routine_set_has(rs, name)) {
     if (rs->n == rs->cap) {
@@ -186,7 +138,7 @@ static bool instantiate_step(RoutineSet *rs, const Dag *dag, const KernelPlan *p
       rs->names = xrealloc(rs->names, (size_t)rs->cap * sizeof *rs->names);
     }
     rs->names[rs->n++] = xstrdup(name);
-    routine_comment(&rs->text, im, s, step_io(p, s), pl, nb);
+    routine_comment(&rs->text, im, s, s->io, pl, s->nbuf);
     sb_puts(&rs->text, text);
     sb_puts(&rs->text, text[0] && text[strlen(text) - 1] == '\n' ? "\n" : "\n\n");
   }
@@ -225,19 +177,18 @@ static bool is_workspace_value(const Emitter *em, int value) {
   return emit_input_slot(em->dag, value) < 0 && emit_output_slot(em->dag, value) < 0;
 }
 
-/* Values saved by one kernel for a later one that are neither inputs nor outputs of the spec. */
+/* Values saved by one kernel for a later one that are neither inputs nor outputs of the spec,
+ * in value order. */
 static void collect_workspace(Emitter *em) {
-  em->ws_values = xcalloc((size_t)em->dag->nvalues, sizeof(int));
-  for (int v = 0; v < em->dag->nvalues; v++) {
-    if (!is_workspace_value(em, v)) continue;
-    for (int k = 0; k < em->cand->nkernels; k++) {
-      int b = find_buffer(em->cand->kernels[k], v);
-      if (b >= 0 && em->cand->kernels[k]->buffers[b].saved) {
-        em->ws_values[em->nws++] = v;
-        break;
-      }
-    }
+  bool *saved = xcalloc((size_t)em->dag->nvalues, sizeof *saved);
+  for (int k = 0; k < em->cand->nkernels; k++) {
+    const KernelPlan *p = em->cand->kernels[k];
+    for (int b = 0; b < p->nbuffers; b++) saved[p->buffers[b].value] |= p->buffers[b].save != NULL;
   }
+  em->ws_values = xcalloc((size_t)em->dag->nvalues, sizeof(int));
+  for (int v = 0; v < em->dag->nvalues; v++)
+    if (saved[v] && is_workspace_value(em, v)) em->ws_values[em->nws++] = v;
+  free(saved);
 }
 
 /* The buffers of a kernel that are parameters (loaded or saved), in parameter order: the loaded
@@ -246,7 +197,7 @@ static int kernel_params(const KernelPlan *p, int *params) {
   int n = 0;
   for (int pass = 0; pass < 2; pass++)
     for (int b = 0; b < p->nbuffers; b++)
-      if (pass == 0 ? p->buffers[b].loaded : p->buffers[b].saved && !p->buffers[b].loaded)
+      if (pass == 0 ? p->buffers[b].load != NULL : p->buffers[b].save && !p->buffers[b].load)
         params[n++] = b;
   return n;
 }
@@ -258,7 +209,7 @@ static bool prepare_routines(Emitter *em) {
     const KernelPlan *p = c->kernels[k];
     em->routine_names[k] = xcalloc((size_t)p->nsteps, sizeof(char *));
     for (int s = 0; s < p->nsteps; s++)
-      if (!instantiate_step(&em->routines, em->dag, p, &p->steps[s], &em->routine_names[k][s]))
+      if (!instantiate_step(&em->routines, p, &p->steps[s], &em->routine_names[k][s]))
         return false;
   }
   return true;
@@ -379,8 +330,8 @@ static char *param_name(const Dag *dag, int value) {
 static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
                       int step, const char *coords) {
   const Step *s = &p->steps[step];
-  int bufs[KAS_MAX_ARGS + 1];
-  int nb = step_buffers(em->dag, p, s, bufs);
+  const int *bufs = s->buf;
+  int nb = s->nbuf;
   indent(sb, level);
   sb_printf(sb, "%s(", em->routine_names[k][step]);
   if (s->kind == ROUTINE_SAVE) {
@@ -406,9 +357,8 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   const DagNode *node = call_node(em->dag, p, s->call);
   sb_printf(sb, " /* %s#%d %s", node->fn->name, node->stmt, kind_name(s->kind));
   if (s->kind != ROUTINE_COMPUTE) {
-    sb_printf(sb, " %s", value_label(em->dag, p->buffers[bufs[0]].value));
-    const IoRoutine *io = step_io(p, s);
-    if (io && io->variant) sb_printf(sb, " (%s)", io->variant);
+    sb_printf(sb, " %s", dag_value_label(em->dag, p->buffers[bufs[0]].value));
+    if (s->io->variant) sb_printf(sb, " (%s)", s->io->variant);
   }
   sb_puts(sb, " */\n");
 }
@@ -452,14 +402,14 @@ static void describe_call(StrBuf *sb, const Emitter *em, const KernelPlan *p, in
   const DagNode *node = call_node(em->dag, p, c);
   const Impl *im = p->impl[c];
   sb_printf(sb, " *   %s#%d: %s = %s(", node->fn->name, node->stmt,
-            value_label(em->dag, node->result), node->fn->name);
+            dag_value_label(em->dag, node->result), node->fn->name);
   for (int a = 0; a < node->nargs; a++)
-    sb_printf(sb, "%s%s", a ? ", " : "", value_label(em->dag, node->args[a]));
+    sb_printf(sb, "%s%s", a ? ", " : "", dag_value_label(em->dag, node->args[a]));
   BlockShape s = call_shape(p, c);
   sb_printf(sb, ") with %s (%d x %d x %d threads)", im->name, s.bx, s.by, s.bz);
   for (int st = 0; st < p->nsteps; st++) {
     const Step *step = &p->steps[st];
-    const IoRoutine *io = step->call == c ? step_io(p, step) : NULL;
+    const IoRoutine *io = step->call == c ? step->io : NULL;
     if (io)
       sb_printf(sb, ", %s %d %s", kind_name(step->kind), io->index,
                 io->variant ? io->variant : "");
@@ -470,14 +420,14 @@ static void describe_call(StrBuf *sb, const Emitter *em, const KernelPlan *p, in
 static void describe_buffer(StrBuf *sb, const Emitter *em, const KernelPlan *p, int b) {
   const Buffer *buf = &p->buffers[b];
   char *name = buffer_name(em->dag, buf);
-  sb_printf(sb, " *   %-20s %s, ", name, value_label(em->dag, buf->value));
+  sb_printf(sb, " *   %-20s %s, ", name, dag_value_label(em->dag, buf->value));
   if (buf->place == PLACE_REGISTER)
     sb_printf(sb, "registers, %d float%s per thread", buf->reg_floats,
               buf->reg_floats == 1 ? "" : "s");
   else
     sb_printf(sb, "shared, bytes %d..%d", buf->offset, buf->offset + buf->bytes - 1);
   sb_printf(sb, ", steps %d..%d%s%s", buf->first_use, buf->last_use,
-            buf->loaded ? ", loaded" : "", buf->saved ? ", saved" : "");
+            buf->load ? ", loaded" : "", buf->save ? ", saved" : "");
   if (buf->why) {
     sb_puts(sb, " (");
     put_comment_text(sb, buf->why);
@@ -508,7 +458,7 @@ static void kernel_param_list(StrBuf *sb, const Emitter *em, const KernelPlan *p
   for (int i = 0; i < np; i++) {
     const Buffer *b = &p->buffers[params[i]];
     char *g = param_name(em->dag, b->value);
-    sb_printf(sb, "\n    %sfloat *%s%s,", b->loaded ? "const " : "", device ? "__restrict__ " : "", g);
+    sb_printf(sb, "\n    %sfloat *%s%s,", b->load ? "const " : "", device ? "__restrict__ " : "", g);
     free(g);
   }
   free(params);
@@ -570,7 +520,7 @@ static void emit_workspace_bytes_fn(StrBuf *sb, const Emitter *em, const char *f
   sb_puts(sb, "  return ");
   for (int i = 0; i < em->nws; i++)
     sb_printf(sb, "%skas_align256(n * %d * sizeof(float))", i ? "\n       + " : "",
-              value_floats(em->dag, em->ws_values[i]));
+              dag_value_floats(em->dag, em->ws_values[i]));
   sb_puts(sb, ";\n}\n\n");
 }
 
@@ -583,9 +533,9 @@ static void emit_workspace_pointers(StrBuf *sb, const Emitter *em) {
   for (int i = 0; i < em->nws; i++) {
     int v = em->ws_values[i];
     char *id = value_ident(em->dag, v);
-    sb_printf(sb, "  float *const w_%s = (float *)ws; /* %s */\n", id, value_label(em->dag, v));
+    sb_printf(sb, "  float *const w_%s = (float *)ws; /* %s */\n", id, dag_value_label(em->dag, v));
     if (i + 1 < em->nws)
-      sb_printf(sb, "  ws += kas_align256(n * %d * sizeof(float));\n", value_floats(em->dag, v));
+      sb_printf(sb, "  ws += kas_align256(n * %d * sizeof(float));\n", dag_value_floats(em->dag, v));
     free(id);
   }
 }
@@ -622,10 +572,10 @@ static void emit_output_copies(StrBuf *sb, const Emitter *em, bool device) {
     if (device)
       sb_printf(sb, "  err = cudaMemcpyAsync(out[%d], %s, n * %d * sizeof(float), "
                     "cudaMemcpyDeviceToDevice, stream);\n  if (err != cudaSuccess) return (int)err;\n",
-                o, from, value_floats(em->dag, v));
+                o, from, dag_value_floats(em->dag, v));
     else
       sb_printf(sb, "  memcpy(out[%d], %s, n * %d * sizeof(float));\n", o, from,
-                value_floats(em->dag, v));
+                dag_value_floats(em->dag, v));
     free(from);
   }
 }
@@ -698,11 +648,8 @@ static void host_register_views(StrBuf *sb, const Emitter *em, const KernelPlan 
     const Buffer *buf = &p->buffers[b];
     if (buf->place != PLACE_REGISTER) continue;
     bool used = false;
-    for (int s = from; s < to && !used; s++) {
-      int bufs[KAS_MAX_ARGS + 1];
-      int nb = step_buffers(em->dag, p, &p->steps[s], bufs);
-      for (int i = 0; i < nb; i++) used |= bufs[i] == b;
-    }
+    for (int s = from; s < to && !used; s++)
+      for (int i = 0; i < p->steps[s].nbuf; i++) used |= p->steps[s].buf[i] == b;
     if (!used) continue;
     char *name = buffer_name(em->dag, buf);
     sb_printf(sb, "      float *const %s = %s_all + (size_t)lin * %d;\n", name, name,
@@ -854,6 +801,21 @@ static char *kernels_host_cpp(const Emitter *em) {
 /* emit_cuda_candidate                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
+/* A compute step passes its call's arguments and result, a load or save its one buffer. */
+static bool step_buffers_valid(const KernelPlan *p, const Step *st) {
+  int want = st->kind == ROUTINE_COMPUTE ? st->impl->fn->nparams + 1 : 1;
+  if (st->nbuf != want) return false;
+  for (int k = 0; k < st->nbuf; k++)
+    if (st->buf[k] < 0 || st->buf[k] >= p->nbuffers) return false;
+  return true;
+}
+
+/* Whether io is one of the implementation's load or save routines. */
+static bool routine_of(const Impl *im, const IoRoutine *io) {
+  return io && ((io >= im->loads && io < im->loads + im->nloads) ||
+                (io >= im->saves && io < im->saves + im->nsaves));
+}
+
 /* Rejects plans the emitter cannot turn into correct code (they would be bugs upstream). */
 static bool check_plan(const Emitter *em, int k) {
   const KernelPlan *p = em->cand->kernels[k];
@@ -864,12 +826,11 @@ static bool check_plan(const Emitter *em, int k) {
     bad = "block shape does not match the thread count";
   for (int s = 0; s < p->nsteps && !bad; s++) {
     const Step *st = &p->steps[s];
-    int bufs[KAS_MAX_ARGS + 1];
-    if (st->call < 0 || st->call >= p->ncalls)
+    if (st->call < 0 || st->call >= p->ncalls || st->impl != p->impl[st->call])
       bad = "a step names a call outside the kernel";
-    else if (step_buffers(em->dag, p, st, bufs) < 0)
+    else if (!step_buffers_valid(p, st))
       bad = "a step uses a value without a buffer";
-    else if (st->kind != ROUTINE_COMPUTE && !step_io(p, st))
+    else if (st->kind != ROUTINE_COMPUTE && !routine_of(st->impl, st->io))
       bad = "a step names a load/save routine the implementation lacks";
     else if (impl_threads(p->impl[st->call], p->e) > p->threads)
       bad = "a call has more threads than the kernel";
@@ -986,13 +947,13 @@ static char *cpu_graph_c(const Dag *dag) {
     int v = dag->inputs[k];
     if (dag->values[v].nconsumers == 0 && emit_output_slot(dag, v) < 0) continue;
     char *op = graph_operand(dag, v);
-    sb_printf(&sb, "    const double *const %s = in[%d] + e * %d;\n", op, k, value_floats(dag, v));
+    sb_printf(&sb, "    const double *const %s = in[%d] + e * %d;\n", op, k, dag_value_floats(dag, v));
     free(op);
   }
   for (int i = 0; i < dag->nnodes; i++) {
     const DagNode *node = &dag->nodes[i];
     char *res = graph_operand(dag, node->result);
-    sb_printf(&sb, "    double %s[%d];\n    %s(", res, value_floats(dag, node->result),
+    sb_printf(&sb, "    double %s[%d];\n    %s(", res, dag_value_floats(dag, node->result),
               node->fn->ref_symbol);
     for (int a = 0; a < node->nargs; a++) {
       char *op = graph_operand(dag, node->args[a]);
@@ -1005,7 +966,7 @@ static char *cpu_graph_c(const Dag *dag) {
   for (int o = 0; o < dag->noutputs; o++) {
     int v = dag->outputs[o];
     char *op = graph_operand(dag, v);
-    int f = value_floats(dag, v);
+    int f = dag_value_floats(dag, v);
     sb_printf(&sb, "    for (int k = 0; k < %d; k++) out[%d][e * %d + k] = %s[k];\n", f, o, f, op);
     free(op);
   }

@@ -89,7 +89,7 @@ static void io_macros(StrBuf *sb, const Embed *em) {
     int nv = s ? dag->noutputs : dag->ninputs;
     sb_printf(sb, "#define KAS_%s_%s_FLOATS {", em->upper, side[s]);
     for (int i = 0; i < nv; i++)
-      sb_printf(sb, "%s%d", i ? ", " : "", dag->values[vals[i]].type->size);
+      sb_printf(sb, "%s%d", i ? ", " : "", dag_value_floats(dag, vals[i]));
     sb_printf(sb, "%s}\n#define KAS_%s_%s_NAMES {", nv ? "" : "0", em->upper, side[s]);
     for (int i = 0; i < nv; i++) sb_printf(sb, "%s\"%s\"", i ? ", " : "", var_of(dag, vals[i]));
     sb_printf(sb, "%s}\n", nv ? "" : "\"\"");

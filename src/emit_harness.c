@@ -542,8 +542,6 @@ static const char HARNESS_CU[] =
 /* Name of ranked candidate r (1-based): "cand01".  The winner is cand01 (docs/generated.md). */
 static char *candidate_name(int rank) { return xasprintf("cand%02d", rank); }
 
-static int value_floats(const Dag *dag, int v) { return dag->values[v].type->size; }
-
 static const char *value_var_name(const Dag *dag, int v) {
   return dag->spec->vars[dag->values[v].var].name;
 }
@@ -608,7 +606,7 @@ static void io_tables(StrBuf *sb, const Dag *dag) {
     }
     sb_printf(sb, "%s};\nstatic const int kas_%s_floats[%s > 0 ? %s : 1] = {", nv ? "" : "0",
               what[side], count, count);
-    for (int i = 0; i < nv; i++) sb_printf(sb, "%s%d", i ? ", " : "", value_floats(dag, vals[i]));
+    for (int i = 0; i < nv; i++) sb_printf(sb, "%s%d", i ? ", " : "", dag_value_floats(dag, vals[i]));
     sb_printf(sb, "%s};\n", nv ? "" : "0");
   }
 }

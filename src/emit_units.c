@@ -34,23 +34,14 @@ typedef struct {
 /* Choosing plans                                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
-static const IoRoutine *buffer_routine(const KernelPlan *p, const Buffer *b) {
-  const Impl *im = p->impl[0];
-  if (b->loaded) {
-    for (int j = 0; j < im->nloads; j++)
-      if (im->loads[j].index == b->load_index) return &im->loads[j];
-  } else if (b->saved) {
-    for (int j = 0; j < im->nsaves; j++)
-      if (im->saves[j].index == b->save_index) return &im->saves[j];
-  }
-  return NULL;
-}
+/* The routine moving a buffer of a one-call kernel to or from global memory, if any. */
+static const IoRoutine *buffer_routine(const Buffer *b) { return b->load ? b->load : b->save; }
 
 /* Counts the plan's load/save routines by variant. */
 static void count_variants(const KernelPlan *p, int *coalesced, int *owner, int *total) {
   *coalesced = *owner = *total = 0;
   for (int b = 0; b < p->nbuffers; b++) {
-    const IoRoutine *io = buffer_routine(p, &p->buffers[b]);
+    const IoRoutine *io = buffer_routine(&p->buffers[b]);
     if (!io) continue;
     (*total)++;
     if (io->variant && !strcmp(io->variant, "coalesced")) (*coalesced)++;
@@ -91,7 +82,7 @@ static char *describe_plan(const KernelPlan *p) {
   sb_init(&sb);
   sb_printf(&sb, "%s E=%d", p->impl[0]->name, p->e);
   for (int b = 0; b < p->nbuffers; b++) {
-    const IoRoutine *io = buffer_routine(p, &p->buffers[b]);
+    const IoRoutine *io = buffer_routine(&p->buffers[b]);
     if (io)
       sb_printf(&sb, " %s%d:%s", io->kind == ROUTINE_LOAD ? "load" : "save", io->index,
                 io->variant ? io->variant : "?");
@@ -123,7 +114,7 @@ static void name_list(StrBuf *sb, const char *type, const char *array, const Dag
   for (int k = 0; k < n; k++) {
     const Value *v = &dag->values[values[k]];
     if (floats)
-      sb_printf(sb, "%s%d", k ? ", " : "", v->type->size);
+      sb_printf(sb, "%s%d", k ? ", " : "", dag_value_floats(dag, values[k]));
     else
       sb_printf(sb, "%s\"%s\"", k ? ", " : "", dag->spec->vars[v->var].name);
   }

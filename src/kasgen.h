@@ -345,6 +345,10 @@ typedef struct {
 
 Dag *dag_build(const Spec *spec);
 void dag_free(Dag *dag);
+/* Floats per element of a value (its type's size), and its label for messages and comments
+ * ("vec3NodeStiff.1"; the variable's name when the DAG was built without labels). */
+int dag_value_floats(const Dag *dag, int value);
+const char *dag_value_label(const Dag *dag, int value);
 void dag_write_dot(const Dag *dag, FILE *out);
 /* The same DAG with the calls of each kernel drawn in a labelled cluster (a chosen partition). */
 typedef struct {
@@ -428,30 +432,36 @@ double timingdb_routine_ns(const RoutineTiming *r, int e, int extra_smem);
 /* The kernel plan: one fusion with every decision made (combine.c and the stages it drives)   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* A buffer of the kernel: one Value that lives inside the kernel. */
+/* A buffer of the kernel: one Value that lives inside the kernel.  It names the routines that
+ * move it to and from global memory, so that no consumer has to look them up again. */
 typedef struct {
   int value;        /* index into dag->values */
   Placement place;  /* register or shared */
   int offset;       /* shared: byte offset into the dynamic shared array; register: -1 */
   int bytes;        /* shared: E * type size * 4 */
   int reg_floats;   /* register: floats per thread (pattern_register_extent) */
-  bool loaded;      /* filled from global memory by a load routine */
-  int load_call;    /* position (in order[]) of the call whose load routine fills it */
-  int load_index;   /* j of the load routine used */
-  bool saved;       /* written to global memory (a kernel output) */
-  int save_index;   /* j of the producer's save routine used */
+  const IoRoutine *load; /* the load routine filling it from global memory; NULL when a call
+                            of the kernel produces it */
+  int load_call;    /* position (in order[]) of the call whose implementation provides `load` */
+  int producer;     /* position of the call producing it; -1 when loaded */
+  const IoRoutine *save; /* the producer's save routine writing it to global memory (a kernel
+                            output); NULL when it stays inside */
   int first_use, last_use; /* live range in steps (see KernelPlan.steps) */
   char *why;        /* human-readable reason for the placement (--explain) */
 } Buffer;
 
-/* A step is one routine call in the kernel body, in emission order. */
+/* A step is one routine call in the kernel body, in emission order.  It holds what it calls and
+ * the buffer of each of the routine's pattern arguments. */
 typedef struct {
   RoutineKind kind;
-  int call;        /* position in KernelPlan.order */
-  int io_index;    /* load/save j */
-  int buffer;      /* for load/save: the buffer; for compute: -1 */
-  bool barrier_before; /* __syncthreads() before this step */
-  char *barrier_why;   /* why it stays (--explain), NULL if none */
+  int call;              /* position in KernelPlan.order */
+  const Impl *impl;      /* the implementation providing the routine: KernelPlan.impl[call] */
+  const IoRoutine *io;   /* load/save: the routine; compute: NULL */
+  int buf[KAS_MAX_ARGS + 1]; /* buffers in the routine's argument order: compute: the inputs,
+                                then the output; load/save: buf[0] */
+  int nbuf;
+  bool barrier_before;   /* __syncthreads() before this step */
+  char *barrier_why;     /* why it stays (--explain), NULL if none */
   bool recompute_coords; /* thread coordinates differ from the kernel's block shape */
 } Step;
 

@@ -231,35 +231,7 @@ double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape 
   return access_profile(ctx->model, p, shape)->efficiency;
 }
 
-/* ---- plan helpers ----------------------------------------------------------------------- */
-
-static int value_floats(const Dag *dag, int value) {
-  const KType *t = dag->values[value].type;
-  return t ? t->size : 1;
-}
-
-static int call_of_node(const KernelPlan *plan, int node) {
-  for (int c = 0; c < plan->ncalls; c++)
-    if (plan->order[c] == node) return c;
-  return -1;
-}
-
-static const IoRoutine *find_io(const Impl *impl, RoutineKind kind, int index) {
-  const IoRoutine *list = kind == ROUTINE_LOAD ? impl->loads : impl->saves;
-  int n = kind == ROUTINE_LOAD ? impl->nloads : impl->nsaves;
-  for (int k = 0; k < n; k++)
-    if (list[k].index == index) return &list[k];
-  return NULL;
-}
-
-/* Does call c read or write buffer b's value? */
-static bool call_touches(const KernelPlan *plan, const Dag *dag, int c, int value) {
-  const DagNode *n = &dag->nodes[plan->order[c]];
-  if (n->result == value) return true;
-  for (int a = 0; a < n->nargs; a++)
-    if (n->args[a] == value) return true;
-  return false;
-}
+/* ---- registers -------------------------------------------------------------------------- */
 
 int model_estimate_registers(const KernelPlan *plan) {
   /* Register buffers alive at the same step add up; without steps, all of them. */
@@ -332,15 +304,16 @@ static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int 
   return true;
 }
 
-/* Time of one load or save of buffer b by impl's routine `index` (ns per element). */
-static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl, RoutineKind kind,
-                      int index) {
+/* Time of one load or save of buffer b by routine io of impl (ns per element). */
+static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
+                      const IoRoutine *io) {
+  RoutineKind kind = io->kind;
   const KernelPlan *plan = k->plan;
   int threads = impl_threads(impl, plan->e);
   BlockShape shape = impl_shape(impl, plan->e);
-  double bytes = 4.0 * value_floats(k->dag, b->value);
+  double bytes = 4.0 * dag_value_floats(k->dag, b->value);
   double per_thread = bytes * plan->e / (threads > 0 ? threads : 1);
-  /* Only the call's own threads issue its loads; the others idle (DESIGN §6 step 6). */
+  /* Only the call's own threads issue its loads; the others idle (docs/design.md §6 step 6). */
   double kernel_sat = saturation(k->dev, (double)k->occ.blocks_per_sm * threads, per_thread);
   Occupancy alone = occupancy(k->dev, threads, plan->smem_bytes, BASE_REGISTERS + 8);
   double bench_sat = saturation(k->dev, (double)alone.blocks_per_sm * threads, per_thread);
@@ -349,11 +322,9 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl, Rou
   /* No routine moves its compulsory bytes faster than the copy bandwidth; this bound matters
    * at small E, where a measured time is mostly the grid floor and says little of the routine. */
   double bound = bytes / (k->dev->copy_gbs * kernel_sat);
-  if (db_time(k, impl, kind, index, b->place, own, bench_sat, kernel_sat, &ns))
+  if (db_time(k, impl, kind, io->index, b->place, own, bench_sat, kernel_sat, &ns))
     return ns > bound ? ns : bound;
   double dram = bytes / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
-  const IoRoutine *io = find_io(impl, kind, index);
-  if (!io) return dram;
   const EffMemo *a = access_profile(k->memo, &io->ls, shape);
   double requested = bytes / (a->efficiency > 0 ? a->efficiency : 1); /* sector bytes */
   double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
@@ -369,20 +340,27 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl, Rou
   return served > dram ? served : dram;
 }
 
+/* Whether the compute step's buffer argument a repeats an earlier one (f(x, x)). */
+static bool repeated_argument(const Step *st, int a) {
+  for (int b = 0; b < a; b++)
+    if (st->buf[b] == st->buf[a]) return true;
+  return false;
+}
+
 /* Analytic compute: shared-memory traffic of its shared buffers plus the arithmetic. */
-static double compute_analytic(const KernelCtx *k, int c) {
-  const DagNode *n = &k->dag->nodes[k->plan->order[c]];
-  int out = value_floats(k->dag, n->result);
+static double compute_analytic(const KernelCtx *k, const Step *st) {
+  const DagNode *n = &k->dag->nodes[k->plan->order[st->call]];
+  int out = dag_value_floats(k->dag, n->result);
   int max_in = 1;
   double smem_floats = 0;
   for (int a = 0; a < n->nargs; a++) {
-    int s = value_floats(k->dag, n->args[a]);
+    int s = dag_value_floats(k->dag, n->args[a]);
     if (s > max_in) max_in = s;
   }
-  for (int b = 0; b < k->plan->nbuffers; b++) {
-    const Buffer *buf = &k->plan->buffers[b];
-    if (buf->place == PLACE_SHARED && call_touches(k->plan, k->dag, c, buf->value))
-      smem_floats += 3.0 * value_floats(k->dag, buf->value); /* each float read ~3 times */
+  for (int a = 0; a < st->nbuf; a++) {
+    const Buffer *buf = &k->plan->buffers[st->buf[a]];
+    if (buf->place == PLACE_SHARED && !repeated_argument(st, a))
+      smem_floats += 3.0 * dag_value_floats(k->dag, buf->value); /* each float read ~3 times */
   }
   int reduce = (max_in + out - 1) / out;
   double flops = 2.0 * out * (reduce > 3 ? reduce : 3);
@@ -391,23 +369,21 @@ static double compute_analytic(const KernelCtx *k, int c) {
   return smem_floats * 4.0 / per_ns_smem + flops / per_ns_flops;
 }
 
-static double compute_time(const KernelCtx *k, int c) {
+static double compute_time(const KernelCtx *k, const Step *st) {
   const KernelPlan *plan = k->plan;
-  const Impl *impl = plan->impl[c];
-  int threads = impl_threads(impl, plan->e);
+  int threads = impl_threads(st->impl, plan->e);
   bool all_registers = true;
   int own = 0;
-  for (int b = 0; b < plan->nbuffers; b++) {
-    const Buffer *buf = &plan->buffers[b];
-    if (!call_touches(plan, k->dag, c, buf->value)) continue;
-    if (buf->place == PLACE_SHARED) {
+  for (int a = 0; a < st->nbuf; a++) {
+    const Buffer *buf = &plan->buffers[st->buf[a]];
+    if (buf->place == PLACE_SHARED && !repeated_argument(st, a)) {
       all_registers = false;
       own += buf->bytes;
     }
   }
   double ns;
   Placement pl = all_registers ? PLACE_REGISTER : PLACE_SHARED;
-  if (!db_time(k, impl, ROUTINE_COMPUTE, 0, pl, own, 1, 1, &ns)) ns = compute_analytic(k, c);
+  if (!db_time(k, st->impl, ROUTINE_COMPUTE, 0, pl, own, 1, 1, &ns)) ns = compute_analytic(k, st);
   /* Threads beyond the call's count idle through it. */
   if (threads > 0 && threads < plan->threads) ns *= (double)plan->threads / threads;
   return ns;
@@ -468,14 +444,12 @@ double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan) {
   double io = 0, compute = 0;
   for (int b = 0; b < plan->nbuffers; b++) {
     const Buffer *buf = &plan->buffers[b];
-    if (buf->loaded && buf->load_call >= 0 && buf->load_call < plan->ncalls)
-      io += io_time(&k, buf, plan->impl[buf->load_call], ROUTINE_LOAD, buf->load_index);
-    if (buf->saved) {
-      int c = call_of_node(plan, dag->values[buf->value].producer);
-      if (c >= 0) io += io_time(&k, buf, plan->impl[c], ROUTINE_SAVE, buf->save_index);
-    }
+    if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load);
+    if (buf->save) io += io_time(&k, buf, plan->impl[buf->producer], buf->save);
   }
-  for (int c = 0; c < plan->ncalls; c++) compute += compute_time(&k, c);
+  /* The compute steps come in call order. */
+  for (int s = 0; s < plan->nsteps; s++)
+    if (plan->steps[s].kind == ROUTINE_COMPUTE) compute += compute_time(&k, &plan->steps[s]);
   double t = io > compute ? io : compute;
   return hypot(t, k.floor_ns) + barrier_time(&k) + spill_time(&k, regs);
 }

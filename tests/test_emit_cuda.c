@@ -63,12 +63,35 @@ enum { V_M, V_V, V_S, V_W, V_R };
 
 static Buffer shared_buf(int value, int offset, int bytes, int first, int last) {
   return (Buffer){.value = value, .place = PLACE_SHARED, .offset = offset, .bytes = bytes,
-                  .first_use = first, .last_use = last, .load_call = -1};
+                  .first_use = first, .last_use = last, .load_call = -1, .producer = -1};
 }
 
 static Buffer reg_buf(int value, int floats, int first, int last) {
   return (Buffer){.value = value, .place = PLACE_REGISTER, .offset = -1, .reg_floats = floats,
-                  .first_use = first, .last_use = last, .load_call = -1};
+                  .first_use = first, .last_use = last, .load_call = -1, .producer = -1};
+}
+
+/* Buffer b is filled by load j of call `call` (implementation im) / saved by save j of its
+ * producer `call`. */
+static void loaded_by(Buffer *b, const Impl *im, int call, int j) {
+  b->load = &im->loads[j];
+  b->load_call = call;
+}
+
+static void saved_by(Buffer *b, const Impl *im, int call, int j) {
+  b->save = &im->saves[j];
+  b->producer = call;
+}
+
+static Step io_step(RoutineKind kind, const Impl *im, int call, int j, int buf) {
+  const IoRoutine *io = kind == ROUTINE_LOAD ? &im->loads[j] : &im->saves[j];
+  return (Step){.kind = kind, .call = call, .impl = im, .io = io, .buf = {buf}, .nbuf = 1};
+}
+
+/* The compute of a two-argument call: buffers of the arguments, then of the result. */
+static Step compute_step(const Impl *im, int call, int a0, int a1, int result) {
+  return (Step){.kind = ROUTINE_COMPUTE, .call = call, .impl = im, .buf = {a0, a1, result},
+                .nbuf = 3};
 }
 
 /* The fused plan at E = 32: M coalesced into shared memory (barrier before the compute), v and s
@@ -91,27 +114,49 @@ static KernelPlan *fused_plan(const Fixture *f) {
   p->threads = 96;
   p->nbuffers = 5;
   p->buffers = xcalloc(5, sizeof(Buffer));
+  const Impl *mv = p->impl[0], *sv = p->impl[1];
   p->buffers[0] = shared_buf(V_M, 0, 32 * 9 * 4, 0, 2);
-  p->buffers[0].loaded = true, p->buffers[0].load_call = 0, p->buffers[0].load_index = 0;
+  loaded_by(&p->buffers[0], mv, 0, 0);
   p->buffers[1] = reg_buf(V_V, 3, 1, 2);
-  p->buffers[1].loaded = true, p->buffers[1].load_call = 0, p->buffers[1].load_index = 3;
+  loaded_by(&p->buffers[1], mv, 0, 3);
   p->buffers[2] = shared_buf(V_W, 1152, 32 * 3 * 4, 2, 4);
+  p->buffers[2].producer = 0;
   p->buffers[3] = reg_buf(V_S, 1, 3, 4);
-  p->buffers[3].loaded = true, p->buffers[3].load_call = 1, p->buffers[3].load_index = 3;
+  loaded_by(&p->buffers[3], sv, 1, 3);
   p->buffers[4] = reg_buf(V_R, 3, 4, 5);
-  p->buffers[4].saved = true, p->buffers[4].save_index = 1;
+  saved_by(&p->buffers[4], sv, 1, 1);
   p->smem_bytes = 1152 + 384;
   p->nsteps = 6;
   p->steps = xcalloc(6, sizeof(Step));
-  p->steps[0] = (Step){ROUTINE_LOAD, 0, 0, 0, false, NULL, false};
-  p->steps[1] = (Step){ROUTINE_LOAD, 0, 3, 1, false, NULL, false};
-  p->steps[2] = (Step){ROUTINE_COMPUTE, 0, 0, -1, true, "mvmul33 reads M written by others", false};
-  p->steps[3] = (Step){ROUTINE_LOAD, 1, 3, 3, false, NULL, true};
-  p->steps[4] = (Step){ROUTINE_COMPUTE, 1, 0, -1, true, "svmul3 reads w written by others", true};
-  p->steps[5] = (Step){ROUTINE_SAVE, 1, 1, 4, false, NULL, true};
+  p->steps[0] = io_step(ROUTINE_LOAD, mv, 0, 0, 0);
+  p->steps[1] = io_step(ROUTINE_LOAD, mv, 0, 3, 1);
+  p->steps[2] = compute_step(mv, 0, 0, 1, 2);
+  p->steps[2].barrier_before = true;
+  p->steps[2].barrier_why = "mvmul33 reads M written by others";
+  p->steps[3] = io_step(ROUTINE_LOAD, sv, 1, 3, 3);
+  p->steps[4] = compute_step(sv, 1, 2, 3, 4);
+  p->steps[4].barrier_before = true;
+  p->steps[4].barrier_why = "svmul3 reads w written by others";
+  p->steps[5] = io_step(ROUTINE_SAVE, sv, 1, 1, 4);
+  for (int s = 3; s < 6; s++) p->steps[s].recompute_coords = true;
   p->barriers = 2;
   p->barriers_possible = 3;
   return p;
+}
+
+/* A one-call kernel through owner routines: its arguments loaded by loads 1 and 3, its result
+ * saved by save 1 (buffers 0, 1 and 2). */
+static void one_call_buffers(Buffer *b, const Impl *im) {
+  loaded_by(&b[0], im, 0, 1);
+  loaded_by(&b[1], im, 0, 3);
+  saved_by(&b[2], im, 0, 1);
+}
+
+static void one_call_steps(Step *s, const Impl *im) {
+  s[0] = io_step(ROUTINE_LOAD, im, 0, 1, 0);
+  s[1] = io_step(ROUTINE_LOAD, im, 0, 3, 1);
+  s[2] = compute_step(im, 0, 0, 1, 2);
+  s[3] = io_step(ROUTINE_SAVE, im, 0, 1, 2);
 }
 
 static void free_plan(KernelPlan *p) {
@@ -225,15 +270,11 @@ static void test_no_barrier_no_shared(void **state) {
   p->block = (BlockShape){64, 1, 1};
   p->threads = 64;
   Buffer bufs[3] = {reg_buf(V_W, 3, 0, 2), reg_buf(V_S, 1, 1, 2), reg_buf(V_R, 3, 2, 3)};
-  bufs[0].loaded = bufs[1].loaded = true;
-  bufs[0].load_index = 1, bufs[1].load_index = 3;
-  bufs[2].saved = true, bufs[2].save_index = 1;
+  one_call_buffers(bufs, im);
   p->buffers = bufs;
   p->nbuffers = 3;
-  Step steps[4] = {{ROUTINE_LOAD, 0, 1, 0, false, NULL, false},
-                   {ROUTINE_LOAD, 0, 3, 1, false, NULL, false},
-                   {ROUTINE_COMPUTE, 0, 0, -1, false, NULL, false},
-                   {ROUTINE_SAVE, 0, 1, 2, false, NULL, false}};
+  Step steps[4];
+  one_call_steps(steps, im);
   p->steps = steps;
   p->nsteps = 4;
   /* w is an intermediate that this kernel loads: a two-kernel candidate would pass it through
@@ -259,24 +300,16 @@ static void test_workspace_between_kernels(void **state) {
   Impl *mv = find_impl(f->lib, "mvmul33", 2), *sv = find_impl(f->lib, "svmul3", 1);
   int order0 = 0, order1 = 1;
   Buffer b0[3] = {reg_buf(V_M, 3, 0, 2), reg_buf(V_V, 3, 1, 2), reg_buf(V_W, 1, 2, 3)};
-  b0[0].loaded = b0[1].loaded = true;
-  b0[0].load_index = 1, b0[1].load_index = 3;
-  b0[2].saved = true, b0[2].save_index = 1;
-  Step s0[4] = {{ROUTINE_LOAD, 0, 1, 0, false, NULL, false},
-                {ROUTINE_LOAD, 0, 3, 1, false, NULL, false},
-                {ROUTINE_COMPUTE, 0, 0, -1, false, NULL, false},
-                {ROUTINE_SAVE, 0, 1, 2, false, NULL, false}};
+  one_call_buffers(b0, mv);
+  Step s0[4];
+  one_call_steps(s0, mv);
   KernelPlan k0 = {.order = &order0, .ncalls = 1, .impl = &mv, .e = 64,
                    .block = {3, 64, 1}, .threads = 192, .buffers = b0, .nbuffers = 3,
                    .steps = s0, .nsteps = 4};
   Buffer b1[3] = {reg_buf(V_W, 3, 0, 2), reg_buf(V_S, 1, 1, 2), reg_buf(V_R, 3, 2, 3)};
-  b1[0].loaded = b1[1].loaded = true;
-  b1[0].load_index = 1, b1[1].load_index = 3;
-  b1[2].saved = true, b1[2].save_index = 1;
-  Step s1[4] = {{ROUTINE_LOAD, 0, 1, 0, false, NULL, false},
-                {ROUTINE_LOAD, 0, 3, 1, false, NULL, false},
-                {ROUTINE_COMPUTE, 0, 0, -1, false, NULL, false},
-                {ROUTINE_SAVE, 0, 1, 2, false, NULL, false}};
+  one_call_buffers(b1, sv);
+  Step s1[4];
+  one_call_steps(s1, sv);
   KernelPlan k1 = {.order = &order1, .ncalls = 1, .impl = &sv, .e = 256,
                    .block = {256, 1, 1}, .threads = 256, .buffers = b1, .nbuffers = 3,
                    .steps = s1, .nsteps = 4};

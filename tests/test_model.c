@@ -82,26 +82,53 @@ typedef struct {
   int order[2];
   Impl *impl[2];
   Buffer buf[4];
+  Step st[6];
 } PlanStore;
 
-static Buffer load_buf(int value, int call, int j, Placement pl, int e) {
+static Buffer load_buf(int value, const Impl *im, int call, int j, Placement pl, int e) {
   return (Buffer){.value = value, .place = pl, .offset = pl == PLACE_SHARED ? 0 : -1,
                   .bytes = pl == PLACE_SHARED ? e * 36 : 0, .reg_floats = pl ? 9 : 0,
-                  .loaded = true, .load_call = call, .load_index = j, .save_index = -1};
+                  .load = &im->loads[j], .load_call = call, .producer = -1};
 }
 
-static Buffer save_buf(int value, int j, Placement pl, int e) {
+static Buffer save_buf(int value, const Impl *im, int call, int j, Placement pl, int e) {
   return (Buffer){.value = value, .place = pl, .offset = pl == PLACE_SHARED ? 0 : -1,
                   .bytes = pl == PLACE_SHARED ? e * 36 : 0, .reg_floats = pl ? 9 : 0,
-                  .saved = true, .load_call = -1, .save_index = j};
+                  .save = &im->saves[j], .load_call = -1, .producer = call};
 }
 
-static void finish(PlanStore *s, int ncalls, int nbuf, int e, int threads) {
+/* The step moving buffer b (its load, or its save when it has none). */
+static Step io_step(const PlanStore *s, int b) {
+  const Buffer *buf = &s->buf[b];
+  if (buf->load)
+    return (Step){.kind = ROUTINE_LOAD, .call = buf->load_call, .impl = s->impl[buf->load_call],
+                  .io = buf->load, .buf = {b}, .nbuf = 1};
+  return (Step){.kind = ROUTINE_SAVE, .call = buf->producer, .impl = s->impl[buf->producer],
+                .io = buf->save, .buf = {b}, .nbuf = 1};
+}
+
+static Step compute_step(const PlanStore *s, int call, int a0, int a1, int result) {
+  return (Step){.kind = ROUTINE_COMPUTE, .call = call, .impl = s->impl[call],
+                .buf = {a0, a1, result}, .nbuf = 3};
+}
+
+/* Buffer b now moves through routine j: the buffer and its step both say so. */
+static void use_routine(PlanStore *s, int b, int j) {
+  Buffer *buf = &s->buf[b];
+  if (buf->load) buf->load = &s->impl[buf->load_call]->loads[j];
+  else buf->save = &s->impl[buf->producer]->saves[j];
+  for (int k = 0; k < s->p.nsteps; k++)
+    if (s->st[k].kind != ROUTINE_COMPUTE && s->st[k].buf[0] == b) s->st[k] = io_step(s, b);
+}
+
+static void finish(PlanStore *s, int ncalls, int nbuf, int nsteps, int e, int threads) {
   s->p.order = s->order;
   s->p.impl = s->impl;
   s->p.ncalls = ncalls;
   s->p.buffers = s->buf;
   s->p.nbuffers = nbuf;
+  s->p.steps = s->st;
+  s->p.nsteps = nsteps;
   s->p.e = e;
   s->p.threads = threads;
   s->p.block = (BlockShape){threads, 1, 1};
@@ -114,10 +141,14 @@ static void single(PlanStore *s, const Dag *dag, Impl *im, int node, int j, Plac
   memset(s, 0, sizeof *s);
   s->order[0] = node;
   s->impl[0] = im;
-  s->buf[0] = load_buf(dag->nodes[node].args[0], 0, j, pl, e);
-  s->buf[1] = load_buf(dag->nodes[node].args[1], 0, j, pl, e);
-  s->buf[2] = save_buf(dag->nodes[node].result, j, pl, e);
-  finish(s, 1, 3, e, e * (im->dims[1] ? im->dims[1] : 1));
+  s->buf[0] = load_buf(dag->nodes[node].args[0], im, 0, j, pl, e);
+  s->buf[1] = load_buf(dag->nodes[node].args[1], im, 0, j, pl, e);
+  s->buf[2] = save_buf(dag->nodes[node].result, im, 0, j, pl, e);
+  s->st[0] = io_step(s, 0);
+  s->st[1] = io_step(s, 1);
+  s->st[2] = compute_step(s, 0, 0, 1, 2);
+  s->st[3] = io_step(s, 2);
+  finish(s, 1, 3, 4, e, e * (im->dims[1] ? im->dims[1] : 1));
 }
 
 /* Both calls in one kernel, the intermediate c kept in shared memory. */
@@ -126,11 +157,17 @@ static void fused(PlanStore *s, Impl *im, int e) {
   s->order[0] = 0;
   s->order[1] = 1;
   s->impl[0] = s->impl[1] = im;
-  s->buf[0] = load_buf(0, 0, 0, PLACE_SHARED, e);
-  s->buf[1] = load_buf(1, 0, 0, PLACE_SHARED, e);
-  s->buf[2] = (Buffer){.value = 2, .place = PLACE_SHARED, .bytes = e * 36, .load_call = -1};
-  s->buf[3] = save_buf(3, 0, PLACE_SHARED, e);
-  finish(s, 2, 4, e, e);
+  s->buf[0] = load_buf(0, im, 0, 0, PLACE_SHARED, e);
+  s->buf[1] = load_buf(1, im, 0, 0, PLACE_SHARED, e);
+  s->buf[2] = (Buffer){.value = 2, .place = PLACE_SHARED, .bytes = e * 36, .load_call = -1,
+                       .producer = 0};
+  s->buf[3] = save_buf(3, im, 1, 0, PLACE_SHARED, e);
+  s->st[0] = io_step(s, 0);
+  s->st[1] = io_step(s, 1);
+  s->st[2] = compute_step(s, 0, 0, 1, 2);
+  s->st[3] = compute_step(s, 1, 2, 1, 3);
+  s->st[4] = io_step(s, 3);
+  finish(s, 2, 4, 5, e, e);
 }
 
 static void test_access_efficiency(void **state) {
@@ -167,10 +204,11 @@ static void test_coalescing(void **state) {
   double floor32 = 0.6 / 32;
   assert_true(coalesced > hypot(108.0 / 3000.0, floor32));
   assert_true(coalesced < hypot(108.0 / 3000.0 * 1.2, floor32));
-  a.buf[0].load_index = a.buf[1].load_index = 1; /* owner loads, coalesced save */
+  use_routine(&a, 0, 1); /* owner loads, coalesced save */
+  use_routine(&a, 1, 1);
   double owner_loads = model_predict_kernel(ctx, &a.p);
   assert_true(owner_loads < 1.2 * coalesced);
-  a.buf[2].save_index = 1; /* and an owner save */
+  use_routine(&a, 2, 1); /* and an owner save */
   double owner_save = model_predict_kernel(ctx, &a.p);
   assert_true(owner_save > 2 * coalesced);
   /* 81-float elements: owner loads through L2 */
@@ -185,10 +223,10 @@ static void test_coalescing(void **state) {
   }
   PlanStore b;
   single(&b, dag, big, 0, 0, PLACE_SHARED, 32);
-  b.p.nbuffers = 1; /* one load alone */
+  b.p.nbuffers = b.p.nsteps = 1; /* one load alone */
   b.p.smem_bytes = b.buf[0].bytes;
   double big_coalesced = model_predict_kernel(ctx, &b.p);
-  b.buf[0].load_index = 1; /* measured: 3x slower into shared memory, 1.5-1.9x into registers */
+  use_routine(&b, 0, 1); /* measured: 3x slower into shared memory, 1.5-1.9x into registers */
   double big_owner = model_predict_kernel(ctx, &b.p);
   assert_true(big_owner > 2 * big_coalesced);
   b.buf[0].place = PLACE_REGISTER;
@@ -283,9 +321,13 @@ static void test_idle_threads(void **state) {
   Impl *im = make_impl("mmul33_2", 1);
   PlanStore a;
   fused(&a, im, 32);
-  a.p.buffers = &a.buf[2]; /* only the intermediate */
+  /* Only the intermediate: both computes touch it, nothing moves to or from global memory. */
+  a.buf[0] = a.buf[2];
   a.p.nbuffers = 1;
-  a.p.smem_bytes = a.buf[2].bytes;
+  a.p.smem_bytes = a.buf[0].bytes;
+  for (int c = 0; c < 2; c++)
+    a.st[c] = (Step){.kind = ROUTINE_COMPUTE, .call = c, .impl = im, .buf = {0}, .nbuf = 1};
+  a.p.nsteps = 2;
   double own = sqrt(0.6 * 0.6 - 0.1 * 0.1);
   assert_float_equal(model_predict_kernel(ctx, &a.p), hypot(2 * own, 0.1), 1e-9);
   a.p.threads = 96;

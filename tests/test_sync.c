@@ -52,11 +52,12 @@ static const Buffer *buffer_of(const KernelPlan *p, int value) {
   return NULL;
 }
 
-static const IoRoutine *io_of(const Impl *im, RoutineKind kind, int index) {
-  const IoRoutine *l = kind == ROUTINE_LOAD ? im->loads : im->saves;
-  int n = kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
+/* The step's routine, which must be one of the implementation's of that kind. */
+static const IoRoutine *io_of(const Impl *im, const Step *st) {
+  const IoRoutine *l = st->kind == ROUTINE_LOAD ? im->loads : im->saves;
+  int n = st->kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
   for (int k = 0; k < n; k++)
-    if (l[k].index == index) return &l[k];
+    if (&l[k] == st->io) return st->io;
   fail();
   return NULL;
 }
@@ -72,8 +73,7 @@ static Accesses step_accesses(const Dag *dag, const KernelPlan *p, int s) {
       add_pattern(&a, &im->in[k], sh, buffer_of(p, nd->args[k]), false);
     add_pattern(&a, &im->out, sh, buffer_of(p, nd->result), true);
   } else {
-    add_pattern(&a, &io_of(im, st->kind, st->io_index)->ls, sh, &p->buffers[st->buffer],
-                st->kind == ROUTINE_LOAD);
+    add_pattern(&a, &io_of(im, st)->ls, sh, &p->buffers[st->buf[0]], st->kind == ROUTINE_LOAD);
   }
   return a;
 }
