@@ -87,39 +87,48 @@ static void keep_alive(StrBuf *sb) {
   sb_puts(sb, "  if (acc == KB_NEVER) out[blockIdx.x] = acc;\n");
 }
 
-static void kernel_load(StrBuf *sb, const BenchCase *c, const char *fname, int floats, int ext,
-                        int threads) {
+/* The coordinate arguments of a call to a routine taking coords (COORD_*): ", tx, ty". */
+static const char *coord_args(unsigned coords) {
+  static const char *const args[8] = {"", ", tx", ", ty", ", tx, ty", ", tz", ", tx, tz",
+                                      ", ty, tz", ", tx, ty, tz"};
+  return args[coords & 7];
+}
+
+static void kernel_load(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri, int floats,
+                        int ext, int threads) {
+  const char *fname = ri->name, *xyz = coord_args(ri->coords);
   if (c->place == PLACE_REGISTER) {
     /* Zeros first: offsets outside the thread's access set stay defined, so that the sum (and
      * with it every load) cannot be folded away as undefined. */
     sb_printf(sb, "  float r[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) r[k] = 0.0f;\n"
-                  "  %s(in, r, tx, ty, tz, e0, n);\n  float acc = 0.0f;\n"
+                  "  %s(in, r%s, e0, n);\n  float acc = 0.0f;\n"
                   "#pragma unroll\n  for (int k = 0; k < %d; k++) acc += r[k];\n",
-              ext, ext, fname, ext);
+              ext, ext, fname, xyz, ext);
   } else {
     /* Every float of the buffer is read back after a barrier: no store can be dropped. */
-    sb_printf(sb, "  %s(in, kb_smem, tx, ty, tz, e0, n);\n  __syncthreads();\n"
+    sb_printf(sb, "  %s(in, kb_smem%s, e0, n);\n  __syncthreads();\n"
                   "  float acc = 0.0f;\n"
                   "  for (int k = lin; k < %d; k += %d) acc += kb_smem[k];\n",
-              fname, floats * c->e, threads);
+              fname, xyz, floats * c->e, threads);
   }
   keep_alive(sb);
 }
 
-static void kernel_save(StrBuf *sb, const BenchCase *c, const char *fname, int floats, int ext,
-                        int threads) {
+static void kernel_save(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri, int floats,
+                        int ext, int threads) {
+  const char *fname = ri->name, *xyz = coord_args(ri->coords);
   if (c->place == PLACE_REGISTER) {
     sb_printf(sb, "  float r[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) "
-                  "r[k] = seed * (float)(k + 1) + (float)lin;\n  %s(r, out, tx, ty, tz, e0, n);\n",
-              ext, ext, fname);
+                  "r[k] = seed * (float)(k + 1) + (float)lin;\n  %s(r, out%s, e0, n);\n",
+              ext, ext, fname, xyz);
   } else {
     sb_printf(sb, "  for (int k = lin; k < %d; k += %d) kb_smem[k] = seed + (float)k;\n"
-                  "  __syncthreads();\n  %s(kb_smem, out, tx, ty, tz, e0, n);\n",
-              floats * c->e, threads, fname);
+                  "  __syncthreads();\n  %s(kb_smem, out%s, e0, n);\n",
+              floats * c->e, threads, fname, xyz);
   }
 }
 
-static void kernel_compute(StrBuf *sb, const BenchCase *c, const char *fname) {
+static void kernel_compute(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri) {
   const Function *fn = c->impl->fn;
   BlockShape sh = impl_shape(c->impl, c->e);
   int offset = 0;
@@ -144,9 +153,9 @@ static void kernel_compute(StrBuf *sb, const BenchCase *c, const char *fname) {
       offset += floats * c->e;
     }
     size_t len = strlen(args);
-    snprintf(args + len, sizeof args - len, "%s, ", name);
+    snprintf(args + len, sizeof args - len, "%s%s", a ? ", " : "", name);
   }
-  sb_printf(sb, "  %s(%stx, ty, tz);\n", fname, args);
+  sb_printf(sb, "  %s(%s%s);\n", ri->name, args, coord_args(ri->coords));
   if (c->place == PLACE_REGISTER) {
     int ext = pattern_register_extent(&c->impl->out, sh);
     sb_printf(sb, "  float acc = 0.0f;\n#pragma unroll\n  for (int k = 0; k < %d; k++) acc += "
@@ -171,19 +180,17 @@ static int own_smem_bytes(const BenchCase *c) {
 /* Emits the routine (once per name) and its kernel kb_<id>; false after a diagnostic. */
 static bool emit_kernel(StrBuf *sb, StrBuf *table, const BenchCase *c, int id, char ***done,
                         int *ndone) {
-  Placement pl[KAS_MAX_ARGS + 1];
-  for (int k = 0; k <= KAS_MAX_ARGS; k++) pl[k] = c->place;
-  char *fname = NULL;
-  char *body = instantiate_routine(c->impl, c->kind, c->index, c->e, pl, &fname);
-  if (!body) return false;
+  RoutineRequest rq = {c->kind, c->index, c->e, impl_shape(c->impl, c->e), {PLACE_SHARED}};
+  for (int k = 0; k <= KAS_MAX_ARGS; k++) rq.place[k] = c->place;
+  RoutineInstance ri;
+  if (!instantiate_routine(c->impl, &rq, &ri)) return false;
   bool seen = false;
-  for (int k = 0; k < *ndone && !seen; k++) seen = !strcmp((*done)[k], fname);
+  for (int k = 0; k < *ndone && !seen; k++) seen = !strcmp((*done)[k], ri.name);
   if (!seen) {
-    sb_printf(sb, "%s\n\n", body);
+    sb_printf(sb, "%s\n\n", ri.text);
     *done = xrealloc(*done, sizeof **done * (size_t)(*ndone + 1));
-    (*done)[(*ndone)++] = xstrdup(fname);
+    (*done)[(*ndone)++] = xstrdup(ri.name);
   }
-  free(body);
   BlockShape sh = impl_shape(c->impl, c->e);
   int threads = sh.bx * sh.by * sh.bz;
   sb_printf(sb, "__global__ void __launch_bounds__(%d) kb_%s_%d(const float *__restrict__ in, "
@@ -192,21 +199,21 @@ static bool emit_kernel(StrBuf *sb, StrBuf *table, const BenchCase *c, int id, c
             threads, c->impl->fn->name, id);
   kernel_prologue(sb, sh, c->e);
   if (c->kind == ROUTINE_COMPUTE) {
-    kernel_compute(sb, c, fname);
+    kernel_compute(sb, c, &ri);
   } else {
     const IoRoutine *io =
         c->kind == ROUTINE_LOAD ? &c->impl->loads[c->index] : &c->impl->saves[c->index];
     int ext = c->place == PLACE_REGISTER ? pattern_register_extent(&io->ls, sh) : 0;
     int floats = io_floats(c->impl, c->kind, c->index);
-    if (c->kind == ROUTINE_LOAD) kernel_load(sb, c, fname, floats, ext, threads);
-    else kernel_save(sb, c, fname, floats, ext, threads);
+    if (c->kind == ROUTINE_LOAD) kernel_load(sb, c, &ri, floats, ext, threads);
+    else kernel_save(sb, c, &ri, floats, ext, threads);
   }
   sb_puts(sb, "}\n\n");
   sb_printf(table, "  {\"%s\", \"%s\", %d, \"%s\", %d, %d, %d, %d, %d, (const void *)kb_%s_%d},\n",
             c->impl->name, kind_word(c->kind), c->index,
             c->place == PLACE_REGISTER ? "register" : "shared", c->e, sh.bx, sh.by, sh.bz,
             own_smem_bytes(c), c->impl->fn->name, id);
-  free(fname);
+  routine_instance_free(&ri);
   return true;
 }
 
@@ -521,17 +528,4 @@ int bench_emit(const Library *lib, const char *out_dir) {
   }
   ok = emit_dir_close(d) && ok;
   return ok ? total : -1;
-}
-
-int cmd_bench(const CliOptions *o) {
-  Library *lib = cli_load_library(o);
-  if (!lib) return EXIT_BAD_INPUT;
-  const char *out = o->out_dir ? o->out_dir : "bench/out";
-  int n = bench_emit(lib, out);
-  library_free(lib);
-  if (n < 0) return EXIT_BAD_INPUT;
-  printf("wrote %s/: %d routine benchmarks in one CUDA program\n"
-         "on a GPU: make -C %s run DB=$PWD/benchmarks   (or: make benchdb)\n",
-         out, n, out);
-  return EXIT_OK;
 }

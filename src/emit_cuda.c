@@ -123,27 +123,32 @@ static void routine_comment(StrBuf *sb, const Impl *im, const Step *s, const IoR
   sb_puts(sb, " */\n");
 }
 
-/* Instantiates the routine of step s (if not yet done) and returns its name in *name_out. */
+/* The routine a step calls: its instantiated name and the coordinates it takes. */
+typedef struct {
+  char *name;
+  unsigned coords; /* COORD_* */
+} StepRoutine;
+
+/* Instantiates the routine of step s (if not yet done) and says which it is in *out. */
 static bool instantiate_step(RoutineSet *rs, const KernelPlan *p, const Step *s,
-                             char **name_out) {
-  const Impl *im = s->impl;
-  Placement pl[KAS_MAX_ARGS + 1];
-  for (int k = 0; k < s->nbuf; k++) pl[k] = p->buffers[s->buf[k]].place;
-  char *name = NULL;
-  char *text = instantiate_routine(im, s->kind, s->io ? s->io->index : 0, p->e, pl, &name);
-  if (!text) return false;
-  if (!routine_set_has(rs, name)) {
+                             StepRoutine *out) {
+  RoutineRequest rq = {.kind = s->kind, .io_index = s->io ? s->io->index : 0, .e = p->e,
+                       .shape = impl_shape(s->impl, p->e)};
+  for (int k = 0; k < s->nbuf; k++) rq.place[k] = p->buffers[s->buf[k]].place;
+  RoutineInstance ri;
+  if (!instantiate_routine(s->impl, &rq, &ri)) return false;
+  if (!routine_set_has(rs, ri.name)) {
     if (rs->n == rs->cap) {
       rs->cap = rs->cap ? 2 * rs->cap : 16;
       rs->names = xrealloc(rs->names, (size_t)rs->cap * sizeof *rs->names);
     }
-    rs->names[rs->n++] = xstrdup(name);
-    routine_comment(&rs->text, im, s, s->io, pl, s->nbuf);
-    sb_puts(&rs->text, text);
-    sb_puts(&rs->text, text[0] && text[strlen(text) - 1] == '\n' ? "\n" : "\n\n");
+    rs->names[rs->n++] = xstrdup(ri.name);
+    routine_comment(&rs->text, s->impl, s, s->io, rq.place, s->nbuf);
+    sb_puts(&rs->text, ri.text);
+    sb_puts(&rs->text, ri.text[0] && ri.text[strlen(ri.text) - 1] == '\n' ? "\n" : "\n\n");
   }
-  free(text);
-  *name_out = name;
+  *out = (StepRoutine){xstrdup(ri.name), ri.coords};
+  routine_instance_free(&ri);
   return true;
 }
 
@@ -157,7 +162,7 @@ typedef struct {
   const char *name;
   int *ws_values; /* intermediates crossing kernels, in workspace order */
   int nws;
-  char ***routine_names; /* [kernel][step]: instantiated routine called by the step */
+  StepRoutine **routines_of; /* [kernel][step]: the instantiated routine the step calls */
   RoutineSet routines;
 } Emitter;
 
@@ -204,24 +209,24 @@ static int kernel_params(const KernelPlan *p, int *params) {
 
 static bool prepare_routines(Emitter *em) {
   const Candidate *c = em->cand;
-  em->routine_names = xcalloc((size_t)c->nkernels, sizeof *em->routine_names);
+  em->routines_of = xcalloc((size_t)c->nkernels, sizeof *em->routines_of);
   for (int k = 0; k < c->nkernels; k++) {
     const KernelPlan *p = c->kernels[k];
-    em->routine_names[k] = xcalloc((size_t)p->nsteps, sizeof(char *));
+    em->routines_of[k] = xcalloc((size_t)p->nsteps, sizeof(StepRoutine));
     for (int s = 0; s < p->nsteps; s++)
-      if (!instantiate_step(&em->routines, p, &p->steps[s], &em->routine_names[k][s]))
+      if (!instantiate_step(&em->routines, p, &p->steps[s], &em->routines_of[k][s]))
         return false;
   }
   return true;
 }
 
 static void emitter_free(Emitter *em) {
-  if (em->routine_names)
+  if (em->routines_of)
     for (int k = 0; k < em->cand->nkernels; k++) {
-      for (int s = 0; s < em->cand->kernels[k]->nsteps; s++) free(em->routine_names[k][s]);
-      free(em->routine_names[k]);
+      for (int s = 0; s < em->cand->kernels[k]->nsteps; s++) free(em->routines_of[k][s].name);
+      free(em->routines_of[k]);
     }
-  free(em->routine_names);
+  free(em->routines_of);
   free(em->ws_values);
   routine_set_free(&em->routines);
 }
@@ -257,18 +262,29 @@ static int group_end(const KernelPlan *p, int from) {
   return to;
 }
 
-/* Kernel coordinates used by steps [from, to): bit 0 tx, 1 ty, 2 tz, 3 lin. */
-static unsigned coords_used(const KernelPlan *p, int from, int to) {
+/* The coordinates (COORD_*) that the routines of steps [from, to) of kernel k take. */
+static unsigned routine_coords(const Emitter *em, int k, int from, int to) {
+  unsigned c = 0;
+  for (int s = from; s < to; s++) c |= em->routines_of[k][s].coords;
+  return c;
+}
+
+#define USES_LIN 8u
+
+/* Kernel coordinates used by steps [from, to) of kernel k: COORD_* and USES_LIN. */
+static unsigned coords_used(const Emitter *em, int k, int from, int to) {
+  const KernelPlan *p = em->cand->kernels[k];
   unsigned used = 0;
   for (int s = from; s < to; s++) {
+    unsigned want = em->routines_of[k][s].coords;
     CoordPlan cp = coord_plan(p->block, call_shape(p, p->steps[s].call), p->threads);
     if (cp.same) {
-      used |= 7;
+      used |= want;
       continue;
     }
-    used |= 8;
-    if (cp.reuse_x) used |= 1;
-    if (cp.reuse_yz) used |= 6;
+    unsigned reused = (cp.reuse_x ? COORD_TX : 0) | (cp.reuse_yz ? COORD_TY | COORD_TZ : 0);
+    used |= want & reused;
+    if (cp.guard || (want & ~reused)) used |= USES_LIN;
   }
   return used;
 }
@@ -284,31 +300,34 @@ static void coord_expr(StrBuf *sb, int below, int extent) {
   sb_printf(sb, " %% %d", extent);
 }
 
-/* Declares the call's own coordinates (ctx, cty, ctz) for those that differ from the kernel's
- * and returns the argument text "ctx, ty, tz". */
-static char *declare_call_coords(StrBuf *sb, int level, const CoordPlan *cp, BlockShape c) {
+/* Declares the call's own coordinates (ctx, cty, ctz) that its routines take (want, COORD_*)
+ * and that differ from the kernel's; names[c] receives what to pass for each. */
+static void declare_call_coords(StrBuf *sb, int level, const CoordPlan *cp, BlockShape c,
+                                unsigned want, const char **names) {
   const char *x = "tx", *y = "ty", *z = "tz";
-  if (!cp->reuse_x) {
+  if (!cp->reuse_x && (want & COORD_TX)) {
     indent(sb, level);
     sb_puts(sb, "const int ctx = ");
     coord_expr(sb, 1, c.bx);
     sb_puts(sb, ";\n");
     x = "ctx";
   }
-  if (!cp->reuse_yz) {
+  if (!cp->reuse_yz && (want & COORD_TY)) {
     indent(sb, level);
     sb_puts(sb, "const int cty = ");
     coord_expr(sb, c.bx, c.by);
     sb_puts(sb, ";\n");
+    y = "cty";
+  }
+  if (!cp->reuse_yz && (want & COORD_TZ)) {
     indent(sb, level);
     if (c.bz == 1)
       sb_puts(sb, "const int ctz = 0;\n");
     else
       sb_printf(sb, "const int ctz = lin / %d;\n", c.bx * c.by);
-    y = "cty";
     z = "ctz";
   }
-  return xasprintf("%s, %s, %s", x, y, z);
+  names[0] = x, names[1] = y, names[2] = z;
 }
 
 /* The name of a buffer in kernel code: s_<ident> (shared) or r_<ident> (registers). */
@@ -328,32 +347,39 @@ static char *param_name(const Dag *dag, int value) {
 
 /* One routine call: d_..._e32_ss(g_a_0, s_a_0, tx, ty, tz, e0, n); */
 static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
-                      int step, const char *coords) {
+                      int step, const char *const *coord_names) {
   const Step *s = &p->steps[step];
   const int *bufs = s->buf;
   int nb = s->nbuf;
+  const StepRoutine *r = &em->routines_of[k][step];
+  StrBuf cs;
+  sb_init(&cs);
+  for (int c = 0; c < 3; c++)
+    if (r->coords >> c & 1) sb_printf(&cs, "%s%s", cs.len ? ", " : "", coord_names[c]);
+  const char *coords = cs.data ? cs.data : "";
   indent(sb, level);
-  sb_printf(sb, "%s(", em->routine_names[k][step]);
+  sb_printf(sb, "%s(", r->name);
   if (s->kind == ROUTINE_SAVE) {
     char *b = buffer_name(em->dag, &p->buffers[bufs[0]]);
     char *g = param_name(em->dag, p->buffers[bufs[0]].value);
-    sb_printf(sb, "%s, %s, %s, e0, n);", b, g, coords);
+    sb_printf(sb, "%s, %s, %s%se0, n);", b, g, coords, *coords ? ", " : "");
     free(b);
     free(g);
   } else if (s->kind == ROUTINE_LOAD) {
     char *b = buffer_name(em->dag, &p->buffers[bufs[0]]);
     char *g = param_name(em->dag, p->buffers[bufs[0]].value);
-    sb_printf(sb, "%s, %s, %s, e0, n);", g, b, coords);
+    sb_printf(sb, "%s, %s, %s%se0, n);", g, b, coords, *coords ? ", " : "");
     free(b);
     free(g);
   } else {
     for (int i = 0; i < nb; i++) {
       char *b = buffer_name(em->dag, &p->buffers[bufs[i]]);
-      sb_printf(sb, "%s, ", b);
+      sb_printf(sb, "%s%s", i ? ", " : "", b);
       free(b);
     }
-    sb_printf(sb, "%s);", coords);
+    sb_printf(sb, "%s%s);", *coords ? ", " : "", coords);
   }
+  sb_free(&cs);
   const DagNode *node = call_node(em->dag, p, s->call);
   sb_printf(sb, " /* %s#%d %s", node->fn->name, node->stmt, kind_name(s->kind));
   if (s->kind != ROUTINE_COMPUTE) {
@@ -370,7 +396,8 @@ static void emit_group(StrBuf *sb, int level, const Emitter *em, const KernelPla
   BlockShape c = call_shape(p, p->steps[from].call);
   CoordPlan cp = coord_plan(p->block, c, p->threads);
   if (cp.same) {
-    for (int s = from; s < to; s++) emit_call(sb, level, em, p, k, s, "tx, ty, tz");
+    static const char *const own[3] = {"tx", "ty", "tz"};
+    for (int s = from; s < to; s++) emit_call(sb, level, em, p, k, s, own);
     return;
   }
   indent(sb, level);
@@ -380,9 +407,9 @@ static void emit_group(StrBuf *sb, int level, const Emitter *em, const KernelPla
               cp.count, im->name, c.bx, c.by, c.bz);
   else
     sb_printf(sb, "{ /* %s runs as %d x %d x %d threads */\n", im->name, c.bx, c.by, c.bz);
-  char *coords = declare_call_coords(sb, level + 1, &cp, c);
-  for (int s = from; s < to; s++) emit_call(sb, level + 1, em, p, k, s, coords);
-  free(coords);
+  const char *names[3];
+  declare_call_coords(sb, level + 1, &cp, c, routine_coords(em, k, from, to), names);
+  for (int s = from; s < to; s++) emit_call(sb, level + 1, em, p, k, s, names);
   indent(sb, level);
   sb_puts(sb, "}\n");
 }
@@ -486,11 +513,11 @@ static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
     free(name);
   }
   sb_printf(sb, "  const size_t e0 = (size_t)blockIdx.x * %d;\n", p->e);
-  unsigned used = coords_used(p, 0, p->nsteps);
+  unsigned used = coords_used(em, k, 0, p->nsteps);
   if (used & 1) sb_puts(sb, "  const int tx = threadIdx.x;\n");
   if (used & 2) sb_puts(sb, "  const int ty = threadIdx.y;\n");
   if (used & 4) sb_puts(sb, "  const int tz = threadIdx.z;\n");
-  if (used & 8) {
+  if (used & USES_LIN) {
     sb_puts(sb, "  const int lin = threadIdx.x");
     if (p->block.by > 1 || p->block.bz > 1) {
       sb_printf(sb, " + %d * (threadIdx.y", p->block.bx);
@@ -663,7 +690,7 @@ static void emit_host_phase(StrBuf *sb, const Emitter *em, const KernelPlan *p, 
                             int to) {
   sb_printf(sb, "    for (int t = 0; t < %d; t++) {\n", p->threads);
   sb_printf(sb, "      const int lin = order > 0 ? t : %d - t;\n", p->threads - 1);
-  unsigned used = coords_used(p, from, to);
+  unsigned used = coords_used(em, k, from, to);
   BlockShape b = p->block;
   if (used & 1) {
     sb_puts(sb, "      const int tx = ");

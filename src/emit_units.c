@@ -1,7 +1,7 @@
 /*
- * emit_units.c — `kasgen units [--library DIR] [--out DIR]`: a standalone kernel for every
- * implementation of every library function (DESIGN.md §5.3's cu_<f>_<i>), for unit tests of the
- * library on the CPU (check-cpu) and on a GPU (run).
+ * emit_units.c — a standalone kernel for every implementation of every library function
+ * (docs/design.md §5.3's cu_<f>_<i>), for unit tests of the library on the CPU (check-cpu) and on
+ * a GPU (run); `kasgen units` (cli_tools.c) writes them.
  *
  * A unit is built exactly like a fused candidate, so that units exercise the real code path: a
  * one-statement spec `r = f(a0, a1); return r;` goes through spec_parse, dag_build and
@@ -9,7 +9,7 @@
  * implementation the unit cu_<f>_<i> uses coalesced loads and saves where the implementation has
  * them, and cu_<f>_<i>_owner the owner routines (registers) when such a plan exists as well.
  *
- * Output: DIR/<f>/ per function (default DIR = generated/units), laid out like a spec's output
+ * Output: DIR/<f>/ per function, laid out like a spec's output
  * (docs/generated.md): common/ (kas_device.h, kas_refs.c, cpu_graph.c, check_cpu.cpp from
  * emit_cuda.c; kas_candidates.h, all_kernels.cu and check_gpu.cu from here), one folder per unit
  * and a Makefile with check-cpu (g++, no GPU), compile (one nvcc run per function) and run (the
@@ -19,9 +19,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#define UNITS_DEFAULT_OUT "generated/units"
 #define MAX_UNITS_PER_FN 64
 
 typedef struct {
@@ -423,42 +421,20 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
   return ok;
 }
 
-/* mkdir -p: the per-function folders go under out, which may not exist yet (emit_dir_open
- * reports any real problem with the path itself). */
-static void make_parents(const char *out) {
-  char *p = xstrdup(out);
-  for (char *s = p + 1; *s; s++) {
-    if (*s != '/') continue;
-    *s = '\0';
-    mkdir(p, 0777);
-    *s = '/';
-  }
-  mkdir(p, 0777);
-  free(p);
-}
-
-int cmd_units(const CliOptions *o) {
-  char *libdir = library_locate(o->library_dir, o->argv0);
-  Library *lib = libdir ? library_load(libdir) : NULL;
-  free(libdir);
-  if (!lib) return EXIT_BAD_INPUT;
+int units_emit(const Library *lib, const char *out_dir, int *nfunctions_out) {
   TimingDb *db = timingdb_analytic(); /* the choice of plans does not need measured timings */
-  const char *out = o->out_dir ? o->out_dir : UNITS_DEFAULT_OUT;
-  make_parents(out);
   bool ok = true;
   int total = 0, functions = 0;
   for (int f = 0; f < lib->nfuncs; f++) {
     int n;
-    if (!emit_function_units(lib, db, &lib->funcs[f], out, &n)) {
+    if (!emit_function_units(lib, db, &lib->funcs[f], out_dir, &n)) {
       ok = false;
       continue;
     }
     total += n;
     functions += n > 0;
   }
-  if (ok) printf("kasgen: %d standalone kernels of %d functions in %s/<function>/\n", total,
-                 functions, out);
   timingdb_free(db);
-  library_free(lib);
-  return ok ? EXIT_OK : EXIT_BAD_INPUT;
+  *nfunctions_out = functions;
+  return ok ? total : -1;
 }

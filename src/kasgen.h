@@ -249,12 +249,34 @@ bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_
  * barriers (__sync*), no __shared__, no threadIdx/blockIdx/blockDim/gridDim, no atomics (outside
  * comments and strings), and only one definition.  false + diagnostic (path:line:col). */
 bool instantiate_check_rules(const char *path, const char *text, const char *symbol);
-/* Returns the routine's body instantiated for E elements per block: the function renamed to
- * <symbol>_e<E>_<suffix> (suffix: one 's'/'r' per pattern argument, in argument order), the
- * block-size constants <UPPER>_BX/BY/BZ replaced by numbers, and APLS/APINn/APOUT replaced by the
- * pattern's start expression (shared) or 0 (register).  new_name_out receives the new name. */
-char *instantiate_routine(const Impl *impl, RoutineKind kind, int io_index, int e,
-                          const Placement *placements, char **new_name_out);
+/* What instantiate_routine makes: one routine of an implementation at E elements per block,
+ * with a placement per pattern argument. */
+typedef struct {
+  RoutineKind kind;
+  int io_index;     /* load/save j; 0 for the compute */
+  int e;            /* elements per block: the new name's _e<E> */
+  BlockShape shape; /* the implementation's block at E (impl_shape(impl, e)): the numbers its
+                       block-size constants and its patterns' BX/BY/BZ become */
+  Placement place[KAS_MAX_ARGS + 1]; /* per pattern argument, in argument order */
+} RoutineRequest;
+
+/* The thread coordinates a routine takes. */
+enum { COORD_TX = 1, COORD_TY = 2, COORD_TZ = 4 };
+
+typedef struct {
+  char *text;      /* the definition */
+  char *name;      /* <symbol>_e<E>_<suffix> */
+  unsigned coords; /* the coordinate parameters it keeps (COORD_*), in the order tx, ty, tz */
+} RoutineInstance;
+
+/* The routine instantiated: renamed <symbol>_e<E>_<suffix> (suffix: one 's'/'r' per pattern
+ * argument, in argument order), the block-size constants <UPPER>_BX/BY/BZ replaced by numbers,
+ * and APLS/APINn/APOUT by the pattern's start expression (shared; parenthesized only where the
+ * context needs it) or by 0 (register; "APLS + k" becomes "k").  A coordinate parameter (tx, ty,
+ * tz) that the body only discards ("(void)ty;") is dropped with the lines that discard it, and
+ * the signature is laid out anew within 100 columns.  false after a diagnostic. */
+bool instantiate_routine(const Impl *impl, const RoutineRequest *rq, RoutineInstance *out);
+void routine_instance_free(RoutineInstance *ri);
 
 /* ------------------------------------------------------------------------------------------ */
 /* spec.c: lexer and parser of the spec language (DESIGN.md §3)                                */
@@ -655,7 +677,7 @@ SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions
 void search_result_free(SearchResult *r);
 
 /* ------------------------------------------------------------------------------------------ */
-/* emit_*.c: code generation (DESIGN.md §7)                                                    */
+/* emit_*.c: code generation (docs/design.md §7)                                               */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -691,7 +713,22 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
               const EmitOptions *opt);
 
 /* ------------------------------------------------------------------------------------------ */
-/* The command line (main.c parses; each command lives with the stage it drives)               */
+/* Tools around the library and the GPU runs                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* bench.c: writes the micro-benchmark program for every routine of lib into out_dir (one CUDA
+ * program, see bench.c); returns the number of benchmark kernels, -1 after a diagnostic. */
+int bench_emit(const Library *lib, const char *out_dir);
+/* emit_units.c: a standalone kernel cu_<f>_<i> plus harness for every implementation, into
+ * out_dir/<function>/; returns the number of kernels (*nfunctions_out: of how many functions),
+ * -1 after a diagnostic. */
+int units_emit(const Library *lib, const char *out_dir, int *nfunctions_out);
+/* report.c: reads folder/results.xml copied back from a GPU run; prints the table and draws
+ * folder/plot.png with gnuplot.  false after a located diagnostic. */
+bool report_run(const char *folder);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The command line: main.c holds the table of commands, the cli_*.c files run them            */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Exit codes: 0 success, 1 bad input (spec, library, database, output folder), 2 bad usage. */
@@ -701,7 +738,7 @@ typedef struct {
   const char *argv0;
   const char *command; /* "generate" (the main job), "check", "fusions", "list", "plan",
                           "bench", "report", "units" */
-  const char *spec;    /* positional argument: spec file, or folder for report */
+  const char *spec;    /* the operand: spec file, or folder for report */
   const char *library_dir, *db_path, *out_dir, *dot_path;
   int top;        /* --top N (default 10) */
   int max_fusion; /* --max-fusion K (default 6) */
@@ -713,20 +750,19 @@ typedef struct {
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
 Library *cli_load_library(const CliOptions *o);
 TimingDb *cli_load_timingdb(const CliOptions *o); /* default database, --db, or analytic */
+/* A cheap check, before any work, that output can go to folder path: it is a folder, or it can
+ * be created (its nearest existing ancestor is a writable folder).  Writes nothing; false after
+ * a diagnostic naming the path. */
+bool cli_check_output(const char *path);
 int cmd_check(const CliOptions *o);
 int cmd_fusions(const CliOptions *o);
 int cmd_list(const CliOptions *o);
 /* cli_search.c: the main job (ranking, then emission) and plan / --explain. */
 int cmd_generate(const CliOptions *o);
 int cmd_plan(const CliOptions *o);
-/* bench.c: micro-benchmark emission for the timing database. */
-int cmd_bench(const CliOptions *o);
-/* Writes the micro-benchmark program for every routine of lib into out_dir (one CUDA program,
- * see bench.c); returns the number of benchmark kernels, -1 after a diagnostic. */
-int bench_emit(const Library *lib, const char *out_dir);
-/* report.c: reads results XML copied back from a GPU run; table and gnuplot picture. */
-int cmd_report(const CliOptions *o);
-/* emit_units.c: a standalone kernel cu_<f>_<i> plus harness for every implementation. */
+/* cli_tools.c: units, bench, report. */
 int cmd_units(const CliOptions *o);
+int cmd_bench(const CliOptions *o);
+int cmd_report(const CliOptions *o);
 
 #endif

@@ -377,8 +377,8 @@ static bool draw_plot(const Results *r, const char *png) {
   return pclose(g) == 0;
 }
 
-int cmd_report(const CliOptions *o) {
-  char *dir = xstrdup(o->spec);
+bool report_run(const char *folder) {
+  char *dir = xstrdup(folder);
   for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/';) dir[--len] = '\0';
   char *path = xasprintf("%s/results.xml", dir);
   size_t len;
@@ -388,7 +388,7 @@ int cmd_report(const CliOptions *o) {
                                          "folder on the GPU machine; copy it back here");
     free(path);
     free(dir);
-    return EXIT_BAD_INPUT;
+    return false;
   }
   Results r;
   bool ok = results_parse(path, text, len, &r);
@@ -396,7 +396,7 @@ int cmd_report(const CliOptions *o) {
   if (!ok) {
     free(path);
     free(dir);
-    return EXIT_BAD_INPUT;
+    return false;
   }
   qsort(r.rows, (size_t)r.nrows, sizeof *r.rows, compare_rows);
   int k;
@@ -417,5 +417,5 @@ int cmd_report(const CliOptions *o) {
   results_free(&r);
   free(path);
   free(dir);
-  return EXIT_OK;
+  return true;
 }
