@@ -33,7 +33,6 @@
 #define BEAM_WIDTH 10
 #define KEEP_PLANS 4
 #define FINAL_BUILDS 12 /* complete plans (exact barriers) built from the final beam */
-#define DEFAULT_SMEM_LIMIT (227 * 1024)
 
 /* Elements per block tried: multiples of 4 (16-byte coalesced routines need them). */
 static const int E_CANDIDATES[] = {4, 8, 16, 32, 64, 96, 128, 192, 256};
@@ -699,7 +698,7 @@ static void fusion_info_init(FusionInfo *fi, SearchContext *ctx, NodeSet nodes) 
   fi->dag = ctx->dag;
   fi->nodes = nodes;
   fi->smem_limit = db && db->dev.smem_per_block_optin > 0 ? db->dev.smem_per_block_optin
-                                                          : DEFAULT_SMEM_LIMIT;
+                                                          : KAS_SMEM_OPTIN_FALLBACK;
   fi->thread_limit = db && db->dev.max_threads_per_block > 0 &&
                              db->dev.max_threads_per_block < KAS_MAX_THREADS
                          ? db->dev.max_threads_per_block

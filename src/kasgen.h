@@ -27,6 +27,11 @@
 #define KAS_MAX_NODES 64
 #define KAS_MAX_ARGS 6       /* inputs of one elementary function (stvk_kmat33 takes 5) */
 #define KAS_MAX_THREADS 1024 /* threads per block on every CUDA GPU we target */
+/* Dynamic shared memory per block: what every kernel may use without opting in (a launch needs
+ * cudaFuncSetAttribute beyond it), and the per-block maximum with opt-in on Hopper, which the
+ * search assumes when a timing database does not give the device's. */
+#define KAS_SMEM_WITHOUT_OPTIN (48 * 1024)
+#define KAS_SMEM_OPTIN_FALLBACK (227 * 1024)
 
 typedef uint64_t NodeSet; /* bit i = DAG node i */
 
@@ -680,6 +685,12 @@ void search_result_free(SearchResult *r);
 /* emit_*.c: code generation (docs/design.md §7)                                               */
 /* ------------------------------------------------------------------------------------------ */
 
+/* runtime_files.c, generated at build time by src/embed.sh: the fixed programs and headers
+ * kasgen writes into generated folders (harness.cu, check_cpu.cpp, check_gpu.cu, kas_check.h,
+ * kas_gpu.h, kas_host.h, kas_random.h, bench_main.cu, bench_common.h), exactly as they are in
+ * src/runtime/.  NULL for a name that is not one of them. */
+const char *runtime_file(const char *name);
+
 typedef struct {
   const char *out_dir; /* parent; output goes to out_dir/<spec-stem>/ */
   long default_n;
@@ -695,22 +706,66 @@ bool emit_dir_close(EmitDir *d); /* writes the manifest, frees d */
 const char *emit_dir_path(const EmitDir *d);
 
 /* emit_cuda.c: per candidate candNN/kernels.cu and candNN/kernels_host.cpp (docs/generated.md);
- * common/kas_refs.c, common/cpu_graph.c, common/check_cpu.cpp. */
-bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *cand,
-                         const char *name /* "cand01" or "unfused" */);
-bool emit_cuda_common(EmitDir *d, const Dag *dag, const Library *lib, const SearchResult *res);
+ * name is the candidate's ("cand01", "unfused"), which also prefixes its symbols. */
+bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Candidate *cand, const char *name);
+/* The text of a candidate's kernels.cu with its symbols prefixed kas_<prefix>_ (kernels
+ * kas_<prefix>_k1.., kas_<prefix>_launch, kas_<prefix>_workspace_bytes); embedded: the
+ * definitions alone, with C++ linkage, for a file that has its own banner and includes
+ * kas_device.h itself (the embed).  NULL after a diagnostic. */
+char *emit_cuda_kernels(const Dag *dag, const Candidate *cand, const char *name,
+                        const char *prefix, bool embedded);
+/* "<variable>_<version>", a value's name in generated code: unique because the version after the
+ * last '_' is a plain number. */
+char *emit_value_ident(const Dag *dag, int value);
+/* Appends open item, item, ... close at an indentation of level (two spaces each), breaking
+ * after a comma where a line would pass 100 columns; continuation lines go under the first
+ * item, or 4 columns deeper than the statement when that is far to the right.  Every emitter
+ * lays out argument and initializer lists with it. */
+void emit_list(StrBuf *sb, int level, const char *open, char *const *items, int n,
+               const char *close);
 /* Position of a value in the generated in[] (spec `input` order) / out[] (`return` order)
  * arrays; -1 if it is not an input / output (a value returned twice: its first position). */
 int emit_input_slot(const Dag *dag, int value);
 int emit_output_slot(const Dag *dag, int value);
+/* The C names generated code gives the spec's inputs (`input` order) and outputs (`return`
+ * order): each variable's own name, with '_' appended while it would clash with a C or C++
+ * keyword, a name of generated code (n, in, out, workspace, stream, ...) or a name given
+ * before it. */
+typedef struct {
+  char **input, **output;
+  int ninputs, noutputs;
+} IoNames;
+IoNames emit_io_names(const Dag *dag);
+void emit_io_names_free(IoNames *names);
+
+/* emit_common.c: the files the candidates of a spec share, in common/: kas_device.h (from the
+ * library), kas_refs.c and cpu_graph.c (the CPU graph in double), and the fixed programs and
+ * headers of src/runtime/ (check_cpu.cpp, harness.cu, kas_check.h, kas_gpu.h, kas_host.h,
+ * kas_random.h). */
+bool emit_common(EmitDir *d, const Dag *dag, const Library *lib);
+/* Writes src/runtime/<name> (runtime_file) to folder/<name> ("": the output folder itself). */
+bool emit_runtime_file(EmitDir *d, const char *folder, const char *name);
 
 /* emit_embed.c: embed/kas_<stem>.h and .cu around the winner. */
 bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *winner);
 
-/* emit_harness.c: drives the emitters; Makefile, common/harness.cu, common/kas_candidates.h,
- * index.txt. */
+/* emit.c: drives the emitters for one spec: the output folder, common/, every candidate, the
+ * embed, and the files that list the candidates (kas_candidates.h, all_kernels.cu, Makefile,
+ * plot.gp, index.txt, the fusion pictures). */
 bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const SearchResult *res,
               const EmitOptions *opt);
+/* One row of common/kas_candidates.h (docs/generated.md), which `kasgen units` writes too. */
+typedef struct {
+  char *name;             /* "cand01", "unfused", "cu_mmul33_2": its folder and symbol prefix */
+  const Candidate *cand;
+  int rank;               /* 1-based; 0 when not ranked (the unfused form) */
+  char *kernels;          /* what its kernels are, for tables ("mvmul33_1+svmul3_1 | ...") */
+} CandidateEntry;
+char *emit_candidates_header(const Dag *dag, const CandidateEntry *entries, int count,
+                             long default_n);
+/* common/all_kernels.cu: every entry's kernels.cu in one translation unit, each in its own
+ * namespace, for a compile check by one nvcc run. */
+char *emit_all_kernels(const Dag *dag, const CandidateEntry *entries, int count);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Tools around the library and the GPU runs                                                  */

@@ -172,7 +172,7 @@ static char *emit_and_read(const Fixture *f, Candidate *c, const char *name, con
   char *dir = xasprintf("%s/%s", f->dir, name);
   EmitDir *d = emit_dir_open(dir);
   assert_non_null(d);
-  bool ok = emit_cuda_candidate(d, f->dag, f->lib, c, name);
+  bool ok = emit_cuda_candidate(d, f->dag, c, name);
   bool closed = emit_dir_close(d); /* false after an error: the folder keeps its old files */
   if (ok) assert_true(closed);
   if (!ok) {
@@ -199,36 +199,47 @@ static void test_fused_kernel_text(void **state) {
   char *cu = emit_and_read(f, &c, "cand01", "kernels.cu");
   assert_non_null(cu);
   assert_non_null(strstr(cu, "#include \"../common/kas_device.h\""));
-  assert_non_null(strstr(cu, "__global__ void __launch_bounds__(96) kas_cand01_k0("));
-  /* exactly the two planned barriers, each with its reason */
+  /* kernels are numbered from 1, as everywhere */
+  assert_non_null(strstr(cu, "__global__ void __launch_bounds__(96) kas_cand01_k1("));
+  assert_null(strstr(cu, "_k0"));
+  /* exactly the two planned barriers, each under its reason */
   assert_int_equal(count(cu, "__syncthreads();"), 2);
-  assert_non_null(strstr(cu, "__syncthreads(); /* mvmul33 reads M written by others */"));
-  assert_non_null(strstr(cu, "__syncthreads(); /* svmul3 reads w written by others */"));
-  /* shared buffers at their offsets, register arrays of their sizes */
+  assert_non_null(strstr(cu, "  /* Barrier: mvmul33 reads M written by others */\n"
+                             "  __syncthreads();\n"));
+  assert_non_null(strstr(cu, "/* Barrier: svmul3 reads w written by others */\n"
+                             "  __syncthreads();\n"));
+  /* shared buffers at their offsets (in floats), register arrays of their sizes */
   assert_non_null(strstr(cu, "extern __shared__ float4 kas_smem[];"));
-  assert_non_null(strstr(cu, "float *const s_M_0 = (float *)((char *)kas_smem + 0);"));
-  assert_non_null(strstr(cu, "float *const s_w_0 = (float *)((char *)kas_smem + 1152);"));
+  assert_non_null(strstr(cu, "float *const s_M_0 = (float *)kas_smem;"));
+  assert_non_null(strstr(cu, "float *const s_w_0 = (float *)kas_smem + 288;"));
   assert_non_null(strstr(cu, "float r_v_0[3];"));
   assert_non_null(strstr(cu, "float r_s_0[1];"));
   assert_non_null(strstr(cu, "float r_r_0[3];"));
   assert_null(strstr(cu, "s_v_0"));
-  /* the 32-thread call idles the other 64 and recomputes x only (y, z: lin / 32 < 1) */
+  /* the 32-thread call idles the other 64 and recomputes x only (its routines take no y, z);
+   * in its 1-D shape of 32 threads, x is lin itself */
   assert_non_null(strstr(cu, "if (lin < 32) {"));
-  assert_non_null(strstr(cu, "const int ctx = lin % 32;"));
-  assert_non_null(strstr(cu, "const int lin = threadIdx.x + 3 * (threadIdx.y);"));
+  assert_non_null(strstr(cu, "const int ctx = lin;"));
+  assert_null(strstr(cu, "cty"));
+  assert_non_null(strstr(cu, "const int lin = threadIdx.x + 3 * threadIdx.y;"));
   assert_non_null(strstr(cu, "const size_t e0 = (size_t)blockIdx.x * 32;"));
   /* each instantiation once, with its placement suffix; calls pass buffers and coordinates */
   assert_int_equal(count(cu, "void d_mvmul33_2_compute_e32_srs("), 1);
   assert_int_equal(count(cu, "void d_svmul3_1_compute_e32_srr("), 1);
   assert_int_equal(count(cu, "void d_mvmul33_2_load_3_e32_r("), 1);
-  assert_non_null(strstr(cu, "d_mvmul33_2_load_0_e32_s(g_M_0, s_M_0, tx, ty, tz, e0, n);"));
+  assert_non_null(strstr(cu, "  /* mvmul33#0 load M (coalesced) */\n"
+                             "  d_mvmul33_2_load_0_e32_s(g_M_0, s_M_0, tx, ty, tz, e0, n);\n"));
   /* only the coordinates each routine uses */
   assert_non_null(strstr(cu, "d_mvmul33_2_compute_e32_srs(s_M_0, r_v_0, s_w_0, tx, ty);"));
   assert_non_null(strstr(cu, "d_svmul3_1_compute_e32_srr(s_w_0, r_s_0, r_r_0, ctx);"));
   assert_non_null(strstr(cu, "d_svmul3_1_save_1_e32_r(r_r_0, g_r_0, ctx, e0, n);"));
-  /* launch: 1-D grid of ceil(n/32) blocks of 3 x 32 threads, no workspace, 1536 bytes */
-  assert_non_null(strstr(cu, "const size_t blocks0 = (n + 31) / 32;"));
-  assert_non_null(strstr(cu, "dim3(3, 32, 1), 1536, stream>>>(in[0], in[1], in[2], out[0], n);"));
+  /* launch: 1-D grid of ceil(n/32) blocks of 3 x 32 threads, no workspace, 1536 bytes; the
+   * arguments named after the spec's variables */
+  assert_non_null(strstr(cu, "const size_t blocks1 = (n + 31) / 32;"));
+  assert_non_null(strstr(cu, "  const float *const M = in[0];\n  const float *const v = in[1];\n"
+                             "  const float *const s = in[2];\n  float *const r = out[0];\n"));
+  assert_non_null(strstr(cu, "dim3(3, 32, 1), 1536, stream>>>(M, v, s, r, n);"));
+  assert_non_null(strstr(cu, "void * /* no workspace */, size_t n, cudaStream_t stream) {"));
   assert_non_null(strstr(cu, "if (n == 0) return 0;"));
   assert_null(strstr(cu, "cudaFuncSetAttribute")); /* 1536 bytes need no opt-in */
   free(cu);
@@ -244,7 +255,7 @@ static void test_fused_host_phases(void **state) {
   /* two barriers split the kernel into three phases, each a loop over the block's threads */
   assert_non_null(strstr(host, "3 phases between barriers"));
   assert_int_equal(count(host, "for (int t = 0; t < 96; t++) {"), 3);
-  assert_int_equal(count(host, "/* __syncthreads():"), 2);
+  assert_int_equal(count(host, "/* Barrier: "), 2);
   assert_int_equal(count(host, "const int lin = order > 0 ? t : 95 - t;"), 3);
   /* registers persist per thread across phases; shared memory and registers poisoned per block */
   assert_non_null(strstr(host, "float *const r_v_0_all = kas_host_floats(96 * 3);"));
@@ -252,7 +263,8 @@ static void test_fused_host_phases(void **state) {
   assert_non_null(strstr(host, "kas_host_poison(smem, 384);"));
   assert_non_null(strstr(host, "kas_host_poison(r_r_0_all, 96 * 3);"));
   assert_non_null(strstr(host, "extern \"C\" void kas_cand01_launch_host("));
-  assert_non_null(strstr(host, "extern \"C\" size_t kas_cand01_host_workspace_bytes(size_t n)"));
+  assert_non_null(strstr(host, "extern \"C\" size_t kas_cand01_host_workspace_bytes(size_t /* n */) "
+                               "{ return 0; }"));
   assert_null(strstr(host, "__syncthreads();"));
   free(host);
   free_plan(p);
@@ -320,13 +332,13 @@ static void test_workspace_between_kernels(void **state) {
   assert_non_null(cu);
   assert_non_null(strstr(cu, "return kas_align256(n * 3 * sizeof(float));"));
   assert_non_null(strstr(cu, "if (!workspace) return (int)cudaErrorInvalidValue;"));
-  assert_non_null(strstr(cu, "float *const w_w_0 = (float *)ws;"));
-  assert_non_null(strstr(cu, "kas_unfused_k0<<<(unsigned)blocks0, dim3(3, 64, 1), 0, "
-                             "stream>>>(in[0], in[1], w_w_0, n);"));
-  assert_non_null(strstr(cu, "kas_unfused_k1<<<(unsigned)blocks1, dim3(256, 1, 1), 0, "
-                             "stream>>>(w_w_0, in[2], out[0], n);"));
-  assert_non_null(strstr(cu, "const size_t blocks1 = (n + 255) / 256;"));
-  assert_non_null(strstr(cu, "if (blocks1 > 2147483647u) return (int)cudaErrorInvalidConfiguration;"));
+  assert_non_null(strstr(cu, "float *const w_w_0 = (float *)ws; /* w */"));
+  assert_non_null(strstr(cu, "kas_unfused_k1<<<(unsigned)blocks1, dim3(3, 64, 1), 0, "
+                             "stream>>>(M, v, w_w_0, n);"));
+  assert_non_null(strstr(cu, "kas_unfused_k2<<<(unsigned)blocks2, dim3(256, 1, 1), 0, "
+                             "stream>>>(w_w_0, s, r, n);"));
+  assert_non_null(strstr(cu, "const size_t blocks2 = (n + 255) / 256;"));
+  assert_non_null(strstr(cu, "if (blocks2 > 2147483647u) return (int)cudaErrorInvalidConfiguration;"));
   /* svmul3_1's owner routines are instantiated once although k1 alone uses them */
   assert_int_equal(count(cu, "void d_svmul3_1_load_1_e256_r("), 1);
   free(cu);
@@ -359,8 +371,9 @@ static void test_large_shared_opts_in(void **state) {
   Candidate c = {.kernels = &p, .nkernels = 1};
   char *cu = emit_and_read(f, &c, "big", "kernels.cu");
   assert_non_null(cu);
-  assert_non_null(strstr(cu, "cudaFuncSetAttribute(kas_big_k0, "
-                             "cudaFuncAttributeMaxDynamicSharedMemorySize, 60384);"));
+  assert_non_null(strstr(cu, "cudaFuncSetAttribute(kas_big_k1, "
+                             "cudaFuncAttributeMaxDynamicSharedMemorySize,\n"
+                             "                             60384);"));
   free(cu);
   free_plan(p);
 }
@@ -370,7 +383,7 @@ static void test_common_files(void **state) {
   char *dir = xasprintf("%s/spec", f->dir);
   EmitDir *d = emit_dir_open(dir);
   assert_non_null(d);
-  assert_true(emit_cuda_common(d, f->dag, f->lib, NULL));
+  assert_true(emit_common(d, f->dag, f->lib));
   assert_true(emit_dir_close(d));
   char *path = xasprintf("%s/common/cpu_graph.c", dir);
   char *graph = read_text_file(path, NULL);
@@ -421,8 +434,8 @@ static int build_and_check(const Fixture *f, KernelPlan *p, const char *tag) {
   EmitDir *d = emit_dir_open(dir);
   assert_non_null(d);
   Candidate c = {.kernels = &p, .nkernels = 1};
-  assert_true(emit_cuda_candidate(d, f->dag, f->lib, &c, "cand01"));
-  assert_true(emit_cuda_common(d, f->dag, f->lib, NULL));
+  assert_true(emit_cuda_candidate(d, f->dag, &c, "cand01"));
+  assert_true(emit_common(d, f->dag, f->lib));
   assert_true(emit_dir_write(d, "common/kas_candidates.h", one_candidate_h));
   assert_true(emit_dir_close(d));
   char *cmd = xasprintf("cd '%s' && gcc -c common/kas_refs.c common/cpu_graph.c && g++ -O1 "
@@ -448,8 +461,60 @@ static void test_check_cpu_catches_missing_barrier(void **state) {
   free_plan(p);
 }
 
+/* The kernels as text for any prefix, as the embed takes them: the definitions alone (no banner,
+ * no include, no C linkage), every symbol under the prefix, none under the candidate's name. */
+static void test_kernels_for_any_prefix(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = fused_plan(f);
+  Candidate c = {.kernels = &p, .nkernels = 1, .rank = 1};
+  char *text = emit_cuda_kernels(f->dag, &c, "cand01", "fused_cand01", true);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "kas_fused_cand01_k1("));
+  assert_non_null(strstr(text, "int kas_fused_cand01_launch(const float *const *in"));
+  assert_non_null(strstr(text, "size_t kas_fused_cand01_workspace_bytes("));
+  assert_null(strstr(text, "kas_cand01_"));
+  assert_null(strstr(text, "#include"));
+  assert_null(strstr(text, "extern \"C\""));
+  assert_null(strstr(text, "generated by kasgen"));
+  free(text);
+  /* the same plan as a whole file: banner, includes, C linkage */
+  text = emit_cuda_kernels(f->dag, &c, "cand01", "cand01", false);
+  assert_non_null(strstr(text, "#include \"../common/kas_device.h\""));
+  assert_non_null(strstr(text, "extern \"C\" int kas_cand01_launch("));
+  free(text);
+  free_plan(p);
+}
+
+/* The names of the spec's inputs and outputs in launch functions and the embed's API: the
+ * variables' own names, made unique and kept clear of C keywords and generated names. */
+static void test_io_names(void **state) {
+  (void)state;
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  const char *text = "matrix3x3 A, n, n_, int, M, out;\ninput A, n, n_, int;\n"
+                     "M = madd33(A, n);\nout = madd33(M, int);\nM = madd33(out, n_);\n"
+                     "return M, out;\n";
+  Spec *spec = spec_parse("names.spec", text, lib);
+  assert_non_null(spec);
+  Dag *dag = dag_build(spec);
+  IoNames io = emit_io_names(dag);
+  assert_int_equal(io.ninputs, 4);
+  assert_string_equal(io.input[0], "A");
+  assert_string_equal(io.input[1], "n_");   /* n is the element count */
+  assert_string_equal(io.input[2], "n__");  /* and n_ is taken now */
+  assert_string_equal(io.input[3], "int_"); /* a keyword */
+  assert_int_equal(io.noutputs, 2);
+  assert_string_equal(io.output[0], "M");
+  assert_string_equal(io.output[1], "out_"); /* the launch's array of outputs */
+  emit_io_names_free(&io);
+  dag_free(dag);
+  spec_free(spec);
+  library_free(lib);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_kernels_for_any_prefix), cmocka_unit_test(test_io_names),
       cmocka_unit_test(test_fused_kernel_text),   cmocka_unit_test(test_fused_host_phases),
       cmocka_unit_test(test_no_barrier_no_shared), cmocka_unit_test(test_workspace_between_kernels),
       cmocka_unit_test(test_invalid_plan_refused), cmocka_unit_test(test_large_shared_opts_in),
