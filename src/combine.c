@@ -1,6 +1,6 @@
 /*
  * combine.c — every implementation choice for one fusion, each turned into a complete
- * KernelPlan (DESIGN.md §6 steps 2-7, seed 004 §3.6.2-3.6.4 and §4.1-4.5).
+ * KernelPlan (docs/design.md §6 steps 2-7, seed 004 §3.6.2-3.6.4 and §4.1-4.5).
  *
  * A fusion's values are classified once (FusionInfo): loaded (read inside, produced outside or a
  * spec input; loaded once for all its readers, by a load routine of its first reader in node

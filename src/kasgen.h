@@ -1,7 +1,7 @@
 /*
  * kasgen.h — the core types of kasgen and the interface of every pipeline stage.
  *
- * kasgen is a pipeline (DESIGN.md §4); data flows one way:
+ * kasgen is a pipeline (docs/design.md §4); data flows one way:
  *
  *   spec text --spec.c--> Spec --dag.c--> Dag --fusion.c--> FusionSet
  *     --linearize.c/smem.c/placement.c/sync.c (via combine.c)--> KernelPlan[]
@@ -78,7 +78,7 @@ void sb_free(StrBuf *sb);
 char *sb_take(StrBuf *sb); /* returns the string and resets the buffer */
 
 /* ------------------------------------------------------------------------------------------ */
-/* pattern.c: access-pattern expressions, access sets, compatibility (DESIGN.md §5.3)          */
+/* pattern.c: access-pattern expressions, access sets, compatibility (docs/design.md §5.3)        */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Integer expressions over tx ty tz bx by bz BX BY BZ i (BX..BZ are the block sizes of the
@@ -148,7 +148,7 @@ long pattern_count(const Pattern *p, BlockShape shape);
 bool expr_uses(const Expr *e, const char *name);
 
 /* ------------------------------------------------------------------------------------------ */
-/* library.c: types.ini, function.ini, implementation INI files (DESIGN.md §5)                */
+/* library.c: types.ini, function.ini, implementation INI files (docs/design.md §5)               */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -284,7 +284,7 @@ bool instantiate_routine(const Impl *impl, const RoutineRequest *rq, RoutineInst
 void routine_instance_free(RoutineInstance *ri);
 
 /* ------------------------------------------------------------------------------------------ */
-/* spec.c: lexer and parser of the spec language (DESIGN.md §3)                                */
+/* spec.c: lexer and parser of the spec language (docs/design.md §3)                              */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -385,7 +385,7 @@ typedef struct {
 void dag_write_dot_kernels(const Dag *dag, const DotKernel *kernels, int nkernels, FILE *out);
 
 /* ------------------------------------------------------------------------------------------ */
-/* fusion.c: valid (convex) fusions, DESIGN.md §6 step 1                                       */
+/* fusion.c: valid (convex) fusions, docs/design.md §6 step 1                                     */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -402,7 +402,7 @@ FusionSet fusion_enumerate(const Dag *dag, int max_size);
 void fusion_set_free(FusionSet *fs);
 
 /* ------------------------------------------------------------------------------------------ */
-/* timingdb.c: per-GPU timing database (DESIGN.md §8); schema in docs/timingdb.md             */
+/* timingdb.c: per-GPU timing database (docs/design.md §8); schema in docs/timingdb.md            */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {

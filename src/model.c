@@ -1,5 +1,6 @@
 /*
- * model.c — predicted time of one fused kernel, in nanoseconds per element (DESIGN.md §6 step 8).
+ * model.c — predicted time of one fused kernel, in nanoseconds per element (docs/design.md §6
+ * step 8, docs/model.md).
  *
  * The base is KAS's (seed 004 §3.5): t = max(Σ_io ψ, Σ_compute ψ), ψ read from the GPU's timing
  * database at the kernel's E and the extra shared memory the other buffers take.  On top of it,
