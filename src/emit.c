@@ -128,6 +128,25 @@ static void io_tables(StrBuf *sb, const Dag *dag) {
   io_table(sb, dag, true);
 }
 
+/* The functions every candidate's kernels.cu (device) and kernels_host.cpp (host) define;
+ * each %s is the candidate's name. */
+static const char DEVICE_ENTRY_POINTS[] =
+    "size_t kas_%s_workspace_bytes(size_t n);\n"
+    "int kas_%s_launch(const float *const *in, float *const *out, void *workspace,\n"
+    "    size_t n, cudaStream_t stream);\n";
+static const char HOST_ENTRY_POINTS[] =
+    "size_t kas_%s_host_workspace_bytes(size_t n);\n"
+    "void kas_%s_launch_host(const float *const *in, float *const *out,\n"
+    "    void *workspace, size_t n, int order);\n";
+
+/* The declarations of one side (KAS_CANDIDATES_<side>) for every entry. */
+static void entry_points(StrBuf *sb, const CandidateEntry *ents, int count, const char *side,
+                         const char *format) {
+  sb_printf(sb, "#ifdef KAS_CANDIDATES_%s\n", side);
+  for (int i = 0; i < count; i++) sb_printf(sb, format, ents[i].name, ents[i].name);
+  sb_puts(sb, "#endif\n");
+}
+
 char *emit_candidates_header(const Dag *dag, const CandidateEntry *ents, int count,
                              long default_n) {
   StrBuf sb;
@@ -144,21 +163,10 @@ char *emit_candidates_header(const Dag *dag, const CandidateEntry *ents, int cou
   c_string(&sb, dag->spec->name);
   sb_printf(&sb, "\n#define KAS_DEFAULT_N %ld\n", default_n);
   io_tables(&sb, dag);
-  sb_puts(&sb, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n#ifdef KAS_CANDIDATES_DEVICE\n");
-  for (int i = 0; i < count; i++)
-    sb_printf(&sb,
-              "size_t kas_%s_workspace_bytes(size_t n);\n"
-              "int kas_%s_launch(const float *const *in, float *const *out, void *workspace,\n"
-              "    size_t n, cudaStream_t stream);\n",
-              ents[i].name, ents[i].name);
-  sb_puts(&sb, "#endif\n#ifdef KAS_CANDIDATES_HOST\n");
-  for (int i = 0; i < count; i++)
-    sb_printf(&sb,
-              "size_t kas_%s_host_workspace_bytes(size_t n);\n"
-              "void kas_%s_launch_host(const float *const *in, float *const *out,\n"
-              "    void *workspace, size_t n, int order);\n",
-              ents[i].name, ents[i].name);
-  sb_puts(&sb, "#endif\n#ifdef __cplusplus\n}\n#endif\n\n");
+  sb_puts(&sb, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+  entry_points(&sb, ents, count, "DEVICE", DEVICE_ENTRY_POINTS);
+  entry_points(&sb, ents, count, "HOST", HOST_ENTRY_POINTS);
+  sb_puts(&sb, "#ifdef __cplusplus\n}\n#endif\n\n");
   sb_puts(&sb,
           "typedef struct {\n"
           "  const char *name;             /* \"cand01\" ... then \"unfused\" */\n"
