@@ -6,12 +6,17 @@
  *   spec text --spec.c--> Spec --dag.c--> Dag --fusion.c--> FusionSet
  *     --linearize.c/smem.c/placement.c/sync.c (via combine.c)--> KernelPlan[]
  *     --model.c (timingdb.c)--> predicted times --select.c--> Candidate[]
- *     --emit_cuda.c/emit_harness.c/emit_embed.c--> generated/<spec>/
- *   library/ --library.c (pattern.c)--> Library
+ *     --emit.c (emit_common.c, emit_cuda.c, emit_embed.c)--> generated/<spec>/
+ *   library/ --library.c (pattern.c, instantiate.c)--> Library
+ *
+ * search.c drives the middle stages with one SearchContext, which owns every cache they use.
+ * main.c holds the table of commands; the cli_*.c files run them.  The programs kasgen writes
+ * into generated folders are real files in src/runtime/, built into the binary.
  *
  * One header holds all core structures (chibicc's style) so that a reader finds every type in one
  * place.  Each stage's functions are declared under the stage's file name.  A stage never modifies
- * the output of an earlier stage: it reads it and builds its own.
+ * the output of an earlier stage: it reads it and builds its own.  No file calls back into a file
+ * that calls it (tests/integration/layers.sh).
  */
 #ifndef KASGEN_H
 #define KASGEN_H
