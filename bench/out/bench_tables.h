@@ -4,14 +4,30 @@
 
 #define KASGEN_VERSION "0.1.0"
 
+extern "C" const BenchEntry bench_green33_entries[];
+extern "C" const int bench_green33_count;
 extern "C" const BenchEntry bench_madd33_entries[];
 extern "C" const int bench_madd33_count;
 extern "C" const BenchEntry bench_madd55_entries[];
 extern "C" const int bench_madd55_count;
+extern "C" const BenchEntry bench_maddid33_entries[];
+extern "C" const int bench_maddid33_count;
+extern "C" const BenchEntry bench_maddsi33_entries[];
+extern "C" const int bench_maddsi33_count;
+extern "C" const BenchEntry bench_mdet33_entries[];
+extern "C" const int bench_mdet33_count;
+extern "C" const BenchEntry bench_minv33_entries[];
+extern "C" const int bench_minv33_count;
 extern "C" const BenchEntry bench_mmul33_entries[];
 extern "C" const int bench_mmul33_count;
 extern "C" const BenchEntry bench_mmul55_entries[];
 extern "C" const int bench_mmul55_count;
+extern "C" const BenchEntry bench_msub33_entries[];
+extern "C" const int bench_msub33_count;
+extern "C" const BenchEntry bench_mtmul33_entries[];
+extern "C" const int bench_mtmul33_count;
+extern "C" const BenchEntry bench_mtrace33_entries[];
+extern "C" const int bench_mtrace33_count;
 extern "C" const BenchEntry bench_mvmul33_entries[];
 extern "C" const int bench_mvmul33_count;
 extern "C" const BenchEntry bench_smimul33_entries[];
@@ -20,6 +36,10 @@ extern "C" const BenchEntry bench_smmul33_entries[];
 extern "C" const int bench_smmul33_count;
 extern "C" const BenchEntry bench_smmul55_entries[];
 extern "C" const int bench_smmul55_count;
+extern "C" const BenchEntry bench_stvk_kmat33_entries[];
+extern "C" const int bench_stvk_kmat33_count;
+extern "C" const BenchEntry bench_stvk_stress33_entries[];
+extern "C" const int bench_stvk_stress33_count;
 extern "C" const BenchEntry bench_svmul3_entries[];
 extern "C" const int bench_svmul3_count;
 extern "C" const BenchEntry bench_ttmul311_entries[];
@@ -30,22 +50,41 @@ extern "C" const BenchEntry bench_ttmul411_entries[];
 extern "C" const int bench_ttmul411_count;
 extern "C" const BenchEntry bench_venorm3_entries[];
 extern "C" const int bench_venorm3_count;
+extern "C" const BenchEntry bench_vmvdot3_entries[];
+extern "C" const int bench_vmvdot3_count;
+extern "C" const BenchEntry bench_vouter3_entries[];
+extern "C" const int bench_vouter3_count;
+extern "C" const BenchEntry bench_vvdot3_entries[];
+extern "C" const int bench_vvdot3_count;
 extern "C" const BenchEntry bench_vvmulabs3_entries[];
 extern "C" const int bench_vvmulabs3_count;
 
 static const BenchTable tables[] = {
+    {bench_green33_entries, bench_green33_count},
     {bench_madd33_entries, bench_madd33_count},
     {bench_madd55_entries, bench_madd55_count},
+    {bench_maddid33_entries, bench_maddid33_count},
+    {bench_maddsi33_entries, bench_maddsi33_count},
+    {bench_mdet33_entries, bench_mdet33_count},
+    {bench_minv33_entries, bench_minv33_count},
     {bench_mmul33_entries, bench_mmul33_count},
     {bench_mmul55_entries, bench_mmul55_count},
+    {bench_msub33_entries, bench_msub33_count},
+    {bench_mtmul33_entries, bench_mtmul33_count},
+    {bench_mtrace33_entries, bench_mtrace33_count},
     {bench_mvmul33_entries, bench_mvmul33_count},
     {bench_smimul33_entries, bench_smimul33_count},
     {bench_smmul33_entries, bench_smmul33_count},
     {bench_smmul55_entries, bench_smmul55_count},
+    {bench_stvk_kmat33_entries, bench_stvk_kmat33_count},
+    {bench_stvk_stress33_entries, bench_stvk_stress33_count},
     {bench_svmul3_entries, bench_svmul3_count},
     {bench_ttmul311_entries, bench_ttmul311_count},
     {bench_ttmul3212_entries, bench_ttmul3212_count},
     {bench_ttmul411_entries, bench_ttmul411_count},
     {bench_venorm3_entries, bench_venorm3_count},
+    {bench_vmvdot3_entries, bench_vmvdot3_count},
+    {bench_vouter3_entries, bench_vouter3_count},
+    {bench_vvdot3_entries, bench_vvdot3_count},
     {bench_vvmulabs3_entries, bench_vvmulabs3_count},
 };
