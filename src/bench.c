@@ -211,10 +211,14 @@ static bool emit_kernel(StrBuf *sb, StrBuf *table, const BenchCase *c, int id, c
     else kernel_save(sb, c, &ri, floats, ext, threads);
   }
   sb_puts(sb, "}\n\n");
-  sb_printf(table, "  {\"%s\", \"%s\", %d, \"%s\", %d, %d, %d, %d, %d, (const void *)kb_%s_%d},\n",
-            c->impl->name, kind_word(c->kind), c->index,
-            c->place == PLACE_REGISTER ? "register" : "shared", c->e, sh.bx, sh.by, sh.bz,
-            own_smem_bytes(c), c->impl->fn->name, id);
+  char *row[10] = {xasprintf("\"%s\"", c->impl->name), xasprintf("\"%s\"", kind_word(c->kind)),
+                   xasprintf("%d", c->index),
+                   xasprintf("\"%s\"", c->place == PLACE_REGISTER ? "register" : "shared"),
+                   xasprintf("%d", c->e), xasprintf("%d", sh.bx), xasprintf("%d", sh.by),
+                   xasprintf("%d", sh.bz), xasprintf("%d", own_smem_bytes(c)),
+                   xasprintf("(const void *)kb_%s_%d", c->impl->fn->name, id)};
+  emit_list(table, 1, "{", row, 10, "},\n");
+  for (int k = 0; k < 10; k++) free(row[k]);
   routine_instance_free(&ri);
   return true;
 }

@@ -59,9 +59,12 @@ static char *kas_refs_c(const Dag *dag, const Library *lib) {
 }
 
 static void ref_prototype(StrBuf *sb, const Function *fn) {
-  sb_printf(sb, "void %s(", fn->ref_symbol);
-  for (int a = 0; a < fn->nparams; a++) sb_puts(sb, "const double *, ");
-  sb_puts(sb, "double *);\n");
+  char *params[KAS_MAX_ARGS + 1];
+  for (int a = 0; a < fn->nparams; a++) params[a] = (char *)"const double *";
+  params[fn->nparams] = (char *)"double *";
+  char *open = xasprintf("void %s(", fn->ref_symbol);
+  emit_list(sb, 0, open, params, fn->nparams + 1, ");\n");
+  free(open);
 }
 
 /* Element e's pointer to value v, or its local array for values computed here. */

@@ -220,14 +220,19 @@ static const char *place_name(Placement p) {
 /* "mvmul33_1, load 1 (owner); its buffer in registers" or
  * "ttmul411_1, compute; in0 shared, in1 registers, out registers". */
 static void routine_comment(StrBuf *sb, const Step *s, const Placement *pl) {
-  sb_printf(sb, "/* %s, %s", s->impl->name, kind_name(s->kind));
+  StrBuf text;
+  sb_init(&text);
+  sb_printf(&text, "%s, %s", s->impl->name, kind_name(s->kind));
   if (s->io)
-    sb_printf(sb, " %d (%s); its buffer in %s */\n", s->io->index,
+    sb_printf(&text, " %d (%s); its buffer in %s", s->io->index,
               s->io->variant ? s->io->variant : "", place_name(pl[0]));
-  else
-    for (int k = 0; k < s->nbuf; k++)
-      sb_printf(sb, "%s%s%.0d %s%s", k ? ", " : "; ", k + 1 == s->nbuf ? "out" : "in",
-                k + 1 == s->nbuf ? 0 : k, place_name(pl[k]), k + 1 == s->nbuf ? " */\n" : "");
+  for (int k = 0; !s->io && k < s->nbuf; k++) {
+    sb_puts(&text, k ? ", " : "; ");
+    if (k + 1 == s->nbuf) sb_printf(&text, "out %s", place_name(pl[k]));
+    else sb_printf(&text, "in%d %s", k, place_name(pl[k]));
+  }
+  put_comment(sb, 0, text.data);
+  sb_free(&text);
 }
 
 /* Instantiates the routine of step s (if not yet done) and says which it is in *out. */
@@ -552,10 +557,16 @@ static void describe_buffer(StrBuf *sb, const Emitter *em, const KernelPlan *p, 
 }
 
 static void kernel_header(StrBuf *sb, const Emitter *em, const KernelPlan *p, int k) {
-  sb_printf(sb, "/* Kernel %d of %s: %d call%s, E = %d elements per block, %d threads "
-                "(%d x %d x %d),\n * %d bytes of shared memory, %d of %d possible barriers.\n",
-            k + 1, em->name, p->ncalls, p->ncalls == 1 ? "" : "s", p->e, p->threads, p->block.bx,
-            p->block.by, p->block.bz, p->smem_bytes, p->barriers, p->barriers_possible);
+  char *summary = xasprintf("Kernel %d of %s: %d call%s, E = %d elements per block, %d threads "
+                            "(%d x %d x %d), %d bytes of shared memory, %d of %d possible "
+                            "barriers.",
+                            k + 1, em->name, p->ncalls, p->ncalls == 1 ? "" : "s", p->e,
+                            p->threads, p->block.bx, p->block.by, p->block.bz, p->smem_bytes,
+                            p->barriers, p->barriers_possible);
+  sb_puts(sb, "/* ");
+  put_words(sb, summary, " * ");
+  sb_putc(sb, '\n');
+  free(summary);
   for (int c = 0; c < p->ncalls; c++) describe_call(sb, em, p, c);
   sb_puts(sb, " * Buffers:\n");
   for (int b = 0; b < p->nbuffers; b++) describe_buffer(sb, em, p, b);

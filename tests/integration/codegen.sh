@@ -44,10 +44,8 @@ for spec in stvenant stvenant_inner bigfusion bigfusion_full synctest; do
     && fail "$spec: a kernel numbered 0"
   grep -q 'label="cand01 kernel 1' "$out/cand01/fusion.dot" || fail "$spec: fusion.dot numbering"
   # Lines within 100 columns in every generated source; no discarded coordinate, no "0 +".
-  long=$(find "$out" -type f \( -name '*.cu' -o -name '*.cpp' -o -name '*.c' -o -name '*.h' \
-           -o -name Makefile -o -name '*.gp' \) -exec awk -v f={} \
-           '{ n = length($0) } /—/ { n -= 2 } n > 100 { print f ":" FNR; exit }' {} \;)
-  [ -z "$long" ] || fail "$spec: lines over 100 columns: $long"
+  long=$(bash tests/long_lines.sh "$out")
+  [ -z "$long" ] || fail "$spec: lines over 100 columns: $(head -3 <<<"$long")"
   grep -n '(void)t[xyz];\|\[0 +' "$out"/cand*/kernels.cu "$out/unfused/kernels.cu" \
     && fail "$spec: a discarded coordinate or a '0 +' in the kernels"
   # The launch names the spec's inputs; the embed is generated from the plan, not pasted.
