@@ -13,8 +13,8 @@
 # counts of the code generator before the architecture refactoring (issue #15).
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 cd "$(dirname "$0")/../.."
+NVCC=${NVCC:-$(tools/find-nvcc.sh)} # tools/find-nvcc.sh decides
 export KASGEN_LIBRARY=${KASGEN_LIBRARY:-$PWD/library}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
