@@ -778,14 +778,19 @@ static void emit_kernel_launch(StrBuf *sb, const Emitter *em, int k) {
   free(kn);
 }
 
+/* The start of a launch function's comment: "Runs the kernel" or "Runs the 3 kernels in order". */
+static void runs_kernels(StrBuf *sb, int n) {
+  if (n == 1) sb_puts(sb, "/* Runs the kernel");
+  else sb_printf(sb, "/* Runs the %d kernels in order", n);
+}
+
 static void emit_device_launch(StrBuf *sb, const Emitter *em) {
   char *fn = xasprintf("kas_%s_workspace_bytes", em->prefix);
   emit_workspace_bytes_fn(sb, em, fn);
   free(fn);
-  sb_printf(sb, "/* Runs the %d kernel%s in order on stream; returns 0 or the first cudaError_t.\n"
-                " * in: the spec's inputs in `input` order; out: its outputs in `return` "
-                "order. */\n",
-            em->cand->nkernels, em->cand->nkernels == 1 ? "" : "s");
+  runs_kernels(sb, em->cand->nkernels);
+  sb_puts(sb, " on stream; returns 0 or the first cudaError_t.\n"
+              " * in: the spec's inputs in `input` order; out: its outputs in `return` order. */\n");
   fn = xasprintf("kas_%s_launch", em->prefix);
   launch_head(sb, em, "int", fn, "cudaStream_t stream");
   free(fn);
@@ -922,9 +927,9 @@ static void emit_host_launch(StrBuf *sb, const Emitter *em) {
   char *fn = xasprintf("kas_%s_host_workspace_bytes", em->prefix);
   emit_workspace_bytes_fn(sb, em, fn);
   free(fn);
-  sb_printf(sb, "/* Runs the %d kernel%s in order on the CPU, the threads of each phase in "
-                "ascending\n * (order > 0) or descending order. */\n",
-            em->cand->nkernels, em->cand->nkernels == 1 ? "" : "s");
+  runs_kernels(sb, em->cand->nkernels);
+  sb_puts(sb, " on the CPU, the threads of each phase in ascending\n"
+              " * (order > 0) or descending order. */\n");
   fn = xasprintf("kas_%s_launch_host", em->prefix);
   launch_head(sb, em, "void", fn, "int order");
   free(fn);

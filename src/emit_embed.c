@@ -180,7 +180,7 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
   const Dag *dag = em->dag;
   const char *s = em->stem, *c = em->cand;
   sb_printf(sb,
-            "\n/* ---- the C API ---------------------------------------------------------- */\n\n"
+            "/* ---- the C API ---------------------------------------------------------- */\n\n"
             "/* Elements per launch; a smaller value (-DKAS_EMBED_CHUNK_LOG2=10) tests the split. */\n"
             "#ifndef KAS_EMBED_CHUNK_LOG2\n#define KAS_EMBED_CHUNK_LOG2 %d\n#endif\n"
             "static const size_t kas_chunk = (size_t)1 << KAS_EMBED_CHUNK_LOG2;\n"
@@ -264,7 +264,7 @@ static char *source_text(const Embed *em, const char *device_h, const char *kern
                  "namespace {\n\n",
             em->cand);
   sb_puts(&sb, kernels);
-  sb_puts(&sb, "\n} /* namespace */\n");
+  sb_puts(&sb, "\n} /* namespace */\n\n");
   wrapper_functions(&sb, em);
   return sb_take(&sb);
 }
