@@ -790,7 +790,8 @@ static void emit_device_launch(StrBuf *sb, const Emitter *em) {
   free(fn);
   runs_kernels(sb, em->cand->nkernels);
   sb_puts(sb, " on stream; returns 0 or the first cudaError_t.\n"
-              " * in: the spec's inputs in `input` order; out: its outputs in `return` order. */\n");
+              " * in: the spec's inputs in `input` order; out: its outputs in `return` "
+              "order. */\n");
   fn = xasprintf("kas_%s_launch", em->prefix);
   launch_head(sb, em, "int", fn, "cudaStream_t stream");
   free(fn);
