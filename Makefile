@@ -34,7 +34,10 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 LIB_SRC := $(filter-out src/main.c,$(wildcard src/*.c))
-LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/runtime_files.o
+# The programs kasgen writes into generated folders: real files in src/runtime/, embedded into
+# the binary at build time by src/embed.sh (runtime_file() in kasgen.h).
+RUNTIME := $(sort $(wildcard src/runtime/*))
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
@@ -56,6 +59,12 @@ $(BUILD)/libkasgen.a: $(LIB_OBJ)
 
 $(BUILD)/obj/%.o: src/%.c src/kasgen.h | $(BUILD)/obj
 	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/runtime_files.c: $(RUNTIME) src/embed.sh | $(BUILD)/obj
+	sh src/embed.sh $(RUNTIME) >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/runtime_files.o: $(BUILD)/obj/runtime_files.c src/kasgen.h
+	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libkasgen.a tests/testutil.h | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libkasgen.a $(LDFLAGS) $(LDLIBS) -lcmocka

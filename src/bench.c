@@ -1,6 +1,6 @@
 /*
- * bench.c — `kasgen bench`: emits the micro-benchmarks that measure a GPU's timing database
- * (DESIGN.md §8, schema in docs/timingdb.md).
+ * bench.c — the micro-benchmarks that measure a GPU's timing database (docs/design.md §8, schema
+ * in docs/timingdb.md); `kasgen bench` (cli_tools.c) writes them.
  *
  * The output folder (default bench/out) is ONE CUDA program that depends on the CUDA toolkit and
  * libc only, because the GPU machine has nothing else (no inih, libxml2, lp_solve):
@@ -8,14 +8,16 @@
  *   Makefile          `make` builds build/kasbench (one nvcc per function, in parallel);
  *                     `make run DB=dir` runs it and writes dir/<gpu-slug>.xml
  *   kas_device.h      copied from the library
- *   bench_common.h    the table entry type shared by the files
+ *   bench_common.h    the table entry type shared by the files (src/runtime/bench_common.h)
  *   bench_<f>.cu      per function: every routine of every implementation (each load and save
  *                     variant, the compute), in shared memory and — where its pattern allows —
  *                     in registers, instantiated (instantiate_routine) for each E, wrapped in a
  *                     kernel of its own (kb_<f>_<n>), plus a table of those kernels
+ *   bench_tables.h    the table of every function's tables, for bench_main.cu
  *   bench_main.cu     device limits (cudaGetDeviceProperties), copy bandwidth and launch
  *                     overhead measured in the same run, every kernel timed at every extra
  *                     shared-memory size (median of repetitions, CUDA events), the XML by stdio
+ *                     (src/runtime/bench_main.cu)
  *
  * Each benchmark kernel has one signature, (const float *in, float *out, size_t n, float seed),
  * and keeps its routine's work alive with a test against a value that never occurs.
@@ -87,39 +89,48 @@ static void keep_alive(StrBuf *sb) {
   sb_puts(sb, "  if (acc == KB_NEVER) out[blockIdx.x] = acc;\n");
 }
 
-static void kernel_load(StrBuf *sb, const BenchCase *c, const char *fname, int floats, int ext,
-                        int threads) {
+/* The coordinate arguments of a call to a routine taking coords (COORD_*): ", tx, ty". */
+static const char *coord_args(unsigned coords) {
+  static const char *const args[8] = {"", ", tx", ", ty", ", tx, ty", ", tz", ", tx, tz",
+                                      ", ty, tz", ", tx, ty, tz"};
+  return args[coords & 7];
+}
+
+static void kernel_load(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri, int floats,
+                        int ext, int threads) {
+  const char *fname = ri->name, *xyz = coord_args(ri->coords);
   if (c->place == PLACE_REGISTER) {
     /* Zeros first: offsets outside the thread's access set stay defined, so that the sum (and
      * with it every load) cannot be folded away as undefined. */
     sb_printf(sb, "  float r[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) r[k] = 0.0f;\n"
-                  "  %s(in, r, tx, ty, tz, e0, n);\n  float acc = 0.0f;\n"
+                  "  %s(in, r%s, e0, n);\n  float acc = 0.0f;\n"
                   "#pragma unroll\n  for (int k = 0; k < %d; k++) acc += r[k];\n",
-              ext, ext, fname, ext);
+              ext, ext, fname, xyz, ext);
   } else {
     /* Every float of the buffer is read back after a barrier: no store can be dropped. */
-    sb_printf(sb, "  %s(in, kb_smem, tx, ty, tz, e0, n);\n  __syncthreads();\n"
+    sb_printf(sb, "  %s(in, kb_smem%s, e0, n);\n  __syncthreads();\n"
                   "  float acc = 0.0f;\n"
                   "  for (int k = lin; k < %d; k += %d) acc += kb_smem[k];\n",
-              fname, floats * c->e, threads);
+              fname, xyz, floats * c->e, threads);
   }
   keep_alive(sb);
 }
 
-static void kernel_save(StrBuf *sb, const BenchCase *c, const char *fname, int floats, int ext,
-                        int threads) {
+static void kernel_save(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri, int floats,
+                        int ext, int threads) {
+  const char *fname = ri->name, *xyz = coord_args(ri->coords);
   if (c->place == PLACE_REGISTER) {
     sb_printf(sb, "  float r[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) "
-                  "r[k] = seed * (float)(k + 1) + (float)lin;\n  %s(r, out, tx, ty, tz, e0, n);\n",
-              ext, ext, fname);
+                  "r[k] = seed * (float)(k + 1) + (float)lin;\n  %s(r, out%s, e0, n);\n",
+              ext, ext, fname, xyz);
   } else {
     sb_printf(sb, "  for (int k = lin; k < %d; k += %d) kb_smem[k] = seed + (float)k;\n"
-                  "  __syncthreads();\n  %s(kb_smem, out, tx, ty, tz, e0, n);\n",
-              floats * c->e, threads, fname);
+                  "  __syncthreads();\n  %s(kb_smem, out%s, e0, n);\n",
+              floats * c->e, threads, fname, xyz);
   }
 }
 
-static void kernel_compute(StrBuf *sb, const BenchCase *c, const char *fname) {
+static void kernel_compute(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri) {
   const Function *fn = c->impl->fn;
   BlockShape sh = impl_shape(c->impl, c->e);
   int offset = 0;
@@ -144,9 +155,9 @@ static void kernel_compute(StrBuf *sb, const BenchCase *c, const char *fname) {
       offset += floats * c->e;
     }
     size_t len = strlen(args);
-    snprintf(args + len, sizeof args - len, "%s, ", name);
+    snprintf(args + len, sizeof args - len, "%s%s", a ? ", " : "", name);
   }
-  sb_printf(sb, "  %s(%stx, ty, tz);\n", fname, args);
+  sb_printf(sb, "  %s(%s%s);\n", ri->name, args, coord_args(ri->coords));
   if (c->place == PLACE_REGISTER) {
     int ext = pattern_register_extent(&c->impl->out, sh);
     sb_printf(sb, "  float acc = 0.0f;\n#pragma unroll\n  for (int k = 0; k < %d; k++) acc += "
@@ -171,42 +182,44 @@ static int own_smem_bytes(const BenchCase *c) {
 /* Emits the routine (once per name) and its kernel kb_<id>; false after a diagnostic. */
 static bool emit_kernel(StrBuf *sb, StrBuf *table, const BenchCase *c, int id, char ***done,
                         int *ndone) {
-  Placement pl[KAS_MAX_ARGS + 1];
-  for (int k = 0; k <= KAS_MAX_ARGS; k++) pl[k] = c->place;
-  char *fname = NULL;
-  char *body = instantiate_routine(c->impl, c->kind, c->index, c->e, pl, &fname);
-  if (!body) return false;
+  RoutineRequest rq = {c->kind, c->index, c->e, impl_shape(c->impl, c->e), {PLACE_SHARED}};
+  for (int k = 0; k <= KAS_MAX_ARGS; k++) rq.place[k] = c->place;
+  RoutineInstance ri;
+  if (!instantiate_routine(c->impl, &rq, &ri)) return false;
   bool seen = false;
-  for (int k = 0; k < *ndone && !seen; k++) seen = !strcmp((*done)[k], fname);
+  for (int k = 0; k < *ndone && !seen; k++) seen = !strcmp((*done)[k], ri.name);
   if (!seen) {
-    sb_printf(sb, "%s\n\n", body);
+    sb_printf(sb, "%s\n\n", ri.text);
     *done = xrealloc(*done, sizeof **done * (size_t)(*ndone + 1));
-    (*done)[(*ndone)++] = xstrdup(fname);
+    (*done)[(*ndone)++] = xstrdup(ri.name);
   }
-  free(body);
   BlockShape sh = impl_shape(c->impl, c->e);
   int threads = sh.bx * sh.by * sh.bz;
-  sb_printf(sb, "__global__ void __launch_bounds__(%d) kb_%s_%d(const float *__restrict__ in, "
-                "float *__restrict__ out, size_t n, float seed) {\n  extern __shared__ float "
-                "kb_smem[];\n",
+  sb_printf(sb, "__global__ void __launch_bounds__(%d) kb_%s_%d(const float *__restrict__ in,\n"
+                "    float *__restrict__ out, size_t n, float seed) {\n"
+                "  extern __shared__ float kb_smem[];\n",
             threads, c->impl->fn->name, id);
   kernel_prologue(sb, sh, c->e);
   if (c->kind == ROUTINE_COMPUTE) {
-    kernel_compute(sb, c, fname);
+    kernel_compute(sb, c, &ri);
   } else {
     const IoRoutine *io =
         c->kind == ROUTINE_LOAD ? &c->impl->loads[c->index] : &c->impl->saves[c->index];
     int ext = c->place == PLACE_REGISTER ? pattern_register_extent(&io->ls, sh) : 0;
     int floats = io_floats(c->impl, c->kind, c->index);
-    if (c->kind == ROUTINE_LOAD) kernel_load(sb, c, fname, floats, ext, threads);
-    else kernel_save(sb, c, fname, floats, ext, threads);
+    if (c->kind == ROUTINE_LOAD) kernel_load(sb, c, &ri, floats, ext, threads);
+    else kernel_save(sb, c, &ri, floats, ext, threads);
   }
   sb_puts(sb, "}\n\n");
-  sb_printf(table, "  {\"%s\", \"%s\", %d, \"%s\", %d, %d, %d, %d, %d, (const void *)kb_%s_%d},\n",
-            c->impl->name, kind_word(c->kind), c->index,
-            c->place == PLACE_REGISTER ? "register" : "shared", c->e, sh.bx, sh.by, sh.bz,
-            own_smem_bytes(c), c->impl->fn->name, id);
-  free(fname);
+  char *row[10] = {xasprintf("\"%s\"", c->impl->name), xasprintf("\"%s\"", kind_word(c->kind)),
+                   xasprintf("%d", c->index),
+                   xasprintf("\"%s\"", c->place == PLACE_REGISTER ? "register" : "shared"),
+                   xasprintf("%d", c->e), xasprintf("%d", sh.bx), xasprintf("%d", sh.by),
+                   xasprintf("%d", sh.bz), xasprintf("%d", own_smem_bytes(c)),
+                   xasprintf("(const void *)kb_%s_%d", c->impl->fn->name, id)};
+  emit_list(table, 1, "{", row, 10, "},\n");
+  for (int k = 0; k < 10; k++) free(row[k]);
+  routine_instance_free(&ri);
   return true;
 }
 
@@ -229,8 +242,9 @@ static char *function_source(const Function *fn, int *nkernels) {
   StrBuf sb, table;
   sb_init(&sb);
   sb_init(&table);
-  sb_printf(&sb, "/* bench_%s.cu — micro-benchmarks of every routine of %s (generated by kasgen "
-                 "bench; do not edit). */\n#include \"bench_common.h\"\n\n",
+  sb_printf(&sb, "/* bench_%s.cu — micro-benchmarks of every routine of %s\n"
+                 " * (generated by kasgen bench; do not edit). */\n"
+                 "#include \"bench_common.h\"\n\n",
             fn->name, fn->name);
   char **done = NULL;
   int ndone = 0, id = 0;
@@ -260,181 +274,6 @@ static char *function_source(const Function *fn, int *nkernels) {
 
 /* ---- the program around the kernels ------------------------------------------------------ */
 
-static const char COMMON_H[] =
-    "/* bench_common.h — what the generated micro-benchmark files share (kasgen bench). */\n"
-    "#ifndef BENCH_COMMON_H\n#define BENCH_COMMON_H\n"
-    "#include <stddef.h>\n#include <cuda_runtime.h>\n#include \"kas_device.h\"\n"
-    "/* A value no sum of the benchmark's data equals: the test that keeps work alive. */\n"
-    "#define KB_NEVER (-3.0e38f)\n"
-    "typedef struct {\n"
-    "  const char *impl, *kind; int index; const char *placement;\n"
-    "  int e, bx, by, bz;  /* elements per block, block shape */\n"
-    "  int own_smem;       /* bytes of the routine's own shared buffers */\n"
-    "  const void *kernel; /* __global__ (const float*, float*, size_t, float) */\n"
-    "} BenchEntry;\n#endif\n";
-
-/* bench_main.cu: measurement and XML.  Text with @TABLES@ and @VERSION@ filled in. */
-static const char MAIN_CU[] =
-    "/* bench_main.cu — runs every micro-benchmark and writes the timing database XML\n"
-    " * (docs/timingdb.md) with plain stdio (generated by kasgen bench; do not edit).\n"
-    " * usage: kasbench [OUTDIR]   writes OUTDIR/<gpu-slug>.xml (default: .) */\n"
-    "#include \"bench_common.h\"\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
-    "#include <ctype.h>\n#include <time.h>\n#include <unistd.h>\n\n"
-    "@DECLS@\n"
-    "typedef struct { const BenchEntry *entries; int count; } BenchTable;\n"
-    "static const BenchTable tables[] = {\n@TABLES@};\n\n"
-    "#define CHECK(call) do { cudaError_t err_ = (call); if (err_ != cudaSuccess) { \\\n"
-    "  fprintf(stderr, \"kasbench: %s:%d: %s: %s\\n\", __FILE__, __LINE__, #call, \\\n"
-    "          cudaGetErrorString(err_)); exit(1); } } while (0)\n\n"
-    "static const size_t N = (size_t)1 << 22;   /* elements: inputs far beyond the L2 */\n"
-    "static const int MAX_FLOATS = 81;          /* largest type */\n"
-    "static const int EXTRA[] = {0, 8192, 24576, 49152, 98304, 163840, 225280};\n"
-    "static const int REPS = 5;\n\n"
-    "static int cmp_float(const void *a, const void *b) {\n"
-    "  float x = *(const float *)a, y = *(const float *)b; return (x > y) - (x < y);\n}\n\n"
-    "__global__ void kb_fill(float *p, size_t count) {\n"
-    "  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;\n"
-    "       i += (size_t)gridDim.x * blockDim.x)\n"
-    "    p[i] = 0.5f + (float)(i % 1021) * (1.0f / 1021.0f);   /* positive, never zero */\n}\n\n"
-    "__global__ void kb_empty(void) {}\n\n"
-    "/* Median milliseconds of one launch of e's kernel with `smem` dynamic shared bytes. */\n"
-    "static float time_entry(const BenchEntry *e, int smem, const float *in, float *out,\n"
-    "                        cudaEvent_t t0, cudaEvent_t t1) {\n"
-    "  CHECK(cudaFuncSetAttribute(e->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));\n"
-    "  size_t n = N; float seed = 0.75f;\n"
-    "  void *args[] = {(void *)&in, (void *)&out, (void *)&n, (void *)&seed};\n"
-    "  dim3 grid((unsigned)((N + e->e - 1) / e->e)), block(e->bx, e->by, e->bz);\n"
-    "  float ms[REPS + 1];\n"
-    "  for (int r = 0; r <= REPS; r++) {   /* r = 0 warms up */\n"
-    "    CHECK(cudaEventRecord(t0));\n"
-    "    CHECK(cudaLaunchKernel(e->kernel, grid, block, args, (size_t)smem, 0));\n"
-    "    CHECK(cudaEventRecord(t1));\n"
-    "    CHECK(cudaEventSynchronize(t1));\n"
-    "    CHECK(cudaEventElapsedTime(&ms[r], t0, t1));\n"
-    "  }\n"
-    "  qsort(ms + 1, REPS, sizeof *ms, cmp_float);\n"
-    "  return ms[1 + REPS / 2];\n}\n\n"
-    "/* Read+write bytes per second of a large device-to-device copy, GB/s. */\n"
-    "static double copy_bandwidth(float *a, float *b, size_t bytes, cudaEvent_t t0, cudaEvent_t t1) {\n"
-    "  float best = 1e30f;\n"
-    "  for (int r = 0; r < 8; r++) {\n"
-    "    float ms;\n"
-    "    CHECK(cudaEventRecord(t0));\n"
-    "    CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice));\n"
-    "    CHECK(cudaEventRecord(t1));\n"
-    "    CHECK(cudaEventSynchronize(t1));\n"
-    "    CHECK(cudaEventElapsedTime(&ms, t0, t1));\n"
-    "    if (r > 0 && ms < best) best = ms;\n"
-    "  }\n"
-    "  return 2.0 * (double)bytes / (best * 1e6);\n}\n\n"
-    "/* Nanoseconds per launch of back-to-back empty kernels. */\n"
-    "static double launch_overhead(cudaEvent_t t0, cudaEvent_t t1) {\n"
-    "  const int launches = 2000; float ms;\n"
-    "  kb_empty<<<1, 32>>>(); CHECK(cudaDeviceSynchronize());\n"
-    "  CHECK(cudaEventRecord(t0));\n"
-    "  for (int i = 0; i < launches; i++) kb_empty<<<1, 32>>>();\n"
-    "  CHECK(cudaEventRecord(t1));\n"
-    "  CHECK(cudaEventSynchronize(t1));\n"
-    "  CHECK(cudaEventElapsedTime(&ms, t0, t1));\n"
-    "  return ms * 1e6 / launches;\n}\n\n"
-    "static void xml_escaped(FILE *f, const char *s) {\n"
-    "  for (; *s; s++) {\n"
-    "    if (*s == '&') fputs(\"&amp;\", f); else if (*s == '<') fputs(\"&lt;\", f);\n"
-    "    else if (*s == '>') fputs(\"&gt;\", f); else if (*s == '\"') fputs(\"&quot;\", f);\n"
-    "    else if ((unsigned char)*s >= 32) fputc(*s, f);\n"
-    "  }\n}\n\n"
-    "static void make_slug(const char *name, char *slug, size_t cap) {\n"
-    "  size_t k = 0; int dash = 0;\n"
-    "  for (const char *s = name; *s && k + 2 < cap; s++) {\n"
-    "    if (isalnum((unsigned char)*s)) { slug[k++] = (char)tolower((unsigned char)*s); dash = 0; }\n"
-    "    else if (!dash && k > 0) { slug[k++] = '-'; dash = 1; }\n"
-    "  }\n"
-    "  while (k > 0 && slug[k - 1] == '-') k--;\n"
-    "  slug[k] = '\\0';\n}\n\n"
-    "static int same_routine(const BenchEntry *a, const BenchEntry *b) {\n"
-    "  return !strcmp(a->impl, b->impl) && !strcmp(a->kind, b->kind) && a->index == b->index &&\n"
-    "         !strcmp(a->placement, b->placement);\n}\n\n"
-    "int main(int argc, char **argv) {\n"
-    "  const char *outdir = argc > 1 ? argv[1] : \".\";\n"
-    "  cudaDeviceProp p;\n"
-    "  CHECK(cudaGetDeviceProperties(&p, 0));\n"
-    "  char slug[256];\n"
-    "  make_slug(p.name, slug, sizeof slug);\n"
-    "  size_t floats = N * MAX_FLOATS + 64;\n"
-    "  float *in, *out;\n"
-    "  CHECK(cudaMalloc(&in, floats * sizeof(float)));\n"
-    "  CHECK(cudaMalloc(&out, floats * sizeof(float)));\n"
-    "  kb_fill<<<4096, 256>>>(in, floats);\n"
-    "  CHECK(cudaGetLastError());\n"
-    "  CHECK(cudaDeviceSynchronize());\n"
-    "  cudaEvent_t t0, t1;\n"
-    "  CHECK(cudaEventCreate(&t0));\n"
-    "  CHECK(cudaEventCreate(&t1));\n"
-    "  double gbs = copy_bandwidth(in, out, floats * sizeof(float) / 2, t0, t1);\n"
-    "  double launch_ns = launch_overhead(t0, t1);\n"
-    "  fprintf(stderr, \"kasbench: %s: %d SMs, copy %.0f GB/s, launch %.0f ns\\n\", p.name,\n"
-    "          p.multiProcessorCount, gbs, launch_ns);\n"
-    "  int total = 0;\n"
-    "  for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) total += tables[t].count;\n"
-    "  const int nextra = (int)(sizeof EXTRA / sizeof *EXTRA);\n"
-    "  float *ns = (float *)calloc((size_t)total * nextra, sizeof(float));\n"
-    "  int done = 0;\n"
-    "  for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)\n"
-    "    for (int i = 0; i < tables[t].count; i++, done++) {\n"
-    "      const BenchEntry *e = &tables[t].entries[i];\n"
-    "      for (int x = 0; x < nextra; x++) {\n"
-    "        int smem = e->own_smem + EXTRA[x];\n"
-    "        ns[(size_t)done * nextra + x] = -1.0f;\n"
-    "        if (smem > (int)p.sharedMemPerBlockOptin) continue;\n"
-    "        ns[(size_t)done * nextra + x] = time_entry(e, smem, in, out, t0, t1) * 1e6f / (float)N;\n"
-    "      }\n"
-    "      fprintf(stderr, \"\\rkasbench: %d/%d %s %s %d %s e=%d     \", done + 1, total, e->impl,\n"
-    "              e->kind, e->index, e->placement, e->e);\n"
-    "    }\n"
-    "  fprintf(stderr, \"\\n\");\n"
-    "  char path[4096];\n"
-    "  snprintf(path, sizeof path, \"%s/%s.xml\", outdir, slug);\n"
-    "  FILE *f = fopen(path, \"w\");\n"
-    "  if (!f) { perror(path); return 1; }\n"
-    "  char date[64]; time_t now = time(NULL);\n"
-    "  strftime(date, sizeof date, \"%Y-%m-%dT%H:%M:%SZ\", gmtime(&now));\n"
-    "  fprintf(f, \"<?xml version=\\\"1.0\\\" encoding=\\\"UTF-8\\\"?>\\n<kasgen-timings version=\\\"1\\\">\\n\");\n"
-    "  fprintf(f, \"  <device name=\\\"\"); xml_escaped(f, p.name);\n"
-    "  fprintf(f, \"\\\" slug=\\\"%s\\\"\\n          sm-count=\\\"%d\\\" smem-per-sm=\\\"%zu\\\" \"\n"
-    "             \"smem-per-block-optin=\\\"%zu\\\"\\n          regs-per-sm=\\\"%d\\\" \"\n"
-    "             \"regs-per-block=\\\"%d\\\" max-threads-per-sm=\\\"%d\\\"\\n          \"\n"
-    "             \"max-blocks-per-sm=\\\"%d\\\" max-threads-per-block=\\\"%d\\\" warp-size=\\\"%d\\\"\\n\"\n"
-    "             \"          l2-bytes=\\\"%d\\\" copy-gbs=\\\"%.1f\\\" launch-overhead-ns=\\\"%.0f\\\"/>\\n\",\n"
-    "          slug, p.multiProcessorCount, (size_t)p.sharedMemPerMultiprocessor,\n"
-    "          (size_t)p.sharedMemPerBlockOptin, p.regsPerMultiprocessor, p.regsPerBlock,\n"
-    "          p.maxThreadsPerMultiProcessor, p.maxBlocksPerMultiProcessor, p.maxThreadsPerBlock,\n"
-    "          p.warpSize, p.l2CacheSize, gbs, launch_ns);\n"
-    "  fprintf(f, \"  <generated date=\\\"%s\\\" nvcc=\\\"%d.%d\\\" kasgen=\\\"@VERSION@\\\" \"\n"
-    "             \"elements=\\\"%zu\\\"/>\\n\", date, __CUDACC_VER_MAJOR__, __CUDACC_VER_MINOR__, N);\n"
-    "  const BenchEntry *prev = NULL;\n"
-    "  done = 0;\n"
-    "  for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)\n"
-    "    for (int i = 0; i < tables[t].count; i++, done++) {\n"
-    "      const BenchEntry *e = &tables[t].entries[i];\n"
-    "      if (!prev || !same_routine(prev, e)) {\n"
-    "        if (prev) fprintf(f, \"  </routine>\\n\");\n"
-    "        fprintf(f, \"  <routine impl=\\\"%s\\\" kind=\\\"%s\\\" index=\\\"%d\\\" placement=\\\"%s\\\">\\n\",\n"
-    "                e->impl, e->kind, e->index, e->placement);\n"
-    "      }\n"
-    "      prev = e;\n"
-    "      for (int x = 0; x < nextra; x++) {\n"
-    "        float v = ns[(size_t)done * nextra + x];\n"
-    "        if (v >= 0) fprintf(f, \"    <point e=\\\"%d\\\" extra-smem=\\\"%d\\\" ns=\\\"%.6g\\\"/>\\n\",\n"
-    "                           e->e, EXTRA[x], v);\n"
-    "      }\n"
-    "    }\n"
-    "  if (prev) fprintf(f, \"  </routine>\\n\");\n"
-    "  fprintf(f, \"</kasgen-timings>\\n\");\n"
-    "  if (fclose(f) != 0) { perror(path); return 1; }\n"
-    "  printf(\"wrote %s (%d routine kernels)\\n\", path, total);\n"
-    "  free(ns);\n"
-    "  return 0;\n}\n";
-
 static const char MAKEFILE[] =
     "# Micro-benchmarks of the kasgen library (generated by kasgen bench; do not edit).\n"
     "#   make            build build/kasbench (needs only the CUDA toolkit)\n"
@@ -444,47 +283,32 @@ static const char MAKEFILE[] =
     "SRC := $(wildcard bench_*.cu)\n"
     "OBJ := $(patsubst %.cu,build/%.o,$(SRC))\n"
     ".PHONY: all run clean\nall: build/kasbench\n"
-    "build/%.o: %.cu bench_common.h kas_device.h\n\t@mkdir -p build\n"
+    "build/%.o: %.cu bench_common.h bench_tables.h kas_device.h\n\t@mkdir -p build\n"
     "\t$(NVCC) $(NVFLAGS) -c -o $@ $<\n"
     "build/kasbench: $(OBJ)\n\t$(NVCC) $(NVFLAGS) -o $@ $(OBJ)\n"
     "run: build/kasbench\n\t./build/kasbench $(DB)\n"
     "clean:\n\trm -rf build\n";
 
-/* Replaces every `key` in text (a template) with value. */
-static char *fill(const char *text, const char *key, const char *value) {
+/* bench_tables.h: the table of every function's kernels that bench_main.cu runs, and the
+ * version of kasgen that wrote them (for the database's <generated> element). */
+static char *tables_header(const Library *lib) {
   StrBuf sb;
   sb_init(&sb);
-  size_t klen = strlen(key);
-  for (const char *s = text; *s;) {
-    const char *hit = strstr(s, key);
-    if (!hit) {
-      sb_puts(&sb, s);
-      break;
-    }
-    sb_printf(&sb, "%.*s%s", (int)(hit - s), s, value);
-    s = hit + klen;
-  }
-  return sb_take(&sb);
-}
-
-static char *main_source(const Library *lib) {
-  StrBuf decls, tables;
-  sb_init(&decls);
-  sb_init(&tables);
+  sb_printf(&sb, "/* bench_tables.h — generated by kasgen bench: the benchmark kernels of every "
+                 "function of\n * the library, for bench_main.cu; do not edit. */\n"
+                 "#include \"bench_common.h\"\n\n#define KASGEN_VERSION \"%s\"\n\n",
+            KASGEN_VERSION);
   for (int f = 0; f < lib->nfuncs; f++) {
     const char *n = lib->funcs[f].name;
-    sb_printf(&decls, "extern \"C\" const BenchEntry bench_%s_entries[];\n"
-                      "extern \"C\" const int bench_%s_count;\n", n, n);
-    sb_printf(&tables, "  {bench_%s_entries, bench_%s_count},\n", n, n);
+    sb_printf(&sb, "extern \"C\" const BenchEntry bench_%s_entries[];\n"
+                   "extern \"C\" const int bench_%s_count;\n", n, n);
   }
-  char *a = fill(MAIN_CU, "@DECLS@", decls.data ? decls.data : "");
-  char *b = fill(a, "@TABLES@", tables.data ? tables.data : "");
-  char *c = fill(b, "@VERSION@", KASGEN_VERSION);
-  free(a);
-  free(b);
-  sb_free(&decls);
-  sb_free(&tables);
-  return c;
+  sb_puts(&sb, "\nstatic const BenchTable tables[] = {\n");
+  for (int f = 0; f < lib->nfuncs; f++)
+    sb_printf(&sb, "    {bench_%s_entries, bench_%s_count},\n", lib->funcs[f].name,
+              lib->funcs[f].name);
+  sb_puts(&sb, "};\n");
+  return sb_take(&sb);
 }
 
 static bool write_device_header(EmitDir *d, const Library *lib) {
@@ -500,8 +324,8 @@ static bool write_device_header(EmitDir *d, const Library *lib) {
 int bench_emit(const Library *lib, const char *out_dir) {
   EmitDir *d = emit_dir_open(out_dir);
   if (!d) return -1;
-  bool ok = write_device_header(d, lib) && emit_dir_write(d, "bench_common.h", COMMON_H) &&
-            emit_dir_write(d, "Makefile", MAKEFILE);
+  bool ok = write_device_header(d, lib) && emit_runtime_file(d, "", "bench_common.h") &&
+            emit_runtime_file(d, "", "bench_main.cu") && emit_dir_write(d, "Makefile", MAKEFILE);
   int total = 0;
   for (int f = 0; f < lib->nfuncs && ok; f++) {
     int n = 0;
@@ -515,23 +339,10 @@ int bench_emit(const Library *lib, const char *out_dir) {
   }
   progress_done();
   if (ok) {
-    char *m = main_source(lib);
-    ok = emit_dir_write(d, "bench_main.cu", m);
-    free(m);
+    char *t = tables_header(lib);
+    ok = emit_dir_write(d, "bench_tables.h", t);
+    free(t);
   }
   ok = emit_dir_close(d) && ok;
   return ok ? total : -1;
-}
-
-int cmd_bench(const CliOptions *o) {
-  Library *lib = cli_load_library(o);
-  if (!lib) return EXIT_BAD_INPUT;
-  const char *out = o->out_dir ? o->out_dir : "bench/out";
-  int n = bench_emit(lib, out);
-  library_free(lib);
-  if (n < 0) return EXIT_BAD_INPUT;
-  printf("wrote %s/: %d routine benchmarks in one CUDA program\n"
-         "on a GPU: make -C %s run DB=$PWD/benchmarks   (or: make benchdb)\n",
-         out, n, out);
-  return EXIT_OK;
 }

@@ -1,10 +1,11 @@
 /*
- * cli_front.c — the commands of the front end and the loading every command shares:
+ * cli_front.c — the commands of the front end and what every command shares:
  *   kasgen check SPEC [--dot FILE]   parse and validate; print the DAG; optionally write it
  *   kasgen fusions SPEC              every valid (convex) fusion of at most --max-fusion calls
  *   kasgen list                      the library: types, functions, implementations
- * plus cli_load_library (--library, $KASGEN_LIBRARY, beside the binary, ./library) and
- * cli_load_timingdb (--no-db, --db FILE, the default database, else the analytic model).
+ * plus cli_load_library (--library, $KASGEN_LIBRARY, beside the binary, ./library),
+ * cli_load_timingdb (--no-db, --db FILE, the default database, else the analytic model) and
+ * cli_check_output (a cheap look at --out before any work).
  * Results go to stdout, diagnostics to stderr; exit 0 ok, 1 bad input (main.c handles usage).
  */
 #include "kasgen.h"
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 Library *cli_load_library(const CliOptions *o) {
@@ -34,6 +36,48 @@ TimingDb *cli_load_timingdb(const CliOptions *o) {
   free(path);
   diag_note((SrcLoc){0}, "no timing database; using the analytic model");
   return timingdb_analytic();
+}
+
+/* The folder that holds path's last component ("." when there is none); path is changed. */
+static const char *enclosing_folder(char *path) {
+  char *slash = strrchr(path, '/');
+  if (!slash) return ".";
+  if (slash == path) return "/";
+  *slash = '\0';
+  return path;
+}
+
+/* Creating path will need its nearest existing ancestor to be a folder kasgen may write in. */
+static bool creatable(const char *path) {
+  char *p = xstrdup(path);
+  const char *up = p;
+  struct stat st;
+  do up = enclosing_folder(p);
+  while (stat(up, &st) != 0 && strcmp(up, ".") && strcmp(up, "/"));
+  bool ok = false;
+  if (stat(up, &st) != 0 || !S_ISDIR(st.st_mode))
+    diag_error((SrcLoc){.file = path}, "cannot be created: %s is not a folder", up);
+  else if (access(up, W_OK | X_OK) != 0)
+    diag_error((SrcLoc){.file = path}, "cannot be created: %s is not writable", up);
+  else
+    ok = true;
+  free(p);
+  return ok;
+}
+
+bool cli_check_output(const char *path) {
+  char *p = xstrdup(path);
+  for (size_t len = strlen(p); len > 1 && p[len - 1] == '/';) p[--len] = '\0';
+  struct stat st;
+  bool ok = true;
+  if (stat(p, &st) != 0) {
+    ok = creatable(p);
+  } else if (!S_ISDIR(st.st_mode)) {
+    diag_error((SrcLoc){.file = p}, "exists and is not a folder; refusing to write there");
+    ok = false;
+  }
+  free(p);
+  return ok;
 }
 
 /* Everything check and fusions need, loaded in order; NULL fields after the first failure. */

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define DEFAULT_OUT "generated"
+
 /* Everything one search needs, loaded in pipeline order; freed by close_session. */
 typedef struct {
   Library *lib;
@@ -35,17 +37,33 @@ static bool write_dot(const Dag *dag, const char *path) {
   return output_close(f, path, "the DAG picture");
 }
 
-/* Loads and searches; false after the failing stage has reported. */
-static bool open_session(const CliOptions *o, Session *s) {
+/* The folder the main job writes: DIR/<spec>/. */
+static char *output_folder(const CliOptions *o, const Spec *spec) {
+  return xasprintf("%s/%s", o->out_dir ? o->out_dir : DEFAULT_OUT, spec->name);
+}
+
+/* Whether the output folder can be written, looked at before the search so that a bad --out
+ * costs nothing. */
+static bool output_possible(const CliOptions *o, const Spec *spec) {
+  char *dir = output_folder(o, spec);
+  bool ok = cli_check_output(dir);
+  free(dir);
+  return ok;
+}
+
+/* Loads and searches; false after the failing stage has reported.  emits: the session will
+ * write the output folder. */
+static bool open_session(const CliOptions *o, Session *s, bool emits) {
   *s = (Session){0};
   if (!(s->lib = cli_load_library(o))) return false;
   if (!(s->spec = spec_load(o->spec, s->lib))) return false;
+  if (emits && !output_possible(o, s->spec)) return false;
   if (!(s->dag = dag_build(s->spec))) return false;
   if (o->dot_path && !write_dot(s->dag, o->dot_path)) return false;
   if (!(s->db = cli_load_timingdb(o))) return false;
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,
                       .progress = isatty(STDERR_FILENO)};
-  s->res = search_run(s->dag, s->lib, s->db, &so);
+  s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
   if (s->res->ncands == 0) {
     diag_error((SrcLoc){.file = o->spec}, "no launchable partition into kernels was found");
@@ -131,7 +149,7 @@ static void explain_buffer(const Dag *dag, const Buffer *b) {
     printf("registers (%d floats per thread)", b->reg_floats);
   else
     printf("shared at byte %d (%d B)", b->offset, b->bytes);
-  printf("%s%s\n        why: %s\n", b->loaded ? ", loaded" : "", b->saved ? ", saved" : "",
+  printf("%s%s\n        why: %s\n", b->load ? ", loaded" : "", b->save ? ", saved" : "",
          b->why ? b->why : "(no reason recorded)");
 }
 
@@ -142,9 +160,9 @@ static void explain_step(const Dag *dag, const KernelPlan *p, int s) {
   const Impl *im = p->impl[st->call];
   printf("      %2d. %-7s %s#%d (%s)", s + 1, routine_word(st->kind), im->fn->name,
          p->order[st->call], im->name);
-  if (st->kind != ROUTINE_COMPUTE && st->buffer >= 0)
-    printf(" %s_%d %s", routine_word(st->kind), st->io_index,
-           dag->values[p->buffers[st->buffer].value].label);
+  if (st->kind != ROUTINE_COMPUTE)
+    printf(" %s_%d %s", routine_word(st->kind), st->io->index,
+           dag_value_label(dag, p->buffers[st->buf[0]].value));
   printf("%s\n", st->recompute_coords ? "  [coordinates recomputed]" : "");
 }
 
@@ -179,12 +197,12 @@ static bool explain(const CliOptions *o, const Session *s) {
 int cmd_generate(const CliOptions *o) {
   Session s;
   int rc = EXIT_BAD_INPUT;
-  if (open_session(o, &s)) {
+  if (open_session(o, &s, true)) {
     print_ranking(&s);
     if (!explain(o, &s)) {
       rc = EXIT_USAGE;
     } else {
-      EmitOptions eo = {.out_dir = o->out_dir ? o->out_dir : "generated", .default_n = o->n};
+      EmitOptions eo = {.out_dir = o->out_dir ? o->out_dir : DEFAULT_OUT, .default_n = o->n};
       fflush(stdout);
       if (emit_all(s.dag, s.lib, s.db, s.res, &eo)) {
         printf("\nwrote %s/%s/ (make -C %s/%s run, on a GPU)\n", eo.out_dir, s.spec->name,
@@ -200,7 +218,7 @@ int cmd_generate(const CliOptions *o) {
 int cmd_plan(const CliOptions *o) {
   Session s;
   int rc = EXIT_BAD_INPUT;
-  if (open_session(o, &s)) {
+  if (open_session(o, &s, false)) {
     for (int r = 0; r < s.res->ncands; r++) {
       const Candidate *c = &s.res->cands[r];
       printf("%d %.6g", r + 1, c->predicted_ns_per_elem);

@@ -1,6 +1,6 @@
 /*
  * combine.c — every implementation choice for one fusion, each turned into a complete
- * KernelPlan (DESIGN.md §6 steps 2-7, seed 004 §3.6.2-3.6.4 and §4.1-4.5).
+ * KernelPlan (docs/design.md §6 steps 2-7, seed 004 §3.6.2-3.6.4 and §4.1-4.5).
  *
  * A fusion's values are classified once (FusionInfo): loaded (read inside, produced outside or a
  * spec input; loaded once for all its readers, by a load routine of its first reader in node
@@ -33,7 +33,6 @@
 #define BEAM_WIDTH 10
 #define KEEP_PLANS 4
 #define FINAL_BUILDS 12 /* complete plans (exact barriers) built from the final beam */
-#define DEFAULT_SMEM_LIMIT (227 * 1024)
 
 /* Elements per block tried: multiples of 4 (16-byte coalesced routines need them). */
 static const int E_CANDIDATES[] = {4, 8, 16, 32, 64, 96, 128, 192, 256};
@@ -47,9 +46,8 @@ typedef struct {
 } LinMemo;
 
 typedef struct {
-  const Dag *dag;
-  const Library *lib;
-  const TimingDb *db;
+  SearchContext *ctx;
+  const Dag *dag; /* ctx->dag */
   NodeSet nodes;
   int ncalls;
   int node[LIN_MAX_CALLS]; /* node index of local call c, ascending (topological) */
@@ -61,6 +59,8 @@ typedef struct {
   bool saved[LIN_MAX_VALUES];
   int owner[LIN_MAX_VALUES];     /* loaded: local call whose load routine fills it */
   int owner_arg[LIN_MAX_VALUES]; /* its argument position there */
+  int arg_value[LIN_MAX_CALLS][KAS_MAX_ARGS]; /* local value of each argument of local call c */
+  int result_value[LIN_MAX_CALLS];           /* local value call c produces */
   int floats[LIN_MAX_VALUES];
   int smem_limit, thread_limit;
   LinMemo *memo;
@@ -119,6 +119,7 @@ static bool classify(FusionInfo *fi) {
     for (int a = 0; a < nd->nargs; a++) {
       int v = local_value(fi, nd->args[a]);
       if (v < 0) return false;
+      fi->arg_value[c][a] = v;
       fi->consumers[v] |= 1u << c;
       int p = local_call(fi, dag->values[nd->args[a]].producer);
       if (p >= 0) fi->pred[c] |= 1u << p;
@@ -126,6 +127,7 @@ static bool classify(FusionInfo *fi) {
     }
     int r = local_value(fi, nd->result);
     if (r < 0) return false;
+    fi->result_value[c] = r;
     fi->producer[r] = c;
   }
   for (int v = 0; v < fi->nvals; v++)
@@ -207,12 +209,12 @@ static bool value_active(const FusionInfo *fi, int v, int nactive) {
 
 /* Writers (the load or the producer's compute, uses[0]) must cover every offset the readers
  * touch, and everything must lie inside the buffer; otherwise the combination is not valid. */
-static bool covered(const PatternUse *uses, int nuses, int nfloats) {
+static bool covered(AccessCache *ac, const PatternUse *uses, int nuses, int nfloats) {
   for (int u = 1; u < nuses; u++)
-    if (!plan_pattern_covers(uses[0].pat, uses[0].shape, uses[u].pat, uses[u].shape, nfloats))
+    if (!access_covers(ac, uses[0].pat, uses[0].shape, uses[u].pat, uses[u].shape, nfloats))
       return false;
-  return nuses > 1 || plan_pattern_covers(uses[0].pat, uses[0].shape, uses[0].pat,
-                                          uses[0].shape, nfloats);
+  return nuses > 1 ||
+         access_covers(ac, uses[0].pat, uses[0].shape, uses[0].pat, uses[0].shape, nfloats);
 }
 
 static const int *memo_order(FusionInfo *fi, const LinearizeProblem *lp, int nactive,
@@ -244,9 +246,10 @@ typedef struct {
   LabelPool labels;
 } BuildState;
 
-static void add_step(KernelPlan *p, RoutineKind kind, int call, int io, int buffer) {
+static Step *add_step(KernelPlan *p, RoutineKind kind, int call, const IoRoutine *io) {
   Step *s = &p->steps[p->nsteps++];
-  *s = (Step){.kind = kind, .call = call, .io_index = io, .buffer = buffer};
+  *s = (Step){.kind = kind, .call = call, .impl = p->impl[call], .io = io};
+  return s;
 }
 
 static void touch(Buffer *b, int step) {
@@ -254,37 +257,34 @@ static void touch(Buffer *b, int step) {
   b->last_use = step;
 }
 
+/* The step moving buffer b to or from global memory. */
+static void add_io_step(KernelPlan *p, RoutineKind kind, int b) {
+  Buffer *buf = &p->buffers[b];
+  bool load = kind == ROUTINE_LOAD;
+  Step *s = add_step(p, kind, load ? buf->load_call : buf->producer, load ? buf->load : buf->save);
+  s->buf[s->nbuf++] = b;
+  touch(buf, p->nsteps - 1);
+}
+
 /* Steps in order: loads of a call's not-yet-loaded arguments, its compute, its saves. */
 static void make_steps(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
-  const int *order = bs->local_order;
   bool loaded[LIN_MAX_VALUES] = {0};
   p->steps = xcalloc((size_t)(p->nbuffers * 2 + p->ncalls), sizeof *p->steps);
   for (int k = 0; k < p->ncalls; k++) {
-    int c = order[k];
-    const DagNode *nd = &fi->dag->nodes[fi->node[c]];
-    for (int a = 0; a < nd->nargs; a++) {
-      int v = -1;
-      for (int w = 0; w < fi->nvals; w++)
-        if (fi->value[w] == nd->args[a]) v = w;
+    int c = bs->local_order[k];
+    int nargs = fi->dag->nodes[fi->node[c]].nargs;
+    for (int a = 0; a < nargs; a++) {
+      int v = fi->arg_value[c][a];
       if (fi->producer[v] >= 0 || loaded[v]) continue;
       loaded[v] = true;
-      Buffer *b = &p->buffers[bs->buf_of[v]];
-      add_step(p, ROUTINE_LOAD, b->load_call, b->load_index, bs->buf_of[v]);
-      touch(b, p->nsteps - 1);
+      add_io_step(p, ROUTINE_LOAD, bs->buf_of[v]);
     }
-    add_step(p, ROUTINE_COMPUTE, k, 0, -1);
-    for (int a = 0; a < nd->nargs; a++)
-      for (int w = 0; w < fi->nvals; w++)
-        if (fi->value[w] == nd->args[a]) touch(&p->buffers[bs->buf_of[w]], p->nsteps - 1);
-    for (int w = 0; w < fi->nvals; w++)
-      if (fi->producer[w] == c && bs->buf_of[w] >= 0) {
-        Buffer *b = &p->buffers[bs->buf_of[w]];
-        touch(b, p->nsteps - 1);
-        if (b->saved) {
-          add_step(p, ROUTINE_SAVE, k, b->save_index, bs->buf_of[w]);
-          touch(b, p->nsteps - 1);
-        }
-      }
+    Step *compute = add_step(p, ROUTINE_COMPUTE, k, NULL);
+    for (int a = 0; a < nargs; a++) compute->buf[compute->nbuf++] = bs->buf_of[fi->arg_value[c][a]];
+    int result = bs->buf_of[fi->result_value[c]];
+    compute->buf[compute->nbuf++] = result;
+    for (int a = 0; a < compute->nbuf; a++) touch(&p->buffers[compute->buf[a]], p->nsteps - 1);
+    if (p->buffers[result].save) add_io_step(p, ROUTINE_SAVE, result);
   }
 }
 
@@ -303,20 +303,15 @@ static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, K
     bs->buf_of[v] = b;
     bs->val_of[b] = v;
     Buffer *buf = &p->buffers[b];
-    *buf = (Buffer){.value = fi->value[v], .offset = -1, .load_call = -1, .load_index = -1,
-                    .save_index = -1, .first_use = -1, .last_use = -1};
-    bool reg = placement_decide(uses, nuses, &buf->reg_floats, explain ? &buf->why : NULL);
+    *buf = (Buffer){.value = fi->value[v], .offset = -1, .load_call = -1, .producer = -1,
+                    .first_use = -1, .last_use = -1};
+    bool reg = placement_decide(fi->ctx->access, uses, nuses, &buf->reg_floats,
+                                explain ? &buf->why : NULL);
     buf->place = reg ? PLACE_REGISTER : PLACE_SHARED;
     if (!reg) buf->bytes = ch->e * fi->floats[v] * 4;
-    if (fi->producer[v] < 0) {
-      buf->loaded = true;
-      buf->load_index = load_routine(fi, ch, v)->index;
-    }
-    if (fi->saved[v] && fi->producer[v] < nactive) {
-      buf->saved = true;
-      buf->save_index = save_routine(fi, ch, v)->index;
-    }
-    if (!reg && !covered(uses, nuses, ch->e * fi->floats[v])) return false;
+    if (fi->producer[v] < 0) buf->load = load_routine(fi, ch, v);
+    if (fi->saved[v] && fi->producer[v] < nactive) buf->save = save_routine(fi, ch, v);
+    if (!reg && !covered(fi->ctx->access, uses, nuses, ch->e * fi->floats[v])) return false;
   }
   return true;
 }
@@ -381,10 +376,6 @@ static void allocate_shared(KernelPlan *p, bool disjoint) {
   free(off);
 }
 
-static const char *value_label(const FusionInfo *fi, int value) {
-  return fi->dag->values[value].label;
-}
-
 /* The shared accesses of every step, for sync.c (labels only when explaining). */
 static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, BuildState *bs,
                                    bool explain) {
@@ -392,36 +383,23 @@ static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, Bu
   StepAccesses *sa = xcalloc((size_t)p->nsteps, sizeof *sa);
   for (int s = 0; s < p->nsteps; s++) {
     const Step *st = &p->steps[s];
-    const Impl *im = p->impl[st->call];
-    BlockShape shape = impl_shape(im, p->e);
-    const DagNode *nd = &fi->dag->nodes[p->order[st->call]];
-    if (st->kind == ROUTINE_COMPUTE) {
-      sa[s].label = USE_LABEL(lp, "%s#%d", nd->fn->name, p->order[st->call]);
-      for (int a = 0; a <= nd->nargs; a++) {
-        int value = a < nd->nargs ? nd->args[a] : nd->result;
-        int b = -1;
-        for (int k = 0; k < p->nbuffers; k++)
-          if (p->buffers[k].value == value) b = k;
-        const Buffer *buf = &p->buffers[b];
-        if (buf->place != PLACE_SHARED) continue;
-        sa[s].acc[sa[s].n++] = (SharedAccess){a < nd->nargs ? &im->in[a] : &im->out, shape,
-                                              buf->offset / 4, buf->bytes / 4, a == nd->nargs,
-                                              value_label(fi, value)};
-      }
-      continue;
+    BlockShape shape = impl_shape(st->impl, p->e);
+    const char *fn = st->impl->fn->name;
+    int node = p->order[st->call];
+    if (st->kind == ROUTINE_COMPUTE)
+      sa[s].label = USE_LABEL(lp, "%s#%d", fn, node);
+    else
+      sa[s].label = USE_LABEL(lp, "%s %s (%s#%d)", st->kind == ROUTINE_LOAD ? "load" : "save",
+                              dag_value_label(fi->dag, p->buffers[st->buf[0]].value), fn, node);
+    for (int a = 0; a < st->nbuf; a++) {
+      const Buffer *buf = &p->buffers[st->buf[a]];
+      if (buf->place != PLACE_SHARED) continue;
+      bool output = st->kind == ROUTINE_COMPUTE && a + 1 == st->nbuf;
+      const Pattern *pat = st->io ? &st->io->ls : output ? &st->impl->out : &st->impl->in[a];
+      bool write = st->kind == ROUTINE_LOAD || output;
+      sa[s].acc[sa[s].n++] = (SharedAccess){pat, shape, buf->offset / 4, buf->bytes / 4, write,
+                                            dag_value_label(fi->dag, buf->value)};
     }
-    const Buffer *buf = &p->buffers[st->buffer];
-    const IoRoutine *io = NULL;
-    const IoRoutine *list = st->kind == ROUTINE_LOAD ? im->loads : im->saves;
-    int nlist = st->kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
-    for (int k = 0; k < nlist; k++)
-      if (list[k].index == st->io_index) io = &list[k];
-    sa[s].label = USE_LABEL(lp, "%s %s (%s#%d)", st->kind == ROUTINE_LOAD ? "load" : "save",
-                            value_label(fi, buf->value), nd->fn->name, p->order[st->call]);
-    if (buf->place == PLACE_SHARED)
-      sa[s].acc[sa[s].n++] = (SharedAccess){&io->ls, shape, buf->offset / 4, buf->bytes / 4,
-                                            st->kind == ROUTINE_LOAD,
-                                            value_label(fi, buf->value)};
   }
   return sa;
 }
@@ -443,9 +421,9 @@ static bool plan_barriers(const FusionInfo *fi, KernelPlan *p, BuildState *bs, b
   StepAccesses *sa = step_accesses(fi, p, bs, full);
   bool ok = true;
   if (full)
-    ok = sync_plan(p, sa);
+    ok = sync_plan(fi->ctx->access, p, sa);
   else
-    p->barriers = sync_estimate(p, sa);
+    p->barriers = sync_estimate(fi->ctx->access, p, sa);
   free(sa);
   return ok;
 }
@@ -464,9 +442,14 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
       p->nodes |= (NodeSet)1 << p->order[k];
       p->impl[k] = (Impl *)ch->impl[bs.local_order[k]];
     }
-    for (int v = 0; v < fi->nvals; v++)
-      if (bs.buf_of[v] >= 0 && fi->producer[v] < 0)
-        p->buffers[bs.buf_of[v]].load_call = bs.pos_of[fi->owner[v]];
+    for (int v = 0; v < fi->nvals; v++) {
+      if (bs.buf_of[v] < 0) continue;
+      Buffer *b = &p->buffers[bs.buf_of[v]];
+      if (fi->producer[v] < 0)
+        b->load_call = bs.pos_of[fi->owner[v]];
+      else
+        b->producer = bs.pos_of[fi->producer[v]];
+    }
     make_steps(fi, p, &bs);
     allocate_shared(p, disjoint);
     choose_block(p);
@@ -474,8 +457,8 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
   }
   if (ok) ok = plan_barriers(fi, p, &bs, full);
   if (ok) {
-    p->regs_estimate = model_estimate_registers(p, fi->dag);
-    p->predicted_ns_per_elem = model_predict_kernel(p, fi->dag, fi->db);
+    p->regs_estimate = model_estimate_registers(p);
+    p->predicted_ns_per_elem = model_predict_kernel(fi->ctx, p);
     ok = isfinite(p->predicted_ns_per_elem);
   }
   pool_free(&bs.labels);
@@ -708,25 +691,23 @@ static int by_prediction(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void fusion_info_init(FusionInfo *fi, const Dag *dag, const Library *lib,
-                             const TimingDb *db, NodeSet nodes) {
+static void fusion_info_init(FusionInfo *fi, SearchContext *ctx, NodeSet nodes) {
+  const TimingDb *db = ctx->db;
   memset(fi, 0, sizeof *fi);
-  fi->dag = dag;
-  fi->lib = lib;
-  fi->db = db;
+  fi->ctx = ctx;
+  fi->dag = ctx->dag;
   fi->nodes = nodes;
   fi->smem_limit = db && db->dev.smem_per_block_optin > 0 ? db->dev.smem_per_block_optin
-                                                          : DEFAULT_SMEM_LIMIT;
+                                                          : KAS_SMEM_OPTIN_FALLBACK;
   fi->thread_limit = db && db->dev.max_threads_per_block > 0 &&
                              db->dev.max_threads_per_block < KAS_MAX_THREADS
                          ? db->dev.max_threads_per_block
                          : KAS_MAX_THREADS;
 }
 
-KernelPlan **combine_fusion(const Dag *dag, const Library *lib, const TimingDb *db,
-                            NodeSet nodes, bool keep_all, int *nplans_out) {
+KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out) {
   FusionInfo *fi = xmalloc(sizeof *fi);
-  fusion_info_init(fi, dag, lib, db, nodes);
+  fusion_info_init(fi, ctx, nodes);
   PlanList out = {0};
   if (nodes != 0 && classify(fi)) {
     if (keep_all) {

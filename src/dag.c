@@ -23,7 +23,7 @@ static int *count_versions(const Spec *spec) {
 }
 
 /* "name" when the variable has one version, "name.k" when it is reassigned. */
-static char *value_label(const Spec *spec, const int *nversions, int var, int version) {
+static char *version_label(const Spec *spec, const int *nversions, int var, int version) {
   if (nversions[var] == 1) return xstrdup(spec->vars[var].name);
   return xasprintf("%s.%d", spec->vars[var].name, version);
 }
@@ -55,14 +55,14 @@ static void build_values(Dag *dag) {
   for (int k = 0; k < spec->ninputs; k++) {
     int var = spec->inputs[k];
     dag->values[k] = (Value){.var = var, .producer = -1, .type = spec->vars[var].type,
-                             .label = value_label(spec, nversions, var, 0)};
+                             .label = version_label(spec, nversions, var, 0)};
   }
   for (int i = 0; i < spec->nstmts; i++) {
     VarRef r = spec->stmts[i].result;
     dag->values[spec->ninputs + i] =
         (Value){.var = r.var, .version = r.version, .producer = i,
                 .type = spec->vars[r.var].type,
-                .label = value_label(spec, nversions, r.var, r.version)};
+                .label = version_label(spec, nversions, r.var, r.version)};
   }
   free(nversions);
 }
@@ -181,6 +181,17 @@ static void dot_calls(FILE *out, const Dag *dag, const DotKernel *kernels, int n
   for (int i = 0; i < dag->nnodes; i++)
     if (!(drawn >> i & 1))
       fprintf(out, "  n%d [shape=box, label=\"%s#%d\"];\n", i, dag->nodes[i].fn->name, i);
+}
+
+int dag_value_floats(const Dag *dag, int value) {
+  const KType *t = dag->values[value].type;
+  return t ? t->size : 1;
+}
+
+const char *dag_value_label(const Dag *dag, int value) {
+  const Value *v = &dag->values[value];
+  if (v->label) return v->label;
+  return dag->spec ? dag->spec->vars[v->var].name : "?";
 }
 
 /* Inputs (top), calls labelled function#index, outputs (bottom); edges carry value labels. */

@@ -1,7 +1,9 @@
 /*
  * emit_embed.c — the winner of a spec behind a plain C API, for embedding in a FEM code
- * (DESIGN.md §7): embed/kas_<stem>.h (plain C, no CUDA headers needed) and embed/kas_<stem>.cu
- * (nvcc; self-contained: kas_device.h and the winner's kernels are copied in).
+ * (docs/design.md §7): embed/kas_<stem>.h (plain C, no CUDA headers needed) and
+ * embed/kas_<stem>.cu (nvcc; self-contained: kas_device.h is copied in, and the winner's kernels
+ * are generated from its plan by emit_cuda.c, their symbols prefixed kas_<stem>_cand01_, inside
+ * an anonymous namespace so that nothing but the API has external linkage).
  *
  * API, per spec:
  *   size_t kas_<stem>_workspace_bytes(size_t n);
@@ -39,44 +41,52 @@ static char *upper(const char *s) {
   return u;
 }
 
-/* Parameter name of a spec variable: its own name, unless that would collide with the other
- * parameters or a C/C++ keyword. */
-static char *param_name(const char *var) {
-  static const char *const taken[] = {
-      "n", "workspace", "stream", "in", "out", "auto", "break", "case", "char", "const",
-      "continue", "default", "do", "double", "else", "enum", "extern", "float", "for", "goto",
-      "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
-      "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile",
-      "while", "bool", "class", "delete", "new", "namespace", "template", "this", "private",
-      "public", "protected", "try", "catch", "throw", "virtual", "operator", "friend", "using",
-      NULL};
-  for (int i = 0; taken[i]; i++)
-    if (!strcmp(var, taken[i])) return xasprintf("%s_", var);
-  return xstrdup(var);
-}
-
 typedef struct {
   const Dag *dag;
   char *stem;  /* C identifier */
   char *upper; /* STEM */
   char *cand;  /* "cand01" */
   const Candidate *winner;
+  IoNames io; /* the API's parameter names */
 } Embed;
 
 static const char *var_of(const Dag *dag, int v) { return dag->spec->vars[dag->values[v].var].name; }
 
-static void parameter_list(StrBuf *sb, const Dag *dag) {
-  for (int i = 0; i < dag->ninputs; i++) {
-    char *p = param_name(var_of(dag, dag->inputs[i]));
-    sb_printf(sb, "const float *%s, ", p);
-    free(p);
+/* "<lead>kas_<stem>(const float *<input>..., float *<output>..., size_t n, void *workspace,
+ * void *stream)<tail>", wrapped within 100 columns. */
+static void api_prototype(StrBuf *sb, const Embed *em, const char *lead, const char *tail) {
+  int n = 0, total = em->io.ninputs + em->io.noutputs + 3;
+  char **params = xcalloc((size_t)total, sizeof *params);
+  for (int i = 0; i < em->io.ninputs; i++)
+    params[n++] = xasprintf("const float *%s", em->io.input[i]);
+  for (int o = 0; o < em->io.noutputs; o++) params[n++] = xasprintf("float *%s", em->io.output[o]);
+  params[n++] = xstrdup("size_t n");
+  params[n++] = xstrdup("void *workspace");
+  params[n++] = xstrdup("void *stream");
+  char *open = xasprintf("%skas_status kas_%s(", lead, em->stem), *close = xasprintf(")%s", tail);
+  emit_list(sb, 0, open, params, n, close);
+  for (int i = 0; i < n; i++) free(params[i]);
+  free(params);
+  free(open);
+  free(close);
+}
+
+/* "#define NAME {a, b, c}" with backslash-continued lines within 100 columns. */
+static void macro_list(StrBuf *sb, const char *name, char *const *items, int n) {
+  sb_printf(sb, "#define %s {", name);
+  size_t col = strlen(name) + 10;
+  for (int i = 0; i < n; i++) {
+    if (i && col + strlen(items[i]) + 5 > 100) {
+      sb_puts(sb, ", \\\n    ");
+      col = 4;
+    } else if (i) {
+      sb_puts(sb, ", ");
+      col += 2;
+    }
+    sb_puts(sb, items[i]);
+    col += strlen(items[i]);
   }
-  for (int o = 0; o < dag->noutputs; o++) {
-    char *p = param_name(var_of(dag, dag->outputs[o]));
-    sb_printf(sb, "float *%s, ", p);
-    free(p);
-  }
-  sb_puts(sb, "size_t n,\n    void *workspace, void *stream)");
+  sb_puts(sb, "}\n");
 }
 
 static void io_macros(StrBuf *sb, const Embed *em) {
@@ -87,12 +97,22 @@ static void io_macros(StrBuf *sb, const Embed *em) {
   for (int s = 0; s < 2; s++) {
     const int *vals = s ? dag->outputs : dag->inputs;
     int nv = s ? dag->noutputs : dag->ninputs;
-    sb_printf(sb, "#define KAS_%s_%s_FLOATS {", em->upper, side[s]);
-    for (int i = 0; i < nv; i++)
-      sb_printf(sb, "%s%d", i ? ", " : "", dag->values[vals[i]].type->size);
-    sb_printf(sb, "%s}\n#define KAS_%s_%s_NAMES {", nv ? "" : "0", em->upper, side[s]);
-    for (int i = 0; i < nv; i++) sb_printf(sb, "%s\"%s\"", i ? ", " : "", var_of(dag, vals[i]));
-    sb_printf(sb, "%s}\n", nv ? "" : "\"\"");
+    char **floats = xcalloc((size_t)nv + 1, sizeof *floats);
+    char **names = xcalloc((size_t)nv + 1, sizeof *names);
+    for (int i = 0; i < nv; i++) {
+      floats[i] = xasprintf("%d", dag_value_floats(dag, vals[i]));
+      names[i] = xasprintf("\"%s\"", var_of(dag, vals[i]));
+    }
+    if (!nv) floats[0] = xstrdup("0"), names[0] = xstrdup("\"\"");
+    char *name = xasprintf("KAS_%s_%s_FLOATS", em->upper, side[s]);
+    macro_list(sb, name, floats, nv ? nv : 1);
+    free(name);
+    name = xasprintf("KAS_%s_%s_NAMES", em->upper, side[s]);
+    macro_list(sb, name, names, nv ? nv : 1);
+    free(name);
+    for (int i = 0; i < (nv ? nv : 1); i++) free(floats[i]), free(names[i]);
+    free(floats);
+    free(names);
   }
 }
 
@@ -102,17 +122,18 @@ static char *header_text(const Embed *em) {
   const Dag *dag = em->dag;
   char *from = c_safe_text(dag->spec->path ? dag->spec->path : "the spec");
   sb_printf(&sb,
-            "/*\n * embed/kas_%s.h — generated by kasgen %s from %s; do not edit.\n"
-            " * Spec %s behind a plain C API: the predicted best candidate (%s: %d kernel%s, %.4f "
-            "ns per\n * element predicted).  Link embed/kas_%s.cu (compiled by nvcc) and -lcudart.\n"
+            "/*\n * embed/kas_%s.h — generated by kasgen %s\n * from %s; do not edit.\n"
+            " * Spec %s behind a plain C API: the predicted best candidate\n"
+            " * (%s: %d kernel%s, %.4f ns per element predicted).\n"
+            " * Link embed/kas_%s.cu (compiled by nvcc) and -lcudart.\n"
             " *\n"
             " * All pointers are device pointers, element-major (element e of a variable of s "
             "floats at\n * p + e*s), 16-byte aligned (cudaMalloc's are).  Inputs in the spec's "
-            "`input` order,\n * outputs in `return` order.  workspace: device memory of "
-            "kas_%s_workspace_bytes(n) bytes\n * (NULL when that is 0).  stream: a cudaStream_t "
-            "passed as void * (NULL = default stream)\n * so that C code needs no CUDA headers; "
-            "the call is asynchronous on it.  n = 0 launches\n * nothing; any n works, also "
-            "beyond 2^31 (launched in chunks of 2^%d elements).\n */\n",
+            "`input` order,\n * outputs in `return` order.  workspace: device memory of\n"
+            " * kas_%s_workspace_bytes(n) bytes (NULL when that is 0).  stream: a cudaStream_t\n"
+            " * passed as void * (NULL = default stream) so that C code needs no CUDA headers; the "
+            "call is\n * asynchronous on it.  n = 0 launches nothing; any n works, also beyond "
+            "2^31 (launched in\n * chunks of 2^%d elements).\n */\n",
             em->stem, KASGEN_VERSION, from,
             dag->spec->name, em->cand, em->winner->nkernels, em->winner->nkernels == 1 ? "" : "s",
             em->winner->predicted_ns_per_elem, em->stem, em->stem, CHUNK_LOG2);
@@ -131,13 +152,13 @@ static char *header_text(const Embed *em) {
   io_macros(&sb, em);
   sb_printf(&sb, "\n/* Bytes of device workspace for n elements (intermediates between kernels). */\n"
                  "size_t kas_%s_workspace_bytes(size_t n);\n\n"
-                 "/* Runs the computation on n elements. */\nkas_status kas_%s(",
-            em->stem, em->stem);
-  parameter_list(&sb, dag);
-  sb_printf(&sb, ";\n\n/* The same with the pointers in arrays (in: KAS_%s_NINPUTS, out: "
-                 "KAS_%s_NOUTPUTS). */\n"
-                 "kas_status kas_%s_arrays(const float *const *in, float *const *out, size_t n, "
-                 "void *workspace,\n    void *stream);\n\n"
+                 "/* Runs the computation on n elements. */\n",
+            em->stem);
+  api_prototype(&sb, em, "", ";\n\n");
+  sb_printf(&sb, "/* The same with the pointers in arrays (in: KAS_%s_NINPUTS,\n"
+                 " * out: KAS_%s_NOUTPUTS). */\n"
+                 "kas_status kas_%s_arrays(const float *const *in, float *const *out, size_t n,\n"
+                 "    void *workspace, void *stream);\n\n"
                  "const char *kas_%s_status_string(kas_status s);\n\n",
             em->upper, em->upper, em->stem, em->stem);
   sb_printf(&sb,
@@ -157,43 +178,11 @@ static char *header_text(const Embed *em) {
   return sb_take(&sb);
 }
 
-/* The winner's kernels.cu, made embeddable: the include of ../common/kas_device.h dropped (its
- * text is copied above it) and every kas_<cand>_ symbol renamed kas_<stem>_<cand>_ so that two
- * embedded specs, or an embedded spec and a harness, link together. */
-static char *embeddable_kernels(const Embed *em, const char *text) {
-  StrBuf sb;
-  sb_init(&sb);
-  char *from = xasprintf("kas_%s_", em->cand);
-  char *to = xasprintf("kas_%s_%s_", em->stem, em->cand);
-  size_t from_len = strlen(from);
-  for (const char *p = text; *p;) {
-    const char *eol = strchr(p, '\n');
-    size_t len = eol ? (size_t)(eol - p + 1) : strlen(p);
-    char *line = xstrndup(p, len);
-    if (!(strstr(line, "#include") && strstr(line, "kas_device.h"))) {
-      for (const char *q = line; *q;) {
-        if (!strncmp(q, from, from_len) && (q == line || !(isalnum((unsigned char)q[-1]) ||
-                                                           q[-1] == '_'))) {
-          sb_puts(&sb, to);
-          q += from_len;
-        } else {
-          sb_putc(&sb, *q++);
-        }
-      }
-    }
-    free(line);
-    p += len;
-  }
-  free(from);
-  free(to);
-  return sb_take(&sb);
-}
-
 static void wrapper_functions(StrBuf *sb, const Embed *em) {
   const Dag *dag = em->dag;
   const char *s = em->stem, *c = em->cand;
   sb_printf(sb,
-            "\n/* ---- the C API ---------------------------------------------------------- */\n\n"
+            "/* ---- the C API ---------------------------------------------------------- */\n\n"
             "/* Elements per launch; a smaller value (-DKAS_EMBED_CHUNK_LOG2=10) tests the split. */\n"
             "#ifndef KAS_EMBED_CHUNK_LOG2\n#define KAS_EMBED_CHUNK_LOG2 %d\n#endif\n"
             "static const size_t kas_chunk = (size_t)1 << KAS_EMBED_CHUNK_LOG2;\n"
@@ -207,10 +196,11 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
             s, s, c);
   sb_printf(sb,
             "static int kas_misaligned(const void *p) { return ((size_t)p & 15) != 0; }\n\n"
-            "extern \"C\" kas_status kas_%s_arrays(const float *const *in, float *const *out, "
-            "size_t n,\n    void *workspace, void *stream) {\n"
+            "extern \"C\" kas_status kas_%s_arrays(const float *const *in, float *const *out,\n"
+            "    size_t n, void *workspace, void *stream) {\n"
             "  if (n == 0) return KAS_OK;\n"
-            "  if ((KAS_%s_NINPUTS && !in) || (KAS_%s_NOUTPUTS && !out)) return KAS_ERR_INVALID;\n"
+            "  if (KAS_%s_NINPUTS && !in) return KAS_ERR_INVALID;\n"
+            "  if (KAS_%s_NOUTPUTS && !out) return KAS_ERR_INVALID;\n"
             "  for (int i = 0; i < KAS_%s_NINPUTS; i++) {\n"
             "    if (!in[i]) return KAS_ERR_INVALID;\n"
             "    if (kas_misaligned(in[i])) return KAS_ERR_ALIGN;\n  }\n"
@@ -225,30 +215,25 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
             "  for (size_t start = 0; start < n; start += kas_chunk) {\n"
             "    size_t m = n - start < kas_chunk ? n - start : kas_chunk;\n"
             "    const float *cin[%d];\n    float *cout[%d];\n"
-            "    for (int i = 0; i < KAS_%s_NINPUTS; i++) cin[i] = in[i] + start * kas_in_floats[i];\n"
-            "    for (int o = 0; o < KAS_%s_NOUTPUTS; o++) cout[o] = out[o] + start * "
-            "kas_out_floats[o];\n"
+            "    for (int i = 0; i < KAS_%s_NINPUTS; i++)\n"
+            "      cin[i] = in[i] + start * kas_in_floats[i];\n"
+            "    for (int o = 0; o < KAS_%s_NOUTPUTS; o++)\n"
+            "      cout[o] = out[o] + start * kas_out_floats[o];\n"
             "    int err = kas_%s_%s_launch(cin, cout, workspace, m, (cudaStream_t)stream);\n"
             "    if (err != 0) return KAS_ERR_CUDA;\n  }\n  return KAS_OK;\n}\n\n",
             s, em->upper, em->upper, em->upper, em->upper, s, dag->ninputs > 0 ? dag->ninputs : 1,
             dag->noutputs > 0 ? dag->noutputs : 1, em->upper, em->upper, s, c);
-  sb_printf(sb, "extern \"C\" kas_status kas_%s(", s);
-  parameter_list(sb, dag);
-  sb_printf(sb, " {\n  const float *in[%d] = {", dag->ninputs > 0 ? dag->ninputs : 1);
-  for (int i = 0; i < dag->ninputs; i++) {
-    char *p = param_name(var_of(dag, dag->inputs[i]));
-    sb_printf(sb, "%s%s", i ? ", " : "", p);
-    free(p);
-  }
-  sb_printf(sb, "%s};\n  float *out[%d] = {", dag->ninputs ? "" : "0",
-            dag->noutputs > 0 ? dag->noutputs : 1);
-  for (int o = 0; o < dag->noutputs; o++) {
-    char *p = param_name(var_of(dag, dag->outputs[o]));
-    sb_printf(sb, "%s%s", o ? ", " : "", p);
-    free(p);
-  }
-  sb_printf(sb, "%s};\n  return kas_%s_arrays(in, out, n, workspace, stream);\n}\n\n",
-            dag->noutputs ? "" : "0", s);
+  api_prototype(sb, em, "extern \"C\" ", " {\n");
+  char *zero[1] = {(char *)"0"}; /* a spec without inputs: C++ has no empty arrays */
+  char *open = xasprintf("const float *in[%d] = {", dag->ninputs > 0 ? dag->ninputs : 1);
+  emit_list(sb, 1, open, dag->ninputs ? em->io.input : zero, dag->ninputs ? dag->ninputs : 1,
+            "};\n");
+  free(open);
+  open = xasprintf("float *out[%d] = {", dag->noutputs > 0 ? dag->noutputs : 1);
+  emit_list(sb, 1, open, dag->noutputs ? em->io.output : zero, dag->noutputs ? dag->noutputs : 1,
+            "};\n");
+  free(open);
+  sb_printf(sb, "  return kas_%s_arrays(in, out, n, workspace, stream);\n}\n\n", s);
   sb_printf(sb,
             "extern \"C\" const char *kas_%s_status_string(kas_status st) {\n"
             "  switch (st) {\n"
@@ -267,43 +252,38 @@ static char *source_text(const Embed *em, const char *device_h, const char *kern
   const Dag *dag = em->dag;
   char *from = c_safe_text(dag->spec->path ? dag->spec->path : "the spec");
   sb_printf(&sb,
-            "/*\n * embed/kas_%s.cu — generated by kasgen %s from %s; do not edit.\n"
-            " * The C API of kas_%s.h around %s (copied below, symbols renamed kas_%s_%s_*), in\n"
-            " * one self-contained file: compile with nvcc -O3 -arch=sm_90 -c.\n */\n",
+            "/*\n * embed/kas_%s.cu — generated by kasgen %s\n * from %s; do not edit.\n"
+            " * The C API of kas_%s.h around %s, in one self-contained file: compile with\n"
+            " * nvcc -O3 -arch=sm_90 -c.\n */\n",
             em->stem, KASGEN_VERSION, from, em->stem,
-            em->cand, em->stem, em->cand);
+            em->cand);
   free(from);
   sb_printf(&sb, "#include <cuda_runtime.h>\n#include <math.h>\n#include <stddef.h>\n"
                  "#include <stdint.h>\n#include \"kas_%s.h\"\n\n",
             em->stem);
-  sb_puts(&sb, "/* ---- kas_device.h (from the library) --------------------------------------- */\n");
+  sb_puts(&sb, "/* ---- kas_device.h (from the library) ------------------------------------- */\n");
   sb_puts(&sb, device_h);
-  sb_printf(&sb, "\n/* ---- %s/kernels.cu --------------------------------------------------------- "
-                 "*/\n/* The device routines of every spec share names: a namespace keeps two "
-                 "embedded\n   specs apart. */\nnamespace kas_%s_impl {\n",
-            em->cand, em->stem);
+  sb_printf(&sb, "\n/* ---- the kernels of %s ------------------------------------------------ */\n"
+                 "/* Internal to this file: the routines of every embedded spec share names. */\n"
+                 "namespace {\n\n",
+            em->cand);
   sb_puts(&sb, kernels);
-  sb_printf(&sb, "} /* namespace kas_%s_impl */\nusing namespace kas_%s_impl;\n", em->stem,
-            em->stem);
+  sb_puts(&sb, "\n} /* namespace */\n\n");
   wrapper_functions(&sb, em);
   return sb_take(&sb);
 }
 
 bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *winner) {
-  Embed em = {.dag = dag, .winner = winner};
+  Embed em = {.dag = dag, .winner = winner, .io = emit_io_names(dag)};
   em.stem = c_identifier(dag->spec->name);
   em.upper = upper(em.stem);
-  /* The winner is written as cand01 (its rank); emit_all writes it before calling us. */
   em.cand = xasprintf("cand%02d", winner->rank > 0 ? winner->rank : 1);
-  char *kpath = xasprintf("%s/kernels.cu", em.cand);
+  char *prefix = xasprintf("%s_%s", em.stem, em.cand);
+  char *kernels = emit_cuda_kernels(dag, winner, em.cand, prefix, true);
   char *dpath = xasprintf("%s/kas_device.h", lib->dir);
-  const char *written = emit_dir_text(d, kpath); /* files reach the folder at emit_dir_close */
-  char *ktext = written ? xstrdup(written) : NULL;
-  if (!ktext) diag_error((SrcLoc){.file = kpath}, "internal: the winner's kernels were not emitted");
-  char *dtext = ktext ? read_text_file(dpath, NULL) : NULL;
-  bool ok = ktext && dtext;
+  char *dtext = kernels ? read_text_file(dpath, NULL) : NULL;
+  bool ok = kernels && dtext;
   if (ok) {
-    char *kernels = embeddable_kernels(&em, ktext);
     char *hrel = xasprintf("embed/kas_%s.h", em.stem), *crel = xasprintf("embed/kas_%s.cu", em.stem);
     char *h = header_text(&em), *cu = source_text(&em, dtext, kernels);
     ok = emit_dir_write(d, hrel, h) && emit_dir_write(d, crel, cu);
@@ -311,14 +291,14 @@ bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate 
     free(cu);
     free(hrel);
     free(crel);
-    free(kernels);
   }
-  free(ktext);
+  free(kernels);
   free(dtext);
-  free(kpath);
   free(dpath);
+  free(prefix);
   free(em.stem);
   free(em.upper);
   free(em.cand);
+  emit_io_names_free(&em.io);
   return ok;
 }

@@ -1,5 +1,5 @@
 /*
- * fusion.c — valid fusions (DESIGN.md §6 step 1): every convex set of at most k DAG nodes.
+ * fusion.c — valid fusions (docs/design.md §6 step 1): every convex set of at most k DAG nodes.
  *
  * A set F is convex when no node outside F lies on a path between two nodes of F, i.e. when
  *   (desc(F) ∩ anc(F)) \ F = ∅,

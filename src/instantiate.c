@@ -117,6 +117,25 @@ static const char *matching(const BracketPairs *bp, const char *text, const char
   return text + bp->close[lo] + 1;
 }
 
+/* Given s at an opening bracket, the position after its match (comments, literals and
+ * directives skipped), or NULL.  For one routine's text, scanned once: a library file's many
+ * definitions go through bracket_pairs instead. */
+static const char *match_bracket(const char *s, char open, char close) {
+  const char *text = s;
+  int depth = 0;
+  while (*s) {
+    size_t skip = skipped_length(text, s);
+    if (skip) {
+      s += skip;
+      continue;
+    }
+    if (*s == open) depth++;
+    if (*s == close && --depth == 0) return s + 1;
+    s++;
+  }
+  return NULL;
+}
+
 static void bracket_pairs_free(BracketPairs *bp) {
   free(bp->open);
   free(bp->close);
@@ -302,65 +321,147 @@ static int block_constant(const char *s, size_t len, const char *upper, BlockSha
   }
 }
 
-/* The start expression as C text: the pattern's own text with BX/BY/BZ replaced by numbers. */
-static void put_start(StrBuf *sb, const char *src, BlockShape shape) {
-  sb_putc(sb, '(');
-  for (const char *s = src; *s;) {
-    if (ident_start(*s)) {
-      const char *e = s;
-      while (ident_char(*e)) e++;
-      size_t len = (size_t)(e - s);
-      if (len == 2 && s[0] == 'B' && (s[1] == 'X' || s[1] == 'Y' || s[1] == 'Z'))
-        sb_printf(sb, "%d", s[1] == 'X' ? shape.bx : s[1] == 'Y' ? shape.by : shape.bz);
-      else
-        sb_printf(sb, "%.*s", (int)len, s);
-      s = e;
-    } else {
-      sb_putc(sb, *s++);
-    }
-  }
-  sb_putc(sb, ')');
+/* ---- a start expression as C text ------------------------------------------------------------ */
+
+/* How loosely the top level of an expression binds, which decides whether it needs parentheses
+ * where a placeholder stood. */
+typedef enum { BINDS_ATOM, BINDS_PRODUCT, BINDS_SUM, BINDS_LOOSE } Binding;
+
+static bool is_operand_end(char c) { return ident_char(c) || c == ')'; }
+
+/* Length of the operator at s: two characters for <= >= == != && ||, else one. */
+static size_t operator_length(const char *s) {
+  static const char *const pairs[] = {"<=", ">=", "==", "!=", "&&", "||", NULL};
+  for (int k = 0; pairs[k]; k++)
+    if (!strncmp(s, pairs[k], 2)) return 2;
+  return 1;
 }
 
-/* Rewrites one identifier of the routine; false + diagnostic for a foreign placeholder. */
-static bool put_identifier(StrBuf *sb, const char *s, size_t len, const Impl *impl,
-                           const RoutineArgs *ra, const Placement *placements, BlockShape shape,
+/* Appends the start expression with BX/BY/BZ as numbers and one space around each binary
+ * operator ("ty*9+tx*3" -> "ty * 9 + tx * 3"); returns how its top level binds. */
+static Binding put_expression(StrBuf *sb, const char *src, BlockShape shape) {
+  Binding b = BINDS_ATOM;
+  int depth = 0;
+  char prev = 0; /* the last character written that is not a space */
+  for (const char *s = src; *s;) {
+    if (isspace((unsigned char)*s)) {
+      s++;
+    } else if (ident_char(*s)) {
+      const char *e = s;
+      while (ident_char(*e)) e++;
+      if (e - s == 2 && s[0] == 'B' && (s[1] == 'X' || s[1] == 'Y' || s[1] == 'Z'))
+        sb_printf(sb, "%d", s[1] == 'X' ? shape.bx : s[1] == 'Y' ? shape.by : shape.bz);
+      else
+        sb_printf(sb, "%.*s", (int)(e - s), s);
+      prev = e[-1];
+      s = e;
+    } else if (*s == '(' || *s == ')' || *s == ',') {
+      depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+      if (*s == ',' && depth == 0) b = BINDS_LOOSE;
+      sb_puts(sb, *s == ',' ? ", " : *s == '(' ? "(" : ")");
+      prev = *s++;
+    } else {
+      size_t len = operator_length(s);
+      bool binary = prev && is_operand_end(prev);
+      Binding level = !binary ? (prev ? BINDS_ATOM : BINDS_LOOSE)
+                      : len == 1 && strchr("*/%", *s) ? BINDS_PRODUCT
+                      : len == 1 && strchr("+-", *s)  ? BINDS_SUM
+                                                      : BINDS_LOOSE;
+      if (depth == 0 && level > b) b = level;
+      sb_printf(sb, binary ? " %.*s " : "%.*s", (int)len, s);
+      prev = s[len - 1];
+      s += len;
+    }
+  }
+  return b;
+}
+
+/* The last character of the output that is not a blank. */
+static char last_written(const StrBuf *sb) {
+  for (size_t k = sb->len; k > 0; k--)
+    if (sb->data[k - 1] != ' ' && sb->data[k - 1] != '\t') return sb->data[k - 1];
+  return 0;
+}
+
+static const char *skip_blanks(const char *s) {
+  while (*s == ' ' || *s == '\t') s++;
+  return s;
+}
+
+/* Whether an expression binding as b can stand between prev and next without parentheses:
+ * a sum inside an index, an argument or after '+'; a product also after '-' or before '*'. */
+static bool bare_is_safe(Binding b, char prev, char next) {
+  if (b == BINDS_ATOM) return true;
+  if (b == BINDS_LOOSE) return false;
+  bool after = strchr("[(,=+", prev) || (b == BINDS_PRODUCT && prev == '-');
+  bool before = strchr("]),;+-", next) || (b == BINDS_PRODUCT && strchr("*/%", next));
+  return prev && next && after && before;
+}
+
+/* A shared placeholder: the pattern's start expression, in parentheses only where needed. */
+static void put_start(StrBuf *sb, const char *src, BlockShape shape, const char *after) {
+  StrBuf e;
+  sb_init(&e);
+  Binding b = put_expression(&e, src, shape);
+  bool bare = bare_is_safe(b, last_written(sb), *skip_blanks(after));
+  sb_printf(sb, bare ? "%s" : "(%s)", e.data ? e.data : "0");
+  sb_free(&e);
+}
+
+/* A register placeholder is 0: "APLS + k" becomes "k", "x + APLS]" becomes "x]", and a lone
+ * one "0".  Returns how many characters after the placeholder it consumed. */
+static size_t put_zero(StrBuf *sb, const char *after) {
+  const char *p = skip_blanks(after);
+  char prev = last_written(sb);
+  if (*p == '+' && p[1] != '+' && p[1] != '=' && prev && strchr("[(,=", prev))
+    return (size_t)(skip_blanks(p + 1) - after);
+  size_t plus = sb->len;
+  while (plus > 0 && (sb->data[plus - 1] == ' ' || sb->data[plus - 1] == '\t')) plus--;
+  if (prev == '+' && *p && strchr("]),;", *p) && plus >= 2 && sb->data[plus - 2] != '+') {
+    sb->len = plus - 1; /* "x + 0]" is "x]" */
+    while (sb->len && (sb->data[sb->len - 1] == ' ' || sb->data[sb->len - 1] == '\t')) sb->len--;
+    sb->data[sb->len] = '\0';
+    return 0;
+  }
+  sb_putc(sb, '0');
+  return 0;
+}
+
+/* ---- substitution ---------------------------------------------------------------------------- */
+
+/* Rewrites one identifier of the routine (after: the text that follows it); returns the number
+ * of following characters it consumed, or -1 + diagnostic for a foreign placeholder. */
+static long put_identifier(StrBuf *sb, const char *s, size_t len, const char *after,
+                           const Impl *impl, const RoutineArgs *ra, const RoutineRequest *rq,
                            const char *new_name) {
   if (len == strlen(ra->symbol) && !strncmp(s, ra->symbol, len)) {
     sb_puts(sb, new_name);
-    return true;
+    return 0;
   }
-  int number = block_constant(s, len, impl->upper, shape);
+  int number = block_constant(s, len, impl->upper, rq->shape);
   if (number) {
     sb_printf(sb, "%d", number);
-    return true;
+    return 0;
   }
   if (!is_placeholder(s, len)) {
     sb_printf(sb, "%.*s", (int)len, s);
-    return true;
+    return 0;
   }
   for (int k = 0; k < ra->n; k++)
     if (strlen(ra->names[k]) == len && !strncmp(s, ra->names[k], len)) {
-      if (placements[k] == PLACE_REGISTER) sb_putc(sb, '0');
-      else put_start(sb, ra->patterns[k]->start_src, shape);
-      return true;
+      if (rq->place[k] == PLACE_REGISTER) return (long)put_zero(sb, after);
+      put_start(sb, ra->patterns[k]->start_src, rq->shape, after);
+      return 0;
     }
   diag_error((SrcLoc){.file = impl->cu_path}, "%s uses placeholder %.*s, which is not one of its "
                                               "pattern arguments", ra->symbol, (int)len, s);
-  return false;
+  return -1;
 }
 
-char *instantiate_routine(const Impl *impl, RoutineKind kind, int io_index, int e,
-                          const Placement *placements, char **new_name_out) {
-  RoutineArgs ra;
-  if (!routine_args(impl, kind, io_index, &ra)) return NULL;
-  char *text = instantiate_extract(impl, ra.symbol);
-  if (!text) return NULL;
-  char suffix[KAS_MAX_ARGS + 2];
-  for (int k = 0; k < ra.n; k++) suffix[k] = placements[k] == PLACE_REGISTER ? 'r' : 's';
-  suffix[ra.n] = '\0';
-  char *new_name = xasprintf("%s_e%d_%s", ra.symbol, e, suffix);
-  BlockShape shape = impl_shape(impl, e);
+/* The definition with the new name, the block sizes as numbers and every placeholder replaced;
+ * NULL after a diagnostic. */
+static char *substitute(const Impl *impl, const RoutineArgs *ra, const RoutineRequest *rq,
+                        const char *text, const char *new_name) {
   StrBuf sb;
   sb_init(&sb);
   bool ok = true;
@@ -372,8 +473,9 @@ char *instantiate_routine(const Impl *impl, RoutineKind kind, int io_index, int 
     } else if (ident_start(*s) && (s == text || !ident_char(s[-1]))) {
       const char *end = s;
       while (ident_char(*end)) end++;
-      ok = put_identifier(&sb, s, (size_t)(end - s), impl, &ra, placements, shape, new_name);
-      s = end;
+      long used = put_identifier(&sb, s, (size_t)(end - s), end, impl, ra, rq, new_name);
+      ok = used >= 0;
+      s = end + (used > 0 ? used : 0);
     } else if (isdigit((unsigned char)*s)) { /* a number: keep "1e5f" or "0x1F" whole */
       const char *end = s;
       while (ident_char(*end) || *end == '.') end++;
@@ -383,13 +485,164 @@ char *instantiate_routine(const Impl *impl, RoutineKind kind, int io_index, int 
       sb_putc(&sb, *s++);
     }
   }
-  free(text);
-  if (!ok) {
-    sb_free(&sb);
-    free(new_name);
-    return NULL;
+  if (ok) return sb_take(&sb);
+  sb_free(&sb);
+  return NULL;
+}
+
+/* ---- the coordinates a routine takes ------------------------------------------------------- */
+
+static const char *const COORD_NAMES[3] = {"tx", "ty", "tz"};
+
+/* Whether the line starting at s is only `(void)c;` for a coordinate c (and perhaps a comment);
+ * returns c's index, or -1. */
+static int discard_line(const char *s) {
+  s = skip_blanks(s);
+  if (strncmp(s, "(void)", 6)) return -1;
+  for (int c = 0; c < 3; c++) {
+    if (strncmp(s + 6, COORD_NAMES[c], 2) || s[8] != ';') continue;
+    const char *rest = skip_blanks(s + 9);
+    if (*rest == '\n' || !*rest || (rest[0] == '/' && (rest[1] == '*' || rest[1] == '/')))
+      return c;
   }
-  if (new_name_out) *new_name_out = new_name;
-  else free(new_name);
+  return -1;
+}
+
+static const char *line_end(const char *s) {
+  const char *e = strchr(s, '\n');
+  return e ? e + 1 : s + strlen(s);
+}
+
+/* The coordinates the body really uses: every identifier tx/ty/tz in its code, except in lines
+ * that only discard one ((void)ty;). */
+static unsigned coords_used(const char *body) {
+  unsigned used = 0;
+  for (const char *s = body; *s;) {
+    if ((s == body || s[-1] == '\n') && discard_line(s) >= 0) {
+      s = line_end(s);
+      continue;
+    }
+    size_t skip = skip_length(s);
+    if (skip) {
+      s += skip;
+    } else if (ident_start(*s) && (s == body || !ident_char(s[-1]))) {
+      const char *e = s;
+      while (ident_char(*e)) e++;
+      for (int c = 0; c < 3; c++)
+        if (e - s == 2 && !strncmp(s, COORD_NAMES[c], 2)) used |= 1u << c;
+      s = e;
+    } else {
+      s++;
+    }
+  }
+  return used;
+}
+
+/* The body without the lines that only discard a coordinate. */
+static void put_body(StrBuf *sb, const char *body) {
+  for (const char *s = body; *s;) {
+    const char *e = line_end(s);
+    if (discard_line(s) < 0) sb_printf(sb, "%.*s", (int)(e - s), s);
+    s = e;
+  }
+}
+
+/* One parameter with its blanks collapsed ("const float *KAS_RESTRICT g"). */
+static char *normalized(const char *s, size_t len) {
+  StrBuf sb;
+  sb_init(&sb);
+  for (size_t k = 0; k < len; k++) {
+    if (isspace((unsigned char)s[k])) {
+      if (sb.len && sb.data[sb.len - 1] != ' ') sb_putc(&sb, ' ');
+    } else {
+      sb_putc(&sb, s[k]);
+    }
+  }
+  while (sb.len && sb.data[sb.len - 1] == ' ') sb.data[--sb.len] = '\0';
+  return sb.data ? sb_take(&sb) : xstrdup("");
+}
+
+/* Whether a parameter is a coordinate the body does not use (dropped). */
+static bool unused_coordinate(const char *param, unsigned used) {
+  for (int c = 0; c < 3; c++)
+    if (!strncmp(param, "int ", 4) && !strcmp(param + 4, COORD_NAMES[c])) return !(used >> c & 1);
+  return false;
+}
+
+enum { MAX_LINE = 100 };
+
+/* "KAS_DEV void name(p1, p2,\n                  p3) {": the parameters the body uses, wrapped
+ * at MAX_LINE columns under the first one. */
+static void put_signature(StrBuf *sb, const char *head, const char *params, size_t len,
+                          unsigned used) {
+  sb_printf(sb, "%s(", head);
+  int indent = (int)strlen(head) + 1;
+  if (indent > 60) indent = 4;
+  size_t col = strlen(head) + 1;
+  bool first = true;
+  int depth = 0;
+  for (size_t from = 0, k = 0; k <= len; k++) {
+    if (k < len && (params[k] == '(' || params[k] == ')')) depth += params[k] == '(' ? 1 : -1;
+    if (k < len && (params[k] != ',' || depth)) continue;
+    char *p = normalized(params + from, k - from);
+    from = k + 1;
+    if (*p && !unused_coordinate(p, used)) {
+      bool wrap = !first && col + 2 + strlen(p) + 3 > MAX_LINE; /* 3: ") {" */
+      sb_printf(sb, "%s%*s%s", first ? "" : wrap ? ",\n" : ", ", wrap ? indent : 0, "", p);
+      col = (wrap ? (size_t)indent : col + (first ? 0 : 2)) + strlen(p);
+      first = false;
+    }
+    free(p);
+  }
+  sb_puts(sb, ") {");
+}
+
+/* Drops the coordinate parameters (tx, ty, tz) that the body only discards, with the lines that
+ * discard them, and lays the signature out anew.  Returns the tidy text (or NULL when the text
+ * does not have the expected `... name(params) {` form: the caller keeps it as it was). */
+static char *drop_unused_coordinates(const char *text, const char *name, unsigned *coords) {
+  const char *at = NULL;
+  for (const char *s = strstr(text, name); s && !at; s = strstr(s + 1, name))
+    if ((s == text || !ident_char(s[-1])) && !ident_char(s[strlen(name)])) at = s;
+  const char *open = at ? skip_blank(at + strlen(name)) : NULL;
+  const char *close = open && *open == '(' ? match_bracket(open, '(', ')') : NULL;
+  const char *brace = close ? skip_blank(close) : NULL;
+  if (!brace || *brace != '{') return NULL;
+  const char *body = brace + 1;
+  *coords = coords_used(body);
+  StrBuf sb;
+  sb_init(&sb);
+  char *head = normalized(text, (size_t)(at - text) + strlen(name));
+  put_signature(&sb, head, open + 1, (size_t)(close - 1 - (open + 1)), *coords);
+  free(head);
+  put_body(&sb, body);
   return sb_take(&sb);
+}
+
+bool instantiate_routine(const Impl *impl, const RoutineRequest *rq, RoutineInstance *out) {
+  RoutineArgs ra;
+  if (!routine_args(impl, rq->kind, rq->io_index, &ra)) return false;
+  char *text = instantiate_extract(impl, ra.symbol);
+  if (!text) return false;
+  char suffix[KAS_MAX_ARGS + 2];
+  for (int k = 0; k < ra.n; k++) suffix[k] = rq->place[k] == PLACE_REGISTER ? 'r' : 's';
+  suffix[ra.n] = '\0';
+  char *name = xasprintf("%s_e%d_%s", ra.symbol, rq->e, suffix);
+  char *substituted = substitute(impl, &ra, rq, text, name);
+  free(text);
+  if (!substituted) {
+    free(name);
+    return false;
+  }
+  unsigned coords = COORD_TX | COORD_TY | COORD_TZ;
+  char *tidy = drop_unused_coordinates(substituted, name, &coords);
+  if (tidy) free(substituted);
+  *out = (RoutineInstance){tidy ? tidy : substituted, name, coords};
+  return true;
+}
+
+void routine_instance_free(RoutineInstance *ri) {
+  free(ri->text);
+  free(ri->name);
+  *ri = (RoutineInstance){0};
 }

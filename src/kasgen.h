@@ -1,17 +1,22 @@
 /*
  * kasgen.h — the core types of kasgen and the interface of every pipeline stage.
  *
- * kasgen is a pipeline (DESIGN.md §4); data flows one way:
+ * kasgen is a pipeline (docs/design.md §4); data flows one way:
  *
  *   spec text --spec.c--> Spec --dag.c--> Dag --fusion.c--> FusionSet
  *     --linearize.c/smem.c/placement.c/sync.c (via combine.c)--> KernelPlan[]
  *     --model.c (timingdb.c)--> predicted times --select.c--> Candidate[]
- *     --emit_cuda.c/emit_harness.c/emit_embed.c--> generated/<spec>/
- *   library/ --library.c (pattern.c)--> Library
+ *     --emit.c (emit_common.c, emit_cuda.c, emit_embed.c)--> generated/<spec>/
+ *   library/ --library.c (pattern.c, instantiate.c)--> Library
+ *
+ * search.c drives the middle stages with one SearchContext, which owns every cache they use.
+ * main.c holds the table of commands; the cli_*.c files run them.  The programs kasgen writes
+ * into generated folders are real files in src/runtime/, built into the binary.
  *
  * One header holds all core structures (chibicc's style) so that a reader finds every type in one
  * place.  Each stage's functions are declared under the stage's file name.  A stage never modifies
- * the output of an earlier stage: it reads it and builds its own.
+ * the output of an earlier stage: it reads it and builds its own.  No file calls back into a file
+ * that calls it (tests/integration/layers.sh).
  */
 #ifndef KASGEN_H
 #define KASGEN_H
@@ -27,6 +32,11 @@
 #define KAS_MAX_NODES 64
 #define KAS_MAX_ARGS 6       /* inputs of one elementary function (stvk_kmat33 takes 5) */
 #define KAS_MAX_THREADS 1024 /* threads per block on every CUDA GPU we target */
+/* Dynamic shared memory per block: what every kernel may use without opting in (a launch needs
+ * cudaFuncSetAttribute beyond it), and the per-block maximum with opt-in on Hopper, which the
+ * search assumes when a timing database does not give the device's. */
+#define KAS_SMEM_WITHOUT_OPTIN (48 * 1024)
+#define KAS_SMEM_OPTIN_FALLBACK (227 * 1024)
 
 typedef uint64_t NodeSet; /* bit i = DAG node i */
 
@@ -89,7 +99,7 @@ void sb_free(StrBuf *sb);
 char *sb_take(StrBuf *sb); /* returns the string and resets the buffer */
 
 /* ------------------------------------------------------------------------------------------ */
-/* pattern.c: access-pattern expressions, access sets, compatibility (DESIGN.md §5.3)          */
+/* pattern.c: access-pattern expressions, access sets, compatibility (docs/design.md §5.3)        */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Integer expressions over tx ty tz bx by bz BX BY BZ i (BX..BZ are the block sizes of the
@@ -159,7 +169,7 @@ long pattern_count(const Pattern *p, BlockShape shape);
 bool expr_uses(const Expr *e, const char *name);
 
 /* ------------------------------------------------------------------------------------------ */
-/* library.c: types.ini, function.ini, implementation INI files (DESIGN.md §5)                */
+/* library.c: types.ini, function.ini, implementation INI files (docs/design.md §5)               */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -265,15 +275,37 @@ bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_
  * barriers (__sync*), no __shared__, no threadIdx/blockIdx/blockDim/gridDim, no atomics (outside
  * comments and strings), and only one definition.  false + diagnostic (path:line:col). */
 bool instantiate_check_rules(const char *path, const char *text, const char *symbol);
-/* Returns the routine's body instantiated for E elements per block: the function renamed to
- * <symbol>_e<E>_<suffix> (suffix: one 's'/'r' per pattern argument, in argument order), the
- * block-size constants <UPPER>_BX/BY/BZ replaced by numbers, and APLS/APINn/APOUT replaced by the
- * pattern's start expression (shared) or 0 (register).  new_name_out receives the new name. */
-char *instantiate_routine(const Impl *impl, RoutineKind kind, int io_index, int e,
-                          const Placement *placements, char **new_name_out);
+/* What instantiate_routine makes: one routine of an implementation at E elements per block,
+ * with a placement per pattern argument. */
+typedef struct {
+  RoutineKind kind;
+  int io_index;     /* load/save j; 0 for the compute */
+  int e;            /* elements per block: the new name's _e<E> */
+  BlockShape shape; /* the implementation's block at E (impl_shape(impl, e)): the numbers its
+                       block-size constants and its patterns' BX/BY/BZ become */
+  Placement place[KAS_MAX_ARGS + 1]; /* per pattern argument, in argument order */
+} RoutineRequest;
+
+/* The thread coordinates a routine takes. */
+enum { COORD_TX = 1, COORD_TY = 2, COORD_TZ = 4 };
+
+typedef struct {
+  char *text;      /* the definition */
+  char *name;      /* <symbol>_e<E>_<suffix> */
+  unsigned coords; /* the coordinate parameters it keeps (COORD_*), in the order tx, ty, tz */
+} RoutineInstance;
+
+/* The routine instantiated: renamed <symbol>_e<E>_<suffix> (suffix: one 's'/'r' per pattern
+ * argument, in argument order), the block-size constants <UPPER>_BX/BY/BZ replaced by numbers,
+ * and APLS/APINn/APOUT by the pattern's start expression (shared; parenthesized only where the
+ * context needs it) or by 0 (register; "APLS + k" becomes "k").  A coordinate parameter (tx, ty,
+ * tz) that the body only discards ("(void)ty;") is dropped with the lines that discard it, and
+ * the signature is laid out anew within 100 columns.  false after a diagnostic. */
+bool instantiate_routine(const Impl *impl, const RoutineRequest *rq, RoutineInstance *out);
+void routine_instance_free(RoutineInstance *ri);
 
 /* ------------------------------------------------------------------------------------------ */
-/* spec.c: lexer and parser of the spec language (DESIGN.md §3)                                */
+/* spec.c: lexer and parser of the spec language (docs/design.md §3)                              */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -361,6 +393,10 @@ typedef struct {
 
 Dag *dag_build(const Spec *spec);
 void dag_free(Dag *dag);
+/* Floats per element of a value (its type's size), and its label for messages and comments
+ * ("vec3NodeStiff.1"; the variable's name when the DAG was built without labels). */
+int dag_value_floats(const Dag *dag, int value);
+const char *dag_value_label(const Dag *dag, int value);
 void dag_write_dot(const Dag *dag, FILE *out);
 /* The same DAG with the calls of each kernel drawn in a labelled cluster (a chosen partition). */
 typedef struct {
@@ -370,7 +406,7 @@ typedef struct {
 void dag_write_dot_kernels(const Dag *dag, const DotKernel *kernels, int nkernels, FILE *out);
 
 /* ------------------------------------------------------------------------------------------ */
-/* fusion.c: valid (convex) fusions, DESIGN.md §6 step 1                                       */
+/* fusion.c: valid (convex) fusions, docs/design.md §6 step 1                                     */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -387,7 +423,7 @@ FusionSet fusion_enumerate(const Dag *dag, int max_size);
 void fusion_set_free(FusionSet *fs);
 
 /* ------------------------------------------------------------------------------------------ */
-/* timingdb.c: per-GPU timing database (DESIGN.md §8); schema in docs/timingdb.md             */
+/* timingdb.c: per-GPU timing database (docs/design.md §8); schema in docs/timingdb.md            */
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -453,30 +489,36 @@ double timingdb_routine_ns(const RoutineTiming *r, int e, int extra_smem);
 /* The kernel plan: one fusion with every decision made (combine.c and the stages it drives)   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* A buffer of the kernel: one Value that lives inside the kernel. */
+/* A buffer of the kernel: one Value that lives inside the kernel.  It names the routines that
+ * move it to and from global memory, so that no consumer has to look them up again. */
 typedef struct {
   int value;        /* index into dag->values */
   Placement place;  /* register or shared */
   int offset;       /* shared: byte offset into the dynamic shared array; register: -1 */
   int bytes;        /* shared: E * type size * 4 */
   int reg_floats;   /* register: floats per thread (pattern_register_extent) */
-  bool loaded;      /* filled from global memory by a load routine */
-  int load_call;    /* position (in order[]) of the call whose load routine fills it */
-  int load_index;   /* j of the load routine used */
-  bool saved;       /* written to global memory (a kernel output) */
-  int save_index;   /* j of the producer's save routine used */
+  const IoRoutine *load; /* the load routine filling it from global memory; NULL when a call
+                            of the kernel produces it */
+  int load_call;    /* position (in order[]) of the call whose implementation provides `load` */
+  int producer;     /* position of the call producing it; -1 when loaded */
+  const IoRoutine *save; /* the producer's save routine writing it to global memory (a kernel
+                            output); NULL when it stays inside */
   int first_use, last_use; /* live range in steps (see KernelPlan.steps) */
   char *why;        /* human-readable reason for the placement (--explain) */
 } Buffer;
 
-/* A step is one routine call in the kernel body, in emission order. */
+/* A step is one routine call in the kernel body, in emission order.  It holds what it calls and
+ * the buffer of each of the routine's pattern arguments. */
 typedef struct {
   RoutineKind kind;
-  int call;        /* position in KernelPlan.order */
-  int io_index;    /* load/save j */
-  int buffer;      /* for load/save: the buffer; for compute: -1 */
-  bool barrier_before; /* __syncthreads() before this step */
-  char *barrier_why;   /* why it stays (--explain), NULL if none */
+  int call;              /* position in KernelPlan.order */
+  const Impl *impl;      /* the implementation providing the routine: KernelPlan.impl[call] */
+  const IoRoutine *io;   /* load/save: the routine; compute: NULL */
+  int buf[KAS_MAX_ARGS + 1]; /* buffers in the routine's argument order: compute: the inputs,
+                                then the output; load/save: buf[0] */
+  int nbuf;
+  bool barrier_before;   /* __syncthreads() before this step */
+  char *barrier_why;     /* why it stays (--explain), NULL if none */
   bool recompute_coords; /* thread coordinates differ from the kernel's block shape */
 } Step;
 
@@ -556,27 +598,56 @@ void linearize_evaluate(const LinearizeProblem *p, const int *order, int *peak_o
  * of 16; returns the peak (end of the highest buffer, multiple of 16). */
 int smem_allocate(const int *bytes, const int *first, const int *last, int n, int *offset_out);
 
+/* The search context: what one search (or one `kasgen units` run) computes once and reuses
+ * while it builds plans.  It owns every cache and memo of the plan stages -- the access sets of
+ * patterns and the pattern-pair relations (access_cache.c), the model's access profiles, grid
+ * floors and missing-routine warnings (model.c) -- so that no stage keeps state of its own and
+ * nothing needs clearing: the entries are keyed by the addresses of the library's patterns and
+ * of the database, and a context lives no longer than they do.  search_context_new makes one (the
+ * search driver, `units`, tests), the stages receive it, search_context_free ends it. */
+typedef struct AccessCache AccessCache;
+typedef struct ModelMemo ModelMemo;
+typedef struct {
+  const Dag *dag;
+  const TimingDb *db;
+  AccessCache *access;
+  ModelMemo *model;
+} SearchContext;
+SearchContext *search_context_new(const Dag *dag, const TimingDb *db); /* search.c */
+void search_context_free(SearchContext *ctx);
+
+/* access_cache.c: every thread's access set of a pattern at a shape, evaluated once per
+ * context.  NULL after a diagnostic if an expression cannot be evaluated; else an array of
+ * bx*by*bz sets indexed by linear thread id. */
+AccessCache *access_cache_new(void);
+void access_cache_free(AccessCache *ac);
+const AccessSet *access_sets(AccessCache *ac, const Pattern *p, BlockShape shape);
+/* Register extent over all threads (largest offset - start + 1, at least 1); -1 when a thread
+ * touches an offset below its start or the pattern cannot be evaluated. */
+int access_extent(AccessCache *ac, const Pattern *p, BlockShape shape);
+/* The first linear thread id whose accesses (start and offsets) differ under a and b, -1 when
+ * none does, -2 when a pattern cannot be evaluated; memoized. */
+int access_first_difference(AccessCache *ac, const Pattern *a, BlockShape sa, const Pattern *b,
+                            BlockShape sb);
+/* patterns_compatible over the cached sets (same definition, docs/design.md §5.3). */
+bool access_compatible(AccessCache *ac, const Pattern *a, BlockShape sa, const Pattern *b,
+                       BlockShape sb);
+/* Whether every offset that reader r touches (any thread) is touched by writer w (some thread),
+ * all of them inside [0, nfloats); memoized. */
+bool access_covers(AccessCache *ac, const Pattern *w, BlockShape sw, const Pattern *r,
+                   BlockShape sr, int nfloats);
+
 /* placement.c: register vs shared per buffer.  One use of a buffer by a routine: */
 typedef struct {
   const Pattern *pat;
   BlockShape shape; /* the routine's implementation's shape at E */
   const char *label; /* "mvmul33#0 OUTPATTERN", for why strings */
 } PatternUse;
-/* Every thread's access set of a pattern at a shape, computed once and cached (the cache is
- * keyed by pattern address and shape; plan_cache_clear empties it).  NULL after a diagnostic if
- * an expression cannot be evaluated.  Array of bx*by*bz sets, indexed by linear thread id. */
-const AccessSet *plan_access_sets(const Pattern *p, BlockShape shape);
-/* patterns_compatible over the cached sets (same definition, DESIGN.md §5.3). */
-bool plan_patterns_compatible(const Pattern *a, BlockShape sa, const Pattern *b, BlockShape sb);
-/* Whether every offset that reader r touches (any thread) is touched by writer w (some thread),
- * all of them inside [0, nfloats); cached like the access sets. */
-bool plan_pattern_covers(const Pattern *w, BlockShape sw, const Pattern *r, BlockShape sr,
-                         int nfloats);
-void plan_cache_clear(void);
 /* True (registers) when all uses have one thread count, are pairwise compatible and none says
  * noreg; *reg_floats = register extent.  *why (malloc'ed) says which rule decided; pass NULL
  * when no explanation is wanted (faster). */
-bool placement_decide(const PatternUse *uses, int nuses, int *reg_floats, char **why);
+bool placement_decide(AccessCache *ac, const PatternUse *uses, int nuses, int *reg_floats,
+                      char **why);
 
 /* sync.c: barriers.  The shared-memory accesses of one step, for exact conflict detection. */
 typedef struct {
@@ -594,31 +665,31 @@ typedef struct {
 } StepAccesses;
 /* Sets plan->steps[s].barrier_before/barrier_why, plan->barriers and barriers_possible from
  * the per-step accesses (one StepAccesses per step).  false after a diagnostic. */
-bool sync_plan(KernelPlan *plan, const StepAccesses *per_step);
+bool sync_plan(AccessCache *ac, KernelPlan *plan, const StepAccesses *per_step);
 /* A cheap estimate of the barrier count (per buffer and pattern compatibility, as seed 004
  * §4.5), for the beam search's partial plans; labels are not used. */
-int sync_estimate(const KernelPlan *plan, const StepAccesses *per_step);
+int sync_estimate(AccessCache *ac, const KernelPlan *plan, const StepAccesses *per_step);
 /* combine.c: every implementation choice for one fusion, each a complete KernelPlan (ordered,
  * placed, allocated, synchronized, predicted through model.c).  keep_all = false prunes
  * dominated and clearly slow plans; true keeps every valid one (used by `kasgen units`). */
-KernelPlan **combine_fusion(const Dag *dag, const Library *lib, const TimingDb *db,
-                            NodeSet nodes, bool keep_all, int *nplans_out);
+KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out);
 void kernel_plan_free(KernelPlan *p);
 
-/* model.c: predicted nanoseconds per element of one kernel (DESIGN.md §6 step 8), and the fixed
- * cost of one launch. */
-double model_predict_kernel(const KernelPlan *plan, const Dag *dag, const TimingDb *db);
+/* model.c: predicted nanoseconds per element of one kernel (docs/design.md §6 step 8,
+ * docs/model.md), and the fixed cost of one launch. */
+double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan);
 double model_launch_overhead_ns(const TimingDb *db);
 /* model_predict_kernel returns INFINITY for a plan that cannot launch on the device (shared
  * memory over the per-block limit, too many threads, zero resident blocks): drop such plans.
  * Routines missing from a database are warned about once each and predicted analytically. */
 /* Registers per thread: base + the register buffers live at once + temporaries; combine.c
  * fills KernelPlan.regs_estimate with it when no nvcc report is known. */
-int model_estimate_registers(const KernelPlan *plan, const Dag *dag);
+int model_estimate_registers(const KernelPlan *plan);
 /* Used bytes / touched 32-byte-sector bytes of a warp's global accesses through pattern p at a
- * block shape (1 = fully coalesced); memoized by (pattern address, shape). */
-double model_access_efficiency(const Pattern *p, BlockShape shape);
-void model_reset(void); /* forgets the memos (a library or a database was freed) */
+ * block shape (1 = fully coalesced); memoized in the context. */
+double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape shape);
+ModelMemo *model_memo_new(void); /* the model's part of a SearchContext */
+void model_memo_free(ModelMemo *m);
 
 /* select.c: top-N exact covers of the DAG's nodes by the items' node sets with minimal total cost
  * (lp_solve), each next one excluded by a cut; covers whose kernels cannot be ordered (cyclic
@@ -637,13 +708,18 @@ int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, i
 bool select_partition_orderable(const Dag *dag, const NodeSet *kernels, int nkernels);
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */
-SearchResult *search_run(const Dag *dag, const Library *lib, const TimingDb *db,
-                         const SearchOptions *opt);
+SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
 void search_result_free(SearchResult *r);
 
 /* ------------------------------------------------------------------------------------------ */
-/* emit_*.c: code generation (DESIGN.md §7)                                                    */
+/* emit_*.c: code generation (docs/design.md §7)                                               */
 /* ------------------------------------------------------------------------------------------ */
+
+/* runtime_files.c, generated at build time by src/embed.sh: the fixed programs and headers
+ * kasgen writes into generated folders (harness.cu, check_cpu.cpp, check_gpu.cu, kas_check.h,
+ * kas_gpu.h, kas_host.h, kas_random.h, bench_main.cu, bench_common.h), exactly as they are in
+ * src/runtime/.  NULL for a name that is not one of them. */
+const char *runtime_file(const char *name);
 
 typedef struct {
   const char *out_dir; /* parent; output goes to out_dir/<spec-stem>/ */
@@ -665,25 +741,91 @@ bool emit_dir_close(EmitDir *d); /* writes everything; false after an error; fre
 const char *emit_dir_path(const EmitDir *d);
 
 /* emit_cuda.c: per candidate candNN/kernels.cu and candNN/kernels_host.cpp (docs/generated.md);
- * common/kas_refs.c, common/cpu_graph.c, common/check_cpu.cpp. */
-bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *cand,
-                         const char *name /* "cand01" or "unfused" */);
-bool emit_cuda_common(EmitDir *d, const Dag *dag, const Library *lib, const SearchResult *res);
+ * name is the candidate's ("cand01", "unfused"), which also prefixes its symbols. */
+bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Candidate *cand, const char *name);
+/* The text of a candidate's kernels.cu with its symbols prefixed kas_<prefix>_ (kernels
+ * kas_<prefix>_k1.., kas_<prefix>_launch, kas_<prefix>_workspace_bytes); embedded: the
+ * definitions alone, with C++ linkage, for a file that has its own banner and includes
+ * kas_device.h itself (the embed).  NULL after a diagnostic. */
+char *emit_cuda_kernels(const Dag *dag, const Candidate *cand, const char *name,
+                        const char *prefix, bool embedded);
+/* "<variable>_<version>", a value's name in generated code: unique because the version after the
+ * last '_' is a plain number. */
+char *emit_value_ident(const Dag *dag, int value);
+/* Appends open item, item, ... close at an indentation of level (two spaces each), breaking
+ * after a comma where a line would pass 100 columns; continuation lines go under the first
+ * item, or 4 columns deeper than the statement when that is far to the right.  Every emitter
+ * lays out argument and initializer lists with it. */
+void emit_list(StrBuf *sb, int level, const char *open, char *const *items, int n,
+               const char *close);
 /* Position of a value in the generated in[] (spec `input` order) / out[] (`return` order)
  * arrays; -1 if it is not an input / output (a value returned twice: its first position). */
 int emit_input_slot(const Dag *dag, int value);
 int emit_output_slot(const Dag *dag, int value);
+/* The C names generated code gives the spec's inputs (`input` order) and outputs (`return`
+ * order): each variable's own name, with '_' appended while it would clash with a C or C++
+ * keyword, a name of generated code (n, in, out, workspace, stream, ...) or a name given
+ * before it. */
+typedef struct {
+  char **input, **output;
+  int ninputs, noutputs;
+} IoNames;
+IoNames emit_io_names(const Dag *dag);
+void emit_io_names_free(IoNames *names);
+
+/* emit_common.c: the files the candidates of a spec share, in common/: kas_device.h (from the
+ * library), kas_refs.c and cpu_graph.c (the CPU graph in double), and the fixed programs and
+ * headers of src/runtime/ (check_cpu.cpp, harness.cu, kas_check.h, kas_gpu.h, kas_host.h,
+ * kas_random.h). */
+bool emit_common(EmitDir *d, const Dag *dag, const Library *lib);
+/* Writes src/runtime/<name> (runtime_file) to folder/<name> ("": the output folder itself). */
+bool emit_runtime_file(EmitDir *d, const char *folder, const char *name);
 
 /* emit_embed.c: embed/kas_<stem>.h and .cu around the winner. */
 bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *winner);
 
-/* emit_harness.c: drives the emitters; Makefile, common/harness.cu, common/kas_candidates.h,
- * index.txt. */
+/* emit.c: drives the emitters for one spec: the output folder, common/, every candidate, the
+ * embed, and the files that list the candidates (kas_candidates.h, all_kernels.cu, Makefile,
+ * plot.gp, index.txt, the fusion pictures). */
 bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const SearchResult *res,
               const EmitOptions *opt);
+/* One row of common/kas_candidates.h (docs/generated.md), which `kasgen units` writes too. */
+typedef struct {
+  char *name;             /* "cand01", "unfused", "cu_mmul33_2": its folder and symbol prefix */
+  const Candidate *cand;
+  int rank;               /* 1-based; 0 when not ranked (the unfused form) */
+  char *kernels;          /* what its kernels are, for tables ("mvmul33_1+svmul3_1 | ...") */
+} CandidateEntry;
+char *emit_candidates_header(const Dag *dag, const CandidateEntry *entries, int count,
+                             long default_n);
+/* common/all_kernels.cu: every entry's kernels.cu in one translation unit, each in its own
+ * namespace, for a compile check by one nvcc run. */
+char *emit_all_kernels(const Dag *dag, const CandidateEntry *entries, int count);
 
 /* ------------------------------------------------------------------------------------------ */
-/* The command line (main.c parses; each command lives with the stage it drives)               */
+/* Tools around the library and the GPU runs                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* bench.c: writes the micro-benchmark program for every routine of lib into out_dir (one CUDA
+ * program, see bench.c); returns the number of benchmark kernels, -1 after a diagnostic. */
+int bench_emit(const Library *lib, const char *out_dir);
+/* emit_units.c: a standalone kernel cu_<f>_<i> plus harness for every implementation, into
+ * out_dir/<function>/; returns the number of kernels (*nfunctions_out: of how many functions),
+ * -1 after a diagnostic. */
+int units_emit(const Library *lib, const char *out_dir, int *nfunctions_out);
+/* report.c: reads folder/results.xml copied back from a GPU run; prints the table and draws
+ * folder/plot.png with gnuplot.  false after a located diagnostic. */
+bool report_run(const char *folder);
+/* The reader behind report_run, for tests and the fuzzer: parses a results file held in memory,
+ * prints the table to out (unless NULL) and returns the gnuplot script in *script (malloc'ed,
+ * unless script is NULL); false after located errors. */
+bool report_text(const char *path, const char *text, size_t len, FILE *out, char **script);
+/* report draws DIR/plot.png through a temporary file named with this prefix (a run output, which
+ * the output folder's check tolerates and never touches). */
+#define REPORT_TEMP_PREFIX ".plot.png.kasgen-tmp-"
+
+/* ------------------------------------------------------------------------------------------ */
+/* The command line: main.c holds the table of commands, the cli_*.c files run them            */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Exit codes: 0 success, 1 bad input (spec, library, database, output folder), 2 bad usage. */
@@ -693,7 +835,7 @@ typedef struct {
   const char *argv0;
   const char *command; /* "generate" (the main job), "check", "fusions", "list", "plan",
                           "bench", "report", "units" */
-  const char *spec;    /* positional argument: spec file, or folder for report */
+  const char *spec;    /* the operand: spec file, or folder for report */
   const char *library_dir, *db_path, *out_dir, *dot_path;
   int top;        /* --top N (default 10) */
   int max_fusion; /* --max-fusion K (default 6) */
@@ -705,27 +847,19 @@ typedef struct {
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
 Library *cli_load_library(const CliOptions *o);
 TimingDb *cli_load_timingdb(const CliOptions *o); /* default database, --db, or analytic */
+/* A cheap check, before any work, that output can go to folder path: it is a folder, or it can
+ * be created (its nearest existing ancestor is a writable folder).  Writes nothing; false after
+ * a diagnostic naming the path. */
+bool cli_check_output(const char *path);
 int cmd_check(const CliOptions *o);
 int cmd_fusions(const CliOptions *o);
 int cmd_list(const CliOptions *o);
 /* cli_search.c: the main job (ranking, then emission) and plan / --explain. */
 int cmd_generate(const CliOptions *o);
 int cmd_plan(const CliOptions *o);
-/* bench.c: micro-benchmark emission for the timing database. */
-int cmd_bench(const CliOptions *o);
-/* Writes the micro-benchmark program for every routine of lib into out_dir (one CUDA program,
- * see bench.c); returns the number of benchmark kernels, -1 after a diagnostic. */
-int bench_emit(const Library *lib, const char *out_dir);
-/* report.c: reads results XML copied back from a GPU run; table and gnuplot picture. */
-int cmd_report(const CliOptions *o);
-/* The reader behind cmd_report, for tests and the fuzzer: parses a results file held in memory,
- * prints the table to out (unless NULL) and returns the gnuplot script in *script (malloc'ed,
- * unless script is NULL); false after located errors. */
-bool report_text(const char *path, const char *text, size_t len, FILE *out, char **script);
-/* report draws DIR/plot.png through a temporary file named with this prefix (a run output, which
- * the output folder's check tolerates and never touches). */
-#define REPORT_TEMP_PREFIX ".plot.png.kasgen-tmp-"
-/* emit_units.c: a standalone kernel cu_<f>_<i> plus harness for every implementation. */
+/* cli_tools.c: units, bench, report. */
 int cmd_units(const CliOptions *o);
+int cmd_bench(const CliOptions *o);
+int cmd_report(const CliOptions *o);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * linearize.c — execution order of a fusion's calls (DESIGN.md §6 step 2, seed 004 §3.6.2).
+ * linearize.c — execution order of a fusion's calls (docs/design.md §6 step 2, seed 004 §3.6.2).
  *
  * KAS tried every topological order (O(n!)).  The shared memory live while call c runs depends
  * only on which calls ran before it (the set S), not on their order, so the minimal peak is a

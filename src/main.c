@@ -1,6 +1,11 @@
 /*
- * main.c — the command line: parses options with getopt_long and hands them to the command,
- * which lives in the file of the stage it drives (cli_front.c, cli_search.c, bench.c, ...).
+ * main.c — the command line.  One table lists the commands: each with its operand, the options
+ * that apply to it, the function that runs it (in a cli_*.c file) and its help.  main parses the
+ * options with getopt_long (they may stand anywhere), finds the command, rejects an option that
+ * does not apply to it or a wrong operand (usage error, exit 2), and runs it.
+ *
+ *   kasgen [COMMAND] [OPERAND] [OPTIONS]     no command word: the main job on a SPEC
+ *   kasgen COMMAND --help, kasgen help COMMAND
  */
 #include "kasgen.h"
 
@@ -9,33 +14,140 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The options, one bit each, in the order help lists them. */
+enum {
+  OPT_TOP = 1 << 0,
+  OPT_OUT = 1 << 1,
+  OPT_MAX_FUSION = 1 << 2,
+  OPT_LIBRARY = 1 << 3,
+  OPT_DB = 1 << 4,
+  OPT_NO_DB = 1 << 5,
+  OPT_DOT = 1 << 6,
+  OPT_EXPLAIN = 1 << 7,
+  OPT_N = 1 << 8,
+};
+
+typedef struct {
+  const char *name; /* long name, without the dashes */
+  const char *arg;  /* the value's placeholder, NULL for a flag */
+  unsigned bit;
+  const char *help;
+} OptionDoc;
+
+static const OptionDoc option_docs[] = {
+    {"top", "N", OPT_TOP, "the N best predicted candidates (default 10)"},
+    {"out", "DIR", OPT_OUT, "output folder (its default: see the command's help)"},
+    {"max-fusion", "K", OPT_MAX_FUSION, "at most K calls per kernel (default 6)"},
+    {"library", "DIR", OPT_LIBRARY,
+     "elementary-function library (default $KASGEN_LIBRARY, else library/\n"
+     "beside the binary or in the working directory)"},
+    {"db", "FILE", OPT_DB, "timing database (default benchmarks/nvidia-h100-80gb-hbm3.xml)"},
+    {"no-db", NULL, OPT_NO_DB, "predict with the analytic model only"},
+    {"dot", "FILE", OPT_DOT, "write the DAG for Graphviz"},
+    {"explain", "R", OPT_EXPLAIN, "say why each buffer and barrier of candidate R is where it is"},
+    {"n", "N", OPT_N, "default element count of the generated harness (default 4194304)"},
+};
+enum { NOPTIONS = sizeof option_docs / sizeof option_docs[0] };
+
+typedef struct {
+  const char *name;    /* the command word; "generate" is the main job, which has none */
+  const char *operand; /* "SPEC", "DIR", or NULL when the command takes none */
+  unsigned options;
+  int (*run)(const CliOptions *o);
+  const char *summary; /* one line for the list of commands */
+  const char *help;    /* what it does, for `kasgen COMMAND --help` */
+} Command;
+
+#define SEARCH_OPTIONS (OPT_TOP | OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_NO_DB | OPT_DOT)
+
+static const Command commands[] = {
+    {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N, cmd_generate,
+     "rank the candidates and write them to DIR/<spec>/ (the main job)",
+     "Ranks the fusions of the computation in SPEC for the GPU of the timing database, prints\n"
+     "the ranking, and writes the best candidates, the unfused form, a benchmark harness, a CPU\n"
+     "check and a C API for the winner to DIR/<spec>/ (--out, default generated/)."},
+    {"check", "SPEC", OPT_LIBRARY | OPT_DOT, cmd_check, "validate SPEC and print its DAG",
+     "Parses SPEC, checks it against the library and prints its calls, values and edges."},
+    {"fusions", "SPEC", OPT_MAX_FUSION | OPT_LIBRARY, cmd_fusions,
+     "every valid fusion of SPEC, one per line",
+     "Prints every valid (convex) fusion of at most --max-fusion calls as function#index\n"
+     "tokens, one per line, then their count."},
+    {"plan", "SPEC", SEARCH_OPTIONS | OPT_EXPLAIN, cmd_plan, "the ranking, one line per candidate",
+     "Prints one line per candidate, for scripts: rank ns_per_element {f#i f#i} {...}."},
+    {"list", NULL, OPT_LIBRARY, cmd_list, "the library's types, functions and implementations",
+     "Lists the library: types, functions, and implementations with their shapes and load\n"
+     "and save variants."},
+    {"units", NULL, OPT_LIBRARY | OPT_OUT, cmd_units,
+     "a standalone kernel for every implementation",
+     "Writes a standalone kernel cu_<f>_<i> for every implementation, with CPU and GPU checks,\n"
+     "to DIR/<function>/ (--out, default generated/units)."},
+    {"bench", NULL, OPT_LIBRARY | OPT_OUT, cmd_bench, "the micro-benchmarks of the timing database",
+     "Writes the micro-benchmark program that measures a GPU's timing database to DIR (--out,\n"
+     "default bench/out); on a GPU, `make benchdb` runs it."},
+    {"report", "DIR", 0, cmd_report, "read results.xml copied back from a GPU run",
+     "Reads DIR/results.xml written by a generated harness on a GPU and copied back, prints\n"
+     "the table with the rank correlation, and draws DIR/plot.png with gnuplot."},
+};
+enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+
+static const Command *find_command(const char *name) {
+  for (int c = 0; c < NCOMMANDS; c++)
+    if (!strcmp(commands[c].name, name)) return &commands[c];
+  return NULL;
+}
+
+/* ---- help ------------------------------------------------------------------------------------ */
+
+/* "kasgen plan SPEC [--top N] ...", wrapped under its own start. */
+static void usage_line(FILE *out, const char *lead, const Command *c) {
+  int col = fprintf(out, "%skasgen%s%s%s%s", lead, c == commands ? "" : " ",
+                    c == commands ? "" : c->name, c->operand ? " " : "",
+                    c->operand ? c->operand : "");
+  int indent = (int)strlen(lead) + 7;
+  for (int k = 0; k < NOPTIONS; k++) {
+    const OptionDoc *d = &option_docs[k];
+    if (!(c->options & d->bit)) continue;
+    int width = (int)strlen(d->name) + 5 + (d->arg ? (int)strlen(d->arg) + 1 : 0);
+    if (col + width > 100) col = fprintf(out, "\n%*s", indent, "") - 1;
+    col += fprintf(out, " [--%s%s%s]", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+  }
+  fputc('\n', out);
+}
+
+/* "  --top N         the N best ..." with continuation lines aligned. */
+static void option_help(FILE *out, const OptionDoc *d) {
+  char left[32];
+  snprintf(left, sizeof left, "--%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+  fprintf(out, "  %-16s", left);
+  for (const char *s = d->help; *s; s++) {
+    fputc(*s, out);
+    if (*s == '\n') fprintf(out, "%18s", "");
+  }
+  fputc('\n', out);
+}
+
 static void usage(FILE *out) {
-  fputs("usage: kasgen SPEC [--top N] [--out DIR] [--max-fusion K] [--library DIR] [--db FILE]\n"
-        "                   [--dot FILE] [--explain R] [--n N] [--no-db]\n"
-        "       kasgen check SPEC [--library DIR] [--dot FILE]\n"
-        "       kasgen fusions SPEC [--max-fusion K]\n"
-        "       kasgen plan SPEC [--top N] [--max-fusion K] [--db FILE] [--explain R]\n"
-        "       kasgen list [--library DIR]\n"
-        "       kasgen units [--library DIR] [--out DIR]\n"
-        "       kasgen bench [--library DIR] [--out DIR]\n"
-        "       kasgen report DIR\n"
-        "\n"
-        "Generates fused CUDA kernels for a map computation described in SPEC.\n"
-        "\n"
-        "  --top N         emit the N best predicted candidates (default 10)\n"
-        "  --out DIR       output parent folder (default generated/); output goes to DIR/<spec>/\n"
-        "  --max-fusion K  at most K calls per kernel (default 6)\n"
-        "  --library DIR   elementary-function library (default $KASGEN_LIBRARY, else library/\n"
-        "                  beside the binary or in the working directory)\n"
-        "  --db FILE       timing database (default benchmarks/nvidia-h100-80gb-hbm3.xml)\n"
-        "  --no-db         predict with the analytic model only\n"
-        "  --dot FILE      write the DAG for Graphviz\n"
-        "  --explain R     say why each buffer and barrier of candidate R is where it is\n"
-        "  --n N           default element count of the generated harness (default 4194304)\n"
-        "  -h, --help      this text\n"
+  for (int c = 0; c < NCOMMANDS; c++) usage_line(out, c ? "       " : "usage: ", &commands[c]);
+  fputs("\nGenerates fused CUDA kernels for a map computation described in SPEC.\n\n", out);
+  for (int c = 0; c < NCOMMANDS; c++)
+    fprintf(out, "  %-9s %s\n", c ? commands[c].name : "(none)", commands[c].summary);
+  fputs("\n", out);
+  for (int k = 0; k < NOPTIONS; k++) option_help(out, &option_docs[k]);
+  fputs("  -h, --help      this text; `kasgen COMMAND --help` or `kasgen help COMMAND`: the\n"
+        "                  command's own\n"
         "  -V, --version   version\n",
         out);
 }
+
+static void command_help(FILE *out, const Command *c) {
+  usage_line(out, "usage: ", c);
+  fprintf(out, "\n%s\n", c->help);
+  if (c->options) fputc('\n', out);
+  for (int k = 0; k < NOPTIONS; k++)
+    if (c->options & option_docs[k].bit) option_help(out, &option_docs[k]);
+}
+
+/* ---- parsing --------------------------------------------------------------------------------- */
 
 static bool parse_int(const char *s, long min, long max, long *out) {
   char *end;
@@ -46,86 +158,133 @@ static bool parse_int(const char *s, long min, long max, long *out) {
   return true;
 }
 
-static const char *const commands[] = {"check", "fusions", "list", "plan", "bench", "report",
-                                       "units", NULL};
+/* Stores one option's value; false for a value out of range. */
+static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
+  long v = 0;
+  switch (bit) {
+  case OPT_TOP: return parse_int(arg, 1, 100000, &v) && ((o->top = (int)v), true);
+  case OPT_MAX_FUSION:
+    return parse_int(arg, 1, KAS_MAX_NODES, &v) && ((o->max_fusion = (int)v), true);
+  case OPT_EXPLAIN: return parse_int(arg, 1, 100000, &v) && ((o->explain = (int)v), true);
+  case OPT_N: return parse_int(arg, 0, (long)1 << 40, &v) && ((o->n = v), true);
+  case OPT_OUT: o->out_dir = arg; return true;
+  case OPT_LIBRARY: o->library_dir = arg; return true;
+  case OPT_DB: o->db_path = arg; return true;
+  case OPT_DOT: o->dot_path = arg; return true;
+  case OPT_NO_DB: o->no_db = true; return true;
+  default: return false;
+  }
+}
 
-static bool is_command(const char *s) {
-  for (int i = 0; commands[i]; i++)
-    if (!strcmp(s, commands[i])) return true;
+enum { HELP = 'h', VERSION = 'V' };
+
+typedef struct {
+  unsigned given; /* bits of the options on the command line */
+  bool help, version;
+  int nargs;
+  char **args; /* the non-option words: [COMMAND] [OPERAND] */
+} Parsed;
+
+/* getopt_long over the table; false (after a message) on a usage error. */
+static bool parse_options(int argc, char **argv, CliOptions *o, Parsed *p) {
+  struct option longopts[NOPTIONS + 3];
+  for (int k = 0; k < NOPTIONS; k++)
+    longopts[k] = (struct option){option_docs[k].name,
+                                  option_docs[k].arg ? required_argument : no_argument, 0, k};
+  longopts[NOPTIONS] = (struct option){"help", no_argument, 0, HELP};
+  longopts[NOPTIONS + 1] = (struct option){"version", no_argument, 0, VERSION};
+  longopts[NOPTIONS + 2] = (struct option){0, 0, 0, 0};
+  int c;
+  while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+    if (c == HELP || c == VERSION) {
+      *(c == HELP ? &p->help : &p->version) = true;
+    } else if (c >= 0 && c < NOPTIONS) {
+      p->given |= option_docs[c].bit;
+      if (!set_option(o, option_docs[c].bit, optarg)) {
+        fprintf(stderr, "kasgen: error: invalid value '%s' for --%s\n", optarg,
+                option_docs[c].name);
+        return false;
+      }
+    } else {
+      return false; /* getopt_long has said what is wrong */
+    }
+  }
+  p->nargs = argc - optind;
+  p->args = argv + optind;
+  return true;
+}
+
+/* Whether every option given applies to the command; false after naming the first that does
+ * not. */
+static bool options_apply(const Command *c, unsigned given) {
+  for (int k = 0; k < NOPTIONS; k++)
+    if ((given & option_docs[k].bit) && !(c->options & option_docs[k].bit)) {
+      fprintf(stderr, "kasgen: error: option --%s does not apply to '%s' (kasgen %s --help)\n",
+              option_docs[k].name, c->name, c->name);
+      return false;
+    }
+  return true;
+}
+
+static bool operand_ok(const Command *c, int nargs) {
+  if (c->operand ? nargs == 1 : nargs == 0) return true;
+  if (!c->operand)
+    fprintf(stderr, "kasgen: error: '%s' takes no operand\n", c->name);
+  else if (nargs == 0)
+    fprintf(stderr, "kasgen: error: missing %s\n", c->operand);
+  else
+    fprintf(stderr, "kasgen: error: expected exactly one %s\n", c->operand);
   return false;
+}
+
+/* `kasgen help [COMMAND]`. */
+static int run_help(const Parsed *p) {
+  if (p->nargs == 1) {
+    usage(stdout);
+    return EXIT_OK;
+  }
+  const Command *c = find_command(p->args[1]);
+  if (p->nargs > 2 || !c) {
+    fprintf(stderr, "kasgen: error: no command '%s'\n", p->args[p->nargs > 2 ? 2 : 1]);
+    return EXIT_USAGE;
+  }
+  command_help(stdout, c);
+  return EXIT_OK;
 }
 
 static int run_kasgen(int argc, char **argv) {
   CliOptions o = {.argv0 = argv[0], .command = "generate", .top = 10, .max_fusion = 6,
                   .n = 4194304};
-  static const struct option longopts[] = {
-      {"top", required_argument, 0, 't'},     {"out", required_argument, 0, 'o'},
-      {"max-fusion", required_argument, 0, 'k'}, {"library", required_argument, 0, 'L'},
-      {"db", required_argument, 0, 'd'},      {"dot", required_argument, 0, 'g'},
-      {"explain", required_argument, 0, 'x'}, {"n", required_argument, 0, 'n'},
-      {"no-db", no_argument, 0, 'N'},         {"help", no_argument, 0, 'h'},
-      {"version", no_argument, 0, 'V'},       {0, 0, 0, 0}};
-  int c;
-  long v;
-  while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
-    switch (c) {
-    case 't':
-      if (!parse_int(optarg, 1, 100000, &v)) goto bad_number;
-      o.top = (int)v;
-      break;
-    case 'k':
-      if (!parse_int(optarg, 1, KAS_MAX_NODES, &v)) goto bad_number;
-      o.max_fusion = (int)v;
-      break;
-    case 'x':
-      if (!parse_int(optarg, 1, 100000, &v)) goto bad_number;
-      o.explain = (int)v;
-      break;
-    case 'n':
-      if (!parse_int(optarg, 0, (long)1 << 40, &v)) goto bad_number;
-      o.n = v;
-      break;
-    case 'o': o.out_dir = optarg; break;
-    case 'L': o.library_dir = optarg; break;
-    case 'd': o.db_path = optarg; break;
-    case 'g': o.dot_path = optarg; break;
-    case 'N': o.no_db = true; break;
-    case 'h': usage(stdout); return EXIT_OK;
-    case 'V': printf("kasgen %s\n", KASGEN_VERSION); return EXIT_OK;
-    default: usage(stderr); return EXIT_USAGE;
-    }
-    continue;
-  bad_number:
-    fprintf(stderr, "kasgen: error: invalid value '%s' for --%s\n", optarg,
-            longopts[c == 't' ? 0 : c == 'k' ? 2 : c == 'x' ? 6 : 7].name);
+  Parsed p = {0};
+  if (!parse_options(argc, argv, &o, &p)) {
+    fputs("usage: kasgen [COMMAND] [SPEC|DIR] [OPTIONS]; kasgen --help lists them\n", stderr);
     return EXIT_USAGE;
   }
-  int nargs = argc - optind;
-  char **args = argv + optind;
-  if (nargs > 0 && is_command(args[0])) {
-    o.command = args[0];
-    args++;
-    nargs--;
+  if (p.version) {
+    printf("kasgen %s\n", KASGEN_VERSION);
+    return EXIT_OK;
   }
-  bool needs_arg = strcmp(o.command, "list") && strcmp(o.command, "bench") &&
-                   strcmp(o.command, "units");
-  if (needs_arg ? nargs != 1 : nargs != 0) {
-    fprintf(stderr, "kasgen: error: %s\n",
-            needs_arg ? (nargs ? "expected exactly one SPEC (or folder)" : "missing SPEC")
-                      : "this command takes no positional argument");
-    usage(stderr);
+  if (p.nargs > 0 && !strcmp(p.args[0], "help")) return run_help(&p);
+  const Command *c = p.nargs > 0 ? find_command(p.args[0]) : NULL;
+  if (c) {
+    p.args++;
+    p.nargs--;
+  } else {
+    c = &commands[0]; /* the main job */
+  }
+  if (p.help) {
+    if (c == commands) usage(stdout);
+    else command_help(stdout, c);
+    return EXIT_OK;
+  }
+  if (!options_apply(c, p.given) || !operand_ok(c, p.nargs)) {
+    if (c == commands) usage(stderr);
+    else usage_line(stderr, "usage: ", c);
     return EXIT_USAGE;
   }
-  if (needs_arg) o.spec = args[0];
-
-  if (!strcmp(o.command, "generate")) return cmd_generate(&o);
-  if (!strcmp(o.command, "check")) return cmd_check(&o);
-  if (!strcmp(o.command, "fusions")) return cmd_fusions(&o);
-  if (!strcmp(o.command, "list")) return cmd_list(&o);
-  if (!strcmp(o.command, "plan")) return cmd_plan(&o);
-  if (!strcmp(o.command, "bench")) return cmd_bench(&o);
-  if (!strcmp(o.command, "report")) return cmd_report(&o);
-  return cmd_units(&o);
+  o.command = c->name;
+  if (c->operand) o.spec = p.args[0];
+  return c->run(&o);
 }
 
 /* A command whose output could not be written (stdout on a full disk) has failed. */

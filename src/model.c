@@ -1,5 +1,6 @@
 /*
- * model.c — predicted time of one fused kernel, in nanoseconds per element (DESIGN.md §6 step 8).
+ * model.c — predicted time of one fused kernel, in nanoseconds per element (docs/design.md §6
+ * step 8, docs/model.md).
  *
  * The base is KAS's (seed 004 §3.5): t = max(Σ_io ψ, Σ_compute ψ), ψ read from the GPU's timing
  * database at the kernel's E and the extra shared memory the other buffers take.  On top of it,
@@ -21,6 +22,10 @@
  * a coalesced float4 copy uses all).  This is what makes the analytic ranking memory-bound like
  * the real H100: staging through shared memory with coalesced loads wins, intermediates kept in a
  * kernel cost no global traffic, and every extra kernel re-reads/writes its intermediates.
+ *
+ * What the model computes once per search (access profiles of patterns, grid floors, the
+ * warnings it gave) lives in the search's ModelMemo (SearchContext), not here.  docs/model.md
+ * explains every term and constant.
  */
 #include "kasgen.h"
 
@@ -111,8 +116,35 @@ typedef struct {
   double useful;     /* useful bytes per warp */
 } EffMemo;
 
-static EffMemo *eff_memo;
-static int eff_memo_n, eff_memo_cap;
+/* A grid floor per database, E and shared memory (grid_floor). */
+typedef struct {
+  const TimingDb *db;
+  int e, smem;
+  double ns;
+} FloorMemo;
+#define FLOOR_MEMO_SLOTS 512
+
+/* What the model remembers during one search (it lives in the SearchContext): the access profile
+ * of every global pattern it has counted, the grid floors it has looked up, and the routines
+ * missing from the database that it has warned about (one warning each). */
+struct ModelMemo {
+  EffMemo *eff;
+  int neff, eff_cap;
+  FloorMemo floor[FLOOR_MEMO_SLOTS];
+  int nfloor, floor_next; /* slots used; the next to overwrite once all are */
+  char **warned;
+  int nwarned;
+};
+
+ModelMemo *model_memo_new(void) { return xcalloc(1, sizeof(ModelMemo)); }
+
+void model_memo_free(ModelMemo *m) {
+  if (!m) return;
+  for (int i = 0; i < m->nwarned; i++) free(m->warned[i]);
+  free(m->warned);
+  free(m->eff);
+  free(m);
+}
 
 static int cmp_long(const void *a, const void *b) {
   long x = *(const long *)a, y = *(const long *)b;
@@ -177,10 +209,9 @@ static bool warp_sectors(const Pattern *p, BlockShape shape, int first, int nthr
 
 /* The memo entry of pattern p at a shape: sampled on the first and the last warp of the block
  * (tails of cooperative copies differ). */
-static const EffMemo *access_profile(const Pattern *p, BlockShape shape) {
-  for (int i = 0; i < eff_memo_n; i++)
-    if (eff_memo[i].pat == p && !memcmp(&eff_memo[i].shape, &shape, sizeof shape))
-      return &eff_memo[i];
+static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape shape) {
+  for (int i = 0; i < m->neff; i++)
+    if (m->eff[i].pat == p && !memcmp(&m->eff[i].shape, &shape, sizeof shape)) return &m->eff[i];
   int nthreads = shape.bx * shape.by * shape.bz;
   long count = pattern_count(p, shape);
   double useful = 0, sectors = 0, distinct = 0, eff = 1.0;
@@ -193,74 +224,23 @@ static const EffMemo *access_profile(const Pattern *p, BlockShape shape) {
   if (ok && sectors > 0) eff = useful * 4.0 / (sectors * 32.0);
   if (eff > 1) eff = 1;
   if (!ok) useful = distinct = 0;
-  if (eff_memo_n == eff_memo_cap) {
-    eff_memo_cap = eff_memo_cap ? eff_memo_cap * 2 : 256;
-    eff_memo = xrealloc(eff_memo, sizeof *eff_memo * (size_t)eff_memo_cap);
+  if (m->neff == m->eff_cap) {
+    m->eff_cap = m->eff_cap ? m->eff_cap * 2 : 256;
+    m->eff = xrealloc(m->eff, sizeof *m->eff * (size_t)m->eff_cap);
   }
-  eff_memo[eff_memo_n] = (EffMemo){p, shape, eff, distinct * 32.0 / nwarps, useful * 4.0 / nwarps};
-  return &eff_memo[eff_memo_n++];
+  m->eff[m->neff] = (EffMemo){p, shape, eff, distinct * 32.0 / nwarps, useful * 4.0 / nwarps};
+  return &m->eff[m->neff++];
 }
 
 /* Used bytes over requested sector bytes for a warp-wide access through pattern p, round by
  * round. 1 = coalesced. */
-double model_access_efficiency(const Pattern *p, BlockShape shape) {
-  return access_profile(p, shape)->efficiency;
+double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape shape) {
+  return access_profile(ctx->model, p, shape)->efficiency;
 }
 
-static void clear_floor_memo(void);
+/* ---- registers -------------------------------------------------------------------------- */
 
-void model_reset(void) {
-  clear_floor_memo();
-  free(eff_memo);
-  eff_memo = NULL;
-  eff_memo_n = eff_memo_cap = 0;
-}
-
-/* ---- plan helpers ----------------------------------------------------------------------- */
-
-/* An implementation's block at E elements per block (as impl_shape/impl_threads in library.c;
- * computed here so that the model depends on the Impl fields alone). */
-static BlockShape call_shape(const Impl *impl, int e) {
-  int d[3];
-  for (int i = 0; i < 3; i++) d[i] = impl->dims[i] > 0 ? impl->dims[i] : e;
-  return (BlockShape){d[0], d[1], d[2]};
-}
-
-static int call_threads(const Impl *impl, int e) {
-  BlockShape s = call_shape(impl, e);
-  return s.bx * s.by * s.bz;
-}
-
-static int value_floats(const Dag *dag, int value) {
-  const KType *t = dag->values[value].type;
-  return t ? t->size : 1;
-}
-
-static int call_of_node(const KernelPlan *plan, int node) {
-  for (int c = 0; c < plan->ncalls; c++)
-    if (plan->order[c] == node) return c;
-  return -1;
-}
-
-static const IoRoutine *find_io(const Impl *impl, RoutineKind kind, int index) {
-  const IoRoutine *list = kind == ROUTINE_LOAD ? impl->loads : impl->saves;
-  int n = kind == ROUTINE_LOAD ? impl->nloads : impl->nsaves;
-  for (int k = 0; k < n; k++)
-    if (list[k].index == index) return &list[k];
-  return NULL;
-}
-
-/* Does call c read or write buffer b's value? */
-static bool call_touches(const KernelPlan *plan, const Dag *dag, int c, int value) {
-  const DagNode *n = &dag->nodes[plan->order[c]];
-  if (n->result == value) return true;
-  for (int a = 0; a < n->nargs; a++)
-    if (n->args[a] == value) return true;
-  return false;
-}
-
-int model_estimate_registers(const KernelPlan *plan, const Dag *dag) {
-  (void)dag;
+int model_estimate_registers(const KernelPlan *plan) {
   /* Register buffers alive at the same step add up; without steps, all of them. */
   int peak = 0;
   int nsteps = plan->nsteps > 0 ? plan->nsteps : 1;
@@ -284,28 +264,28 @@ typedef struct {
   const KernelPlan *plan;
   const Dag *dag;
   const TimingDb *db;
+  ModelMemo *memo;
   const DeviceLimits *dev;
   Occupancy occ;
   double floor_ns; /* per-element cost of running the grid at all (block scheduling) */
 } KernelCtx;
 
-/* Warns once per routine that is missing from the database. */
-static void warn_missing(const TimingDb *db, const char *impl, RoutineKind kind, int index,
+/* Warns once per routine (per search) that is missing from the database. */
+static void warn_missing(const KernelCtx *k, const char *impl, RoutineKind kind, int index,
                          Placement pl) {
-  static char **warned;
-  static int nwarned;
+  ModelMemo *m = k->memo;
   char *key = xasprintf("%s %s %d %s", impl,
                         kind == ROUTINE_LOAD ? "load" : kind == ROUTINE_SAVE ? "save" : "compute",
                         index, pl == PLACE_REGISTER ? "register" : "shared");
-  for (int i = 0; i < nwarned; i++)
-    if (!strcmp(warned[i], key)) {
+  for (int i = 0; i < m->nwarned; i++)
+    if (!strcmp(m->warned[i], key)) {
       free(key);
       return;
     }
-  diag_warning((SrcLoc){.file = db->path},
+  diag_warning((SrcLoc){.file = k->db->path},
                "no timing for routine %s; predicting it with the analytic model", key);
-  warned = xrealloc(warned, sizeof *warned * (size_t)(nwarned + 1));
-  warned[nwarned++] = key; /* kept for the process lifetime: one warning per routine */
+  m->warned = xrealloc(m->warned, sizeof *m->warned * (size_t)(m->nwarned + 1));
+  m->warned[m->nwarned++] = key;
 }
 
 /* Database time of a routine, corrected for the kernel's lower occupancy; false if absent. */
@@ -317,7 +297,7 @@ static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int 
   if (!r && pl == PLACE_REGISTER) /* a register variant never timed: its shared time bounds it */
     r = timingdb_find(k->db, impl->name, kind, index, PLACE_SHARED);
   if (!r) {
-    warn_missing(k->db, impl->name, kind, index, pl);
+    warn_missing(k, impl->name, kind, index, pl);
     return false;
   }
   int extra = k->plan->smem_bytes - own_smem;
@@ -331,15 +311,16 @@ static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int 
   return true;
 }
 
-/* Time of one load or save of buffer b by impl's routine `index` (ns per element). */
-static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl, RoutineKind kind,
-                      int index) {
+/* Time of one load or save of buffer b by routine io of impl (ns per element). */
+static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
+                      const IoRoutine *io) {
+  RoutineKind kind = io->kind;
   const KernelPlan *plan = k->plan;
-  int threads = call_threads(impl, plan->e);
-  BlockShape shape = call_shape(impl, plan->e);
-  double bytes = 4.0 * value_floats(k->dag, b->value);
+  int threads = impl_threads(impl, plan->e);
+  BlockShape shape = impl_shape(impl, plan->e);
+  double bytes = 4.0 * dag_value_floats(k->dag, b->value);
   double per_thread = bytes * plan->e / (threads > 0 ? threads : 1);
-  /* Only the call's own threads issue its loads; the others idle (DESIGN §6 step 6). */
+  /* Only the call's own threads issue its loads; the others idle (docs/design.md §6 step 6). */
   double kernel_sat = saturation(k->dev, (double)k->occ.blocks_per_sm * threads, per_thread);
   Occupancy alone = occupancy(k->dev, threads, plan->smem_bytes, BASE_REGISTERS + 8);
   double bench_sat = saturation(k->dev, (double)alone.blocks_per_sm * threads, per_thread);
@@ -348,12 +329,10 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl, Rou
   /* No routine moves its compulsory bytes faster than the copy bandwidth; this bound matters
    * at small E, where a measured time is mostly the grid floor and says little of the routine. */
   double bound = bytes / (k->dev->copy_gbs * kernel_sat);
-  if (db_time(k, impl, kind, index, b->place, own, bench_sat, kernel_sat, &ns))
+  if (db_time(k, impl, kind, io->index, b->place, own, bench_sat, kernel_sat, &ns))
     return ns > bound ? ns : bound;
   double dram = bytes / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
-  const IoRoutine *io = find_io(impl, kind, index);
-  if (!io) return dram;
-  const EffMemo *a = access_profile(&io->ls, shape);
+  const EffMemo *a = access_profile(k->memo, &io->ls, shape);
   double requested = bytes / (a->efficiency > 0 ? a->efficiency : 1); /* sector bytes */
   double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
   /* Stores go to L2 sector by sector: a partly written sector costs a whole one. */
@@ -368,20 +347,27 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl, Rou
   return served > dram ? served : dram;
 }
 
+/* Whether the compute step's buffer argument a repeats an earlier one (f(x, x)). */
+static bool repeated_argument(const Step *st, int a) {
+  for (int b = 0; b < a; b++)
+    if (st->buf[b] == st->buf[a]) return true;
+  return false;
+}
+
 /* Analytic compute: shared-memory traffic of its shared buffers plus the arithmetic. */
-static double compute_analytic(const KernelCtx *k, int c) {
-  const DagNode *n = &k->dag->nodes[k->plan->order[c]];
-  int out = value_floats(k->dag, n->result);
+static double compute_analytic(const KernelCtx *k, const Step *st) {
+  const DagNode *n = &k->dag->nodes[k->plan->order[st->call]];
+  int out = dag_value_floats(k->dag, n->result);
   int max_in = 1;
   double smem_floats = 0;
   for (int a = 0; a < n->nargs; a++) {
-    int s = value_floats(k->dag, n->args[a]);
+    int s = dag_value_floats(k->dag, n->args[a]);
     if (s > max_in) max_in = s;
   }
-  for (int b = 0; b < k->plan->nbuffers; b++) {
-    const Buffer *buf = &k->plan->buffers[b];
-    if (buf->place == PLACE_SHARED && call_touches(k->plan, k->dag, c, buf->value))
-      smem_floats += 3.0 * value_floats(k->dag, buf->value); /* each float read ~3 times */
+  for (int a = 0; a < st->nbuf; a++) {
+    const Buffer *buf = &k->plan->buffers[st->buf[a]];
+    if (buf->place == PLACE_SHARED && !repeated_argument(st, a))
+      smem_floats += 3.0 * dag_value_floats(k->dag, buf->value); /* each float read ~3 times */
   }
   int reduce = (max_in + out - 1) / out;
   double flops = 2.0 * out * (reduce > 3 ? reduce : 3);
@@ -390,39 +376,27 @@ static double compute_analytic(const KernelCtx *k, int c) {
   return smem_floats * 4.0 / per_ns_smem + flops / per_ns_flops;
 }
 
-static double compute_time(const KernelCtx *k, int c) {
+static double compute_time(const KernelCtx *k, const Step *st) {
   const KernelPlan *plan = k->plan;
-  const Impl *impl = plan->impl[c];
-  int threads = call_threads(impl, plan->e);
+  int threads = impl_threads(st->impl, plan->e);
   bool all_registers = true;
   int own = 0;
-  for (int b = 0; b < plan->nbuffers; b++) {
-    const Buffer *buf = &plan->buffers[b];
-    if (!call_touches(plan, k->dag, c, buf->value)) continue;
-    if (buf->place == PLACE_SHARED) {
+  for (int a = 0; a < st->nbuf; a++) {
+    const Buffer *buf = &plan->buffers[st->buf[a]];
+    if (buf->place == PLACE_SHARED && !repeated_argument(st, a)) {
       all_registers = false;
       own += buf->bytes;
     }
   }
   double ns;
   Placement pl = all_registers ? PLACE_REGISTER : PLACE_SHARED;
-  if (!db_time(k, impl, ROUTINE_COMPUTE, 0, pl, own, 1, 1, &ns)) ns = compute_analytic(k, c);
+  if (!db_time(k, st->impl, ROUTINE_COMPUTE, 0, pl, own, 1, 1, &ns)) ns = compute_analytic(k, st);
   /* Threads beyond the call's count idle through it. */
   if (threads > 0 && threads < plan->threads) ns *= (double)plan->threads / threads;
   return ns;
 }
 
 /* ---- the kernel ------------------------------------------------------------------------- */
-
-/* Memo of grid floors per database, E and shared memory (cleared by model_reset). */
-static struct {
-  const TimingDb *db;
-  int e, smem;
-  double ns;
-} floor_memo[512];
-static int floor_memo_n, floor_memo_next;
-
-static void clear_floor_memo(void) { floor_memo_n = floor_memo_next = 0; }
 
 /* Per-element cost of a grid of blocks doing nothing: from a database, the cheapest routine
  * measured at this E and shared memory (memoized); analytically, block scheduling throughput or,
@@ -434,20 +408,17 @@ static double grid_floor(const KernelCtx *k) {
   double life = BLOCK_LIFE_NS / ((double)k->occ.blocks_per_sm * plan->e * k->dev->sm_count);
   if (life > analytic) analytic = life;
   if (!k->db || k->db->analytic || k->db->nroutines == 0) return analytic;
-  for (int i = 0; i < floor_memo_n; i++)
-    if (floor_memo[i].db == k->db && floor_memo[i].e == plan->e &&
-        floor_memo[i].smem == plan->smem_bytes)
-      return floor_memo[i].ns;
+  ModelMemo *m = k->memo;
+  for (int i = 0; i < m->nfloor; i++)
+    if (m->floor[i].db == k->db && m->floor[i].e == plan->e && m->floor[i].smem == plan->smem_bytes)
+      return m->floor[i].ns;
   double best = INFINITY;
   for (int r = 0; r < k->db->nroutines; r++) {
     double ns = timingdb_routine_ns(&k->db->routines[r], plan->e, plan->smem_bytes);
     if (ns < best) best = ns;
   }
-  int slot = floor_memo_n < 512 ? floor_memo_n++ : (floor_memo_next++ % 512);
-  floor_memo[slot].db = k->db;
-  floor_memo[slot].e = plan->e;
-  floor_memo[slot].smem = plan->smem_bytes;
-  floor_memo[slot].ns = best;
+  int slot = m->nfloor < FLOOR_MEMO_SLOTS ? m->nfloor++ : m->floor_next++ % FLOOR_MEMO_SLOTS;
+  m->floor[slot] = (FloorMemo){k->db, plan->e, plan->smem_bytes, best};
   return best;
 }
 
@@ -468,23 +439,24 @@ static double spill_time(const KernelCtx *k, int regs) {
   return bytes / (k->dev->copy_gbs * 2.0);
 }
 
-double model_predict_kernel(const KernelPlan *plan, const Dag *dag, const TimingDb *db) {
+double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan) {
+  const Dag *dag = ctx->dag;
+  const TimingDb *db = ctx->db;
   const DeviceLimits *dev = &db->dev;
-  int regs = plan->regs_estimate > 0 ? plan->regs_estimate : model_estimate_registers(plan, dag);
-  KernelCtx k = {plan, dag, db, dev, occupancy(dev, plan->threads, plan->smem_bytes, regs), 0};
+  int regs = plan->regs_estimate > 0 ? plan->regs_estimate : model_estimate_registers(plan);
+  KernelCtx k = {plan, dag, db, ctx->model, dev,
+                 occupancy(dev, plan->threads, plan->smem_bytes, regs), 0};
   if (k.occ.blocks_per_sm == 0 || plan->e <= 0) return INFINITY; /* cannot launch */
   k.floor_ns = grid_floor(&k);
   double io = 0, compute = 0;
   for (int b = 0; b < plan->nbuffers; b++) {
     const Buffer *buf = &plan->buffers[b];
-    if (buf->loaded && buf->load_call >= 0 && buf->load_call < plan->ncalls)
-      io += io_time(&k, buf, plan->impl[buf->load_call], ROUTINE_LOAD, buf->load_index);
-    if (buf->saved) {
-      int c = call_of_node(plan, dag->values[buf->value].producer);
-      if (c >= 0) io += io_time(&k, buf, plan->impl[c], ROUTINE_SAVE, buf->save_index);
-    }
+    if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load);
+    if (buf->save) io += io_time(&k, buf, plan->impl[buf->producer], buf->save);
   }
-  for (int c = 0; c < plan->ncalls; c++) compute += compute_time(&k, c);
+  /* The compute steps come in call order. */
+  for (int s = 0; s < plan->nsteps; s++)
+    if (plan->steps[s].kind == ROUTINE_COMPUTE) compute += compute_time(&k, &plan->steps[s]);
   double t = io > compute ? io : compute;
   return hypot(t, k.floor_ns) + barrier_time(&k) + spill_time(&k, regs);
 }

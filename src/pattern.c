@@ -1,5 +1,5 @@
 /*
- * pattern.c — access patterns (DESIGN.md §5.3, library/README.md "Patterns"): a small integer
+ * pattern.c — access patterns (docs/design.md §5.3, library/README.md "Patterns"): a small integer
  * expression language, the pattern syntax of the implementation INI files, the offsets each
  * thread of a block touches, compatibility of two patterns, and register extents.
  *

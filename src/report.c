@@ -565,13 +565,13 @@ bool report_text(const char *path, const char *text, size_t len, FILE *out, char
   return true;
 }
 
-int cmd_report(const CliOptions *o) {
-  if (!*o->spec) {
+bool report_run(const char *folder) {
+  if (!*folder) {
     diag_error((SrcLoc){0}, "an empty folder name was given; expected the folder holding "
                             "results.xml");
-    return EXIT_BAD_INPUT;
+    return false;
   }
-  char *dir = xstrdup(o->spec);
+  char *dir = xstrdup(folder);
   for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/';) dir[--len] = '\0';
   char *path = xasprintf("%s/results.xml", dir);
   int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -609,5 +609,5 @@ int cmd_report(const CliOptions *o) {
   if (dirfd >= 0) close(dirfd);
   free(path);
   free(dir);
-  return rc;
+  return rc == EXIT_OK;
 }

@@ -1,5 +1,5 @@
 /*
- * search.c — the search driver (DESIGN.md §6, seed 004 §3.6): valid fusions (fusion.c) ->
+ * search.c — the search driver (docs/design.md §6, seed 004 §3.6): valid fusions (fusion.c) ->
  * implementation combinations per fusion (combine.c) -> best plan per fusion as a selection item
  * -> top-N exact covers (select.c) -> candidates in predicted order; plus the unfused candidate
  * (one kernel per call, its best plan), which KAS used as the fallback and the harness measures.
@@ -86,14 +86,27 @@ static Candidate *make_unfused(const Dag *dag, KernelPlan **single, const Timing
   return c;
 }
 
+SearchContext *search_context_new(const Dag *dag, const TimingDb *db) {
+  SearchContext *ctx = xmalloc(sizeof *ctx);
+  *ctx = (SearchContext){dag, db, access_cache_new(), model_memo_new()};
+  return ctx;
+}
+
+void search_context_free(SearchContext *ctx) {
+  if (!ctx) return;
+  access_cache_free(ctx->access);
+  model_memo_free(ctx->model);
+  free(ctx);
+}
+
 /* Combines every fusion; fills items and single[node] (best single-call plan). */
-static void combine_all(const Dag *dag, const Library *lib, const TimingDb *db,
-                        const SearchOptions *opt, const FusionSet *fs, SearchResult *r,
-                        ItemList *items, KernelPlan **single) {
+static void combine_all(SearchContext *ctx, const SearchOptions *opt, const FusionSet *fs,
+                        SearchResult *r, ItemList *items, KernelPlan **single) {
+  const TimingDb *db = ctx->db;
   for (int f = 0; f < fs->n; f++) {
     if (opt->progress) progress("combining implementations", f, fs->n);
     int n;
-    KernelPlan **plans = combine_fusion(dag, lib, db, fs->sets[f], false, &n);
+    KernelPlan **plans = combine_fusion(ctx, fs->sets[f], false, &n);
     if (n == 0) continue;
     keep_plans(r, plans, n);
     item_push(items, fs->sets[f], plans[0]->predicted_ns_per_elem + per_kernel_overhead(db),
@@ -136,14 +149,13 @@ static void build_candidates(const Dag *dag, const TimingDb *db, const ItemList 
   for (int k = 0; k < r->ncands; k++) r->cands[k].rank = k + 1;
 }
 
-SearchResult *search_run(const Dag *dag, const Library *lib, const TimingDb *db,
-                         const SearchOptions *opt) {
-  plan_cache_clear();
+SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
+  SearchContext *ctx = search_context_new(dag, db);
   SearchResult *r = xcalloc(1, sizeof *r);
   FusionSet fs = fusion_enumerate(dag, opt->max_fusion > 0 ? opt->max_fusion : 1);
   ItemList items = {0};
   KernelPlan **single = xcalloc((size_t)(dag->nnodes ? dag->nnodes : 1), sizeof *single);
-  combine_all(dag, lib, db, opt, &fs, r, &items, single);
+  combine_all(ctx, opt, &fs, r, &items, single);
   bool ok = every_call_has_a_plan(dag, single);
   if (ok) {
     int **sols = NULL;
@@ -157,7 +169,7 @@ SearchResult *search_run(const Dag *dag, const Library *lib, const TimingDb *db,
   free(items.items);
   free(items.best);
   fusion_set_free(&fs);
-  plan_cache_clear();
+  search_context_free(ctx);
   if (!ok) {
     search_result_free(r);
     return NULL;

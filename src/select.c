@@ -1,6 +1,6 @@
 /*
  * select.c — choosing kernels: the top-N partitions of the DAG's calls into fused kernels with
- * minimal total predicted time (DESIGN.md §6 step 9, seed 004 §3.6.5).
+ * minimal total predicted time (docs/design.md §6 step 9, seed 004 §3.6.5).
  *
  * A 0/1 program solved with lp_solve: one binary x_i per item (a fusion with its best plan), each
  * node covered exactly once (Σ_{i ∋ v} x_i = 1), minimize Σ cost_i x_i.  After each solution S the

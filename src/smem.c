@@ -1,5 +1,5 @@
 /*
- * smem.c — shared-memory allocation with overlap (DESIGN.md §6 step 3, seed 004 §3.6.3).
+ * smem.c — shared-memory allocation with overlap (docs/design.md §6 step 3, seed 004 §3.6.3).
  *
  * A fused kernel has one dynamic shared array; each shared buffer gets a byte offset into it.
  * Buffers whose live ranges (inclusive step intervals) overlap must not share a byte; the others

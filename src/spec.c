@@ -1,5 +1,5 @@
 /*
- * spec.c — the lexer and recursive-descent parser of kasgen's spec language (DESIGN.md §3).
+ * spec.c — the lexer and recursive-descent parser of kasgen's spec language (docs/design.md §3).
  *
  * A spec is declarations, one `input` line, calls `var = f(args);`, and one `return` line:
  *

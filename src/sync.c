@@ -1,15 +1,16 @@
 /*
- * sync.c — barrier placement in a fused kernel (DESIGN.md §6 step 7, seed 004 §4.5).
+ * sync.c — barrier placement in a fused kernel (docs/design.md §6 step 7, seed 004 §4.5).
  *
  * KAS synchronized after every device function; seed 004 dropped the barriers that access
  * patterns prove unnecessary.  We decide exactly: every step's shared-memory accesses are
- * enumerated per thread (cached access sets, mapped to absolute float offsets in the one dynamic
- * shared array; a call's thread `lin` is kernel thread `lin`, see kasgen.h).  Since the last
- * barrier we remember, per shared float, which thread wrote it and which thread read it (or
- * "several").  A step needs a barrier when one of its threads reads a float another thread wrote
- * (RAW), writes a float another thread wrote (WAW) or read (WAR, e.g. bytes reused by smem.c).
- * A barrier synchronizes everything, so the record starts afresh.  Warp lock-step is never
- * assumed: two threads of one warp are two threads.  Register buffers have no shared accesses.
+ * enumerated per thread (the search's cached access sets, access_cache.c, mapped to absolute
+ * float offsets in the one dynamic shared array; a call's thread `lin` is kernel thread `lin`,
+ * see kasgen.h).  Since the last barrier we remember, per shared float, which thread wrote it
+ * and which thread read it (or "several").  A step needs a barrier when one of its threads reads
+ * a float another thread wrote (RAW), writes a float another thread wrote (WAW) or read (WAR,
+ * e.g. bytes reused by smem.c).  A barrier synchronizes everything, so the record starts afresh.
+ * Warp lock-step is never assumed: two threads of one warp are two threads.  Register buffers
+ * have no shared accesses.
  */
 #include "kasgen.h"
 
@@ -67,11 +68,12 @@ static char *conflict(const SharedRecord *r, const StepAccesses *steps, int s,
 }
 
 /* Checks every access of the step; false + diagnostic when a pattern leaves its buffer. */
-static bool find_conflict(const SharedRecord *r, const StepAccesses *steps, int s, char **why) {
+static bool find_conflict(AccessCache *ac, const SharedRecord *r, const StepAccesses *steps, int s,
+                          char **why) {
   *why = NULL;
   for (int k = 0; k < steps[s].n && !*why; k++) {
     const SharedAccess *a = &steps[s].acc[k];
-    const AccessSet *sets = plan_access_sets(a->pat, a->shape);
+    const AccessSet *sets = access_sets(ac, a->pat, a->shape);
     if (!sets) return false;
     int threads = a->shape.bx * a->shape.by * a->shape.bz;
     for (int t = 0; t < threads && !*why; t++)
@@ -93,10 +95,10 @@ static void note_access(int *who, int *when, int t, int s) {
   *when = s;
 }
 
-static void apply_step(SharedRecord *r, const StepAccesses *steps, int s) {
+static void apply_step(AccessCache *ac, SharedRecord *r, const StepAccesses *steps, int s) {
   for (int k = 0; k < steps[s].n; k++) {
     const SharedAccess *a = &steps[s].acc[k];
-    const AccessSet *sets = plan_access_sets(a->pat, a->shape);
+    const AccessSet *sets = access_sets(ac, a->pat, a->shape);
     int threads = a->shape.bx * a->shape.by * a->shape.bz;
     for (int t = 0; t < threads; t++)
       for (int j = 0; j < sets[t].n; j++) {
@@ -109,7 +111,7 @@ static void apply_step(SharedRecord *r, const StepAccesses *steps, int s) {
   }
 }
 
-bool sync_plan(KernelPlan *plan, const StepAccesses *per_step) {
+bool sync_plan(AccessCache *ac, KernelPlan *plan, const StepAccesses *per_step) {
   SharedRecord rec;
   record_init(&rec, (plan->smem_bytes + 3) / 4);
   plan->barriers = plan->barriers_possible = 0;
@@ -121,7 +123,7 @@ bool sync_plan(KernelPlan *plan, const StepAccesses *per_step) {
     st->barrier_why = NULL;
     if (s > 0 && per_step[s].n > 0) plan->barriers_possible++;
     char *why;
-    ok = find_conflict(&rec, per_step, s, &why);
+    ok = find_conflict(ac, &rec, per_step, s, &why);
     if (!ok) break;
     if (why) {
       st->barrier_before = true;
@@ -129,7 +131,7 @@ bool sync_plan(KernelPlan *plan, const StepAccesses *per_step) {
       plan->barriers++;
       record_reset(&rec);
     }
-    apply_step(&rec, per_step, s);
+    apply_step(ac, &rec, per_step, s);
   }
   record_free(&rec);
   return ok;
@@ -145,13 +147,13 @@ static bool ranges_overlap(const SharedAccess *a, const SharedAccess *b) {
  * last barrier when it touches the same buffer, one of them writes, and their patterns are not
  * compatible (each thread would not see only its own data), or when it touches bytes another
  * buffer used (reuse) and one of them writes. */
-static bool estimate_conflict(const SharedAccess *a, const SharedAccess *r) {
+static bool estimate_conflict(AccessCache *ac, const SharedAccess *a, const SharedAccess *r) {
   if (!ranges_overlap(a, r) || (!a->write && !r->write)) return false;
   bool same_buffer = a->base_float == r->base_float && a->nfloats == r->nfloats;
-  return !same_buffer || !plan_patterns_compatible(a->pat, a->shape, r->pat, r->shape);
+  return !same_buffer || !access_compatible(ac, a->pat, a->shape, r->pat, r->shape);
 }
 
-int sync_estimate(const KernelPlan *plan, const StepAccesses *per_step) {
+int sync_estimate(AccessCache *ac, const KernelPlan *plan, const StepAccesses *per_step) {
   int cap = 0, n = 0, barriers = 0;
   for (int s = 0; s < plan->nsteps; s++) cap += per_step[s].n;
   const SharedAccess **since = xmalloc(sizeof *since * (size_t)(cap ? cap : 1));
@@ -159,7 +161,7 @@ int sync_estimate(const KernelPlan *plan, const StepAccesses *per_step) {
     bool conflict_found = false;
     for (int k = 0; k < per_step[s].n && !conflict_found; k++)
       for (int r = 0; r < n && !conflict_found; r++)
-        conflict_found = estimate_conflict(&per_step[s].acc[k], since[r]);
+        conflict_found = estimate_conflict(ac, &per_step[s].acc[k], since[r]);
     if (conflict_found) barriers++, n = 0;
     for (int k = 0; k < per_step[s].n; k++) since[n++] = &per_step[s].acc[k];
   }

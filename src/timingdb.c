@@ -1,5 +1,5 @@
 /*
- * timingdb.c — the per-GPU timing database (DESIGN.md §8, schema in docs/timingdb.md).
+ * timingdb.c — the per-GPU timing database (docs/design.md §8, schema in docs/timingdb.md).
  *
  * The database is XML written by the micro-benchmarks on a GPU machine; kasgen reads it here with
  * libxml2 to predict for that GPU without running on it.  Every error names file:line.  Lookups

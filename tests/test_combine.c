@@ -16,6 +16,7 @@ typedef struct {
   Spec *spec;
   Dag *dag;
   TimingDb *db;
+  SearchContext *ctx;
 } World;
 
 static World load_world(const char *name) {
@@ -28,12 +29,12 @@ static World load_world(const char *name) {
   assert_non_null(w.spec);
   w.dag = dag_build(w.spec);
   w.db = timingdb_analytic();
+  w.ctx = search_context_new(w.dag, w.db);
   return w;
 }
 
 static void free_world(World *w) {
-  plan_cache_clear();
-  model_reset();
+  search_context_free(w->ctx);
   dag_free(w->dag);
   spec_free(w->spec);
   timingdb_free(w->db);
@@ -60,12 +61,13 @@ static int buffer_of(const KernelPlan *p, int value) {
   return found;
 }
 
-static const IoRoutine *io_of(const Impl *im, RoutineKind kind, int index) {
+/* Whether io is one of im's routines of that kind. */
+static bool routine_of(const Impl *im, RoutineKind kind, const IoRoutine *io) {
   const IoRoutine *l = kind == ROUTINE_LOAD ? im->loads : im->saves;
   int n = kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
   for (int k = 0; k < n; k++)
-    if (l[k].index == index) return &l[k];
-  return NULL;
+    if (&l[k] == io) return io->kind == kind;
+  return false;
 }
 
 static bool same_shape(BlockShape a, BlockShape b) {
@@ -96,21 +98,35 @@ static void check_classification(const Dag *dag, const KernelPlan *p, NodeSet no
     assert_int_equal(b >= 0, touched);
     if (!touched) continue;
     expected++;
-    assert_int_equal(p->buffers[b].loaded, !in_set(nodes, val->producer));
-    assert_int_equal(p->buffers[b].saved,
+    assert_int_equal(p->buffers[b].load != NULL, !in_set(nodes, val->producer));
+    assert_int_equal(p->buffers[b].save != NULL,
                      in_set(nodes, val->producer) && escapes(dag, nodes, v));
+    if (in_set(nodes, val->producer))
+      assert_int_equal(p->order[p->buffers[b].producer], val->producer);
+    else
+      assert_int_equal(p->buffers[b].producer, -1);
   }
   assert_int_equal(p->nbuffers, expected);
 }
 
 static bool step_touches(const Dag *dag, const KernelPlan *p, int s, int b) {
   const Step *st = &p->steps[s];
-  if (st->kind != ROUTINE_COMPUTE) return st->buffer == b;
+  if (st->kind != ROUTINE_COMPUTE) return st->buf[0] == b;
   const DagNode *nd = &dag->nodes[p->order[st->call]];
   if (nd->result == p->buffers[b].value) return true;
   for (int a = 0; a < nd->nargs; a++)
     if (nd->args[a] == p->buffers[b].value) return true;
   return false;
+}
+
+/* A compute step passes the buffers of its call's arguments, then of its result (the DAG says
+ * which values those are). */
+static void check_compute_buffers(const Dag *dag, const KernelPlan *p, const Step *st) {
+  const DagNode *nd = &dag->nodes[p->order[st->call]];
+  assert_null(st->io);
+  assert_int_equal(st->nbuf, nd->nargs + 1);
+  for (int a = 0; a < nd->nargs; a++) assert_int_equal(p->buffers[st->buf[a]].value, nd->args[a]);
+  assert_int_equal(p->buffers[st->buf[nd->nargs]].value, nd->result);
 }
 
 /* Steps: computes in order; one load per loaded buffer, right before its first reader's
@@ -120,29 +136,30 @@ static void check_steps(const Dag *dag, const KernelPlan *p) {
   int loads[64] = {0}, saves[64] = {0};
   for (int s = 0; s < p->nsteps; s++) {
     const Step *st = &p->steps[s];
+    assert_ptr_equal(st->impl, p->impl[st->call]);
     if (st->kind == ROUTINE_COMPUTE) {
       assert_int_equal(st->call, next_call++);
+      check_compute_buffers(dag, p, st);
       continue;
     }
-    const Buffer *b = &p->buffers[st->buffer];
-    assert_non_null(io_of(p->impl[st->call], st->kind, st->io_index));
+    assert_int_equal(st->nbuf, 1);
+    const Buffer *b = &p->buffers[st->buf[0]];
+    assert_true(routine_of(st->impl, st->kind, st->io));
     if (st->kind == ROUTINE_LOAD) {
-      loads[st->buffer]++;
-      assert_true(b->loaded);
+      loads[st->buf[0]]++;
+      assert_ptr_equal(st->io, b->load);
       assert_int_equal(st->call, b->load_call);
-      assert_int_equal(st->io_index, b->load_index);
       int k = s + 1;
       while (p->steps[k].kind == ROUTINE_LOAD) k++;
       assert_int_equal(p->steps[k].kind, ROUTINE_COMPUTE);
-      assert_true(step_touches(dag, p, k, st->buffer));
-      for (int e = 0; e < s; e++) assert_false(step_touches(dag, p, e, st->buffer));
-      const IoRoutine *io = io_of(p->impl[st->call], ROUTINE_LOAD, st->io_index);
+      assert_true(step_touches(dag, p, k, st->buf[0]));
+      for (int e = 0; e < s; e++) assert_false(step_touches(dag, p, e, st->buf[0]));
       const DagNode *owner = &dag->nodes[p->order[st->call]];
-      assert_int_equal(owner->args[io->arg], b->value);
+      assert_int_equal(owner->args[st->io->arg], b->value);
     } else {
-      saves[st->buffer]++;
-      assert_true(b->saved);
-      assert_int_equal(st->io_index, b->save_index);
+      saves[st->buf[0]]++;
+      assert_ptr_equal(st->io, b->save);
+      assert_int_equal(st->call, b->producer);
       assert_int_equal(p->steps[s - 1].kind, ROUTINE_COMPUTE);
       assert_int_equal(p->steps[s - 1].call, st->call);
       assert_int_equal(dag->nodes[p->order[st->call]].result, b->value);
@@ -150,8 +167,8 @@ static void check_steps(const Dag *dag, const KernelPlan *p) {
   }
   assert_int_equal(next_call, p->ncalls);
   for (int b = 0; b < p->nbuffers; b++) {
-    assert_int_equal(loads[b], p->buffers[b].loaded ? 1 : 0);
-    assert_int_equal(saves[b], p->buffers[b].saved ? 1 : 0);
+    assert_int_equal(loads[b], p->buffers[b].load ? 1 : 0);
+    assert_int_equal(saves[b], p->buffers[b].save ? 1 : 0);
     int first = -1, last = -1;
     for (int s = 0; s < p->nsteps; s++)
       if (step_touches(dag, p, s, b)) {
@@ -196,8 +213,8 @@ static void check_placement(const Dag *dag, const KernelPlan *p) {
       const Step *st = &p->steps[s];
       const Impl *im = p->impl[st->call];
       BlockShape sh = impl_shape(im, p->e);
-      if (st->kind != ROUTINE_COMPUTE && st->buffer == b) {
-        pats[n] = &io_of(im, st->kind, st->io_index)->ls, shapes[n++] = sh;
+      if (st->kind != ROUTINE_COMPUTE && st->buf[0] == b) {
+        pats[n] = &st->io->ls, shapes[n++] = sh;
       } else if (st->kind == ROUTINE_COMPUTE) {
         const DagNode *nd = &dag->nodes[p->order[st->call]];
         for (int a = 0; a < nd->nargs; a++)
@@ -256,7 +273,7 @@ static void check_spec(const char *name, int maxf) {
   FusionSet fs = fusion_enumerate(w.dag, maxf);
   for (int f = 0; f < fs.n; f++) {
     int n;
-    KernelPlan **ps = combine_fusion(w.dag, w.lib, w.db, fs.sets[f], false, &n);
+    KernelPlan **ps = combine_fusion(w.ctx, fs.sets[f], false, &n);
     assert_true(n >= 1);
     for (int k = 0; k < n; k++) {
       check_plan(&w, ps[k], fs.sets[f]);
@@ -289,13 +306,13 @@ static void test_stvenant_full_fusion(void **state) {
   (void)state;
   World w = load_world("stvenant");
   int n;
-  KernelPlan **ps = combine_fusion(w.dag, w.lib, w.db, 0xf, false, &n);
+  KernelPlan **ps = combine_fusion(w.ctx, 0xf, false, &n);
   assert_true(n >= 1);
   bool some_register = false;
   for (int k = 0; k < n; k++)
     for (int b = 0; b < ps[k]->nbuffers; b++)
-      some_register |= ps[k]->buffers[b].place == PLACE_REGISTER && !ps[k]->buffers[b].loaded &&
-                       !ps[k]->buffers[b].saved;
+      some_register |= ps[k]->buffers[b].place == PLACE_REGISTER && !ps[k]->buffers[b].load &&
+                       !ps[k]->buffers[b].save;
   assert_true(some_register);
   for (int k = 0; k < n; k++) kernel_plan_free(ps[k]);
   free(ps);
@@ -326,8 +343,8 @@ static void test_keep_all_single_calls(void **state) {
         brute += c;
       }
     int n, np;
-    KernelPlan **all = combine_fusion(w.dag, w.lib, w.db, one, true, &n);
-    KernelPlan **pruned = combine_fusion(w.dag, w.lib, w.db, one, false, &np);
+    KernelPlan **all = combine_fusion(w.ctx, one, true, &n);
+    KernelPlan **pruned = combine_fusion(w.ctx, one, false, &np);
     assert_true(n >= 1 && n <= brute && np >= 1 && np <= n);
     assert_true(pruned[0]->predicted_ns_per_elem >= all[0]->predicted_ns_per_elem - 1e-12);
     for (int a = 0; a < n; a++) {
@@ -335,8 +352,8 @@ static void test_keep_all_single_calls(void **state) {
       for (int b = 0; b < a; b++) {
         bool same = all[a]->e == all[b]->e && all[a]->impl[0] == all[b]->impl[0];
         for (int x = 0; x < all[a]->nbuffers && same; x++)
-          same = all[a]->buffers[x].load_index == all[b]->buffers[x].load_index &&
-                 all[a]->buffers[x].save_index == all[b]->buffers[x].save_index;
+          same = all[a]->buffers[x].load == all[b]->buffers[x].load &&
+                 all[a]->buffers[x].save == all[b]->buffers[x].save;
         assert_false(same);
       }
     }
@@ -359,8 +376,8 @@ static void test_beam_close_to_exhaustive(void **state) {
     for (int f = 0; f < fs.n; f++) {
       if (__builtin_popcountll(fs.sets[f]) != 2) continue;
       int n, m;
-      KernelPlan **all = combine_fusion(w.dag, w.lib, w.db, fs.sets[f], true, &n);
-      KernelPlan **beam = combine_fusion(w.dag, w.lib, w.db, fs.sets[f], false, &m);
+      KernelPlan **all = combine_fusion(w.ctx, fs.sets[f], true, &n);
+      KernelPlan **beam = combine_fusion(w.ctx, fs.sets[f], false, &m);
       assert_true(n >= 1 && m >= 1);
       assert_true(beam[0]->predicted_ns_per_elem >= all[0]->predicted_ns_per_elem - 1e-12);
       assert_true(beam[0]->predicted_ns_per_elem <= 1.03 * all[0]->predicted_ns_per_elem);

@@ -63,12 +63,35 @@ enum { V_M, V_V, V_S, V_W, V_R };
 
 static Buffer shared_buf(int value, int offset, int bytes, int first, int last) {
   return (Buffer){.value = value, .place = PLACE_SHARED, .offset = offset, .bytes = bytes,
-                  .first_use = first, .last_use = last, .load_call = -1};
+                  .first_use = first, .last_use = last, .load_call = -1, .producer = -1};
 }
 
 static Buffer reg_buf(int value, int floats, int first, int last) {
   return (Buffer){.value = value, .place = PLACE_REGISTER, .offset = -1, .reg_floats = floats,
-                  .first_use = first, .last_use = last, .load_call = -1};
+                  .first_use = first, .last_use = last, .load_call = -1, .producer = -1};
+}
+
+/* Buffer b is filled by load j of call `call` (implementation im) / saved by save j of its
+ * producer `call`. */
+static void loaded_by(Buffer *b, const Impl *im, int call, int j) {
+  b->load = &im->loads[j];
+  b->load_call = call;
+}
+
+static void saved_by(Buffer *b, const Impl *im, int call, int j) {
+  b->save = &im->saves[j];
+  b->producer = call;
+}
+
+static Step io_step(RoutineKind kind, const Impl *im, int call, int j, int buf) {
+  const IoRoutine *io = kind == ROUTINE_LOAD ? &im->loads[j] : &im->saves[j];
+  return (Step){.kind = kind, .call = call, .impl = im, .io = io, .buf = {buf}, .nbuf = 1};
+}
+
+/* The compute of a two-argument call: buffers of the arguments, then of the result. */
+static Step compute_step(const Impl *im, int call, int a0, int a1, int result) {
+  return (Step){.kind = ROUTINE_COMPUTE, .call = call, .impl = im, .buf = {a0, a1, result},
+                .nbuf = 3};
 }
 
 /* The fused plan at E = 32: M coalesced into shared memory (barrier before the compute), v and s
@@ -91,27 +114,49 @@ static KernelPlan *fused_plan(const Fixture *f) {
   p->threads = 96;
   p->nbuffers = 5;
   p->buffers = xcalloc(5, sizeof(Buffer));
+  const Impl *mv = p->impl[0], *sv = p->impl[1];
   p->buffers[0] = shared_buf(V_M, 0, 32 * 9 * 4, 0, 2);
-  p->buffers[0].loaded = true, p->buffers[0].load_call = 0, p->buffers[0].load_index = 0;
+  loaded_by(&p->buffers[0], mv, 0, 0);
   p->buffers[1] = reg_buf(V_V, 3, 1, 2);
-  p->buffers[1].loaded = true, p->buffers[1].load_call = 0, p->buffers[1].load_index = 3;
+  loaded_by(&p->buffers[1], mv, 0, 3);
   p->buffers[2] = shared_buf(V_W, 1152, 32 * 3 * 4, 2, 4);
+  p->buffers[2].producer = 0;
   p->buffers[3] = reg_buf(V_S, 1, 3, 4);
-  p->buffers[3].loaded = true, p->buffers[3].load_call = 1, p->buffers[3].load_index = 3;
+  loaded_by(&p->buffers[3], sv, 1, 3);
   p->buffers[4] = reg_buf(V_R, 3, 4, 5);
-  p->buffers[4].saved = true, p->buffers[4].save_index = 1;
+  saved_by(&p->buffers[4], sv, 1, 1);
   p->smem_bytes = 1152 + 384;
   p->nsteps = 6;
   p->steps = xcalloc(6, sizeof(Step));
-  p->steps[0] = (Step){ROUTINE_LOAD, 0, 0, 0, false, NULL, false};
-  p->steps[1] = (Step){ROUTINE_LOAD, 0, 3, 1, false, NULL, false};
-  p->steps[2] = (Step){ROUTINE_COMPUTE, 0, 0, -1, true, "mvmul33 reads M written by others", false};
-  p->steps[3] = (Step){ROUTINE_LOAD, 1, 3, 3, false, NULL, true};
-  p->steps[4] = (Step){ROUTINE_COMPUTE, 1, 0, -1, true, "svmul3 reads w written by others", true};
-  p->steps[5] = (Step){ROUTINE_SAVE, 1, 1, 4, false, NULL, true};
+  p->steps[0] = io_step(ROUTINE_LOAD, mv, 0, 0, 0);
+  p->steps[1] = io_step(ROUTINE_LOAD, mv, 0, 3, 1);
+  p->steps[2] = compute_step(mv, 0, 0, 1, 2);
+  p->steps[2].barrier_before = true;
+  p->steps[2].barrier_why = "mvmul33 reads M written by others";
+  p->steps[3] = io_step(ROUTINE_LOAD, sv, 1, 3, 3);
+  p->steps[4] = compute_step(sv, 1, 2, 3, 4);
+  p->steps[4].barrier_before = true;
+  p->steps[4].barrier_why = "svmul3 reads w written by others";
+  p->steps[5] = io_step(ROUTINE_SAVE, sv, 1, 1, 4);
+  for (int s = 3; s < 6; s++) p->steps[s].recompute_coords = true;
   p->barriers = 2;
   p->barriers_possible = 3;
   return p;
+}
+
+/* A one-call kernel through owner routines: its arguments loaded by loads 1 and 3, its result
+ * saved by save 1 (buffers 0, 1 and 2). */
+static void one_call_buffers(Buffer *b, const Impl *im) {
+  loaded_by(&b[0], im, 0, 1);
+  loaded_by(&b[1], im, 0, 3);
+  saved_by(&b[2], im, 0, 1);
+}
+
+static void one_call_steps(Step *s, const Impl *im) {
+  s[0] = io_step(ROUTINE_LOAD, im, 0, 1, 0);
+  s[1] = io_step(ROUTINE_LOAD, im, 0, 3, 1);
+  s[2] = compute_step(im, 0, 0, 1, 2);
+  s[3] = io_step(ROUTINE_SAVE, im, 0, 1, 2);
 }
 
 static void free_plan(KernelPlan *p) {
@@ -127,7 +172,7 @@ static char *emit_and_read(const Fixture *f, Candidate *c, const char *name, con
   char *dir = xasprintf("%s/%s", f->dir, name);
   EmitDir *d = emit_dir_open(dir);
   assert_non_null(d);
-  bool ok = emit_cuda_candidate(d, f->dag, f->lib, c, name);
+  bool ok = emit_cuda_candidate(d, f->dag, c, name);
   bool closed = emit_dir_close(d); /* false after an error: the folder keeps its old files */
   if (ok) assert_true(closed);
   if (!ok) {
@@ -154,35 +199,47 @@ static void test_fused_kernel_text(void **state) {
   char *cu = emit_and_read(f, &c, "cand01", "kernels.cu");
   assert_non_null(cu);
   assert_non_null(strstr(cu, "#include \"../common/kas_device.h\""));
-  assert_non_null(strstr(cu, "__global__ void __launch_bounds__(96) kas_cand01_k0("));
-  /* exactly the two planned barriers, each with its reason */
+  /* kernels are numbered from 1, as everywhere */
+  assert_non_null(strstr(cu, "__global__ void __launch_bounds__(96) kas_cand01_k1("));
+  assert_null(strstr(cu, "_k0"));
+  /* exactly the two planned barriers, each under its reason */
   assert_int_equal(count(cu, "__syncthreads();"), 2);
-  assert_non_null(strstr(cu, "__syncthreads(); /* mvmul33 reads M written by others */"));
-  assert_non_null(strstr(cu, "__syncthreads(); /* svmul3 reads w written by others */"));
-  /* shared buffers at their offsets, register arrays of their sizes */
+  assert_non_null(strstr(cu, "  /* Barrier: mvmul33 reads M written by others */\n"
+                             "  __syncthreads();\n"));
+  assert_non_null(strstr(cu, "/* Barrier: svmul3 reads w written by others */\n"
+                             "  __syncthreads();\n"));
+  /* shared buffers at their offsets (in floats), register arrays of their sizes */
   assert_non_null(strstr(cu, "extern __shared__ float4 kas_smem[];"));
-  assert_non_null(strstr(cu, "float *const s_M_0 = (float *)((char *)kas_smem + 0);"));
-  assert_non_null(strstr(cu, "float *const s_w_0 = (float *)((char *)kas_smem + 1152);"));
+  assert_non_null(strstr(cu, "float *const s_M_0 = (float *)kas_smem;"));
+  assert_non_null(strstr(cu, "float *const s_w_0 = (float *)kas_smem + 288;"));
   assert_non_null(strstr(cu, "float r_v_0[3];"));
   assert_non_null(strstr(cu, "float r_s_0[1];"));
   assert_non_null(strstr(cu, "float r_r_0[3];"));
   assert_null(strstr(cu, "s_v_0"));
-  /* the 32-thread call idles the other 64 and recomputes x only (y, z: lin / 32 < 1) */
+  /* the 32-thread call idles the other 64 and recomputes x only (its routines take no y, z);
+   * in its 1-D shape of 32 threads, x is lin itself */
   assert_non_null(strstr(cu, "if (lin < 32) {"));
-  assert_non_null(strstr(cu, "const int ctx = lin % 32;"));
-  assert_non_null(strstr(cu, "const int lin = threadIdx.x + 3 * (threadIdx.y);"));
+  assert_non_null(strstr(cu, "const int ctx = lin;"));
+  assert_null(strstr(cu, "cty"));
+  assert_non_null(strstr(cu, "const int lin = threadIdx.x + 3 * threadIdx.y;"));
   assert_non_null(strstr(cu, "const size_t e0 = (size_t)blockIdx.x * 32;"));
   /* each instantiation once, with its placement suffix; calls pass buffers and coordinates */
   assert_int_equal(count(cu, "void d_mvmul33_2_compute_e32_srs("), 1);
   assert_int_equal(count(cu, "void d_svmul3_1_compute_e32_srr("), 1);
   assert_int_equal(count(cu, "void d_mvmul33_2_load_3_e32_r("), 1);
-  assert_non_null(strstr(cu, "d_mvmul33_2_load_0_e32_s(g_M_0, s_M_0, tx, ty, tz, e0, n);"));
-  assert_non_null(strstr(cu, "d_mvmul33_2_compute_e32_srs(s_M_0, r_v_0, s_w_0, tx, ty, tz);"));
-  assert_non_null(strstr(cu, "d_svmul3_1_compute_e32_srr(s_w_0, r_s_0, r_r_0, ctx, cty, ctz);"));
-  assert_non_null(strstr(cu, "d_svmul3_1_save_1_e32_r(r_r_0, g_r_0, ctx, cty, ctz, e0, n);"));
-  /* launch: 1-D grid of ceil(n/32) blocks of 3 x 32 threads, no workspace, 1536 bytes */
-  assert_non_null(strstr(cu, "const size_t blocks0 = (n + 31) / 32;"));
-  assert_non_null(strstr(cu, "dim3(3, 32, 1), 1536, stream>>>(in[0], in[1], in[2], out[0], n);"));
+  assert_non_null(strstr(cu, "  /* mvmul33#0 load M (coalesced) */\n"
+                             "  d_mvmul33_2_load_0_e32_s(g_M_0, s_M_0, tx, ty, tz, e0, n);\n"));
+  /* only the coordinates each routine uses */
+  assert_non_null(strstr(cu, "d_mvmul33_2_compute_e32_srs(s_M_0, r_v_0, s_w_0, tx, ty);"));
+  assert_non_null(strstr(cu, "d_svmul3_1_compute_e32_srr(s_w_0, r_s_0, r_r_0, ctx);"));
+  assert_non_null(strstr(cu, "d_svmul3_1_save_1_e32_r(r_r_0, g_r_0, ctx, e0, n);"));
+  /* launch: 1-D grid of ceil(n/32) blocks of 3 x 32 threads, no workspace, 1536 bytes; the
+   * arguments named after the spec's variables */
+  assert_non_null(strstr(cu, "const size_t blocks1 = (n + 31) / 32;"));
+  assert_non_null(strstr(cu, "  const float *const M = in[0];\n  const float *const v = in[1];\n"
+                             "  const float *const s = in[2];\n  float *const r = out[0];\n"));
+  assert_non_null(strstr(cu, "dim3(3, 32, 1), 1536, stream>>>(M, v, s, r, n);"));
+  assert_non_null(strstr(cu, "void * /* no workspace */, size_t n, cudaStream_t stream) {"));
   assert_non_null(strstr(cu, "if (n == 0) return 0;"));
   assert_null(strstr(cu, "cudaFuncSetAttribute")); /* 1536 bytes need no opt-in */
   free(cu);
@@ -198,7 +255,7 @@ static void test_fused_host_phases(void **state) {
   /* two barriers split the kernel into three phases, each a loop over the block's threads */
   assert_non_null(strstr(host, "3 phases between barriers"));
   assert_int_equal(count(host, "for (int t = 0; t < 96; t++) {"), 3);
-  assert_int_equal(count(host, "/* __syncthreads():"), 2);
+  assert_int_equal(count(host, "/* Barrier: "), 2);
   assert_int_equal(count(host, "const int lin = order > 0 ? t : 95 - t;"), 3);
   /* registers persist per thread across phases; shared memory and registers poisoned per block */
   assert_non_null(strstr(host, "float *const r_v_0_all = kas_host_floats(96 * 3);"));
@@ -206,7 +263,8 @@ static void test_fused_host_phases(void **state) {
   assert_non_null(strstr(host, "kas_host_poison(smem, 384);"));
   assert_non_null(strstr(host, "kas_host_poison(r_r_0_all, 96 * 3);"));
   assert_non_null(strstr(host, "extern \"C\" void kas_cand01_launch_host("));
-  assert_non_null(strstr(host, "extern \"C\" size_t kas_cand01_host_workspace_bytes(size_t n)"));
+  assert_non_null(strstr(host, "extern \"C\" size_t kas_cand01_host_workspace_bytes(size_t /* n */) "
+                               "{ return 0; }"));
   assert_null(strstr(host, "__syncthreads();"));
   free(host);
   free_plan(p);
@@ -225,15 +283,11 @@ static void test_no_barrier_no_shared(void **state) {
   p->block = (BlockShape){64, 1, 1};
   p->threads = 64;
   Buffer bufs[3] = {reg_buf(V_W, 3, 0, 2), reg_buf(V_S, 1, 1, 2), reg_buf(V_R, 3, 2, 3)};
-  bufs[0].loaded = bufs[1].loaded = true;
-  bufs[0].load_index = 1, bufs[1].load_index = 3;
-  bufs[2].saved = true, bufs[2].save_index = 1;
+  one_call_buffers(bufs, im);
   p->buffers = bufs;
   p->nbuffers = 3;
-  Step steps[4] = {{ROUTINE_LOAD, 0, 1, 0, false, NULL, false},
-                   {ROUTINE_LOAD, 0, 3, 1, false, NULL, false},
-                   {ROUTINE_COMPUTE, 0, 0, -1, false, NULL, false},
-                   {ROUTINE_SAVE, 0, 1, 2, false, NULL, false}};
+  Step steps[4];
+  one_call_steps(steps, im);
   p->steps = steps;
   p->nsteps = 4;
   /* w is an intermediate that this kernel loads: a two-kernel candidate would pass it through
@@ -259,24 +313,16 @@ static void test_workspace_between_kernels(void **state) {
   Impl *mv = find_impl(f->lib, "mvmul33", 2), *sv = find_impl(f->lib, "svmul3", 1);
   int order0 = 0, order1 = 1;
   Buffer b0[3] = {reg_buf(V_M, 3, 0, 2), reg_buf(V_V, 3, 1, 2), reg_buf(V_W, 1, 2, 3)};
-  b0[0].loaded = b0[1].loaded = true;
-  b0[0].load_index = 1, b0[1].load_index = 3;
-  b0[2].saved = true, b0[2].save_index = 1;
-  Step s0[4] = {{ROUTINE_LOAD, 0, 1, 0, false, NULL, false},
-                {ROUTINE_LOAD, 0, 3, 1, false, NULL, false},
-                {ROUTINE_COMPUTE, 0, 0, -1, false, NULL, false},
-                {ROUTINE_SAVE, 0, 1, 2, false, NULL, false}};
+  one_call_buffers(b0, mv);
+  Step s0[4];
+  one_call_steps(s0, mv);
   KernelPlan k0 = {.order = &order0, .ncalls = 1, .impl = &mv, .e = 64,
                    .block = {3, 64, 1}, .threads = 192, .buffers = b0, .nbuffers = 3,
                    .steps = s0, .nsteps = 4};
   Buffer b1[3] = {reg_buf(V_W, 3, 0, 2), reg_buf(V_S, 1, 1, 2), reg_buf(V_R, 3, 2, 3)};
-  b1[0].loaded = b1[1].loaded = true;
-  b1[0].load_index = 1, b1[1].load_index = 3;
-  b1[2].saved = true, b1[2].save_index = 1;
-  Step s1[4] = {{ROUTINE_LOAD, 0, 1, 0, false, NULL, false},
-                {ROUTINE_LOAD, 0, 3, 1, false, NULL, false},
-                {ROUTINE_COMPUTE, 0, 0, -1, false, NULL, false},
-                {ROUTINE_SAVE, 0, 1, 2, false, NULL, false}};
+  one_call_buffers(b1, sv);
+  Step s1[4];
+  one_call_steps(s1, sv);
   KernelPlan k1 = {.order = &order1, .ncalls = 1, .impl = &sv, .e = 256,
                    .block = {256, 1, 1}, .threads = 256, .buffers = b1, .nbuffers = 3,
                    .steps = s1, .nsteps = 4};
@@ -286,13 +332,13 @@ static void test_workspace_between_kernels(void **state) {
   assert_non_null(cu);
   assert_non_null(strstr(cu, "return kas_align256(n * 3 * sizeof(float));"));
   assert_non_null(strstr(cu, "if (!workspace) return (int)cudaErrorInvalidValue;"));
-  assert_non_null(strstr(cu, "float *const w_w_0 = (float *)ws;"));
-  assert_non_null(strstr(cu, "kas_unfused_k0<<<(unsigned)blocks0, dim3(3, 64, 1), 0, "
-                             "stream>>>(in[0], in[1], w_w_0, n);"));
-  assert_non_null(strstr(cu, "kas_unfused_k1<<<(unsigned)blocks1, dim3(256, 1, 1), 0, "
-                             "stream>>>(w_w_0, in[2], out[0], n);"));
-  assert_non_null(strstr(cu, "const size_t blocks1 = (n + 255) / 256;"));
-  assert_non_null(strstr(cu, "if (blocks1 > 2147483647u) return (int)cudaErrorInvalidConfiguration;"));
+  assert_non_null(strstr(cu, "float *const w_w_0 = (float *)ws; /* w */"));
+  assert_non_null(strstr(cu, "kas_unfused_k1<<<(unsigned)blocks1, dim3(3, 64, 1), 0, "
+                             "stream>>>(M, v, w_w_0, n);"));
+  assert_non_null(strstr(cu, "kas_unfused_k2<<<(unsigned)blocks2, dim3(256, 1, 1), 0, "
+                             "stream>>>(w_w_0, s, r, n);"));
+  assert_non_null(strstr(cu, "const size_t blocks2 = (n + 255) / 256;"));
+  assert_non_null(strstr(cu, "if (blocks2 > 2147483647u) return (int)cudaErrorInvalidConfiguration;"));
   /* svmul3_1's owner routines are instantiated once although k1 alone uses them */
   assert_int_equal(count(cu, "void d_svmul3_1_load_1_e256_r("), 1);
   free(cu);
@@ -325,8 +371,9 @@ static void test_large_shared_opts_in(void **state) {
   Candidate c = {.kernels = &p, .nkernels = 1};
   char *cu = emit_and_read(f, &c, "big", "kernels.cu");
   assert_non_null(cu);
-  assert_non_null(strstr(cu, "cudaFuncSetAttribute(kas_big_k0, "
-                             "cudaFuncAttributeMaxDynamicSharedMemorySize, 60384);"));
+  assert_non_null(strstr(cu, "cudaFuncSetAttribute(kas_big_k1, "
+                             "cudaFuncAttributeMaxDynamicSharedMemorySize,\n"
+                             "                             60384);"));
   free(cu);
   free_plan(p);
 }
@@ -336,7 +383,7 @@ static void test_common_files(void **state) {
   char *dir = xasprintf("%s/spec", f->dir);
   EmitDir *d = emit_dir_open(dir);
   assert_non_null(d);
-  assert_true(emit_cuda_common(d, f->dag, f->lib, NULL));
+  assert_true(emit_common(d, f->dag, f->lib));
   assert_true(emit_dir_close(d));
   char *path = xasprintf("%s/common/cpu_graph.c", dir);
   char *graph = read_text_file(path, NULL);
@@ -387,8 +434,8 @@ static int build_and_check(const Fixture *f, KernelPlan *p, const char *tag) {
   EmitDir *d = emit_dir_open(dir);
   assert_non_null(d);
   Candidate c = {.kernels = &p, .nkernels = 1};
-  assert_true(emit_cuda_candidate(d, f->dag, f->lib, &c, "cand01"));
-  assert_true(emit_cuda_common(d, f->dag, f->lib, NULL));
+  assert_true(emit_cuda_candidate(d, f->dag, &c, "cand01"));
+  assert_true(emit_common(d, f->dag, f->lib));
   assert_true(emit_dir_write(d, "common/kas_candidates.h", one_candidate_h));
   assert_true(emit_dir_close(d));
   char *cmd = xasprintf("cd '%s' && gcc -c common/kas_refs.c common/cpu_graph.c && g++ -O1 "
@@ -414,8 +461,60 @@ static void test_check_cpu_catches_missing_barrier(void **state) {
   free_plan(p);
 }
 
+/* The kernels as text for any prefix, as the embed takes them: the definitions alone (no banner,
+ * no include, no C linkage), every symbol under the prefix, none under the candidate's name. */
+static void test_kernels_for_any_prefix(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = fused_plan(f);
+  Candidate c = {.kernels = &p, .nkernels = 1, .rank = 1};
+  char *text = emit_cuda_kernels(f->dag, &c, "cand01", "fused_cand01", true);
+  assert_non_null(text);
+  assert_non_null(strstr(text, "kas_fused_cand01_k1("));
+  assert_non_null(strstr(text, "int kas_fused_cand01_launch(const float *const *in"));
+  assert_non_null(strstr(text, "size_t kas_fused_cand01_workspace_bytes("));
+  assert_null(strstr(text, "kas_cand01_"));
+  assert_null(strstr(text, "#include"));
+  assert_null(strstr(text, "extern \"C\""));
+  assert_null(strstr(text, "generated by kasgen"));
+  free(text);
+  /* the same plan as a whole file: banner, includes, C linkage */
+  text = emit_cuda_kernels(f->dag, &c, "cand01", "cand01", false);
+  assert_non_null(strstr(text, "#include \"../common/kas_device.h\""));
+  assert_non_null(strstr(text, "extern \"C\" int kas_cand01_launch("));
+  free(text);
+  free_plan(p);
+}
+
+/* The names of the spec's inputs and outputs in launch functions and the embed's API: the
+ * variables' own names, made unique and kept clear of C keywords and generated names. */
+static void test_io_names(void **state) {
+  (void)state;
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  const char *text = "matrix3x3 A, n, n_, int, M, out;\ninput A, n, n_, int;\n"
+                     "M = madd33(A, n);\nout = madd33(M, int);\nM = madd33(out, n_);\n"
+                     "return M, out;\n";
+  Spec *spec = spec_parse("names.spec", text, lib);
+  assert_non_null(spec);
+  Dag *dag = dag_build(spec);
+  IoNames io = emit_io_names(dag);
+  assert_int_equal(io.ninputs, 4);
+  assert_string_equal(io.input[0], "A");
+  assert_string_equal(io.input[1], "n_");   /* n is the element count */
+  assert_string_equal(io.input[2], "n__");  /* and n_ is taken now */
+  assert_string_equal(io.input[3], "int_"); /* a keyword */
+  assert_int_equal(io.noutputs, 2);
+  assert_string_equal(io.output[0], "M");
+  assert_string_equal(io.output[1], "out_"); /* the launch's array of outputs */
+  emit_io_names_free(&io);
+  dag_free(dag);
+  spec_free(spec);
+  library_free(lib);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_kernels_for_any_prefix), cmocka_unit_test(test_io_names),
       cmocka_unit_test(test_fused_kernel_text),   cmocka_unit_test(test_fused_host_phases),
       cmocka_unit_test(test_no_barrier_no_shared), cmocka_unit_test(test_workspace_between_kernels),
       cmocka_unit_test(test_invalid_plan_refused), cmocka_unit_test(test_large_shared_opts_in),

@@ -570,7 +570,7 @@ static void emit_all_writes_the_documented_layout(void **state) {
   Dag *dag = dag_build(spec);
   TimingDb *db = timingdb_analytic();
   SearchOptions so = {.top = 3, .max_fusion = 6};
-  SearchResult *res = search_run(dag, lib, db, &so);
+  SearchResult *res = search_run(dag, db, &so);
   assert_non_null(res);
   assert_true(res->ncands >= 1 && res->ncands <= 3);
   char *tmp = make_tempdir();

@@ -2,8 +2,10 @@
  * test_instantiate.c — extraction of device functions from .cu text and their instantiation
  * (Lakomý 2012, Kód 4.5): exact expected text for the thesis's mmul33_2 compute in its sss and rsr
  * variants, loads and saves in shared and register form, identifier-level (not substring)
- * substitution, refusal of foreign placeholders, and every routine of the real library
- * instantiated and compiled as C++ with kas_device.h.
+ * substitution, start expressions parenthesized only where needed and no "0 +" left by a
+ * register placeholder, coordinate parameters that the body only discards dropped, refusal of
+ * foreign placeholders, and every routine of the real library instantiated (its lines within
+ * 100 columns, no discarded coordinate left) and compiled as C++ with kas_device.h.
  */
 #include "testutil.h"
 
@@ -105,20 +107,29 @@ static void test_extract_missing(void **state) {
 
 /* ---- substitution ------------------------------------------------------------------------- */
 
-static char *routine(RoutineKind kind, int index, int e, const Placement *pl, const char *name) {
-  char *new_name = NULL;
-  char *t = instantiate_routine(mm, kind, index, e, pl, &new_name);
-  assert_non_null(t);
-  assert_string_equal(new_name, name);
-  free(new_name);
-  return t;
+/* The request for one routine of the fixture at E (block shape from the implementation). */
+static RoutineRequest request(const Impl *im, RoutineKind kind, int index, int e,
+                              const Placement *pl) {
+  RoutineRequest rq = {kind, index, e, impl_shape(im, e), {PLACE_SHARED}};
+  for (int k = 0; k <= KAS_MAX_ARGS; k++) rq.place[k] = pl[k < 3 ? k : 0];
+  return rq;
+}
+
+/* Instantiates; checks the name and the coordinates taken (COORD_*). */
+static char *routine(RoutineKind kind, int index, int e, const Placement *pl, const char *name,
+                     unsigned coords) {
+  RoutineRequest rq = request(mm, kind, index, e, pl);
+  RoutineInstance ri;
+  assert_true(instantiate_routine(mm, &rq, &ri));
+  assert_string_equal(ri.name, name);
+  assert_int_equal(ri.coords, coords);
+  free(ri.name);
+  return ri.text;
 }
 
 static const char *COMPUTE_HEAD =
-    "KAS_DEV\n"
-    "void %s(KAS_BUF s_a, KAS_BUF s_b, KAS_BUF s_c, int tx, int ty, int tz) {\n"
-    "  (void)tz; /* \"}\" and APIN0 in a comment stay as written */\n"
-    "  const char *tag = \"APOUT {\";\n"
+    "KAS_DEV void %s(KAS_BUF s_a, KAS_BUF s_b, KAS_BUF s_c, %s) {\n"
+    "  const char *tag = \"APOUT {\"; /* \"}\" and APIN0 in a comment stay as written */\n"
     "  (void)tag;\n"
     "  const int MM33_2_BYTES = 36; /* not a block-size constant */\n"
     "  (void)MM33_2_BYTES;\n"
@@ -132,12 +143,14 @@ static void test_compute_variants(void **state) {
   (void)state;
   Placement sss[3] = {PLACE_SHARED, PLACE_SHARED, PLACE_SHARED};
   Placement rsr[3] = {PLACE_REGISTER, PLACE_SHARED, PLACE_REGISTER};
-  char *got = routine(ROUTINE_COMPUTE, 0, 96, sss, "d_mm33_2_compute_e96_sss");
-  char *head = xasprintf(COMPUTE_HEAD, "d_mm33_2_compute_e96_sss");
+  /* tz is only discarded: dropped, with the line that discards it */
+  char *got = routine(ROUTINE_COMPUTE, 0, 96, sss, "d_mm33_2_compute_e96_sss",
+                      COORD_TX | COORD_TY);
+  char *head = xasprintf(COMPUTE_HEAD, "d_mm33_2_compute_e96_sss", "int tx, int ty");
   char *want = xasprintf(
       "%s"
-      "    for (int k = 0; k < 3; k++) tmp += s_a[(ty*9+tx*3) + k] * s_b[(ty*9) + k * 3 + i];\n"
-      "    s_c[(ty*9+tx*3) + i] = tmp;\n"
+      "    for (int k = 0; k < 3; k++) tmp += s_a[ty * 9 + tx * 3 + k] * s_b[ty * 9 + k * 3 + i];\n"
+      "    s_c[ty * 9 + tx * 3 + i] = tmp;\n"
       "  }\n"
       "}",
       head);
@@ -145,11 +158,12 @@ static void test_compute_variants(void **state) {
   free(got);
   free(want);
   free(head);
-  got = routine(ROUTINE_COMPUTE, 0, 96, rsr, "d_mm33_2_compute_e96_rsr");
-  head = xasprintf(COMPUTE_HEAD, "d_mm33_2_compute_e96_rsr");
+  /* A and C in registers: their offsets start at 0, and tx is no longer used either */
+  got = routine(ROUTINE_COMPUTE, 0, 96, rsr, "d_mm33_2_compute_e96_rsr", COORD_TY);
+  head = xasprintf(COMPUTE_HEAD, "d_mm33_2_compute_e96_rsr", "int ty");
   want = xasprintf("%s"
-                   "    for (int k = 0; k < 3; k++) tmp += s_a[0 + k] * s_b[(ty*9) + k * 3 + i];\n"
-                   "    s_c[0 + i] = tmp;\n"
+                   "    for (int k = 0; k < 3; k++) tmp += s_a[k] * s_b[ty * 9 + k * 3 + i];\n"
+                   "    s_c[i] = tmp;\n"
                    "  }\n"
                    "}",
                    head);
@@ -163,53 +177,98 @@ static void test_compute_variants(void **state) {
  * APLS_STEP (an identifier that only begins with a placeholder's name) is left alone. */
 static void test_load_shared(void **state) {
   (void)state;
-  Placement s[1] = {PLACE_SHARED};
-  char *got = routine(ROUTINE_LOAD, 1, 32, s, "d_mm33_2_load_1_e32_s");
+  Placement s[3] = {PLACE_SHARED};
+  char *got = routine(ROUTINE_LOAD, 1, 32, s, "d_mm33_2_load_1_e32_s", COORD_TX | COORD_TY);
   assert_string_equal(
       got,
-      "KAS_DEV void d_mm33_2_load_1_e32_s(const float *KAS_RESTRICT m, KAS_BUF s_m, int tx, int ty, int tz,\n"
-      "                             size_t e0, size_t n) {\n"
-      "  (void)tz;\n"
+      "KAS_DEV void d_mm33_2_load_1_e32_s(const float *KAS_RESTRICT m, KAS_BUF s_m, int tx, int ty,\n"
+      "                                   size_t e0, size_t n) {\n"
       "  const int lin = tx + 3 * ty;\n"
       "#pragma unroll\n"
       "  for (int i = 0; i < 3; i++) {\n"
       "    const size_t g = e0 * 9 + (size_t)(lin + i * 3 * 32);\n"
-      "    s_m[(tx+3*ty) + i * 3 * 32] = g < n * 9 ? m[g] : 0.0f;\n"
+      "    s_m[tx + 3 * ty + i * 3 * 32] = g < n * 9 ? m[g] : 0.0f;\n"
       "  }\n"
       "}");
   free(got);
-  got = routine(ROUTINE_LOAD, 0, 8, s, "d_mm33_2_load_0_e8_s");
+  got = routine(ROUTINE_LOAD, 0, 8, s, "d_mm33_2_load_0_e8_s", COORD_TX | COORD_TY);
   assert_non_null(strstr(got, "const int APLS_STEP = 8 * 3; /* not a placeholder: APLS_STEP is"));
-  assert_non_null(strstr(got, "    s_m[(ty*3+tx) + sofs] = gofs < n * 9 ? m[gofs] : 0.0f;\n"));
+  assert_non_null(strstr(got, "    s_m[ty * 3 + tx + sofs] = gofs < n * 9 ? m[gofs] : 0.0f;\n"));
   assert_non_null(strstr(got, "    gofs += 8 * 3;\n"));
   free(got);
 }
 
 static void test_save_register(void **state) {
   (void)state;
-  Placement r[1] = {PLACE_REGISTER};
-  char *got = routine(ROUTINE_SAVE, 0, 4, r, "d_mm33_2_save_0_e4_r");
-  assert_non_null(strstr(got, "m[gofs] = s_m[0 + i * 4 * 3];"));
+  Placement r[3] = {PLACE_REGISTER, PLACE_REGISTER, PLACE_REGISTER};
+  char *got = routine(ROUTINE_SAVE, 0, 4, r, "d_mm33_2_save_0_e4_r", COORD_TX | COORD_TY);
+  assert_non_null(strstr(got, "m[gofs] = s_m[i * 4 * 3];"));
   assert_null(strstr(got, "APLS"));
   assert_null(strstr(got, "MM33_2_B"));
   free(got);
 }
 
+/* A start expression keeps its parentheses where the text around the placeholder binds more
+ * tightly than its own top level, and loses them elsewhere. */
+static void test_start_parentheses(void **state) {
+  (void)state;
+  static const struct {
+    const char *start, *code, *want;
+  } cases[] = {
+      {"tx*3", "s[APLS + k]", "s[tx * 3 + k]"},         /* a product in an index */
+      {"tx+1", "s[APLS + k]", "s[tx + 1 + k]"},         /* a sum before + */
+      {"tx+1", "s[k - APLS]", "s[k - (tx + 1)]"},       /* a sum after - */
+      {"tx*3", "s[k - APLS]", "s[k - tx * 3]"},         /* a product after - */
+      {"tx+1", "s[APLS * 2]", "s[(tx + 1) * 2]"},       /* a sum before * */
+      {"tx/3", "s[k * APLS]", "s[k * (tx / 3)]"},       /* a product after * */
+      {"tx<3?1:0", "s[APLS]", "s[(tx < 3 ? 1 : 0)]"},   /* a conditional stays wrapped */
+      {"(tx+BX)", "s[APLS * 2]", "s[(tx + 4) * 2]"},    /* already in parentheses */
+      {"-tx", "s[APLS]", "s[(-tx)]"},                   /* a leading minus stays wrapped */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    char *pattern = xasprintf("start \"%s\", block \"1\", stride \"1\", count 1, noreg 0",
+                              cases[c].start);
+    IoRoutine save = {.kind = ROUTINE_SAVE, .arg = -1, .symbol = (char *)"d_t_1_save_0"};
+    assert_true(pattern_parse(pattern, (SrcLoc){.file = "t.ini", .line = 1, .col = 1}, &save.ls));
+    char *cu = xasprintf("KAS_DEV void d_t_1_save_0(KAS_BUF s, float *g, int tx, int ty, int tz,"
+                         " size_t e0, size_t n) {\n  (void)ty;\n  (void)tz;\n"
+                         "  g[e0] = %s + (float)tx + (float)n;\n}\n",
+                         cases[c].code);
+    Impl im = {.fn = mm->fn, .name = (char *)"t_1", .upper = (char *)"T_1", .dims = {0, 1, 1},
+               .size_dim = 0, .saves = &save, .nsaves = 1, .cu_path = (char *)"t.cu",
+               .cu_text = cu};
+    Placement sh[3] = {PLACE_SHARED};
+    RoutineRequest rq = request(&im, ROUTINE_SAVE, 0, 4, sh);
+    RoutineInstance ri;
+    assert_true(instantiate_routine(&im, &rq, &ri));
+    if (!strstr(ri.text, cases[c].want))
+      fail_msg("start \"%s\" in \"%s\": wanted \"%s\" in\n%s", cases[c].start, cases[c].code,
+               cases[c].want, ri.text);
+    assert_int_equal(ri.coords, COORD_TX);
+    routine_instance_free(&ri);
+    pattern_free(&save.ls);
+    free(cu);
+    free(pattern);
+  }
+}
+
 static void test_refusals(void **state) {
   (void)state;
-  Placement r[1] = {PLACE_REGISTER};
-  char *name = (char *)"untouched";
+  Placement r[3] = {PLACE_REGISTER, PLACE_REGISTER, PLACE_REGISTER};
+  RoutineInstance ri = {.name = (char *)"untouched"};
+  RoutineRequest rq = request(mm, ROUTINE_SAVE, 1, 4, r);
   capture_start();
-  char *t = instantiate_routine(mm, ROUTINE_SAVE, 1, 4, r, &name);
+  bool ok = instantiate_routine(mm, &rq, &ri);
   char *out = capture_end();
-  assert_null(t);
-  assert_string_equal(name, "untouched");
+  assert_false(ok);
+  assert_string_equal(ri.name, "untouched");
   assert_non_null(strstr(out, "d_mm33_2_save_1 uses placeholder APIN1, which is not one of its"));
   free(out);
+  rq = request(mm, ROUTINE_LOAD, 2, 4, r);
   capture_start();
-  t = instantiate_routine(mm, ROUTINE_LOAD, 2, 4, r, NULL);
+  ok = instantiate_routine(mm, &rq, &ri);
   out = capture_end();
-  assert_null(t);
+  assert_false(ok);
   assert_non_null(strstr(out, "mm33_2 has no load routine 2"));
   free(out);
 }
@@ -256,14 +315,42 @@ static bool has_placeholder(const char *code) {
   return false;
 }
 
+/* The coordinate parameters a signature declares (COORD_*). */
+static unsigned declared_coords(const char *text) {
+  const char *close = strchr(text, ')');
+  unsigned c = 0;
+  for (const char *p = text; close && (p = strstr(p, "int t")) && p < close; p += 5)
+    if (p[5] >= 'x' && p[5] <= 'z' && !(isalnum((unsigned char)p[6]) || p[6] == '_'))
+      c |= 1u << (p[5] - 'x');
+  return c;
+}
+
 /* Instantiates one routine, checks it, and appends it to the compile unit. */
 static int add_routine(FILE *unit, const Impl *im, RoutineKind kind, int index, int e,
                        const Placement *pl) {
-  char *name = NULL;
-  char *t = instantiate_routine(im, kind, index, e, pl, &name);
-  if (!t) fail_msg("%s: routine %d/%d failed at E = %d", im->name, kind, index, e);
+  RoutineRequest rq = request(im, kind, index, e, pl);
+  for (int k = 0; k <= KAS_MAX_ARGS; k++) rq.place[k] = pl[k];
+  RoutineInstance ri;
+  if (!instantiate_routine(im, &rq, &ri))
+    fail_msg("%s: routine %d/%d failed at E = %d", im->name, kind, index, e);
+  char *t = ri.text, *name = ri.name;
   char *code = code_only(t);
   if (has_placeholder(code)) fail_msg("placeholder left in %s:\n%s", name, t);
+  if (declared_coords(t) != ri.coords)
+    fail_msg("%s declares coordinates %u but says it takes %u", name, declared_coords(t),
+             ri.coords);
+  for (int c = 0; c < 3; c++) {
+    char discard[16];
+    snprintf(discard, sizeof discard, "(void)t%c;", 'x' + c);
+    if (strstr(code, discard)) fail_msg("%s still discards t%c:\n%s", name, 'x' + c, t);
+  }
+  if (strstr(code, "[0 +")) fail_msg("a \"0 +\" left in %s:\n%s", name, t);
+  for (const char *line = t; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    if (len > 100) fail_msg("%s has a line of %zu characters:\n%.*s", name, len, (int)len, line);
+    line += len + (end != NULL);
+  }
   for (const char *d = "XYZ"; *d; d++) {
     char constant[64];
     snprintf(constant, sizeof constant, "%s_B%c", im->upper, *d);
@@ -318,7 +405,8 @@ int main(void) {
       cmocka_unit_test(test_find),
       cmocka_unit_test(test_find_is_linear_on_hostile_text),          cmocka_unit_test(test_extract_missing),
       cmocka_unit_test(test_compute_variants), cmocka_unit_test(test_load_shared),
-      cmocka_unit_test(test_save_register), cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_save_register), cmocka_unit_test(test_start_parentheses),
+      cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_real_library_compiles),
   };
   return cmocka_run_group_tests(tests, load_fixture, free_fixture);

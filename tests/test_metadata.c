@@ -43,6 +43,7 @@ typedef struct {
   int size[MAX_PATTERN_ARGS];          /* floats per element of each argument's variable */
   Placement place[MAX_PATTERN_ARGS];
   char *name; /* instantiated function name */
+  unsigned coords; /* the thread coordinates it takes (COORD_*) */
   int ncases;
   /* Recorded offsets, slot (case, lin, arg, rw): see slot_of. */
   long **offs;
@@ -145,19 +146,28 @@ static bool write_start_table(StrBuf *sb, const Instance *in, int a) {
   return true;
 }
 
-/* The uniform-signature wrapper of one instance. */
+/* ", tx, ty": the coordinate arguments of a routine taking coords (COORD_*). */
+static const char *coord_args(unsigned coords) {
+  static const char *const args[8] = {"", ", tx", ", ty", ", tx, ty", ", tz", ", tx, tz",
+                                      ", ty, tz", ", tx, ty, tz"};
+  return args[coords & 7];
+}
+
+/* The uniform-signature wrapper of one instance (coordinates the routine does not take are
+ * discarded here). */
 static void write_wrapper(StrBuf *sb, const Instance *in) {
   sb_printf(sb, "static void kas_call_%d(float *g, KasBuf *b, int tx, int ty, int tz, size_t e0, "
-                "size_t n) {\n  ",
+                "size_t n) {\n  (void)tx, (void)ty, (void)tz;\n  ",
             in->rid);
+  const char *xyz = coord_args(in->coords);
   if (in->kind == ROUTINE_LOAD)
-    sb_printf(sb, "%s(g, b[0], tx, ty, tz, e0, n);\n}\n", in->name);
+    sb_printf(sb, "%s(g, b[0]%s, e0, n);\n}\n", in->name, xyz);
   else if (in->kind == ROUTINE_SAVE)
-    sb_printf(sb, "%s(b[0], g, tx, ty, tz, e0, n);\n}\n", in->name);
+    sb_printf(sb, "%s(b[0], g%s, e0, n);\n}\n", in->name, xyz);
   else {
     sb_printf(sb, "(void)g, (void)e0, (void)n;\n  %s(", in->name);
-    for (int a = 0; a < in->nargs; a++) sb_printf(sb, "b[%d], ", a);
-    sb_puts(sb, "tx, ty, tz);\n}\n");
+    for (int a = 0; a < in->nargs; a++) sb_printf(sb, "%sb[%d]", a ? ", " : "", a);
+    sb_printf(sb, "%s);\n}\n", xyz);
   }
 }
 
@@ -191,13 +201,17 @@ static char *program_text(ImplRun *run) {
                  "KAS_MAX_ARGS + 1\");\n\n", MAX_PATTERN_ARGS);
   for (int i = 0; i < run->ninst; i++) {
     Instance *in = &run->inst[i];
-    char *text = instantiate_routine(im, in->kind, in->io_index, in->e, in->place, &in->name);
-    if (!text) {
+    RoutineRequest rq = {in->kind, in->io_index, in->e, in->shape, {PLACE_SHARED}};
+    memcpy(rq.place, in->place, sizeof in->place);
+    RoutineInstance ri;
+    if (!instantiate_routine(im, &rq, &ri)) {
       sb_free(&sb);
       return NULL;
     }
-    sb_printf(&sb, "%s\n", text);
-    free(text);
+    sb_printf(&sb, "%s\n", ri.text);
+    in->name = ri.name;
+    in->coords = ri.coords;
+    free(ri.text);
   }
   char *ref = realpath(fn->ref_path, NULL);
   sb_printf(&sb, "#include \"%s\"\n\n", ref ? ref : fn->ref_path);

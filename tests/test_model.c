@@ -82,26 +82,53 @@ typedef struct {
   int order[2];
   Impl *impl[2];
   Buffer buf[4];
+  Step st[6];
 } PlanStore;
 
-static Buffer load_buf(int value, int call, int j, Placement pl, int e) {
+static Buffer load_buf(int value, const Impl *im, int call, int j, Placement pl, int e) {
   return (Buffer){.value = value, .place = pl, .offset = pl == PLACE_SHARED ? 0 : -1,
                   .bytes = pl == PLACE_SHARED ? e * 36 : 0, .reg_floats = pl ? 9 : 0,
-                  .loaded = true, .load_call = call, .load_index = j, .save_index = -1};
+                  .load = &im->loads[j], .load_call = call, .producer = -1};
 }
 
-static Buffer save_buf(int value, int j, Placement pl, int e) {
+static Buffer save_buf(int value, const Impl *im, int call, int j, Placement pl, int e) {
   return (Buffer){.value = value, .place = pl, .offset = pl == PLACE_SHARED ? 0 : -1,
                   .bytes = pl == PLACE_SHARED ? e * 36 : 0, .reg_floats = pl ? 9 : 0,
-                  .saved = true, .load_call = -1, .save_index = j};
+                  .save = &im->saves[j], .load_call = -1, .producer = call};
 }
 
-static void finish(PlanStore *s, int ncalls, int nbuf, int e, int threads) {
+/* The step moving buffer b (its load, or its save when it has none). */
+static Step io_step(const PlanStore *s, int b) {
+  const Buffer *buf = &s->buf[b];
+  if (buf->load)
+    return (Step){.kind = ROUTINE_LOAD, .call = buf->load_call, .impl = s->impl[buf->load_call],
+                  .io = buf->load, .buf = {b}, .nbuf = 1};
+  return (Step){.kind = ROUTINE_SAVE, .call = buf->producer, .impl = s->impl[buf->producer],
+                .io = buf->save, .buf = {b}, .nbuf = 1};
+}
+
+static Step compute_step(const PlanStore *s, int call, int a0, int a1, int result) {
+  return (Step){.kind = ROUTINE_COMPUTE, .call = call, .impl = s->impl[call],
+                .buf = {a0, a1, result}, .nbuf = 3};
+}
+
+/* Buffer b now moves through routine j: the buffer and its step both say so. */
+static void use_routine(PlanStore *s, int b, int j) {
+  Buffer *buf = &s->buf[b];
+  if (buf->load) buf->load = &s->impl[buf->load_call]->loads[j];
+  else buf->save = &s->impl[buf->producer]->saves[j];
+  for (int k = 0; k < s->p.nsteps; k++)
+    if (s->st[k].kind != ROUTINE_COMPUTE && s->st[k].buf[0] == b) s->st[k] = io_step(s, b);
+}
+
+static void finish(PlanStore *s, int ncalls, int nbuf, int nsteps, int e, int threads) {
   s->p.order = s->order;
   s->p.impl = s->impl;
   s->p.ncalls = ncalls;
   s->p.buffers = s->buf;
   s->p.nbuffers = nbuf;
+  s->p.steps = s->st;
+  s->p.nsteps = nsteps;
   s->p.e = e;
   s->p.threads = threads;
   s->p.block = (BlockShape){threads, 1, 1};
@@ -114,10 +141,14 @@ static void single(PlanStore *s, const Dag *dag, Impl *im, int node, int j, Plac
   memset(s, 0, sizeof *s);
   s->order[0] = node;
   s->impl[0] = im;
-  s->buf[0] = load_buf(dag->nodes[node].args[0], 0, j, pl, e);
-  s->buf[1] = load_buf(dag->nodes[node].args[1], 0, j, pl, e);
-  s->buf[2] = save_buf(dag->nodes[node].result, j, pl, e);
-  finish(s, 1, 3, e, e * (im->dims[1] ? im->dims[1] : 1));
+  s->buf[0] = load_buf(dag->nodes[node].args[0], im, 0, j, pl, e);
+  s->buf[1] = load_buf(dag->nodes[node].args[1], im, 0, j, pl, e);
+  s->buf[2] = save_buf(dag->nodes[node].result, im, 0, j, pl, e);
+  s->st[0] = io_step(s, 0);
+  s->st[1] = io_step(s, 1);
+  s->st[2] = compute_step(s, 0, 0, 1, 2);
+  s->st[3] = io_step(s, 2);
+  finish(s, 1, 3, 4, e, e * (im->dims[1] ? im->dims[1] : 1));
 }
 
 /* Both calls in one kernel, the intermediate c kept in shared memory. */
@@ -126,28 +157,35 @@ static void fused(PlanStore *s, Impl *im, int e) {
   s->order[0] = 0;
   s->order[1] = 1;
   s->impl[0] = s->impl[1] = im;
-  s->buf[0] = load_buf(0, 0, 0, PLACE_SHARED, e);
-  s->buf[1] = load_buf(1, 0, 0, PLACE_SHARED, e);
-  s->buf[2] = (Buffer){.value = 2, .place = PLACE_SHARED, .bytes = e * 36, .load_call = -1};
-  s->buf[3] = save_buf(3, 0, PLACE_SHARED, e);
-  finish(s, 2, 4, e, e);
+  s->buf[0] = load_buf(0, im, 0, 0, PLACE_SHARED, e);
+  s->buf[1] = load_buf(1, im, 0, 0, PLACE_SHARED, e);
+  s->buf[2] = (Buffer){.value = 2, .place = PLACE_SHARED, .bytes = e * 36, .load_call = -1,
+                       .producer = 0};
+  s->buf[3] = save_buf(3, im, 1, 0, PLACE_SHARED, e);
+  s->st[0] = io_step(s, 0);
+  s->st[1] = io_step(s, 1);
+  s->st[2] = compute_step(s, 0, 0, 1, 2);
+  s->st[3] = compute_step(s, 1, 2, 1, 3);
+  s->st[4] = io_step(s, 3);
+  finish(s, 2, 4, 5, e, e);
 }
 
 static void test_access_efficiency(void **state) {
   (void)state;
   Pattern c = pat(COALESCED9), o9 = pat(OWNER9), o1 = pat(OWNER1), o3 = pat(OWNER3);
   BlockShape sh = {32, 1, 1};
-  assert_float_equal(model_access_efficiency(&c, sh), 1.0, 1e-9);
-  assert_float_equal(model_access_efficiency(&o9, sh), 0.125, 1e-9);
-  assert_float_equal(model_access_efficiency(&o1, sh), 1.0, 1e-9);
-  assert_float_equal(model_access_efficiency(&o3, sh), 128.0 / 384.0, 1e-9);
+  SearchContext *ctx = search_context_new(NULL, NULL); /* the memo alone */
+  assert_float_equal(model_access_efficiency(ctx, &c, sh), 1.0, 1e-9);
+  assert_float_equal(model_access_efficiency(ctx, &o9, sh), 0.125, 1e-9);
+  assert_float_equal(model_access_efficiency(ctx, &o1, sh), 1.0, 1e-9);
+  assert_float_equal(model_access_efficiency(ctx, &o3, sh), 128.0 / 384.0, 1e-9);
   /* A block of 64: the second warp is sampled too and behaves alike. */
-  assert_float_equal(model_access_efficiency(&c, (BlockShape){64, 1, 1}), 1.0, 1e-9);
+  assert_float_equal(model_access_efficiency(ctx, &c, (BlockShape){64, 1, 1}), 1.0, 1e-9);
   pattern_free(&c);
   pattern_free(&o9);
   pattern_free(&o1);
   pattern_free(&o3);
-  model_reset();
+  search_context_free(ctx);
 }
 
 /* What kasgen bench measured on an H100: owner loads of 9-float elements run at copy speed (the
@@ -157,19 +195,21 @@ static void test_coalescing(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mm_1", 1);
   PlanStore a;
   single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
-  double coalesced = model_predict_kernel(&a.p, dag, db);
+  double coalesced = model_predict_kernel(ctx, &a.p);
   /* 108 bytes per element at ~90% of 3000 GB/s, with the grid floor at E=32 */
   double floor32 = 0.6 / 32;
   assert_true(coalesced > hypot(108.0 / 3000.0, floor32));
   assert_true(coalesced < hypot(108.0 / 3000.0 * 1.2, floor32));
-  a.buf[0].load_index = a.buf[1].load_index = 1; /* owner loads, coalesced save */
-  double owner_loads = model_predict_kernel(&a.p, dag, db);
+  use_routine(&a, 0, 1); /* owner loads, coalesced save */
+  use_routine(&a, 1, 1);
+  double owner_loads = model_predict_kernel(ctx, &a.p);
   assert_true(owner_loads < 1.2 * coalesced);
-  a.buf[2].save_index = 1; /* and an owner save */
-  double owner_save = model_predict_kernel(&a.p, dag, db);
+  use_routine(&a, 2, 1); /* and an owner save */
+  double owner_save = model_predict_kernel(ctx, &a.p);
   assert_true(owner_save > 2 * coalesced);
   /* 81-float elements: owner loads through L2 */
   static KType ten4 = {.name = "tensor3x3x3x3", .size = 81};
@@ -183,57 +223,60 @@ static void test_coalescing(void **state) {
   }
   PlanStore b;
   single(&b, dag, big, 0, 0, PLACE_SHARED, 32);
-  b.p.nbuffers = 1; /* one load alone */
+  b.p.nbuffers = b.p.nsteps = 1; /* one load alone */
   b.p.smem_bytes = b.buf[0].bytes;
-  double big_coalesced = model_predict_kernel(&b.p, dag, db);
-  b.buf[0].load_index = 1; /* measured: 3x slower into shared memory, 1.5-1.9x into registers */
-  double big_owner = model_predict_kernel(&b.p, dag, db);
+  double big_coalesced = model_predict_kernel(ctx, &b.p);
+  use_routine(&b, 0, 1); /* measured: 3x slower into shared memory, 1.5-1.9x into registers */
+  double big_owner = model_predict_kernel(ctx, &b.p);
   assert_true(big_owner > 2 * big_coalesced);
   b.buf[0].place = PLACE_REGISTER;
   b.buf[0].bytes = 0;
   b.buf[0].reg_floats = 81;
   b.p.smem_bytes = 0;
-  double big_owner_reg = model_predict_kernel(&b.p, dag, db);
+  double big_owner_reg = model_predict_kernel(ctx, &b.p);
   assert_true(big_owner_reg > 1.4 * big_coalesced);
   free_impl(big);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
 static void test_fusion_beats_two_kernels(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mm_1", 1);
   PlanStore k0, k1, f;
   single(&k0, dag, im, 0, 0, PLACE_SHARED, 32);
   single(&k1, dag, im, 1, 0, PLACE_SHARED, 32);
   fused(&f, im, 32);
-  double t_unfused = model_predict_kernel(&k0.p, dag, db) + model_predict_kernel(&k1.p, dag, db);
-  double t_fused = model_predict_kernel(&f.p, dag, db);
+  double t_unfused = model_predict_kernel(ctx, &k0.p) + model_predict_kernel(ctx, &k1.p);
+  double t_fused = model_predict_kernel(ctx, &f.p);
   /* fused moves 3 values, unfused 6: close to half */
   assert_true(t_fused < 0.6 * t_unfused);
   assert_true(t_fused > 0.4 * t_unfused);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
 static void test_cannot_launch(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mm_1", 1);
   PlanStore a;
   single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
   a.p.smem_bytes = 300 * 1024; /* over 227 KB */
-  assert_true(isinf(model_predict_kernel(&a.p, dag, db)));
+  assert_true(isinf(model_predict_kernel(ctx, &a.p)));
   single(&a, dag, im, 0, 0, PLACE_SHARED, 2048);
-  assert_true(isinf(model_predict_kernel(&a.p, dag, db))); /* 2048 threads per block */
+  assert_true(isinf(model_predict_kernel(ctx, &a.p))); /* 2048 threads per block */
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
 }
@@ -249,16 +292,17 @@ static void test_absurd_warp_sizes_do_not_overflow(void **state) {
   for (size_t w = 0; w < sizeof warps / sizeof *warps; w++) {
     TimingDb *db = timingdb_analytic();
     db->dev.warp_size = warps[w];
+    SearchContext *ctx = search_context_new(dag, db);
     PlanStore a;
     single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
-    double t = model_predict_kernel(&a.p, dag, db);
+    double t = model_predict_kernel(ctx, &a.p);
     /* one warp rounds 32 threads up to the warp: a huge warp cannot fit, a unit one can */
     if (warps[w] > 2048)
       assert_true(isinf(t));
     else
       assert_true(isfinite(t) && t > 0);
+    search_context_free(ctx);
     timingdb_free(db);
-    model_reset();
   }
   free_impl(im);
   free_dag(dag);
@@ -268,26 +312,27 @@ static void test_registers_and_barriers(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   for (int v = 0; v < 4; v++) dag->values[v].type = &t_scalar; /* 4 bytes per thread */
   Impl *im = make_impl("mm_1", 1);
   PlanStore a;
   single(&a, dag, im, 0, 1, PLACE_REGISTER, 1024);
   a.p.regs_estimate = 32; /* two blocks of 1024 per SM */
-  double t32 = model_predict_kernel(&a.p, dag, db);
+  double t32 = model_predict_kernel(ctx, &a.p);
   a.p.regs_estimate = 64; /* one block per SM: half the bytes in flight */
-  double t64 = model_predict_kernel(&a.p, dag, db);
+  double t64 = model_predict_kernel(ctx, &a.p);
   assert_true(t64 > 1.5 * t32);
   a.p.regs_estimate = 32;
   a.p.barriers = 3;
-  double tb = model_predict_kernel(&a.p, dag, db);
+  double tb = model_predict_kernel(ctx, &a.p);
   assert_true(tb > t32);
   /* Registers estimated from the live register buffers when not given. */
   a.p.regs_estimate = 0;
-  assert_int_equal(model_estimate_registers(&a.p, dag), 24 + 3 * 9 + 8);
+  assert_int_equal(model_estimate_registers(&a.p), 24 + 3 * 9 + 8);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
 static void test_idle_threads(void **state) {
@@ -299,28 +344,33 @@ static void test_idle_threads(void **state) {
   TimingDb *db = timingdb_load("tests/fixtures/db/model.xml");
   assert_non_null(db);
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mmul33_2", 1);
   PlanStore a;
   fused(&a, im, 32);
-  a.p.buffers = &a.buf[2]; /* only the intermediate */
+  /* Only the intermediate: both computes touch it, nothing moves to or from global memory. */
+  a.buf[0] = a.buf[2];
   a.p.nbuffers = 1;
-  a.p.smem_bytes = a.buf[2].bytes;
+  a.p.smem_bytes = a.buf[0].bytes;
+  for (int c = 0; c < 2; c++)
+    a.st[c] = (Step){.kind = ROUTINE_COMPUTE, .call = c, .impl = im, .buf = {0}, .nbuf = 1};
+  a.p.nsteps = 2;
   double own = sqrt(0.6 * 0.6 - 0.1 * 0.1);
-  assert_float_equal(model_predict_kernel(&a.p, dag, db), hypot(2 * own, 0.1), 1e-9);
+  assert_float_equal(model_predict_kernel(ctx, &a.p), hypot(2 * own, 0.1), 1e-9);
   a.p.threads = 96;
-  assert_float_equal(model_predict_kernel(&a.p, dag, db), hypot(3 * 2 * own, 0.1), 1e-9);
+  assert_float_equal(model_predict_kernel(ctx, &a.p), hypot(3 * 2 * own, 0.1), 1e-9);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
-static char *capture_run(TimingDb *db, const KernelPlan *p, const Dag *dag, double *t) {
+static char *capture_run(SearchContext *ctx, const KernelPlan *p, double *t) {
   fflush(stderr);
   FILE *tmp = tmpfile();
   int saved = dup(fileno(stderr));
   dup2(fileno(tmp), fileno(stderr));
-  *t = model_predict_kernel(p, dag, db);
+  *t = model_predict_kernel(ctx, p);
   fflush(stderr);
   dup2(saved, fileno(stderr));
   close(saved);
@@ -337,12 +387,13 @@ static void test_database(void **state) {
   TimingDb *db = timingdb_load("tests/fixtures/db/model.xml");
   assert_non_null(db);
   Dag *dag = make_chain();
+  SearchContext *ctx = search_context_new(dag, db);
   Impl *im = make_impl("mmul33_2", 1);
   PlanStore a;
   /* loads 0 (shared) timed, save 0 shared is not (only register): analytic + one warning. */
   single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
   double t;
-  char *err = capture_run(db, &a.p, dag, &t);
+  char *err = capture_run(ctx, &a.p, &t);
   assert_non_null(strstr(err, "warning: no timing for routine mmul33_2 save 0 shared"));
   assert_null(strstr(err, "load 0")); /* timed loads are not warned about */
   /* extra smem for a load = total 3456 - own 1152 = 2304 -> clamped at 1000 -> 2.1 ns each,
@@ -351,13 +402,13 @@ static void test_database(void **state) {
   assert_float_equal(t, hypot(2 * load + save, 0.1), 1e-9);
   free(err);
   /* The warning is given once per routine. */
-  err = capture_run(db, &a.p, dag, &t);
+  err = capture_run(ctx, &a.p, &t);
   assert_string_equal(err, "");
   free(err);
   free_impl(im);
+  search_context_free(ctx);
   free_dag(dag);
   timingdb_free(db);
-  model_reset();
 }
 
 static void test_launch_overhead(void **state) {

@@ -36,8 +36,6 @@ static void free_world(World *w) {
   spec_free(w->spec);
   timingdb_free(w->db);
   library_free(w->lib);
-  plan_cache_clear();
-  model_reset();
 }
 
 static bool sanitized(void) {
@@ -67,7 +65,7 @@ static double run_and_check(const char *spec, int top, int maxf, int *ncands) {
   World w = load_world(spec);
   SearchOptions opt = {.top = top, .max_fusion = maxf, .progress = false};
   clock_t t0 = clock();
-  SearchResult *r = search_run(w.dag, w.lib, w.db, &opt);
+  SearchResult *r = search_run(w.dag, w.db, &opt);
   double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
   assert_non_null(r);
   assert_true(r->ncands >= 1 && r->ncands <= top);
@@ -123,7 +121,7 @@ static void test_nothing_fits(void **state) {
   w.db->dev.max_threads_per_block = 2;
   SearchOptions opt = {.top = 3, .max_fusion = 2};
   diag_reset();
-  assert_null(search_run(w.dag, w.lib, w.db, &opt));
+  assert_null(search_run(w.dag, w.db, &opt));
   assert_int_equal(diag_error_count(), w.dag->nnodes);
   diag_reset();
   free_world(&w);

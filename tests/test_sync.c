@@ -52,11 +52,12 @@ static const Buffer *buffer_of(const KernelPlan *p, int value) {
   return NULL;
 }
 
-static const IoRoutine *io_of(const Impl *im, RoutineKind kind, int index) {
-  const IoRoutine *l = kind == ROUTINE_LOAD ? im->loads : im->saves;
-  int n = kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
+/* The step's routine, which must be one of the implementation's of that kind. */
+static const IoRoutine *io_of(const Impl *im, const Step *st) {
+  const IoRoutine *l = st->kind == ROUTINE_LOAD ? im->loads : im->saves;
+  int n = st->kind == ROUTINE_LOAD ? im->nloads : im->nsaves;
   for (int k = 0; k < n; k++)
-    if (l[k].index == index) return &l[k];
+    if (&l[k] == st->io) return st->io;
   fail();
   return NULL;
 }
@@ -72,8 +73,7 @@ static Accesses step_accesses(const Dag *dag, const KernelPlan *p, int s) {
       add_pattern(&a, &im->in[k], sh, buffer_of(p, nd->args[k]), false);
     add_pattern(&a, &im->out, sh, buffer_of(p, nd->result), true);
   } else {
-    add_pattern(&a, &io_of(im, st->kind, st->io_index)->ls, sh, &p->buffers[st->buffer],
-                st->kind == ROUTINE_LOAD);
+    add_pattern(&a, &io_of(im, st)->ls, sh, &p->buffers[st->buf[0]], st->kind == ROUTINE_LOAD);
   }
   return a;
 }
@@ -125,6 +125,7 @@ typedef struct {
   Spec *spec;
   Dag *dag;
   TimingDb *db;
+  SearchContext *ctx;
 } World;
 
 static World load_world(const char *name) {
@@ -137,12 +138,12 @@ static World load_world(const char *name) {
   assert_non_null(w.spec);
   w.dag = dag_build(w.spec);
   w.db = timingdb_analytic();
+  w.ctx = search_context_new(w.dag, w.db);
   return w;
 }
 
 static void free_world(World *w) {
-  plan_cache_clear();
-  model_reset();
+  search_context_free(w->ctx);
   dag_free(w->dag);
   spec_free(w->spec);
   timingdb_free(w->db);
@@ -151,7 +152,7 @@ static void free_world(World *w) {
 
 static void verify_fusion(World *w, NodeSet nodes, bool keep_all) {
   int n;
-  KernelPlan **ps = combine_fusion(w->dag, w->lib, w->db, nodes, keep_all, &n);
+  KernelPlan **ps = combine_fusion(w->ctx, nodes, keep_all, &n);
   assert_true(n >= 1);
   for (int k = 0; k < n; k++) {
     verify_plan(w->dag, ps[k]);

@@ -1,4 +1,8 @@
-/* bench_common.h — what the generated micro-benchmark files share (kasgen bench). */
+/*
+ * bench_common.h — what the files of the micro-benchmark program share (`kasgen bench` writes
+ * it with the program; kept as src/runtime/bench_common.h in kasgen's sources): the entry that
+ * describes one benchmark kernel, and the table of one function's entries.
+ */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 #include <stddef.h>
@@ -12,4 +16,10 @@ typedef struct {
   int own_smem;       /* bytes of the routine's own shared buffers */
   const void *kernel; /* __global__ (const float*, float*, size_t, float) */
 } BenchEntry;
+
+/* The entries of one function's bench_<f>.cu. */
+typedef struct {
+  const BenchEntry *entries;
+  int count;
+} BenchTable;
 #endif

@@ -11,4 +11,6 @@ diff -r -x build -x .kasgen-manifest bench/out "$tmp/out" >"$tmp/diff" || {
   echo "bench/out is stale: run 'kasgen bench --out bench/out' and commit it" >&2
   exit 1
 }
+long=$(bash tests/long_lines.sh bench/out)
+[ -z "$long" ] || { echo "bench/out has lines over 100 columns:"; head -5 <<<"$long"; exit 1; }
 echo "bench/out matches kasgen bench"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # cli_front.sh — the front-end commands through the real binary and the real library: exit codes
-# (0 ok, 1 bad input, 2 bad usage), --help/--version, `check` on every seed spec, every malformed
+# (0 ok, 1 bad input, 2 bad usage), --help/--version, each command's own help and options (an
+# option that does not apply is a usage error), --out looked at before the search, `check` on
+# every seed spec, every malformed
 # spec's located error, --dot accepted by Graphviz, `list`, and `fusions` counts equal to an
 # independent brute-force count (awk, from the edges `check` prints).  Run from the repo root
 # with $KASGEN set (tests/run.sh does both).
@@ -37,6 +39,63 @@ expect_rc 1 "$K" list --library "$tmp"
 : >"$tmp/empty.spec"
 expect_rc 1 "$K" check "$tmp/empty.spec"
 grep -q 'empty.spec:1:1: error: empty spec' "$tmp/err" || fail "empty spec message"
+
+# --- one table of commands: each has its own help and rejects options that do not apply ---------
+commands="check fusions plan list units bench report"
+for c in $commands; do
+  expect_rc 0 "$K" "$c" --help
+  grep -q "^usage: kasgen $c" "$tmp/out" || fail "$c --help: no usage line"
+  [ "$(grep -c '^usage:' "$tmp/out")" = 1 ] || fail "$c --help shows more than its own usage"
+  cp "$tmp/out" "$tmp/help1"
+  expect_rc 0 "$K" help "$c"
+  cmp -s "$tmp/out" "$tmp/help1" || fail "kasgen help $c differs from kasgen $c --help"
+done
+expect_rc 0 "$K" --help
+for c in $commands; do
+  grep -q "^       kasgen $c" "$tmp/out" || fail "--help does not list $c"
+done
+expect_rc 0 "$K" help
+grep -q '^usage: kasgen SPEC' "$tmp/out" || fail "kasgen help: no general usage"
+expect_rc 2 "$K" help no-such-command
+grep -q "no command 'no-such-command'" "$tmp/err" || fail "help of an unknown command"
+# plan's help lists exactly its options, --out and --n not among them
+expect_rc 0 "$K" plan --help
+for opt in top max-fusion library db no-db dot explain; do
+  grep -q "^  --$opt" "$tmp/out" || fail "plan --help does not describe --$opt"
+done
+grep -q -- '--out\|--n ' "$tmp/out" && fail "plan --help offers an option plan does not take"
+# options that do not apply: usage error naming the option and the command, nothing run
+expect_rc 2 "$K" fusions specs/stvenant.spec --top 3
+grep -q "option --top does not apply to 'fusions'" "$tmp/err" || fail "fusions --top: message"
+[ -s "$tmp/out" ] && fail "fusions --top printed results"
+expect_rc 2 "$K" plan specs/stvenant.spec --out "$tmp/never"
+grep -q "option --out does not apply to 'plan'" "$tmp/err" || fail "plan --out: message"
+[ -e "$tmp/never" ] && fail "plan --out created its folder"
+expect_rc 2 "$K" --top 3 check specs/stvenant.spec  # options may precede the command
+grep -q "option --top does not apply to 'check'" "$tmp/err" || fail "check --top: message"
+expect_rc 2 "$K" list --no-db
+expect_rc 2 "$K" report "$tmp" --library library
+expect_rc 2 "$K" units --explain 1
+expect_rc 2 "$K" fusions specs/stvenant.spec --top=0
+grep -q "invalid value '0' for --top" "$tmp/err" || fail "--top=0: message"
+
+# --- --out is looked at before the search: a bad one fails at once, writing nothing ------------
+: >"$tmp/a-file"
+expect_rc 1 "$K" specs/stvenant.spec --out "$tmp/a-file"
+grep -q "a-file/stvenant: error: cannot be created: .*a-file is not a folder" "$tmp/err" ||
+  fail "--out FILE: message '$(head -1 "$tmp/err")'"
+[ -s "$tmp/out" ] && fail "--out FILE: the ranking was printed before the error"
+mkdir -p "$tmp/gen"
+: >"$tmp/gen/stvenant"
+expect_rc 1 "$K" specs/stvenant.spec --out "$tmp/gen"
+grep -q "gen/stvenant: error: exists and is not a folder" "$tmp/err" || fail "--out: target file"
+[ -s "$tmp/out" ] && fail "--out with a file target: the ranking was printed"
+[ -f "$tmp/gen/stvenant" ] && [ ! -s "$tmp/gen/stvenant" ] || fail "the target file was touched"
+expect_rc 1 "$K" units --out "$tmp/a-file/units"
+grep -q "cannot be created: .*a-file is not a folder" "$tmp/err" || fail "units --out: message"
+expect_rc 1 "$K" bench --out "$tmp/a-file"
+grep -q "a-file: error: exists and is not a folder" "$tmp/err" || fail "bench --out: message"
+[ ! -s "$tmp/a-file" ] || fail "bench wrote into the file"
 
 # --- check on the seed specs ------------------------------------------------------------------
 for s in specs/*.spec tests/specs/*.spec; do

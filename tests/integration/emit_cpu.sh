@@ -18,6 +18,8 @@ nfun=$(ls -d "$tmp"/units/*/ | wc -l)
 nunits=$(ls -d "$tmp"/units/*/cu_*/ | wc -l)
 [ "$nfun" -ge 27 ] || { echo "expected units of >= 27 functions, got $nfun"; exit 1; }
 [ "$nunits" -ge $((2 * nfun)) ] || { echo "expected >= 2 units per function, got $nunits"; exit 1; }
+long=$(bash tests/long_lines.sh "$tmp/units")
+[ -z "$long" ] || { echo "generated lines over 100 columns:"; head -5 <<<"$long"; exit 1; }
 
 # The CPU check of every unit: each prints one PASS/FAIL line per unit and exits non-zero on any
 # failure (wrong value, NaN left by a missing write, or thread-order dependence).

@@ -65,12 +65,13 @@ static PatArgs routine_pattern_args(const Impl *im, RoutineKind kind, int j) {
 
 /* The wrapper kernel: shared buffers are slices of dynamic shared memory, register buffers local
  * arrays filled from global memory; afterwards every buffer float is summed into go. */
-static void put_wrapper(StrBuf *sb, const Impl *im, RoutineKind kind, const char *name, int e,
-                        const PatArgs *pa, const Placement *pl) {
+static void put_wrapper(StrBuf *sb, const Impl *im, RoutineKind kind, const char *name,
+                        unsigned coords, int e, const PatArgs *pa, const Placement *pl) {
   BlockShape shape = impl_shape(im, e);
   sb_printf(sb, "__global__ void w_%s(const float *__restrict__ gi, float *__restrict__ go, "
                 "size_t n) {\n  extern __shared__ float sm[];\n"
                 "  const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;\n"
+                "  (void)tx, (void)ty, (void)tz; /* a routine may take fewer */\n"
                 "  const size_t e0 = (size_t)blockIdx.x * %d;\n  (void)e0; /* computes take no e0 */\n"
                 "  float acc = 0.0f;\n", name, e);
   long offset = 0;
@@ -84,12 +85,14 @@ static void put_wrapper(StrBuf *sb, const Impl *im, RoutineKind kind, const char
       offset += (long)e * pa->size[a];
     }
   }
-  if (kind == ROUTINE_LOAD) sb_printf(sb, "  %s(gi, b0, tx, ty, tz, e0, n);\n", name);
-  else if (kind == ROUTINE_SAVE) sb_printf(sb, "  %s(b0, go, tx, ty, tz, e0, n);\n", name);
+  static const char *const xyz[8] = {"", ", tx", ", ty", ", tx, ty", ", tz", ", tx, tz",
+                                      ", ty, tz", ", tx, ty, tz"}; /* the routine's coordinates */
+  if (kind == ROUTINE_LOAD) sb_printf(sb, "  %s(gi, b0%s, e0, n);\n", name, xyz[coords & 7]);
+  else if (kind == ROUTINE_SAVE) sb_printf(sb, "  %s(b0, go%s, e0, n);\n", name, xyz[coords & 7]);
   else {
     sb_printf(sb, "  %s(", name);
-    for (int a = 0; a < pa->n; a++) sb_printf(sb, "b%d, ", a);
-    sb_puts(sb, "tx, ty, tz);\n");
+    for (int a = 0; a < pa->n; a++) sb_printf(sb, "%sb%d", a ? ", " : "", a);
+    sb_printf(sb, "%s);\n", xyz[coords & 7]);
   }
   for (int a = 0; a < pa->n; a++) {
     if (pl[a] == PLACE_REGISTER) {
@@ -115,16 +118,16 @@ static int put_routine(StrBuf *sb, StrBuf *wr, const Impl *im, RoutineKind kind,
       if (pl[a] == PLACE_REGISTER && pa.pat[a]->noreg) allowed = false;
     }
     if (!allowed) continue;
-    char *name = NULL;
-    char *text = instantiate_routine(im, kind, j, e, pl, &name);
-    if (!text) {
+    RoutineRequest rq = {kind, j, e, impl_shape(im, e), {PLACE_SHARED}};
+    for (int a = 0; a < pa.n; a++) rq.place[a] = pl[a];
+    RoutineInstance ri;
+    if (!instantiate_routine(im, &rq, &ri)) {
       errors++;
       continue;
     }
-    sb_printf(sb, "%s\n", text);
-    put_wrapper(wr, im, kind, name, e, &pa, pl);
-    free(text);
-    free(name);
+    sb_printf(sb, "%s\n", ri.text);
+    put_wrapper(wr, im, kind, ri.name, ri.coords, e, &pa, pl);
+    routine_instance_free(&ri);
   }
   return errors;
 }

@@ -1,0 +1,470 @@
+/*
+ * emit.c — drives code generation for one spec (docs/design.md §7, docs/generated.md): opens
+ * the output folder, has emit_common.c write the files the candidates share (the CPU graph, the
+ * checkers, the harness), emit_cuda.c every candidate, emit_embed.c the winner's C API, and
+ * writes the files that list the candidates itself:
+ *
+ *   common/kas_candidates.h  the table of candidates (device and host entry points) that the
+ *                            harness and the CPU checker read
+ *   common/all_kernels.cu    every candidate in one translation unit (one-nvcc compile check)
+ *   candNN/fusion.dot, .svg  each candidate's kernels drawn on the DAG
+ *   Makefile, plot.gp, index.txt
+ */
+#include "kasgen.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Name of ranked candidate r (1-based): "cand01".  The winner is cand01 (docs/generated.md). */
+static char *candidate_name(int rank) { return xasprintf("cand%02d", rank); }
+
+static const char *value_var_name(const Dag *dag, int v) {
+  return dag->spec->vars[dag->values[v].var].name;
+}
+
+/* "mvmul33_1+svmul3_2 | ttmul411_1": implementations per kernel, in execution order. */
+static char *describe_kernels(const Candidate *c) {
+  StrBuf sb;
+  sb_init(&sb);
+  for (int k = 0; k < c->nkernels; k++) {
+    const KernelPlan *p = c->kernels[k];
+    if (k) sb_puts(&sb, " | ");
+    for (int i = 0; i < p->ncalls; i++) sb_printf(&sb, "%s%s", i ? "+" : "", p->impl[i]->name);
+  }
+  if (!sb.data) sb_puts(&sb, "");
+  return sb_take(&sb);
+}
+
+static void c_string(StrBuf *sb, const char *s) {
+  sb_putc(sb, '"');
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') sb_putc(sb, '\\');
+    sb_putc(sb, *s);
+  }
+  sb_putc(sb, '"');
+}
+
+/* The column of the next character of sb. */
+static size_t column(const StrBuf *sb) {
+  size_t k = sb->len;
+  while (k > 0 && sb->data[k - 1] != '\n') k--;
+  return sb->len - k;
+}
+
+/* A C string literal for s, split into literals that C concatenates wherever a line would pass
+ * 100 columns (after a '+' or a space); the continuation lines start at column indent.  The
+ * strings are implementation names: nothing in them needs escaping but quotes and backslashes. */
+static void c_string_lines(StrBuf *sb, const char *s, int indent) {
+  sb_putc(sb, '"');
+  while (*s) {
+    size_t len = strcspn(s, "+ ");
+    if (s[len]) len++; /* the separator stays with its word */
+    if (column(sb) + len + 3 > 100 && column(sb) > (size_t)indent + 1)
+      sb_printf(sb, "\"\n%*s\"", indent, "");
+    for (size_t k = 0; k < len; k++) {
+      if (s[k] == '"' || s[k] == '\\') sb_putc(sb, '\\');
+      sb_putc(sb, s[k]);
+    }
+    s += len;
+  }
+  sb_putc(sb, '"');
+}
+
+static CandidateEntry *list_entries(const SearchResult *res, int *count) {
+  CandidateEntry *e = xcalloc((size_t)res->ncands + 1, sizeof *e);
+  int n = 0;
+  for (int r = 0; r < res->ncands; r++)
+    e[n++] = (CandidateEntry){candidate_name(r + 1), &res->cands[r], r + 1,
+                              describe_kernels(&res->cands[r])};
+  if (res->unfused)
+    e[n++] = (CandidateEntry){xstrdup("unfused"), res->unfused, 0, describe_kernels(res->unfused)};
+  *count = n;
+  return e;
+}
+
+static void free_entries(CandidateEntry *e, int count) {
+  for (int i = 0; i < count; i++) free(e[i].name), free(e[i].kernels);
+  free(e);
+}
+
+/* "\"name\"" (a C string literal), malloc'ed. */
+static char *c_literal(const char *s) {
+  StrBuf sb;
+  sb_init(&sb);
+  c_string(&sb, s);
+  return sb_take(&sb);
+}
+
+/* kas_<side>_names and kas_<side>_floats of the spec's inputs or outputs. */
+static void io_table(StrBuf *sb, const Dag *dag, bool outputs) {
+  const int *vals = outputs ? dag->outputs : dag->inputs;
+  int nv = outputs ? dag->noutputs : dag->ninputs;
+  const char *side = outputs ? "output" : "input";
+  const char *count = outputs ? "KAS_NOUTPUTS" : "KAS_NINPUTS";
+  /* A spec may have no inputs (constants only): keep the arrays non-empty for C++. */
+  char **names = xcalloc((size_t)nv + 1, sizeof *names);
+  char **floats = xcalloc((size_t)nv + 1, sizeof *floats);
+  for (int i = 0; i < nv; i++) {
+    names[i] = c_literal(value_var_name(dag, vals[i]));
+    floats[i] = xasprintf("%d", dag_value_floats(dag, vals[i]));
+  }
+  if (!nv) names[0] = xstrdup("0"), floats[0] = xstrdup("0");
+  char *open = xasprintf("static const char *const kas_%s_names[%s > 0 ? %s : 1] = {", side, count,
+                         count);
+  emit_list(sb, 0, open, names, nv ? nv : 1, "};\n");
+  free(open);
+  open = xasprintf("static const int kas_%s_floats[%s > 0 ? %s : 1] = {", side, count, count);
+  emit_list(sb, 0, open, floats, nv ? nv : 1, "};\n");
+  free(open);
+  for (int i = 0; i < (nv ? nv : 1); i++) free(names[i]), free(floats[i]);
+  free(names);
+  free(floats);
+}
+
+static void io_tables(StrBuf *sb, const Dag *dag) {
+  sb_printf(sb, "#define KAS_NINPUTS %d\n#define KAS_NOUTPUTS %d\n", dag->ninputs, dag->noutputs);
+  io_table(sb, dag, false);
+  io_table(sb, dag, true);
+}
+
+/* The functions every candidate's kernels.cu (device) and kernels_host.cpp (host) define;
+ * each %s is the candidate's name. */
+static const char DEVICE_ENTRY_POINTS[] =
+    "size_t kas_%s_workspace_bytes(size_t n);\n"
+    "int kas_%s_launch(const float *const *in, float *const *out, void *workspace,\n"
+    "    size_t n, cudaStream_t stream);\n";
+static const char HOST_ENTRY_POINTS[] =
+    "size_t kas_%s_host_workspace_bytes(size_t n);\n"
+    "void kas_%s_launch_host(const float *const *in, float *const *out,\n"
+    "    void *workspace, size_t n, int order);\n";
+
+/* The declarations of one side (KAS_CANDIDATES_<side>) for every entry. */
+static void entry_points(StrBuf *sb, const CandidateEntry *ents, int count, const char *side,
+                         const char *format) {
+  sb_printf(sb, "#ifdef KAS_CANDIDATES_%s\n", side);
+  for (int i = 0; i < count; i++) sb_printf(sb, format, ents[i].name, ents[i].name);
+  sb_puts(sb, "#endif\n");
+}
+
+char *emit_candidates_header(const Dag *dag, const CandidateEntry *ents, int count,
+                             long default_n) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_printf(&sb,
+            "/*\n * common/kas_candidates.h — generated by kasgen %s for spec %s; do not edit.\n"
+            " * The candidates, best predicted first, then \"unfused\".  Define\n"
+            " * KAS_CANDIDATES_DEVICE (harness.cu) and/or KAS_CANDIDATES_HOST (check_cpu.cpp) before\n"
+            " * including, to get the entry points of the side you link (docs/generated.md).\n */\n",
+            KASGEN_VERSION, dag->spec->name);
+  sb_puts(&sb, "#ifndef KAS_CANDIDATES_H\n#define KAS_CANDIDATES_H\n#include <stddef.h>\n"
+               "#ifdef KAS_CANDIDATES_DEVICE\n#include <cuda_runtime.h>\n#endif\n\n");
+  sb_puts(&sb, "#define KAS_SPEC_NAME ");
+  c_string(&sb, dag->spec->name);
+  sb_printf(&sb, "\n#define KAS_DEFAULT_N %ld\n", default_n);
+  io_tables(&sb, dag);
+  sb_puts(&sb, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
+  entry_points(&sb, ents, count, "DEVICE", DEVICE_ENTRY_POINTS);
+  entry_points(&sb, ents, count, "HOST", HOST_ENTRY_POINTS);
+  sb_puts(&sb, "#ifdef __cplusplus\n}\n#endif\n\n");
+  sb_puts(&sb,
+          "typedef struct {\n"
+          "  const char *name;             /* \"cand01\" ... then \"unfused\" */\n"
+          "  double predicted_ns_per_elem; /* the model's prediction */\n"
+          "  int predicted_rank;           /* 1-based; 0 for \"unfused\" (not ranked) */\n"
+          "  int nkernels;\n"
+          "  const char *kernels;          /* implementations per kernel, kernels split by \" | \" */\n"
+          "#ifdef KAS_CANDIDATES_DEVICE\n"
+          "  int (*launch)(const float *const *in, float *const *out, void *workspace, size_t n,\n"
+          "                cudaStream_t stream);\n"
+          "  size_t (*workspace_bytes)(size_t n);\n"
+          "#endif\n"
+          "#ifdef KAS_CANDIDATES_HOST\n"
+          "  void (*launch_host)(const float *const *in, float *const *out, void *workspace,\n"
+          "                      size_t n, int order);\n"
+          "  size_t (*host_workspace_bytes)(size_t n);\n"
+          "#endif\n"
+          "} KasCandidate;\n\n");
+  sb_printf(&sb, "#define KAS_NCANDIDATES %d\nstatic const KasCandidate kas_candidates[%d] = {\n",
+            count, count);
+  for (int i = 0; i < count; i++) {
+    sb_printf(&sb, "    {\"%s\", %.6g, %d, %d, ", ents[i].name, ents[i].cand->predicted_ns_per_elem,
+              ents[i].rank, ents[i].cand->nkernels);
+    c_string_lines(&sb, ents[i].kernels, 5);
+    sb_printf(&sb,
+              ",\n#ifdef KAS_CANDIDATES_DEVICE\n     kas_%s_launch, kas_%s_workspace_bytes,\n#endif\n"
+              "#ifdef KAS_CANDIDATES_HOST\n     kas_%s_launch_host, kas_%s_host_workspace_bytes,\n"
+              "#endif\n    },\n",
+              ents[i].name, ents[i].name, ents[i].name, ents[i].name);
+  }
+  sb_puts(&sb, "};\n#endif\n");
+  return sb_take(&sb);
+}
+
+char *emit_all_kernels(const Dag *dag, const CandidateEntry *ents, int count) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_printf(&sb,
+            "/*\n * common/all_kernels.cu — generated by kasgen %s for spec %s; do not edit.\n"
+            " * Every candidate's kernels.cu in one translation unit, each in its own namespace\n"
+            " * (their device routines share names), so that `make compile-check` compiles them\n"
+            " * all in one nvcc invocation.  The harness links the separate objects instead.\n */\n",
+            KASGEN_VERSION, dag->spec->name);
+  sb_puts(&sb, "#include <math.h>\n#include <stddef.h>\n#include <stdint.h>\n"
+               "#include <cuda_runtime.h>\n#include \"kas_device.h\"\n\n");
+  for (int i = 0; i < count; i++)
+    sb_printf(&sb, "namespace kas_ns_%s {\n#include \"../%s/kernels.cu\"\n}\n", ents[i].name,
+              ents[i].name);
+  return sb_take(&sb);
+}
+
+static char *makefile_text(const Dag *dag, const CandidateEntry *ents, int count, long default_n) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_printf(&sb,
+            "# Makefile — generated by kasgen %s for spec %s; do not edit (rerun kasgen).\n"
+            "# Builds every candidate into one benchmark harness (nvcc) and the CPU checker (g++).\n"
+            "# Everything built goes to build/; make -j is safe.\n"
+            "#\n"
+            "#   make                build/harness and build/check_cpu\n"
+            "#   make check-cpu      every candidate run thread by thread on the CPU (no GPU needed)\n"
+            "#   make compile-check  every candidate compiled by one nvcc invocation (no GPU needed)\n"
+            "#   make run            on a GPU: check, time, table, results.xml/.dat (N=... to resize)\n"
+            "#   make sizes          on a GPU: correctness only at n = 1, 7, 1000003, 4194304\n"
+            "#   make sanitize       on a GPU: compute-sanitizer memcheck, racecheck, synccheck\n"
+            "#   make plot           plot.png from results.dat (gnuplot)\n\n",
+            KASGEN_VERSION, dag->spec->name);
+  sb_printf(&sb,
+            "NVCC ?= nvcc\nARCH ?= sm_90\nNVCCFLAGS ?= -O3 -arch=$(ARCH) -lineinfo\n"
+            "CFLAGS ?= -O2\nCXXFLAGS ?= -O2\nSANITIZER ?= compute-sanitizer\nGNUPLOT ?= gnuplot\n"
+            "N ?= %ld\nSANITIZE_N ?= 100003\nB := build\n\n",
+            default_n);
+  sb_puts(&sb, "CANDIDATES :=");
+  for (int i = 0; i < count; i++) sb_printf(&sb, " %s", ents[i].name);
+  sb_puts(&sb,
+          "\nDEVICE_OBJ := $(CANDIDATES:%=$(B)/%/kernels.o)\n"
+          "HOST_OBJ := $(CANDIDATES:%=$(B)/%/kernels_host.o)\n"
+          "CPU_OBJ := $(B)/common/cpu_graph.o $(B)/common/kas_refs.o\n\n"
+          ".PHONY: all check-cpu compile-check run sizes sanitize plot clean\n"
+          "all: $(B)/harness $(B)/check_cpu\n\n"
+          "$(B)/%/kernels.o: %/kernels.cu common/kas_device.h\n"
+          "\t@mkdir -p $(@D)\n"
+          "\t$(NVCC) $(NVCCFLAGS) -c -o $@ $<\n\n"
+          "$(B)/%/kernels_host.o: %/kernels_host.cpp common/kas_device.h common/kas_host.h\n"
+          "\t@mkdir -p $(@D)\n"
+          "\t$(CXX) $(CXXFLAGS) -DKAS_HOST -c -o $@ $<\n\n"
+          "$(B)/common/%.o: common/%.c\n"
+          "\t@mkdir -p $(@D)\n"
+          "\t$(CC) $(CFLAGS) -c -o $@ $<\n\n"
+          "$(B)/harness: common/harness.cu common/kas_candidates.h common/kas_gpu.h "
+          "common/kas_check.h \\\n    $(DEVICE_OBJ) $(CPU_OBJ)\n"
+          "\t$(NVCC) $(NVCCFLAGS) -o $@ common/harness.cu $(DEVICE_OBJ) $(CPU_OBJ)\n\n"
+          "$(B)/check_cpu: common/check_cpu.cpp common/kas_candidates.h common/kas_check.h \\\n"
+          "    $(HOST_OBJ) $(CPU_OBJ)\n"
+          "\t$(CXX) $(CXXFLAGS) -DKAS_HOST -o $@ common/check_cpu.cpp $(HOST_OBJ) $(CPU_OBJ) -lm\n\n"
+          "$(B)/all_kernels.o: common/all_kernels.cu common/kas_device.h "
+          "$(CANDIDATES:%=%/kernels.cu)\n"
+          "\t@mkdir -p $(@D)\n"
+          "\t$(NVCC) $(NVCCFLAGS) -c -o $@ common/all_kernels.cu\n\n"
+          "check-cpu: $(B)/check_cpu\n\t./$(B)/check_cpu\n\n"
+          "compile-check: $(B)/all_kernels.o\n\n"
+          "run: $(B)/harness\n\t./$(B)/harness N=$(N)\n\n"
+          "sizes: $(B)/harness\n\t./$(B)/harness --sizes 1,7,1000003,4194304\n\n"
+          "sanitize: $(B)/harness\n"
+          "\t$(SANITIZER) --tool memcheck --error-exitcode 1 ./$(B)/harness --check-only "
+          "N=$(SANITIZE_N)\n"
+          "\t$(SANITIZER) --tool racecheck --racecheck-report all --error-exitcode 1 \\\n"
+          "\t    ./$(B)/harness --check-only N=$(SANITIZE_N)\n"
+          "\t$(SANITIZER) --tool synccheck --error-exitcode 1 ./$(B)/harness --check-only "
+          "N=$(SANITIZE_N)\n\n"
+          "plot: plot.png\n"
+          "plot.png: results.dat plot.gp\n\t$(GNUPLOT) plot.gp\n\n"
+          "clean:\n\trm -rf $(B) results.xml results.dat plot.png\n");
+  return sb_take(&sb);
+}
+
+/* The picture of seed 004's Graf 5.1-5.4: measured performance in predicted order, with a moving
+ * average (so a good model shows a falling curve) and the model's own prediction. */
+static char *plot_gp(const Dag *dag) {
+  return xasprintf(
+      "# plot.gp — generated by kasgen %s for spec %s.\n"
+      "# Measured performance of the candidates in predicted order (results.dat from `make run`),\n"
+      "# like seed 004's Graf 5.1-5.4.\n"
+      "set terminal png size 1000,600\n"
+      "set output 'plot.png'\n"
+      "set title '%s: measured performance in predicted order'\n"
+      "set xlabel 'candidate (predicted rank)'\n"
+      "set ylabel 'million elements per second'\n"
+      "set grid\n"
+      "set key top right\n"
+      "set xtics 1\n"
+      "set yrange [0:*]\n"
+      "set offsets 0.5, 0.5, 0, 0\n"
+      "plot 'results.dat' using 1:2 with points pointtype 7 pointsize 1.5 title 'measured', \\\n"
+      "     '' using 1:3 with lines linewidth 2 title 'moving average (5)', \\\n"
+      "     '' using 1:(1000.0/$5) with linespoints dashtype 2 title 'predicted'\n",
+      KASGEN_VERSION, dag->spec->name, dag->spec->name);
+}
+
+/* The ranked candidates among the entries (the unfused form is not one). */
+static int ranked(const CandidateEntry *ents, int count) {
+  int n = 0;
+  for (int i = 0; i < count; i++) n += ents[i].rank > 0;
+  return n;
+}
+
+static char *index_txt(const Dag *dag, const TimingDb *db, const CandidateEntry *ents, int count,
+                       long default_n) {
+  StrBuf sb;
+  sb_init(&sb);
+  int nranked = ranked(ents, count);
+  char *from = c_safe_text(dag->spec->path ? dag->spec->path : "-");
+  sb_printf(&sb, "kasgen %s: spec %s (%s), %d calls; %d candidate%s, best predicted first%s.\n",
+            KASGEN_VERSION, dag->spec->name, from, dag->nnodes, nranked, nranked == 1 ? "" : "s",
+            count > nranked ? ", then the unfused form for comparison" : "");
+  free(from);
+  sb_printf(&sb, "Prediction: %s.  Harness default n = %ld.\n\n",
+            !db || db->analytic ? "analytic model (no timing database)"
+                                : db->path ? db->path : "timing database",
+            default_n);
+  sb_printf(&sb, "%-5s %-8s %12s %8s  %s\n", "rank", "name", "ns/element", "kernels",
+            "implementations per kernel");
+  for (int i = 0; i < count; i++) {
+    char rank[16] = "-";
+    if (ents[i].rank) snprintf(rank, sizeof rank, "%d", ents[i].rank);
+    sb_printf(&sb, "%-5s %-8s %12.4f %8d  %s\n", rank, ents[i].name,
+              ents[i].cand->predicted_ns_per_elem, ents[i].cand->nkernels, ents[i].kernels);
+  }
+  sb_puts(&sb, "\nKernels (E = elements per block):\n");
+  for (int i = 0; i < count; i++) {
+    const Candidate *c = ents[i].cand;
+    for (int k = 0; k < c->nkernels; k++) {
+      const KernelPlan *p = c->kernels[k];
+      sb_printf(&sb, "  %-8s kernel %d: E=%d, %d threads, %d B shared, %d of %d barriers, "
+                     "%.4f ns/element:",
+                ents[i].name, k + 1, p->e, p->threads, p->smem_bytes, p->barriers,
+                p->barriers_possible, p->predicted_ns_per_elem);
+      for (int j = 0; j < p->ncalls; j++)
+        sb_printf(&sb, " %s(#%d)", p->impl[j]->name, p->order[j]);
+      sb_puts(&sb, "\n");
+    }
+  }
+  if (count > 0 && ents[0].rank == 1)
+    sb_printf(&sb, "\nEmbedding: embed/kas_%s.h and embed/kas_%s.cu wrap %s.\n", dag->spec->name,
+              dag->spec->name, ents[0].name);
+  return sb_take(&sb);
+}
+
+/* Writes one generated text file; frees text. */
+static bool put(EmitDir *d, const char *rel, char *text) {
+  bool ok = emit_dir_write(d, rel, text);
+  free(text);
+  return ok;
+}
+
+static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db,
+                            const CandidateEntry *ents, int count, long default_n) {
+  bool ok = put(d, "common/kas_candidates.h", emit_candidates_header(dag, ents, count, default_n));
+  ok = ok && put(d, "common/all_kernels.cu", emit_all_kernels(dag, ents, count));
+  ok = ok && put(d, "Makefile", makefile_text(dag, ents, count, default_n));
+  ok = ok && put(d, "plot.gp", plot_gp(dag));
+  ok = ok && put(d, "index.txt", index_txt(dag, db, ents, count, default_n));
+  return ok;
+}
+
+/* The chosen fusions of one candidate as a picture: the DAG with each kernel's calls in a
+ * labelled cluster (fusion.dot), rendered to fusion.svg when Graphviz is installed.  SVG is text,
+ * so it goes through the manifest like every other file. */
+static char *fusion_dot(const Dag *dag, const Candidate *cand, const char *name) {
+  DotKernel *kernels = xcalloc((size_t)cand->nkernels, sizeof *kernels);
+  char **labels = xcalloc((size_t)cand->nkernels, sizeof *labels);
+  for (int k = 0; k < cand->nkernels; k++) {
+    const KernelPlan *p = cand->kernels[k];
+    int regs = 0;
+    for (int b = 0; b < p->nbuffers; b++) regs += p->buffers[b].place == PLACE_REGISTER;
+    labels[k] = xasprintf("%s kernel %d: E=%d, %d threads, %d B shared, %d/%d buffers in "
+                          "registers, %d/%d barriers",
+                          name, k + 1, p->e, p->threads, p->smem_bytes, regs, p->nbuffers,
+                          p->barriers, p->barriers_possible);
+    kernels[k] = (DotKernel){p->nodes, labels[k]};
+  }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  if (f) {
+    dag_write_dot_kernels(dag, kernels, cand->nkernels, f);
+    fclose(f);
+  }
+  for (int k = 0; k < cand->nkernels; k++) free(labels[k]);
+  free(labels);
+  free(kernels);
+  return text ? text : xstrdup("");
+}
+
+/* Runs `dot -Tsvg` on the text; NULL when Graphviz is missing or fails (the .dot stays). */
+static char *render_svg(const char *dot_text) {
+  char tmp[] = "/tmp/kasgen-dot-XXXXXX";
+  int fd = mkstemp(tmp);
+  if (fd < 0) return NULL;
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    close(fd);
+    unlink(tmp);
+    return NULL;
+  }
+  fputs(dot_text, f);
+  fclose(f);
+  char *cmd = xasprintf("dot -Tsvg '%s' 2>/dev/null", tmp);
+  FILE *p = popen(cmd, "r");
+  free(cmd);
+  StrBuf sb;
+  sb_init(&sb);
+  if (p) {
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk - 1, p)) > 0) {
+      chunk[got] = '\0';
+      sb_puts(&sb, chunk);
+    }
+    if (pclose(p) != 0) sb_free(&sb);
+  }
+  unlink(tmp);
+  return sb.len ? sb_take(&sb) : (sb_free(&sb), NULL);
+}
+
+static bool emit_fusion_picture(EmitDir *d, const Dag *dag, const CandidateEntry *e) {
+  char *dot = fusion_dot(dag, e->cand, e->name);
+  char *rel = xasprintf("%s/fusion.dot", e->name);
+  bool ok = emit_dir_write(d, rel, dot);
+  free(rel);
+  char *svg = ok ? render_svg(dot) : NULL;
+  if (svg) {
+    rel = xasprintf("%s/fusion.svg", e->name);
+    ok = emit_dir_write(d, rel, svg);
+    free(rel);
+    free(svg);
+  }
+  free(dot);
+  return ok;
+}
+
+bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const SearchResult *res,
+              const EmitOptions *opt) {
+  const char *parent = opt && opt->out_dir ? opt->out_dir : "generated";
+  long default_n = opt && opt->default_n > 0 ? opt->default_n : 4194304;
+  char *path = xasprintf("%s/%s", parent, dag->spec->name);
+  EmitDir *d = emit_dir_open(path); /* refuses before anything is written */
+  free(path);
+  if (!d) return false;
+  int count;
+  CandidateEntry *ents = list_entries(res, &count);
+  bool ok = emit_common(d, dag, lib);
+  for (int i = 0; ok && i < count; i++)
+    ok = emit_cuda_candidate(d, dag, ents[i].cand, ents[i].name) &&
+         emit_fusion_picture(d, dag, &ents[i]);
+  if (ok && res->ncands > 0) ok = emit_embed(d, dag, lib, &res->cands[0]);
+  ok = ok && emit_spec_files(d, dag, db, ents, count, default_n);
+  free_entries(ents, count);
+  bool closed = emit_dir_close(d);
+  return ok && closed;
+}

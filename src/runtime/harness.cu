@@ -1,0 +1,453 @@
+/*
+ * harness.cu — the benchmark harness of a spec's generated candidates (common/harness.cu of
+ * every folder `kasgen SPEC` writes; kept as src/runtime/harness.cu in kasgen's sources).  Built
+ * with every candidate, it checks each against the CPU graph (float64), times it with CUDA
+ * events, measures the device's copy bandwidth in the same run, and prints one table (also
+ * results.xml and results.dat).  Depends on CUDA and libc; everything spec-specific comes from
+ * kas_candidates.h.
+ *
+ *   harness [N | N=n | --n N] [--reps R] [--sizes a,b,c] [--check-only] [--signed]
+ *
+ * --sizes checks correctness at each size (no timing); --check-only checks at N.  Exit status 1
+ * when any candidate is wrong, 2 on a CUDA error.
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KAS_CANDIDATES_DEVICE
+#include "kas_candidates.h"
+#include "kas_gpu.h"
+#include "kas_random.h"
+
+extern "C" void kas_cpu_graph(const double *const *in, double *const *out, size_t n);
+
+/* Array lengths that stay positive when a spec has no inputs (C++ has no empty arrays). */
+#define KAS_NIN1 (KAS_NINPUTS > 0 ? KAS_NINPUTS : 1)
+#define CPU_CHUNK 65536 /* elements per call of the CPU graph (bounds the float64 copies) */
+
+/* Values in [0.5, 1.5), or +-[0.5, 1.5) with --signed: never zero, so a kernel that forgets to
+ * load or multiply cannot pass by accident. */
+static void fill_random(float *x, size_t count, int is_signed) {
+  for (size_t i = 0; i < count; i++) x[i] = kas_random_value(is_signed);
+}
+
+typedef struct {
+  size_t n;
+  float *h_in[KAS_NIN1];      /* host inputs */
+  double *ref[KAS_NOUTPUTS];     /* CPU graph outputs */
+  float *d_in[KAS_NIN1];      /* device inputs, copy 0 */
+  float *d_out[KAS_NOUTPUTS];
+  float *h_out[KAS_NOUTPUTS];
+  void *d_work;
+  size_t work_bytes;
+} Problem;
+
+static void cpu_reference(Problem *p) {
+  double *in[KAS_NIN1], *out[KAS_NOUTPUTS];
+  for (int i = 0; i < KAS_NINPUTS; i++)
+    in[i] = (double *)kas_host_alloc(sizeof(double) * CPU_CHUNK * kas_input_floats[i]);
+  for (size_t e0 = 0; e0 < p->n; e0 += CPU_CHUNK) {
+    size_t m = p->n - e0 < CPU_CHUNK ? p->n - e0 : CPU_CHUNK;
+    for (int i = 0; i < KAS_NINPUTS; i++) {
+      size_t s = (size_t)kas_input_floats[i];
+      for (size_t k = 0; k < m * s; k++) in[i][k] = p->h_in[i][e0 * s + k];
+    }
+    for (int o = 0; o < KAS_NOUTPUTS; o++) out[o] = p->ref[o] + e0 * kas_output_floats[o];
+    kas_cpu_graph((const double *const *)in, out, m);
+  }
+  for (int i = 0; i < KAS_NINPUTS; i++) free(in[i]);
+}
+
+static size_t max_workspace(size_t n) {
+  size_t w = 0;
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    size_t b = kas_candidates[c].workspace_bytes(n);
+    if (b > w) w = b;
+  }
+  return w;
+}
+
+static void problem_init(Problem *p, size_t n, int is_signed) {
+  memset(p, 0, sizeof *p);
+  p->n = n;
+  for (int i = 0; i < KAS_NINPUTS; i++) {
+    size_t count = n * kas_input_floats[i];
+    p->h_in[i] = (float *)kas_host_alloc(count * sizeof(float));
+    fill_random(p->h_in[i], count, is_signed);
+    kas_cuda_check(cudaMalloc(&p->d_in[i], count * sizeof(float) + 16), "cudaMalloc input");
+    kas_cuda_check(cudaMemcpy(p->d_in[i], p->h_in[i], count * sizeof(float),
+                              cudaMemcpyHostToDevice),
+               "copy input");
+  }
+  for (int o = 0; o < KAS_NOUTPUTS; o++) {
+    size_t count = n * kas_output_floats[o];
+    p->ref[o] = (double *)kas_host_alloc(count * sizeof(double));
+    p->h_out[o] = (float *)kas_host_alloc(count * sizeof(float));
+    kas_cuda_check(cudaMalloc(&p->d_out[o], count * sizeof(float) + 16), "cudaMalloc output");
+  }
+  p->work_bytes = max_workspace(n);
+  kas_cuda_check(cudaMalloc(&p->d_work, p->work_bytes + 256), "cudaMalloc workspace");
+  cpu_reference(p);
+}
+
+static void problem_free(Problem *p) {
+  for (int i = 0; i < KAS_NINPUTS; i++) {
+    free(p->h_in[i]);
+    cudaFree(p->d_in[i]);
+  }
+  for (int o = 0; o < KAS_NOUTPUTS; o++) {
+    free(p->ref[o]);
+    free(p->h_out[o]);
+    cudaFree(p->d_out[o]);
+  }
+  cudaFree(p->d_work);
+}
+
+/* Fills outputs and workspace with NaN (all bits set) so that anything a candidate fails to write
+ * is caught, also by a check that only looks at norms. */
+static void poison(Problem *p) {
+  for (int o = 0; o < KAS_NOUTPUTS; o++)
+    kas_cuda_check(cudaMemset(p->d_out[o], 0xFF, p->n * kas_output_floats[o] * sizeof(float)),
+               "poison output");
+  if (p->work_bytes) kas_cuda_check(cudaMemset(p->d_work, 0xFF, p->work_bytes), "poison workspace");
+}
+
+/* Runs candidate c once and compares each output with the CPU graph (kas_check.h), naming the
+ * first wrong element; returns the largest normwise relative error over the outputs (INFINITY
+ * when a launch fails or an output has an element wrong on its own). */
+static double check_candidate(Problem *p, const KasCandidate *c) {
+  poison(p);
+  int rc = c->launch((const float *const *)p->d_in, p->d_out, p->d_work, p->n, 0);
+  cudaError_t e = cudaDeviceSynchronize();
+  if (rc != 0 || e != cudaSuccess) {
+    printf("  %s: launch failed at n=%zu: %s\n", c->name, p->n,
+           cudaGetErrorString(rc ? (cudaError_t)rc : e));
+    cudaGetLastError();
+    return INFINITY;
+  }
+  char what[64];
+  snprintf(what, sizeof what, "  %s: WRONG at n=%zu", c->name, p->n);
+  double worst = 0;
+  for (int o = 0; o < KAS_NOUTPUTS; o++) {
+    size_t count = p->n * kas_output_floats[o];
+    kas_cuda_check(cudaMemcpy(p->h_out[o], p->d_out[o], count * sizeof(float),
+                              cudaMemcpyDeviceToHost),
+                   "copy output");
+    double err;
+    if (!kas_check_output(what, kas_output_names[o], p->h_out[o], p->ref[o], count,
+                          kas_output_floats[o], &err) &&
+        err < KAS_TOLERANCE)
+      err = INFINITY; /* right in the norm, wrong in an element */
+    if (err > worst) worst = err;
+  }
+  return worst;
+}
+
+/* Timing inputs: `copies` sets of device inputs (copy 0 is the checked one), so that consecutive
+ * runs read inputs that are not in L2: the sets together exceed three times the L2. */
+typedef struct {
+  int copies;
+  float *in[16][KAS_NIN1];
+} InputCopies;
+
+static void make_copies(Problem *p, InputCopies *ic, long l2_bytes) {
+  size_t set_bytes = 0;
+  for (int i = 0; i < KAS_NINPUTS; i++) set_bytes += p->n * kas_input_floats[i] * sizeof(float);
+  int copies = set_bytes ? (int)((3.0 * l2_bytes) / set_bytes) + 1 : 1;
+  if (copies > 16) copies = 16;
+  if (copies < 1) copies = 1;
+  ic->copies = copies;
+  for (int i = 0; i < KAS_NINPUTS; i++) ic->in[0][i] = p->d_in[i];
+  for (int c = 1; c < copies; c++)
+    for (int i = 0; i < KAS_NINPUTS; i++) {
+      size_t bytes = p->n * kas_input_floats[i] * sizeof(float);
+      kas_cuda_check(cudaMalloc(&ic->in[c][i], bytes + 16), "cudaMalloc input copy");
+      kas_cuda_check(cudaMemcpy(ic->in[c][i], p->d_in[i], bytes, cudaMemcpyDeviceToDevice), "copy");
+    }
+}
+
+static void free_copies(InputCopies *ic) {
+  for (int c = 1; c < ic->copies; c++)
+    for (int i = 0; i < KAS_NINPUTS; i++) cudaFree(ic->in[c][i]);
+}
+
+/* One timed run of a candidate: its inputs rotate among the copies. */
+typedef struct {
+  Problem *p;
+  InputCopies *ic;
+  const KasCandidate *c;
+} TimedRun;
+
+static void run_candidate(void *arg, int run) {
+  const TimedRun *t = (const TimedRun *)arg;
+  const float *const *in = (const float *const *)t->ic->in[run % t->ic->copies];
+  int rc = t->c->launch(in, t->p->d_out, t->p->d_work, t->p->n, 0);
+  if (rc) kas_cuda_check((cudaError_t)rc, t->c->name);
+}
+
+/* Median milliseconds of one launch of candidate c over reps timed runs after warm-up. */
+static double time_candidate(Problem *p, InputCopies *ic, const KasCandidate *c, int reps) {
+  TimedRun t = {p, ic, c};
+  return kas_time_ms(reps, run_candidate, &t);
+}
+
+typedef struct {
+  double error, ms, ns_per_elem, melem_s, gbs, copy_pct, avg_melem_s;
+  int measured_rank, correct;
+} Row;
+
+/* Spearman's rank correlation of the predicted and measured ranks (Pearson on ranks). */
+static double spearman(const Row *rows, int count) {
+  double mp = 0, mm = 0, cov = 0, vp = 0, vm = 0;
+  int k = 0;
+  for (int c = 0; c < count; c++)
+    if (kas_candidates[c].predicted_rank > 0 && rows[c].measured_rank > 0) {
+      mp += kas_candidates[c].predicted_rank;
+      mm += rows[c].measured_rank;
+      k++;
+    }
+  if (k < 2) return NAN;
+  mp /= k;
+  mm /= k;
+  for (int c = 0; c < count; c++)
+    if (kas_candidates[c].predicted_rank > 0 && rows[c].measured_rank > 0) {
+      double a = kas_candidates[c].predicted_rank - mp, b = rows[c].measured_rank - mm;
+      cov += a * b;
+      vp += a * a;
+      vm += b * b;
+    }
+  return vp > 0 && vm > 0 ? cov / sqrt(vp * vm) : NAN;
+}
+
+/* Measured ranks among the ranked (not "unfused") candidates, fastest = 1. */
+static void assign_measured_ranks(Row *rows) {
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    rows[c].measured_rank = 0;
+    if (kas_candidates[c].predicted_rank <= 0) continue;
+    int rank = 1;
+    for (int d = 0; d < KAS_NCANDIDATES; d++)
+      if (d != c && kas_candidates[d].predicted_rank > 0 &&
+          (rows[d].ms < rows[c].ms || (rows[d].ms == rows[c].ms && d < c)))
+        rank++;
+    rows[c].measured_rank = rank;
+  }
+}
+
+/* Moving average (window 5, centred) of MElem/s in predicted order, for the plot. */
+static void moving_average(Row *rows) {
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    double sum = 0;
+    int k = 0;
+    for (int d = c - 2; d <= c + 2; d++)
+      if (d >= 0 && d < KAS_NCANDIDATES && kas_candidates[d].predicted_rank > 0) {
+        sum += rows[d].melem_s;
+        k++;
+      }
+    rows[c].avg_melem_s = k ? sum / k : rows[c].melem_s;
+  }
+}
+
+static void xml_escaped(FILE *f, const char *s) {
+  for (; *s; s++) switch (*s) {
+    case '&': fputs("&amp;", f); break;
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '"': fputs("&quot;", f); break;
+    default: fputc(*s, f);
+    }
+}
+
+static int bytes_per_element(void) {
+  int floats = 0;
+  for (int i = 0; i < KAS_NINPUTS; i++) floats += kas_input_floats[i];
+  for (int o = 0; o < KAS_NOUTPUTS; o++) floats += kas_output_floats[o];
+  return 4 * floats;
+}
+
+static void write_xml(const char *path, const char *device, double copy_gbs, size_t n, int reps,
+                      int copies, const Row *rows, double rho) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    return;
+  }
+  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  fprintf(f, "<kasgen-results version=\"1\" spec=\"%s\">\n", KAS_SPEC_NAME);
+  fprintf(f, "  <device name=\"");
+  xml_escaped(f, device);
+  fprintf(f, "\" copy-gbs=\"%.2f\"/>\n", copy_gbs);
+  fprintf(f, "  <run n=\"%zu\" reps=\"%d\" input-copies=\"%d\" bytes-per-element=\"%d\"/>\n", n,
+          reps, copies, bytes_per_element());
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    const KasCandidate *k = &kas_candidates[c];
+    const Row *r = &rows[c];
+    fprintf(f, "  <candidate name=\"%s\" kernels=\"", k->name);
+    xml_escaped(f, k->kernels);
+    fprintf(f,
+            "\" nkernels=\"%d\" predicted-ns=\"%.6g\" measured-ns=\"%.6g\" melem-s=\"%.6g\" "
+            "compulsory-gbs=\"%.6g\" copy-percent=\"%.4g\" predicted-rank=\"%d\" "
+            "measured-rank=\"%d\" correct=\"%d\" error=\"%.3g\"/>\n",
+            k->nkernels, k->predicted_ns_per_elem, r->ns_per_elem, r->melem_s, r->gbs,
+            r->copy_pct, k->predicted_rank, r->measured_rank, r->correct,
+            isfinite(r->error) ? r->error : 1e300);
+  }
+  if (isfinite(rho))
+    fprintf(f, "  <spearman value=\"%.4f\"/>\n", rho);
+  else
+    fprintf(f, "  <spearman value=\"nan\"/>\n");
+  fprintf(f, "</kasgen-results>\n");
+  fclose(f);
+}
+
+/* results.dat for plot.gp: ranked candidates in predicted order. */
+static void write_dat(const char *path, const Row *rows) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    perror(path);
+    return;
+  }
+  fprintf(f, "# predicted_rank melem_s moving_avg_melem_s measured_ns predicted_ns name\n");
+  for (int rank = 1; rank <= KAS_NCANDIDATES; rank++)
+    for (int c = 0; c < KAS_NCANDIDATES; c++)
+      if (kas_candidates[c].predicted_rank == rank)
+        fprintf(f, "%d %.6g %.6g %.6g %.6g %s\n", rank, rows[c].melem_s, rows[c].avg_melem_s,
+                rows[c].ns_per_elem, kas_candidates[c].predicted_ns_per_elem,
+                kas_candidates[c].name);
+  fclose(f);
+}
+
+static void print_table(const char *device, double copy_gbs, size_t n, const Row *rows,
+                        double rho) {
+  printf("\n%s: %s, n = %zu, %d bytes/element compulsory, copy bandwidth %.1f GB/s\n",
+         KAS_SPEC_NAME, device, n, bytes_per_element(), copy_gbs);
+  printf("%-9s %-7s %10s %10s %9s %9s %7s %5s %5s  %s\n", "candidate", "kernels", "pred ns/e",
+         "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "kernels (calls)");
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    const KasCandidate *k = &kas_candidates[c];
+    const Row *r = &rows[c];
+    char pr[16] = "-", mr[16] = "-";
+    if (k->predicted_rank > 0) {
+      snprintf(pr, sizeof pr, "%d", k->predicted_rank);
+      snprintf(mr, sizeof mr, "%d", r->measured_rank);
+    }
+    printf("%-9s %-7d %10.4f %10.4f %9.1f %9.1f %6.1f%% %5s %5s  %s%s\n", k->name, k->nkernels,
+           k->predicted_ns_per_elem, r->ns_per_elem, r->melem_s, r->gbs, r->copy_pct, pr, mr,
+           k->kernels, r->correct ? "" : "  WRONG");
+  }
+  if (isfinite(rho))
+    printf("Spearman rank correlation (predicted vs measured): %.3f\n", rho);
+  else
+    printf("Spearman rank correlation: n/a (fewer than two ranked candidates)\n");
+}
+
+/* Correctness only, at every size of a comma-separated list. */
+static int check_sizes(const char *list, int is_signed) {
+  int failures = 0;
+  for (const char *s = list; *s;) {
+    char *end;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (end == s) {
+      fprintf(stderr, "harness: bad --sizes list '%s'\n", list);
+      return 2;
+    }
+    Problem p;
+    problem_init(&p, (size_t)n, is_signed);
+    for (int c = 0; c < KAS_NCANDIDATES; c++) {
+      double err = check_candidate(&p, &kas_candidates[c]);
+      int ok = err < KAS_TOLERANCE;
+      failures += !ok;
+      printf("%-9s n=%-10llu %s (normwise relative error %.3g)\n", kas_candidates[c].name, n,
+             ok ? "ok" : "WRONG", err);
+    }
+    problem_free(&p);
+    s = *end == ',' ? end + 1 : end;
+    if (*end && *end != ',') {
+      fprintf(stderr, "harness: bad --sizes list '%s'\n", list);
+      return 2;
+    }
+  }
+  printf("%s\n", failures ? "FAIL" : "PASS");
+  return failures ? 1 : 0;
+}
+
+static size_t parse_size(const char *s) {
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || *end) {
+    fprintf(stderr, "harness: bad element count '%s'\n", s);
+    exit(2);
+  }
+  return (size_t)v;
+}
+
+int main(int argc, char **argv) {
+  size_t n = KAS_DEFAULT_N;
+  int reps = 30, check_only = 0, is_signed = 0;
+  const char *sizes = NULL;
+  for (int a = 1; a < argc; a++) {
+    if (!strcmp(argv[a], "--n") && a + 1 < argc) n = parse_size(argv[++a]);
+    else if (!strncmp(argv[a], "N=", 2)) n = parse_size(argv[a] + 2);
+    else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = (int)parse_size(argv[++a]);
+    else if (!strcmp(argv[a], "--sizes") && a + 1 < argc) sizes = argv[++a];
+    else if (!strcmp(argv[a], "--check-only")) check_only = 1;
+    else if (!strcmp(argv[a], "--signed")) is_signed = 1;
+    else if (argv[a][0] >= '0' && argv[a][0] <= '9') n = parse_size(argv[a]);
+    else {
+      fprintf(stderr, "usage: %s [N | N=n | --n N] [--reps R] [--sizes a,b,c] [--check-only] "
+                      "[--signed]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (reps < 20) reps = 20; /* a median of fewer runs is noise */
+  if (sizes) return check_sizes(sizes, is_signed);
+
+  cudaDeviceProp prop;
+  kas_cuda_check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  Problem p;
+  problem_init(&p, n, is_signed);
+  Row rows[KAS_NCANDIDATES];
+  memset(rows, 0, sizeof rows);
+  int failures = 0;
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    rows[c].error = check_candidate(&p, &kas_candidates[c]);
+    rows[c].correct = rows[c].error < KAS_TOLERANCE;
+    failures += !rows[c].correct;
+  }
+  if (check_only) {
+    for (int c = 0; c < KAS_NCANDIDATES; c++)
+      printf("%-9s n=%zu %s (normwise relative error %.3g)\n", kas_candidates[c].name, n,
+             rows[c].correct ? "ok" : "WRONG", rows[c].error);
+    printf("%s\n", failures ? "FAIL" : "PASS");
+    problem_free(&p);
+    return failures ? 1 : 0;
+  }
+
+  size_t copy_bytes = (size_t)8 * prop.l2CacheSize;
+  if (copy_bytes < ((size_t)256 << 20)) copy_bytes = (size_t)256 << 20;
+  double copy_gbs = kas_copy_gbs(copy_bytes, reps);
+  InputCopies ic;
+  make_copies(&p, &ic, prop.l2CacheSize);
+  double bytes = (double)bytes_per_element() * (double)n;
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    Row *r = &rows[c];
+    r->ms = time_candidate(&p, &ic, &kas_candidates[c], reps);
+    r->ns_per_elem = n ? r->ms * 1e6 / (double)n : 0;
+    r->melem_s = r->ms > 0 ? (double)n / (r->ms * 1e-3) / 1e6 : 0;
+    r->gbs = r->ms > 0 ? bytes / (r->ms * 1e-3) / 1e9 : 0;
+    r->copy_pct = copy_gbs > 0 ? 100.0 * r->gbs / copy_gbs : 0;
+  }
+  assign_measured_ranks(rows);
+  moving_average(rows);
+  double rho = spearman(rows, KAS_NCANDIDATES);
+  print_table(prop.name, copy_gbs, n, rows, rho);
+  write_xml("results.xml", prop.name, copy_gbs, n, reps, ic.copies, rows, rho);
+  write_dat("results.dat", rows);
+  printf("wrote results.xml and results.dat%s\n", failures ? "; SOME CANDIDATES ARE WRONG" : "");
+  free_copies(&ic);
+  problem_free(&p);
+  return failures ? 1 : 0;
+}

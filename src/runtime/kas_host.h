@@ -1,0 +1,26 @@
+/*
+ * kas_host.h — what every candidate's kernels_host.cpp (its kernels run thread by thread on the
+ * CPU, phase by phase between barriers) needs besides kas_device.h: the shared memory and
+ * register files of one block, poisoned with NaN at each block's start so that reading anything
+ * not written in that block shows up in the result.  Copied into common/ of every generated
+ * folder from kasgen's src/runtime/.
+ */
+#ifndef KAS_HOST_H
+#define KAS_HOST_H
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static inline float *kas_host_floats(size_t count) {
+  float *p = (float *)aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);
+  if (!p) {
+    fputs("kas: out of memory\n", stderr);
+    exit(1);
+  }
+  return p;
+}
+
+static inline void kas_host_poison(float *p, size_t count) {
+  for (size_t i = 0; i < count; i++) p[i] = NAN;
+}
+#endif
