@@ -1,9 +1,11 @@
 /*
  * kas_check.h — how every generated checker (check_cpu.cpp, harness.cu, check_gpu.cu) decides
  * that an output is right: its normwise relative error against the float64 CPU graph is below
- * KAS_TOLERANCE, and no element is non-finite or off by more than 10 tolerances of the output's
- * RMS (a single wrong element can hide in the norm of millions).  Plain C; copied into common/
- * of every generated folder from kasgen's src/runtime/.
+ * KAS_TOLERANCE, and no element is non-finite or off by more than 10 tolerances of the larger of
+ * its own magnitude and the output's RMS (a single wrong element can hide in the norm of
+ * millions; its own magnitude lets a huge entry, e.g. of a nearly singular matrix's inverse, be
+ * off by its float rounding).  Plain C; copied into common/ of every generated folder from
+ * kasgen's src/runtime/.
  */
 #ifndef KAS_CHECK_H
 #define KAS_CHECK_H
@@ -31,7 +33,8 @@ static inline KasComparison kas_compare(const float *got, const double *ref, siz
   if (finite) c.error = ref2 > 0 ? sqrt(diff2 / ref2) : sqrt(diff2);
   double rms = count ? sqrt(ref2 / (double)count) : 0;
   for (size_t k = 0; k < count && c.first_bad == count; k++)
-    if (!isfinite(got[k]) || fabs((double)got[k] - ref[k]) > 10 * KAS_TOLERANCE * rms)
+    if (!isfinite(got[k]) ||
+        fabs((double)got[k] - ref[k]) > 10 * KAS_TOLERANCE * fmax(rms, fabs(ref[k])))
       c.first_bad = k;
   return c;
 }
