@@ -35,12 +35,14 @@ static bool write_dot(const Dag *dag, const char *path) {
   return output_close(f, path, "the DAG picture");
 }
 
-/* Loads and searches; false after the failing stage has reported. */
-static bool open_session(const CliOptions *o, Session *s) {
+/* Loads and searches; false after the failing stage has reported.  to_emit: refuse what the
+ * emitters cannot write before searching. */
+static bool open_session(const CliOptions *o, Session *s, bool to_emit) {
   *s = (Session){0};
   if (!(s->lib = cli_load_library(o))) return false;
   if (!(s->spec = spec_load(o->spec, s->lib))) return false;
   if (!(s->dag = dag_build(s->spec))) return false;
+  if (to_emit && !emit_supports_dag(s->dag)) return false;
   if (o->dot_path && !write_dot(s->dag, o->dot_path)) return false;
   if (!(s->db = cli_load_timingdb(o))) return false;
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,
@@ -179,7 +181,7 @@ static bool explain(const CliOptions *o, const Session *s) {
 int cmd_generate(const CliOptions *o) {
   Session s;
   int rc = EXIT_BAD_INPUT;
-  if (open_session(o, &s)) {
+  if (open_session(o, &s, true)) {
     print_ranking(&s);
     if (!explain(o, &s)) {
       rc = EXIT_USAGE;
@@ -200,7 +202,7 @@ int cmd_generate(const CliOptions *o) {
 int cmd_plan(const CliOptions *o) {
   Session s;
   int rc = EXIT_BAD_INPUT;
-  if (open_session(o, &s)) {
+  if (open_session(o, &s, false)) {
     for (int r = 0; r < s.res->ncands; r++) {
       const Candidate *c = &s.res->cands[r];
       printf("%d %.6g", r + 1, c->predicted_ns_per_elem);

@@ -44,15 +44,13 @@ static const char *value_label(const Dag *dag, int value) {
 static int value_floats(const Dag *dag, int value) { return dag->values[value].type->size; }
 
 int emit_input_slot(const Dag *dag, int value) {
-  for (int k = 0; k < dag->ninputs; k++)
-    if (dag->inputs[k] == value) return k;
-  return -1;
+  const Value *v = &dag->values[value];
+  return v->producer < 0 ? v->arg : -1;
 }
 
 int emit_output_slot(const Dag *dag, int value) {
-  for (int k = 0; k < dag->noutputs; k++)
-    if (dag->outputs[k] == value) return k;
-  return -1;
+  const Value *v = &dag->values[value];
+  return v->is_output ? v->arg : -1;
 }
 
 /* Comment text must not close the comment it sits in, nor span lines. */
