@@ -132,8 +132,8 @@ static DagArg *build_args(Dag *dag, const int *vars, int nvars, bool inputs) {
                     .record = var->nelems * var->type->size};
     arg->values = xcalloc((size_t)arg->nvalues, sizeof(int));
     for (int k = 0; k < arg->nvalues; k++) {
-      const SpecVar *v = &spec->vars[first + k];
-      int value = value_of(dag, (VarRef){.var = first + k, .version = inputs ? 0 : v->nversions - 1});
+      int version = inputs ? 0 : spec->vars[first + k].nversions - 1;
+      int value = value_of(dag, (VarRef){.var = first + k, .version = version});
       arg->values[k] = value;
       dag->values[value].arg = a;
       dag->values[value].arg_offset = k * var->type->size;

@@ -184,7 +184,7 @@ struct Parser {
   bool seen_input, seen_return, seen_stmt, missing_input_reported;
   bool too_many_vars_reported, too_many_elements_reported;
   bool unterminated; /* an unterminated loop was reported: the bodies around it end too */
-  bool calls_overflow; /* too many calls: reported, nothing more is read or unrolled */
+  bool capped; /* too many calls or loops: reported, nothing more is read or unrolled */
   int lex_error_line; /* syntax errors on this line follow a stray character: not reported */
   int errors, warnings;
   bool stopped; /* too many errors: the lexer returns EOF from now on */
@@ -908,7 +908,7 @@ static void too_many_calls(Parser *ps, SrcLoc loc, long loop_calls) {
              loop_calls, ps->spec->nstmts, KAS_MAX_SPEC_CALLS);
   else
     error_at(ps, loc, "too many calls: a spec holds at most %d", KAS_MAX_SPEC_CALLS);
-  ps->calls_overflow = true;
+  ps->capped = true;
   stop_reading(ps);
 }
 
@@ -1048,10 +1048,11 @@ static void check_loop(Parser *ps, Token var, Token lo_tok, Token hi_tok, int *l
   if (!ok || *lo >= *hi) *lo = *hi = 0; /* reported: the loop is read but never run */
 }
 
-/* A nested loop too deep to read: its tokens are skipped up to its matching "}". */
+/* A nested loop too deep to read: its tokens are skipped up to its matching "}", or to an
+ * `input` or `return` line (which no loop holds). */
 static void skip_block(Parser *ps) {
   long depth = 0;
-  while (ps->tok.kind != TK_EOF) {
+  while (ps->tok.kind != TK_EOF && !tok_is(ps->tok, "input") && !tok_is(ps->tok, "return")) {
     if (tok_is(ps->tok, "{")) depth++;
     if (tok_is(ps->tok, "}") && --depth <= 0) {
       advance(ps);
@@ -1081,17 +1082,19 @@ static void report_unterminated(Parser *ps, int loop) {
   ps->unterminated = true;
 }
 
-/* body = "{" item* "}"      (the "{" already read) */
-static void parse_body(Parser *ps, int loop) {
-  while (!ps->stopped && !ps->calls_overflow) {
+/* body = "{" item* "}"      (the "{" already read)
+ * Returns the number of items written, good or not. */
+static int parse_body(Parser *ps, int loop) {
+  for (int nitems = 0;; nitems++) {
     Token t = ps->tok;
+    if (ps->stopped || ps->capped) return nitems;
     if (tok_is(t, "}")) {
       advance(ps);
-      return;
+      return nitems;
     }
     if (t.kind == TK_EOF || tok_is(t, "input") || tok_is(t, "return")) {
       report_unterminated(ps, loop);
-      return;
+      return nitems;
     }
     SpecItem it = parse_item(ps, loop);
     if (it.index >= 0) {
@@ -1100,7 +1103,7 @@ static void parse_body(Parser *ps, int loop) {
                  : (ps->spec->sources[it.index].pos = l->nbody);
       append_item(&l->body, &l->nbody, it);
     }
-    if (ps->unterminated) return;
+    if (ps->unterminated) return nitems + 1;
   }
 }
 
@@ -1109,11 +1112,14 @@ static int parse_loop(Parser *ps, int parent) {
   Token for_tok = ps->tok;
   begin_statement(ps);
   advance(ps);
-  if (ps->nopen == KAS_MAX_LOOP_DEPTH || ps->spec->nloops == MAX_LOOPS) {
-    if (ps->nopen == KAS_MAX_LOOP_DEPTH)
-      error_at(ps, tok_loc(ps, for_tok), "loops nest at most %d deep", KAS_MAX_LOOP_DEPTH);
-    else
-      error_at(ps, tok_loc(ps, for_tok), "too many loops: a spec holds at most %d", MAX_LOOPS);
+  if (ps->spec->nloops == MAX_LOOPS) { /* like too many calls: nothing more is read */
+    error_at(ps, tok_loc(ps, for_tok), "too many loops: a spec holds at most %d", MAX_LOOPS);
+    ps->capped = true;
+    stop_reading(ps);
+    return -1;
+  }
+  if (ps->nopen == KAS_MAX_LOOP_DEPTH) {
+    error_at(ps, tok_loc(ps, for_tok), "loops nest at most %d deep", KAS_MAX_LOOP_DEPTH);
     skip_block(ps);
     return -1;
   }
@@ -1126,13 +1132,14 @@ static int parse_loop(Parser *ps, int parent) {
     check_loop(ps, var, lo_tok, hi_tok, &ps->spec->loops[l].lo, &ps->spec->loops[l].hi);
   }
   ps->open_loops[ps->nopen++] = l;
-  parse_body(ps, l);
+  int written = parse_body(ps, l);
   ps->nopen--;
   SpecLoop *loop = &ps->spec->loops[l];
   long calls = 0;
-  for (int i = 0; i < loop->nbody; i++) calls = sat_calls(calls + item_calls(ps->spec, loop->body[i]));
+  for (int i = 0; i < loop->nbody; i++)
+    calls = sat_calls(calls + item_calls(ps->spec, loop->body[i]));
   loop->calls_per_iteration = (int)calls;
-  if (!loop->nbody && !ps->unterminated) warn_at(ps, loop->loc, "empty loop body");
+  if (!written && !ps->unterminated) warn_at(ps, loop->loc, "empty loop body");
   return l;
 }
 
@@ -1273,7 +1280,7 @@ static void unroll_item(Parser *ps, SpecItem it, int *iter, int depth) {
 }
 
 static void unroll_top_item(Parser *ps, SpecItem it) {
-  if (it.index < 0 || ps->calls_overflow) return;
+  if (it.index < 0 || ps->capped) return;
   long calls = item_calls(ps->spec, it);
   if (ps->spec->nstmts + calls > KAS_MAX_SPEC_CALLS) {
     SrcLoc loc = it.is_loop ? ps->spec->loops[it.index].loc
@@ -1334,7 +1341,7 @@ static void parse_spec(Parser *ps) {
       parse_top_item(ps);
     }
   }
-  if (ps->calls_overflow) return; /* the rest was not read */
+  if (ps->capped) return; /* the rest was not read */
   if (!ps->seen_input && !ps->missing_input_reported)
     error_at(ps, here(ps), "missing 'input' line");
   if (!ps->seen_return) error_at(ps, here(ps), "missing 'return' line");
