@@ -149,8 +149,10 @@ int cmd_check(const CliOptions *o) {
     printf("%s: ok: %d calls (values and edges not shown: the call DAG holds at most %d for "
            "now)\n", f.spec->path, f.spec->nstmts, KAS_MAX_NODES);
     print_calls(f.spec);
+    if (o->dot_path)
+      diag_error((SrcLoc){.file = o->dot_path}, "not written: the spec has no call DAG");
     front_free(&f);
-    return EXIT_OK;
+    return o->dot_path ? EXIT_BAD_INPUT : EXIT_OK;
   }
   int nedges = 0;
   for (int u = 0; u < dag->nnodes; u++) nedges += __builtin_popcountll(dag->succ[u]);

@@ -397,6 +397,7 @@ static void hash_grow(Parser *ps) {
 /* A new variable (name malloc'ed by the caller); declared names also go into the hash. */
 static int new_var(Parser *ps, char *name, KType *type, SrcLoc loc, int array, int elem) {
   Spec *sp = ps->spec;
+  if (array < 0) hash_grow(ps); /* first: a rebuild must not insert the new name too */
   if (sp->nvars == ps->vars_cap) {
     ps->vars_cap = ps->vars_cap ? 2 * ps->vars_cap : 16;
     sp->vars = xrealloc(sp->vars, sizeof(SpecVar) * (size_t)ps->vars_cap);
@@ -408,7 +409,6 @@ static int new_var(Parser *ps, char *name, KType *type, SrcLoc loc, int array, i
   ps->vs[v] = (VarState){.def_stmt = -1};
   if (array < 0) {
     ps->ndeclared++;
-    hash_grow(ps);
     hash_insert(ps, v);
   }
   return v;
@@ -1037,7 +1037,8 @@ static void check_loop(Parser *ps, Token var, Token lo_tok, Token hi_tok, int *l
              show_tok(var).s);
     note_at(ps, ps->spec->loops[outer].loc, "the enclosing loop is here");
   }
-  bool ok = number_value(ps, lo_tok, lo) & number_value(ps, hi_tok, hi);
+  bool lo_ok = number_value(ps, lo_tok, lo); /* both bounds are checked */
+  bool ok = number_value(ps, hi_tok, hi) && lo_ok;
   if (ok && *lo == *hi)
     error_at(ps, tok_loc(ps, lo_tok),
              "empty range %d..%d: the loop would never run (a range lo..hi is half-open)", *lo,
