@@ -764,8 +764,10 @@ static bool check_index_range(Parser *ps, const SpecVar *arr, int d, const SpecI
   return false;
 }
 
-/* An array takes exactly one index per dimension, a plain variable none. */
-static bool check_indices(Parser *ps, Token name, int v, const SourceRef *ref, int nidx) {
+/* An array takes exactly one index per dimension, a plain variable none.  ref->idx holds the
+ * first KAS_MAX_DIMS indices; `fourth` is where index KAS_MAX_DIMS + 1 is, if written. */
+static bool check_indices(Parser *ps, Token name, int v, const SourceRef *ref, int nidx,
+                          SrcLoc fourth) {
   const SpecVar *var = &ps->spec->vars[v];
   if (!var->ndims && nidx) {
     error_at(ps, ref->idx[0].loc, "%s is not an array: it takes no index", show_tok(name).s);
@@ -776,7 +778,8 @@ static bool check_indices(Parser *ps, Token name, int v, const SourceRef *ref, i
     return false;
   }
   if (nidx != var->ndims) {
-    error_at(ps, var->ndims < nidx ? ref->idx[var->ndims].loc : tok_loc(ps, name),
+    SrcLoc first_extra = var->ndims < KAS_MAX_DIMS ? ref->idx[var->ndims].loc : fourth;
+    error_at(ps, var->ndims < nidx ? first_extra : tok_loc(ps, name),
              "%s has %d dimension%s, but %d ind%s given", show_tok(name).s, var->ndims,
              var->ndims == 1 ? "" : "s", nidx, nidx == 1 ? "ex was" : "ices were");
     return false;
@@ -796,8 +799,10 @@ static int parse_ref(Parser *ps, SourceRef *ref) {
   advance(ps);
   bool ok = v >= 0;
   int nidx = 0;
+  SrcLoc fourth = {0};
   while (tok_is(ps->tok, "[")) {
     advance(ps);
+    if (nidx == KAS_MAX_DIMS) fourth = tok_loc(ps, ps->tok);
     SpecIndex ix;
     int r = parse_index(ps, &ix);
     if (r < 0) return -1;
@@ -810,7 +815,7 @@ static int parse_ref(Parser *ps, SourceRef *ref) {
     if (nidx < KAS_MAX_DIMS) ref->idx[nidx] = ix;
     nidx++;
   }
-  if (!ok || !check_indices(ps, name, v, ref, nidx)) return 0;
+  if (!ok || !check_indices(ps, name, v, ref, nidx, fourth)) return 0;
   ref->var = v;
   ref->nidx = nidx;
   return 1;
