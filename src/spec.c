@@ -984,7 +984,12 @@ static long item_calls(const Spec *sp, SpecItem it) {
   return sat_calls(trips * l->calls_per_iteration); /* both <= KAS_MAX_SPEC_CALLS + 1 */
 }
 
-static void append_item(SpecItem **body, int *nbody, SpecItem it) {
+/* Appends an item to a body (a loop's or the top level), recording its position there. */
+static void append_item(Spec *sp, SpecItem **body, int *nbody, SpecItem it) {
+  if (it.is_loop)
+    sp->loops[it.index].pos = *nbody;
+  else
+    sp->sources[it.index].pos = *nbody;
   *body = grow(*body, *nbody, sizeof(SpecItem));
   (*body)[(*nbody)++] = it;
 }
@@ -1105,9 +1110,7 @@ static int parse_body(Parser *ps, int loop) {
     SpecItem it = parse_item(ps, loop);
     if (it.index >= 0) {
       SpecLoop *l = &ps->spec->loops[loop];
-      it.is_loop ? (ps->spec->loops[it.index].pos = l->nbody)
-                 : (ps->spec->sources[it.index].pos = l->nbody);
-      append_item(&l->body, &l->nbody, it);
+      append_item(ps->spec, &l->body, &l->nbody, it);
     }
     if (ps->unterminated) return nitems + 1;
   }
@@ -1314,8 +1317,7 @@ static void parse_top_item(Parser *ps) {
   ps->unterminated = false;
   if (it.index < 0) return;
   Spec *sp = ps->spec;
-  it.is_loop ? (sp->loops[it.index].pos = sp->nbody) : (sp->sources[it.index].pos = sp->nbody);
-  append_item(&sp->body, &sp->nbody, it);
+  append_item(sp, &sp->body, &sp->nbody, it);
   unroll_top_item(ps, it);
 }
 
