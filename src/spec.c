@@ -178,7 +178,7 @@ struct Parser {
   int *hash; /* open addressing over the declared names' var indices, -1 = empty */
   int hash_cap;
   bool *stmt_result_read; /* per statement */
-  unsigned char *source_flags; /* per source call, FLAG_* */
+  unsigned *source_flags; /* per source call, FLAG_* */
   int open_loops[KAS_MAX_LOOP_DEPTH]; /* the loops being read, outermost first */
   int nopen;
   bool seen_input, seen_return, seen_stmt, missing_input_reported;
@@ -924,7 +924,7 @@ static int add_source(Parser *ps, const SourceCall *sc) {
     return -1;
   }
   sp->sources = grow(sp->sources, sp->nsources, sizeof(SourceCall));
-  ps->source_flags = grow(ps->source_flags, sp->nsources, 1);
+  ps->source_flags = grow(ps->source_flags, sp->nsources, sizeof(unsigned));
   ps->source_flags[sp->nsources] = 0;
   sp->sources[sp->nsources] = *sc;
   return sp->nsources++;
@@ -1222,7 +1222,7 @@ static void read_arg(Parser *ps, Statement *st, int a) {
   if (v < 0) return;
   ps->vs[v].read = true;
   if (ps->spec->vars[v].nversions == 0) {
-    unsigned char flag = (unsigned char)(FLAG_ARG_UNASSIGNED << a);
+    unsigned flag = (unsigned)FLAG_ARG_UNASSIGNED << a;
     if (!(ps->source_flags[st->source] & flag)) {
       char *when = when_text(ps->spec, st);
       error_at(ps, sc->args[a].loc, "'%s' is used before it is assigned%s",
