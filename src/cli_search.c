@@ -52,13 +52,14 @@ static bool output_possible(const CliOptions *o, const Spec *spec) {
 }
 
 /* Loads and searches; false after the failing stage has reported.  emits: the session will
- * write the output folder. */
+ * write the output folder (checked, with what the emitters cannot write, before searching). */
 static bool open_session(const CliOptions *o, Session *s, bool emits) {
   *s = (Session){0};
   if (!(s->lib = cli_load_library(o))) return false;
   if (!(s->spec = spec_load(o->spec, s->lib))) return false;
   if (emits && !output_possible(o, s->spec)) return false;
   if (!(s->dag = dag_build(s->spec))) return false;
+  if (emits && !emit_supports_dag(s->dag)) return false;
   if (o->dot_path && !write_dot(s->dag, o->dot_path)) return false;
   if (!(s->db = cli_load_timingdb(o))) return false;
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,

@@ -2,7 +2,9 @@
  * dag.c — the call DAG of a parsed spec: nodes are the calls (statement order, which is
  * topological), values are SSA versions (the inputs first, in input-line order, then one per
  * call), plus successor, predecessor and reachability bitsets that the fusion enumerator and the
- * selector use, and a Graphviz view of the whole thing.
+ * selector use, the arguments of the generated API (a plain variable or a whole array each, with
+ * every input and output value's place in its argument's per-element record), and a Graphviz
+ * view of the whole thing.
  */
 #include "kasgen.h"
 
@@ -117,13 +119,60 @@ static void build_io(Dag *dag) {
   }
 }
 
+/* One API argument per name of the `input` (or `return`) line; its values are the variable's,
+ * or the array's elements in flat C order, placed at k * type size in the element record. */
+static DagArg *build_args(Dag *dag, const int *vars, int nvars, bool inputs) {
+  const Spec *spec = dag->spec;
+  DagArg *args = xcalloc((size_t)(nvars ? nvars : 1), sizeof(DagArg));
+  for (int a = 0; a < nvars; a++) {
+    const SpecVar *var = &spec->vars[vars[a]];
+    int first = var->ndims ? var->first_elem : vars[a];
+    DagArg *arg = &args[a];
+    *arg = (DagArg){.var = vars[a], .type = var->type, .nvalues = var->nelems,
+                    .record = var->nelems * var->type->size};
+    arg->values = xcalloc((size_t)arg->nvalues, sizeof(int));
+    for (int k = 0; k < arg->nvalues; k++) {
+      int version = inputs ? 0 : spec->vars[first + k].nversions - 1;
+      int value = value_of(dag, (VarRef){.var = first + k, .version = version});
+      arg->values[k] = value;
+      dag->values[value].arg = a;
+      dag->values[value].arg_offset = k * var->type->size;
+      dag->values[value].arg_record = arg->record;
+    }
+  }
+  return args;
+}
+
+static void build_api(Dag *dag) {
+  for (int v = 0; v < dag->nvalues; v++) dag->values[v].arg = -1;
+  const Spec *spec = dag->spec;
+  dag->nin_args = spec->ninput_args;
+  dag->in_args = build_args(dag, spec->input_args, spec->ninput_args, true);
+  dag->nout_args = spec->noutput_args;
+  dag->out_args = build_args(dag, spec->output_args, spec->noutput_args, false);
+}
+
+/* The calls past the DAG's capacity: the first is named, with its loop iteration. */
+static bool fits_the_dag(const Spec *spec) {
+  if (spec->nstmts <= KAS_MAX_NODES) return true;
+  char *text = spec_statement_text(spec, KAS_MAX_NODES);
+  diag_error(spec->stmts[KAS_MAX_NODES].loc,
+             "too many calls for the call DAG: the spec has %d after unrolling, the DAG holds "
+             "at most %d for now (call #%d is %s)",
+             spec->nstmts, KAS_MAX_NODES, KAS_MAX_NODES, text);
+  free(text);
+  return false;
+}
+
 Dag *dag_build(const Spec *spec) {
+  if (!fits_the_dag(spec)) return NULL;
   Dag *dag = xcalloc(1, sizeof *dag);
   dag->spec = spec;
   build_values(dag);
   build_nodes(dag);
   build_reach(dag);
   build_io(dag);
+  build_api(dag);
   return dag;
 }
 
@@ -140,6 +189,10 @@ void dag_free(Dag *dag) {
   free(dag->reach);
   free(dag->inputs);
   free(dag->outputs);
+  for (int a = 0; a < dag->nin_args; a++) free(dag->in_args[a].values);
+  for (int a = 0; a < dag->nout_args; a++) free(dag->out_args[a].values);
+  free(dag->in_args);
+  free(dag->out_args);
   free(dag);
 }
 

@@ -113,15 +113,13 @@ char *emit_value_ident(const Dag *dag, int value) {
 }
 
 int emit_input_slot(const Dag *dag, int value) {
-  for (int k = 0; k < dag->ninputs; k++)
-    if (dag->inputs[k] == value) return k;
-  return -1;
+  const Value *v = &dag->values[value];
+  return v->producer < 0 ? v->arg : -1;
 }
 
 int emit_output_slot(const Dag *dag, int value) {
-  for (int k = 0; k < dag->noutputs; k++)
-    if (dag->outputs[k] == value) return k;
-  return -1;
+  const Value *v = &dag->values[value];
+  return v->is_output ? v->arg : -1;
 }
 
 /* Whether generated code may not give a spec variable's name to a variable of its own: a C or

@@ -28,7 +28,8 @@
 
 #define KASGEN_VERSION "0.1.0"
 
-/* Limits.  A fusion is a bitmask over DAG nodes, so a spec has at most 64 calls. */
+/* Limits.  A fusion is a bitmask over DAG nodes, so a DAG has at most 64 calls (dag_build
+ * refuses a spec that unrolls to more). */
 #define KAS_MAX_NODES 64
 #define KAS_MAX_ARGS 6       /* inputs of one elementary function (stvk_kmat33 takes 5) */
 #define KAS_MAX_THREADS 1024 /* threads per block on every CUDA GPU we target */
@@ -308,12 +309,30 @@ void routine_instance_free(RoutineInstance *ri);
 /* spec.c: lexer and parser of the spec language (docs/design.md §3)                              */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Limits of the spec language.  Loops are unrolled by the parser (docs/loops.md), so these
+ * bound what hostile input can make it build: statements after unrolling, loop nesting, array
+ * dimensions.  The DAG holds fewer calls still (KAS_MAX_NODES; dag_build says so). */
+#define KAS_MAX_SPEC_CALLS 4096  /* unrolled statements per spec */
+#define KAS_MAX_LOOP_DEPTH 8     /* loops nested in loops */
+#define KAS_MAX_DIMS 3           /* dimensions of an array */
+
+/* A declared name, or one element of a declared array.  Each array element is a variable of its
+ * own for SSA purposes: `vector3 dphi[4];` makes the array variable dphi (ndims 1, which holds
+ * no value itself and never appears in a VarRef) followed at once by its four elements
+ * "dphi[0]" .. "dphi[3]" (vars first_elem .. first_elem + 3, in flat C order). */
 typedef struct {
-  char *name;
-  KType *type;
-  SrcLoc loc; /* declaration */
+  char *name;  /* as declared; an element: "dphi[1]", "B[0][3]" */
+  KType *type; /* of the variable, or of one element of an array */
+  SrcLoc loc;  /* declaration (an element: its array's) */
   bool is_input;
   bool is_output;
+  int ndims;              /* an array: 1..KAS_MAX_DIMS; otherwise 0 */
+  int dims[KAS_MAX_DIMS]; /* an array's extents, outermost first */
+  int nelems;             /* an array: product of dims; otherwise 1 */
+  int first_elem;         /* an array: var index of its element 0; otherwise -1 */
+  int array;              /* an element: var index of its array; otherwise -1 */
+  int elem;               /* an element: flat C-order index in its array; otherwise 0 */
+  int nversions;          /* SSA versions: an input has 1, each assignment adds 1 */
 } SpecVar;
 
 /* A reference to one SSA version of a variable. version 0 of an input is its input value. */
@@ -323,13 +342,74 @@ typedef struct {
   SrcLoc loc;
 } VarRef;
 
+/* An unrolled call.  Besides what the DAG needs it keeps its provenance: the source call it is
+ * an instance of and the values of the loop variables of the loops around that call, outermost
+ * first.  Two statements are the same source statement in different iterations exactly when
+ * their `source` is equal and their iter[] differ; source equal implies the same loop nest. */
 typedef struct {
   Function *fn;
   VarRef result; /* the new version this statement defines */
   VarRef args[KAS_MAX_ARGS];
   int nargs;
-  SrcLoc loc;
+  SrcLoc loc;    /* the function name in the source */
+  int source;    /* index into spec->sources */
+  int loop;      /* innermost enclosing loop (index into spec->loops), -1 at top level */
+  int depth;     /* number of enclosing loops: iter[0 .. depth-1] are valid */
+  int iter[KAS_MAX_LOOP_DEPTH]; /* iter[d]: value of the variable of the enclosing loop of
+                                   depth d (spec->loops[..].depth == d) */
 } Statement;
+
+/* One index of an array reference as written: a literal (loop -1, value offset), or a loop
+ * variable plus a constant (v[N-1]: loop = N's loop, offset -1). */
+typedef struct {
+  int loop;
+  int offset;
+  SrcLoc loc;
+} SpecIndex;
+
+/* A variable as written in a call, before unrolling: a plain variable, or an array with one
+ * index per dimension. */
+typedef struct {
+  int var; /* a plain variable or an array, never an element */
+  int nidx; /* 0, or the array's ndims */
+  SpecIndex idx[KAS_MAX_DIMS];
+  SrcLoc loc;
+} SourceRef;
+
+/* A call as written in the source.  Its instances are statements with this `source`: one at
+ * top level, one per iteration of the loops around it. */
+typedef struct {
+  Function *fn;
+  SourceRef result;
+  SourceRef args[KAS_MAX_ARGS];
+  int nargs;
+  SrcLoc loc;      /* the function name */
+  int loop;        /* innermost enclosing loop, -1 at top level */
+  int pos;         /* position in the enclosing body (loops[loop].body, or spec->body) */
+  int first_stmt;  /* its first instance */
+  int ninstances;
+} SourceCall;
+
+/* An item of a body: a source call or a loop. */
+typedef struct {
+  bool is_loop;
+  int index; /* into spec->loops or spec->sources */
+} SpecItem;
+
+/* A loop of the source: `for var in lo..hi { body }`.  Unrolling keeps order, so the statements
+ * of one iteration are contiguous (calls_per_iteration of them, in body order, nested loops
+ * unrolled in place), and so are the iterations of one instance of the loop (ascending). */
+typedef struct {
+  char *var;       /* the loop variable */
+  int lo, hi;      /* half-open: var = lo, lo + 1, ..., hi - 1 */
+  int parent;      /* enclosing loop, -1 at top level */
+  int depth;       /* 0 at top level; a statement's iter[depth] is this loop's variable */
+  int pos;         /* position in the enclosing body */
+  SrcLoc loc;      /* the `for` keyword */
+  SpecItem *body;
+  int nbody;
+  int calls_per_iteration; /* unrolled statements of one iteration */
+} SpecLoop;
 
 typedef struct {
   char *path;
@@ -337,18 +417,41 @@ typedef struct {
   char *text;
   SpecVar *vars;
   int nvars;
-  Statement *stmts;
+  Statement *stmts; /* unrolled, in execution order */
   int nstmts;
-  VarRef *outputs; /* the version current at the return statement */
+  VarRef *outputs; /* the version current at the return statement; an array: each element */
   int noutputs;
-  int *inputs; /* var indices in the order of the `input` line (the order of generated APIs) */
+  int *inputs; /* var indices in the order of the `input` line; an array: each element, flat C
+                  order.  One per DAG input value. */
   int ninputs;
+  int *input_args;  /* the `input` line's names (plain variables or arrays): the arguments of
+                       generated APIs, in order */
+  int ninput_args;
+  int *output_args; /* the `return` line's names, in order */
+  int noutput_args;
+  SourceCall *sources; /* the calls as written, in source order */
+  int nsources;
+  SpecLoop *loops;     /* in source order (a parent before its children) */
+  int nloops;
+  SpecItem *body;      /* the top level: calls and loops in source order */
+  int nbody;
 } Spec;
 
 /* Parses and checks a spec against the library. NULL after reporting every error found. */
 Spec *spec_parse(const char *path, const char *text, const Library *lib);
 Spec *spec_load(const char *path, const Library *lib);
 void spec_free(Spec *spec);
+/* "name" when the variable has one version, "name.k" when it is reassigned (the DAG's value
+ * label); malloc'ed. */
+char *spec_value_label(const Spec *spec, VarRef r);
+/* A statement as `kasgen check` shows it: "[N=1, M=2] ns.2 = mvmul33(inv1, dphi[1])", without
+ * the bracket at top level; malloc'ed. */
+char *spec_statement_text(const Spec *spec, int stmt);
+/* Whether statement stmt was unrolled from loop (directly or in a loop nested in it). */
+bool spec_statement_in_loop(const Spec *spec, int stmt, int loop);
+/* The arrays (extents, element type, input/output, floats per element) and the loops (ranges,
+ * bodies as written, the unrolled calls of each source call); nothing for a spec with neither. */
+void spec_print_structure(const Spec *spec, FILE *out);
 
 /* ------------------------------------------------------------------------------------------ */
 /* dag.c: the call DAG                                                                         */
@@ -363,7 +466,26 @@ typedef struct {
   bool is_output; /* returned by the spec */
   KType *type;
   char *label; /* "vec3NodeStiff.1" for messages and code */
+  /* Where an input or output value lives in the generated API (and the CPU graph, the harness
+   * and the embed API): argument `arg` (an index into dag->in_args for an input, producer -1,
+   * or into dag->out_args for an output; a value is never both), at float `arg_offset` of that
+   * argument's per-element record of `arg_record` floats.  A plain variable: offset 0, record
+   * = type size; array element k: offset k * type size, record = elements * type size.  An
+   * intermediate value: arg -1, offset 0, record 0. */
+  int arg;
+  int arg_offset;
+  int arg_record;
 } Value;
+
+/* One argument of the generated API: a plain input or output variable, or a whole array (one
+ * pointer; element e's record is `record` floats at p + e * record). */
+typedef struct {
+  int var;      /* the spec variable: plain, or the array */
+  KType *type;  /* of one value */
+  int nvalues;  /* 1, or the array's element count */
+  int *values;  /* the dag value of each element, flat C order */
+  int record;   /* floats per mesh element: nvalues * type size */
+} DagArg;
 
 typedef struct {
   Function *fn;
@@ -386,11 +508,16 @@ typedef struct {
   int ninputs;
   int *outputs;   /* value indices of the returned versions, in `return` order */
   int noutputs;
+  DagArg *in_args;  /* the API's input arguments, in `input`-line order */
+  int nin_args;
+  DagArg *out_args; /* the API's output arguments, in `return`-line order */
+  int nout_args;
 } Dag;
 /* Node indices are statement order, hence topological: every edge goes from a lower index to a
  * higher one (fusion.c relies on it).  Values: the inputs first (input-line order), then one per
  * statement, value ninputs + i produced by node i. */
 
+/* NULL after a located error when the spec has more calls than a DAG holds (KAS_MAX_NODES). */
 Dag *dag_build(const Spec *spec);
 void dag_free(Dag *dag);
 /* Floats per element of a value (its type's size), and its label for messages and comments
@@ -758,8 +885,10 @@ char *emit_value_ident(const Dag *dag, int value);
  * lays out argument and initializer lists with it. */
 void emit_list(StrBuf *sb, int level, const char *open, char *const *items, int n,
                const char *close);
-/* Position of a value in the generated in[] (spec `input` order) / out[] (`return` order)
- * arrays; -1 if it is not an input / output (a value returned twice: its first position). */
+/* The API argument of a value: its position in the generated in[] (`input`-line order, =
+ * dag->in_args) / out[] (`return`-line order, = dag->out_args) arrays, i.e. Value.arg; -1 if it
+ * is not an input / output.  An array is one argument: its element values share the slot and
+ * differ in Value.arg_offset. */
 int emit_input_slot(const Dag *dag, int value);
 int emit_output_slot(const Dag *dag, int value);
 /* The C names generated code gives the spec's inputs (`input` order) and outputs (`return`
@@ -786,7 +915,10 @@ bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate 
 
 /* emit.c: drives the emitters for one spec: the output folder, common/, every candidate, the
  * embed, and the files that list the candidates (kas_candidates.h, all_kernels.cu, Makefile,
- * plot.gp, index.txt, the fusion pictures). */
+ * plot.gp, index.txt, the fusion pictures).  Refuses (a clear error, nothing written) a DAG
+ * holding array elements: code generation for arrays is not written yet; emit_supports_dag says
+ * so (reporting it) before a search is spent on such a spec. */
+bool emit_supports_dag(const Dag *dag);
 bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const SearchResult *res,
               const EmitOptions *opt);
 /* One row of common/kas_candidates.h (docs/generated.md), which `kasgen units` writes too. */

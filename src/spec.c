@@ -1,19 +1,29 @@
 /*
- * spec.c — the lexer and recursive-descent parser of kasgen's spec language (docs/design.md §3).
+ * spec.c — the lexer and recursive-descent parser of kasgen's spec language (docs/design.md §3,
+ * docs/loops.md).
  *
- * A spec is declarations, one `input` line, calls `var = f(args);`, and one `return` line:
+ * A spec is declarations, one `input` line, calls and loops, and one `return` line:
  *
- *   matrix3x3 A, B, M1;
- *   input A, B;
- *   M1 = mmul33(A, B);
- *   return M1;
+ *   matrix3x3 A, acc, G[8];
+ *   input A, G;
+ *   acc = madd33(A, A);
+ *   for q in 0..8 {
+ *     acc = madd33(acc, G[q]);
+ *   }
+ *   return acc;
  *
  * The parser checks the spec against the library while it reads (types, functions, arity,
- * argument and result types) and turns it into SSA form: every assignment makes a new version
- * of its variable, and an argument names the version current where it is read.  Errors are
- * GCC-style with the source line and a caret; the parser recovers at `;` so that one run reports
- * every independent mistake, and gives up after MAX_ERRORS (a 10 MB line of garbage must not
- * print 10 million errors).  Lookups are hashed so that huge inputs stay linear.
+ * argument and result types, array indices against the loop ranges) and records the calls as
+ * written (SourceCall) and the loop tree (SpecLoop).  Each top-level call or loop, once read,
+ * is unrolled in order into statements in SSA form: every assignment makes a new version of its
+ * variable, an argument names the version current where it is read, and each array element is
+ * a variable of its own that is assigned once.  Every statement keeps its provenance (source
+ * call, loop, iteration values), so later stages can roll the loops back up.
+ *
+ * Errors are GCC-style with the source line and a caret; the parser recovers at `;` and `}` so
+ * that one run reports every independent mistake, and gives up after MAX_ERRORS (a 10 MB line
+ * of garbage must not print 10 million errors).  Lookups are hashed and every table is capped,
+ * so that huge or hostile inputs stay linear in time and bounded in memory.
  */
 #include "kasgen.h"
 
@@ -23,9 +33,20 @@
 #include <string.h>
 #include <strings.h>
 
-/* MAX_VARS: 64 calls read at most 64 * KAS_MAX_ARGS values, so 10000 declared names is far
- * beyond any real spec; the cap bounds time and memory on hostile input. */
-enum { MAX_ERRORS = 20, MAX_WARNINGS = 20, MAX_NAME_SHOWN = 64, MAX_VARS = 10000 };
+/* MAX_VARS: a spec reads at most KAS_MAX_SPEC_CALLS * KAS_MAX_ARGS values, and real specs
+ * declare dozens of names; the caps bound time and memory on hostile input.  Array elements are
+ * variables too, counted apart (MAX_ARRAY_ELEMENTS).  Every non-empty loop holds a call, so
+ * MAX_LOOPS never binds a spec that unrolls within KAS_MAX_SPEC_CALLS.  MAX_LITERAL keeps index
+ * arithmetic (literal + loop variable) far from int overflow. */
+enum {
+  MAX_ERRORS = 20,
+  MAX_WARNINGS = 20,
+  MAX_NAME_SHOWN = 64,
+  MAX_VARS = 10000,
+  MAX_ARRAY_ELEMENTS = 16384,
+  MAX_LOOPS = 4096,
+  MAX_LITERAL = 1000000,
+};
 
 /* ---- lexer -------------------------------------------------------------------------------- */
 
@@ -87,11 +108,12 @@ static void skip_space_and_comments(Parser *ps, Lexer *lx) {
   }
 }
 
-static bool is_punct(int c) { return c == ',' || c == ';' || c == '(' || c == ')' || c == '='; }
+static bool is_punct(int c) { return c && strchr(",;()=[]{}+-", c); }
 
-/* token = IDENT | NUM | "," | ";" | "(" | ")" | "=" | EOF
- * IDENT = [A-Za-z_][A-Za-z0-9_]*, NUM = [0-9]+ (reserved for loop bounds).  Any other byte is
- * reported as stray and skipped. */
+/* token = IDENT | NUM | "," | ";" | "(" | ")" | "=" | "[" | "]" | "{" | "}" | "+" | "-"
+ *       | ".." | EOF
+ * IDENT = [A-Za-z_][A-Za-z0-9_]*, NUM = [0-9]+ (indices, extents, loop bounds).  Any other
+ * byte is reported as stray and skipped. */
 static Token lex_next(Parser *ps, Lexer *lx) {
   for (;;) {
     skip_space_and_comments(ps, lx);
@@ -110,9 +132,10 @@ static Token lex_next(Parser *ps, Lexer *lx) {
       return t;
     }
     lex_advance(lx);
-    if (is_punct(c)) {
+    if (is_punct(c) || (c == '.' && *lx->p == '.')) {
+      if (c == '.') lex_advance(lx);
       t.kind = TK_PUNCT;
-      t.len = 1;
+      t.len = c == '.' ? 2 : 1;
       return t;
     }
     if (isprint(c)) {
@@ -129,11 +152,18 @@ static Token lex_next(Parser *ps, Lexer *lx) {
 /* ---- parser state ------------------------------------------------------------------------- */
 
 typedef struct {
-  int nversions;     /* versions defined so far (an input has version 0 from the start) */
   int def_stmt;      /* statement defining the current version, -1 for input / none */
   bool read, returned;
   int input_line, input_col; /* where it was listed as input */
 } VarState;
+
+/* Per source call, what was already reported about its instances (one report per mistake as
+ * written, not one per iteration). */
+enum {
+  FLAG_ARG_UNASSIGNED = 1, /* << argument index */
+  FLAG_ASSIGNED_TWICE = 1 << KAS_MAX_ARGS,
+  FLAG_UNUSED_WARNED = 1 << (KAS_MAX_ARGS + 1),
+};
 
 struct Parser {
   Lexer lx;
@@ -143,22 +173,40 @@ struct Parser {
   Spec *spec;
   VarState *vs;
   int vars_cap;
-  int *hash; /* open addressing over var indices, -1 = empty */
+  int ndeclared; /* declared names (plain variables and arrays) */
+  int nelements; /* array elements declared */
+  int *hash; /* open addressing over the declared names' var indices, -1 = empty */
   int hash_cap;
-  bool *stmt_result_read;
-  int outputs_cap, inputs_cap;
-  bool seen_input, seen_return, seen_stmt, missing_input_reported, too_many_reported;
-  bool too_many_vars_reported;
+  bool *stmt_result_read; /* per statement */
+  unsigned *source_flags; /* per source call, FLAG_* */
+  int open_loops[KAS_MAX_LOOP_DEPTH]; /* the loops being read, outermost first */
+  int nopen;
+  bool seen_input, seen_return, seen_stmt, missing_input_reported;
+  bool too_many_vars_reported, too_many_elements_reported;
+  bool unterminated; /* an unterminated loop was reported: the bodies around it end too */
+  bool capped; /* too many calls or loops: reported, nothing more is read or unrolled */
   int lex_error_line; /* syntax errors on this line follow a stray character: not reported */
   int errors, warnings;
   bool stopped; /* too many errors: the lexer returns EOF from now on */
 };
+
+/* Makes room for entry n of an array that grows by doubling (capacity 8, 16, 32, ...). */
+static void *grow(void *p, int n, size_t size) {
+  if (n && (n < 8 || (n & (n - 1)))) return p;
+  return xrealloc(p, size * (n ? 2 * (size_t)n : 8));
+}
 
 static SrcLoc loc_at(const Parser *ps, int line, int col) {
   return (SrcLoc){.file = ps->spec->path, .text = ps->spec->text, .line = line, .col = col};
 }
 
 static SrcLoc tok_loc(const Parser *ps, Token t) { return loc_at(ps, t.line, t.col); }
+
+/* From now on the lexer sees the end of the file. */
+static void stop_reading(Parser *ps) {
+  ps->lx.p = ps->lx.text + strlen(ps->lx.text);
+  ps->tok.kind = ps->next.kind = TK_EOF;
+}
 
 static void vreport(Parser *ps, bool is_error, SrcLoc loc, const char *fmt, va_list ap) {
   if (ps->stopped) return;
@@ -177,7 +225,7 @@ static void vreport(Parser *ps, bool is_error, SrcLoc loc, const char *fmt, va_l
   if (++ps->errors >= MAX_ERRORS) {
     diag_note((SrcLoc){.file = ps->spec->path}, "too many errors; stopping");
     ps->stopped = true;
-    ps->lx.p = ps->lx.text + strlen(ps->lx.text); /* the lexer sees EOF from now on */
+    stop_reading(ps);
   }
 }
 
@@ -197,6 +245,18 @@ static void warn_at(Parser *ps, SrcLoc loc, const char *fmt, ...) {
   va_start(ap, fmt);
   vreport(ps, false, loc, fmt, ap);
   va_end(ap);
+}
+
+static void note_at(Parser *ps, SrcLoc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_at(Parser *ps, SrcLoc loc, const char *fmt, ...) {
+  if (ps->stopped) return;
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  diag_note(loc, "%s", msg);
 }
 
 static void lex_error(Parser *ps, int line, int col, const char *fmt, ...) {
@@ -238,8 +298,8 @@ static bool tok_is_keyword(Token t) {
   return t.kind == TK_IDENT && (tok_is(t, "input") || tok_is(t, "return") || tok_is(t, "for"));
 }
 
-/* Reports a syntax error at the current token unless a stray character on the same line
- * already explains it. */
+static bool tok_is_name(Token t) { return t.kind == TK_IDENT && !tok_is_keyword(t); }
+
 /* Where to report at the current token: at the end of the file, just after the last token
  * (as GCC does), rather than on a line past the text. */
 static SrcLoc here(const Parser *ps) {
@@ -248,20 +308,23 @@ static SrcLoc here(const Parser *ps) {
   return tok_loc(ps, ps->tok);
 }
 
+/* Reports a syntax error at the current token unless a stray character on the same line
+ * already explains it. */
 static void syntax_error(Parser *ps, const char *expected) {
   if (ps->tok.line == ps->lex_error_line) return;
   error_at(ps, here(ps), "expected %s, found %s", expected, show_tok(ps->tok).s);
 }
 
-/* Error recovery: skip to just after the next `;`, or to an `input`/`return` keyword (a missing
- * `;` must not swallow the return line). */
+/* Error recovery: skip to just after the next `;`, or to a token that starts or ends something
+ * the caller reads (`input`, `return`, `for`, `}`): a missing `;` must not swallow the return
+ * line, a loop, or the end of a loop body. */
 static void sync_to_semicolon(Parser *ps) {
   while (ps->tok.kind != TK_EOF) {
     if (tok_is(ps->tok, ";")) {
       advance(ps);
       return;
     }
-    if (tok_is(ps->tok, "input") || tok_is(ps->tok, "return")) return;
+    if (tok_is_keyword(ps->tok) || tok_is(ps->tok, "}")) return;
     advance(ps);
   }
 }
@@ -278,6 +341,20 @@ static void expect_semicolon(Parser *ps) {
              show_tok(ps->tok).s);
 }
 
+/* NUM as an int; a literal above MAX_LITERAL is reported and clamped.  false if reported. */
+static bool number_value(Parser *ps, Token t, int *out) {
+  long v = 0;
+  for (int i = 0; i < t.len && v <= MAX_LITERAL; i++) v = 10 * v + (t.start[i] - '0');
+  if (v > MAX_LITERAL) {
+    error_at(ps, tok_loc(ps, t), "integer %s is too large: at most %d", show_tok(t).s,
+             MAX_LITERAL);
+    *out = MAX_LITERAL;
+    return false;
+  }
+  *out = (int)v;
+  return true;
+}
+
 /* ---- variables ---------------------------------------------------------------------------- */
 
 static unsigned long hash_name(const char *p, int len) {
@@ -286,6 +363,7 @@ static unsigned long hash_name(const char *p, int len) {
   return h;
 }
 
+/* The declared variable or array of that name (never an element), or -1. */
 static int find_var(const Parser *ps, const char *p, int len) {
   if (!ps->hash_cap) return -1;
   unsigned long mask = (unsigned long)ps->hash_cap - 1;
@@ -307,40 +385,144 @@ static void hash_insert(Parser *ps, int v) {
 
 /* Keeps the table at most half full, so probes stay short. */
 static void hash_grow(Parser *ps) {
-  if (2 * (ps->spec->nvars + 1) <= ps->hash_cap) return;
+  if (2 * (ps->ndeclared + 1) <= ps->hash_cap) return;
   free(ps->hash);
   ps->hash_cap = ps->hash_cap ? 2 * ps->hash_cap : 64;
   ps->hash = xmalloc(sizeof(int) * (size_t)ps->hash_cap);
   for (int i = 0; i < ps->hash_cap; i++) ps->hash[i] = -1;
-  for (int v = 0; v < ps->spec->nvars; v++) hash_insert(ps, v);
+  for (int v = 0; v < ps->spec->nvars; v++)
+    if (ps->spec->vars[v].array < 0) hash_insert(ps, v);
 }
 
-static int add_var(Parser *ps, Token name, KType *type) {
+/* A new variable (name malloc'ed by the caller); declared names also go into the hash. */
+static int new_var(Parser *ps, char *name, KType *type, SrcLoc loc, int array, int elem) {
   Spec *sp = ps->spec;
-  hash_grow(ps);
+  if (array < 0) hash_grow(ps); /* first: a rebuild must not insert the new name too */
   if (sp->nvars == ps->vars_cap) {
     ps->vars_cap = ps->vars_cap ? 2 * ps->vars_cap : 16;
     sp->vars = xrealloc(sp->vars, sizeof(SpecVar) * (size_t)ps->vars_cap);
     ps->vs = xrealloc(ps->vs, sizeof(VarState) * (size_t)ps->vars_cap);
   }
   int v = sp->nvars++;
-  sp->vars[v] = (SpecVar){.name = xstrndup(name.start, (size_t)name.len), .type = type,
-                          .loc = tok_loc(ps, name)};
+  sp->vars[v] = (SpecVar){.name = name, .type = type, .loc = loc, .nelems = 1,
+                          .first_elem = -1, .array = array, .elem = elem};
   ps->vs[v] = (VarState){.def_stmt = -1};
-  hash_insert(ps, v);
+  if (array < 0) {
+    ps->ndeclared++;
+    hash_insert(ps, v);
+  }
   return v;
 }
 
-/* Looks up a variable named by the current token; reports it if undeclared. */
+/* "B[1][2]": the name of element `flat` of an array. */
+static char *element_name(const SpecVar *arr, int flat) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, arr->name);
+  int stride = arr->nelems;
+  for (int d = 0; d < arr->ndims; d++) {
+    stride /= arr->dims[d];
+    sb_printf(&sb, "[%d]", flat / stride % arr->dims[d]);
+  }
+  return sb_take(&sb);
+}
+
+/* Declares a plain variable (ndims 0) or an array followed by its elements. */
+static void declare(Parser *ps, Token name, KType *type, const int *dims, int ndims) {
+  SrcLoc loc = tok_loc(ps, name);
+  int v = new_var(ps, xstrndup(name.start, (size_t)name.len), type, loc, -1, 0);
+  if (!ndims) return;
+  SpecVar *arr = &ps->spec->vars[v];
+  arr->ndims = ndims;
+  for (int d = 0; d < ndims; d++) {
+    arr->dims[d] = dims[d];
+    arr->nelems *= dims[d];
+  }
+  arr->first_elem = v + 1;
+  int nelems = arr->nelems;
+  ps->nelements += nelems;
+  for (int k = 0; k < nelems; k++)
+    new_var(ps, element_name(&ps->spec->vars[v], k), type, loc, v, k);
+}
+
+/* The open loop whose variable has this name, innermost first; -1 if none. */
+static int find_open_loop(const Parser *ps, Token name) {
+  for (int i = ps->nopen - 1; i >= 0; i--) {
+    const char *var = ps->spec->loops[ps->open_loops[i]].var;
+    if (var && (int)strlen(var) == name.len && !strncmp(var, name.start, (size_t)name.len))
+      return ps->open_loops[i];
+  }
+  return -1;
+}
+
+/* Looks up a variable named by a token; reports it if undeclared. */
 static int lookup_var(Parser *ps, Token name) {
   int v = find_var(ps, name.start, name.len);
-  if (v < 0) error_at(ps, tok_loc(ps, name), "undeclared variable %s", show_tok(name).s);
-  return v;
+  if (v >= 0) return v;
+  if (find_open_loop(ps, name) >= 0)
+    error_at(ps, tok_loc(ps, name), "%s is a loop variable: it can only index an array",
+             show_tok(name).s);
+  else
+    error_at(ps, tok_loc(ps, name), "undeclared variable %s", show_tok(name).s);
+  return -1;
 }
 
 /* ---- declarations ------------------------------------------------------------------------- */
 
-/* decl = TYPE IDENT ("," IDENT)* ";"
+/* extents = ("[" NUM "]")*     at most KAS_MAX_DIMS, each >= 1, MAX_ARRAY_ELEMENTS in all
+ * false after a syntax error; a bad extent is reported and read as 1, extra dimensions are
+ * reported and dropped. */
+static bool parse_extents(Parser *ps, int *dims, int *ndims) {
+  *ndims = 0;
+  while (tok_is(ps->tok, "[")) {
+    advance(ps);
+    if (ps->tok.kind != TK_NUM) {
+      syntax_error(ps, "an array extent (a number)");
+      return false;
+    }
+    int n;
+    number_value(ps, ps->tok, &n);
+    if (n < 1) {
+      error_at(ps, tok_loc(ps, ps->tok), "an array extent must be at least 1");
+      n = 1;
+    }
+    if (*ndims == KAS_MAX_DIMS)
+      error_at(ps, tok_loc(ps, ps->tok), "an array has at most %d dimensions", KAS_MAX_DIMS);
+    else
+      dims[(*ndims)++] = n;
+    advance(ps);
+    if (!tok_is(ps->tok, "]")) {
+      syntax_error(ps, "']'");
+      return false;
+    }
+    advance(ps);
+  }
+  return true;
+}
+
+/* Whether a declared name fits the caps; reports the first name past each cap. */
+static bool within_var_caps(Parser *ps, Token name, const int *dims, int ndims) {
+  if (ps->ndeclared >= MAX_VARS) {
+    if (!ps->too_many_vars_reported)
+      error_at(ps, tok_loc(ps, name), "too many variables: a spec declares at most %d",
+               MAX_VARS);
+    ps->too_many_vars_reported = true;
+    return false;
+  }
+  long nelems = 1;
+  for (int d = 0; d < ndims; d++) nelems *= dims[d]; /* each <= MAX_LITERAL: capped below */
+  if (ndims && (nelems > MAX_ARRAY_ELEMENTS || ps->nelements + nelems > MAX_ARRAY_ELEMENTS)) {
+    if (!ps->too_many_elements_reported)
+      error_at(ps, tok_loc(ps, name),
+               "too many array elements: a spec declares at most %d in all", MAX_ARRAY_ELEMENTS);
+    ps->too_many_elements_reported = true;
+    return false;
+  }
+  return true;
+}
+
+/* decl       = TYPE declarator ("," declarator)* ";"
+ * declarator = IDENT extents
  * TYPE is a type name of the library, matched case-insensitively. */
 static void parse_declaration(Parser *ps) {
   Token type_tok = ps->tok;
@@ -352,24 +534,25 @@ static void parse_declaration(Parser *ps) {
     error_at(ps, tok_loc(ps, type_tok), "declaration after the 'input' line");
   advance(ps);
   for (;;) {
-    if (ps->tok.kind != TK_IDENT || tok_is_keyword(ps->tok)) {
+    if (!tok_is_name(ps->tok)) {
       syntax_error(ps, "a variable name");
       sync_to_semicolon(ps);
       return;
     }
-    int old = find_var(ps, ps->tok.start, ps->tok.len);
-    if (old >= 0) {
-      error_at(ps, tok_loc(ps, ps->tok), "duplicate declaration of %s", show_tok(ps->tok).s);
-      if (!ps->stopped) diag_note(ps->spec->vars[old].loc, "previous declaration is here");
-    } else if (ps->spec->nvars >= MAX_VARS) {
-      if (!ps->too_many_vars_reported)
-        error_at(ps, tok_loc(ps, ps->tok), "too many variables: a spec declares at most %d",
-                 MAX_VARS);
-      ps->too_many_vars_reported = true;
-    } else {
-      add_var(ps, ps->tok, type);
-    }
+    Token name = ps->tok;
     advance(ps);
+    int dims[KAS_MAX_DIMS], ndims;
+    if (!parse_extents(ps, dims, &ndims)) {
+      sync_to_semicolon(ps);
+      return;
+    }
+    int old = find_var(ps, name.start, name.len);
+    if (old >= 0) {
+      error_at(ps, tok_loc(ps, name), "duplicate declaration of %s", show_tok(name).s);
+      note_at(ps, ps->spec->vars[old].loc, "previous declaration is here");
+    } else if (within_var_caps(ps, name, dims, ndims)) {
+      declare(ps, name, type, dims, ndims);
+    }
     if (!tok_is(ps->tok, ",")) break;
     advance(ps);
   }
@@ -378,44 +561,61 @@ static void parse_declaration(Parser *ps) {
 
 /* ---- input and return lines --------------------------------------------------------------- */
 
-/* Parses IDENT ("," IDENT)* ";" calling on_name for each declared name. */
+/* Parses IDENT ("," IDENT)* ";" calling on_name for each declared name.  Arrays are named
+ * whole: an index here is reported and skipped. */
 static void parse_name_list(Parser *ps, void (*on_name)(Parser *, int var, Token name)) {
   for (;;) {
-    if (ps->tok.kind != TK_IDENT || tok_is_keyword(ps->tok)) {
+    if (!tok_is_name(ps->tok)) {
       syntax_error(ps, "a variable name");
       sync_to_semicolon(ps);
       return;
     }
-    int v = lookup_var(ps, ps->tok);
-    if (v >= 0) on_name(ps, v, ps->tok);
+    Token name = ps->tok;
+    int v = lookup_var(ps, name);
     advance(ps);
+    if (tok_is(ps->tok, "[")) {
+      error_at(ps, tok_loc(ps, ps->tok),
+               "arrays are named whole in 'input' and 'return' lines: write %s without an index",
+               show_tok(name).s);
+      while (ps->tok.kind != TK_EOF && !tok_is(ps->tok, ",") && !tok_is(ps->tok, ";"))
+        advance(ps);
+    } else if (v >= 0) {
+      on_name(ps, v, name);
+    }
     if (!tok_is(ps->tok, ",")) break;
     advance(ps);
   }
   expect_semicolon(ps);
 }
 
+/* The values a declared name stands for: itself, or its elements. */
+static int first_value_var(const SpecVar *var, int v) { return var->ndims ? var->first_elem : v; }
+
 static void add_input(Parser *ps, int v, Token name) {
   Spec *sp = ps->spec;
-  VarState *s = &ps->vs[v];
   if (sp->vars[v].is_input) {
     error_at(ps, tok_loc(ps, name), "%s is already an input", show_tok(name).s);
     return;
   }
-  if (s->nversions > 0) {
-    error_at(ps, tok_loc(ps, name), "%s is assigned before the 'input' line",
-             show_tok(name).s);
-    return;
+  int first = first_value_var(&sp->vars[v], v), n = sp->vars[v].nelems;
+  for (int k = first; k < first + n; k++) {
+    if (sp->vars[k].nversions > 0) {
+      error_at(ps, tok_loc(ps, name), "%s is assigned before the 'input' line",
+               show_tok(name).s);
+      return;
+    }
   }
+  sp->input_args = grow(sp->input_args, sp->ninput_args, sizeof(int));
+  sp->input_args[sp->ninput_args++] = v;
   sp->vars[v].is_input = true;
-  s->nversions = 1; /* version 0 is the input value */
-  s->input_line = name.line;
-  s->input_col = name.col;
-  if (sp->ninputs == ps->inputs_cap) {
-    ps->inputs_cap = ps->inputs_cap ? 2 * ps->inputs_cap : 8;
-    sp->inputs = xrealloc(sp->inputs, sizeof(int) * (size_t)ps->inputs_cap);
+  ps->vs[v].input_line = name.line;
+  ps->vs[v].input_col = name.col;
+  for (int k = first; k < first + n; k++) {
+    sp->vars[k].is_input = true;
+    sp->vars[k].nversions = 1; /* version 0 is the input value */
+    sp->inputs = grow(sp->inputs, sp->ninputs, sizeof(int));
+    sp->inputs[sp->ninputs++] = k;
   }
-  sp->inputs[sp->ninputs++] = v;
 }
 
 /* input = "input" IDENT ("," IDENT)* ";" */
@@ -428,61 +628,200 @@ static void parse_input(Parser *ps) {
   parse_name_list(ps, add_input);
 }
 
-static void add_output(Parser *ps, int v, Token name) {
+/* Reports the first element of an output array that no call assigns, and how many more. */
+static bool array_fully_assigned(Parser *ps, int v, Token name) {
+  const SpecVar *arr = &ps->spec->vars[v];
+  int missing = 0, first_missing = -1;
+  for (int k = 0; k < arr->nelems; k++) {
+    if (ps->spec->vars[arr->first_elem + k].nversions) continue;
+    if (!missing++) first_missing = arr->first_elem + k;
+  }
+  if (!missing) return true;
+  if (missing == 1)
+    error_at(ps, tok_loc(ps, name), "element '%s' of output array %s is never assigned",
+             ps->spec->vars[first_missing].name, show_tok(name).s);
+  else
+    error_at(ps, tok_loc(ps, name),
+             "element '%s' of output array %s is never assigned (nor are %d more)",
+             ps->spec->vars[first_missing].name, show_tok(name).s, missing - 1);
+  return false;
+}
+
+/* The output value(s) of a returned name, in flat order. */
+static void record_outputs(Parser *ps, int v, Token name) {
   Spec *sp = ps->spec;
+  sp->output_args = grow(sp->output_args, sp->noutput_args, sizeof(int));
+  sp->output_args[sp->noutput_args++] = v;
+  sp->vars[v].is_output = true;
+  int first = first_value_var(&sp->vars[v], v), n = sp->vars[v].nelems;
+  for (int k = first; k < first + n; k++) {
+    if (ps->vs[k].def_stmt >= 0) ps->stmt_result_read[ps->vs[k].def_stmt] = true;
+    sp->vars[k].is_output = true;
+    sp->outputs = grow(sp->outputs, sp->noutputs, sizeof(VarRef));
+    sp->outputs[sp->noutputs++] =
+        (VarRef){.var = k, .version = sp->vars[k].nversions - 1, .loc = tok_loc(ps, name)};
+  }
+}
+
+static void add_output(Parser *ps, int v, Token name) {
   VarState *s = &ps->vs[v];
   if (s->returned) {
     error_at(ps, tok_loc(ps, name), "%s is returned twice", show_tok(name).s);
     return;
   }
   s->returned = true;
-  if (s->nversions == 0) {
+  const SpecVar *var = &ps->spec->vars[v];
+  if (!var->ndims && var->nversions == 0) {
     error_at(ps, tok_loc(ps, name), "output %s is never assigned", show_tok(name).s);
     return;
   }
   /* Inputs cannot be assigned, so a returned input would pass through unchanged: no kernel
    * writes it, and generated APIs would name it twice.  The caller already has it. */
-  if (sp->vars[v].is_input) {
+  if (var->is_input) {
     error_at(ps, tok_loc(ps, name), "output %s is an input: no call computes it",
              show_tok(name).s);
     return;
   }
-  if (s->def_stmt >= 0) ps->stmt_result_read[s->def_stmt] = true;
-  sp->vars[v].is_output = true;
-  if (sp->noutputs == ps->outputs_cap) {
-    ps->outputs_cap = ps->outputs_cap ? 2 * ps->outputs_cap : 8;
-    sp->outputs = xrealloc(sp->outputs, sizeof(VarRef) * (size_t)ps->outputs_cap);
-  }
-  sp->outputs[sp->noutputs++] =
-      (VarRef){.var = v, .version = s->nversions - 1, .loc = tok_loc(ps, name)};
+  if (var->ndims && !array_fully_assigned(ps, v, name)) return;
+  record_outputs(ps, v, name);
 }
 
 /* return = "return" IDENT ("," IDENT)* ";"   (the last line of a spec) */
 static void parse_return(Parser *ps) {
   Token kw = ps->tok;
   ps->seen_return = true;
-  if (!ps->seen_stmt) /* first: it explains any "never assigned" that follows */
+  /* First: it explains any "never assigned" that follows.  A spec whose only loops are empty
+   * has calls as written but none after unrolling. */
+  if (!ps->seen_stmt || (!ps->errors && ps->spec->nstmts == 0))
     error_at(ps, tok_loc(ps, kw), "no calls before the 'return' line: nothing to compute");
   advance(ps);
   parse_name_list(ps, add_output);
 }
 
-/* ---- statements --------------------------------------------------------------------------- */
+/* ---- references: variables and array elements as written ---------------------------------- */
 
-/* Resolves one argument to the version current at this read. */
-static bool resolve_arg(Parser *ps, Token name, VarRef *out) {
-  int v = lookup_var(ps, name);
-  if (v < 0) return false;
-  VarState *s = &ps->vs[v];
-  s->read = true;
-  if (s->nversions == 0) {
-    error_at(ps, tok_loc(ps, name), "%s is used before it is assigned", show_tok(name).s);
+/* "N+1", "N-2", "N", "3" */
+static void index_text(StrBuf *sb, const Spec *sp, const SpecIndex *ix) {
+  if (ix->loop < 0) {
+    sb_printf(sb, "%d", ix->offset);
+    return;
+  }
+  sb_puts(sb, sp->loops[ix->loop].var ? sp->loops[ix->loop].var : "?");
+  if (ix->offset) sb_printf(sb, "%+d", ix->offset);
+}
+
+/* index = NUM | IDENT (("+" | "-") NUM)?      IDENT: the variable of an enclosing loop
+ * Returns -1 after a syntax error, 0 after another error, 1 when the index is good. */
+static int parse_index(Parser *ps, SpecIndex *ix) {
+  *ix = (SpecIndex){.loop = -1, .loc = tok_loc(ps, ps->tok)};
+  if (ps->tok.kind == TK_NUM) {
+    bool ok = number_value(ps, ps->tok, &ix->offset);
+    advance(ps);
+    return ok;
+  }
+  if (!tok_is_name(ps->tok)) {
+    syntax_error(ps, "an index (a number or a loop variable)");
+    return -1;
+  }
+  ix->loop = find_open_loop(ps, ps->tok);
+  if (ix->loop < 0)
+    error_at(ps, tok_loc(ps, ps->tok), "unknown loop variable %s", show_tok(ps->tok).s);
+  advance(ps);
+  if (!tok_is(ps->tok, "+") && !tok_is(ps->tok, "-")) return ix->loop >= 0;
+  int sign = tok_is(ps->tok, "-") ? -1 : 1;
+  advance(ps);
+  if (ps->tok.kind != TK_NUM) {
+    syntax_error(ps, "a number");
+    return -1;
+  }
+  int n;
+  bool ok = number_value(ps, ps->tok, &n);
+  ix->offset = sign * n;
+  advance(ps);
+  return ok && ix->loop >= 0;
+}
+
+/* Whether index ix of dimension d stays inside the array for every value of its loop. */
+static bool check_index_range(Parser *ps, const SpecVar *arr, int d, const SpecIndex *ix) {
+  const SpecLoop *loop = ix->loop >= 0 ? &ps->spec->loops[ix->loop] : NULL;
+  if (loop && loop->lo >= loop->hi) return true; /* the range is reported; never unrolled */
+  int low = loop ? loop->lo + ix->offset : ix->offset;
+  int high = loop ? loop->hi - 1 + ix->offset : ix->offset;
+  int extent = arr->dims[d];
+  if (low >= 0 && high < extent) return true;
+  StrBuf what;
+  sb_init(&what);
+  sb_puts(&what, "index ");
+  index_text(&what, ps->spec, ix);
+  sb_puts(&what, " is out of range for ");
+  if (arr->ndims > 1) sb_printf(&what, "dimension %d of ", d + 1);
+  sb_printf(&what, "'%s' (0..%d)", arr->name, extent - 1);
+  if (loop)
+    sb_printf(&what, ": it reaches %d when %s = %d", low < 0 ? low : high, loop->var,
+              low < 0 ? loop->lo : loop->hi - 1);
+  error_at(ps, ix->loc, "%s", what.data);
+  sb_free(&what);
+  return false;
+}
+
+/* An array takes exactly one index per dimension, a plain variable none.  ref->idx holds the
+ * first KAS_MAX_DIMS indices; `fourth` is where index KAS_MAX_DIMS + 1 is, if written. */
+static bool check_indices(Parser *ps, Token name, int v, const SourceRef *ref, int nidx,
+                          SrcLoc fourth) {
+  const SpecVar *var = &ps->spec->vars[v];
+  if (!var->ndims && nidx) {
+    error_at(ps, ref->idx[0].loc, "%s is not an array: it takes no index", show_tok(name).s);
     return false;
   }
-  if (s->def_stmt >= 0) ps->stmt_result_read[s->def_stmt] = true;
-  *out = (VarRef){.var = v, .version = s->nversions - 1, .loc = tok_loc(ps, name)};
-  return true;
+  if (var->ndims && !nidx) {
+    error_at(ps, tok_loc(ps, name), "array %s used without an index", show_tok(name).s);
+    return false;
+  }
+  if (nidx != var->ndims) {
+    SrcLoc first_extra = var->ndims < KAS_MAX_DIMS ? ref->idx[var->ndims].loc : fourth;
+    error_at(ps, var->ndims < nidx ? first_extra : tok_loc(ps, name),
+             "%s has %d dimension%s, but %d ind%s given", show_tok(name).s, var->ndims,
+             var->ndims == 1 ? "" : "s", nidx, nidx == 1 ? "ex was" : "ices were");
+    return false;
+  }
+  bool ok = true;
+  for (int d = 0; d < nidx; d++) ok &= check_index_range(ps, var, d, &ref->idx[d]);
+  return ok;
 }
+
+/* ref = IDENT ("[" index "]")*
+ * Returns -1 after a syntax error (the caller recovers), 0 after another error (ref->var is
+ * -1), 1 when the reference is good. */
+static int parse_ref(Parser *ps, SourceRef *ref) {
+  Token name = ps->tok;
+  *ref = (SourceRef){.var = -1, .loc = tok_loc(ps, name)};
+  int v = lookup_var(ps, name);
+  advance(ps);
+  bool ok = v >= 0;
+  int nidx = 0;
+  SrcLoc fourth = {0};
+  while (tok_is(ps->tok, "[")) {
+    advance(ps);
+    if (nidx == KAS_MAX_DIMS) fourth = tok_loc(ps, ps->tok);
+    SpecIndex ix;
+    int r = parse_index(ps, &ix);
+    if (r < 0) return -1;
+    ok &= r > 0;
+    if (!tok_is(ps->tok, "]")) {
+      syntax_error(ps, "']'");
+      return -1;
+    }
+    advance(ps);
+    if (nidx < KAS_MAX_DIMS) ref->idx[nidx] = ix;
+    nidx++;
+  }
+  if (!ok || !check_indices(ps, name, v, ref, nidx, fourth)) return 0;
+  ref->var = v;
+  ref->nidx = nidx;
+  return 1;
+}
+
+/* ---- calls as written --------------------------------------------------------------------- */
 
 static const char *type_name_of(const KType *t) { return t ? t->name : "?"; }
 
@@ -490,66 +829,55 @@ static bool same_type(const KType *a, const KType *b) {
   return a == b || (a && b && !strcasecmp(a->name, b->name));
 }
 
-/* Checks arity and argument types of a resolved call. */
-static bool check_call(Parser *ps, const Function *fn, Token fn_tok, const VarRef *args,
-                       const bool *arg_ok, int nargs) {
+/* Checks arity and argument types of a call. */
+static void check_call(Parser *ps, const Function *fn, Token fn_tok, const SourceRef *args,
+                       int nargs) {
   if (nargs != fn->nparams) {
     error_at(ps, tok_loc(ps, fn_tok), "'%s' takes %d argument%s, but %d %s given", fn->name,
              fn->nparams, fn->nparams == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were");
-    return false;
+    return;
   }
-  bool ok = true;
   for (int i = 0; i < nargs; i++) {
-    if (!arg_ok[i]) continue;
+    if (args[i].var < 0) continue;
     const SpecVar *var = &ps->spec->vars[args[i].var];
-    if (var->type && !same_type(var->type, fn->params[i])) {
+    if (var->type && !same_type(var->type, fn->params[i]))
       error_at(ps, args[i].loc, "argument %d of '%s' must be %s, but '%s' is %s", i + 1,
                fn->name, type_name_of(fn->params[i]), var->name, var->type->name);
-      ok = false;
-    }
   }
-  return ok;
 }
 
-/* Checks the assigned variable: declared, not an input, of the function's result type. */
-static int check_result(Parser *ps, Token res_tok, const Function *fn) {
-  int v = lookup_var(ps, res_tok);
-  if (v < 0) return -1;
-  const SpecVar *var = &ps->spec->vars[v];
+/* Checks the assigned variable: not an input, of the function's result type.  false when the
+ * call cannot define it. */
+static bool check_result(Parser *ps, const SourceRef *res, const Function *fn) {
+  const SpecVar *var = &ps->spec->vars[res->var];
   if (var->is_input) {
-    error_at(ps, tok_loc(ps, res_tok), "cannot assign to input %s", show_tok(res_tok).s);
-    if (!ps->stopped)
-      diag_note(loc_at(ps, ps->vs[v].input_line, ps->vs[v].input_col), "declared as input here");
-    return -1;
+    error_at(ps, res->loc, "cannot assign to input '%s'", var->name);
+    note_at(ps, loc_at(ps, ps->vs[res->var].input_line, ps->vs[res->var].input_col),
+            "declared as input here");
+    return false;
   }
-  if (fn && var->type && !same_type(var->type, fn->result)) {
-    error_at(ps, tok_loc(ps, res_tok), "'%s' returns %s, but %s is %s", fn->name,
-             type_name_of(fn->result), show_tok(res_tok).s, var->type->name);
-  }
-  return v;
+  if (fn && var->type && !same_type(var->type, fn->result))
+    error_at(ps, res->loc, "'%s' returns %s, but '%s' is %s", fn->name, type_name_of(fn->result),
+             var->name, var->type->name);
+  return true;
 }
 
-/* Parses the argument list after "(": (IDENT ("," IDENT)*)? ")".  Stores at most KAS_MAX_ARGS
- * resolved arguments but counts all, so arity errors name the real count. */
-static bool parse_args(Parser *ps, VarRef *args, bool *arg_ok, int *nargs) {
+/* Parses the argument list after "(": (ref ("," ref)*)? ")".  Stores at most KAS_MAX_ARGS
+ * arguments but counts all, so arity errors name the real count.  false after a syntax error. */
+static bool parse_args(Parser *ps, SourceRef *args, int *nargs) {
   *nargs = 0;
   if (tok_is(ps->tok, ")")) {
     advance(ps);
     return true;
   }
   for (;;) {
-    if (ps->tok.kind != TK_IDENT || tok_is_keyword(ps->tok)) {
+    if (!tok_is_name(ps->tok)) {
       syntax_error(ps, "an argument name");
       return false;
     }
-    if (*nargs < KAS_MAX_ARGS) {
-      arg_ok[*nargs] = resolve_arg(ps, ps->tok, &args[*nargs]);
-    } else {
-      VarRef ignored;
-      resolve_arg(ps, ps->tok, &ignored);
-    }
+    SourceRef ignored, *arg = *nargs < KAS_MAX_ARGS ? &args[*nargs] : &ignored;
+    if (parse_ref(ps, arg) < 0) return false;
     (*nargs)++;
-    advance(ps);
     if (tok_is(ps->tok, ")")) {
       advance(ps);
       return true;
@@ -562,73 +890,415 @@ static bool parse_args(Parser *ps, VarRef *args, bool *arg_ok, int *nargs) {
   }
 }
 
-/* Makes the assignment's new version current and records the statement. */
-static void define_version(Parser *ps, int var, const Function *fn, Token res_tok,
-                           Token fn_tok, const VarRef *args, int nargs) {
-  Spec *sp = ps->spec;
-  VarState *s = &ps->vs[var];
-  VarRef result = {.var = var, .version = s->nversions++, .loc = tok_loc(ps, res_tok)};
-  if (sp->nstmts >= KAS_MAX_NODES) {
-    s->def_stmt = -1;
-    if (!ps->too_many_reported)
-      error_at(ps, tok_loc(ps, res_tok), "too many calls: a spec holds at most %d",
-               KAS_MAX_NODES);
-    ps->too_many_reported = true;
-    return;
-  }
-  Statement *st = &sp->stmts[sp->nstmts];
-  *st = (Statement){.fn = (Function *)fn, .result = result, .nargs = nargs,
-                    .loc = tok_loc(ps, fn_tok)};
-  for (int i = 0; i < nargs && i < KAS_MAX_ARGS; i++) st->args[i] = args[i];
-  s->def_stmt = sp->nstmts++;
-}
-
-/* stmt      = call-stmt
- *           | "for" ...                     (loops: reserved, not supported yet)
- * call-stmt = IDENT "=" IDENT "(" (IDENT ("," IDENT)*)? ")" ";" */
-static void parse_statement(Parser *ps) {
-  if (tok_is(ps->tok, "for")) {
-    error_at(ps, tok_loc(ps, ps->tok), "loops are not supported yet");
-    sync_to_semicolon(ps);
-    return;
-  }
+/* Every statement (a call or a loop) needs the input line before it. */
+static void begin_statement(Parser *ps) {
   if (!ps->seen_input && !ps->missing_input_reported) {
     error_at(ps, tok_loc(ps, ps->tok), "missing 'input' line before the first call");
     ps->missing_input_reported = true;
   }
   ps->seen_stmt = true;
-  Token res_tok = ps->tok;
-  advance(ps); /* the caller saw "=" next */
+}
+
+/* Past KAS_MAX_SPEC_CALLS nothing more is read: the spec is refused anyway, and this bounds
+ * the memory that a huge loop body could take before it is unrolled.  loop_calls: what the
+ * loop at loc unrolls to (saturated), 0 for a call. */
+static void too_many_calls(Parser *ps, SrcLoc loc, long loop_calls) {
+  if (loop_calls > KAS_MAX_SPEC_CALLS)
+    error_at(ps, loc, "too many calls: this loop unrolls to more than %d, the most a spec holds",
+             KAS_MAX_SPEC_CALLS);
+  else if (loop_calls)
+    error_at(ps, loc,
+             "too many calls: this loop unrolls to %ld, which with the %d before it exceeds the "
+             "%d a spec holds",
+             loop_calls, ps->spec->nstmts, KAS_MAX_SPEC_CALLS);
+  else
+    error_at(ps, loc, "too many calls: a spec holds at most %d", KAS_MAX_SPEC_CALLS);
+  ps->capped = true;
+  stop_reading(ps);
+}
+
+static int add_source(Parser *ps, const SourceCall *sc) {
+  Spec *sp = ps->spec;
+  if (sp->nsources >= KAS_MAX_SPEC_CALLS) {
+    too_many_calls(ps, sc->result.loc, 0);
+    return -1;
+  }
+  sp->sources = grow(sp->sources, sp->nsources, sizeof(SourceCall));
+  ps->source_flags = grow(ps->source_flags, sp->nsources, sizeof(unsigned));
+  ps->source_flags[sp->nsources] = 0;
+  sp->sources[sp->nsources] = *sc;
+  return sp->nsources++;
+}
+
+/* call = ref "=" IDENT "(" (ref ("," ref)*)? ")" ";"
+ * Returns the source call, or -1 after a syntax error.  A call with other errors is kept, so
+ * that its result counts as assigned and one mistake is reported once. */
+static int parse_call(Parser *ps, int loop) {
+  begin_statement(ps);
+  SourceCall sc = {.loop = loop};
+  bool ref_read = parse_ref(ps, &sc.result) >= 0;
+  if (ref_read && !tok_is(ps->tok, "=")) syntax_error(ps, "'='");
+  if (!ref_read || !tok_is(ps->tok, "=")) {
+    sync_to_semicolon(ps);
+    return -1;
+  }
   advance(ps);
-  if (ps->tok.kind != TK_IDENT || tok_is_keyword(ps->tok)) {
+  if (!tok_is_name(ps->tok)) {
     syntax_error(ps, "a function name");
     sync_to_semicolon(ps);
-    return;
+    return -1;
   }
   Token fn_tok = ps->tok;
   char *fn_name = xstrndup(fn_tok.start, (size_t)fn_tok.len);
-  const Function *fn = library_find_function(ps->lib, fn_name);
+  sc.fn = library_find_function(ps->lib, fn_name);
   free(fn_name);
-  if (!fn) error_at(ps, tok_loc(ps, fn_tok), "unknown function %s", show_tok(fn_tok).s);
+  if (!sc.fn) error_at(ps, tok_loc(ps, fn_tok), "unknown function %s", show_tok(fn_tok).s);
+  sc.loc = tok_loc(ps, fn_tok);
   advance(ps);
   if (!tok_is(ps->tok, "(")) {
     syntax_error(ps, "'('");
     sync_to_semicolon(ps);
-    return;
+    return -1;
   }
   advance(ps);
-  VarRef args[KAS_MAX_ARGS];
-  bool arg_ok[KAS_MAX_ARGS] = {0};
-  int nargs;
-  if (!parse_args(ps, args, arg_ok, &nargs)) {
+  if (!parse_args(ps, sc.args, &sc.nargs)) {
     sync_to_semicolon(ps);
+    return -1;
+  }
+  if (sc.fn) check_call(ps, sc.fn, fn_tok, sc.args, sc.nargs);
+  if (sc.result.var >= 0 && !check_result(ps, &sc.result, sc.fn)) sc.result.var = -1;
+  if (sc.nargs > KAS_MAX_ARGS) sc.nargs = KAS_MAX_ARGS; /* reported: no function takes more */
+  expect_semicolon(ps);
+  return add_source(ps, &sc);
+}
+
+/* ---- loops --------------------------------------------------------------------------------- */
+
+static long sat_calls(long n) { return n > KAS_MAX_SPEC_CALLS ? KAS_MAX_SPEC_CALLS + 1 : n; }
+
+/* Statements an item unrolls to, saturated at KAS_MAX_SPEC_CALLS + 1. */
+static long item_calls(const Spec *sp, SpecItem it) {
+  if (!it.is_loop) return 1;
+  const SpecLoop *l = &sp->loops[it.index];
+  long trips = l->hi > l->lo ? l->hi - l->lo : 0;
+  return sat_calls(trips * l->calls_per_iteration); /* both <= KAS_MAX_SPEC_CALLS + 1 */
+}
+
+/* Appends an item to a body (a loop's or the top level), recording its position there. */
+static void append_item(Spec *sp, SpecItem **body, int *nbody, SpecItem it) {
+  if (it.is_loop)
+    sp->loops[it.index].pos = *nbody;
+  else
+    sp->sources[it.index].pos = *nbody;
+  *body = grow(*body, *nbody, sizeof(SpecItem));
+  (*body)[(*nbody)++] = it;
+}
+
+/* header = IDENT "in" NUM ".." NUM "{"      (after "for"; false after a syntax error) */
+static bool parse_loop_header(Parser *ps, Token *var, Token *lo, Token *hi) {
+  if (!tok_is_name(ps->tok)) {
+    syntax_error(ps, "a loop variable name");
+    return false;
+  }
+  *var = ps->tok;
+  advance(ps);
+  const char *expected[] = {"in", NULL, "..", NULL, "{"};
+  const char *what[] = {"'in'", "the first bound (a number)", "'..'",
+                        "the end bound (a number)", "'{'"};
+  for (int i = 0; i < 5; i++) {
+    bool ok = expected[i] ? tok_is(ps->tok, expected[i]) : ps->tok.kind == TK_NUM;
+    if (!ok) {
+      syntax_error(ps, what[i]);
+      return false;
+    }
+    if (i == 1) *lo = ps->tok;
+    if (i == 3) *hi = ps->tok;
+    advance(ps);
+  }
+  return true;
+}
+
+/* After a bad loop header: on to its body's "{" (read then, the loop not run), else past the
+ * line.  True when a body follows. */
+static bool recover_loop_header(Parser *ps) {
+  while (ps->tok.kind != TK_EOF && !tok_is_keyword(ps->tok) && !tok_is(ps->tok, "}")) {
+    if (tok_is(ps->tok, "{")) {
+      advance(ps);
+      return true;
+    }
+    if (tok_is(ps->tok, ";")) {
+      advance(ps);
+      return false;
+    }
+    advance(ps);
+  }
+  return false;
+}
+
+/* The loop variable must not hide a variable or the variable of an enclosing loop, and the
+ * range must run at least once. */
+static void check_loop(Parser *ps, Token var, Token lo_tok, Token hi_tok, int *lo, int *hi) {
+  if (find_var(ps, var.start, var.len) >= 0)
+    error_at(ps, tok_loc(ps, var), "loop variable %s has the name of a declared variable",
+             show_tok(var).s);
+  int outer = find_open_loop(ps, var);
+  if (outer >= 0) {
+    error_at(ps, tok_loc(ps, var), "loop variable %s is already the variable of an enclosing loop",
+             show_tok(var).s);
+    note_at(ps, ps->spec->loops[outer].loc, "the enclosing loop is here");
+  }
+  bool lo_ok = number_value(ps, lo_tok, lo); /* both bounds are checked */
+  bool ok = number_value(ps, hi_tok, hi) && lo_ok;
+  if (ok && *lo == *hi)
+    error_at(ps, tok_loc(ps, lo_tok),
+             "empty range %d..%d: the loop would never run (a range lo..hi is half-open)", *lo,
+             *hi);
+  else if (ok && *lo > *hi)
+    error_at(ps, tok_loc(ps, lo_tok), "reversed range %d..%d: a range lo..hi needs lo < hi",
+             *lo, *hi);
+  if (!ok || *lo >= *hi) *lo = *hi = 0; /* reported: the loop is read but never run */
+}
+
+/* A nested loop too deep to read: its tokens are skipped up to its matching "}", or to an
+ * `input` or `return` line (which no loop holds). */
+static void skip_block(Parser *ps) {
+  long depth = 0;
+  while (ps->tok.kind != TK_EOF && !tok_is(ps->tok, "input") && !tok_is(ps->tok, "return")) {
+    if (tok_is(ps->tok, "{")) depth++;
+    if (tok_is(ps->tok, "}") && --depth <= 0) {
+      advance(ps);
+      return;
+    }
+    if (depth == 0 && tok_is(ps->tok, ";")) {
+      advance(ps);
+      return;
+    }
+    advance(ps);
+  }
+}
+
+static int new_loop(Parser *ps, int parent, Token for_tok) {
+  Spec *sp = ps->spec;
+  sp->loops = grow(sp->loops, sp->nloops, sizeof(SpecLoop));
+  sp->loops[sp->nloops] = (SpecLoop){.parent = parent, .depth = ps->nopen,
+                                     .loc = tok_loc(ps, for_tok)};
+  return sp->nloops++;
+}
+
+static SpecItem parse_item(Parser *ps, int loop);
+
+static void report_unterminated(Parser *ps, int loop) {
+  error_at(ps, ps->spec->loops[loop].loc, "unterminated loop: no '}' closes it before %s",
+           show_tok(ps->tok).s);
+  ps->unterminated = true;
+}
+
+/* body = "{" item* "}"      (the "{" already read)
+ * Returns the number of items written, good or not. */
+static int parse_body(Parser *ps, int loop) {
+  for (int nitems = 0;; nitems++) {
+    Token t = ps->tok;
+    if (ps->stopped || ps->capped) return nitems;
+    if (tok_is(t, "}")) {
+      advance(ps);
+      return nitems;
+    }
+    if (t.kind == TK_EOF || tok_is(t, "input") || tok_is(t, "return")) {
+      report_unterminated(ps, loop);
+      return nitems;
+    }
+    SpecItem it = parse_item(ps, loop);
+    if (it.index >= 0) {
+      SpecLoop *l = &ps->spec->loops[loop];
+      append_item(ps->spec, &l->body, &l->nbody, it);
+    }
+    if (ps->unterminated) return nitems + 1;
+  }
+}
+
+/* loop = "for" IDENT "in" NUM ".." NUM body      (lo..hi is half-open, lo < hi) */
+static int parse_loop(Parser *ps, int parent) {
+  Token for_tok = ps->tok;
+  begin_statement(ps);
+  advance(ps);
+  if (ps->spec->nloops == MAX_LOOPS) { /* like too many calls: nothing more is read */
+    error_at(ps, tok_loc(ps, for_tok), "too many loops: a spec holds at most %d", MAX_LOOPS);
+    ps->capped = true;
+    stop_reading(ps);
+    return -1;
+  }
+  if (ps->nopen == KAS_MAX_LOOP_DEPTH) {
+    error_at(ps, tok_loc(ps, for_tok), "loops nest at most %d deep", KAS_MAX_LOOP_DEPTH);
+    skip_block(ps);
+    return -1;
+  }
+  Token var = {0}, lo_tok = {0}, hi_tok = {0};
+  bool header_ok = parse_loop_header(ps, &var, &lo_tok, &hi_tok);
+  if (!header_ok && !recover_loop_header(ps)) return -1;
+  int l = new_loop(ps, parent, for_tok);
+  if (header_ok) {
+    ps->spec->loops[l].var = xstrndup(var.start, (size_t)var.len);
+    check_loop(ps, var, lo_tok, hi_tok, &ps->spec->loops[l].lo, &ps->spec->loops[l].hi);
+  }
+  ps->open_loops[ps->nopen++] = l;
+  int written = parse_body(ps, l);
+  ps->nopen--;
+  SpecLoop *loop = &ps->spec->loops[l];
+  long calls = 0;
+  for (int i = 0; i < loop->nbody; i++)
+    calls = sat_calls(calls + item_calls(ps->spec, loop->body[i]));
+  loop->calls_per_iteration = (int)calls;
+  if (!written && !ps->unterminated) warn_at(ps, loop->loc, "empty loop body");
+  return l;
+}
+
+/* item = loop | call      (or a mistake, reported: index -1) */
+static SpecItem parse_item(Parser *ps, int loop) {
+  Token t = ps->tok;
+  if (tok_is(t, "for")) return (SpecItem){.is_loop = true, .index = parse_loop(ps, loop)};
+  if (t.kind == TK_IDENT && (tok_is(ps->next, "=") || tok_is(ps->next, "[")))
+    return (SpecItem){.index = parse_call(ps, loop)};
+  if (t.kind == TK_IDENT && ps->next.kind == TK_IDENT && loop >= 0)
+    error_at(ps, tok_loc(ps, t), "declaration inside a loop: declarations go before 'input'");
+  else if (t.kind == TK_IDENT && ps->next.kind == TK_IDENT)
+    error_at(ps, tok_loc(ps, t), "declaration after the calls");
+  else if (loop >= 0)
+    syntax_error(ps, "a call, 'for' or '}'");
+  else
+    syntax_error(ps, "a declaration, 'input', a call or 'return'");
+  sync_to_semicolon(ps); /* moves: the token is none of those it stops at */
+  return (SpecItem){.index = -1};
+}
+
+/* ---- unrolling ----------------------------------------------------------------------------- */
+
+/* The loop around statement provenance `loop` (innermost) at nesting depth d. */
+static int loop_at_depth(const Spec *sp, int loop, int d) {
+  while (loop >= 0 && sp->loops[loop].depth > d) loop = sp->loops[loop].parent;
+  return loop;
+}
+
+/* " (when N = 1, M = 2)" for messages about one iteration; "" at top level. */
+static void iteration_text(StrBuf *sb, const Spec *sp, int loop, const int *iter, int depth,
+                           const char *open, const char *assign, const char *close) {
+  if (!depth) return;
+  sb_puts(sb, open);
+  for (int d = 0; d < depth; d++) {
+    const char *var = sp->loops[loop_at_depth(sp, loop, d)].var;
+    sb_printf(sb, "%s%s%s%d", d ? ", " : "", var ? var : "?", assign, iter[d]);
+  }
+  sb_puts(sb, close);
+}
+
+static char *when_text(const Spec *sp, const Statement *st) {
+  StrBuf sb;
+  sb_init(&sb);
+  iteration_text(&sb, sp, st->loop, st->iter, st->depth, " (when ", " = ", ")");
+  sb_puts(&sb, "");
+  return sb_take(&sb);
+}
+
+/* The variable a reference names in one iteration: the plain variable, or the element its
+ * indices select (ranges were checked as written); -1 if the reference had an error. */
+static int instance_var(const Spec *sp, const SourceRef *ref, const int *iter) {
+  if (ref->var < 0) return -1;
+  const SpecVar *var = &sp->vars[ref->var];
+  if (!var->ndims) return ref->var;
+  int flat = 0;
+  for (int d = 0; d < var->ndims; d++) {
+    const SpecIndex *ix = &ref->idx[d];
+    int i = ix->offset + (ix->loop >= 0 ? iter[sp->loops[ix->loop].depth] : 0);
+    if (i < 0 || i >= var->dims[d]) return -1;
+    flat = flat * var->dims[d] + i;
+  }
+  return var->first_elem + flat;
+}
+
+/* Resolves argument a of a statement to the version current at this read. */
+static void read_arg(Parser *ps, Statement *st, int a) {
+  const SourceCall *sc = &ps->spec->sources[st->source];
+  int v = instance_var(ps->spec, &sc->args[a], st->iter);
+  st->args[a] = (VarRef){.var = v, .loc = sc->args[a].loc};
+  if (v < 0) return;
+  ps->vs[v].read = true;
+  if (ps->spec->vars[v].nversions == 0) {
+    unsigned flag = (unsigned)FLAG_ARG_UNASSIGNED << a;
+    if (!(ps->source_flags[st->source] & flag)) {
+      char *when = when_text(ps->spec, st);
+      error_at(ps, sc->args[a].loc, "'%s' is used before it is assigned%s",
+               ps->spec->vars[v].name, when);
+      free(when);
+    }
+    ps->source_flags[st->source] |= flag;
     return;
   }
-  if (fn) check_call(ps, fn, fn_tok, args, arg_ok, nargs);
-  /* The result is checked after the arguments: `x = f(x)` reads the old version of x. */
-  int var = check_result(ps, res_tok, fn);
-  if (var >= 0) define_version(ps, var, fn, res_tok, fn_tok, args, nargs);
-  expect_semicolon(ps);
+  st->args[a].version = ps->spec->vars[v].nversions - 1;
+  if (ps->vs[v].def_stmt >= 0) ps->stmt_result_read[ps->vs[v].def_stmt] = true;
+}
+
+/* An array element is assigned once: a second assignment is reported (once per call as
+ * written) with the first. */
+static bool may_assign(Parser *ps, const Statement *st, int v) {
+  const SpecVar *var = &ps->spec->vars[v];
+  if (var->array < 0 || var->nversions == 0) return true;
+  if (!(ps->source_flags[st->source] & FLAG_ASSIGNED_TWICE)) {
+    const Statement *first = &ps->spec->stmts[ps->vs[v].def_stmt];
+    char *when = when_text(ps->spec, st), *first_when = when_text(ps->spec, first);
+    error_at(ps, ps->spec->sources[st->source].result.loc,
+             "array element '%s' is assigned twice%s: an array element is assigned once",
+             var->name, when);
+    note_at(ps, first->result.loc, "first assigned here%s", first_when);
+    free(when);
+    free(first_when);
+  }
+  ps->source_flags[st->source] |= FLAG_ASSIGNED_TWICE;
+  return false;
+}
+
+/* One statement: source call src at the loop variable values iter[0 .. depth-1]. */
+static void instantiate(Parser *ps, int src, const int *iter, int depth) {
+  Spec *sp = ps->spec;
+  SourceCall *sc = &sp->sources[src];
+  Statement st = {.fn = sc->fn, .nargs = sc->nargs, .loc = sc->loc, .source = src,
+                  .loop = sc->loop, .depth = depth};
+  memcpy(st.iter, iter, sizeof(int) * (size_t)depth);
+  for (int a = 0; a < sc->nargs; a++) read_arg(ps, &st, a);
+  int v = instance_var(sp, &sc->result, iter);
+  if (v < 0 || !may_assign(ps, &st, v)) return;
+  st.result = (VarRef){.var = v, .version = sp->vars[v].nversions++, .loc = sc->result.loc};
+  ps->vs[v].def_stmt = sp->nstmts;
+  sp->stmts = grow(sp->stmts, sp->nstmts, sizeof(Statement));
+  ps->stmt_result_read = grow(ps->stmt_result_read, sp->nstmts, sizeof(bool));
+  ps->stmt_result_read[sp->nstmts] = false;
+  if (!sc->ninstances++) sc->first_stmt = sp->nstmts;
+  sp->stmts[sp->nstmts++] = st;
+}
+
+/* Unrolls an item in order: a call once, a loop's body once per value of its variable. */
+static void unroll_item(Parser *ps, SpecItem it, int *iter, int depth) {
+  if (!it.is_loop) {
+    instantiate(ps, it.index, iter, depth);
+    return;
+  }
+  const SpecLoop *l = &ps->spec->loops[it.index];
+  if (!l->calls_per_iteration) return; /* nothing to run, however many iterations */
+  for (int v = l->lo; v < l->hi; v++) {
+    iter[depth] = v;
+    for (int i = 0; i < l->nbody; i++) unroll_item(ps, l->body[i], iter, depth + 1);
+  }
+}
+
+static void unroll_top_item(Parser *ps, SpecItem it) {
+  if (it.index < 0 || ps->capped) return;
+  long calls = item_calls(ps->spec, it);
+  if (ps->spec->nstmts + calls > KAS_MAX_SPEC_CALLS) {
+    SrcLoc loc = it.is_loop ? ps->spec->loops[it.index].loc
+                            : ps->spec->sources[it.index].result.loc;
+    too_many_calls(ps, loc, it.is_loop ? calls : 0);
+    return;
+  }
+  int iter[KAS_MAX_LOOP_DEPTH] = {0};
+  unroll_item(ps, it, iter, 0);
 }
 
 /* ---- the whole spec ----------------------------------------------------------------------- */
@@ -641,7 +1311,17 @@ static void parse_after_return(Parser *ps) {
              show_tok(ps->tok).s);
 }
 
-/* spec = decl* input stmt* return EOF
+/* A top-level call or loop: recorded, then unrolled at once (later lines read its results). */
+static void parse_top_item(Parser *ps) {
+  SpecItem it = parse_item(ps, -1);
+  ps->unterminated = false;
+  if (it.index < 0) return;
+  Spec *sp = ps->spec;
+  append_item(sp, &sp->body, &sp->nbody, it);
+  unroll_top_item(ps, it);
+}
+
+/* spec = decl* input (call | loop)* return EOF
  * The order is checked with messages rather than by the grammar, so that a misplaced line is
  * reported as such and parsing goes on. */
 static void parse_spec(Parser *ps) {
@@ -659,43 +1339,56 @@ static void parse_spec(Parser *ps) {
       parse_return(ps);
       parse_after_return(ps);
       return;
-    } else if (tok_is(t, "for")) {
-      parse_statement(ps);
-    } else if (t.kind == TK_IDENT && tok_is(ps->next, "=")) {
-      parse_statement(ps);
-    } else if (t.kind == TK_IDENT && ps->next.kind == TK_IDENT) {
-      if (ps->seen_stmt) {
-        error_at(ps, tok_loc(ps, t), "declaration after the calls");
-        sync_to_semicolon(ps);
-      } else {
-        parse_declaration(ps);
-      }
-    } else {
-      syntax_error(ps, "a declaration, 'input', a call or 'return'");
+    } else if (t.kind == TK_IDENT && ps->next.kind == TK_IDENT && !ps->seen_stmt &&
+               !tok_is(t, "for")) {
+      parse_declaration(ps);
+    } else if (tok_is(t, "}")) {
+      error_at(ps, tok_loc(ps, t), "'}' without a loop to close");
       advance(ps);
-      sync_to_semicolon(ps);
+    } else {
+      parse_top_item(ps);
     }
   }
+  if (ps->capped) return; /* the rest was not read */
   if (!ps->seen_input && !ps->missing_input_reported)
     error_at(ps, here(ps), "missing 'input' line");
   if (!ps->seen_return) error_at(ps, here(ps), "missing 'return' line");
 }
 
-/* Warnings about things that are legal but almost certainly mistakes. */
+/* Whether a declared name (or any element of an array) is read, assigned, returned. */
+static void var_usage(const Parser *ps, int v, bool *read, bool *assigned) {
+  const SpecVar *var = &ps->spec->vars[v];
+  int first = first_value_var(var, v);
+  *read = *assigned = false;
+  for (int k = first; k < first + var->nelems; k++) {
+    *read |= ps->vs[k].read;
+    *assigned |= ps->spec->vars[k].nversions > 0;
+  }
+}
+
+/* Warnings about things that are legal but almost certainly mistakes; a call in a loop is
+ * warned about once, for its first iteration whose result nobody reads. */
 static void warn_unused(Parser *ps) {
   const Spec *sp = ps->spec;
   for (int v = 0; v < sp->nvars; v++) {
-    const VarState *s = &ps->vs[v];
-    if (sp->vars[v].is_input && !s->read && !s->returned)
+    if (sp->vars[v].array >= 0) continue;
+    bool read, assigned;
+    var_usage(ps, v, &read, &assigned);
+    if (sp->vars[v].is_input && !read && !ps->vs[v].returned)
       warn_at(ps, sp->vars[v].loc, "input '%s' is never used", sp->vars[v].name);
-    else if (!sp->vars[v].is_input && !s->nversions && !s->read && !s->returned)
+    else if (!sp->vars[v].is_input && !assigned && !read && !ps->vs[v].returned)
       warn_at(ps, sp->vars[v].loc, "variable '%s' is declared but never used",
               sp->vars[v].name);
   }
-  for (int i = 0; i < sp->nstmts; i++)
-    if (!ps->stmt_result_read[i])
-      warn_at(ps, sp->stmts[i].result.loc, "the value assigned to '%s' here is never used",
-              sp->vars[sp->stmts[i].result.var].name);
+  for (int i = 0; i < sp->nstmts; i++) {
+    const Statement *st = &sp->stmts[i];
+    if (ps->stmt_result_read[i] || (ps->source_flags[st->source] & FLAG_UNUSED_WARNED)) continue;
+    ps->source_flags[st->source] |= FLAG_UNUSED_WARNED;
+    char *when = when_text(sp, st);
+    warn_at(ps, st->result.loc, "the value assigned to '%s' here is never used%s",
+            sp->vars[st->result.var].name, when);
+    free(when);
+  }
 }
 
 /* "dir/stvenant.spec" -> "stvenant".  The stem names the output folder, generated files, C
@@ -728,9 +1421,7 @@ Spec *spec_parse(const char *path, const char *text, const Library *lib) {
   sp->path = xstrdup(path);
   sp->name = file_stem(path);
   sp->text = xstrdup(text);
-  sp->stmts = xcalloc(KAS_MAX_NODES, sizeof(Statement));
   Parser ps = {.lib = lib, .spec = sp};
-  ps.stmt_result_read = xcalloc(KAS_MAX_NODES, sizeof(bool));
   ps.lx = (Lexer){.text = sp->text, .p = sp->text, .line = 1, .col = 1};
   ps.tok = lex_next(&ps, &ps.lx);
   ps.next = lex_next(&ps, &ps.lx);
@@ -740,6 +1431,7 @@ Spec *spec_parse(const char *path, const char *text, const Library *lib) {
   free(ps.vs);
   free(ps.hash);
   free(ps.stmt_result_read);
+  free(ps.source_flags);
   if (errors) {
     spec_free(sp);
     return NULL;
@@ -758,12 +1450,135 @@ Spec *spec_load(const char *path, const Library *lib) {
 void spec_free(Spec *spec) {
   if (!spec) return;
   for (int v = 0; v < spec->nvars; v++) free(spec->vars[v].name);
+  for (int l = 0; l < spec->nloops; l++) {
+    free(spec->loops[l].var);
+    free(spec->loops[l].body);
+  }
   free(spec->vars);
   free(spec->stmts);
   free(spec->outputs);
   free(spec->inputs);
+  free(spec->input_args);
+  free(spec->output_args);
+  free(spec->sources);
+  free(spec->loops);
+  free(spec->body);
   free(spec->path);
   free(spec->name);
   free(spec->text);
   free(spec);
+}
+
+/* ---- showing the structure (kasgen check) ---------------------------------------------------- */
+
+char *spec_value_label(const Spec *spec, VarRef r) {
+  const SpecVar *var = &spec->vars[r.var];
+  if (var->nversions == 1) return xstrdup(var->name);
+  return xasprintf("%s.%d", var->name, r.version);
+}
+
+char *spec_statement_text(const Spec *spec, int stmt) {
+  const Statement *st = &spec->stmts[stmt];
+  StrBuf sb;
+  sb_init(&sb);
+  iteration_text(&sb, spec, st->loop, st->iter, st->depth, "[", "=", "] ");
+  char *label = spec_value_label(spec, st->result);
+  sb_printf(&sb, "%s = %s(", label, st->fn ? st->fn->name : "?");
+  free(label);
+  for (int a = 0; a < st->nargs; a++) {
+    label = spec_value_label(spec, st->args[a]);
+    sb_printf(&sb, "%s%s", a ? ", " : "", label);
+    free(label);
+  }
+  sb_puts(&sb, ")");
+  return sb_take(&sb);
+}
+
+bool spec_statement_in_loop(const Spec *spec, int stmt, int loop) {
+  for (int l = spec->stmts[stmt].loop; l >= 0; l = spec->loops[l].parent)
+    if (l == loop) return true;
+  return false;
+}
+
+/* "dphi[N+1]" */
+static void ref_text(StrBuf *sb, const Spec *sp, const SourceRef *r) {
+  sb_puts(sb, r->var >= 0 ? sp->vars[r->var].name : "?");
+  for (int d = 0; d < r->nidx; d++) {
+    sb_putc(sb, '[');
+    index_text(sb, sp, &r->idx[d]);
+    sb_putc(sb, ']');
+  }
+}
+
+static void print_arrays(const Spec *sp, FILE *out) {
+  bool any = false;
+  for (int v = 0; v < sp->nvars; v++) {
+    const SpecVar *var = &sp->vars[v];
+    if (!var->ndims) continue;
+    if (!any) fputs("arrays:\n", out);
+    any = true;
+    StrBuf sb;
+    sb_init(&sb);
+    sb_puts(&sb, var->name);
+    for (int d = 0; d < var->ndims; d++) sb_printf(&sb, "[%d]", var->dims[d]);
+    fprintf(out, "  %-20s %-14s %-12s %d floats per element\n", sb.data, var->type->name,
+            var->is_input ? "input" : var->is_output ? "output" : "intermediate",
+            var->nelems * var->type->size);
+    sb_free(&sb);
+  }
+}
+
+/* "#0 #32 #64 #96", the first few and the last of a source call's statements. */
+static void print_instances(const Spec *sp, int src, FILE *out) {
+  const SourceCall *sc = &sp->sources[src];
+  int shown = 0;
+  fprintf(out, "%d call%s:", sc->ninstances, sc->ninstances == 1 ? "" : "s");
+  for (int i = sc->first_stmt; i < sp->nstmts && shown < sc->ninstances; i++) {
+    if (sp->stmts[i].source != src) continue;
+    shown++;
+    if (shown <= 6 || shown == sc->ninstances) fprintf(out, " #%d", i);
+    else if (shown == 7) fputs(" ...", out);
+  }
+}
+
+static void print_item(const Spec *sp, SpecItem it, int indent, FILE *out);
+
+static void print_loop(const Spec *sp, int l, int indent, FILE *out) {
+  const SpecLoop *loop = &sp->loops[l];
+  char *head = xasprintf("for %s in %d..%d {", loop->var, loop->lo, loop->hi);
+  fprintf(out, "%*s%-*s // line %d: %d iterations of %d call%s\n", indent, "", 56 - indent, head,
+          loop->loc.line, loop->hi - loop->lo, loop->calls_per_iteration,
+          loop->calls_per_iteration == 1 ? "" : "s");
+  free(head);
+  for (int i = 0; i < loop->nbody; i++) print_item(sp, loop->body[i], indent + 2, out);
+  fprintf(out, "%*s}\n", indent, "");
+}
+
+static void print_item(const Spec *sp, SpecItem it, int indent, FILE *out) {
+  if (it.is_loop) {
+    print_loop(sp, it.index, indent, out);
+    return;
+  }
+  const SourceCall *sc = &sp->sources[it.index];
+  StrBuf sb;
+  sb_init(&sb);
+  ref_text(&sb, sp, &sc->result);
+  sb_printf(&sb, " = %s(", sc->fn->name);
+  for (int a = 0; a < sc->nargs; a++) {
+    if (a) sb_puts(&sb, ", ");
+    ref_text(&sb, sp, &sc->args[a]);
+  }
+  sb_puts(&sb, ");");
+  fprintf(out, "%*s%-*s // line %d: ", indent, "", 56 - indent, sb.data, sc->loc.line);
+  print_instances(sp, it.index, out);
+  fputc('\n', out);
+  sb_free(&sb);
+}
+
+void spec_print_structure(const Spec *spec, FILE *out) {
+  print_arrays(spec, out);
+  if (!spec->nloops) return;
+  fputs("loops:\n", out);
+  for (int i = 0; i < spec->nbody; i++)
+    if (spec->body[i].is_loop) print_item(spec, spec->body[i], 2, out);
 }
