@@ -52,7 +52,8 @@ static void setup_elements(const Problem *p, Records *r) {
 
 static void gather(const Problem *p, Records *r) {
   for (size_t e = 0; e < p->mesh->nelems; e++)
-    for (int q = 0; q < REC_U; q++) r->u[REC_U * e + q] = gather_entry(p->u, p->mesh->tets + 4 * e, q);
+    for (int q = 0; q < REC_U; q++)
+      r->u[REC_U * e + q] = gather_entry(p->u, p->mesh->tets + 4 * e, q);
 }
 
 static void assemble(const Problem *p, const Records *r, double *force, double *values) {
@@ -61,9 +62,10 @@ static void assemble(const Problem *p, const Records *r, double *force, double *
   memset(values, 0, p->csr->nnz * sizeof *values);
   for (size_t e = 0; e < m->nelems; e++) {
     const int32_t *t = m->tets + 4 * e;
+    const int64_t *block_slot = p->csr->block_slot + 16 * e;
     for (int q = 0; q < REC_F; q++) force[3 * (size_t)t[q / 3] + q % 3] += r->f[REC_F * e + q];
     for (int q = 0; q < REC_K; q++)
-      values[stiffness_slot(p->csr->block_slot + 16 * e, p->csr->row_ptr, t, q)] += r->K[REC_K * e + q];
+      values[stiffness_slot(block_slot, p->csr->row_ptr, t, q)] += r->K[REC_K * e + q];
   }
 }
 
@@ -98,16 +100,18 @@ int pipeline_run(const Problem *p, int passes, double *force, double *values, St
   int failed = records_alloc(&r, p->mesh->nelems) != 0 || !ms;
   if (failed) fprintf(stderr, "out of memory for the element records\n");
   if (!failed) setup_elements(p, &r);
-  for (int k = 0; k < passes && !failed; k++) failed = one_pass(p, &r, force, values, ms + k, passes);
+  for (int k = 0; k < passes && !failed; k++)
+    failed = one_pass(p, &r, force, values, ms + k, passes);
   if (!failed)
-    *t = (StageTimes){median(ms, passes), median(ms + passes, passes), median(ms + 2 * passes, passes)};
+    *t = (StageTimes){median(ms, passes), median(ms + passes, passes),
+                      median(ms + 2 * passes, passes)};
   records_free(&r);
   free(ms);
   return failed;
 }
 
 const char *pipeline_description(void) {
-  static char text[256];
+  static char text[512];
   snprintf(text, sizeof text, "CPU (plain loops, deterministic); element: %s", cpu_element.name);
   return text;
 }

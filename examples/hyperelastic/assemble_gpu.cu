@@ -181,7 +181,7 @@ extern "C" int pipeline_run(const Problem *p, int passes, double *force, double 
 }
 
 extern "C" const char *pipeline_description(void) {
-  static char text[256];
+  static char text[512];
   cudaDeviceProp prop;
   int dev = 0;
   const char *name = cudaGetDevice(&dev) == cudaSuccess &&

@@ -44,7 +44,8 @@ static int node_graph_build(NodeGraph *g, const Mesh *m) {
       int32_t a = m->tets[4 * e + n];
       for (int k = 0; k < 4; k++) g->adj[g->start[a] + (size_t)g->degree[a]++] = m->tets[4 * e + k];
     }
-  for (size_t a = 0; a < m->nnodes; a++) g->degree[a] = sort_unique(g->adj + g->start[a], g->degree[a]);
+  for (size_t a = 0; a < m->nnodes; a++)
+    g->degree[a] = sort_unique(g->adj + g->start[a], g->degree[a]);
   return 0;
 }
 
@@ -57,7 +58,8 @@ static void node_graph_free(NodeGraph *g) {
 static void fill_rows(Csr *csr, const NodeGraph *g, size_t nnodes) {
   csr->row_ptr[0] = 0;
   for (size_t a = 0; a < nnodes; a++)
-    for (int i = 0; i < 3; i++) csr->row_ptr[3 * a + i + 1] = csr->row_ptr[3 * a + i] + 3 * g->degree[a];
+    for (int i = 0; i < 3; i++)
+      csr->row_ptr[3 * a + i + 1] = csr->row_ptr[3 * a + i] + 3 * g->degree[a];
   for (size_t a = 0; a < nnodes; a++)
     for (int i = 0; i < 3; i++) {
       int32_t *col = csr->col + csr->row_ptr[3 * a + i];
@@ -83,7 +85,8 @@ static void fill_block_slots(Csr *csr, const NodeGraph *g, const Mesh *m) {
     for (int n = 0; n < 4; n++)
       for (int k = 0; k < 4; k++) {
         int32_t a = m->tets[4 * e + n], b = m->tets[4 * e + k];
-        csr->block_slot[16 * e + 4 * n + k] = csr->row_ptr[3 * (size_t)a] + 3 * neighbour_position(g, a, b);
+        int64_t first_of_row = csr->row_ptr[3 * (size_t)a];
+        csr->block_slot[16 * e + 4 * n + k] = first_of_row + 3 * neighbour_position(g, a, b);
       }
 }
 

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 
 /* The 6 axis orders (p, q, r) of the Kuhn split, in element order, and whether each is odd. */
-static const int kuhn_axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+static const int kuhn_axes[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                    {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
 static const int kuhn_odd[6] = {0, 1, 1, 0, 0, 1};
 
 static size_t node_index(int n, int i, int j, int k) {
