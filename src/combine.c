@@ -101,18 +101,18 @@ static bool escapes(const FusionInfo *fi, int value) {
   const Value *val = &fi->dag->values[value];
   if (val->is_output) return true;
   for (int k = 0; k < val->nconsumers; k++)
-    if (!((fi->nodes >> val->consumers[k]) & 1)) return true;
+    if (!nodeset_has(&fi->nodes, val->consumers[k])) return true;
   return false;
 }
 
 static bool classify(FusionInfo *fi) {
   const Dag *dag = fi->dag;
   fi->ncalls = fi->nvals = 0;
-  for (int n = 0; n < dag->nnodes; n++)
-    if ((fi->nodes >> n) & 1) {
-      if (fi->ncalls == LIN_MAX_CALLS) return false;
-      fi->node[fi->ncalls++] = n;
-    }
+  for (int n = nodeset_next(&fi->nodes, 0); n >= 0 && n < dag->nnodes;
+       n = nodeset_next(&fi->nodes, n + 1)) {
+    if (fi->ncalls == LIN_MAX_CALLS) return false;
+    fi->node[fi->ncalls++] = n;
+  }
   for (int c = 0; c < fi->ncalls; c++) {
     const DagNode *nd = &dag->nodes[fi->node[c]];
     fi->pred[c] = 0;
@@ -439,7 +439,7 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
   if (ok) {
     p->impl = xmalloc(sizeof(Impl *) * (size_t)nactive);
     for (int k = 0; k < nactive; k++) {
-      p->nodes |= (NodeSet)1 << p->order[k];
+      nodeset_add(&p->nodes, p->order[k]);
       p->impl[k] = (Impl *)ch->impl[bs.local_order[k]];
     }
     for (int v = 0; v < fi->nvals; v++) {
@@ -709,7 +709,7 @@ KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, in
   FusionInfo *fi = xmalloc(sizeof *fi);
   fusion_info_init(fi, ctx, nodes);
   PlanList out = {0};
-  if (nodes != 0 && classify(fi)) {
+  if (!nodeset_is_empty(&nodes) && classify(fi)) {
     if (keep_all) {
       for (int k = 0; k < N_E_CANDIDATES; k++) {
         Choice ch = {.e = E_CANDIDATES[k]};

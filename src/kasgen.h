@@ -28,9 +28,9 @@
 
 #define KASGEN_VERSION "0.1.0"
 
-/* Limits.  A fusion is a bitmask over DAG nodes, so a DAG has at most 64 calls (dag_build
- * refuses a spec that unrolls to more). */
-#define KAS_MAX_NODES 64
+/* Limits.  A fusion is a set of DAG nodes (NodeSet, below), so a spec has at most
+ * KAS_MAX_NODES calls. */
+#define KAS_MAX_NODES 1024
 #define KAS_MAX_ARGS 6       /* inputs of one elementary function (stvk_kmat33 takes 5) */
 #define KAS_MAX_THREADS 1024 /* threads per block on every CUDA GPU we target */
 /* Dynamic shared memory per block: what every kernel may use without opting in (a launch needs
@@ -39,7 +39,108 @@
 #define KAS_SMEM_WITHOUT_OPTIN (48 * 1024)
 #define KAS_SMEM_OPTIN_FALLBACK (227 * 1024)
 
-typedef uint64_t NodeSet; /* bit i = DAG node i */
+/* A set of DAG nodes: bit i of the 1024 is node i.  A fixed size, so that sets are plain values
+ * (assigned, compared, stored in arrays) whatever the DAG; the helpers below are the only way
+ * the code touches the words. */
+#define NODESET_WORDS (KAS_MAX_NODES / 64)
+typedef struct {
+  uint64_t w[NODESET_WORDS];
+} NodeSet;
+
+static inline NodeSet nodeset_empty(void) {
+  NodeSet s = {{0}};
+  return s;
+}
+static inline NodeSet nodeset_of(int i) { /* {i} */
+  NodeSet s = {{0}};
+  s.w[i >> 6] = (uint64_t)1 << (i & 63);
+  return s;
+}
+static inline bool nodeset_has(const NodeSet *s, int i) { return (s->w[i >> 6] >> (i & 63)) & 1; }
+static inline void nodeset_add(NodeSet *s, int i) { s->w[i >> 6] |= (uint64_t)1 << (i & 63); }
+static inline void nodeset_remove(NodeSet *s, int i) { s->w[i >> 6] &= ~((uint64_t)1 << (i & 63)); }
+static inline NodeSet nodeset_union(NodeSet a, NodeSet b) {
+  for (int k = 0; k < NODESET_WORDS; k++) a.w[k] |= b.w[k];
+  return a;
+}
+static inline NodeSet nodeset_inter(NodeSet a, NodeSet b) {
+  for (int k = 0; k < NODESET_WORDS; k++) a.w[k] &= b.w[k];
+  return a;
+}
+static inline NodeSet nodeset_minus(NodeSet a, NodeSet b) { /* a \ b */
+  for (int k = 0; k < NODESET_WORDS; k++) a.w[k] &= ~b.w[k];
+  return a;
+}
+static inline void nodeset_unite(NodeSet *a, const NodeSet *b) { /* a |= b */
+  for (int k = 0; k < NODESET_WORDS; k++) a->w[k] |= b->w[k];
+}
+static inline bool nodeset_is_empty(const NodeSet *a) {
+  uint64_t any = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) any |= a->w[k];
+  return any == 0;
+}
+static inline bool nodeset_equal(const NodeSet *a, const NodeSet *b) {
+  uint64_t diff = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) diff |= a->w[k] ^ b->w[k];
+  return diff == 0;
+}
+static inline bool nodeset_intersects(const NodeSet *a, const NodeSet *b) {
+  uint64_t any = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) any |= a->w[k] & b->w[k];
+  return any != 0;
+}
+static inline bool nodeset_subset(const NodeSet *a, const NodeSet *b) { /* a ⊆ b */
+  uint64_t out = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) out |= a->w[k] & ~b->w[k];
+  return out == 0;
+}
+static inline int nodeset_count(const NodeSet *a) {
+  int n = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) n += __builtin_popcountll(a->w[k]);
+  return n;
+}
+/* The smallest member >= from, or -1: `for (int v = nodeset_next(&s, 0); v >= 0;
+ * v = nodeset_next(&s, v + 1))` visits the members in increasing order. */
+static inline int nodeset_next(const NodeSet *a, int from) {
+  if (from < 0) from = 0;
+  for (int k = from >> 6; k < NODESET_WORDS; k++) {
+    uint64_t w = a->w[k];
+    if (k == from >> 6) w &= ~(uint64_t)0 << (from & 63);
+    if (w) return k * 64 + __builtin_ctzll(w);
+  }
+  return -1;
+}
+/* The largest member, or -1. */
+static inline int nodeset_last(const NodeSet *a) {
+  for (int k = NODESET_WORDS - 1; k >= 0; k--)
+    if (a->w[k]) return k * 64 + 63 - __builtin_clzll(a->w[k]);
+  return -1;
+}
+/* {lo, ..., hi - 1} (empty when hi <= lo). */
+static inline NodeSet nodeset_range(int lo, int hi) {
+  NodeSet s = {{0}};
+  for (int k = 0; k < NODESET_WORDS; k++) {
+    int a = lo - k * 64, b = hi - k * 64; /* the range within word k: [a, b) clamped to [0, 64) */
+    if (a < 0) a = 0;
+    if (b > 64) b = 64;
+    if (a >= b) continue;
+    uint64_t upto_b = b == 64 ? ~(uint64_t)0 : ((uint64_t)1 << b) - 1;
+    s.w[k] = upto_b & (~(uint64_t)0 << a);
+  }
+  return s;
+}
+/* A total order on sets (by their highest differing node: the set holding it is larger), for
+ * sorting and canonical tie-breaks. */
+static inline int nodeset_compare(const NodeSet *a, const NodeSet *b) {
+  for (int k = NODESET_WORDS - 1; k >= 0; k--)
+    if (a->w[k] != b->w[k]) return a->w[k] < b->w[k] ? -1 : 1;
+  return 0;
+}
+static inline uint64_t nodeset_hash(const NodeSet *a) {
+  uint64_t h = 1469598103934665603ull;
+  for (int k = 0; k < NODESET_WORDS; k++) h = (h ^ a->w[k]) * 1099511628211ull ^ (h >> 29);
+  return h;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* util.c: memory, strings, diagnostics                                                       */
@@ -536,17 +637,29 @@ void dag_write_dot_kernels(const Dag *dag, const DotKernel *kernels, int nkernel
 /* fusion.c: valid (convex) fusions, docs/design.md §6 step 1                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The sets are stored packed: each in the nwords low words that the DAG's nodes need (one word
+ * up to 64 calls), so that millions of fusions of a small spec cost what they did as 64-bit
+ * masks.  fusion_set_get unpacks one. */
 typedef struct {
-  NodeSet *sets;
+  uint64_t *words; /* set i is words[i * nwords ... i * nwords + nwords - 1] */
+  int nwords;
   int n, cap;
-  bool truncated; /* more than KAS_MAX_FUSIONS: an error was reported, sets is incomplete */
+  bool truncated; /* more than the limit: sets is incomplete (fusion_enumerate reported it) */
 } FusionSet;
 #define KAS_MAX_FUSIONS 20000000
 
+static inline NodeSet fusion_set_get(const FusionSet *fs, int i) {
+  NodeSet s = {{0}};
+  for (int k = 0; k < fs->nwords; k++) s.w[k] = fs->words[(size_t)i * (size_t)fs->nwords + k];
+  return s;
+}
 bool fusion_is_convex(const Dag *dag, NodeSet set);
 /* All convex, non-empty node sets of size <= max_size, in a deterministic order (by size, then
- * by lowest node indices). */
+ * by lowest node indices).  More than KAS_MAX_FUSIONS is an error (reported; truncated set). */
 FusionSet fusion_enumerate(const Dag *dag, int max_size);
+/* The same, stopping silently once more than `limit` sets exist (truncated set, no diagnostic):
+ * the search asks whether exact search is affordable. */
+FusionSet fusion_enumerate_limited(const Dag *dag, int max_size, long limit);
 void fusion_set_free(FusionSet *fs);
 
 /* ------------------------------------------------------------------------------------------ */

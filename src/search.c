@@ -45,20 +45,21 @@ static double per_kernel_overhead(const TimingDb *db) {
 /* Kernels in an executable order: repeatedly the first kernel whose external predecessors all
  * ran.  select.c returns only orderable partitions; false if this one is not (defensive). */
 static bool order_kernels(const Dag *dag, KernelPlan **k, int n) {
-  NodeSet done = 0;
+  NodeSet done = nodeset_empty();
   for (int placed = 0; placed < n; placed++) {
     int pick = -1;
     for (int i = placed; i < n && pick < 0; i++) {
-      NodeSet needs = 0;
-      for (int v = 0; v < dag->nnodes; v++)
-        if ((k[i]->nodes >> v) & 1) needs |= dag->pred[v];
-      if ((needs & ~k[i]->nodes & ~done) == 0) pick = i;
+      NodeSet needs = nodeset_empty();
+      for (int v = nodeset_next(&k[i]->nodes, 0); v >= 0; v = nodeset_next(&k[i]->nodes, v + 1))
+        nodeset_unite(&needs, &dag->pred[v]);
+      needs = nodeset_minus(nodeset_minus(needs, k[i]->nodes), done);
+      if (nodeset_is_empty(&needs)) pick = i;
     }
     if (pick < 0) return false;
     KernelPlan *t = k[placed];
     k[placed] = k[pick];
     k[pick] = t;
-    done |= k[placed]->nodes;
+    nodeset_unite(&done, &k[placed]->nodes);
   }
   return true;
 }
@@ -106,12 +107,12 @@ static void combine_all(SearchContext *ctx, const SearchOptions *opt, const Fusi
   for (int f = 0; f < fs->n; f++) {
     if (opt->progress) progress("combining implementations", f, fs->n);
     int n;
-    KernelPlan **plans = combine_fusion(ctx, fs->sets[f], false, &n);
+    NodeSet set = fusion_set_get(fs, f);
+    KernelPlan **plans = combine_fusion(ctx, set, false, &n);
     if (n == 0) continue;
     keep_plans(r, plans, n);
-    item_push(items, fs->sets[f], plans[0]->predicted_ns_per_elem + per_kernel_overhead(db),
-              plans[0]);
-    if (__builtin_popcountll(fs->sets[f]) == 1) single[__builtin_ctzll(fs->sets[f])] = plans[0];
+    item_push(items, set, plans[0]->predicted_ns_per_elem + per_kernel_overhead(db), plans[0]);
+    if (nodeset_count(&set) == 1) single[nodeset_next(&set, 0)] = plans[0];
     free(plans);
   }
   if (opt->progress) progress_done();

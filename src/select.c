@@ -30,22 +30,29 @@ typedef struct {
   int n;
 } Columns;
 
-static NodeSet all_nodes(const Dag *dag) {
-  return dag->nnodes >= 64 ? ~(NodeSet)0 : (((NodeSet)1 << dag->nnodes) - 1);
-}
+static NodeSet all_nodes(const Dag *dag) { return nodeset_range(0, dag->nnodes); }
 
-/* Keeps usable items (non-empty, inside the DAG, finite cost), cheapest per node set. */
+/* Keeps usable items (non-empty, inside the DAG, finite cost), cheapest per node set (the first
+ * of equally cheap ones); a hash of the sets finds equal ones. */
 static Columns make_columns(const Dag *dag, const SelectItem *items, int nitems) {
-  Columns c = {xmalloc(sizeof(int) * (size_t)nitems), xmalloc(sizeof(NodeSet) * (size_t)nitems),
-               xmalloc(sizeof(double) * (size_t)nitems), 0};
+  Columns c = {xmalloc(sizeof(int) * (size_t)(nitems ? nitems : 1)),
+               xmalloc(sizeof(NodeSet) * (size_t)(nitems ? nitems : 1)),
+               xmalloc(sizeof(double) * (size_t)(nitems ? nitems : 1)), 0};
+  size_t nslots = 16;
+  while (nslots < 2 * (size_t)nitems) nslots *= 2;
+  int *slot = xmalloc(sizeof(int) * nslots); /* column index + 1, 0 = free */
+  memset(slot, 0, sizeof(int) * nslots);
   NodeSet valid = all_nodes(dag);
   for (int i = 0; i < nitems; i++) {
     const SelectItem *it = &items[i];
-    if (!it->nodes || (it->nodes & ~valid) || !isfinite(it->cost)) continue;
-    int k = 0;
-    while (k < c.n && c.nodes[k] != it->nodes) k++;
-    if (k == c.n) {
-      c.n++;
+    if (nodeset_is_empty(&it->nodes) || !nodeset_subset(&it->nodes, &valid) || !isfinite(it->cost))
+      continue;
+    size_t h = (size_t)nodeset_hash(&it->nodes) & (nslots - 1);
+    while (slot[h] && !nodeset_equal(&c.nodes[slot[h] - 1], &it->nodes)) h = (h + 1) & (nslots - 1);
+    int k = slot[h] - 1;
+    if (k < 0) {
+      k = c.n++;
+      slot[h] = k + 1;
     } else if (c.cost[k] <= it->cost) {
       continue;
     }
@@ -53,6 +60,7 @@ static Columns make_columns(const Dag *dag, const SelectItem *items, int nitems)
     c.nodes[k] = it->nodes;
     c.cost[k] = it->cost;
   }
+  free(slot);
   return c;
 }
 
@@ -67,36 +75,36 @@ static void free_columns(Columns *c) {
 /* True when the kernels (node sets) of a partition can be ordered: the graph with one vertex per
  * kernel and an edge a→b for every DAG edge from a node of a to a node of b (a ≠ b) is acyclic. */
 bool select_partition_orderable(const Dag *dag, const NodeSet *kernels, int nkernels) {
-  int kernel_of[KAS_MAX_NODES];
+  if (nkernels < 0 || nkernels > KAS_MAX_NODES) return false;
+  int *kernel_of = xmalloc(sizeof(int) * (size_t)(dag->nnodes ? dag->nnodes : 1));
   for (int v = 0; v < dag->nnodes; v++) kernel_of[v] = -1;
   for (int k = 0; k < nkernels; k++)
-    for (int v = 0; v < dag->nnodes; v++)
-      if (kernels[k] >> v & 1) kernel_of[v] = k;
-  uint64_t *succ = xcalloc((size_t)nkernels, sizeof *succ); /* nkernels <= 64 */
-  int *indeg = xcalloc((size_t)nkernels, sizeof *indeg);
+    for (int v = nodeset_next(&kernels[k], 0); v >= 0 && v < dag->nnodes;
+         v = nodeset_next(&kernels[k], v + 1))
+      kernel_of[v] = k;
+  /* nkernels <= the number of nodes <= KAS_MAX_NODES, so a NodeSet holds a set of kernels */
+  NodeSet *succ = xcalloc((size_t)(nkernels ? nkernels : 1), sizeof *succ);
+  int *indeg = xcalloc((size_t)(nkernels ? nkernels : 1), sizeof *indeg);
   for (int u = 0; u < dag->nnodes; u++)
-    for (int v = 0; v < dag->nnodes; v++) {
-      if (!(dag->succ[u] >> v & 1)) continue;
+    for (int v = nodeset_next(&dag->succ[u], 0); v >= 0; v = nodeset_next(&dag->succ[u], v + 1)) {
       int a = kernel_of[u], b = kernel_of[v];
-      if (a < 0 || b < 0 || a == b || (succ[a] >> b & 1)) continue;
-      succ[a] |= (uint64_t)1 << b;
+      if (a < 0 || b < 0 || a == b || nodeset_has(&succ[a], b)) continue;
+      nodeset_add(&succ[a], b);
       indeg[b]++;
     }
   /* Kahn: repeatedly remove a kernel with no remaining predecessor. */
-  int removed = 0;
-  bool progress = true;
-  uint64_t done = 0;
-  while (progress) {
-    progress = false;
-    for (int k = 0; k < nkernels; k++) {
-      if ((done >> k & 1) || indeg[k]) continue;
-      done |= (uint64_t)1 << k;
-      removed++;
-      progress = true;
-      for (int b = 0; b < nkernels; b++)
-        if (succ[k] >> b & 1) indeg[b]--;
-    }
+  int *ready = xmalloc(sizeof(int) * (size_t)(nkernels ? nkernels : 1));
+  int nready = 0, removed = 0;
+  for (int k = 0; k < nkernels; k++)
+    if (!indeg[k]) ready[nready++] = k;
+  while (nready > 0) {
+    int k = ready[--nready];
+    removed++;
+    for (int b = nodeset_next(&succ[k], 0); b >= 0; b = nodeset_next(&succ[k], b + 1))
+      if (--indeg[b] == 0) ready[nready++] = b;
   }
+  free(ready);
+  free(kernel_of);
   free(succ);
   free(indeg);
   return removed == nkernels;
@@ -117,7 +125,7 @@ static lprec *build_program(const Dag *dag, const Columns *c) {
   for (int v = 0; v < dag->nnodes; v++) {
     int m = 0;
     for (int j = 0; j < c->n; j++)
-      if (c->nodes[j] >> v & 1) {
+      if (nodeset_has(&c->nodes[j], v)) {
         col[m] = j + 1;
         row[m++] = 1.0;
       }
@@ -168,12 +176,13 @@ static int *solution_items(const Columns *c, const int *chosen, int nchosen) {
 
 /* Checks the solver's answer: an exact cover of every node (guards against solver tolerance). */
 static bool exact_cover(const Dag *dag, const Columns *c, const int *chosen, int nchosen) {
-  NodeSet seen = 0;
+  NodeSet seen = nodeset_empty();
   for (int k = 0; k < nchosen; k++) {
-    if (seen & c->nodes[chosen[k]]) return false;
-    seen |= c->nodes[chosen[k]];
+    if (nodeset_intersects(&seen, &c->nodes[chosen[k]])) return false;
+    nodeset_unite(&seen, &c->nodes[chosen[k]]);
   }
-  return seen == all_nodes(dag);
+  NodeSet all = all_nodes(dag);
+  return nodeset_equal(&seen, &all);
 }
 
 int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, int top,
@@ -185,12 +194,12 @@ int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, i
   int **sols = xcalloc((size_t)top, sizeof *sols);
   int nsols = 0, cyclic = 0;
   int *chosen = xmalloc(sizeof(int) * (size_t)(c.n + 1));
-  NodeSet kernels[KAS_MAX_NODES];
+  NodeSet *kernels = xmalloc(sizeof(NodeSet) * (size_t)(dag->nnodes + 1));
   while (lp && nsols < top && cyclic < MAX_CYCLIC_CUTS) {
     int rc = solve(lp);
     if (rc != OPTIMAL && rc != SUBOPTIMAL) break; /* INFEASIBLE: no cover left */
     int m = chosen_columns(lp, &c, chosen);
-    if (m == 0 || m > KAS_MAX_NODES || !exact_cover(dag, &c, chosen, m)) break;
+    if (m == 0 || m > dag->nnodes || !exact_cover(dag, &c, chosen, m)) break;
     for (int k = 0; k < m; k++) kernels[k] = c.nodes[chosen[k]];
     if (select_partition_orderable(dag, kernels, m))
       sols[nsols++] = solution_items(&c, chosen, m);
@@ -199,6 +208,7 @@ int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, i
     add_cut(lp, chosen, m);
   }
   if (lp) delete_lp(lp);
+  free(kernels);
   free(chosen);
   free_columns(&c);
   if (nsols == 0) {

@@ -45,18 +45,21 @@ static bool sanitized(void) {
 
 /* Exact cover, executable order, and the predicted time recomputed. */
 static void check_candidate(const Dag *dag, const TimingDb *db, const Candidate *c) {
-  NodeSet done = 0;
+  NodeSet done = nodeset_empty();
   double sum = 0;
   for (int k = 0; k < c->nkernels; k++) {
     const KernelPlan *p = c->kernels[k];
-    assert_int_equal(done & p->nodes, 0);
-    for (int v = 0; v < dag->nnodes; v++)
-      if ((p->nodes >> v) & 1) assert_int_equal(dag->pred[v] & ~p->nodes & ~done, 0);
-    done |= p->nodes;
-    assert_int_equal(__builtin_popcountll(p->nodes), p->ncalls);
+    assert_false(nodeset_intersects(&done, &p->nodes));
+    for (int v = nodeset_next(&p->nodes, 0); v >= 0; v = nodeset_next(&p->nodes, v + 1)) {
+      NodeSet unmet = nodeset_minus(nodeset_minus(dag->pred[v], p->nodes), done);
+      assert_true(nodeset_is_empty(&unmet));
+    }
+    nodeset_unite(&done, &p->nodes);
+    assert_int_equal(nodeset_count(&p->nodes), p->ncalls);
     sum += p->predicted_ns_per_elem;
   }
-  assert_true(done == (dag->nnodes == 64 ? ~(NodeSet)0 : (((NodeSet)1 << dag->nnodes) - 1)));
+  NodeSet all = nodeset_range(0, dag->nnodes);
+  assert_true(nodeset_equal(&done, &all));
   sum += c->nkernels * model_launch_overhead_ns(db) / 4194304.0;
   assert_true(fabs(sum - c->predicted_ns_per_elem) <= 1e-9 * (1 + sum));
 }
