@@ -679,6 +679,14 @@ typedef struct {
   Placement placement; /* where the routine's pattern buffer lived while timed */
   TimingPoint *points;
   int npoints;
+  /* The loader's index for fast lookups (NULL in a routine built by hand, which is looked up
+   * point by point, with the same result): the points sorted by (e, extra_smem), ties in file
+   * order; the distinct E values ascending, and where each one's points start in by_e
+   * (e_start[ne] = npoints). */
+  TimingPoint *by_e;
+  int *e_values, *e_start;
+  int ne;
+  double min_ns; /* the least ns of any point: no interpolated value is below it */
 } RoutineTiming;
 
 typedef struct {
@@ -696,6 +704,7 @@ typedef struct {
   char *date, *nvcc_version;
   RoutineTiming *routines;
   int nroutines;
+  int *by_min_ns; /* routine indices by ascending min_ns (the loader's; NULL when built by hand) */
   bool analytic; /* true when no database was read: built-in H100 limits, analytic model */
 } TimingDb;
 
