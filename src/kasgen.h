@@ -820,22 +820,24 @@ typedef struct {
  * call in order that reads the buffer, which may come earlier than load_call. */
 
 /* linearize.c: execution order of a fusion minimizing peak shared memory, then barriers.
- * The problem is abstract (local call and value indices) so that it can be tested alone. */
-#define LIN_MAX_CALLS 16
-#define LIN_MAX_VALUES 96
+ * The problem is abstract (local call and value indices) so that it can be tested alone; the
+ * caller owns the arrays.  Sets of local calls are NodeSets (bit c = local call c). */
+#define LIN_EXACT_CALLS 16 /* the subset DP's limit (O(2^n n)); above it, a greedy order */
 typedef struct {
   int ncalls;
-  uint32_t pred[LIN_MAX_CALLS]; /* calls that must run before call c (bit = local call) */
+  const NodeSet *pred;      /* per call: the calls that must run before it */
   int nvals;
-  int size[LIN_MAX_VALUES];          /* shared floats per element; 0 = in registers */
-  int producer[LIN_MAX_VALUES];      /* local call producing it, -1 = loaded from global */
-  uint32_t consumers[LIN_MAX_VALUES]; /* local calls reading it */
+  const int *size;          /* per value: shared floats per element; 0 = in registers */
+  const int *producer;      /* per value: local call producing it, -1 = loaded from global */
+  const NodeSet *consumers; /* per value: the local calls reading it */
 } LinearizeProblem;
 /* Writes a topological order minimizing the peak of live shared floats (loads just before the
  * first reader, a buffer dies after its last reader or its save); among those, fewest barriers
  * under the conservative rule "a call reading a shared value produced since the last barrier
- * needs one" (exact for ncalls <= 10, else first found).  Returns false if pred is cyclic or
- * ncalls > LIN_MAX_CALLS. */
+ * needs one" (exact for ncalls <= 10, else first found).  Above LIN_EXACT_CALLS calls the order
+ * is greedy (the ready call that adds the least live memory, then frees the most) or the node
+ * order, whichever has the lower peak: heuristic.  Returns false if pred is cyclic or ncalls is
+ * not in 1..KAS_MAX_NODES. */
 bool linearize_order(const LinearizeProblem *p, int *order_out, int *peak_out,
                      int *barriers_out);
 /* Peak live shared floats and barrier count (same rules) of a given order; for tests/explain. */

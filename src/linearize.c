@@ -8,6 +8,10 @@
  * conservative rule (a call that reads a shared value produced since the last barrier needs
  * one); that count depends on the calls since the last barrier T ⊆ S too, so the second pass
  * runs over (S, T) pairs, restricted to transitions within the optimal peak (exact, lexicographic).
+ * The subset DP is exact up to LIN_EXACT_CALLS calls; a longer fusion (a long interval of a big
+ * spec) gets a greedy order instead: repeatedly the ready call whose run adds the least live
+ * memory, then frees the most, kept only when its peak beats the node order's (heuristic,
+ * O(n^2) with the live memory tracked incrementally).
  *
  * Memory model (matches combine.c's steps): a loaded value is loaded just before its first
  * reader; a produced value lives from its compute; both die after their last reader (or save,
@@ -20,14 +24,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- the exact DP (at most LIN_EXACT_CALLS calls, sets as 32-bit masks) ------------------ */
+
+typedef struct {
+  int ncalls;
+  uint32_t pred[LIN_EXACT_CALLS];
+  int nvals;
+  const int *size, *producer;
+  uint32_t *consumers;
+} SmallProblem;
+
 /* Values started (loaded or produced) once the calls in S have run. */
-static bool value_started(const LinearizeProblem *p, int v, uint32_t s) {
+static bool value_started(const SmallProblem *p, int v, uint32_t s) {
   if (p->producer[v] >= 0) return (s >> p->producer[v]) & 1u;
   return (p->consumers[v] & s) != 0;
 }
 
 /* Live shared floats per element while call c runs after the set s. */
-static int transition_memory(const LinearizeProblem *p, uint32_t s, int c) {
+static int transition_memory(const SmallProblem *p, uint32_t s, int c) {
   int total = 0;
   for (int v = 0; v < p->nvals; v++) {
     if (p->size[v] <= 0) continue;
@@ -39,7 +53,7 @@ static int transition_memory(const LinearizeProblem *p, uint32_t s, int c) {
 }
 
 /* Conservative barrier rule: c reads a shared value produced by a call since the last barrier. */
-static bool needs_barrier(const LinearizeProblem *p, uint32_t since_barrier, int c) {
+static bool needs_barrier(const SmallProblem *p, uint32_t since_barrier, int c) {
   for (int v = 0; v < p->nvals; v++)
     if (p->size[v] > 0 && p->producer[v] >= 0 && ((since_barrier >> p->producer[v]) & 1u) &&
         ((p->consumers[v] >> c) & 1u))
@@ -47,12 +61,12 @@ static bool needs_barrier(const LinearizeProblem *p, uint32_t since_barrier, int
   return false;
 }
 
-static bool ready(const LinearizeProblem *p, uint32_t s, int c) {
+static bool ready(const SmallProblem *p, uint32_t s, int c) {
   return !((s >> c) & 1u) && (p->pred[c] & ~s) == 0;
 }
 
-void linearize_evaluate(const LinearizeProblem *p, const int *order, int *peak_out,
-                        int *barriers_out) {
+static void small_evaluate(const SmallProblem *p, const int *order, int *peak_out,
+                           int *barriers_out) {
   uint32_t s = 0, since = 0;
   int peak = 0, barriers = 0;
   for (int k = 0; k < p->ncalls; k++) {
@@ -71,7 +85,7 @@ void linearize_evaluate(const LinearizeProblem *p, const int *order, int *peak_o
 }
 
 /* Phase 1: minimal peak to reach every subset; parent[S] = last call of a best path to S. */
-static int minimal_peak(const LinearizeProblem *p, int *best, signed char *parent) {
+static int minimal_peak(const SmallProblem *p, int *best, signed char *parent) {
   uint32_t full = (1u << p->ncalls) - 1;
   for (uint32_t s = 0; s <= full; s++) best[s] = INT_MAX, parent[s] = -1;
   best[0] = 0;
@@ -88,7 +102,7 @@ static int minimal_peak(const LinearizeProblem *p, int *best, signed char *paren
   return best[full];
 }
 
-static void order_from_parents(const LinearizeProblem *p, const signed char *parent, int *order) {
+static void order_from_parents(const SmallProblem *p, const signed char *parent, int *order) {
   uint32_t s = (1u << p->ncalls) - 1;
   for (int k = p->ncalls - 1; k >= 0; k--) {
     order[k] = parent[s];
@@ -99,7 +113,7 @@ static void order_from_parents(const LinearizeProblem *p, const signed char *par
 /* Phase 2 over (S, T): fewest barriers among orders whose every transition stays <= peak.
  * State index = S << n | T.  Returns false if no order was found (cannot happen when phase 1
  * succeeded, since its order is admissible). */
-static bool fewest_barriers(const LinearizeProblem *p, int peak, int *order) {
+static bool fewest_barriers(const SmallProblem *p, int peak, int *order) {
   int n = p->ncalls;
   size_t nstates = (size_t)1 << (2 * n);
   unsigned char *cost = xmalloc(nstates);
@@ -142,9 +156,149 @@ static bool fewest_barriers(const LinearizeProblem *p, int peak, int *order) {
   return ok;
 }
 
-bool linearize_order(const LinearizeProblem *p, int *order_out, int *peak_out,
-                     int *barriers_out) {
-  if (p->ncalls <= 0 || p->ncalls > LIN_MAX_CALLS) return false;
+/* ---- any size: evaluation and the greedy order ------------------------------------------- */
+
+/* Peak and barriers of a given order by the same rules as the DP, for any number of calls:
+ * every value's first start and last use positions, then one pass over the positions. */
+void linearize_evaluate(const LinearizeProblem *p, const int *order, int *peak_out,
+                        int *barriers_out) {
+  int n = p->ncalls;
+  int *pos = xmalloc(sizeof(int) * (size_t)(n ? n : 1));
+  for (int k = 0; k < n; k++) pos[order[k]] = k;
+  int *delta = xcalloc((size_t)n + 1, sizeof(int)); /* live floats change at each position */
+  int *last_producer_pos = xmalloc(sizeof(int) * (size_t)(n ? n : 1)); /* latest shared value */
+  for (int k = 0; k < n; k++) last_producer_pos[k] = -1;
+  for (int v = 0; v < p->nvals; v++) {
+    if (p->size[v] <= 0) continue;
+    int start = p->producer[v] >= 0 ? pos[p->producer[v]] : n, end = -1;
+    for (int c = nodeset_next(&p->consumers[v], 0); c >= 0 && c < n;
+         c = nodeset_next(&p->consumers[v], c + 1)) {
+      if (p->producer[v] < 0 && pos[c] < start) start = pos[c];
+      if (pos[c] > end) end = pos[c];
+      /* a consumer needs a barrier when the producer ran since the last one: remember the
+       * latest producer position per consumer position */
+      if (p->producer[v] >= 0 && pos[p->producer[v]] > last_producer_pos[pos[c]])
+        last_producer_pos[pos[c]] = pos[p->producer[v]];
+    }
+    if (start >= n) continue; /* never used */
+    if (end < start) end = start;
+    delta[start] += p->size[v];
+    delta[end + 1] -= p->size[v];
+  }
+  int peak = 0, live = 0, barriers = 0, last_barrier = 0;
+  for (int k = 0; k < n; k++) {
+    live += delta[k];
+    if (live > peak) peak = live;
+    if (last_producer_pos[k] >= last_barrier) barriers++, last_barrier = k;
+  }
+  *peak_out = peak;
+  *barriers_out = barriers;
+  free(pos);
+  free(delta);
+  free(last_producer_pos);
+}
+
+/* The greedy order: live memory tracked per value (started, consumers still to run). */
+static bool greedy_order(const LinearizeProblem *p, int *order) {
+  int n = p->ncalls;
+  int *remaining = xmalloc(sizeof(int) * (size_t)(p->nvals ? p->nvals : 1));
+  bool *started = xcalloc((size_t)(p->nvals ? p->nvals : 1), sizeof(bool));
+  bool *done = xcalloc((size_t)n, sizeof(bool));
+  int *npred = xcalloc((size_t)n, sizeof(int));  /* predecessors not yet run */
+  int *nargs = xcalloc((size_t)n, sizeof(int));  /* values each call reads or writes */
+  int **vals = xcalloc((size_t)n, sizeof(int *));
+  for (int c = 0; c < n; c++) vals[c] = xmalloc(sizeof(int) * (size_t)(p->nvals ? p->nvals : 1));
+  for (int v = 0; v < p->nvals; v++) {
+    remaining[v] = 0;
+    for (int c = nodeset_next(&p->consumers[v], 0); c >= 0 && c < n;
+         c = nodeset_next(&p->consumers[v], c + 1)) {
+      remaining[v]++;
+      vals[c][nargs[c]++] = v;
+    }
+    if (p->producer[v] >= 0) vals[p->producer[v]][nargs[p->producer[v]]++] = v;
+  }
+  for (int c = 0; c < n; c++) npred[c] = nodeset_count(&p->pred[c]);
+  long base = 0; /* floats live between calls */
+  bool ok = true;
+  for (int k = 0; k < n && ok; k++) {
+    int pick = -1;
+    long pick_mem = 0, pick_freed = 0;
+    for (int c = 0; c < n; c++) {
+      if (done[c] || npred[c] > 0) continue;
+      long mem = base, freed = 0;
+      for (int a = 0; a < nargs[c]; a++) {
+        int v = vals[c][a];
+        if (!started[v]) mem += p->size[v];                 /* loaded now, or c's result */
+        else if (remaining[v] == 1) freed += p->size[v];    /* c is its last reader */
+      }
+      if (pick < 0 || mem < pick_mem || (mem == pick_mem && freed > pick_freed))
+        pick = c, pick_mem = mem, pick_freed = freed;
+    }
+    if (pick < 0) {
+      ok = false; /* a cycle */
+      break;
+    }
+    order[k] = pick;
+    done[pick] = true;
+    for (int a = 0; a < nargs[pick]; a++) {
+      int v = vals[pick][a];
+      bool reads = p->producer[v] != pick;
+      if (!started[v]) started[v] = true, base += remaining[v] > 0 ? p->size[v] : 0;
+      if (reads && --remaining[v] == 0) base -= p->size[v];
+    }
+    for (int c = 0; c < n; c++)
+      if (!done[c] && nodeset_has(&p->pred[c], pick)) npred[c]--;
+  }
+  for (int c = 0; c < n; c++) free(vals[c]);
+  free(vals);
+  free(nargs);
+  free(npred);
+  free(done);
+  free(started);
+  free(remaining);
+  return ok;
+}
+
+static bool is_order_topological(const LinearizeProblem *p, const int *order) {
+  NodeSet ran = nodeset_empty();
+  for (int k = 0; k < p->ncalls; k++) {
+    if (!nodeset_subset(&p->pred[order[k]], &ran)) return false;
+    nodeset_add(&ran, order[k]);
+  }
+  return true;
+}
+
+/* Greedy against the node order (topological when the calls are numbered so, as combine.c's
+ * are): the lower peak, then the fewer barriers. */
+static bool heuristic_order(const LinearizeProblem *p, int *order_out, int *peak_out,
+                            int *barriers_out) {
+  int n = p->ncalls;
+  int *identity = xmalloc(sizeof(int) * (size_t)n);
+  for (int k = 0; k < n; k++) identity[k] = k;
+  bool ok = greedy_order(p, order_out);
+  if (ok) {
+    linearize_evaluate(p, order_out, peak_out, barriers_out);
+    int peak, bars;
+    if (is_order_topological(p, identity)) {
+      linearize_evaluate(p, identity, &peak, &bars);
+      if (peak < *peak_out || (peak == *peak_out && bars < *barriers_out)) {
+        memcpy(order_out, identity, sizeof(int) * (size_t)n);
+        *peak_out = peak, *barriers_out = bars;
+      }
+    }
+  }
+  free(identity);
+  return ok;
+}
+
+static bool exact_order(const LinearizeProblem *lp, int *order_out, int *peak_out,
+                        int *barriers_out) {
+  SmallProblem small = {.ncalls = lp->ncalls, .nvals = lp->nvals, .size = lp->size,
+                        .producer = lp->producer};
+  small.consumers = xmalloc(sizeof(uint32_t) * (size_t)(lp->nvals ? lp->nvals : 1));
+  for (int c = 0; c < lp->ncalls; c++) small.pred[c] = (uint32_t)lp->pred[c].w[0];
+  for (int v = 0; v < lp->nvals; v++) small.consumers[v] = (uint32_t)lp->consumers[v].w[0];
+  const SmallProblem *p = &small;
   size_t nsets = (size_t)1 << p->ncalls;
   int *best = xmalloc(sizeof(int) * nsets);
   signed char *parent = xmalloc(nsets);
@@ -153,9 +307,17 @@ bool linearize_order(const LinearizeProblem *p, int *order_out, int *peak_out,
   if (ok) {
     order_from_parents(p, parent, order_out);
     if (p->ncalls <= 10) fewest_barriers(p, peak, order_out);
-    linearize_evaluate(p, order_out, peak_out, barriers_out);
+    small_evaluate(p, order_out, peak_out, barriers_out);
   }
   free(best);
   free(parent);
+  free(small.consumers);
   return ok;
+}
+
+bool linearize_order(const LinearizeProblem *p, int *order_out, int *peak_out,
+                     int *barriers_out) {
+  if (p->ncalls <= 0 || p->ncalls > KAS_MAX_NODES) return false;
+  if (p->ncalls <= LIN_EXACT_CALLS) return exact_order(p, order_out, peak_out, barriers_out);
+  return heuristic_order(p, order_out, peak_out, barriers_out);
 }
