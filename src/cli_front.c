@@ -220,7 +220,7 @@ int cmd_fusions(const CliOptions *o) {
     front_free(&f);
     return EXIT_BAD_INPUT;
   }
-  FusionSet fs = fusion_enumerate(f.dag, o->max_fusion);
+  FusionSet fs = fusion_enumerate(f.dag, o->max_fusion > 0 ? o->max_fusion : f.dag->nnodes);
   int status = fs.truncated ? EXIT_BAD_INPUT : EXIT_OK;
   if (!fs.truncated) {
     for (int i = 0; i < fs.n; i++) {

@@ -17,7 +17,7 @@
  * adding calls only adds routines, shared memory and barriers, so this is a cheap, optimistic
  * estimate of every completion.  Each level keeps the best child of every (E, implementation of
  * the call just decided) -- a block size or mapping that looks worse alone may pay off with later
- * calls -- plus the BEAM_WIDTH best others.  The best FINAL_BUILDS complete choices are built
+ * calls -- plus the best others up to the context's beam width (10 by default).  The best FINAL_BUILDS complete choices are built
  * exactly (once with overlapping shared buffers and, if bytes were reused, once with disjoint
  * ones: reuse can force write-after-read barriers) and the best KEEP_PLANS returned.
  *
@@ -33,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BEAM_WIDTH 10
 #define KEEP_PLANS 4
 #define FINAL_BUILDS 12 /* complete plans (exact barriers) built from the final beam */
 
@@ -614,12 +613,14 @@ static bool reuses_bytes(const KernelPlan *p) {
 
 /* The complete plan of a choice, with overlapping shared buffers or, when that reuse happened,
  * with disjoint ones if predicted faster (fewer barriers against lower occupancy). */
-static KernelPlan *build_best_full(FusionInfo *fi, const Choice *ch) {
+static KernelPlan *build_best_full(FusionInfo *fi, const Choice *ch, bool *disjoint) {
+  *disjoint = false;
   KernelPlan *p = build_plan(fi, ch, fi->ncalls, true, false);
   if (!p || !reuses_bytes(p)) return p;
   KernelPlan *q = build_plan(fi, ch, fi->ncalls, true, true);
   if (q && q->predicted_ns_per_elem < p->predicted_ns_per_elem) {
     kernel_plan_free(p);
+    *disjoint = true;
     return q;
   }
   kernel_plan_free(q);
@@ -701,17 +702,48 @@ static void apply_option(Choice *ch, int c, const CallOption *o) {
   if (o->saved_value >= 0) ch->save[o->saved_value] = o->save;
 }
 
+/* The complete plans of a fusion with the recipe of each (what rebuilds it). */
 typedef struct {
-  KernelPlan **v;
+  KernelPlan *plan;
+  PlanRecipe recipe;
+} Built;
+
+typedef struct {
+  Built *v;
   int n, cap;
+  bool pruned; /* the beam dropped children on the way */
 } PlanList;
 
-static void plan_push(PlanList *l, KernelPlan *p) {
+/* The recipe of a choice: the implementation's index per call, the variants per value. */
+static PlanRecipe recipe_of(const FusionInfo *fi, const Choice *ch, bool disjoint,
+                            double predicted, bool pruned) {
+  PlanRecipe r = {.e = ch->e, .disjoint = disjoint, .pruned = pruned,
+                  .predicted_ns_per_elem = predicted, .ncalls = fi->ncalls, .nvals = fi->nvals};
+  r.impl = xmalloc(sizeof(int) * (size_t)(fi->ncalls + 2 * fi->nvals));
+  r.load = r.impl + fi->ncalls;
+  r.save = r.load + fi->nvals;
+  for (int c = 0; c < fi->ncalls; c++)
+    r.impl[c] = ch->impl[c] ? (int)(ch->impl[c] - fi->dag->nodes[fi->node[c]].fn->impls) : 0;
+  memcpy(r.load, ch->load, sizeof(int) * (size_t)fi->nvals);
+  memcpy(r.save, ch->save, sizeof(int) * (size_t)fi->nvals);
+  return r;
+}
+
+void plan_recipe_free(PlanRecipe *r) {
+  free(r->impl);
+  *r = (PlanRecipe){0};
+}
+
+/* The complete plan of choice ch and its recipe, when it is valid. */
+static void plan_push(PlanList *l, FusionInfo *fi, const Choice *ch) {
+  bool disjoint;
+  KernelPlan *p = build_best_full(fi, ch, &disjoint);
+  if (!p) return;
   if (l->n == l->cap) {
     l->cap = l->cap ? l->cap * 2 : 16;
     l->v = xrealloc(l->v, sizeof *l->v * (size_t)l->cap);
   }
-  l->v[l->n++] = p;
+  l->v[l->n++] = (Built){p, recipe_of(fi, ch, disjoint, p->predicted_ns_per_elem, l->pruned)};
 }
 
 /* ---- choices and their storage --------------------------------------------------------- */
@@ -759,8 +791,7 @@ static int choice_add(const FusionInfo *fi, Choices *pool, const Choice *src) {
 /* keep_all: every combination, depth first over the calls. */
 static void enumerate_all(FusionInfo *fi, Choice *ch, int c, PlanList *out) {
   if (c == fi->ncalls) {
-    KernelPlan *p = build_best_full(fi, ch);
-    if (p) plan_push(out, p);
+    plan_push(out, fi, ch);
     return;
   }
   OptionList opts = call_options(fi, c, ch->e);
@@ -801,7 +832,7 @@ static const Impl *decided_impl(const FusionInfo *fi, const Choices *pool, const
 /* Moves the survivors to the front of the sorted children: first the best child of every
  * (E, implementation of the call just decided) -- a block size or an implementation that looks
  * worse alone may pay off with later calls (thread counts, compatible patterns) -- then
- * BEAM_WIDTH more of the best, skipping duplicates.  Returns how many survive. */
+ * the beam width more of the best, skipping duplicates.  Returns how many survive. */
 static int diverse_survivors(const FusionInfo *fi, const Choices *pool, BeamState *v, int n,
                              int ndecided) {
   bool *take = xcalloc((size_t)(n ? n : 1), sizeof *take);
@@ -812,7 +843,7 @@ static int diverse_survivors(const FusionInfo *fi, const Choices *pool, BeamStat
       first = v[j].e != v[i].e || decided_impl(fi, pool, &v[j], ndecided - 1) != mine;
     take[i] = first;
   }
-  for (int i = 0, kept = 0; i < n && kept < BEAM_WIDTH; i++) {
+  for (int i = 0, kept = 0; i < n && kept < fi->ctx->beam_width; i++) {
     if (take[i]) continue;
     bool dup = false;
     for (int j = 0; j < i && !dup; j++) dup = take[j] && same_kind(fi, pool, &v[i], &v[j], ndecided);
@@ -830,6 +861,7 @@ typedef struct {
   BeamState *v;
   int n, cap;
   Choices pool;
+  bool pruned; /* children were dropped to make this level */
 } Beam;
 
 static void beam_free(Beam *b) {
@@ -862,7 +894,9 @@ static Beam beam_step(FusionInfo *fi, const Beam *beam, int c) {
     free(opts.v);
   }
   if (next.n > 1) qsort(next.v, (size_t)next.n, sizeof *next.v, by_cost);
+  int children = next.n;
   next.n = diverse_survivors(fi, &next.pool, next.v, next.n, c + 1);
+  next.pruned = next.n < children;
   return next;
 }
 
@@ -872,22 +906,26 @@ static void beam_search(FusionInfo *fi, PlanList *out) {
   for (int k = 0; k < N_E_CANDIDATES; k++)
     beam.v[beam.n++] = (BeamState){E_CANDIDATES[k], choice_add(fi, &beam.pool, NULL), 0};
   for (int c = 0; c < fi->ncalls && beam.n > 0; c++) {
+    /* a fusion of one call is always planned: the unfused cover needs every call */
+    if (c > 0 && search_expired(fi->ctx)) beam.n = 0;
     Beam next = beam_step(fi, &beam, c);
+    out->pruned |= next.pruned;
     beam_free(&beam);
     beam = next;
   }
   if (beam.n > 1) qsort(beam.v, (size_t)beam.n, sizeof *beam.v, by_cost);
+  out->pruned |= beam.n > FINAL_BUILDS;
   for (int s = 0; s < beam.n && s < FINAL_BUILDS; s++) {
     Choice ch = choice_at(fi, &beam.pool, beam.v[s].slot, beam.v[s].e);
-    KernelPlan *p = build_best_full(fi, &ch);
-    if (p) plan_push(out, p);
+    plan_push(out, fi, &ch);
   }
+  fi->ctx->beam_pruned |= out->pruned;
   beam_free(&beam);
 }
 
 static int by_prediction(const void *a, const void *b) {
-  double x = (*(KernelPlan *const *)a)->predicted_ns_per_elem;
-  double y = (*(KernelPlan *const *)b)->predicted_ns_per_elem;
+  double x = ((const Built *)a)->plan->predicted_ns_per_elem;
+  double y = ((const Built *)b)->plan->predicted_ns_per_elem;
   return (x > y) - (x < y);
 }
 
@@ -907,7 +945,9 @@ static FusionInfo *fusion_info_new(SearchContext *ctx, NodeSet nodes) {
   return fi;
 }
 
-KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out) {
+/* Every valid plan of the fusion (keep_all) or the beam's best, best first (a stable sort keeps
+ * the order of equal predictions). */
+static PlanList combine(SearchContext *ctx, NodeSet nodes, bool keep_all) {
   PlanList out = {0};
   NodeSet outside = nodeset_minus(nodes, nodeset_range(0, ctx->dag->nnodes));
   if (!nodeset_is_empty(&nodes) && nodeset_is_empty(&outside)) {
@@ -927,11 +967,57 @@ KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, in
   }
   if (out.n > 1) qsort(out.v, (size_t)out.n, sizeof *out.v, by_prediction);
   if (!keep_all)
-    while (out.n > KEEP_PLANS) kernel_plan_free(out.v[--out.n]);
+    while (out.n > KEEP_PLANS) {
+      out.n--;
+      kernel_plan_free(out.v[out.n].plan);
+      plan_recipe_free(&out.v[out.n].recipe);
+    }
+  return out;
+}
+
+KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out) {
+  PlanList out = combine(ctx, nodes, keep_all);
   *nplans_out = out.n;
-  if (out.n == 0) {
-    free(out.v);
-    return NULL;
+  KernelPlan **plans = out.n ? xmalloc(sizeof *plans * (size_t)out.n) : NULL;
+  for (int k = 0; k < out.n; k++) {
+    plans[k] = out.v[k].plan;
+    plan_recipe_free(&out.v[k].recipe);
   }
-  return out.v;
+  free(out.v);
+  return plans;
+}
+
+bool combine_best_recipe(SearchContext *ctx, NodeSet nodes, PlanRecipe *best) {
+  PlanList out = combine(ctx, nodes, false);
+  *best = (PlanRecipe){0};
+  for (int k = 0; k < out.n; k++) {
+    kernel_plan_free(out.v[k].plan);
+    if (k == 0) *best = out.v[k].recipe;
+    else plan_recipe_free(&out.v[k].recipe);
+  }
+  free(out.v);
+  return out.n > 0;
+}
+
+KernelPlan *combine_build(SearchContext *ctx, NodeSet nodes, const PlanRecipe *r) {
+  NodeSet outside = nodeset_minus(nodes, nodeset_range(0, ctx->dag->nnodes));
+  if (nodeset_is_empty(&nodes) || !nodeset_is_empty(&outside)) return NULL;
+  FusionInfo *fi = fusion_info_new(ctx, nodes);
+  KernelPlan *p = NULL;
+  if (fi->ncalls == r->ncalls && fi->nvals == r->nvals) {
+    Choices pool = {.block = choice_bytes(fi)};
+    Choice ch = choice_at(fi, &pool, choice_add(fi, &pool, NULL), r->e);
+    bool ok = true;
+    for (int c = 0; c < fi->ncalls; c++) {
+      const Function *fn = fi->dag->nodes[fi->node[c]].fn;
+      ok &= r->impl[c] >= 0 && r->impl[c] < fn->nimpls;
+      if (ok) ch.impl[c] = &fn->impls[r->impl[c]];
+    }
+    memcpy(ch.load, r->load, sizeof(int) * (size_t)fi->nvals);
+    memcpy(ch.save, r->save, sizeof(int) * (size_t)fi->nvals);
+    if (ok) p = build_plan(fi, &ch, fi->ncalls, true, r->disjoint);
+    free(pool.mem);
+  }
+  fusion_info_free(fi);
+  return p;
 }

@@ -184,6 +184,8 @@ void diag_warning(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf
 void diag_note(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int diag_error_count(void);
 void diag_reset(void);
+/* Seconds on a monotonic clock (for time budgets). */
+double clock_seconds(void);
 /* Progress on stderr, only when stderr is a terminal. */
 void progress(const char *what, long done, long total);
 void progress_done(void);
@@ -797,18 +799,56 @@ typedef struct {
   int rank; /* 1-based */
 } Candidate;
 
+/* The search (docs/search.md): exact where the convex fusions are few enough, intervals of node
+ * order beyond, every limit reported in SearchStats. */
+#define SEARCH_EXACT_LIMIT 20000 /* convex fusions up to which the default search is exact */
+#define SEARCH_BEAM_WIDTH 10     /* combine.c's beam: survivors per level beyond the diverse ones */
+
 typedef struct {
-  int top;          /* N */
-  int max_fusion;   /* k */
+  int top;           /* N */
+  int max_fusion;    /* at most this many calls per kernel; 0 = any, up to the whole spec */
   bool progress;
+  bool exhaustive;   /* combine every convex fusion, no bound (the reference the tests use) */
+  double time_limit; /* seconds; 0 = none */
+  long exact_limit;  /* exact search while the convex fusions number at most this (0: default) */
+  int beam_width;    /* 0: SEARCH_BEAM_WIDTH */
 } SearchOptions;
+
+typedef enum {
+  SEARCH_EXACT,      /* every convex fusion whose bound lets it into the top N was combined */
+  SEARCH_EXHAUSTIVE, /* every convex fusion was combined */
+  SEARCH_INTERVALS   /* too many convex fusions: partitions into intervals of node order */
+} SearchMode;
+
+/* What the search did and what may have kept a better candidate out (cli_search.c says it). */
+typedef struct {
+  SearchMode mode;
+  int max_fusion;       /* the cap on calls per kernel in force (the number of calls if none) */
+  bool capped;          /* max_fusion < calls: bigger kernels were not considered */
+  long fusions;         /* convex fusions of at most max_fusion calls (exact, exhaustive), or
+                           the count at which the exact search gave up (intervals) */
+  long exact_limit;
+  long combined;        /* fusions combined (one per signature) */
+  long memo_hits;       /* fusions whose plan came from an isomorphic fusion's */
+  long skipped;         /* exact: fusions whose bound kept them out of the top N, not combined */
+  long unplanned;       /* fusions or segments left uncombined when the time ran out */
+  bool timed_out;
+  double time_limit;
+  int beam_width;
+  int beam_kernels;     /* kernels of the ranked candidates whose beam dropped children */
+  double bound_ns;      /* no partition is predicted below this: the whole spec's compulsory
+                           traffic at the copy bandwidth, plus one launch */
+  double bound_bytes;
+  double seconds;
+} SearchStats;
 
 typedef struct {
   Candidate *cands;
   int ncands;
   Candidate *unfused; /* one kernel per call, best plan each (KAS's fallback); always present */
-  KernelPlan **plans; /* every plan generated (owned), for --explain and reports */
+  KernelPlan **plans; /* every plan of the candidates (owned), for --explain and reports */
   int nplans;
+  SearchStats stats;
 } SearchResult;
 
 /* Thread mapping contract between plan construction (sync.c) and the emitters: a call whose
@@ -858,14 +898,25 @@ int smem_allocate(const int *bytes, const int *first, const int *last, int n, in
  * search driver, `units`, tests), the stages receive it, search_context_free ends it. */
 typedef struct AccessCache AccessCache;
 typedef struct ModelMemo ModelMemo;
+typedef struct PlanMemo PlanMemo;
 typedef struct {
   const Dag *dag;
   const TimingDb *db;
   AccessCache *access;
   ModelMemo *model;
+  PlanMemo *plans;   /* the best plan of every fusion combined, by signature (plan_memo.c) */
+  double deadline;   /* clock_seconds() after which long loops stop; 0 = none */
+  bool expired;      /* the deadline passed (sticky) */
+  int beam_width;    /* survivors per level of combine.c's beam beyond the diverse ones */
+  bool beam_pruned;  /* some beam of this search dropped children (the width limited it) */
 } SearchContext;
 SearchContext *search_context_new(const Dag *dag, const TimingDb *db); /* search.c */
 void search_context_free(SearchContext *ctx);
+/* Whether the search's time budget is spent; once true it stays true. */
+static inline bool search_expired(SearchContext *ctx) {
+  if (!ctx->expired && ctx->deadline > 0 && clock_seconds() > ctx->deadline) ctx->expired = true;
+  return ctx->expired;
+}
 
 /* access_cache.c: every thread's access set of a pattern at a shape, evaluated once per
  * context.  NULL after a diagnostic if an expression cannot be evaluated; else an array of
@@ -925,6 +976,53 @@ int sync_estimate(AccessCache *ac, const KernelPlan *plan, const StepAccesses *p
  * dominated and clearly slow plans; true keeps every valid one (used by `kasgen units`). */
 KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out);
 void kernel_plan_free(KernelPlan *p);
+/* What rebuilds a complete plan: E, the implementation of each call (index into its function's
+ * impls, calls in node order) and the load and save variant of each value, numbered as
+ * combine.c numbers a fusion's values (by first appearance, call by call) -- so that a recipe
+ * made for one fusion rebuilds the same plan for any fusion with the same signature
+ * (plan_memo.c). */
+typedef struct {
+  int e;
+  bool disjoint; /* shared buffers never share bytes */
+  bool pruned;   /* the beam that found it dropped children (its width limited the search) */
+  double predicted_ns_per_elem;
+  int ncalls, nvals;
+  int *impl, *load, *save; /* one allocation, at impl */
+} PlanRecipe;
+/* The best plan's recipe of the fusion (the beam's; combine_fusion's first plan); false when it
+ * has no valid plan or the search's time ran out during its beam. */
+bool combine_best_recipe(SearchContext *ctx, NodeSet nodes, PlanRecipe *best);
+/* The complete plan of a recipe made for these nodes or an isomorphic fusion: the same plan with
+ * the same prediction, its own nodes, values and labels.  NULL if the recipe does not fit. */
+KernelPlan *combine_build(SearchContext *ctx, NodeSet nodes, const PlanRecipe *r);
+void plan_recipe_free(PlanRecipe *r);
+
+/* bounds.c: lower bounds from compulsory traffic.  The bytes per element a kernel running the
+ * calls of `nodes` must move (values read from outside once, values needed outside written
+ * once), and their time at the database's copy bandwidth (a hair below, against rounding):
+ * no plan of those calls is predicted faster, and no partition of them into kernels either. */
+double bound_bytes(const Dag *dag, const NodeSet *nodes);
+double bound_ns_of_bytes(const TimingDb *db, double bytes);
+double bound_kernel_ns(const SearchContext *ctx, const NodeSet *nodes);
+
+/* plan_memo.c: the best plan of a fusion, combined once per canonical signature (the calls in
+ * node order with their functions, each argument's source -- a call of the fusion or the k-th
+ * distinct outside value --, which results escape), so that isomorphic fusions (an unrolled
+ * loop's iterations) cost one combine.  The memo lives in the search context. */
+PlanMemo *plan_memo_new(void);
+void plan_memo_free(PlanMemo *m);
+/* The best plan's predicted ns per element (without launch overhead); INFINITY when the fusion
+ * has no valid plan or the time budget ran out before it was combined. */
+double plan_memo_cost(SearchContext *ctx, NodeSet nodes);
+/* Whether the fusion's signature was combined already (its cost costs no combine). */
+bool plan_memo_known(SearchContext *ctx, NodeSet nodes);
+/* The best plan's recipe (owned by the memo) or NULL; and the plan itself, built anew for these
+ * nodes (the caller frees it). */
+const PlanRecipe *plan_memo_recipe(SearchContext *ctx, NodeSet nodes);
+KernelPlan *plan_memo_build(SearchContext *ctx, NodeSet nodes);
+/* Combines done so far (one per signature), and lookups answered by the plan of another,
+ * isomorphic fusion. */
+void plan_memo_stats(const SearchContext *ctx, long *combined, long *isomorphic);
 
 /* model.c: predicted nanoseconds per element of one kernel (docs/design.md §6 step 8,
  * docs/model.md), and the fixed cost of one launch. */
@@ -954,9 +1052,29 @@ int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, i
                           int ***solutions_out);
 /* Items with non-finite cost, empty sets or nodes outside the DAG are ignored; among items with
  * equal node sets only the cheapest takes part, so the solutions are distinct partitions, in
- * non-decreasing total cost.  0 when no cover exists. */
+ * non-decreasing total cost, equal costs in a canonical order (fewer kernels, then the kernels'
+ * node sets): the solver's order among ties would depend on the items it was given.  0 when no
+ * cover exists.  _until stops solving at a clock_seconds() deadline (0: none), keeping what it
+ * found (at least the best cover when one exists). */
+int select_top_partitions_until(const Dag *dag, const SelectItem *items, int nitems, int top,
+                                double deadline, int ***solutions_out);
 /* Whether a partition's kernels can be ordered (its quotient graph is acyclic); uses dag->succ. */
 bool select_partition_orderable(const Dag *dag, const NodeSet *kernels, int nkernels);
+
+/* intervals.c: the `top` cheapest partitions of the calls into intervals of node order of at
+ * most max_len calls (0: any), best first: a segment costs its best plan (plan_memo.c) plus
+ * `overhead`, a partition the sum.  Exact among such partitions, evaluating only the segments
+ * whose compulsory-traffic bound lets them into the top.  Returns how many (fewer when there are
+ * fewer; 0 when some call has no plan); *out is malloc'ed (intervals_free), *evaluated counts
+ * the segments combined (not found in the memo). */
+typedef struct {
+  int *starts;  /* kernel k runs the calls starts[k] .. starts[k + 1] - 1 */
+  int nkernels;
+  double cost;
+} IntervalPartition;
+int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, bool progress,
+                  IntervalPartition **out, long *evaluated);
+void intervals_free(IntervalPartition *parts, int n);
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
@@ -1094,7 +1212,10 @@ typedef struct {
   const char *spec;    /* the operand: spec file, or folder for report */
   const char *library_dir, *db_path, *out_dir, *dot_path;
   int top;        /* --top N (default 10) */
-  int max_fusion; /* --max-fusion K (default 6) */
+  int max_fusion; /* --max-fusion K (default 0: any) */
+  double time_limit; /* --time-limit S (default 60; 0: none) */
+  bool exhaustive;   /* --exhaustive */
+  int beam_width;    /* --beam-width W (0: the default) */
   int explain;    /* --explain R (0 = off) */
   long n;         /* --n: default problem size written into generated harnesses (4194304) */
   bool no_db;     /* --no-db: use the analytic model even when a database exists */

@@ -185,36 +185,107 @@ static bool exact_cover(const Dag *dag, const Columns *c, const int *chosen, int
   return nodeset_equal(&seen, &all);
 }
 
+/* ---- ties ---------------------------------------------------------------------------------- */
+
+/* A solution with what orders it: its cost summed over its kernels in canonical order (sorted
+ * node sets), so that the same partition always sums to the same number. */
+typedef struct {
+  int *items; /* -1-terminated */
+  NodeSet *sets; /* sorted */
+  int nsets;
+  double cost;
+} Solution;
+
+static int cmp_sets(const void *a, const void *b) { return nodeset_compare(a, b); }
+
+static Solution make_solution(const SelectItem *items, int *sol) {
+  Solution s = {.items = sol};
+  while (sol[s.nsets] >= 0) s.nsets++;
+  s.sets = xmalloc(sizeof(NodeSet) * (size_t)(s.nsets ? s.nsets : 1));
+  for (int k = 0; k < s.nsets; k++) s.sets[k] = items[sol[k]].nodes;
+  qsort(s.sets, (size_t)s.nsets, sizeof(NodeSet), cmp_sets);
+  /* sum in the sorted order: find each set's cost */
+  for (int k = 0; k < s.nsets; k++)
+    for (int i = 0; i < s.nsets; i++)
+      if (nodeset_equal(&items[sol[i]].nodes, &s.sets[k])) {
+        s.cost += items[sol[i]].cost;
+        break;
+      }
+  return s;
+}
+
+/* By cost, then by the partition itself (fewer kernels, then the sorted sets): a total order,
+ * so that equally cheap partitions come out the same whichever items the solver saw. */
+static int cmp_solutions(const void *a, const void *b) {
+  const Solution *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
+  if (x->nsets != y->nsets) return x->nsets - y->nsets;
+  for (int k = 0; k < x->nsets; k++) {
+    int c = nodeset_compare(&x->sets[k], &y->sets[k]);
+    if (c) return c;
+  }
+  return 0;
+}
+
+/* Costs within this relative distance of the N-th are ties the solver may return in any
+ * order; those found are all kept until the canonical sort picks among them. */
+#define TIE_TOLERANCE 1e-9
+
 int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, int top,
                           int ***solutions_out) {
+  return select_top_partitions_until(dag, items, nitems, top, 0, solutions_out);
+}
+
+int select_top_partitions_until(const Dag *dag, const SelectItem *items, int nitems, int top,
+                                double deadline, int ***solutions_out) {
   *solutions_out = NULL;
   if (top <= 0 || dag->nnodes == 0) return 0;
   Columns c = make_columns(dag, items, nitems);
   lprec *lp = c.n ? build_program(dag, &c) : NULL;
-  int **sols = xcalloc((size_t)top, sizeof *sols);
+  int cap = 2 * top; /* the top N and as many ties beyond the N-th */
+  Solution *sols = xcalloc((size_t)cap, sizeof *sols);
   int nsols = 0, cyclic = 0;
+  double cutoff = INFINITY;
   int *chosen = xmalloc(sizeof(int) * (size_t)(c.n + 1));
   NodeSet *kernels = xmalloc(sizeof(NodeSet) * (size_t)(dag->nnodes + 1));
-  while (lp && nsols < top && cyclic < MAX_CYCLIC_CUTS) {
+  while (lp && nsols < cap && cyclic < MAX_CYCLIC_CUTS) {
+    if (deadline > 0) {
+      double left = deadline - clock_seconds();
+      if (left <= 0 && nsols > 0) break;
+      set_timeout(lp, left > 1 ? (long)left : 1);
+    }
     int rc = solve(lp);
     if (rc != OPTIMAL && rc != SUBOPTIMAL) break; /* INFEASIBLE: no cover left */
     int m = chosen_columns(lp, &c, chosen);
     if (m == 0 || m > dag->nnodes || !exact_cover(dag, &c, chosen, m)) break;
     for (int k = 0; k < m; k++) kernels[k] = c.nodes[chosen[k]];
-    if (select_partition_orderable(dag, kernels, m))
-      sols[nsols++] = solution_items(&c, chosen, m);
-    else
+    if (select_partition_orderable(dag, kernels, m)) {
+      Solution s = make_solution(items, solution_items(&c, chosen, m));
+      if (nsols >= top && s.cost > cutoff) {
+        free(s.items);
+        free(s.sets);
+        break;
+      }
+      sols[nsols++] = s;
+      if (nsols == top) cutoff = s.cost + TIE_TOLERANCE * (s.cost > 0 ? s.cost : 1);
+    } else {
       cyclic++;
+    }
     add_cut(lp, chosen, m);
   }
   if (lp) delete_lp(lp);
   free(kernels);
   free(chosen);
   free_columns(&c);
-  if (nsols == 0) {
-    free(sols);
-    return 0;
+  qsort(sols, (size_t)nsols, sizeof *sols, cmp_solutions);
+  int kept = nsols < top ? nsols : top;
+  int **out = kept ? xmalloc(sizeof *out * (size_t)kept) : NULL;
+  for (int k = 0; k < nsols; k++) {
+    if (k < kept) out[k] = sols[k].items;
+    else free(sols[k].items);
+    free(sols[k].sets);
   }
-  *solutions_out = sols;
-  return nsols;
+  free(sols);
+  *solutions_out = out;
+  return kept;
 }
