@@ -57,11 +57,19 @@ static const char *plural(long n) { return n == 1 ? "" : "s"; }
 
 static void report_mode(const CliOptions *o, const SearchStats *st) {
   SrcLoc at = {.file = o->spec};
-  if (st->mode == SEARCH_INTERVALS) {
+  if (st->mode == SEARCH_INTERVALS && st->fusions > st->exact_limit) {
     diag_note(at, "search: more than %ld convex fusions (the exact search's limit): partitions "
               "restricted to intervals of the statement order; %ld kernels combined, %ld from "
               "isomorphic ones; %.2f s", st->exact_limit, st->combined, st->memo_hits,
               st->seconds);
+    return;
+  }
+  if (st->mode == SEARCH_INTERVALS) {
+    diag_note(at, "search: %ld of %ld convex fusions could be in the top %d by their bounds "
+              "(more than the exact search's %ld): partitions restricted to intervals of the "
+              "statement order; %ld kernels combined, %ld from isomorphic ones; %.2f s",
+              st->candidates, st->fusions, o->top, st->combine_limit, st->combined,
+              st->memo_hits, st->seconds);
     return;
   }
   diag_note(at, "search: %s over %ld convex fusion%s: %ld combined, %ld from isomorphic ones, "

@@ -319,8 +319,7 @@ static bool linearize_active(const FusionInfo *fi, int nactive, const uint64_t *
   lp.size = size;
   lp.producer = producer;
   lp.consumers = consumers;
-  int peak, bars;
-  bool ok = linearize_order(&lp, order, &peak, &bars);
+  bool ok = linearize_order_cached(fi->ctx->orders, &lp, order);
   free(size);
   free(producer);
   free(consumers);
@@ -449,11 +448,15 @@ static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, K
   return true;
 }
 
+/* The order of the first nactive calls.  Up to LIN_EXACT_CALLS calls it depends on which values
+ * sit in registers (they take no shared memory); above, the greedy order counts every value as
+ * shared, so that a long fusion is ordered once per number of active calls instead of once per
+ * register placement of each partial plan of its beam. */
 static bool order_calls(FusionInfo *fi, int nactive, KernelPlan *p, BuildState *bs) {
   uint64_t stack_mask[4] = {0};
   uint64_t *regmask = fi->regwords <= 4 ? stack_mask
                                         : xcalloc((size_t)fi->regwords, sizeof(uint64_t));
-  for (int v = 0; v < fi->nvals; v++) {
+  for (int v = 0; v < fi->nvals && nactive <= LIN_EXACT_CALLS; v++) {
     int b = bs->buf_of[v];
     if (b >= 0 && p->buffers[b].place == PLACE_REGISTER) regmask[v / 64] |= 1ull << (v % 64);
   }

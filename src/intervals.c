@@ -32,6 +32,9 @@ typedef struct {
   double *lb;   /* lb[i * max_len + (j - i - 1)]: segment [i, j)'s bound with its launch */
   double *cost; /* its exact cost with its launch; NAN until evaluated, INFINITY without plan */
   long evaluated;
+  bool estimate;    /* order and stop by estimated costs (heuristic) instead of bounds */
+  double *minratio; /* per length: the least cost / bound seen (INFINITY: none yet) */
+  double *envelope; /* per length: the ratio estimates use (update_envelope) */
 } Segments;
 
 static size_t seg_index(const Segments *s, int i, int j) {
@@ -70,6 +73,32 @@ static void bounds_from(Segments *s, int i, int *inside_readers, bool *read) {
 
 static double lb_of(const Segments *s, int i, int j) { return s->lb[seg_index(s, i, j)]; }
 
+/* What a segment of len calls costs over its bound, as far as the search has seen
+ * (envelope[len]): the least ratio among the segments of that length evaluated so far,
+ * interpolated linearly between the lengths seen (from ratio 1 at length 0: a short kernel is
+ * close to its bound, a long one loses occupancy) and flat beyond the longest.  Recomputed after
+ * each combine, O(max_len). */
+static void update_envelope(Segments *s) {
+  int below = 0;
+  double below_ratio = 1.0;
+  for (int l = 1; l <= s->max_len; l++) {
+    if (!isfinite(s->minratio[l])) continue;
+    for (int m = below + 1; m <= l; m++)
+      s->envelope[m] = below_ratio + (s->minratio[l] - below_ratio) * (m - below) / (l - below);
+    below = l;
+    below_ratio = s->minratio[l];
+  }
+  for (int m = below + 1; m <= s->max_len; m++) s->envelope[m] = below_ratio;
+}
+
+static double ratio_of(const Segments *s, int len) { return s->envelope[len]; }
+
+/* The bound of [i, j), or with estimate its bound times the ratio seen for its length: an
+ * estimate of its cost, to decide which segments to combine (heuristic). */
+static double guess_of(const Segments *s, int i, int j) {
+  return s->estimate ? lb_of(s, i, j) * ratio_of(s, j - i) : lb_of(s, i, j);
+}
+
 static double cost_of(Segments *s, int i, int j) {
   double *c = &s->cost[seg_index(s, i, j)];
   if (isnan(*c)) {
@@ -78,6 +107,11 @@ static double cost_of(Segments *s, int i, int j) {
     /* a segment the time budget cut off stays unevaluated (it may not be asked again) */
     if (isfinite(ns) || !s->ctx->expired || j - i == 1) *c = ns + s->overhead;
     else return INFINITY;
+    double ratio = *c / lb_of(s, i, j);
+    if (isfinite(*c) && ratio < s->minratio[j - i]) {
+      s->minratio[j - i] = ratio;
+      update_envelope(s);
+    }
   }
   return *c;
 }
@@ -103,7 +137,7 @@ static void best_completions(Segments *s, double *best, bool show_progress) {
     if (show_progress) progress("searching intervals", n - i, n);
     int m = 0;
     for (int j = i + 1; j <= n && j - i <= s->max_len; j++)
-      if (isfinite(best[j])) tries[m++] = (Try){j, lb_of(s, i, j) + best[j]};
+      if (isfinite(best[j])) tries[m++] = (Try){j, guess_of(s, i, j) + best[j]};
     qsort(tries, (size_t)m, sizeof *tries, by_key);
     best[i] = INFINITY;
     for (int k = 0; k < m && tries[k].key < best[i]; k++) {
@@ -188,11 +222,40 @@ static const PathNode *path_add(PathPool *pp, const PathNode *parent, int start,
   return p;
 }
 
+/* A segment's value in keys: its exact cost once known, else its guess (bound or estimate);
+ * INFINITY when it has no plan, or cannot be combined any more (time is up). */
+static double value_of(const Segments *s, int i, int j) {
+  double c = s->cost[seg_index(s, i, j)];
+  if (!isnan(c)) return c;
+  if (s->ctx->expired && j - i > 1) return INFINITY;
+  return guess_of(s, i, j);
+}
+
+/* With estimate: the best completion from every position by the values above (exact costs where
+ * known, estimates elsewhere), recomputed as costs become known.  O(n max_len). */
+static void estimate_completions(const Segments *s, double *best) {
+  best[s->n] = 0;
+  for (int i = s->n - 1; i >= 0; i--) {
+    best[i] = INFINITY;
+    for (int j = i + 1; j <= s->n && j - i <= s->max_len; j++) {
+      double t = value_of(s, i, j) + best[j];
+      if (t < best[i]) best[i] = t;
+    }
+  }
+}
+
+/* The key of an entry with the current values: a pending one has its segment's value still to
+ * add. */
+static double key_of(const Segments *s, const double *best, const Entry *e) {
+  return e->g + (e->pending ? value_of(s, e->start, e->end) : 0) + best[e->end];
+}
+
 static void push_children(Segments *s, Queue *q, const double *best, const Entry *from) {
-  for (int j = from->end + 1; j <= s->n && j - from->end <= s->max_len; j++)
-    if (isfinite(best[j]))
-      push(q, (Entry){.key = from->g + lb_of(s, from->end, j) + best[j], .g = from->g,
-                      .start = from->end, .end = j, .pending = true, .path = from->path});
+  for (int j = from->end + 1; j <= s->n && j - from->end <= s->max_len; j++) {
+    Entry e = {.g = from->g, .start = from->end, .end = j, .pending = true, .path = from->path};
+    e.key = key_of(s, best, &e);
+    if (isfinite(e.key)) push(q, e);
+  }
 }
 
 static IntervalPartition partition_of(const PathNode *p, double cost) {
@@ -205,20 +268,40 @@ static IntervalPartition partition_of(const PathNode *p, double cost) {
   return out;
 }
 
-static int top_paths(Segments *s, const double *best, int top, IntervalPartition *out) {
+/* Pops past which the search gives up (only known segments are left to combine cheaply, and
+ * a pathological spec could make the paths among them many). */
+enum { MAX_POPS = 4000000 };
+
+/* The top paths, best first.  Exact, the keys are bounds (best[] exact, pending segments at their
+ * bound): complete paths leave the queue in order of cost.  With estimate, best[] and the
+ * guesses change as segments are evaluated, so a popped entry whose key grew goes back (lazy
+ * re-keying); the paths found are then sorted by cost (heuristic). */
+static int top_paths(Segments *s, double *best, int top, IntervalPartition *out) {
   Queue q = {0};
   PathPool pp = {0};
   int found = 0;
   Entry root = {.g = 0, .end = 0, .path = NULL};
   push_children(s, &q, best, &root);
-  while (q.n > 0 && found < top) {
+  for (long pops = 0; q.n > 0 && found < top && pops < MAX_POPS; pops++) {
     Entry e = pop(&q);
+    if (s->estimate) {
+      double now = key_of(s, best, &e);
+      if (!isfinite(now)) continue;
+      if (now > e.key && q.n > 0 && now > q.v[0].key) {
+        e.key = now;
+        push(&q, e);
+        continue;
+      }
+    }
     if (e.pending) {
+      bool known = !isnan(s->cost[seg_index(s, e.start, e.end)]);
       double c = cost_of(s, e.start, e.end);
+      if (!known && s->estimate) estimate_completions(s, best);
       if (!isfinite(c)) continue;
-      Entry done = {.key = e.g + c + best[e.end], .g = e.g + c, .start = e.start, .end = e.end,
+      Entry done = {.g = e.g + c, .start = e.start, .end = e.end,
                     .path = path_add(&pp, e.path, e.start, e.end)};
-      push(&q, done);
+      done.key = key_of(s, best, &done);
+      if (isfinite(done.key)) push(&q, done);
     } else if (e.end == s->n) {
       out[found++] = partition_of(e.path, e.g);
     } else {
@@ -231,13 +314,22 @@ static int top_paths(Segments *s, const double *best, int top, IntervalPartition
   return found;
 }
 
-int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, bool show_progress,
-                  IntervalPartition **out, long *evaluated) {
+static int by_cost(const void *a, const void *b) {
+  double x = ((const IntervalPartition *)a)->cost, y = ((const IntervalPartition *)b)->cost;
+  return (x > y) - (x < y);
+}
+
+int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, bool estimate,
+                  bool show_progress, IntervalPartition **out, long *evaluated) {
   int n = ctx->dag->nnodes;
   *out = NULL;
   if (n == 0 || top <= 0) return 0;
   if (max_len <= 0 || max_len > n) max_len = n;
-  Segments s = {.ctx = ctx, .n = n, .max_len = max_len, .overhead = overhead};
+  Segments s = {.ctx = ctx, .n = n, .max_len = max_len, .overhead = overhead,
+                .estimate = estimate};
+  s.minratio = xmalloc(sizeof(double) * (size_t)(max_len + 1));
+  s.envelope = xmalloc(sizeof(double) * (size_t)(max_len + 1));
+  for (int l = 0; l <= max_len; l++) s.minratio[l] = INFINITY, s.envelope[l] = 1.0;
   size_t nseg = (size_t)n * (size_t)max_len;
   s.lb = xmalloc(sizeof(double) * nseg);
   s.cost = xmalloc(sizeof(double) * nseg);
@@ -248,13 +340,17 @@ int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, boo
   free(inside_readers);
   free(read);
   double *best = xmalloc(sizeof(double) * (size_t)(n + 1));
-  best_completions(&s, best, show_progress);
+  if (estimate) estimate_completions(&s, best);
+  else best_completions(&s, best, show_progress);
   if (show_progress) progress_done();
   IntervalPartition *parts = xcalloc((size_t)top, sizeof *parts);
   int found = isfinite(best[0]) ? top_paths(&s, best, top, parts) : 0;
+  if (estimate) qsort(parts, (size_t)found, sizeof *parts, by_cost);
   free(best);
   free(s.lb);
   free(s.cost);
+  free(s.minratio);
+  free(s.envelope);
   if (evaluated) *evaluated = s.evaluated;
   if (found == 0) {
     free(parts);

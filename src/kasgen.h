@@ -801,7 +801,8 @@ typedef struct {
 
 /* The search (docs/search.md): exact where the convex fusions are few enough, intervals of node
  * order beyond, every limit reported in SearchStats. */
-#define SEARCH_EXACT_LIMIT 20000 /* convex fusions up to which the default search is exact */
+#define SEARCH_EXACT_LIMIT 20000  /* convex fusions up to which the default search is exact */
+#define SEARCH_COMBINE_LIMIT 1500 /* ... and fusions it may combine (those its bounds let in) */
 #define SEARCH_BEAM_WIDTH 10     /* combine.c's beam: survivors per level beyond the diverse ones */
 
 typedef struct {
@@ -828,6 +829,8 @@ typedef struct {
   long fusions;         /* convex fusions of at most max_fusion calls (exact, exhaustive), or
                            the count at which the exact search gave up (intervals) */
   long exact_limit;
+  long candidates;      /* exact: fusions whose bound lets them into the top N */
+  long combine_limit;   /* ... beyond which the search takes intervals instead */
   long combined;        /* fusions combined (one per signature) */
   long memo_hits;       /* fusions whose plan came from an isomorphic fusion's */
   long skipped;         /* exact: fusions whose bound kept them out of the top N, not combined */
@@ -862,7 +865,9 @@ typedef struct {
 /* linearize.c: execution order of a fusion minimizing peak shared memory, then barriers.
  * The problem is abstract (local call and value indices) so that it can be tested alone; the
  * caller owns the arrays.  Sets of local calls are NodeSets (bit c = local call c). */
+#ifndef LIN_EXACT_CALLS
 #define LIN_EXACT_CALLS 16 /* the subset DP's limit (O(2^n n)); above it, a greedy order */
+#endif
 typedef struct {
   int ncalls;
   const NodeSet *pred;      /* per call: the calls that must run before it */
@@ -883,6 +888,13 @@ bool linearize_order(const LinearizeProblem *p, int *order_out, int *peak_out,
 /* Peak live shared floats and barrier count (same rules) of a given order; for tests/explain. */
 void linearize_evaluate(const LinearizeProblem *p, const int *order, int *peak_out,
                         int *barriers_out);
+/* linearize_order's order, remembered per problem (exact ones only: up to LIN_EXACT_CALLS
+ * calls) in a cache the search context owns: partial plans of fusions sharing calls pose the
+ * same problems.  NULL cache: no caching. */
+typedef struct LinearizeCache LinearizeCache;
+LinearizeCache *linearize_cache_new(void);
+void linearize_cache_free(LinearizeCache *c);
+bool linearize_order_cached(LinearizeCache *c, const LinearizeProblem *p, int *order_out);
 
 /* smem.c: offsets of shared buffers with overlapping live ranges.  Buffers with bytes <= 0 get
  * offset -1.  Live ranges are inclusive [first, last] step intervals.  Each offset is a multiple
@@ -905,6 +917,7 @@ typedef struct {
   AccessCache *access;
   ModelMemo *model;
   PlanMemo *plans;   /* the best plan of every fusion combined, by signature (plan_memo.c) */
+  struct LinearizeCache *orders; /* exact linearizations, by problem (linearize.c) */
   double deadline;   /* clock_seconds() after which long loops stop; 0 = none */
   bool expired;      /* the deadline passed (sticky) */
   int beam_width;    /* survivors per level of combine.c's beam beyond the diverse ones */
@@ -1064,7 +1077,9 @@ bool select_partition_orderable(const Dag *dag, const NodeSet *kernels, int nker
 /* intervals.c: the `top` cheapest partitions of the calls into intervals of node order of at
  * most max_len calls (0: any), best first: a segment costs its best plan (plan_memo.c) plus
  * `overhead`, a partition the sum.  Exact among such partitions, evaluating only the segments
- * whose compulsory-traffic bound lets them into the top.  Returns how many (fewer when there are
+ * whose compulsory-traffic bound lets them into the top.  With `estimate`, the segments to
+ * combine are chosen by their bound times the least cost/bound ratio seen for their length
+ * instead (heuristic: far fewer combines on long specs).  Returns how many (fewer when there are
  * fewer; 0 when some call has no plan); *out is malloc'ed (intervals_free), *evaluated counts
  * the segments combined (not found in the memo). */
 typedef struct {
@@ -1072,8 +1087,8 @@ typedef struct {
   int nkernels;
   double cost;
 } IntervalPartition;
-int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, bool progress,
-                  IntervalPartition **out, long *evaluated);
+int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, bool estimate,
+                  bool progress, IntervalPartition **out, long *evaluated);
 void intervals_free(IntervalPartition *parts, int n);
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */

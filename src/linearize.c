@@ -26,12 +26,18 @@
 
 /* ---- the exact DP (at most LIN_EXACT_CALLS calls, sets as 32-bit masks) ------------------ */
 
+/* The problem with only its shared values (a value in registers takes no shared memory and
+ * needs no barrier), and what each call adds to the memory live while it runs. */
 typedef struct {
   int ncalls;
   uint32_t pred[LIN_EXACT_CALLS];
   int nvals;
-  const int *size, *producer;
+  int *size, *producer;
   uint32_t *consumers;
+  int result_size[LIN_EXACT_CALLS];       /* floats of the values the call produces */
+  uint32_t barrier_mask[LIN_EXACT_CALLS]; /* producers of the shared values the call reads */
+  int *loaded_of[LIN_EXACT_CALLS];        /* loaded values the call reads */
+  int nloaded_of[LIN_EXACT_CALLS];
 } SmallProblem;
 
 /* Values started (loaded or produced) once the calls in S have run. */
@@ -40,25 +46,29 @@ static bool value_started(const SmallProblem *p, int v, uint32_t s) {
   return (p->consumers[v] & s) != 0;
 }
 
-/* Live shared floats per element while call c runs after the set s. */
-static int transition_memory(const SmallProblem *p, uint32_t s, int c) {
+/* Live shared floats between calls once the set s has run: started and still wanted. */
+static int live_after(const SmallProblem *p, uint32_t s) {
   int total = 0;
-  for (int v = 0; v < p->nvals; v++) {
-    if (p->size[v] <= 0) continue;
-    bool live = p->producer[v] == c || ((p->consumers[v] >> c) & 1u) ||
-                (value_started(p, v, s) && (p->consumers[v] & ~s) != 0);
-    if (live) total += p->size[v];
+  for (int v = 0; v < p->nvals; v++)
+    if (value_started(p, v, s) && (p->consumers[v] & ~s) != 0) total += p->size[v];
+  return total;
+}
+
+/* Live shared floats per element while call c runs after the set s (base = live_after(s)):
+ * what is live between calls, plus c's results and the loaded values c reads first.  (A value
+ * c reads that was started is live already: c has not run, so it is still wanted.) */
+static int transition_memory(const SmallProblem *p, int base, uint32_t s, int c) {
+  int total = base + p->result_size[c];
+  for (int k = 0; k < p->nloaded_of[c]; k++) {
+    int v = p->loaded_of[c][k];
+    if ((p->consumers[v] & s) == 0) total += p->size[v];
   }
   return total;
 }
 
 /* Conservative barrier rule: c reads a shared value produced by a call since the last barrier. */
 static bool needs_barrier(const SmallProblem *p, uint32_t since_barrier, int c) {
-  for (int v = 0; v < p->nvals; v++)
-    if (p->size[v] > 0 && p->producer[v] >= 0 && ((since_barrier >> p->producer[v]) & 1u) &&
-        ((p->consumers[v] >> c) & 1u))
-      return true;
-  return false;
+  return (since_barrier & p->barrier_mask[c]) != 0;
 }
 
 static bool ready(const SmallProblem *p, uint32_t s, int c) {
@@ -71,7 +81,7 @@ static void small_evaluate(const SmallProblem *p, const int *order, int *peak_ou
   int peak = 0, barriers = 0;
   for (int k = 0; k < p->ncalls; k++) {
     int c = order[k];
-    int m = transition_memory(p, s, c);
+    int m = transition_memory(p, live_after(p, s), s, c);
     if (m > peak) peak = m;
     if (needs_barrier(p, since, c)) {
       barriers++;
@@ -84,6 +94,40 @@ static void small_evaluate(const SmallProblem *p, const int *order, int *peak_ou
   *barriers_out = barriers;
 }
 
+/* The shared values of lp, as 32-bit sets, with each call's additions. */
+static SmallProblem small_problem(const LinearizeProblem *lp) {
+  SmallProblem p = {.ncalls = lp->ncalls};
+  int cap = lp->nvals ? lp->nvals : 1;
+  p.size = xmalloc(sizeof(int) * (size_t)cap);
+  p.producer = xmalloc(sizeof(int) * (size_t)cap);
+  p.consumers = xmalloc(sizeof(uint32_t) * (size_t)cap);
+  for (int c = 0; c < lp->ncalls; c++) {
+    p.pred[c] = (uint32_t)lp->pred[c].w[0];
+    p.loaded_of[c] = xmalloc(sizeof(int) * (size_t)cap);
+  }
+  for (int v = 0; v < lp->nvals; v++) {
+    if (lp->size[v] <= 0) continue;
+    int k = p.nvals++;
+    p.size[k] = lp->size[v];
+    p.producer[k] = lp->producer[v];
+    p.consumers[k] = (uint32_t)lp->consumers[v].w[0];
+    if (p.producer[k] >= 0) p.result_size[p.producer[k]] += p.size[k];
+    for (int c = 0; c < lp->ncalls; c++) {
+      if (!((p.consumers[k] >> c) & 1u)) continue;
+      if (p.producer[k] >= 0) p.barrier_mask[c] |= 1u << p.producer[k];
+      else p.loaded_of[c][p.nloaded_of[c]++] = k;
+    }
+  }
+  return p;
+}
+
+static void small_problem_free(SmallProblem *p) {
+  for (int c = 0; c < p->ncalls; c++) free(p->loaded_of[c]);
+  free(p->size);
+  free(p->producer);
+  free(p->consumers);
+}
+
 /* Phase 1: minimal peak to reach every subset; parent[S] = last call of a best path to S. */
 static int minimal_peak(const SmallProblem *p, int *best, signed char *parent) {
   uint32_t full = (1u << p->ncalls) - 1;
@@ -91,9 +135,10 @@ static int minimal_peak(const SmallProblem *p, int *best, signed char *parent) {
   best[0] = 0;
   for (uint32_t s = 0; s < full; s++) {
     if (best[s] == INT_MAX) continue;
+    int base = live_after(p, s);
     for (int c = 0; c < p->ncalls; c++) {
       if (!ready(p, s, c)) continue;
-      int m = transition_memory(p, s, c);
+      int m = transition_memory(p, base, s, c);
       int peak = m > best[s] ? m : best[s];
       uint32_t t = s | (1u << c);
       if (peak < best[t]) best[t] = peak, parent[t] = (signed char)c;
@@ -122,11 +167,12 @@ static bool fewest_barriers(const SmallProblem *p, int peak, int *order) {
   uint32_t full = (1u << n) - 1;
   cost[0] = 0;
   for (uint32_t s = 0; s < full; s++) {
+    int base = live_after(p, s);
     for (uint32_t t = s;; t = (t - 1) & s) { /* every T ⊆ S */
       size_t st = ((size_t)s << n) | t;
       if (cost[st] != 0xff) {
         for (int c = 0; c < n; c++) {
-          if (!ready(p, s, c) || transition_memory(p, s, c) > peak) continue;
+          if (!ready(p, s, c) || transition_memory(p, base, s, c) > peak) continue;
           bool bar = needs_barrier(p, t, c);
           uint32_t t2 = (bar ? 0 : t) | (1u << c);
           size_t st2 = ((size_t)(s | (1u << c)) << n) | t2;
@@ -293,11 +339,7 @@ static bool heuristic_order(const LinearizeProblem *p, int *order_out, int *peak
 
 static bool exact_order(const LinearizeProblem *lp, int *order_out, int *peak_out,
                         int *barriers_out) {
-  SmallProblem small = {.ncalls = lp->ncalls, .nvals = lp->nvals, .size = lp->size,
-                        .producer = lp->producer};
-  small.consumers = xmalloc(sizeof(uint32_t) * (size_t)(lp->nvals ? lp->nvals : 1));
-  for (int c = 0; c < lp->ncalls; c++) small.pred[c] = (uint32_t)lp->pred[c].w[0];
-  for (int v = 0; v < lp->nvals; v++) small.consumers[v] = (uint32_t)lp->consumers[v].w[0];
+  SmallProblem small = small_problem(lp);
   const SmallProblem *p = &small;
   size_t nsets = (size_t)1 << p->ncalls;
   int *best = xmalloc(sizeof(int) * nsets);
@@ -311,7 +353,7 @@ static bool exact_order(const LinearizeProblem *lp, int *order_out, int *peak_ou
   }
   free(best);
   free(parent);
-  free(small.consumers);
+  small_problem_free(&small);
   return ok;
 }
 
@@ -320,4 +362,106 @@ bool linearize_order(const LinearizeProblem *p, int *order_out, int *peak_out,
   if (p->ncalls <= 0 || p->ncalls > KAS_MAX_NODES) return false;
   if (p->ncalls <= LIN_EXACT_CALLS) return exact_order(p, order_out, peak_out, barriers_out);
   return heuristic_order(p, order_out, peak_out, barriers_out);
+}
+
+/* ---- the cache ------------------------------------------------------------------------------ */
+
+/* The exact orders a search computed, by the problem they solve: the partial plans of fusions
+ * that share calls pose the same small problems again and again.  The key is the problem with
+ * only its shared values (the others change nothing): the calls' predecessor sets, then per
+ * shared value its size, producer and readers. */
+typedef struct {
+  uint64_t hash;
+  uint32_t *key;
+  int nkey;
+  int *order; /* NULL: no order (a cycle) */
+  int ncalls;
+} CachedOrder;
+
+struct LinearizeCache {
+  CachedOrder *v;
+  int n, cap;
+  int *slot; /* hash table of indices + 1, 2 * cap slots */
+};
+
+LinearizeCache *linearize_cache_new(void) { return xcalloc(1, sizeof(LinearizeCache)); }
+
+void linearize_cache_free(LinearizeCache *c) {
+  if (!c) return;
+  for (int k = 0; k < c->n; k++) {
+    free(c->v[k].key);
+    free(c->v[k].order);
+  }
+  free(c->v);
+  free(c->slot);
+  free(c);
+}
+
+static uint32_t *problem_key(const LinearizeProblem *p, int *nkey) {
+  uint32_t *key = xmalloc(sizeof(uint32_t) * (size_t)(1 + p->ncalls + 3 * p->nvals));
+  int n = 0;
+  key[n++] = (uint32_t)p->ncalls;
+  for (int c = 0; c < p->ncalls; c++) key[n++] = (uint32_t)p->pred[c].w[0];
+  for (int v = 0; v < p->nvals; v++) {
+    if (p->size[v] <= 0) continue;
+    key[n++] = (uint32_t)p->size[v];
+    key[n++] = (uint32_t)p->producer[v];
+    key[n++] = (uint32_t)p->consumers[v].w[0];
+  }
+  *nkey = n;
+  return key;
+}
+
+static uint64_t key_hash(const uint32_t *key, int n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (int k = 0; k < n; k++) h = (h ^ key[k]) * 0xff51afd7ed558ccdull ^ (h >> 31);
+  return h;
+}
+
+static void cache_rehash(LinearizeCache *c) {
+  size_t nslots = (size_t)c->cap * 2;
+  free(c->slot);
+  c->slot = xcalloc(nslots, sizeof(int));
+  for (int k = 0; k < c->n; k++) {
+    size_t i = c->v[k].hash & (nslots - 1);
+    while (c->slot[i]) i = (i + 1) & (nslots - 1);
+    c->slot[i] = k + 1;
+  }
+}
+
+bool linearize_order_cached(LinearizeCache *c, const LinearizeProblem *p, int *order_out) {
+  if (!c || p->ncalls <= 0 || p->ncalls > LIN_EXACT_CALLS) {
+    int peak, bars;
+    return linearize_order(p, order_out, &peak, &bars);
+  }
+  int nkey;
+  uint32_t *key = problem_key(p, &nkey);
+  uint64_t h = key_hash(key, nkey);
+  size_t nslots = (size_t)c->cap * 2;
+  for (size_t i = nslots ? h & (nslots - 1) : 0; nslots && c->slot[i]; i = (i + 1) & (nslots - 1)) {
+    const CachedOrder *e = &c->v[c->slot[i] - 1];
+    if (e->hash == h && e->nkey == nkey && !memcmp(e->key, key, sizeof(uint32_t) * (size_t)nkey)) {
+      free(key);
+      if (e->order) memcpy(order_out, e->order, sizeof(int) * (size_t)e->ncalls);
+      return e->order != NULL;
+    }
+  }
+  int peak, bars;
+  bool ok = linearize_order(p, order_out, &peak, &bars);
+  if (c->n == c->cap) {
+    c->cap = c->cap ? 2 * c->cap : 256;
+    c->v = xrealloc(c->v, sizeof *c->v * (size_t)c->cap);
+    cache_rehash(c);
+  }
+  CachedOrder *e = &c->v[c->n];
+  *e = (CachedOrder){.hash = h, .key = key, .nkey = nkey, .ncalls = p->ncalls};
+  if (ok) {
+    e->order = xmalloc(sizeof(int) * (size_t)p->ncalls);
+    memcpy(e->order, order_out, sizeof(int) * (size_t)p->ncalls);
+  }
+  nslots = (size_t)c->cap * 2;
+  size_t i = h & (nslots - 1);
+  while (c->slot[i]) i = (i + 1) & (nslots - 1);
+  c->slot[i] = ++c->n;
+  return ok;
 }

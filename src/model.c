@@ -294,19 +294,30 @@ double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape 
 /* ---- registers -------------------------------------------------------------------------- */
 
 int model_estimate_registers(const KernelPlan *plan) {
-  /* Register buffers alive at the same step add up; without steps, all of them. */
+  /* Register buffers alive at the same step add up (a sweep over their live ranges); without
+   * steps, all of them. */
   int peak = 0;
-  int nsteps = plan->nsteps > 0 ? plan->nsteps : 1;
-  for (int s = 0; s < nsteps; s++) {
-    int live = 0;
-    for (int b = 0; b < plan->nbuffers; b++) {
-      const Buffer *buf = &plan->buffers[b];
-      if (buf->place != PLACE_REGISTER) continue;
-      if (plan->nsteps == 0 || (buf->first_use <= s && s <= buf->last_use))
-        live += buf->reg_floats > 0 ? buf->reg_floats : 1;
-    }
+  if (plan->nsteps == 0) {
+    for (int b = 0; b < plan->nbuffers; b++)
+      if (plan->buffers[b].place == PLACE_REGISTER)
+        peak += plan->buffers[b].reg_floats > 0 ? plan->buffers[b].reg_floats : 1;
+    return BASE_REGISTERS + peak + 8;
+  }
+  int *delta = xcalloc((size_t)plan->nsteps + 1, sizeof(int));
+  for (int b = 0; b < plan->nbuffers; b++) {
+    const Buffer *buf = &plan->buffers[b];
+    int first = buf->first_use < 0 ? 0 : buf->first_use;
+    int last = buf->last_use >= plan->nsteps ? plan->nsteps - 1 : buf->last_use;
+    if (buf->place != PLACE_REGISTER || first > last) continue;
+    int floats = buf->reg_floats > 0 ? buf->reg_floats : 1;
+    delta[first] += floats;
+    delta[last + 1] -= floats;
+  }
+  for (int s = 0, live = 0; s < plan->nsteps; s++) {
+    live += delta[s];
     if (live > peak) peak = live;
   }
+  free(delta);
   return BASE_REGISTERS + peak + 8; /* + temporaries of the compute (products, sums) */
 }
 

@@ -37,6 +37,7 @@ SearchContext *search_context_new(const Dag *dag, const TimingDb *db) {
   SearchContext *ctx = xmalloc(sizeof *ctx);
   *ctx = (SearchContext){.dag = dag, .db = db, .access = access_cache_new(),
                          .model = model_memo_new(), .plans = plan_memo_new(),
+                         .orders = linearize_cache_new(),
                          .beam_width = SEARCH_BEAM_WIDTH};
   return ctx;
 }
@@ -46,6 +47,7 @@ void search_context_free(SearchContext *ctx) {
   access_cache_free(ctx->access);
   model_memo_free(ctx->model);
   plan_memo_free(ctx->plans);
+  linearize_cache_free(ctx->orders);
   free(ctx);
 }
 
@@ -181,18 +183,27 @@ static Bounded *bounded_fusions(SearchContext *ctx, const FusionSet *fs, double 
   return b;
 }
 
-static void exact_search(SearchContext *ctx, const SearchOptions *opt, const FusionSet *fs,
+/* Exact: returns false, after filling parts with the interval partitions, when more fusions
+ * than the exact search may combine could be in the top N (the caller says intervals). */
+static bool exact_search(SearchContext *ctx, const SearchOptions *opt, const FusionSet *fs,
                          SearchStats *st, Partitions *out) {
   IntervalPartition *ip = NULL;
   long evaluated = 0;
-  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx->db),
+  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx->db), false,
                           opt->progress, &ip, &evaluated);
   /* the N-th interval partition bounds the N-th best partition from above (a hair more, for
    * sums in another order); with fewer than N there is no bound */
   double u = nip >= opt->top ? ip[opt->top - 1].cost * (1 + 1e-9) : INFINITY;
-  intervals_free(ip, nip);
   int n;
   Bounded *b = bounded_fusions(ctx, fs, u, &n);
+  st->candidates = n;
+  if (n > st->combine_limit) {
+    for (int k = 0; k < nip; k++) push_intervals(out, &ip[k]);
+    intervals_free(ip, nip);
+    free(b);
+    return false;
+  }
+  intervals_free(ip, nip);
   st->skipped = fs->n - n;
   Items items = {0};
   for (int k = 0; k < n; k++) {
@@ -211,13 +222,14 @@ static void exact_search(SearchContext *ctx, const SearchOptions *opt, const Fus
   select_items(ctx, &items, opt->top, out);
   free(items.v);
   free(b);
+  return true;
 }
 
 static void interval_search(SearchContext *ctx, const SearchOptions *opt, SearchStats *st,
                             Partitions *out) {
   IntervalPartition *ip = NULL;
   long evaluated = 0;
-  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx->db),
+  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx->db), true,
                           opt->progress, &ip, &evaluated);
   for (int k = 0; k < nip; k++) push_intervals(out, &ip[k]);
   intervals_free(ip, nip);
@@ -357,6 +369,7 @@ static SearchStats initial_stats(const SearchContext *ctx, const SearchOptions *
   int n = ctx->dag->nnodes;
   SearchStats st = {.max_fusion = opt->max_fusion > 0 && opt->max_fusion < n ? opt->max_fusion : n,
                     .exact_limit = opt->exact_limit > 0 ? opt->exact_limit : SEARCH_EXACT_LIMIT,
+                    .combine_limit = SEARCH_COMBINE_LIMIT,
                     .time_limit = opt->time_limit, .beam_width = ctx->beam_width};
   st.capped = st.max_fusion < n;
   NodeSet all = nodeset_range(0, n);
@@ -380,7 +393,7 @@ static void run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats
   st->fusions = fs.n;
   if (!fs.truncated) {
     st->mode = SEARCH_EXACT;
-    exact_search(ctx, opt, &fs, st, parts);
+    if (!exact_search(ctx, opt, &fs, st, parts)) st->mode = SEARCH_INTERVALS;
   } else {
     st->mode = SEARCH_INTERVALS;
     interval_search(ctx, opt, st, parts);

@@ -21,6 +21,10 @@
 
 /* Upper bound on solves spent on cyclic partitions before giving up on finding more. */
 #define MAX_CYCLIC_CUTS 10000
+/* Up to this many partitions lp_solve finds them, one solve and one cut each; beyond, the cuts
+ * make every solve slower (a thousand took a minute on chain12), and a best-first enumeration
+ * of the covers finds them in cost order instead. */
+#define SELECT_ILP_TOP 50
 
 /* The distinct node sets that can take part in a cover, each with its cheapest item. */
 typedef struct {
@@ -231,6 +235,212 @@ static int cmp_solutions(const void *a, const void *b) {
  * order; those found are all kept until the canonical sort picks among them. */
 #define TIE_TOLERANCE 1e-9
 
+/* The solutions found so far: the top N and the ties beyond the N-th (cost within the
+ * tolerance of it), at most 2N. */
+typedef struct {
+  const SelectItem *items;
+  int top;
+  Solution *v;
+  int n;
+  double cutoff; /* INFINITY until N solutions are in */
+} Found;
+
+/* Adds a solution (an item list, -1-terminated, taken over); false when it costs more than the
+ * N-th plus the tolerance (a search in cost order can stop then) or the list is full. */
+static bool found_add(Found *f, int *sol) {
+  Solution s = make_solution(f->items, sol);
+  if (f->n >= 2 * f->top || (f->n >= f->top && s.cost > f->cutoff)) {
+    free(s.items);
+    free(s.sets);
+    return false;
+  }
+  f->v[f->n++] = s;
+  if (f->n == f->top) f->cutoff = s.cost + TIE_TOLERANCE * (s.cost > 0 ? s.cost : 1);
+  return true;
+}
+
+static bool found_full(const Found *f) { return f->n >= 2 * f->top; }
+
+/* The top N in canonical order, as the callers' item lists. */
+static int found_finish(Found *f, int ***solutions_out) {
+  qsort(f->v, (size_t)f->n, sizeof *f->v, cmp_solutions);
+  int kept = f->n < f->top ? f->n : f->top;
+  int **out = kept ? xmalloc(sizeof *out * (size_t)kept) : NULL;
+  for (int k = 0; k < f->n; k++) {
+    if (k < kept) out[k] = f->v[k].items;
+    else free(f->v[k].items);
+    free(f->v[k].sets);
+  }
+  free(f->v);
+  *solutions_out = out;
+  return kept;
+}
+
+/* lp_solve: the optimum, then a cut excluding it, again. */
+static void solve_with_cuts(const Dag *dag, const Columns *c, double deadline, Found *f) {
+  lprec *lp = c->n ? build_program(dag, c) : NULL;
+  int *chosen = xmalloc(sizeof(int) * (size_t)(c->n + 1));
+  NodeSet *kernels = xmalloc(sizeof(NodeSet) * (size_t)(dag->nnodes + 1));
+  int cyclic = 0;
+  while (lp && !found_full(f) && cyclic < MAX_CYCLIC_CUTS) {
+    if (deadline > 0) {
+      double left = deadline - clock_seconds();
+      if (left <= 0 && f->n > 0) break;
+      set_timeout(lp, left > 1 ? (long)left : 1);
+    }
+    int rc = solve(lp);
+    if (rc != OPTIMAL && rc != SUBOPTIMAL) break; /* INFEASIBLE: no cover left */
+    int m = chosen_columns(lp, c, chosen);
+    if (m == 0 || m > dag->nnodes || !exact_cover(dag, c, chosen, m)) break;
+    for (int k = 0; k < m; k++) kernels[k] = c->nodes[chosen[k]];
+    if (select_partition_orderable(dag, kernels, m)) {
+      if (!found_add(f, solution_items(c, chosen, m))) break;
+    } else {
+      cyclic++;
+    }
+    add_cut(lp, chosen, m);
+  }
+  if (lp) delete_lp(lp);
+  free(kernels);
+  free(chosen);
+}
+
+/* ---- many solutions: best-first enumeration of the covers ---------------------------------- */
+
+/* A cover is built by always covering the lowest uncovered node, so only columns whose lowest
+ * node it is can extend a partial cover, and every cover has exactly one path: the partial
+ * covers form a tree, searched best first with an admissible remainder (each uncovered node at
+ * the least cost per node of a column holding it).  Covers leave the queue in cost order. */
+typedef struct PartialCover {
+  int column;
+  const struct PartialCover *parent;
+} PartialCover;
+
+typedef struct {
+  double key, g;
+  long order;
+  NodeSet covered;
+  const PartialCover *cover;
+} CoverEntry;
+
+typedef struct {
+  CoverEntry *v;
+  int n, cap;
+  long pushed;
+} CoverQueue;
+
+static bool cover_before(const CoverEntry *a, const CoverEntry *b) {
+  return a->key < b->key || (a->key == b->key && a->order < b->order);
+}
+
+static void cover_push(CoverQueue *q, CoverEntry e) {
+  if (q->n == q->cap) {
+    q->cap = q->cap ? 2 * q->cap : 256;
+    q->v = xrealloc(q->v, sizeof *q->v * (size_t)q->cap);
+  }
+  e.order = q->pushed++;
+  int k = q->n++;
+  while (k > 0 && cover_before(&e, &q->v[(k - 1) / 2])) {
+    q->v[k] = q->v[(k - 1) / 2];
+    k = (k - 1) / 2;
+  }
+  q->v[k] = e;
+}
+
+static CoverEntry cover_pop(CoverQueue *q) {
+  CoverEntry top = q->v[0], last = q->v[--q->n];
+  int k = 0;
+  for (;;) {
+    int c = 2 * k + 1;
+    if (c >= q->n) break;
+    if (c + 1 < q->n && cover_before(&q->v[c + 1], &q->v[c])) c++;
+    if (!cover_before(&q->v[c], &last)) break;
+    q->v[k] = q->v[c];
+    k = c;
+  }
+  if (q->n > 0) q->v[k] = last;
+  return top;
+}
+
+/* Partial covers live until the enumeration ends. */
+typedef struct {
+  PartialCover **blocks;
+  int nblocks, used;
+} CoverPool;
+
+enum { COVER_BLOCK = 4096 };
+
+static const PartialCover *cover_add(CoverPool *pool, const PartialCover *parent, int column) {
+  if (pool->nblocks == 0 || pool->used == COVER_BLOCK) {
+    pool->blocks = xrealloc(pool->blocks, sizeof *pool->blocks * (size_t)(pool->nblocks + 1));
+    pool->blocks[pool->nblocks++] = xmalloc(sizeof(PartialCover) * COVER_BLOCK);
+    pool->used = 0;
+  }
+  PartialCover *p = &pool->blocks[pool->nblocks - 1][pool->used++];
+  *p = (PartialCover){column, parent};
+  return p;
+}
+
+/* Entries past which the enumeration gives up (with what it found). */
+enum { MAX_COVER_POPS = 20000000 };
+
+static void enumerate_covers(const Dag *dag, const Columns *c, double deadline, Found *f) {
+  int n = dag->nnodes;
+  int **by_low = xcalloc((size_t)n, sizeof *by_low), *nlow = xcalloc((size_t)n, sizeof *nlow);
+  double *share = xmalloc(sizeof(double) * (size_t)n); /* least cost per node of a column */
+  for (int v = 0; v < n; v++) share[v] = INFINITY;
+  for (int j = 0; j < c->n; j++) {
+    int low = nodeset_next(&c->nodes[j], 0), size = nodeset_count(&c->nodes[j]);
+    by_low[low] = xrealloc(by_low[low], sizeof(int) * (size_t)(nlow[low] + 1));
+    by_low[low][nlow[low]++] = j;
+    for (int v = low; v >= 0; v = nodeset_next(&c->nodes[j], v + 1))
+      if (c->cost[j] / size < share[v]) share[v] = c->cost[j] / size;
+  }
+  double rest_all = 0;
+  for (int v = 0; v < n; v++) rest_all += share[v];
+  NodeSet all = nodeset_range(0, n);
+  CoverQueue q = {0};
+  CoverPool pool = {0};
+  int *chosen = xmalloc(sizeof(int) * (size_t)(n + 1));
+  NodeSet *kernels = xmalloc(sizeof(NodeSet) * (size_t)(n + 1));
+  if (isfinite(rest_all)) cover_push(&q, (CoverEntry){.key = rest_all, .covered = nodeset_empty()});
+  for (long pops = 0; q.n > 0 && !found_full(f) && pops < MAX_COVER_POPS; pops++) {
+    if (deadline > 0 && (pops & 1023) == 0 && clock_seconds() > deadline && f->n > 0) break;
+    CoverEntry e = cover_pop(&q);
+    if (f->n >= f->top && e.key > f->cutoff) break;
+    NodeSet open = nodeset_minus(all, e.covered);
+    int low = nodeset_next(&open, 0);
+    if (low < 0) { /* a complete cover */
+      int m = 0;
+      for (const PartialCover *p = e.cover; p; p = p->parent) chosen[m++] = p->column;
+      for (int k = 0; k < m; k++) kernels[k] = c->nodes[chosen[k]];
+      if (select_partition_orderable(dag, kernels, m) && !found_add(f, solution_items(c, chosen, m)))
+        break;
+      continue;
+    }
+    for (int k = 0; k < nlow[low]; k++) {
+      int j = by_low[low][k];
+      if (nodeset_intersects(&c->nodes[j], &e.covered)) continue;
+      CoverEntry next = {.g = e.g + c->cost[j], .covered = nodeset_union(e.covered, c->nodes[j])};
+      double rest = 0; /* the remainder: each node still open at its least share */
+      NodeSet left = nodeset_minus(all, next.covered);
+      for (int v = nodeset_next(&left, 0); v >= 0; v = nodeset_next(&left, v + 1)) rest += share[v];
+      next.key = next.g + rest;
+      next.cover = cover_add(&pool, e.cover, j);
+      cover_push(&q, next);
+    }
+  }
+  for (int b = 0; b < pool.nblocks; b++) free(pool.blocks[b]);
+  free(pool.blocks);
+  free(q.v);
+  for (int v = 0; v < n; v++) free(by_low[v]);
+  free(by_low);
+  free(nlow);
+  free(share);
+  free(chosen);
+  free(kernels);
+}
+
 int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, int top,
                           int ***solutions_out) {
   return select_top_partitions_until(dag, items, nitems, top, 0, solutions_out);
@@ -241,51 +451,10 @@ int select_top_partitions_until(const Dag *dag, const SelectItem *items, int nit
   *solutions_out = NULL;
   if (top <= 0 || dag->nnodes == 0) return 0;
   Columns c = make_columns(dag, items, nitems);
-  lprec *lp = c.n ? build_program(dag, &c) : NULL;
-  int cap = 2 * top; /* the top N and as many ties beyond the N-th */
-  Solution *sols = xcalloc((size_t)cap, sizeof *sols);
-  int nsols = 0, cyclic = 0;
-  double cutoff = INFINITY;
-  int *chosen = xmalloc(sizeof(int) * (size_t)(c.n + 1));
-  NodeSet *kernels = xmalloc(sizeof(NodeSet) * (size_t)(dag->nnodes + 1));
-  while (lp && nsols < cap && cyclic < MAX_CYCLIC_CUTS) {
-    if (deadline > 0) {
-      double left = deadline - clock_seconds();
-      if (left <= 0 && nsols > 0) break;
-      set_timeout(lp, left > 1 ? (long)left : 1);
-    }
-    int rc = solve(lp);
-    if (rc != OPTIMAL && rc != SUBOPTIMAL) break; /* INFEASIBLE: no cover left */
-    int m = chosen_columns(lp, &c, chosen);
-    if (m == 0 || m > dag->nnodes || !exact_cover(dag, &c, chosen, m)) break;
-    for (int k = 0; k < m; k++) kernels[k] = c.nodes[chosen[k]];
-    if (select_partition_orderable(dag, kernels, m)) {
-      Solution s = make_solution(items, solution_items(&c, chosen, m));
-      if (nsols >= top && s.cost > cutoff) {
-        free(s.items);
-        free(s.sets);
-        break;
-      }
-      sols[nsols++] = s;
-      if (nsols == top) cutoff = s.cost + TIE_TOLERANCE * (s.cost > 0 ? s.cost : 1);
-    } else {
-      cyclic++;
-    }
-    add_cut(lp, chosen, m);
-  }
-  if (lp) delete_lp(lp);
-  free(kernels);
-  free(chosen);
+  Found f = {.items = items, .top = top, .v = xcalloc((size_t)2 * top, sizeof(Solution)),
+             .cutoff = INFINITY};
+  if (top <= SELECT_ILP_TOP) solve_with_cuts(dag, &c, deadline, &f);
+  else enumerate_covers(dag, &c, deadline, &f);
   free_columns(&c);
-  qsort(sols, (size_t)nsols, sizeof *sols, cmp_solutions);
-  int kept = nsols < top ? nsols : top;
-  int **out = kept ? xmalloc(sizeof *out * (size_t)kept) : NULL;
-  for (int k = 0; k < nsols; k++) {
-    if (k < kept) out[k] = sols[k].items;
-    else free(sols[k].items);
-    free(sols[k].sets);
-  }
-  free(sols);
-  *solutions_out = out;
-  return kept;
+  return found_finish(&f, solutions_out);
 }
