@@ -57,7 +57,7 @@ static const char *plural(long n) { return n == 1 ? "" : "s"; }
 
 static void report_mode(const CliOptions *o, const SearchStats *st) {
   SrcLoc at = {.file = o->spec};
-  if (st->mode == SEARCH_INTERVALS && st->fusions > st->exact_limit) {
+  if (st->mode == SEARCH_INTERVALS && st->too_many) {
     diag_note(at, "search: more than %ld convex fusions (the exact search's limit): partitions "
               "restricted to intervals of the statement order; %ld kernels combined, %ld from "
               "isomorphic ones; %.2f s", st->exact_limit, st->combined, st->memo_hits,

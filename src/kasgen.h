@@ -829,6 +829,7 @@ typedef struct {
   long fusions;         /* convex fusions of at most max_fusion calls (exact, exhaustive), or
                            the count at which the exact search gave up (intervals) */
   long exact_limit;
+  bool too_many;        /* more convex fusions than exact_limit: intervals */
   long candidates;      /* exact: fusions whose bound lets them into the top N */
   long combine_limit;   /* ... beyond which the search takes intervals instead */
   long combined;        /* fusions combined (one per signature) */

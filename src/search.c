@@ -391,6 +391,7 @@ static void run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats
   }
   FusionSet fs = fusion_enumerate_limited(ctx->dag, st->max_fusion, st->exact_limit);
   st->fusions = fs.n;
+  st->too_many = fs.truncated;
   if (!fs.truncated) {
     st->mode = SEARCH_EXACT;
     if (!exact_search(ctx, opt, &fs, st, parts)) st->mode = SEARCH_INTERVALS;
