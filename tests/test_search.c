@@ -6,7 +6,7 @@
  * the printed precision) on every seed spec and on random specs of up to 10 calls written by the
  * test (mixed functions, branches, reused values, reassigned variables, several outputs); a
  * tiny time budget still ranks candidates and says it was cut; a device nothing fits on is
- * reported per call.  Speed is measured by benchmarks/search_speed.sh, not here.
+ * reported per call.  Speed is measured by benchmarks/search_times.sh, not here.
  */
 #include "testutil.h"
 
