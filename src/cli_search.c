@@ -87,9 +87,12 @@ static void report_search(const CliOptions *o, const Session *s) {
   if (st->capped)
     diag_note(at, "--max-fusion %d: kernels of more than %d calls were not considered; a "
               "larger limit may find faster candidates", st->max_fusion, st->max_fusion);
-  if (st->timed_out)
+  if (st->timed_out && st->unplanned > 0)
     diag_note(at, "--time-limit %g s reached: %ld fusion%s left uncombined; the ranking is the "
               "best of what was combined", st->time_limit, st->unplanned, plural(st->unplanned));
+  else if (st->timed_out)
+    diag_note(at, "--time-limit %g s reached: the search stopped early; the ranking is the best "
+              "of the partitions found by then", st->time_limit);
   if (st->beam_kernels > 0)
     diag_note(at, "the implementations inside %d kernel%s of the ranking were chosen by a beam "
               "of width %d (--beam-width); a wider beam may find faster plans", st->beam_kernels,
