@@ -242,7 +242,10 @@ static char *random_spec(int ncalls) {
   sb_puts(&text, "input");
   int first = 1;
   for (int k = 0; k < vs.n; k++)
-    if (vs.v[k].input && vs.v[k].used) sb_printf(&text, "%s %s", first ? "" : ",", vs.v[k].name), first = 0;
+    if (vs.v[k].input && vs.v[k].used) {
+      sb_printf(&text, "%s %s", first ? "" : ",", vs.v[k].name);
+      first = 0;
+    }
   sb_printf(&text, ";\n%s", body.data);
   sb_puts(&text, "return");
   first = 1;
@@ -284,7 +287,7 @@ static void test_random_specs_match_exhaustive(void **state) {
   assert_true(outputs > nspecs); /* several outputs on some */
 }
 
-/* ---- limits ----------------------------------------------------------------------------------- */
+/* ---- limits ------------------------------------------------------------------------------- */
 
 /* A time budget too small for the search still ranks candidates (the singles are always
  * planned), and says it was cut. */
