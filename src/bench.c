@@ -253,8 +253,10 @@ static bool emit_kernel(StrBuf *sb, StrBuf *table, const BenchCase *c, int id, c
   const char *real = target_real_name(c->precision);
   sb_printf(sb, "__global__ void __launch_bounds__(%d) kb_%s_%d(const %s *__restrict__ in,\n"
                 "    %s *__restrict__ out, size_t n, size_t ld, float seed_arg) {\n"
-                "  extern __shared__ %s kb_smem[];\n  const %s seed = (%s)seed_arg;\n",
-            threads, c->impl->fn->name, id, real, real, real, real, real);
+                "  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */\n"
+                "  %s *const kb_smem = (%s *)kb_smem_raw;\n  (void)kb_smem;\n"
+                "  const %s seed = (%s)seed_arg;\n",
+            threads, c->impl->fn->name, id, real, real, real, real, real, real);
   kernel_prologue(sb, sh, c->e);
   const IoRoutine *io = case_io(c);
   if (!io) {

@@ -36,7 +36,9 @@ KAS_DEV void d_mmul33_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul33_0(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -83,7 +85,9 @@ KAS_DEV void d_mmul33_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul33_1(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -130,7 +134,9 @@ KAS_DEV void d_mmul33_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul33_2(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -177,7 +183,9 @@ KAS_DEV void d_mmul33_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul33_3(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -224,7 +232,9 @@ KAS_DEV void d_mmul33_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul33_4(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -271,7 +281,9 @@ KAS_DEV void d_mmul33_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul33_5(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -318,7 +330,9 @@ KAS_DEV void d_mmul33_1_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul33_6(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -365,7 +379,9 @@ KAS_DEV void d_mmul33_1_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul33_7(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -412,7 +428,9 @@ KAS_DEV void d_mmul33_1_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul33_8(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -459,7 +477,9 @@ KAS_DEV void d_mmul33_1_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul33_9(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -506,7 +526,9 @@ KAS_DEV void d_mmul33_1_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul33_10(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -553,7 +575,9 @@ KAS_DEV void d_mmul33_1_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul33_11(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -602,7 +626,9 @@ KAS_DEV void d_mmul33_1_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul33_12(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -651,7 +677,9 @@ KAS_DEV void d_mmul33_1_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul33_13(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -700,7 +728,9 @@ KAS_DEV void d_mmul33_1_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul33_14(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -749,7 +779,9 @@ KAS_DEV void d_mmul33_1_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul33_15(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -798,7 +830,9 @@ KAS_DEV void d_mmul33_1_load_0_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul33_16(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -847,7 +881,9 @@ KAS_DEV void d_mmul33_1_load_0_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul33_17(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -896,7 +932,9 @@ KAS_DEV void d_mmul33_1_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul33_18(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -945,7 +983,9 @@ KAS_DEV void d_mmul33_1_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul33_19(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -994,7 +1034,9 @@ KAS_DEV void d_mmul33_1_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul33_20(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1043,7 +1085,9 @@ KAS_DEV void d_mmul33_1_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul33_21(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1092,7 +1136,9 @@ KAS_DEV void d_mmul33_1_load_0_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul33_22(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1141,7 +1187,9 @@ KAS_DEV void d_mmul33_1_load_0_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul33_23(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1165,7 +1213,9 @@ KAS_DEV void d_mmul33_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul33_24(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1189,7 +1239,9 @@ KAS_DEV void d_mmul33_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul33_25(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1213,7 +1265,9 @@ KAS_DEV void d_mmul33_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul33_26(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1237,7 +1291,9 @@ KAS_DEV void d_mmul33_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul33_27(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1261,7 +1317,9 @@ KAS_DEV void d_mmul33_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul33_28(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1285,7 +1343,9 @@ KAS_DEV void d_mmul33_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul33_29(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1309,7 +1369,9 @@ KAS_DEV void d_mmul33_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul33_30(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1336,7 +1398,9 @@ KAS_DEV void d_mmul33_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul33_31(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1363,7 +1427,9 @@ KAS_DEV void d_mmul33_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul33_32(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1390,7 +1456,9 @@ KAS_DEV void d_mmul33_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul33_33(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1417,7 +1485,9 @@ KAS_DEV void d_mmul33_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul33_34(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1444,7 +1514,9 @@ KAS_DEV void d_mmul33_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul33_35(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1471,7 +1543,9 @@ KAS_DEV void d_mmul33_1_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul33_36(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1495,7 +1569,9 @@ KAS_DEV void d_mmul33_1_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul33_37(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1519,7 +1595,9 @@ KAS_DEV void d_mmul33_1_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul33_38(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1543,7 +1621,9 @@ KAS_DEV void d_mmul33_1_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul33_39(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1567,7 +1647,9 @@ KAS_DEV void d_mmul33_1_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul33_40(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1591,7 +1673,9 @@ KAS_DEV void d_mmul33_1_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul33_41(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1615,7 +1699,9 @@ KAS_DEV void d_mmul33_1_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul33_42(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1642,7 +1728,9 @@ KAS_DEV void d_mmul33_1_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul33_43(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1669,7 +1757,9 @@ KAS_DEV void d_mmul33_1_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul33_44(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1696,7 +1786,9 @@ KAS_DEV void d_mmul33_1_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul33_45(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1723,7 +1815,9 @@ KAS_DEV void d_mmul33_1_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul33_46(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1750,7 +1844,9 @@ KAS_DEV void d_mmul33_1_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul33_47(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1779,7 +1875,9 @@ KAS_DEV void d_mmul33_1_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul33_48(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1805,7 +1903,9 @@ KAS_DEV void d_mmul33_1_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul33_49(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1831,7 +1931,9 @@ KAS_DEV void d_mmul33_1_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul33_50(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1857,7 +1959,9 @@ KAS_DEV void d_mmul33_1_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul33_51(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1883,7 +1987,9 @@ KAS_DEV void d_mmul33_1_load_1_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul33_52(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1909,7 +2015,9 @@ KAS_DEV void d_mmul33_1_load_1_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul33_53(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1935,7 +2043,9 @@ KAS_DEV void d_mmul33_1_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul33_54(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1964,7 +2074,9 @@ KAS_DEV void d_mmul33_1_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul33_55(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1993,7 +2105,9 @@ KAS_DEV void d_mmul33_1_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul33_56(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2022,7 +2136,9 @@ KAS_DEV void d_mmul33_1_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul33_57(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2051,7 +2167,9 @@ KAS_DEV void d_mmul33_1_load_1_e128_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul33_58(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2080,7 +2198,9 @@ KAS_DEV void d_mmul33_1_load_1_e256_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul33_59(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2109,7 +2229,9 @@ KAS_DEV void d_mmul33_1_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul33_60(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2135,7 +2257,9 @@ KAS_DEV void d_mmul33_1_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul33_61(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2161,7 +2285,9 @@ KAS_DEV void d_mmul33_1_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul33_62(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2187,7 +2313,9 @@ KAS_DEV void d_mmul33_1_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul33_63(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2213,7 +2341,9 @@ KAS_DEV void d_mmul33_1_load_1_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul33_64(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2239,7 +2369,9 @@ KAS_DEV void d_mmul33_1_load_1_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul33_65(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2265,7 +2397,9 @@ KAS_DEV void d_mmul33_1_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul33_66(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2294,7 +2428,9 @@ KAS_DEV void d_mmul33_1_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul33_67(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2323,7 +2459,9 @@ KAS_DEV void d_mmul33_1_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul33_68(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2352,7 +2490,9 @@ KAS_DEV void d_mmul33_1_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul33_69(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2381,7 +2521,9 @@ KAS_DEV void d_mmul33_1_load_1_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul33_70(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2410,7 +2552,9 @@ KAS_DEV void d_mmul33_1_load_1_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul33_71(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2460,7 +2604,9 @@ KAS_DEV void d_mmul33_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul33_72(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2507,7 +2653,9 @@ KAS_DEV void d_mmul33_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul33_73(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2554,7 +2702,9 @@ KAS_DEV void d_mmul33_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul33_74(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2601,7 +2751,9 @@ KAS_DEV void d_mmul33_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul33_75(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2648,7 +2800,9 @@ KAS_DEV void d_mmul33_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul33_76(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2695,7 +2849,9 @@ KAS_DEV void d_mmul33_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul33_77(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2742,7 +2898,9 @@ KAS_DEV void d_mmul33_1_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul33_78(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2789,7 +2947,9 @@ KAS_DEV void d_mmul33_1_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul33_79(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2836,7 +2996,9 @@ KAS_DEV void d_mmul33_1_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul33_80(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2883,7 +3045,9 @@ KAS_DEV void d_mmul33_1_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul33_81(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2930,7 +3094,9 @@ KAS_DEV void d_mmul33_1_load_2_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul33_82(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2977,7 +3143,9 @@ KAS_DEV void d_mmul33_1_load_2_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul33_83(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3026,7 +3194,9 @@ KAS_DEV void d_mmul33_1_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul33_84(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3075,7 +3245,9 @@ KAS_DEV void d_mmul33_1_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul33_85(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3124,7 +3296,9 @@ KAS_DEV void d_mmul33_1_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul33_86(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3173,7 +3347,9 @@ KAS_DEV void d_mmul33_1_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul33_87(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3222,7 +3398,9 @@ KAS_DEV void d_mmul33_1_load_2_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul33_88(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3271,7 +3449,9 @@ KAS_DEV void d_mmul33_1_load_2_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul33_89(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3320,7 +3500,9 @@ KAS_DEV void d_mmul33_1_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul33_90(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3369,7 +3551,9 @@ KAS_DEV void d_mmul33_1_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul33_91(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3418,7 +3602,9 @@ KAS_DEV void d_mmul33_1_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul33_92(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3467,7 +3653,9 @@ KAS_DEV void d_mmul33_1_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul33_93(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3516,7 +3704,9 @@ KAS_DEV void d_mmul33_1_load_2_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul33_94(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3565,7 +3755,9 @@ KAS_DEV void d_mmul33_1_load_2_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul33_95(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3589,7 +3781,9 @@ KAS_DEV void d_mmul33_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul33_96(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3613,7 +3807,9 @@ KAS_DEV void d_mmul33_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul33_97(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3637,7 +3833,9 @@ KAS_DEV void d_mmul33_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul33_98(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3661,7 +3859,9 @@ KAS_DEV void d_mmul33_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul33_99(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3685,7 +3885,9 @@ KAS_DEV void d_mmul33_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul33_100(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3709,7 +3911,9 @@ KAS_DEV void d_mmul33_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul33_101(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3733,7 +3937,9 @@ KAS_DEV void d_mmul33_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul33_102(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3760,7 +3966,9 @@ KAS_DEV void d_mmul33_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul33_103(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3787,7 +3995,9 @@ KAS_DEV void d_mmul33_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul33_104(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3814,7 +4024,9 @@ KAS_DEV void d_mmul33_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul33_105(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3841,7 +4053,9 @@ KAS_DEV void d_mmul33_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul33_106(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3868,7 +4082,9 @@ KAS_DEV void d_mmul33_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul33_107(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3895,7 +4111,9 @@ KAS_DEV void d_mmul33_1_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul33_108(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3919,7 +4137,9 @@ KAS_DEV void d_mmul33_1_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul33_109(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3943,7 +4163,9 @@ KAS_DEV void d_mmul33_1_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul33_110(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3967,7 +4189,9 @@ KAS_DEV void d_mmul33_1_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul33_111(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3991,7 +4215,9 @@ KAS_DEV void d_mmul33_1_load_3_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul33_112(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4015,7 +4241,9 @@ KAS_DEV void d_mmul33_1_load_3_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul33_113(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4039,7 +4267,9 @@ KAS_DEV void d_mmul33_1_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul33_114(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4066,7 +4296,9 @@ KAS_DEV void d_mmul33_1_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul33_115(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4093,7 +4325,9 @@ KAS_DEV void d_mmul33_1_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul33_116(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4120,7 +4354,9 @@ KAS_DEV void d_mmul33_1_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul33_117(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4147,7 +4383,9 @@ KAS_DEV void d_mmul33_1_load_3_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul33_118(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4174,7 +4412,9 @@ KAS_DEV void d_mmul33_1_load_3_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul33_119(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4203,7 +4443,9 @@ KAS_DEV void d_mmul33_1_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul33_120(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4229,7 +4471,9 @@ KAS_DEV void d_mmul33_1_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul33_121(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4255,7 +4499,9 @@ KAS_DEV void d_mmul33_1_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul33_122(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4281,7 +4527,9 @@ KAS_DEV void d_mmul33_1_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul33_123(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4307,7 +4555,9 @@ KAS_DEV void d_mmul33_1_load_3_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul33_124(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4333,7 +4583,9 @@ KAS_DEV void d_mmul33_1_load_3_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul33_125(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4359,7 +4611,9 @@ KAS_DEV void d_mmul33_1_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul33_126(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4388,7 +4642,9 @@ KAS_DEV void d_mmul33_1_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul33_127(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4417,7 +4673,9 @@ KAS_DEV void d_mmul33_1_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul33_128(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4446,7 +4704,9 @@ KAS_DEV void d_mmul33_1_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul33_129(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4475,7 +4735,9 @@ KAS_DEV void d_mmul33_1_load_3_e128_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul33_130(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4504,7 +4766,9 @@ KAS_DEV void d_mmul33_1_load_3_e256_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul33_131(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4533,7 +4797,9 @@ KAS_DEV void d_mmul33_1_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul33_132(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4559,7 +4825,9 @@ KAS_DEV void d_mmul33_1_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul33_133(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4585,7 +4853,9 @@ KAS_DEV void d_mmul33_1_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul33_134(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4611,7 +4881,9 @@ KAS_DEV void d_mmul33_1_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul33_135(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4637,7 +4909,9 @@ KAS_DEV void d_mmul33_1_load_3_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul33_136(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4663,7 +4937,9 @@ KAS_DEV void d_mmul33_1_load_3_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul33_137(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4689,7 +4965,9 @@ KAS_DEV void d_mmul33_1_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul33_138(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4718,7 +4996,9 @@ KAS_DEV void d_mmul33_1_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul33_139(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4747,7 +5027,9 @@ KAS_DEV void d_mmul33_1_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul33_140(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4776,7 +5058,9 @@ KAS_DEV void d_mmul33_1_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul33_141(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4805,7 +5089,9 @@ KAS_DEV void d_mmul33_1_load_3_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul33_142(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4834,7 +5120,9 @@ KAS_DEV void d_mmul33_1_load_3_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul33_143(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4866,7 +5154,9 @@ KAS_DEV void d_mmul33_1_compute_e4_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(4) kb_mmul33_144(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4896,7 +5186,9 @@ KAS_DEV void d_mmul33_1_compute_e16_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(16) kb_mmul33_145(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4926,7 +5218,9 @@ KAS_DEV void d_mmul33_1_compute_e32_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(32) kb_mmul33_146(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4956,7 +5250,9 @@ KAS_DEV void d_mmul33_1_compute_e64_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(64) kb_mmul33_147(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4986,7 +5282,9 @@ KAS_DEV void d_mmul33_1_compute_e128_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(128) kb_mmul33_148(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5016,7 +5314,9 @@ KAS_DEV void d_mmul33_1_compute_e256_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(256) kb_mmul33_149(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5045,7 +5345,9 @@ KAS_DEV void d_mmul33_1_compute_e4_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(4) kb_mmul33_150(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5082,7 +5384,9 @@ KAS_DEV void d_mmul33_1_compute_e16_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(16) kb_mmul33_151(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5119,7 +5423,9 @@ KAS_DEV void d_mmul33_1_compute_e32_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(32) kb_mmul33_152(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5156,7 +5462,9 @@ KAS_DEV void d_mmul33_1_compute_e64_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(64) kb_mmul33_153(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5193,7 +5501,9 @@ KAS_DEV void d_mmul33_1_compute_e128_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(128) kb_mmul33_154(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5230,7 +5540,9 @@ KAS_DEV void d_mmul33_1_compute_e256_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(256) kb_mmul33_155(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5270,7 +5582,9 @@ KAS_DEV void d_mmul33_1_compute_e4_sss(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(4) kb_mmul33_156(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5302,7 +5616,9 @@ KAS_DEV void d_mmul33_1_compute_e16_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(16) kb_mmul33_157(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5334,7 +5650,9 @@ KAS_DEV void d_mmul33_1_compute_e32_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(32) kb_mmul33_158(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5366,7 +5684,9 @@ KAS_DEV void d_mmul33_1_compute_e64_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(64) kb_mmul33_159(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5398,7 +5718,9 @@ KAS_DEV void d_mmul33_1_compute_e128_sss(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(128) kb_mmul33_160(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5430,7 +5752,9 @@ KAS_DEV void d_mmul33_1_compute_e256_sss(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(256) kb_mmul33_161(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5461,7 +5785,9 @@ KAS_DEV void d_mmul33_1_compute_e4_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(4) kb_mmul33_162(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5500,7 +5826,9 @@ KAS_DEV void d_mmul33_1_compute_e16_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(16) kb_mmul33_163(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5539,7 +5867,9 @@ KAS_DEV void d_mmul33_1_compute_e32_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(32) kb_mmul33_164(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5578,7 +5908,9 @@ KAS_DEV void d_mmul33_1_compute_e64_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(64) kb_mmul33_165(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5617,7 +5949,9 @@ KAS_DEV void d_mmul33_1_compute_e128_rrr(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(128) kb_mmul33_166(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5656,7 +5990,9 @@ KAS_DEV void d_mmul33_1_compute_e256_rrr(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(256) kb_mmul33_167(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5713,7 +6049,9 @@ KAS_DEV void d_mmul33_1_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(4) kb_mmul33_168(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5759,7 +6097,9 @@ KAS_DEV void d_mmul33_1_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(16) kb_mmul33_169(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5805,7 +6145,9 @@ KAS_DEV void d_mmul33_1_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(32) kb_mmul33_170(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5851,7 +6193,9 @@ KAS_DEV void d_mmul33_1_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(64) kb_mmul33_171(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5897,7 +6241,9 @@ KAS_DEV void d_mmul33_1_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(128) kb_mmul33_172(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5943,7 +6289,9 @@ KAS_DEV void d_mmul33_1_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(256) kb_mmul33_173(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5989,7 +6337,9 @@ KAS_DEV void d_mmul33_1_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(4) kb_mmul33_174(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6035,7 +6385,9 @@ KAS_DEV void d_mmul33_1_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(16) kb_mmul33_175(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6081,7 +6433,9 @@ KAS_DEV void d_mmul33_1_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(32) kb_mmul33_176(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6127,7 +6481,9 @@ KAS_DEV void d_mmul33_1_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(64) kb_mmul33_177(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6173,7 +6529,9 @@ KAS_DEV void d_mmul33_1_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(128) kb_mmul33_178(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6219,7 +6577,9 @@ KAS_DEV void d_mmul33_1_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(256) kb_mmul33_179(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6267,7 +6627,9 @@ KAS_DEV void d_mmul33_1_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_mmul33_180(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6315,7 +6677,9 @@ KAS_DEV void d_mmul33_1_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_mmul33_181(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6363,7 +6727,9 @@ KAS_DEV void d_mmul33_1_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_mmul33_182(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6411,7 +6777,9 @@ KAS_DEV void d_mmul33_1_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_mmul33_183(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6459,7 +6827,9 @@ KAS_DEV void d_mmul33_1_save_0_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_mmul33_184(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6507,7 +6877,9 @@ KAS_DEV void d_mmul33_1_save_0_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_mmul33_185(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6555,7 +6927,9 @@ KAS_DEV void d_mmul33_1_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_mmul33_186(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6603,7 +6977,9 @@ KAS_DEV void d_mmul33_1_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_mmul33_187(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6651,7 +7027,9 @@ KAS_DEV void d_mmul33_1_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_mmul33_188(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6699,7 +7077,9 @@ KAS_DEV void d_mmul33_1_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_mmul33_189(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6747,7 +7127,9 @@ KAS_DEV void d_mmul33_1_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_mmul33_190(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6795,7 +7177,9 @@ KAS_DEV void d_mmul33_1_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_mmul33_191(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6819,7 +7203,9 @@ KAS_DEV void d_mmul33_1_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(4) kb_mmul33_192(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6843,7 +7229,9 @@ KAS_DEV void d_mmul33_1_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(16) kb_mmul33_193(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6867,7 +7255,9 @@ KAS_DEV void d_mmul33_1_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(32) kb_mmul33_194(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6891,7 +7281,9 @@ KAS_DEV void d_mmul33_1_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(64) kb_mmul33_195(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6915,7 +7307,9 @@ KAS_DEV void d_mmul33_1_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(128) kb_mmul33_196(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6939,7 +7333,9 @@ KAS_DEV void d_mmul33_1_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(256) kb_mmul33_197(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6963,7 +7359,9 @@ KAS_DEV void d_mmul33_1_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(4) kb_mmul33_198(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6988,7 +7386,9 @@ KAS_DEV void d_mmul33_1_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(16) kb_mmul33_199(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7013,7 +7413,9 @@ KAS_DEV void d_mmul33_1_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(32) kb_mmul33_200(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7038,7 +7440,9 @@ KAS_DEV void d_mmul33_1_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(64) kb_mmul33_201(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7063,7 +7467,9 @@ KAS_DEV void d_mmul33_1_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(128) kb_mmul33_202(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7088,7 +7494,9 @@ KAS_DEV void d_mmul33_1_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(256) kb_mmul33_203(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7113,7 +7521,9 @@ KAS_DEV void d_mmul33_1_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(4) kb_mmul33_204(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7137,7 +7547,9 @@ KAS_DEV void d_mmul33_1_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(16) kb_mmul33_205(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7161,7 +7573,9 @@ KAS_DEV void d_mmul33_1_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(32) kb_mmul33_206(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7185,7 +7599,9 @@ KAS_DEV void d_mmul33_1_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(64) kb_mmul33_207(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7209,7 +7625,9 @@ KAS_DEV void d_mmul33_1_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(128) kb_mmul33_208(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7233,7 +7651,9 @@ KAS_DEV void d_mmul33_1_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(256) kb_mmul33_209(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7257,7 +7677,9 @@ KAS_DEV void d_mmul33_1_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(4) kb_mmul33_210(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7282,7 +7704,9 @@ KAS_DEV void d_mmul33_1_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(16) kb_mmul33_211(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7307,7 +7731,9 @@ KAS_DEV void d_mmul33_1_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(32) kb_mmul33_212(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7332,7 +7758,9 @@ KAS_DEV void d_mmul33_1_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(64) kb_mmul33_213(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7357,7 +7785,9 @@ KAS_DEV void d_mmul33_1_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(128) kb_mmul33_214(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7382,7 +7812,9 @@ KAS_DEV void d_mmul33_1_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(256) kb_mmul33_215(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7409,7 +7841,9 @@ KAS_DEV void d_mmul33_1_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_mmul33_216(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7435,7 +7869,9 @@ KAS_DEV void d_mmul33_1_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_mmul33_217(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7461,7 +7897,9 @@ KAS_DEV void d_mmul33_1_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_mmul33_218(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7487,7 +7925,9 @@ KAS_DEV void d_mmul33_1_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_mmul33_219(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7513,7 +7953,9 @@ KAS_DEV void d_mmul33_1_save_1_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_mmul33_220(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7539,7 +7981,9 @@ KAS_DEV void d_mmul33_1_save_1_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_mmul33_221(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7565,7 +8009,9 @@ KAS_DEV void d_mmul33_1_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_mmul33_222(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7592,7 +8038,9 @@ KAS_DEV void d_mmul33_1_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_mmul33_223(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7619,7 +8067,9 @@ KAS_DEV void d_mmul33_1_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_mmul33_224(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7646,7 +8096,9 @@ KAS_DEV void d_mmul33_1_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_mmul33_225(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7673,7 +8125,9 @@ KAS_DEV void d_mmul33_1_save_1_e128_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_mmul33_226(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7700,7 +8154,9 @@ KAS_DEV void d_mmul33_1_save_1_e256_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_mmul33_227(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7727,7 +8183,9 @@ KAS_DEV void d_mmul33_1_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_mmul33_228(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7753,7 +8211,9 @@ KAS_DEV void d_mmul33_1_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_mmul33_229(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7779,7 +8239,9 @@ KAS_DEV void d_mmul33_1_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_mmul33_230(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7805,7 +8267,9 @@ KAS_DEV void d_mmul33_1_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_mmul33_231(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7831,7 +8295,9 @@ KAS_DEV void d_mmul33_1_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_mmul33_232(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7857,7 +8323,9 @@ KAS_DEV void d_mmul33_1_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_mmul33_233(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7883,7 +8351,9 @@ KAS_DEV void d_mmul33_1_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_mmul33_234(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7910,7 +8380,9 @@ KAS_DEV void d_mmul33_1_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_mmul33_235(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7937,7 +8409,9 @@ KAS_DEV void d_mmul33_1_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_mmul33_236(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7964,7 +8438,9 @@ KAS_DEV void d_mmul33_1_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_mmul33_237(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7991,7 +8467,9 @@ KAS_DEV void d_mmul33_1_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_mmul33_238(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8018,7 +8496,9 @@ KAS_DEV void d_mmul33_1_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_mmul33_239(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8064,7 +8544,9 @@ KAS_DEV void d_mmul33_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_mmul33_240(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8111,7 +8593,9 @@ KAS_DEV void d_mmul33_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_mmul33_241(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8158,7 +8642,9 @@ KAS_DEV void d_mmul33_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_mmul33_242(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8205,7 +8691,9 @@ KAS_DEV void d_mmul33_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_mmul33_243(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8252,7 +8740,9 @@ KAS_DEV void d_mmul33_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_mmul33_244(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8299,7 +8789,9 @@ KAS_DEV void d_mmul33_2_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_mmul33_245(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8346,7 +8838,9 @@ KAS_DEV void d_mmul33_2_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(12) kb_mmul33_246(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8393,7 +8887,9 @@ KAS_DEV void d_mmul33_2_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(48) kb_mmul33_247(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8440,7 +8936,9 @@ KAS_DEV void d_mmul33_2_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(96) kb_mmul33_248(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8487,7 +8985,9 @@ KAS_DEV void d_mmul33_2_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(192) kb_mmul33_249(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8534,7 +9034,9 @@ KAS_DEV void d_mmul33_2_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(384) kb_mmul33_250(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8581,7 +9083,9 @@ KAS_DEV void d_mmul33_2_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(768) kb_mmul33_251(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8630,7 +9134,9 @@ KAS_DEV void d_mmul33_2_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_mmul33_252(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8679,7 +9185,9 @@ KAS_DEV void d_mmul33_2_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_mmul33_253(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8728,7 +9236,9 @@ KAS_DEV void d_mmul33_2_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_mmul33_254(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8777,7 +9287,9 @@ KAS_DEV void d_mmul33_2_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_mmul33_255(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8826,7 +9338,9 @@ KAS_DEV void d_mmul33_2_load_0_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_mmul33_256(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8875,7 +9389,9 @@ KAS_DEV void d_mmul33_2_load_0_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_mmul33_257(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8924,7 +9440,9 @@ KAS_DEV void d_mmul33_2_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(12) kb_mmul33_258(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8973,7 +9491,9 @@ KAS_DEV void d_mmul33_2_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(48) kb_mmul33_259(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9022,7 +9542,9 @@ KAS_DEV void d_mmul33_2_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(96) kb_mmul33_260(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9071,7 +9593,9 @@ KAS_DEV void d_mmul33_2_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(192) kb_mmul33_261(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9120,7 +9644,9 @@ KAS_DEV void d_mmul33_2_load_0_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(384) kb_mmul33_262(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9169,7 +9695,9 @@ KAS_DEV void d_mmul33_2_load_0_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(768) kb_mmul33_263(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9194,7 +9722,9 @@ KAS_DEV void d_mmul33_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_mmul33_264(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9219,7 +9749,9 @@ KAS_DEV void d_mmul33_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_mmul33_265(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9244,7 +9776,9 @@ KAS_DEV void d_mmul33_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_mmul33_266(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9269,7 +9803,9 @@ KAS_DEV void d_mmul33_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_mmul33_267(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9294,7 +9830,9 @@ KAS_DEV void d_mmul33_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_mmul33_268(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9319,7 +9857,9 @@ KAS_DEV void d_mmul33_2_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_mmul33_269(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9344,7 +9884,9 @@ KAS_DEV void d_mmul33_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_mmul33_270(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9372,7 +9914,9 @@ KAS_DEV void d_mmul33_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_mmul33_271(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9400,7 +9944,9 @@ KAS_DEV void d_mmul33_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_mmul33_272(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9428,7 +9974,9 @@ KAS_DEV void d_mmul33_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_mmul33_273(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9456,7 +10004,9 @@ KAS_DEV void d_mmul33_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_mmul33_274(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9484,7 +10034,9 @@ KAS_DEV void d_mmul33_2_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_mmul33_275(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9512,7 +10064,9 @@ KAS_DEV void d_mmul33_2_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(12) kb_mmul33_276(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9537,7 +10091,9 @@ KAS_DEV void d_mmul33_2_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(48) kb_mmul33_277(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9562,7 +10118,9 @@ KAS_DEV void d_mmul33_2_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(96) kb_mmul33_278(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9587,7 +10145,9 @@ KAS_DEV void d_mmul33_2_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(192) kb_mmul33_279(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9612,7 +10172,9 @@ KAS_DEV void d_mmul33_2_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(384) kb_mmul33_280(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9637,7 +10199,9 @@ KAS_DEV void d_mmul33_2_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(768) kb_mmul33_281(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9662,7 +10226,9 @@ KAS_DEV void d_mmul33_2_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(12) kb_mmul33_282(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9690,7 +10256,9 @@ KAS_DEV void d_mmul33_2_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(48) kb_mmul33_283(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9718,7 +10286,9 @@ KAS_DEV void d_mmul33_2_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(96) kb_mmul33_284(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9746,7 +10316,9 @@ KAS_DEV void d_mmul33_2_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(192) kb_mmul33_285(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9774,7 +10346,9 @@ KAS_DEV void d_mmul33_2_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(384) kb_mmul33_286(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9802,7 +10376,9 @@ KAS_DEV void d_mmul33_2_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(768) kb_mmul33_287(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9832,7 +10408,9 @@ KAS_DEV void d_mmul33_2_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_mmul33_288(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9859,7 +10437,9 @@ KAS_DEV void d_mmul33_2_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_mmul33_289(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9886,7 +10466,9 @@ KAS_DEV void d_mmul33_2_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_mmul33_290(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9913,7 +10495,9 @@ KAS_DEV void d_mmul33_2_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_mmul33_291(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9940,7 +10524,9 @@ KAS_DEV void d_mmul33_2_load_1_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_mmul33_292(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9967,7 +10553,9 @@ KAS_DEV void d_mmul33_2_load_1_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_mmul33_293(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9994,7 +10582,9 @@ KAS_DEV void d_mmul33_2_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_mmul33_294(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10024,7 +10614,9 @@ KAS_DEV void d_mmul33_2_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_mmul33_295(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10054,7 +10646,9 @@ KAS_DEV void d_mmul33_2_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_mmul33_296(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10084,7 +10678,9 @@ KAS_DEV void d_mmul33_2_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_mmul33_297(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10114,7 +10710,9 @@ KAS_DEV void d_mmul33_2_load_1_e128_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_mmul33_298(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10144,7 +10742,9 @@ KAS_DEV void d_mmul33_2_load_1_e256_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_mmul33_299(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10174,7 +10774,9 @@ KAS_DEV void d_mmul33_2_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(12) kb_mmul33_300(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10201,7 +10803,9 @@ KAS_DEV void d_mmul33_2_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(48) kb_mmul33_301(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10228,7 +10832,9 @@ KAS_DEV void d_mmul33_2_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(96) kb_mmul33_302(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10255,7 +10861,9 @@ KAS_DEV void d_mmul33_2_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(192) kb_mmul33_303(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10282,7 +10890,9 @@ KAS_DEV void d_mmul33_2_load_1_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(384) kb_mmul33_304(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10309,7 +10919,9 @@ KAS_DEV void d_mmul33_2_load_1_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(768) kb_mmul33_305(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10336,7 +10948,9 @@ KAS_DEV void d_mmul33_2_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(12) kb_mmul33_306(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10366,7 +10980,9 @@ KAS_DEV void d_mmul33_2_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(48) kb_mmul33_307(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10396,7 +11012,9 @@ KAS_DEV void d_mmul33_2_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(96) kb_mmul33_308(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10426,7 +11044,9 @@ KAS_DEV void d_mmul33_2_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(192) kb_mmul33_309(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10456,7 +11076,9 @@ KAS_DEV void d_mmul33_2_load_1_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(384) kb_mmul33_310(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10486,7 +11108,9 @@ KAS_DEV void d_mmul33_2_load_1_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(768) kb_mmul33_311(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10536,7 +11160,9 @@ KAS_DEV void d_mmul33_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_mmul33_312(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10583,7 +11209,9 @@ KAS_DEV void d_mmul33_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_mmul33_313(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10630,7 +11258,9 @@ KAS_DEV void d_mmul33_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_mmul33_314(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10677,7 +11307,9 @@ KAS_DEV void d_mmul33_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_mmul33_315(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10724,7 +11356,9 @@ KAS_DEV void d_mmul33_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_mmul33_316(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10771,7 +11405,9 @@ KAS_DEV void d_mmul33_2_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_mmul33_317(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10818,7 +11454,9 @@ KAS_DEV void d_mmul33_2_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(12) kb_mmul33_318(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10865,7 +11503,9 @@ KAS_DEV void d_mmul33_2_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(48) kb_mmul33_319(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10912,7 +11552,9 @@ KAS_DEV void d_mmul33_2_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(96) kb_mmul33_320(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10959,7 +11601,9 @@ KAS_DEV void d_mmul33_2_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(192) kb_mmul33_321(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11006,7 +11650,9 @@ KAS_DEV void d_mmul33_2_load_2_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(384) kb_mmul33_322(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11053,7 +11699,9 @@ KAS_DEV void d_mmul33_2_load_2_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(768) kb_mmul33_323(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11102,7 +11750,9 @@ KAS_DEV void d_mmul33_2_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_mmul33_324(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11151,7 +11801,9 @@ KAS_DEV void d_mmul33_2_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_mmul33_325(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11200,7 +11852,9 @@ KAS_DEV void d_mmul33_2_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_mmul33_326(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11249,7 +11903,9 @@ KAS_DEV void d_mmul33_2_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_mmul33_327(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11298,7 +11954,9 @@ KAS_DEV void d_mmul33_2_load_2_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_mmul33_328(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11347,7 +12005,9 @@ KAS_DEV void d_mmul33_2_load_2_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_mmul33_329(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11396,7 +12056,9 @@ KAS_DEV void d_mmul33_2_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(12) kb_mmul33_330(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11445,7 +12107,9 @@ KAS_DEV void d_mmul33_2_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(48) kb_mmul33_331(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11494,7 +12158,9 @@ KAS_DEV void d_mmul33_2_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(96) kb_mmul33_332(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11543,7 +12209,9 @@ KAS_DEV void d_mmul33_2_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(192) kb_mmul33_333(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11592,7 +12260,9 @@ KAS_DEV void d_mmul33_2_load_2_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(384) kb_mmul33_334(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11641,7 +12311,9 @@ KAS_DEV void d_mmul33_2_load_2_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(768) kb_mmul33_335(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11665,7 +12337,9 @@ KAS_DEV void d_mmul33_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_mmul33_336(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11689,7 +12363,9 @@ KAS_DEV void d_mmul33_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_mmul33_337(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11713,7 +12389,9 @@ KAS_DEV void d_mmul33_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_mmul33_338(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11737,7 +12415,9 @@ KAS_DEV void d_mmul33_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_mmul33_339(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11761,7 +12441,9 @@ KAS_DEV void d_mmul33_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_mmul33_340(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11785,7 +12467,9 @@ KAS_DEV void d_mmul33_2_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_mmul33_341(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11809,7 +12493,9 @@ KAS_DEV void d_mmul33_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_mmul33_342(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11836,7 +12522,9 @@ KAS_DEV void d_mmul33_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_mmul33_343(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11863,7 +12551,9 @@ KAS_DEV void d_mmul33_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_mmul33_344(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11890,7 +12580,9 @@ KAS_DEV void d_mmul33_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_mmul33_345(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11917,7 +12609,9 @@ KAS_DEV void d_mmul33_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_mmul33_346(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11944,7 +12638,9 @@ KAS_DEV void d_mmul33_2_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_mmul33_347(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11971,7 +12667,9 @@ KAS_DEV void d_mmul33_2_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(12) kb_mmul33_348(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11995,7 +12693,9 @@ KAS_DEV void d_mmul33_2_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(48) kb_mmul33_349(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12019,7 +12719,9 @@ KAS_DEV void d_mmul33_2_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(96) kb_mmul33_350(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12043,7 +12745,9 @@ KAS_DEV void d_mmul33_2_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(192) kb_mmul33_351(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12067,7 +12771,9 @@ KAS_DEV void d_mmul33_2_load_3_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(384) kb_mmul33_352(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12091,7 +12797,9 @@ KAS_DEV void d_mmul33_2_load_3_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(768) kb_mmul33_353(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12115,7 +12823,9 @@ KAS_DEV void d_mmul33_2_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(12) kb_mmul33_354(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12142,7 +12852,9 @@ KAS_DEV void d_mmul33_2_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(48) kb_mmul33_355(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12169,7 +12881,9 @@ KAS_DEV void d_mmul33_2_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(96) kb_mmul33_356(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12196,7 +12910,9 @@ KAS_DEV void d_mmul33_2_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(192) kb_mmul33_357(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12223,7 +12939,9 @@ KAS_DEV void d_mmul33_2_load_3_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(384) kb_mmul33_358(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12250,7 +12968,9 @@ KAS_DEV void d_mmul33_2_load_3_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(768) kb_mmul33_359(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12279,7 +12999,9 @@ KAS_DEV void d_mmul33_2_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_mmul33_360(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12305,7 +13027,9 @@ KAS_DEV void d_mmul33_2_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_mmul33_361(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12331,7 +13055,9 @@ KAS_DEV void d_mmul33_2_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_mmul33_362(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12357,7 +13083,9 @@ KAS_DEV void d_mmul33_2_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_mmul33_363(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12383,7 +13111,9 @@ KAS_DEV void d_mmul33_2_load_3_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_mmul33_364(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12409,7 +13139,9 @@ KAS_DEV void d_mmul33_2_load_3_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_mmul33_365(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12435,7 +13167,9 @@ KAS_DEV void d_mmul33_2_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_mmul33_366(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12464,7 +13198,9 @@ KAS_DEV void d_mmul33_2_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_mmul33_367(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12493,7 +13229,9 @@ KAS_DEV void d_mmul33_2_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_mmul33_368(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12522,7 +13260,9 @@ KAS_DEV void d_mmul33_2_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_mmul33_369(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12551,7 +13291,9 @@ KAS_DEV void d_mmul33_2_load_3_e128_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_mmul33_370(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12580,7 +13322,9 @@ KAS_DEV void d_mmul33_2_load_3_e256_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_mmul33_371(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12609,7 +13353,9 @@ KAS_DEV void d_mmul33_2_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(12) kb_mmul33_372(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12635,7 +13381,9 @@ KAS_DEV void d_mmul33_2_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(48) kb_mmul33_373(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12661,7 +13409,9 @@ KAS_DEV void d_mmul33_2_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(96) kb_mmul33_374(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12687,7 +13437,9 @@ KAS_DEV void d_mmul33_2_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(192) kb_mmul33_375(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12713,7 +13465,9 @@ KAS_DEV void d_mmul33_2_load_3_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(384) kb_mmul33_376(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12739,7 +13493,9 @@ KAS_DEV void d_mmul33_2_load_3_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(768) kb_mmul33_377(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12765,7 +13521,9 @@ KAS_DEV void d_mmul33_2_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(12) kb_mmul33_378(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12794,7 +13552,9 @@ KAS_DEV void d_mmul33_2_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(48) kb_mmul33_379(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12823,7 +13583,9 @@ KAS_DEV void d_mmul33_2_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(96) kb_mmul33_380(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12852,7 +13614,9 @@ KAS_DEV void d_mmul33_2_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(192) kb_mmul33_381(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12881,7 +13645,9 @@ KAS_DEV void d_mmul33_2_load_3_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(384) kb_mmul33_382(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12910,7 +13676,9 @@ KAS_DEV void d_mmul33_2_load_3_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(768) kb_mmul33_383(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12941,7 +13709,9 @@ KAS_DEV void d_mmul33_2_load_4_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_mmul33_384(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12969,7 +13739,9 @@ KAS_DEV void d_mmul33_2_load_4_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_mmul33_385(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12997,7 +13769,9 @@ KAS_DEV void d_mmul33_2_load_4_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_mmul33_386(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13025,7 +13799,9 @@ KAS_DEV void d_mmul33_2_load_4_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_mmul33_387(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13053,7 +13829,9 @@ KAS_DEV void d_mmul33_2_load_4_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_mmul33_388(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13081,7 +13859,9 @@ KAS_DEV void d_mmul33_2_load_4_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_mmul33_389(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13111,7 +13891,9 @@ KAS_DEV void d_mmul33_2_load_4_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_mmul33_390(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13141,7 +13923,9 @@ KAS_DEV void d_mmul33_2_load_4_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_mmul33_391(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13171,7 +13955,9 @@ KAS_DEV void d_mmul33_2_load_4_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_mmul33_392(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13201,7 +13987,9 @@ KAS_DEV void d_mmul33_2_load_4_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_mmul33_393(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13231,7 +14019,9 @@ KAS_DEV void d_mmul33_2_load_4_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_mmul33_394(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13261,7 +14051,9 @@ KAS_DEV void d_mmul33_2_load_4_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_mmul33_395(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13289,7 +14081,9 @@ KAS_DEV void d_mmul33_2_load_5_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_mmul33_396(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13317,7 +14111,9 @@ KAS_DEV void d_mmul33_2_load_5_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_mmul33_397(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13345,7 +14141,9 @@ KAS_DEV void d_mmul33_2_load_5_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_mmul33_398(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13373,7 +14171,9 @@ KAS_DEV void d_mmul33_2_load_5_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_mmul33_399(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13401,7 +14201,9 @@ KAS_DEV void d_mmul33_2_load_5_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_mmul33_400(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13429,7 +14231,9 @@ KAS_DEV void d_mmul33_2_load_5_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_mmul33_401(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13459,7 +14263,9 @@ KAS_DEV void d_mmul33_2_load_5_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_mmul33_402(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13489,7 +14295,9 @@ KAS_DEV void d_mmul33_2_load_5_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_mmul33_403(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13519,7 +14327,9 @@ KAS_DEV void d_mmul33_2_load_5_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_mmul33_404(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13549,7 +14359,9 @@ KAS_DEV void d_mmul33_2_load_5_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_mmul33_405(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13579,7 +14391,9 @@ KAS_DEV void d_mmul33_2_load_5_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_mmul33_406(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13609,7 +14423,9 @@ KAS_DEV void d_mmul33_2_load_5_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_mmul33_407(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13635,7 +14451,9 @@ KAS_DEV void d_mmul33_2_compute_e4_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(12) kb_mmul33_408(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13662,7 +14480,9 @@ KAS_DEV void d_mmul33_2_compute_e16_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(48) kb_mmul33_409(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13689,7 +14509,9 @@ KAS_DEV void d_mmul33_2_compute_e32_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(96) kb_mmul33_410(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13716,7 +14538,9 @@ KAS_DEV void d_mmul33_2_compute_e64_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(192) kb_mmul33_411(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13743,7 +14567,9 @@ KAS_DEV void d_mmul33_2_compute_e128_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(384) kb_mmul33_412(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13770,7 +14596,9 @@ KAS_DEV void d_mmul33_2_compute_e256_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(768) kb_mmul33_413(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13796,7 +14624,9 @@ KAS_DEV void d_mmul33_2_compute_e4_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(12) kb_mmul33_414(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13830,7 +14660,9 @@ KAS_DEV void d_mmul33_2_compute_e16_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(48) kb_mmul33_415(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13864,7 +14696,9 @@ KAS_DEV void d_mmul33_2_compute_e32_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(96) kb_mmul33_416(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13898,7 +14732,9 @@ KAS_DEV void d_mmul33_2_compute_e64_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(192) kb_mmul33_417(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13932,7 +14768,9 @@ KAS_DEV void d_mmul33_2_compute_e128_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(384) kb_mmul33_418(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13966,7 +14804,9 @@ KAS_DEV void d_mmul33_2_compute_e256_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(768) kb_mmul33_419(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14003,7 +14843,9 @@ KAS_DEV void d_mmul33_2_compute_e4_sss(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(12) kb_mmul33_420(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14032,7 +14874,9 @@ KAS_DEV void d_mmul33_2_compute_e16_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(48) kb_mmul33_421(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14061,7 +14905,9 @@ KAS_DEV void d_mmul33_2_compute_e32_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(96) kb_mmul33_422(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14090,7 +14936,9 @@ KAS_DEV void d_mmul33_2_compute_e64_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(192) kb_mmul33_423(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14119,7 +14967,9 @@ KAS_DEV void d_mmul33_2_compute_e128_sss(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(384) kb_mmul33_424(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14148,7 +14998,9 @@ KAS_DEV void d_mmul33_2_compute_e256_sss(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(768) kb_mmul33_425(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14176,7 +15028,9 @@ KAS_DEV void d_mmul33_2_compute_e4_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(12) kb_mmul33_426(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14212,7 +15066,9 @@ KAS_DEV void d_mmul33_2_compute_e16_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(48) kb_mmul33_427(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14248,7 +15104,9 @@ KAS_DEV void d_mmul33_2_compute_e32_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(96) kb_mmul33_428(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14284,7 +15142,9 @@ KAS_DEV void d_mmul33_2_compute_e64_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(192) kb_mmul33_429(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14320,7 +15180,9 @@ KAS_DEV void d_mmul33_2_compute_e128_rrr(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(384) kb_mmul33_430(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14356,7 +15218,9 @@ KAS_DEV void d_mmul33_2_compute_e256_rrr(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(768) kb_mmul33_431(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14413,7 +15277,9 @@ KAS_DEV void d_mmul33_2_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(12) kb_mmul33_432(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14459,7 +15325,9 @@ KAS_DEV void d_mmul33_2_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(48) kb_mmul33_433(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14505,7 +15373,9 @@ KAS_DEV void d_mmul33_2_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(96) kb_mmul33_434(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14551,7 +15421,9 @@ KAS_DEV void d_mmul33_2_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(192) kb_mmul33_435(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14597,7 +15469,9 @@ KAS_DEV void d_mmul33_2_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(384) kb_mmul33_436(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14643,7 +15517,9 @@ KAS_DEV void d_mmul33_2_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(768) kb_mmul33_437(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14689,7 +15565,9 @@ KAS_DEV void d_mmul33_2_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(12) kb_mmul33_438(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14735,7 +15613,9 @@ KAS_DEV void d_mmul33_2_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(48) kb_mmul33_439(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14781,7 +15661,9 @@ KAS_DEV void d_mmul33_2_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(96) kb_mmul33_440(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14827,7 +15709,9 @@ KAS_DEV void d_mmul33_2_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(192) kb_mmul33_441(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14873,7 +15757,9 @@ KAS_DEV void d_mmul33_2_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(384) kb_mmul33_442(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14919,7 +15805,9 @@ KAS_DEV void d_mmul33_2_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(768) kb_mmul33_443(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14967,7 +15855,9 @@ KAS_DEV void d_mmul33_2_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(12) kb_mmul33_444(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15015,7 +15905,9 @@ KAS_DEV void d_mmul33_2_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(48) kb_mmul33_445(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15063,7 +15955,9 @@ KAS_DEV void d_mmul33_2_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(96) kb_mmul33_446(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15111,7 +16005,9 @@ KAS_DEV void d_mmul33_2_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(192) kb_mmul33_447(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15159,7 +16055,9 @@ KAS_DEV void d_mmul33_2_save_0_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(384) kb_mmul33_448(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15207,7 +16105,9 @@ KAS_DEV void d_mmul33_2_save_0_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(768) kb_mmul33_449(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15255,7 +16155,9 @@ KAS_DEV void d_mmul33_2_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(12) kb_mmul33_450(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15303,7 +16205,9 @@ KAS_DEV void d_mmul33_2_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(48) kb_mmul33_451(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15351,7 +16255,9 @@ KAS_DEV void d_mmul33_2_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(96) kb_mmul33_452(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15399,7 +16305,9 @@ KAS_DEV void d_mmul33_2_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(192) kb_mmul33_453(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15447,7 +16355,9 @@ KAS_DEV void d_mmul33_2_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(384) kb_mmul33_454(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15495,7 +16405,9 @@ KAS_DEV void d_mmul33_2_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(768) kb_mmul33_455(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15520,7 +16432,9 @@ KAS_DEV void d_mmul33_2_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(12) kb_mmul33_456(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15545,7 +16459,9 @@ KAS_DEV void d_mmul33_2_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(48) kb_mmul33_457(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15570,7 +16486,9 @@ KAS_DEV void d_mmul33_2_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(96) kb_mmul33_458(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15595,7 +16513,9 @@ KAS_DEV void d_mmul33_2_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(192) kb_mmul33_459(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15620,7 +16540,9 @@ KAS_DEV void d_mmul33_2_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(384) kb_mmul33_460(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15645,7 +16567,9 @@ KAS_DEV void d_mmul33_2_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(768) kb_mmul33_461(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15670,7 +16594,9 @@ KAS_DEV void d_mmul33_2_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(12) kb_mmul33_462(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15696,7 +16622,9 @@ KAS_DEV void d_mmul33_2_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(48) kb_mmul33_463(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15722,7 +16650,9 @@ KAS_DEV void d_mmul33_2_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(96) kb_mmul33_464(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15748,7 +16678,9 @@ KAS_DEV void d_mmul33_2_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(192) kb_mmul33_465(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15774,7 +16706,9 @@ KAS_DEV void d_mmul33_2_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(384) kb_mmul33_466(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15800,7 +16734,9 @@ KAS_DEV void d_mmul33_2_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(768) kb_mmul33_467(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15826,7 +16762,9 @@ KAS_DEV void d_mmul33_2_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(12) kb_mmul33_468(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15851,7 +16789,9 @@ KAS_DEV void d_mmul33_2_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(48) kb_mmul33_469(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15876,7 +16816,9 @@ KAS_DEV void d_mmul33_2_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(96) kb_mmul33_470(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15901,7 +16843,9 @@ KAS_DEV void d_mmul33_2_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(192) kb_mmul33_471(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15926,7 +16870,9 @@ KAS_DEV void d_mmul33_2_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(384) kb_mmul33_472(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15951,7 +16897,9 @@ KAS_DEV void d_mmul33_2_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(768) kb_mmul33_473(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15976,7 +16924,9 @@ KAS_DEV void d_mmul33_2_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(12) kb_mmul33_474(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16002,7 +16952,9 @@ KAS_DEV void d_mmul33_2_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(48) kb_mmul33_475(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16028,7 +16980,9 @@ KAS_DEV void d_mmul33_2_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(96) kb_mmul33_476(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16054,7 +17008,9 @@ KAS_DEV void d_mmul33_2_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(192) kb_mmul33_477(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16080,7 +17036,9 @@ KAS_DEV void d_mmul33_2_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(384) kb_mmul33_478(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16106,7 +17064,9 @@ KAS_DEV void d_mmul33_2_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(768) kb_mmul33_479(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16134,7 +17094,9 @@ KAS_DEV void d_mmul33_2_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(12) kb_mmul33_480(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16161,7 +17123,9 @@ KAS_DEV void d_mmul33_2_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(48) kb_mmul33_481(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16188,7 +17152,9 @@ KAS_DEV void d_mmul33_2_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(96) kb_mmul33_482(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16215,7 +17181,9 @@ KAS_DEV void d_mmul33_2_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(192) kb_mmul33_483(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16242,7 +17210,9 @@ KAS_DEV void d_mmul33_2_save_1_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(384) kb_mmul33_484(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16269,7 +17239,9 @@ KAS_DEV void d_mmul33_2_save_1_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(768) kb_mmul33_485(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16296,7 +17268,9 @@ KAS_DEV void d_mmul33_2_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(12) kb_mmul33_486(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16324,7 +17298,9 @@ KAS_DEV void d_mmul33_2_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(48) kb_mmul33_487(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16352,7 +17328,9 @@ KAS_DEV void d_mmul33_2_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(96) kb_mmul33_488(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16380,7 +17358,9 @@ KAS_DEV void d_mmul33_2_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(192) kb_mmul33_489(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16408,7 +17388,9 @@ KAS_DEV void d_mmul33_2_save_1_e128_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(384) kb_mmul33_490(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16436,7 +17418,9 @@ KAS_DEV void d_mmul33_2_save_1_e256_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(768) kb_mmul33_491(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16464,7 +17448,9 @@ KAS_DEV void d_mmul33_2_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(12) kb_mmul33_492(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16491,7 +17477,9 @@ KAS_DEV void d_mmul33_2_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(48) kb_mmul33_493(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16518,7 +17506,9 @@ KAS_DEV void d_mmul33_2_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(96) kb_mmul33_494(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16545,7 +17535,9 @@ KAS_DEV void d_mmul33_2_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(192) kb_mmul33_495(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16572,7 +17564,9 @@ KAS_DEV void d_mmul33_2_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(384) kb_mmul33_496(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16599,7 +17593,9 @@ KAS_DEV void d_mmul33_2_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(768) kb_mmul33_497(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16626,7 +17622,9 @@ KAS_DEV void d_mmul33_2_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(12) kb_mmul33_498(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16654,7 +17652,9 @@ KAS_DEV void d_mmul33_2_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(48) kb_mmul33_499(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16682,7 +17682,9 @@ KAS_DEV void d_mmul33_2_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(96) kb_mmul33_500(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16710,7 +17712,9 @@ KAS_DEV void d_mmul33_2_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(192) kb_mmul33_501(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16738,7 +17742,9 @@ KAS_DEV void d_mmul33_2_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(384) kb_mmul33_502(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16766,7 +17772,9 @@ KAS_DEV void d_mmul33_2_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(768) kb_mmul33_503(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16812,7 +17820,9 @@ KAS_DEV void d_mmul33_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(36) kb_mmul33_504(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16859,7 +17869,9 @@ KAS_DEV void d_mmul33_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(144) kb_mmul33_505(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16906,7 +17918,9 @@ KAS_DEV void d_mmul33_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(288) kb_mmul33_506(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16953,7 +17967,9 @@ KAS_DEV void d_mmul33_3_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(576) kb_mmul33_507(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17000,7 +18016,9 @@ KAS_DEV void d_mmul33_3_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(36) kb_mmul33_508(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17047,7 +18065,9 @@ KAS_DEV void d_mmul33_3_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(144) kb_mmul33_509(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17094,7 +18114,9 @@ KAS_DEV void d_mmul33_3_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(288) kb_mmul33_510(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17141,7 +18163,9 @@ KAS_DEV void d_mmul33_3_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(576) kb_mmul33_511(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17190,7 +18214,9 @@ KAS_DEV void d_mmul33_3_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(36) kb_mmul33_512(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17239,7 +18265,9 @@ KAS_DEV void d_mmul33_3_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(144) kb_mmul33_513(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17288,7 +18316,9 @@ KAS_DEV void d_mmul33_3_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(288) kb_mmul33_514(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17337,7 +18367,9 @@ KAS_DEV void d_mmul33_3_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(576) kb_mmul33_515(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17386,7 +18418,9 @@ KAS_DEV void d_mmul33_3_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(36) kb_mmul33_516(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17435,7 +18469,9 @@ KAS_DEV void d_mmul33_3_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(144) kb_mmul33_517(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17484,7 +18520,9 @@ KAS_DEV void d_mmul33_3_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(288) kb_mmul33_518(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17533,7 +18571,9 @@ KAS_DEV void d_mmul33_3_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(576) kb_mmul33_519(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17558,7 +18598,9 @@ KAS_DEV void d_mmul33_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(36) kb_mmul33_520(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17583,7 +18625,9 @@ KAS_DEV void d_mmul33_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(144) kb_mmul33_521(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17608,7 +18652,9 @@ KAS_DEV void d_mmul33_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(288) kb_mmul33_522(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17633,7 +18679,9 @@ KAS_DEV void d_mmul33_3_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(576) kb_mmul33_523(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17658,7 +18706,9 @@ KAS_DEV void d_mmul33_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(36) kb_mmul33_524(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17686,7 +18736,9 @@ KAS_DEV void d_mmul33_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(144) kb_mmul33_525(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17714,7 +18766,9 @@ KAS_DEV void d_mmul33_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(288) kb_mmul33_526(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17742,7 +18796,9 @@ KAS_DEV void d_mmul33_3_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(576) kb_mmul33_527(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17770,7 +18826,9 @@ KAS_DEV void d_mmul33_3_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(36) kb_mmul33_528(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17795,7 +18853,9 @@ KAS_DEV void d_mmul33_3_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(144) kb_mmul33_529(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17820,7 +18880,9 @@ KAS_DEV void d_mmul33_3_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(288) kb_mmul33_530(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17845,7 +18907,9 @@ KAS_DEV void d_mmul33_3_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(576) kb_mmul33_531(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17870,7 +18934,9 @@ KAS_DEV void d_mmul33_3_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(36) kb_mmul33_532(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17898,7 +18964,9 @@ KAS_DEV void d_mmul33_3_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(144) kb_mmul33_533(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17926,7 +18994,9 @@ KAS_DEV void d_mmul33_3_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(288) kb_mmul33_534(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17954,7 +19024,9 @@ KAS_DEV void d_mmul33_3_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(576) kb_mmul33_535(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17984,7 +19056,9 @@ KAS_DEV void d_mmul33_3_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(36) kb_mmul33_536(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18011,7 +19085,9 @@ KAS_DEV void d_mmul33_3_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(144) kb_mmul33_537(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18038,7 +19114,9 @@ KAS_DEV void d_mmul33_3_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(288) kb_mmul33_538(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18065,7 +19143,9 @@ KAS_DEV void d_mmul33_3_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(576) kb_mmul33_539(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18092,7 +19172,9 @@ KAS_DEV void d_mmul33_3_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(36) kb_mmul33_540(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18122,7 +19204,9 @@ KAS_DEV void d_mmul33_3_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(144) kb_mmul33_541(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18152,7 +19236,9 @@ KAS_DEV void d_mmul33_3_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(288) kb_mmul33_542(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18182,7 +19268,9 @@ KAS_DEV void d_mmul33_3_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(576) kb_mmul33_543(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18212,7 +19300,9 @@ KAS_DEV void d_mmul33_3_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(36) kb_mmul33_544(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18239,7 +19329,9 @@ KAS_DEV void d_mmul33_3_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(144) kb_mmul33_545(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18266,7 +19358,9 @@ KAS_DEV void d_mmul33_3_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(288) kb_mmul33_546(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18293,7 +19387,9 @@ KAS_DEV void d_mmul33_3_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(576) kb_mmul33_547(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18320,7 +19416,9 @@ KAS_DEV void d_mmul33_3_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(36) kb_mmul33_548(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18350,7 +19448,9 @@ KAS_DEV void d_mmul33_3_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(144) kb_mmul33_549(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18380,7 +19480,9 @@ KAS_DEV void d_mmul33_3_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(288) kb_mmul33_550(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18410,7 +19512,9 @@ KAS_DEV void d_mmul33_3_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(576) kb_mmul33_551(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18460,7 +19564,9 @@ KAS_DEV void d_mmul33_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(36) kb_mmul33_552(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18507,7 +19613,9 @@ KAS_DEV void d_mmul33_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(144) kb_mmul33_553(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18554,7 +19662,9 @@ KAS_DEV void d_mmul33_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(288) kb_mmul33_554(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18601,7 +19711,9 @@ KAS_DEV void d_mmul33_3_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(576) kb_mmul33_555(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18648,7 +19760,9 @@ KAS_DEV void d_mmul33_3_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(36) kb_mmul33_556(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18695,7 +19809,9 @@ KAS_DEV void d_mmul33_3_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(144) kb_mmul33_557(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18742,7 +19858,9 @@ KAS_DEV void d_mmul33_3_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(288) kb_mmul33_558(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18789,7 +19907,9 @@ KAS_DEV void d_mmul33_3_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(576) kb_mmul33_559(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18838,7 +19958,9 @@ KAS_DEV void d_mmul33_3_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(36) kb_mmul33_560(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18887,7 +20009,9 @@ KAS_DEV void d_mmul33_3_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(144) kb_mmul33_561(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18936,7 +20060,9 @@ KAS_DEV void d_mmul33_3_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(288) kb_mmul33_562(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18985,7 +20111,9 @@ KAS_DEV void d_mmul33_3_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(576) kb_mmul33_563(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19034,7 +20162,9 @@ KAS_DEV void d_mmul33_3_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(36) kb_mmul33_564(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19083,7 +20213,9 @@ KAS_DEV void d_mmul33_3_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(144) kb_mmul33_565(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19132,7 +20264,9 @@ KAS_DEV void d_mmul33_3_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(288) kb_mmul33_566(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19181,7 +20315,9 @@ KAS_DEV void d_mmul33_3_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(576) kb_mmul33_567(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19206,7 +20342,9 @@ KAS_DEV void d_mmul33_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(36) kb_mmul33_568(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19231,7 +20369,9 @@ KAS_DEV void d_mmul33_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(144) kb_mmul33_569(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19256,7 +20396,9 @@ KAS_DEV void d_mmul33_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(288) kb_mmul33_570(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19281,7 +20423,9 @@ KAS_DEV void d_mmul33_3_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(576) kb_mmul33_571(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19306,7 +20450,9 @@ KAS_DEV void d_mmul33_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(36) kb_mmul33_572(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19334,7 +20480,9 @@ KAS_DEV void d_mmul33_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(144) kb_mmul33_573(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19362,7 +20510,9 @@ KAS_DEV void d_mmul33_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(288) kb_mmul33_574(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19390,7 +20540,9 @@ KAS_DEV void d_mmul33_3_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(576) kb_mmul33_575(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19418,7 +20570,9 @@ KAS_DEV void d_mmul33_3_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(36) kb_mmul33_576(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19443,7 +20597,9 @@ KAS_DEV void d_mmul33_3_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(144) kb_mmul33_577(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19468,7 +20624,9 @@ KAS_DEV void d_mmul33_3_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(288) kb_mmul33_578(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19493,7 +20651,9 @@ KAS_DEV void d_mmul33_3_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(576) kb_mmul33_579(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19518,7 +20678,9 @@ KAS_DEV void d_mmul33_3_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(36) kb_mmul33_580(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19546,7 +20708,9 @@ KAS_DEV void d_mmul33_3_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(144) kb_mmul33_581(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19574,7 +20738,9 @@ KAS_DEV void d_mmul33_3_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(288) kb_mmul33_582(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19602,7 +20768,9 @@ KAS_DEV void d_mmul33_3_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(576) kb_mmul33_583(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19632,7 +20800,9 @@ KAS_DEV void d_mmul33_3_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(36) kb_mmul33_584(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19659,7 +20829,9 @@ KAS_DEV void d_mmul33_3_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(144) kb_mmul33_585(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19686,7 +20858,9 @@ KAS_DEV void d_mmul33_3_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(288) kb_mmul33_586(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19713,7 +20887,9 @@ KAS_DEV void d_mmul33_3_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(576) kb_mmul33_587(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19740,7 +20916,9 @@ KAS_DEV void d_mmul33_3_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(36) kb_mmul33_588(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19770,7 +20948,9 @@ KAS_DEV void d_mmul33_3_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(144) kb_mmul33_589(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19800,7 +20980,9 @@ KAS_DEV void d_mmul33_3_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(288) kb_mmul33_590(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19830,7 +21012,9 @@ KAS_DEV void d_mmul33_3_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(576) kb_mmul33_591(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19860,7 +21044,9 @@ KAS_DEV void d_mmul33_3_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(36) kb_mmul33_592(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19887,7 +21073,9 @@ KAS_DEV void d_mmul33_3_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(144) kb_mmul33_593(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19914,7 +21102,9 @@ KAS_DEV void d_mmul33_3_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(288) kb_mmul33_594(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19941,7 +21131,9 @@ KAS_DEV void d_mmul33_3_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(576) kb_mmul33_595(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19968,7 +21160,9 @@ KAS_DEV void d_mmul33_3_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(36) kb_mmul33_596(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19998,7 +21192,9 @@ KAS_DEV void d_mmul33_3_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(144) kb_mmul33_597(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20028,7 +21224,9 @@ KAS_DEV void d_mmul33_3_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(288) kb_mmul33_598(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20058,7 +21256,9 @@ KAS_DEV void d_mmul33_3_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(576) kb_mmul33_599(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20084,7 +21284,9 @@ KAS_DEV void d_mmul33_3_compute_e4_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(36) kb_mmul33_600(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20108,7 +21310,9 @@ KAS_DEV void d_mmul33_3_compute_e16_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(144) kb_mmul33_601(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20132,7 +21336,9 @@ KAS_DEV void d_mmul33_3_compute_e32_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(288) kb_mmul33_602(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20156,7 +21362,9 @@ KAS_DEV void d_mmul33_3_compute_e64_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(576) kb_mmul33_603(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20179,7 +21387,9 @@ KAS_DEV void d_mmul33_3_compute_e4_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(36) kb_mmul33_604(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20210,7 +21420,9 @@ KAS_DEV void d_mmul33_3_compute_e16_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(144) kb_mmul33_605(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20241,7 +21453,9 @@ KAS_DEV void d_mmul33_3_compute_e32_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(288) kb_mmul33_606(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20272,7 +21486,9 @@ KAS_DEV void d_mmul33_3_compute_e64_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(576) kb_mmul33_607(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20306,7 +21522,9 @@ KAS_DEV void d_mmul33_3_compute_e4_sss(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(36) kb_mmul33_608(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20332,7 +21550,9 @@ KAS_DEV void d_mmul33_3_compute_e16_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(144) kb_mmul33_609(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20358,7 +21578,9 @@ KAS_DEV void d_mmul33_3_compute_e32_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(288) kb_mmul33_610(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20384,7 +21606,9 @@ KAS_DEV void d_mmul33_3_compute_e64_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(576) kb_mmul33_611(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20409,7 +21633,9 @@ KAS_DEV void d_mmul33_3_compute_e4_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(36) kb_mmul33_612(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20442,7 +21668,9 @@ KAS_DEV void d_mmul33_3_compute_e16_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(144) kb_mmul33_613(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20475,7 +21703,9 @@ KAS_DEV void d_mmul33_3_compute_e32_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(288) kb_mmul33_614(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20508,7 +21738,9 @@ KAS_DEV void d_mmul33_3_compute_e64_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(576) kb_mmul33_615(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20565,7 +21797,9 @@ KAS_DEV void d_mmul33_3_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(36) kb_mmul33_616(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20611,7 +21845,9 @@ KAS_DEV void d_mmul33_3_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(144) kb_mmul33_617(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20657,7 +21893,9 @@ KAS_DEV void d_mmul33_3_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(288) kb_mmul33_618(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20703,7 +21941,9 @@ KAS_DEV void d_mmul33_3_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(576) kb_mmul33_619(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20749,7 +21989,9 @@ KAS_DEV void d_mmul33_3_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(36) kb_mmul33_620(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20795,7 +22037,9 @@ KAS_DEV void d_mmul33_3_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(144) kb_mmul33_621(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20841,7 +22085,9 @@ KAS_DEV void d_mmul33_3_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(288) kb_mmul33_622(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20887,7 +22133,9 @@ KAS_DEV void d_mmul33_3_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(576) kb_mmul33_623(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20935,7 +22183,9 @@ KAS_DEV void d_mmul33_3_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(36) kb_mmul33_624(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20983,7 +22233,9 @@ KAS_DEV void d_mmul33_3_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(144) kb_mmul33_625(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21031,7 +22283,9 @@ KAS_DEV void d_mmul33_3_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(288) kb_mmul33_626(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21079,7 +22333,9 @@ KAS_DEV void d_mmul33_3_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(576) kb_mmul33_627(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21127,7 +22383,9 @@ KAS_DEV void d_mmul33_3_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(36) kb_mmul33_628(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21175,7 +22433,9 @@ KAS_DEV void d_mmul33_3_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(144) kb_mmul33_629(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21223,7 +22483,9 @@ KAS_DEV void d_mmul33_3_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(288) kb_mmul33_630(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21271,7 +22533,9 @@ KAS_DEV void d_mmul33_3_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(576) kb_mmul33_631(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21293,7 +22557,9 @@ KAS_DEV void d_mmul33_3_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(36) kb_mmul33_632(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21315,7 +22581,9 @@ KAS_DEV void d_mmul33_3_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(144) kb_mmul33_633(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21337,7 +22605,9 @@ KAS_DEV void d_mmul33_3_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(288) kb_mmul33_634(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21359,7 +22629,9 @@ KAS_DEV void d_mmul33_3_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(576) kb_mmul33_635(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21381,7 +22653,9 @@ KAS_DEV void d_mmul33_3_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(36) kb_mmul33_636(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21404,7 +22678,9 @@ KAS_DEV void d_mmul33_3_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(144) kb_mmul33_637(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21427,7 +22703,9 @@ KAS_DEV void d_mmul33_3_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(288) kb_mmul33_638(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21450,7 +22728,9 @@ KAS_DEV void d_mmul33_3_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(576) kb_mmul33_639(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21473,7 +22753,9 @@ KAS_DEV void d_mmul33_3_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(36) kb_mmul33_640(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21495,7 +22777,9 @@ KAS_DEV void d_mmul33_3_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(144) kb_mmul33_641(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21517,7 +22801,9 @@ KAS_DEV void d_mmul33_3_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(288) kb_mmul33_642(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21539,7 +22825,9 @@ KAS_DEV void d_mmul33_3_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(576) kb_mmul33_643(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21561,7 +22849,9 @@ KAS_DEV void d_mmul33_3_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(36) kb_mmul33_644(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21584,7 +22874,9 @@ KAS_DEV void d_mmul33_3_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(144) kb_mmul33_645(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21607,7 +22899,9 @@ KAS_DEV void d_mmul33_3_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(288) kb_mmul33_646(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21630,7 +22924,9 @@ KAS_DEV void d_mmul33_3_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(576) kb_mmul33_647(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21655,7 +22951,9 @@ KAS_DEV void d_mmul33_3_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(36) kb_mmul33_648(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21679,7 +22977,9 @@ KAS_DEV void d_mmul33_3_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(144) kb_mmul33_649(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21703,7 +23003,9 @@ KAS_DEV void d_mmul33_3_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(288) kb_mmul33_650(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21727,7 +23029,9 @@ KAS_DEV void d_mmul33_3_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(576) kb_mmul33_651(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21751,7 +23055,9 @@ KAS_DEV void d_mmul33_3_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(36) kb_mmul33_652(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21776,7 +23082,9 @@ KAS_DEV void d_mmul33_3_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(144) kb_mmul33_653(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21801,7 +23109,9 @@ KAS_DEV void d_mmul33_3_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(288) kb_mmul33_654(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21826,7 +23136,9 @@ KAS_DEV void d_mmul33_3_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(576) kb_mmul33_655(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21851,7 +23163,9 @@ KAS_DEV void d_mmul33_3_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(36) kb_mmul33_656(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21875,7 +23189,9 @@ KAS_DEV void d_mmul33_3_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(144) kb_mmul33_657(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21899,7 +23215,9 @@ KAS_DEV void d_mmul33_3_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(288) kb_mmul33_658(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21923,7 +23241,9 @@ KAS_DEV void d_mmul33_3_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(576) kb_mmul33_659(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21947,7 +23267,9 @@ KAS_DEV void d_mmul33_3_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(36) kb_mmul33_660(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21972,7 +23294,9 @@ KAS_DEV void d_mmul33_3_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(144) kb_mmul33_661(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21997,7 +23321,9 @@ KAS_DEV void d_mmul33_3_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(288) kb_mmul33_662(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -22022,7 +23348,9 @@ KAS_DEV void d_mmul33_3_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(576) kb_mmul33_663(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;

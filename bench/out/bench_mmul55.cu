@@ -36,7 +36,9 @@ KAS_DEV void d_mmul55_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul55_0(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -83,7 +85,9 @@ KAS_DEV void d_mmul55_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul55_1(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -130,7 +134,9 @@ KAS_DEV void d_mmul55_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul55_2(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -177,7 +183,9 @@ KAS_DEV void d_mmul55_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul55_3(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -224,7 +232,9 @@ KAS_DEV void d_mmul55_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul55_4(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -271,7 +281,9 @@ KAS_DEV void d_mmul55_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul55_5(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -318,7 +330,9 @@ KAS_DEV void d_mmul55_1_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul55_6(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -365,7 +379,9 @@ KAS_DEV void d_mmul55_1_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul55_7(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -412,7 +428,9 @@ KAS_DEV void d_mmul55_1_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul55_8(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -459,7 +477,9 @@ KAS_DEV void d_mmul55_1_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul55_9(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -506,7 +526,9 @@ KAS_DEV void d_mmul55_1_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul55_10(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -553,7 +575,9 @@ KAS_DEV void d_mmul55_1_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul55_11(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -602,7 +626,9 @@ KAS_DEV void d_mmul55_1_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul55_12(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -651,7 +677,9 @@ KAS_DEV void d_mmul55_1_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul55_13(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -700,7 +728,9 @@ KAS_DEV void d_mmul55_1_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul55_14(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -749,7 +779,9 @@ KAS_DEV void d_mmul55_1_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul55_15(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -798,7 +830,9 @@ KAS_DEV void d_mmul55_1_load_0_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul55_16(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -847,7 +881,9 @@ KAS_DEV void d_mmul55_1_load_0_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul55_17(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -896,7 +932,9 @@ KAS_DEV void d_mmul55_1_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul55_18(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -945,7 +983,9 @@ KAS_DEV void d_mmul55_1_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul55_19(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -994,7 +1034,9 @@ KAS_DEV void d_mmul55_1_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul55_20(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1043,7 +1085,9 @@ KAS_DEV void d_mmul55_1_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul55_21(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1092,7 +1136,9 @@ KAS_DEV void d_mmul55_1_load_0_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul55_22(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1141,7 +1187,9 @@ KAS_DEV void d_mmul55_1_load_0_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul55_23(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1165,7 +1213,9 @@ KAS_DEV void d_mmul55_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul55_24(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1189,7 +1239,9 @@ KAS_DEV void d_mmul55_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul55_25(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1213,7 +1265,9 @@ KAS_DEV void d_mmul55_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul55_26(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1237,7 +1291,9 @@ KAS_DEV void d_mmul55_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul55_27(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1261,7 +1317,9 @@ KAS_DEV void d_mmul55_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul55_28(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1285,7 +1343,9 @@ KAS_DEV void d_mmul55_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul55_29(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1309,7 +1369,9 @@ KAS_DEV void d_mmul55_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul55_30(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1336,7 +1398,9 @@ KAS_DEV void d_mmul55_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul55_31(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1363,7 +1427,9 @@ KAS_DEV void d_mmul55_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul55_32(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1390,7 +1456,9 @@ KAS_DEV void d_mmul55_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul55_33(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1417,7 +1485,9 @@ KAS_DEV void d_mmul55_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul55_34(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1444,7 +1514,9 @@ KAS_DEV void d_mmul55_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul55_35(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1471,7 +1543,9 @@ KAS_DEV void d_mmul55_1_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul55_36(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1495,7 +1569,9 @@ KAS_DEV void d_mmul55_1_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul55_37(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1519,7 +1595,9 @@ KAS_DEV void d_mmul55_1_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul55_38(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1543,7 +1621,9 @@ KAS_DEV void d_mmul55_1_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul55_39(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1567,7 +1647,9 @@ KAS_DEV void d_mmul55_1_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul55_40(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1591,7 +1673,9 @@ KAS_DEV void d_mmul55_1_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul55_41(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1615,7 +1699,9 @@ KAS_DEV void d_mmul55_1_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul55_42(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1642,7 +1728,9 @@ KAS_DEV void d_mmul55_1_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul55_43(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1669,7 +1757,9 @@ KAS_DEV void d_mmul55_1_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul55_44(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1696,7 +1786,9 @@ KAS_DEV void d_mmul55_1_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul55_45(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1723,7 +1815,9 @@ KAS_DEV void d_mmul55_1_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul55_46(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1750,7 +1844,9 @@ KAS_DEV void d_mmul55_1_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul55_47(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1779,7 +1875,9 @@ KAS_DEV void d_mmul55_1_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul55_48(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1805,7 +1903,9 @@ KAS_DEV void d_mmul55_1_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul55_49(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1831,7 +1931,9 @@ KAS_DEV void d_mmul55_1_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul55_50(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1857,7 +1959,9 @@ KAS_DEV void d_mmul55_1_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul55_51(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1883,7 +1987,9 @@ KAS_DEV void d_mmul55_1_load_1_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul55_52(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1909,7 +2015,9 @@ KAS_DEV void d_mmul55_1_load_1_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul55_53(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1935,7 +2043,9 @@ KAS_DEV void d_mmul55_1_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul55_54(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1964,7 +2074,9 @@ KAS_DEV void d_mmul55_1_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul55_55(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1993,7 +2105,9 @@ KAS_DEV void d_mmul55_1_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul55_56(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2022,7 +2136,9 @@ KAS_DEV void d_mmul55_1_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul55_57(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2051,7 +2167,9 @@ KAS_DEV void d_mmul55_1_load_1_e128_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul55_58(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2080,7 +2198,9 @@ KAS_DEV void d_mmul55_1_load_1_e256_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul55_59(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2109,7 +2229,9 @@ KAS_DEV void d_mmul55_1_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul55_60(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2135,7 +2257,9 @@ KAS_DEV void d_mmul55_1_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul55_61(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2161,7 +2285,9 @@ KAS_DEV void d_mmul55_1_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul55_62(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2187,7 +2313,9 @@ KAS_DEV void d_mmul55_1_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul55_63(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2213,7 +2341,9 @@ KAS_DEV void d_mmul55_1_load_1_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul55_64(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2239,7 +2369,9 @@ KAS_DEV void d_mmul55_1_load_1_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul55_65(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2265,7 +2397,9 @@ KAS_DEV void d_mmul55_1_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul55_66(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2294,7 +2428,9 @@ KAS_DEV void d_mmul55_1_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul55_67(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2323,7 +2459,9 @@ KAS_DEV void d_mmul55_1_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul55_68(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2352,7 +2490,9 @@ KAS_DEV void d_mmul55_1_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul55_69(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2381,7 +2521,9 @@ KAS_DEV void d_mmul55_1_load_1_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul55_70(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2410,7 +2552,9 @@ KAS_DEV void d_mmul55_1_load_1_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul55_71(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2460,7 +2604,9 @@ KAS_DEV void d_mmul55_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul55_72(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2507,7 +2653,9 @@ KAS_DEV void d_mmul55_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul55_73(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2554,7 +2702,9 @@ KAS_DEV void d_mmul55_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul55_74(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2601,7 +2751,9 @@ KAS_DEV void d_mmul55_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul55_75(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2648,7 +2800,9 @@ KAS_DEV void d_mmul55_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul55_76(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2695,7 +2849,9 @@ KAS_DEV void d_mmul55_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul55_77(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2742,7 +2898,9 @@ KAS_DEV void d_mmul55_1_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul55_78(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2789,7 +2947,9 @@ KAS_DEV void d_mmul55_1_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul55_79(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2836,7 +2996,9 @@ KAS_DEV void d_mmul55_1_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul55_80(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2883,7 +3045,9 @@ KAS_DEV void d_mmul55_1_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul55_81(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2930,7 +3094,9 @@ KAS_DEV void d_mmul55_1_load_2_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul55_82(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2977,7 +3143,9 @@ KAS_DEV void d_mmul55_1_load_2_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul55_83(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3026,7 +3194,9 @@ KAS_DEV void d_mmul55_1_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul55_84(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3075,7 +3245,9 @@ KAS_DEV void d_mmul55_1_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul55_85(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3124,7 +3296,9 @@ KAS_DEV void d_mmul55_1_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul55_86(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3173,7 +3347,9 @@ KAS_DEV void d_mmul55_1_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul55_87(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3222,7 +3398,9 @@ KAS_DEV void d_mmul55_1_load_2_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul55_88(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3271,7 +3449,9 @@ KAS_DEV void d_mmul55_1_load_2_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul55_89(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3320,7 +3500,9 @@ KAS_DEV void d_mmul55_1_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul55_90(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3369,7 +3551,9 @@ KAS_DEV void d_mmul55_1_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul55_91(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3418,7 +3602,9 @@ KAS_DEV void d_mmul55_1_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul55_92(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3467,7 +3653,9 @@ KAS_DEV void d_mmul55_1_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul55_93(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3516,7 +3704,9 @@ KAS_DEV void d_mmul55_1_load_2_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul55_94(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3565,7 +3755,9 @@ KAS_DEV void d_mmul55_1_load_2_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul55_95(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3589,7 +3781,9 @@ KAS_DEV void d_mmul55_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul55_96(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3613,7 +3807,9 @@ KAS_DEV void d_mmul55_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul55_97(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3637,7 +3833,9 @@ KAS_DEV void d_mmul55_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul55_98(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3661,7 +3859,9 @@ KAS_DEV void d_mmul55_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul55_99(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3685,7 +3885,9 @@ KAS_DEV void d_mmul55_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul55_100(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3709,7 +3911,9 @@ KAS_DEV void d_mmul55_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul55_101(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3733,7 +3937,9 @@ KAS_DEV void d_mmul55_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_mmul55_102(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3760,7 +3966,9 @@ KAS_DEV void d_mmul55_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_mmul55_103(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3787,7 +3995,9 @@ KAS_DEV void d_mmul55_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_mmul55_104(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3814,7 +4024,9 @@ KAS_DEV void d_mmul55_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_mmul55_105(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3841,7 +4053,9 @@ KAS_DEV void d_mmul55_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_mmul55_106(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3868,7 +4082,9 @@ KAS_DEV void d_mmul55_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_mmul55_107(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3895,7 +4111,9 @@ KAS_DEV void d_mmul55_1_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul55_108(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3919,7 +4137,9 @@ KAS_DEV void d_mmul55_1_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul55_109(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3943,7 +4163,9 @@ KAS_DEV void d_mmul55_1_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul55_110(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3967,7 +4189,9 @@ KAS_DEV void d_mmul55_1_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul55_111(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3991,7 +4215,9 @@ KAS_DEV void d_mmul55_1_load_3_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul55_112(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4015,7 +4241,9 @@ KAS_DEV void d_mmul55_1_load_3_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul55_113(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4039,7 +4267,9 @@ KAS_DEV void d_mmul55_1_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(4) kb_mmul55_114(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4066,7 +4296,9 @@ KAS_DEV void d_mmul55_1_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(16) kb_mmul55_115(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4093,7 +4325,9 @@ KAS_DEV void d_mmul55_1_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(32) kb_mmul55_116(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4120,7 +4354,9 @@ KAS_DEV void d_mmul55_1_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(64) kb_mmul55_117(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4147,7 +4383,9 @@ KAS_DEV void d_mmul55_1_load_3_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(128) kb_mmul55_118(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4174,7 +4412,9 @@ KAS_DEV void d_mmul55_1_load_3_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(256) kb_mmul55_119(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4203,7 +4443,9 @@ KAS_DEV void d_mmul55_1_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul55_120(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4229,7 +4471,9 @@ KAS_DEV void d_mmul55_1_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul55_121(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4255,7 +4499,9 @@ KAS_DEV void d_mmul55_1_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul55_122(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4281,7 +4527,9 @@ KAS_DEV void d_mmul55_1_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul55_123(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4307,7 +4555,9 @@ KAS_DEV void d_mmul55_1_load_3_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul55_124(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4333,7 +4583,9 @@ KAS_DEV void d_mmul55_1_load_3_e256_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul55_125(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4359,7 +4611,9 @@ KAS_DEV void d_mmul55_1_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_mmul55_126(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4388,7 +4642,9 @@ KAS_DEV void d_mmul55_1_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_mmul55_127(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4417,7 +4673,9 @@ KAS_DEV void d_mmul55_1_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_mmul55_128(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4446,7 +4704,9 @@ KAS_DEV void d_mmul55_1_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_mmul55_129(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4475,7 +4735,9 @@ KAS_DEV void d_mmul55_1_load_3_e128_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_mmul55_130(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4504,7 +4766,9 @@ KAS_DEV void d_mmul55_1_load_3_e256_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_mmul55_131(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4533,7 +4797,9 @@ KAS_DEV void d_mmul55_1_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul55_132(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4559,7 +4825,9 @@ KAS_DEV void d_mmul55_1_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul55_133(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4585,7 +4853,9 @@ KAS_DEV void d_mmul55_1_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul55_134(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4611,7 +4881,9 @@ KAS_DEV void d_mmul55_1_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul55_135(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4637,7 +4909,9 @@ KAS_DEV void d_mmul55_1_load_3_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul55_136(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4663,7 +4937,9 @@ KAS_DEV void d_mmul55_1_load_3_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul55_137(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4689,7 +4965,9 @@ KAS_DEV void d_mmul55_1_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(4) kb_mmul55_138(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4718,7 +4996,9 @@ KAS_DEV void d_mmul55_1_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(16) kb_mmul55_139(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4747,7 +5027,9 @@ KAS_DEV void d_mmul55_1_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(32) kb_mmul55_140(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4776,7 +5058,9 @@ KAS_DEV void d_mmul55_1_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(64) kb_mmul55_141(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4805,7 +5089,9 @@ KAS_DEV void d_mmul55_1_load_3_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(128) kb_mmul55_142(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4834,7 +5120,9 @@ KAS_DEV void d_mmul55_1_load_3_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(256) kb_mmul55_143(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4866,7 +5154,9 @@ KAS_DEV void d_mmul55_1_compute_e4_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(4) kb_mmul55_144(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4896,7 +5186,9 @@ KAS_DEV void d_mmul55_1_compute_e16_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(16) kb_mmul55_145(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4926,7 +5218,9 @@ KAS_DEV void d_mmul55_1_compute_e32_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(32) kb_mmul55_146(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4956,7 +5250,9 @@ KAS_DEV void d_mmul55_1_compute_e64_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(64) kb_mmul55_147(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4986,7 +5282,9 @@ KAS_DEV void d_mmul55_1_compute_e128_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(128) kb_mmul55_148(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5016,7 +5314,9 @@ KAS_DEV void d_mmul55_1_compute_e256_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(256) kb_mmul55_149(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5045,7 +5345,9 @@ KAS_DEV void d_mmul55_1_compute_e4_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(4) kb_mmul55_150(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5082,7 +5384,9 @@ KAS_DEV void d_mmul55_1_compute_e16_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(16) kb_mmul55_151(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5119,7 +5423,9 @@ KAS_DEV void d_mmul55_1_compute_e32_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(32) kb_mmul55_152(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5156,7 +5462,9 @@ KAS_DEV void d_mmul55_1_compute_e64_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(64) kb_mmul55_153(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5193,7 +5501,9 @@ KAS_DEV void d_mmul55_1_compute_e128_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(128) kb_mmul55_154(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5230,7 +5540,9 @@ KAS_DEV void d_mmul55_1_compute_e256_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(256) kb_mmul55_155(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5270,7 +5582,9 @@ KAS_DEV void d_mmul55_1_compute_e4_sss(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(4) kb_mmul55_156(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5302,7 +5616,9 @@ KAS_DEV void d_mmul55_1_compute_e16_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(16) kb_mmul55_157(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5334,7 +5650,9 @@ KAS_DEV void d_mmul55_1_compute_e32_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(32) kb_mmul55_158(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5366,7 +5684,9 @@ KAS_DEV void d_mmul55_1_compute_e64_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(64) kb_mmul55_159(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5398,7 +5718,9 @@ KAS_DEV void d_mmul55_1_compute_e128_sss(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(128) kb_mmul55_160(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5430,7 +5752,9 @@ KAS_DEV void d_mmul55_1_compute_e256_sss(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(256) kb_mmul55_161(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5461,7 +5785,9 @@ KAS_DEV void d_mmul55_1_compute_e4_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(4) kb_mmul55_162(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5500,7 +5826,9 @@ KAS_DEV void d_mmul55_1_compute_e16_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(16) kb_mmul55_163(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5539,7 +5867,9 @@ KAS_DEV void d_mmul55_1_compute_e32_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(32) kb_mmul55_164(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5578,7 +5908,9 @@ KAS_DEV void d_mmul55_1_compute_e64_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(64) kb_mmul55_165(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5617,7 +5949,9 @@ KAS_DEV void d_mmul55_1_compute_e128_rrr(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(128) kb_mmul55_166(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5656,7 +5990,9 @@ KAS_DEV void d_mmul55_1_compute_e256_rrr(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(256) kb_mmul55_167(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5713,7 +6049,9 @@ KAS_DEV void d_mmul55_1_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(4) kb_mmul55_168(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5759,7 +6097,9 @@ KAS_DEV void d_mmul55_1_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(16) kb_mmul55_169(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5805,7 +6145,9 @@ KAS_DEV void d_mmul55_1_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(32) kb_mmul55_170(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5851,7 +6193,9 @@ KAS_DEV void d_mmul55_1_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(64) kb_mmul55_171(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5897,7 +6241,9 @@ KAS_DEV void d_mmul55_1_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(128) kb_mmul55_172(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5943,7 +6289,9 @@ KAS_DEV void d_mmul55_1_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(256) kb_mmul55_173(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5989,7 +6337,9 @@ KAS_DEV void d_mmul55_1_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(4) kb_mmul55_174(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6035,7 +6385,9 @@ KAS_DEV void d_mmul55_1_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(16) kb_mmul55_175(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6081,7 +6433,9 @@ KAS_DEV void d_mmul55_1_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(32) kb_mmul55_176(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6127,7 +6481,9 @@ KAS_DEV void d_mmul55_1_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(64) kb_mmul55_177(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6173,7 +6529,9 @@ KAS_DEV void d_mmul55_1_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(128) kb_mmul55_178(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6219,7 +6577,9 @@ KAS_DEV void d_mmul55_1_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(256) kb_mmul55_179(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6267,7 +6627,9 @@ KAS_DEV void d_mmul55_1_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_mmul55_180(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6315,7 +6677,9 @@ KAS_DEV void d_mmul55_1_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_mmul55_181(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6363,7 +6727,9 @@ KAS_DEV void d_mmul55_1_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_mmul55_182(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6411,7 +6777,9 @@ KAS_DEV void d_mmul55_1_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_mmul55_183(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6459,7 +6827,9 @@ KAS_DEV void d_mmul55_1_save_0_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_mmul55_184(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6507,7 +6877,9 @@ KAS_DEV void d_mmul55_1_save_0_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_mmul55_185(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6555,7 +6927,9 @@ KAS_DEV void d_mmul55_1_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_mmul55_186(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6603,7 +6977,9 @@ KAS_DEV void d_mmul55_1_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_mmul55_187(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6651,7 +7027,9 @@ KAS_DEV void d_mmul55_1_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_mmul55_188(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6699,7 +7077,9 @@ KAS_DEV void d_mmul55_1_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_mmul55_189(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6747,7 +7127,9 @@ KAS_DEV void d_mmul55_1_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_mmul55_190(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6795,7 +7177,9 @@ KAS_DEV void d_mmul55_1_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_mmul55_191(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6819,7 +7203,9 @@ KAS_DEV void d_mmul55_1_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(4) kb_mmul55_192(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6843,7 +7229,9 @@ KAS_DEV void d_mmul55_1_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(16) kb_mmul55_193(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6867,7 +7255,9 @@ KAS_DEV void d_mmul55_1_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(32) kb_mmul55_194(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6891,7 +7281,9 @@ KAS_DEV void d_mmul55_1_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(64) kb_mmul55_195(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6915,7 +7307,9 @@ KAS_DEV void d_mmul55_1_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(128) kb_mmul55_196(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6939,7 +7333,9 @@ KAS_DEV void d_mmul55_1_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(256) kb_mmul55_197(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6963,7 +7359,9 @@ KAS_DEV void d_mmul55_1_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(4) kb_mmul55_198(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6988,7 +7386,9 @@ KAS_DEV void d_mmul55_1_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(16) kb_mmul55_199(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7013,7 +7413,9 @@ KAS_DEV void d_mmul55_1_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(32) kb_mmul55_200(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7038,7 +7440,9 @@ KAS_DEV void d_mmul55_1_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(64) kb_mmul55_201(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7063,7 +7467,9 @@ KAS_DEV void d_mmul55_1_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(128) kb_mmul55_202(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7088,7 +7494,9 @@ KAS_DEV void d_mmul55_1_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(256) kb_mmul55_203(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7113,7 +7521,9 @@ KAS_DEV void d_mmul55_1_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(4) kb_mmul55_204(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7137,7 +7547,9 @@ KAS_DEV void d_mmul55_1_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(16) kb_mmul55_205(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7161,7 +7573,9 @@ KAS_DEV void d_mmul55_1_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(32) kb_mmul55_206(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7185,7 +7599,9 @@ KAS_DEV void d_mmul55_1_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(64) kb_mmul55_207(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7209,7 +7625,9 @@ KAS_DEV void d_mmul55_1_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(128) kb_mmul55_208(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7233,7 +7651,9 @@ KAS_DEV void d_mmul55_1_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(256) kb_mmul55_209(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7257,7 +7677,9 @@ KAS_DEV void d_mmul55_1_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(4) kb_mmul55_210(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7282,7 +7704,9 @@ KAS_DEV void d_mmul55_1_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(16) kb_mmul55_211(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7307,7 +7731,9 @@ KAS_DEV void d_mmul55_1_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(32) kb_mmul55_212(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7332,7 +7758,9 @@ KAS_DEV void d_mmul55_1_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(64) kb_mmul55_213(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7357,7 +7785,9 @@ KAS_DEV void d_mmul55_1_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(128) kb_mmul55_214(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7382,7 +7812,9 @@ KAS_DEV void d_mmul55_1_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(256) kb_mmul55_215(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7409,7 +7841,9 @@ KAS_DEV void d_mmul55_1_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_mmul55_216(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7435,7 +7869,9 @@ KAS_DEV void d_mmul55_1_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_mmul55_217(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7461,7 +7897,9 @@ KAS_DEV void d_mmul55_1_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_mmul55_218(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7487,7 +7925,9 @@ KAS_DEV void d_mmul55_1_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_mmul55_219(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7513,7 +7953,9 @@ KAS_DEV void d_mmul55_1_save_1_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_mmul55_220(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7539,7 +7981,9 @@ KAS_DEV void d_mmul55_1_save_1_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_mmul55_221(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7565,7 +8009,9 @@ KAS_DEV void d_mmul55_1_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_mmul55_222(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7592,7 +8038,9 @@ KAS_DEV void d_mmul55_1_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_mmul55_223(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7619,7 +8067,9 @@ KAS_DEV void d_mmul55_1_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_mmul55_224(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7646,7 +8096,9 @@ KAS_DEV void d_mmul55_1_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_mmul55_225(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7673,7 +8125,9 @@ KAS_DEV void d_mmul55_1_save_1_e128_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_mmul55_226(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7700,7 +8154,9 @@ KAS_DEV void d_mmul55_1_save_1_e256_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_mmul55_227(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7727,7 +8183,9 @@ KAS_DEV void d_mmul55_1_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_mmul55_228(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7753,7 +8211,9 @@ KAS_DEV void d_mmul55_1_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_mmul55_229(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7779,7 +8239,9 @@ KAS_DEV void d_mmul55_1_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_mmul55_230(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7805,7 +8267,9 @@ KAS_DEV void d_mmul55_1_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_mmul55_231(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7831,7 +8295,9 @@ KAS_DEV void d_mmul55_1_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_mmul55_232(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7857,7 +8323,9 @@ KAS_DEV void d_mmul55_1_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_mmul55_233(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7883,7 +8351,9 @@ KAS_DEV void d_mmul55_1_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_mmul55_234(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7910,7 +8380,9 @@ KAS_DEV void d_mmul55_1_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_mmul55_235(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7937,7 +8409,9 @@ KAS_DEV void d_mmul55_1_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_mmul55_236(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7964,7 +8438,9 @@ KAS_DEV void d_mmul55_1_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_mmul55_237(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7991,7 +8467,9 @@ KAS_DEV void d_mmul55_1_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_mmul55_238(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8018,7 +8496,9 @@ KAS_DEV void d_mmul55_1_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_mmul55_239(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8064,7 +8544,9 @@ KAS_DEV void d_mmul55_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(20) kb_mmul55_240(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8111,7 +8593,9 @@ KAS_DEV void d_mmul55_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(80) kb_mmul55_241(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8158,7 +8642,9 @@ KAS_DEV void d_mmul55_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(160) kb_mmul55_242(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8205,7 +8691,9 @@ KAS_DEV void d_mmul55_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(320) kb_mmul55_243(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8252,7 +8740,9 @@ KAS_DEV void d_mmul55_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(640) kb_mmul55_244(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8299,7 +8789,9 @@ KAS_DEV void d_mmul55_2_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(20) kb_mmul55_245(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8346,7 +8838,9 @@ KAS_DEV void d_mmul55_2_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(80) kb_mmul55_246(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8393,7 +8887,9 @@ KAS_DEV void d_mmul55_2_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(160) kb_mmul55_247(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8440,7 +8936,9 @@ KAS_DEV void d_mmul55_2_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(320) kb_mmul55_248(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8487,7 +8985,9 @@ KAS_DEV void d_mmul55_2_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(640) kb_mmul55_249(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8536,7 +9036,9 @@ KAS_DEV void d_mmul55_2_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(20) kb_mmul55_250(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8585,7 +9087,9 @@ KAS_DEV void d_mmul55_2_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(80) kb_mmul55_251(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8634,7 +9138,9 @@ KAS_DEV void d_mmul55_2_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(160) kb_mmul55_252(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8683,7 +9189,9 @@ KAS_DEV void d_mmul55_2_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(320) kb_mmul55_253(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8732,7 +9240,9 @@ KAS_DEV void d_mmul55_2_load_0_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(640) kb_mmul55_254(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8781,7 +9291,9 @@ KAS_DEV void d_mmul55_2_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(20) kb_mmul55_255(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8830,7 +9342,9 @@ KAS_DEV void d_mmul55_2_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(80) kb_mmul55_256(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8879,7 +9393,9 @@ KAS_DEV void d_mmul55_2_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(160) kb_mmul55_257(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8928,7 +9444,9 @@ KAS_DEV void d_mmul55_2_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(320) kb_mmul55_258(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8977,7 +9495,9 @@ KAS_DEV void d_mmul55_2_load_0_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(640) kb_mmul55_259(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9002,7 +9522,9 @@ KAS_DEV void d_mmul55_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(20) kb_mmul55_260(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9027,7 +9549,9 @@ KAS_DEV void d_mmul55_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(80) kb_mmul55_261(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9052,7 +9576,9 @@ KAS_DEV void d_mmul55_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(160) kb_mmul55_262(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9077,7 +9603,9 @@ KAS_DEV void d_mmul55_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(320) kb_mmul55_263(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9102,7 +9630,9 @@ KAS_DEV void d_mmul55_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(640) kb_mmul55_264(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9127,7 +9657,9 @@ KAS_DEV void d_mmul55_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(20) kb_mmul55_265(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9155,7 +9687,9 @@ KAS_DEV void d_mmul55_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(80) kb_mmul55_266(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9183,7 +9717,9 @@ KAS_DEV void d_mmul55_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(160) kb_mmul55_267(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9211,7 +9747,9 @@ KAS_DEV void d_mmul55_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(320) kb_mmul55_268(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9239,7 +9777,9 @@ KAS_DEV void d_mmul55_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(640) kb_mmul55_269(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9267,7 +9807,9 @@ KAS_DEV void d_mmul55_2_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(20) kb_mmul55_270(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9292,7 +9834,9 @@ KAS_DEV void d_mmul55_2_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(80) kb_mmul55_271(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9317,7 +9861,9 @@ KAS_DEV void d_mmul55_2_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(160) kb_mmul55_272(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9342,7 +9888,9 @@ KAS_DEV void d_mmul55_2_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(320) kb_mmul55_273(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9367,7 +9915,9 @@ KAS_DEV void d_mmul55_2_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(640) kb_mmul55_274(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9392,7 +9942,9 @@ KAS_DEV void d_mmul55_2_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(20) kb_mmul55_275(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9420,7 +9972,9 @@ KAS_DEV void d_mmul55_2_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(80) kb_mmul55_276(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9448,7 +10002,9 @@ KAS_DEV void d_mmul55_2_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(160) kb_mmul55_277(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9476,7 +10032,9 @@ KAS_DEV void d_mmul55_2_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(320) kb_mmul55_278(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9504,7 +10062,9 @@ KAS_DEV void d_mmul55_2_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(640) kb_mmul55_279(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9534,7 +10094,9 @@ KAS_DEV void d_mmul55_2_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(20) kb_mmul55_280(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9561,7 +10123,9 @@ KAS_DEV void d_mmul55_2_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(80) kb_mmul55_281(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9588,7 +10152,9 @@ KAS_DEV void d_mmul55_2_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(160) kb_mmul55_282(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9615,7 +10181,9 @@ KAS_DEV void d_mmul55_2_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(320) kb_mmul55_283(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9642,7 +10210,9 @@ KAS_DEV void d_mmul55_2_load_1_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(640) kb_mmul55_284(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9669,7 +10239,9 @@ KAS_DEV void d_mmul55_2_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(20) kb_mmul55_285(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9699,7 +10271,9 @@ KAS_DEV void d_mmul55_2_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(80) kb_mmul55_286(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9729,7 +10303,9 @@ KAS_DEV void d_mmul55_2_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(160) kb_mmul55_287(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9759,7 +10335,9 @@ KAS_DEV void d_mmul55_2_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(320) kb_mmul55_288(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9789,7 +10367,9 @@ KAS_DEV void d_mmul55_2_load_1_e128_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(640) kb_mmul55_289(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9819,7 +10399,9 @@ KAS_DEV void d_mmul55_2_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(20) kb_mmul55_290(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9846,7 +10428,9 @@ KAS_DEV void d_mmul55_2_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(80) kb_mmul55_291(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9873,7 +10457,9 @@ KAS_DEV void d_mmul55_2_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(160) kb_mmul55_292(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9900,7 +10486,9 @@ KAS_DEV void d_mmul55_2_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(320) kb_mmul55_293(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9927,7 +10515,9 @@ KAS_DEV void d_mmul55_2_load_1_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(640) kb_mmul55_294(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9954,7 +10544,9 @@ KAS_DEV void d_mmul55_2_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(20) kb_mmul55_295(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9984,7 +10576,9 @@ KAS_DEV void d_mmul55_2_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(80) kb_mmul55_296(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10014,7 +10608,9 @@ KAS_DEV void d_mmul55_2_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(160) kb_mmul55_297(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10044,7 +10640,9 @@ KAS_DEV void d_mmul55_2_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(320) kb_mmul55_298(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10074,7 +10672,9 @@ KAS_DEV void d_mmul55_2_load_1_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(640) kb_mmul55_299(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10124,7 +10724,9 @@ KAS_DEV void d_mmul55_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(20) kb_mmul55_300(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10171,7 +10773,9 @@ KAS_DEV void d_mmul55_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(80) kb_mmul55_301(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10218,7 +10822,9 @@ KAS_DEV void d_mmul55_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(160) kb_mmul55_302(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10265,7 +10871,9 @@ KAS_DEV void d_mmul55_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(320) kb_mmul55_303(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10312,7 +10920,9 @@ KAS_DEV void d_mmul55_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(640) kb_mmul55_304(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10359,7 +10969,9 @@ KAS_DEV void d_mmul55_2_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(20) kb_mmul55_305(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10406,7 +11018,9 @@ KAS_DEV void d_mmul55_2_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(80) kb_mmul55_306(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10453,7 +11067,9 @@ KAS_DEV void d_mmul55_2_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(160) kb_mmul55_307(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10500,7 +11116,9 @@ KAS_DEV void d_mmul55_2_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(320) kb_mmul55_308(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10547,7 +11165,9 @@ KAS_DEV void d_mmul55_2_load_2_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(640) kb_mmul55_309(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10596,7 +11216,9 @@ KAS_DEV void d_mmul55_2_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(20) kb_mmul55_310(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10645,7 +11267,9 @@ KAS_DEV void d_mmul55_2_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(80) kb_mmul55_311(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10694,7 +11318,9 @@ KAS_DEV void d_mmul55_2_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(160) kb_mmul55_312(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10743,7 +11369,9 @@ KAS_DEV void d_mmul55_2_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(320) kb_mmul55_313(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10792,7 +11420,9 @@ KAS_DEV void d_mmul55_2_load_2_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(640) kb_mmul55_314(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10841,7 +11471,9 @@ KAS_DEV void d_mmul55_2_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(20) kb_mmul55_315(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10890,7 +11522,9 @@ KAS_DEV void d_mmul55_2_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(80) kb_mmul55_316(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10939,7 +11573,9 @@ KAS_DEV void d_mmul55_2_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(160) kb_mmul55_317(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10988,7 +11624,9 @@ KAS_DEV void d_mmul55_2_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(320) kb_mmul55_318(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11037,7 +11675,9 @@ KAS_DEV void d_mmul55_2_load_2_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(640) kb_mmul55_319(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11061,7 +11701,9 @@ KAS_DEV void d_mmul55_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(20) kb_mmul55_320(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11085,7 +11727,9 @@ KAS_DEV void d_mmul55_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(80) kb_mmul55_321(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11109,7 +11753,9 @@ KAS_DEV void d_mmul55_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(160) kb_mmul55_322(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11133,7 +11779,9 @@ KAS_DEV void d_mmul55_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(320) kb_mmul55_323(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11157,7 +11805,9 @@ KAS_DEV void d_mmul55_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(640) kb_mmul55_324(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11181,7 +11831,9 @@ KAS_DEV void d_mmul55_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(20) kb_mmul55_325(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11208,7 +11860,9 @@ KAS_DEV void d_mmul55_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(80) kb_mmul55_326(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11235,7 +11889,9 @@ KAS_DEV void d_mmul55_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(160) kb_mmul55_327(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11262,7 +11918,9 @@ KAS_DEV void d_mmul55_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(320) kb_mmul55_328(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11289,7 +11947,9 @@ KAS_DEV void d_mmul55_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(640) kb_mmul55_329(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11316,7 +11976,9 @@ KAS_DEV void d_mmul55_2_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(20) kb_mmul55_330(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11340,7 +12002,9 @@ KAS_DEV void d_mmul55_2_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(80) kb_mmul55_331(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11364,7 +12028,9 @@ KAS_DEV void d_mmul55_2_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(160) kb_mmul55_332(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11388,7 +12054,9 @@ KAS_DEV void d_mmul55_2_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(320) kb_mmul55_333(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11412,7 +12080,9 @@ KAS_DEV void d_mmul55_2_load_3_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(640) kb_mmul55_334(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11436,7 +12106,9 @@ KAS_DEV void d_mmul55_2_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(20) kb_mmul55_335(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11463,7 +12135,9 @@ KAS_DEV void d_mmul55_2_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(80) kb_mmul55_336(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11490,7 +12164,9 @@ KAS_DEV void d_mmul55_2_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(160) kb_mmul55_337(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11517,7 +12193,9 @@ KAS_DEV void d_mmul55_2_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(320) kb_mmul55_338(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11544,7 +12222,9 @@ KAS_DEV void d_mmul55_2_load_3_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(640) kb_mmul55_339(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11573,7 +12253,9 @@ KAS_DEV void d_mmul55_2_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(20) kb_mmul55_340(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11599,7 +12281,9 @@ KAS_DEV void d_mmul55_2_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(80) kb_mmul55_341(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11625,7 +12309,9 @@ KAS_DEV void d_mmul55_2_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(160) kb_mmul55_342(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11651,7 +12337,9 @@ KAS_DEV void d_mmul55_2_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(320) kb_mmul55_343(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11677,7 +12365,9 @@ KAS_DEV void d_mmul55_2_load_3_e128_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(640) kb_mmul55_344(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11703,7 +12393,9 @@ KAS_DEV void d_mmul55_2_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(20) kb_mmul55_345(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11732,7 +12424,9 @@ KAS_DEV void d_mmul55_2_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(80) kb_mmul55_346(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11761,7 +12455,9 @@ KAS_DEV void d_mmul55_2_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(160) kb_mmul55_347(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11790,7 +12486,9 @@ KAS_DEV void d_mmul55_2_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(320) kb_mmul55_348(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11819,7 +12517,9 @@ KAS_DEV void d_mmul55_2_load_3_e128_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(640) kb_mmul55_349(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11848,7 +12548,9 @@ KAS_DEV void d_mmul55_2_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(20) kb_mmul55_350(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11874,7 +12576,9 @@ KAS_DEV void d_mmul55_2_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(80) kb_mmul55_351(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11900,7 +12604,9 @@ KAS_DEV void d_mmul55_2_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(160) kb_mmul55_352(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11926,7 +12632,9 @@ KAS_DEV void d_mmul55_2_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(320) kb_mmul55_353(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11952,7 +12660,9 @@ KAS_DEV void d_mmul55_2_load_3_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(640) kb_mmul55_354(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11978,7 +12688,9 @@ KAS_DEV void d_mmul55_2_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(20) kb_mmul55_355(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12007,7 +12719,9 @@ KAS_DEV void d_mmul55_2_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(80) kb_mmul55_356(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12036,7 +12750,9 @@ KAS_DEV void d_mmul55_2_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(160) kb_mmul55_357(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12065,7 +12781,9 @@ KAS_DEV void d_mmul55_2_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(320) kb_mmul55_358(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12094,7 +12812,9 @@ KAS_DEV void d_mmul55_2_load_3_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(640) kb_mmul55_359(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12123,7 +12843,9 @@ KAS_DEV void d_mmul55_2_compute_e4_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(20) kb_mmul55_360(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12150,7 +12872,9 @@ KAS_DEV void d_mmul55_2_compute_e16_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(80) kb_mmul55_361(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12177,7 +12901,9 @@ KAS_DEV void d_mmul55_2_compute_e32_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(160) kb_mmul55_362(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12204,7 +12930,9 @@ KAS_DEV void d_mmul55_2_compute_e64_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(320) kb_mmul55_363(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12231,7 +12959,9 @@ KAS_DEV void d_mmul55_2_compute_e128_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(640) kb_mmul55_364(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12257,7 +12987,9 @@ KAS_DEV void d_mmul55_2_compute_e4_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(20) kb_mmul55_365(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12291,7 +13023,9 @@ KAS_DEV void d_mmul55_2_compute_e16_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(80) kb_mmul55_366(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12325,7 +13059,9 @@ KAS_DEV void d_mmul55_2_compute_e32_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(160) kb_mmul55_367(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12359,7 +13095,9 @@ KAS_DEV void d_mmul55_2_compute_e64_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(320) kb_mmul55_368(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12393,7 +13131,9 @@ KAS_DEV void d_mmul55_2_compute_e128_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(640) kb_mmul55_369(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12430,7 +13170,9 @@ KAS_DEV void d_mmul55_2_compute_e4_sss(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(20) kb_mmul55_370(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12459,7 +13201,9 @@ KAS_DEV void d_mmul55_2_compute_e16_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(80) kb_mmul55_371(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12488,7 +13232,9 @@ KAS_DEV void d_mmul55_2_compute_e32_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(160) kb_mmul55_372(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12517,7 +13263,9 @@ KAS_DEV void d_mmul55_2_compute_e64_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(320) kb_mmul55_373(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12546,7 +13294,9 @@ KAS_DEV void d_mmul55_2_compute_e128_sss(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(640) kb_mmul55_374(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12574,7 +13324,9 @@ KAS_DEV void d_mmul55_2_compute_e4_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(20) kb_mmul55_375(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12610,7 +13362,9 @@ KAS_DEV void d_mmul55_2_compute_e16_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(80) kb_mmul55_376(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12646,7 +13400,9 @@ KAS_DEV void d_mmul55_2_compute_e32_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(160) kb_mmul55_377(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12682,7 +13438,9 @@ KAS_DEV void d_mmul55_2_compute_e64_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(320) kb_mmul55_378(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12718,7 +13476,9 @@ KAS_DEV void d_mmul55_2_compute_e128_rrr(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(640) kb_mmul55_379(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12775,7 +13535,9 @@ KAS_DEV void d_mmul55_2_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(20) kb_mmul55_380(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12821,7 +13583,9 @@ KAS_DEV void d_mmul55_2_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(80) kb_mmul55_381(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12867,7 +13631,9 @@ KAS_DEV void d_mmul55_2_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(160) kb_mmul55_382(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12913,7 +13679,9 @@ KAS_DEV void d_mmul55_2_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(320) kb_mmul55_383(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12959,7 +13727,9 @@ KAS_DEV void d_mmul55_2_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(640) kb_mmul55_384(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13005,7 +13775,9 @@ KAS_DEV void d_mmul55_2_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(20) kb_mmul55_385(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13051,7 +13823,9 @@ KAS_DEV void d_mmul55_2_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(80) kb_mmul55_386(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13097,7 +13871,9 @@ KAS_DEV void d_mmul55_2_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(160) kb_mmul55_387(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13143,7 +13919,9 @@ KAS_DEV void d_mmul55_2_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(320) kb_mmul55_388(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13189,7 +13967,9 @@ KAS_DEV void d_mmul55_2_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(640) kb_mmul55_389(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13237,7 +14017,9 @@ KAS_DEV void d_mmul55_2_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(20) kb_mmul55_390(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13285,7 +14067,9 @@ KAS_DEV void d_mmul55_2_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(80) kb_mmul55_391(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13333,7 +14117,9 @@ KAS_DEV void d_mmul55_2_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(160) kb_mmul55_392(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13381,7 +14167,9 @@ KAS_DEV void d_mmul55_2_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(320) kb_mmul55_393(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13429,7 +14217,9 @@ KAS_DEV void d_mmul55_2_save_0_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(640) kb_mmul55_394(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13477,7 +14267,9 @@ KAS_DEV void d_mmul55_2_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(20) kb_mmul55_395(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13525,7 +14317,9 @@ KAS_DEV void d_mmul55_2_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(80) kb_mmul55_396(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13573,7 +14367,9 @@ KAS_DEV void d_mmul55_2_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(160) kb_mmul55_397(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13621,7 +14417,9 @@ KAS_DEV void d_mmul55_2_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(320) kb_mmul55_398(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13669,7 +14467,9 @@ KAS_DEV void d_mmul55_2_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(640) kb_mmul55_399(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13694,7 +14494,9 @@ KAS_DEV void d_mmul55_2_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(20) kb_mmul55_400(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13719,7 +14521,9 @@ KAS_DEV void d_mmul55_2_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(80) kb_mmul55_401(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13744,7 +14548,9 @@ KAS_DEV void d_mmul55_2_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(160) kb_mmul55_402(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13769,7 +14575,9 @@ KAS_DEV void d_mmul55_2_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(320) kb_mmul55_403(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13794,7 +14602,9 @@ KAS_DEV void d_mmul55_2_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(640) kb_mmul55_404(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13819,7 +14629,9 @@ KAS_DEV void d_mmul55_2_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(20) kb_mmul55_405(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13845,7 +14657,9 @@ KAS_DEV void d_mmul55_2_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(80) kb_mmul55_406(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13871,7 +14685,9 @@ KAS_DEV void d_mmul55_2_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(160) kb_mmul55_407(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13897,7 +14713,9 @@ KAS_DEV void d_mmul55_2_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(320) kb_mmul55_408(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13923,7 +14741,9 @@ KAS_DEV void d_mmul55_2_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(640) kb_mmul55_409(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13949,7 +14769,9 @@ KAS_DEV void d_mmul55_2_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(20) kb_mmul55_410(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13974,7 +14796,9 @@ KAS_DEV void d_mmul55_2_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(80) kb_mmul55_411(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13999,7 +14823,9 @@ KAS_DEV void d_mmul55_2_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(160) kb_mmul55_412(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14024,7 +14850,9 @@ KAS_DEV void d_mmul55_2_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(320) kb_mmul55_413(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14049,7 +14877,9 @@ KAS_DEV void d_mmul55_2_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(640) kb_mmul55_414(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14074,7 +14904,9 @@ KAS_DEV void d_mmul55_2_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(20) kb_mmul55_415(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14100,7 +14932,9 @@ KAS_DEV void d_mmul55_2_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(80) kb_mmul55_416(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14126,7 +14960,9 @@ KAS_DEV void d_mmul55_2_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(160) kb_mmul55_417(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14152,7 +14988,9 @@ KAS_DEV void d_mmul55_2_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(320) kb_mmul55_418(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14178,7 +15016,9 @@ KAS_DEV void d_mmul55_2_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(640) kb_mmul55_419(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14206,7 +15046,9 @@ KAS_DEV void d_mmul55_2_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(20) kb_mmul55_420(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14233,7 +15075,9 @@ KAS_DEV void d_mmul55_2_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(80) kb_mmul55_421(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14260,7 +15104,9 @@ KAS_DEV void d_mmul55_2_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(160) kb_mmul55_422(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14287,7 +15133,9 @@ KAS_DEV void d_mmul55_2_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(320) kb_mmul55_423(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14314,7 +15162,9 @@ KAS_DEV void d_mmul55_2_save_1_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(640) kb_mmul55_424(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14341,7 +15191,9 @@ KAS_DEV void d_mmul55_2_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(20) kb_mmul55_425(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14369,7 +15221,9 @@ KAS_DEV void d_mmul55_2_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(80) kb_mmul55_426(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14397,7 +15251,9 @@ KAS_DEV void d_mmul55_2_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(160) kb_mmul55_427(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14425,7 +15281,9 @@ KAS_DEV void d_mmul55_2_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(320) kb_mmul55_428(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14453,7 +15311,9 @@ KAS_DEV void d_mmul55_2_save_1_e128_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(640) kb_mmul55_429(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14481,7 +15341,9 @@ KAS_DEV void d_mmul55_2_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(20) kb_mmul55_430(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14508,7 +15370,9 @@ KAS_DEV void d_mmul55_2_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(80) kb_mmul55_431(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14535,7 +15399,9 @@ KAS_DEV void d_mmul55_2_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(160) kb_mmul55_432(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14562,7 +15428,9 @@ KAS_DEV void d_mmul55_2_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(320) kb_mmul55_433(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14589,7 +15457,9 @@ KAS_DEV void d_mmul55_2_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(640) kb_mmul55_434(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14616,7 +15486,9 @@ KAS_DEV void d_mmul55_2_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(20) kb_mmul55_435(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14644,7 +15516,9 @@ KAS_DEV void d_mmul55_2_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(80) kb_mmul55_436(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14672,7 +15546,9 @@ KAS_DEV void d_mmul55_2_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(160) kb_mmul55_437(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14700,7 +15576,9 @@ KAS_DEV void d_mmul55_2_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(320) kb_mmul55_438(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14728,7 +15606,9 @@ KAS_DEV void d_mmul55_2_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(640) kb_mmul55_439(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14774,7 +15654,9 @@ KAS_DEV void d_mmul55_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(100) kb_mmul55_440(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14821,7 +15703,9 @@ KAS_DEV void d_mmul55_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(400) kb_mmul55_441(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14868,7 +15752,9 @@ KAS_DEV void d_mmul55_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(800) kb_mmul55_442(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14915,7 +15801,9 @@ KAS_DEV void d_mmul55_3_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(100) kb_mmul55_443(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14962,7 +15850,9 @@ KAS_DEV void d_mmul55_3_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(400) kb_mmul55_444(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15009,7 +15899,9 @@ KAS_DEV void d_mmul55_3_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(800) kb_mmul55_445(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15058,7 +15950,9 @@ KAS_DEV void d_mmul55_3_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(100) kb_mmul55_446(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15107,7 +16001,9 @@ KAS_DEV void d_mmul55_3_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(400) kb_mmul55_447(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15156,7 +16052,9 @@ KAS_DEV void d_mmul55_3_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(800) kb_mmul55_448(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15205,7 +16103,9 @@ KAS_DEV void d_mmul55_3_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(100) kb_mmul55_449(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15254,7 +16154,9 @@ KAS_DEV void d_mmul55_3_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(400) kb_mmul55_450(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15303,7 +16205,9 @@ KAS_DEV void d_mmul55_3_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(800) kb_mmul55_451(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15328,7 +16232,9 @@ KAS_DEV void d_mmul55_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(100) kb_mmul55_452(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15353,7 +16259,9 @@ KAS_DEV void d_mmul55_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(400) kb_mmul55_453(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15378,7 +16286,9 @@ KAS_DEV void d_mmul55_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(800) kb_mmul55_454(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15403,7 +16313,9 @@ KAS_DEV void d_mmul55_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(100) kb_mmul55_455(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15431,7 +16343,9 @@ KAS_DEV void d_mmul55_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(400) kb_mmul55_456(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15459,7 +16373,9 @@ KAS_DEV void d_mmul55_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(800) kb_mmul55_457(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15487,7 +16403,9 @@ KAS_DEV void d_mmul55_3_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(100) kb_mmul55_458(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15512,7 +16430,9 @@ KAS_DEV void d_mmul55_3_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(400) kb_mmul55_459(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15537,7 +16457,9 @@ KAS_DEV void d_mmul55_3_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(800) kb_mmul55_460(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15562,7 +16484,9 @@ KAS_DEV void d_mmul55_3_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(100) kb_mmul55_461(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15590,7 +16514,9 @@ KAS_DEV void d_mmul55_3_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(400) kb_mmul55_462(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15618,7 +16544,9 @@ KAS_DEV void d_mmul55_3_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(800) kb_mmul55_463(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15648,7 +16576,9 @@ KAS_DEV void d_mmul55_3_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(100) kb_mmul55_464(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15675,7 +16605,9 @@ KAS_DEV void d_mmul55_3_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(400) kb_mmul55_465(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15702,7 +16634,9 @@ KAS_DEV void d_mmul55_3_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(800) kb_mmul55_466(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15729,7 +16663,9 @@ KAS_DEV void d_mmul55_3_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(100) kb_mmul55_467(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15759,7 +16695,9 @@ KAS_DEV void d_mmul55_3_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(400) kb_mmul55_468(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15789,7 +16727,9 @@ KAS_DEV void d_mmul55_3_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(800) kb_mmul55_469(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15819,7 +16759,9 @@ KAS_DEV void d_mmul55_3_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(100) kb_mmul55_470(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15846,7 +16788,9 @@ KAS_DEV void d_mmul55_3_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(400) kb_mmul55_471(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15873,7 +16817,9 @@ KAS_DEV void d_mmul55_3_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(800) kb_mmul55_472(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15900,7 +16846,9 @@ KAS_DEV void d_mmul55_3_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(100) kb_mmul55_473(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15930,7 +16878,9 @@ KAS_DEV void d_mmul55_3_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(400) kb_mmul55_474(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15960,7 +16910,9 @@ KAS_DEV void d_mmul55_3_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(800) kb_mmul55_475(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16010,7 +16962,9 @@ KAS_DEV void d_mmul55_3_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(100) kb_mmul55_476(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16057,7 +17011,9 @@ KAS_DEV void d_mmul55_3_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(400) kb_mmul55_477(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16104,7 +17060,9 @@ KAS_DEV void d_mmul55_3_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(800) kb_mmul55_478(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16151,7 +17109,9 @@ KAS_DEV void d_mmul55_3_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(100) kb_mmul55_479(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16198,7 +17158,9 @@ KAS_DEV void d_mmul55_3_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(400) kb_mmul55_480(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16245,7 +17207,9 @@ KAS_DEV void d_mmul55_3_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(800) kb_mmul55_481(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16294,7 +17258,9 @@ KAS_DEV void d_mmul55_3_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(100) kb_mmul55_482(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16343,7 +17309,9 @@ KAS_DEV void d_mmul55_3_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(400) kb_mmul55_483(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16392,7 +17360,9 @@ KAS_DEV void d_mmul55_3_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(800) kb_mmul55_484(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16441,7 +17411,9 @@ KAS_DEV void d_mmul55_3_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(100) kb_mmul55_485(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16490,7 +17462,9 @@ KAS_DEV void d_mmul55_3_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(400) kb_mmul55_486(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16539,7 +17513,9 @@ KAS_DEV void d_mmul55_3_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(800) kb_mmul55_487(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16564,7 +17540,9 @@ KAS_DEV void d_mmul55_3_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(100) kb_mmul55_488(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16589,7 +17567,9 @@ KAS_DEV void d_mmul55_3_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(400) kb_mmul55_489(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16614,7 +17594,9 @@ KAS_DEV void d_mmul55_3_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(800) kb_mmul55_490(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16639,7 +17621,9 @@ KAS_DEV void d_mmul55_3_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(100) kb_mmul55_491(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16667,7 +17651,9 @@ KAS_DEV void d_mmul55_3_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(400) kb_mmul55_492(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16695,7 +17681,9 @@ KAS_DEV void d_mmul55_3_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(float)
 
 __global__ void __launch_bounds__(800) kb_mmul55_493(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16723,7 +17711,9 @@ KAS_DEV void d_mmul55_3_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(100) kb_mmul55_494(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16748,7 +17738,9 @@ KAS_DEV void d_mmul55_3_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(400) kb_mmul55_495(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16773,7 +17765,9 @@ KAS_DEV void d_mmul55_3_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(800) kb_mmul55_496(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16798,7 +17792,9 @@ KAS_DEV void d_mmul55_3_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(100) kb_mmul55_497(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16826,7 +17822,9 @@ KAS_DEV void d_mmul55_3_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(400) kb_mmul55_498(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16854,7 +17852,9 @@ KAS_DEV void d_mmul55_3_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(800) kb_mmul55_499(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16884,7 +17884,9 @@ KAS_DEV void d_mmul55_3_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(100) kb_mmul55_500(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16911,7 +17913,9 @@ KAS_DEV void d_mmul55_3_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(400) kb_mmul55_501(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16938,7 +17942,9 @@ KAS_DEV void d_mmul55_3_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(800) kb_mmul55_502(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16965,7 +17971,9 @@ KAS_DEV void d_mmul55_3_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(double
 
 __global__ void __launch_bounds__(100) kb_mmul55_503(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16995,7 +18003,9 @@ KAS_DEV void d_mmul55_3_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(400) kb_mmul55_504(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17025,7 +18035,9 @@ KAS_DEV void d_mmul55_3_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(800) kb_mmul55_505(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17055,7 +18067,9 @@ KAS_DEV void d_mmul55_3_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(100) kb_mmul55_506(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17082,7 +18096,9 @@ KAS_DEV void d_mmul55_3_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(400) kb_mmul55_507(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17109,7 +18125,9 @@ KAS_DEV void d_mmul55_3_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(800) kb_mmul55_508(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17136,7 +18154,9 @@ KAS_DEV void d_mmul55_3_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(100) kb_mmul55_509(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17166,7 +18186,9 @@ KAS_DEV void d_mmul55_3_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(400) kb_mmul55_510(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17196,7 +18218,9 @@ KAS_DEV void d_mmul55_3_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(800) kb_mmul55_511(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17222,7 +18246,9 @@ KAS_DEV void d_mmul55_3_compute_e4_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(100) kb_mmul55_512(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17246,7 +18272,9 @@ KAS_DEV void d_mmul55_3_compute_e16_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(400) kb_mmul55_513(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17270,7 +18298,9 @@ KAS_DEV void d_mmul55_3_compute_e32_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(800) kb_mmul55_514(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17293,7 +18323,9 @@ KAS_DEV void d_mmul55_3_compute_e4_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_B
 
 __global__ void __launch_bounds__(100) kb_mmul55_515(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17324,7 +18356,9 @@ KAS_DEV void d_mmul55_3_compute_e16_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(400) kb_mmul55_516(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17355,7 +18389,9 @@ KAS_DEV void d_mmul55_3_compute_e32_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS_
 
 __global__ void __launch_bounds__(800) kb_mmul55_517(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17389,7 +18425,9 @@ KAS_DEV void d_mmul55_3_compute_e4_sss(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(100) kb_mmul55_518(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17415,7 +18453,9 @@ KAS_DEV void d_mmul55_3_compute_e16_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(400) kb_mmul55_519(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17441,7 +18481,9 @@ KAS_DEV void d_mmul55_3_compute_e32_sss(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(800) kb_mmul55_520(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17466,7 +18508,9 @@ KAS_DEV void d_mmul55_3_compute_e4_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KAS
 
 __global__ void __launch_bounds__(100) kb_mmul55_521(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17499,7 +18543,9 @@ KAS_DEV void d_mmul55_3_compute_e16_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(400) kb_mmul55_522(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17532,7 +18578,9 @@ KAS_DEV void d_mmul55_3_compute_e32_rrr(KAS_BUF(double) a, KAS_BUF(double) b, KA
 
 __global__ void __launch_bounds__(800) kb_mmul55_523(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17589,7 +18637,9 @@ KAS_DEV void d_mmul55_3_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(100) kb_mmul55_524(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17635,7 +18685,9 @@ KAS_DEV void d_mmul55_3_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(400) kb_mmul55_525(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17681,7 +18733,9 @@ KAS_DEV void d_mmul55_3_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(800) kb_mmul55_526(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17727,7 +18781,9 @@ KAS_DEV void d_mmul55_3_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(100) kb_mmul55_527(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17773,7 +18829,9 @@ KAS_DEV void d_mmul55_3_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(400) kb_mmul55_528(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17819,7 +18877,9 @@ KAS_DEV void d_mmul55_3_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(800) kb_mmul55_529(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17867,7 +18927,9 @@ KAS_DEV void d_mmul55_3_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(100) kb_mmul55_530(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17915,7 +18977,9 @@ KAS_DEV void d_mmul55_3_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(400) kb_mmul55_531(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17963,7 +19027,9 @@ KAS_DEV void d_mmul55_3_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(800) kb_mmul55_532(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18011,7 +19077,9 @@ KAS_DEV void d_mmul55_3_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(100) kb_mmul55_533(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18059,7 +19127,9 @@ KAS_DEV void d_mmul55_3_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(400) kb_mmul55_534(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18107,7 +19177,9 @@ KAS_DEV void d_mmul55_3_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(800) kb_mmul55_535(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18129,7 +19201,9 @@ KAS_DEV void d_mmul55_3_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(100) kb_mmul55_536(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18151,7 +19225,9 @@ KAS_DEV void d_mmul55_3_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(400) kb_mmul55_537(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18173,7 +19249,9 @@ KAS_DEV void d_mmul55_3_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(800) kb_mmul55_538(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18195,7 +19273,9 @@ KAS_DEV void d_mmul55_3_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, int
 
 __global__ void __launch_bounds__(100) kb_mmul55_539(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18218,7 +19298,9 @@ KAS_DEV void d_mmul55_3_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(400) kb_mmul55_540(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18241,7 +19323,9 @@ KAS_DEV void d_mmul55_3_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, in
 
 __global__ void __launch_bounds__(800) kb_mmul55_541(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18264,7 +19348,9 @@ KAS_DEV void d_mmul55_3_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(100) kb_mmul55_542(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18286,7 +19372,9 @@ KAS_DEV void d_mmul55_3_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(400) kb_mmul55_543(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18308,7 +19396,9 @@ KAS_DEV void d_mmul55_3_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(800) kb_mmul55_544(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18330,7 +19420,9 @@ KAS_DEV void d_mmul55_3_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(100) kb_mmul55_545(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18353,7 +19445,9 @@ KAS_DEV void d_mmul55_3_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(400) kb_mmul55_546(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18376,7 +19470,9 @@ KAS_DEV void d_mmul55_3_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(800) kb_mmul55_547(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18401,7 +19497,9 @@ KAS_DEV void d_mmul55_3_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(100) kb_mmul55_548(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18425,7 +19523,9 @@ KAS_DEV void d_mmul55_3_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(400) kb_mmul55_549(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18449,7 +19549,9 @@ KAS_DEV void d_mmul55_3_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(800) kb_mmul55_550(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18473,7 +19575,9 @@ KAS_DEV void d_mmul55_3_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(100) kb_mmul55_551(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18498,7 +19602,9 @@ KAS_DEV void d_mmul55_3_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(400) kb_mmul55_552(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18523,7 +19629,9 @@ KAS_DEV void d_mmul55_3_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(800) kb_mmul55_553(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18548,7 +19656,9 @@ KAS_DEV void d_mmul55_3_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(100) kb_mmul55_554(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18572,7 +19682,9 @@ KAS_DEV void d_mmul55_3_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(400) kb_mmul55_555(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18596,7 +19708,9 @@ KAS_DEV void d_mmul55_3_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(800) kb_mmul55_556(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18620,7 +19734,9 @@ KAS_DEV void d_mmul55_3_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(100) kb_mmul55_557(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18645,7 +19761,9 @@ KAS_DEV void d_mmul55_3_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(400) kb_mmul55_558(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18670,7 +19788,9 @@ KAS_DEV void d_mmul55_3_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(800) kb_mmul55_559(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;

@@ -37,7 +37,9 @@ KAS_DEV void d_smimul33_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(4) kb_smimul33_0(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -85,7 +87,9 @@ KAS_DEV void d_smimul33_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(16) kb_smimul33_1(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -133,7 +137,9 @@ KAS_DEV void d_smimul33_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(32) kb_smimul33_2(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -181,7 +187,9 @@ KAS_DEV void d_smimul33_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(64) kb_smimul33_3(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -229,7 +237,9 @@ KAS_DEV void d_smimul33_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(128) kb_smimul33_4(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -277,7 +287,9 @@ KAS_DEV void d_smimul33_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(256) kb_smimul33_5(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -325,7 +337,9 @@ KAS_DEV void d_smimul33_1_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_smimul33_6(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -373,7 +387,9 @@ KAS_DEV void d_smimul33_1_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_smimul33_7(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -421,7 +437,9 @@ KAS_DEV void d_smimul33_1_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_smimul33_8(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -469,7 +487,9 @@ KAS_DEV void d_smimul33_1_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_smimul33_9(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -517,7 +537,9 @@ KAS_DEV void d_smimul33_1_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_smimul33_10(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -565,7 +587,9 @@ KAS_DEV void d_smimul33_1_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_smimul33_11(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -615,7 +639,9 @@ KAS_DEV void d_smimul33_1_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(4) kb_smimul33_12(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -665,7 +691,9 @@ KAS_DEV void d_smimul33_1_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(16) kb_smimul33_13(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -715,7 +743,9 @@ KAS_DEV void d_smimul33_1_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(32) kb_smimul33_14(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -765,7 +795,9 @@ KAS_DEV void d_smimul33_1_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(64) kb_smimul33_15(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -815,7 +847,9 @@ KAS_DEV void d_smimul33_1_load_0_e128_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(128) kb_smimul33_16(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -865,7 +899,9 @@ KAS_DEV void d_smimul33_1_load_0_e256_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(256) kb_smimul33_17(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -915,7 +951,9 @@ KAS_DEV void d_smimul33_1_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_smimul33_18(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -965,7 +1003,9 @@ KAS_DEV void d_smimul33_1_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_smimul33_19(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1015,7 +1055,9 @@ KAS_DEV void d_smimul33_1_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_smimul33_20(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1065,7 +1107,9 @@ KAS_DEV void d_smimul33_1_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_smimul33_21(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1115,7 +1159,9 @@ KAS_DEV void d_smimul33_1_load_0_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_smimul33_22(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1165,7 +1211,9 @@ KAS_DEV void d_smimul33_1_load_0_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_smimul33_23(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1185,7 +1233,9 @@ KAS_DEV void d_smimul33_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(4) kb_smimul33_24(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1205,7 +1255,9 @@ KAS_DEV void d_smimul33_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(16) kb_smimul33_25(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1225,7 +1277,9 @@ KAS_DEV void d_smimul33_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(32) kb_smimul33_26(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1245,7 +1299,9 @@ KAS_DEV void d_smimul33_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(64) kb_smimul33_27(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1265,7 +1321,9 @@ KAS_DEV void d_smimul33_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(128) kb_smimul33_28(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1285,7 +1343,9 @@ KAS_DEV void d_smimul33_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(256) kb_smimul33_29(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1305,7 +1365,9 @@ KAS_DEV void d_smimul33_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(4) kb_smimul33_30(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1328,7 +1390,9 @@ KAS_DEV void d_smimul33_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(16) kb_smimul33_31(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1351,7 +1415,9 @@ KAS_DEV void d_smimul33_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(32) kb_smimul33_32(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1374,7 +1440,9 @@ KAS_DEV void d_smimul33_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(64) kb_smimul33_33(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1397,7 +1465,9 @@ KAS_DEV void d_smimul33_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(128) kb_smimul33_34(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1420,7 +1490,9 @@ KAS_DEV void d_smimul33_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(256) kb_smimul33_35(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1443,7 +1515,9 @@ KAS_DEV void d_smimul33_1_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_smimul33_36(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1463,7 +1537,9 @@ KAS_DEV void d_smimul33_1_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_smimul33_37(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1483,7 +1559,9 @@ KAS_DEV void d_smimul33_1_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_smimul33_38(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1503,7 +1581,9 @@ KAS_DEV void d_smimul33_1_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_smimul33_39(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1523,7 +1603,9 @@ KAS_DEV void d_smimul33_1_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_smimul33_40(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1543,7 +1625,9 @@ KAS_DEV void d_smimul33_1_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_smimul33_41(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1563,7 +1647,9 @@ KAS_DEV void d_smimul33_1_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_smimul33_42(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1586,7 +1672,9 @@ KAS_DEV void d_smimul33_1_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_smimul33_43(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1609,7 +1697,9 @@ KAS_DEV void d_smimul33_1_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_smimul33_44(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1632,7 +1722,9 @@ KAS_DEV void d_smimul33_1_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_smimul33_45(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1655,7 +1747,9 @@ KAS_DEV void d_smimul33_1_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_smimul33_46(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1678,7 +1772,9 @@ KAS_DEV void d_smimul33_1_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_smimul33_47(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1703,7 +1799,9 @@ KAS_DEV void d_smimul33_1_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(4) kb_smimul33_48(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1725,7 +1823,9 @@ KAS_DEV void d_smimul33_1_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(16) kb_smimul33_49(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1747,7 +1847,9 @@ KAS_DEV void d_smimul33_1_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(32) kb_smimul33_50(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1769,7 +1871,9 @@ KAS_DEV void d_smimul33_1_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(64) kb_smimul33_51(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1791,7 +1895,9 @@ KAS_DEV void d_smimul33_1_load_1_e128_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(128) kb_smimul33_52(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1813,7 +1919,9 @@ KAS_DEV void d_smimul33_1_load_1_e256_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(256) kb_smimul33_53(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1835,7 +1943,9 @@ KAS_DEV void d_smimul33_1_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(4) kb_smimul33_54(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1860,7 +1970,9 @@ KAS_DEV void d_smimul33_1_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(16) kb_smimul33_55(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1885,7 +1997,9 @@ KAS_DEV void d_smimul33_1_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(32) kb_smimul33_56(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1910,7 +2024,9 @@ KAS_DEV void d_smimul33_1_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(64) kb_smimul33_57(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1935,7 +2051,9 @@ KAS_DEV void d_smimul33_1_load_1_e128_r(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(128) kb_smimul33_58(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1960,7 +2078,9 @@ KAS_DEV void d_smimul33_1_load_1_e256_r(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(256) kb_smimul33_59(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1985,7 +2105,9 @@ KAS_DEV void d_smimul33_1_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_smimul33_60(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2007,7 +2129,9 @@ KAS_DEV void d_smimul33_1_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_smimul33_61(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2029,7 +2153,9 @@ KAS_DEV void d_smimul33_1_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_smimul33_62(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2051,7 +2177,9 @@ KAS_DEV void d_smimul33_1_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_smimul33_63(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2073,7 +2201,9 @@ KAS_DEV void d_smimul33_1_load_1_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_smimul33_64(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2095,7 +2225,9 @@ KAS_DEV void d_smimul33_1_load_1_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_smimul33_65(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2117,7 +2249,9 @@ KAS_DEV void d_smimul33_1_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_smimul33_66(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2142,7 +2276,9 @@ KAS_DEV void d_smimul33_1_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_smimul33_67(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2167,7 +2303,9 @@ KAS_DEV void d_smimul33_1_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_smimul33_68(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2192,7 +2330,9 @@ KAS_DEV void d_smimul33_1_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_smimul33_69(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2217,7 +2357,9 @@ KAS_DEV void d_smimul33_1_load_1_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_smimul33_70(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2242,7 +2384,9 @@ KAS_DEV void d_smimul33_1_load_1_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_smimul33_71(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2269,7 +2413,9 @@ KAS_DEV void d_smimul33_1_compute_e4_ss(KAS_BUF(float) a, KAS_BUF(float) c, int 
 
 __global__ void __launch_bounds__(4) kb_smimul33_72(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2293,7 +2439,9 @@ KAS_DEV void d_smimul33_1_compute_e16_ss(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(16) kb_smimul33_73(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2317,7 +2465,9 @@ KAS_DEV void d_smimul33_1_compute_e32_ss(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(32) kb_smimul33_74(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2341,7 +2491,9 @@ KAS_DEV void d_smimul33_1_compute_e64_ss(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(64) kb_smimul33_75(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2365,7 +2517,9 @@ KAS_DEV void d_smimul33_1_compute_e128_ss(KAS_BUF(float) a, KAS_BUF(float) c, in
 
 __global__ void __launch_bounds__(128) kb_smimul33_76(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2389,7 +2543,9 @@ KAS_DEV void d_smimul33_1_compute_e256_ss(KAS_BUF(float) a, KAS_BUF(float) c, in
 
 __global__ void __launch_bounds__(256) kb_smimul33_77(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2413,7 +2569,9 @@ KAS_DEV void d_smimul33_1_compute_e4_rr(KAS_BUF(float) a, KAS_BUF(float) c) {
 
 __global__ void __launch_bounds__(4) kb_smimul33_78(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2443,7 +2601,9 @@ KAS_DEV void d_smimul33_1_compute_e16_rr(KAS_BUF(float) a, KAS_BUF(float) c) {
 
 __global__ void __launch_bounds__(16) kb_smimul33_79(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2473,7 +2633,9 @@ KAS_DEV void d_smimul33_1_compute_e32_rr(KAS_BUF(float) a, KAS_BUF(float) c) {
 
 __global__ void __launch_bounds__(32) kb_smimul33_80(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2503,7 +2665,9 @@ KAS_DEV void d_smimul33_1_compute_e64_rr(KAS_BUF(float) a, KAS_BUF(float) c) {
 
 __global__ void __launch_bounds__(64) kb_smimul33_81(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2533,7 +2697,9 @@ KAS_DEV void d_smimul33_1_compute_e128_rr(KAS_BUF(float) a, KAS_BUF(float) c) {
 
 __global__ void __launch_bounds__(128) kb_smimul33_82(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2563,7 +2729,9 @@ KAS_DEV void d_smimul33_1_compute_e256_rr(KAS_BUF(float) a, KAS_BUF(float) c) {
 
 __global__ void __launch_bounds__(256) kb_smimul33_83(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2595,7 +2763,9 @@ KAS_DEV void d_smimul33_1_compute_e4_ss(KAS_BUF(double) a, KAS_BUF(double) c, in
 
 __global__ void __launch_bounds__(4) kb_smimul33_84(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2621,7 +2791,9 @@ KAS_DEV void d_smimul33_1_compute_e16_ss(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(16) kb_smimul33_85(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2647,7 +2819,9 @@ KAS_DEV void d_smimul33_1_compute_e32_ss(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(32) kb_smimul33_86(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2673,7 +2847,9 @@ KAS_DEV void d_smimul33_1_compute_e64_ss(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(64) kb_smimul33_87(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2699,7 +2875,9 @@ KAS_DEV void d_smimul33_1_compute_e128_ss(KAS_BUF(double) a, KAS_BUF(double) c, 
 
 __global__ void __launch_bounds__(128) kb_smimul33_88(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2725,7 +2903,9 @@ KAS_DEV void d_smimul33_1_compute_e256_ss(KAS_BUF(double) a, KAS_BUF(double) c, 
 
 __global__ void __launch_bounds__(256) kb_smimul33_89(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2751,7 +2931,9 @@ KAS_DEV void d_smimul33_1_compute_e4_rr(KAS_BUF(double) a, KAS_BUF(double) c) {
 
 __global__ void __launch_bounds__(4) kb_smimul33_90(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2783,7 +2965,9 @@ KAS_DEV void d_smimul33_1_compute_e16_rr(KAS_BUF(double) a, KAS_BUF(double) c) {
 
 __global__ void __launch_bounds__(16) kb_smimul33_91(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2815,7 +2999,9 @@ KAS_DEV void d_smimul33_1_compute_e32_rr(KAS_BUF(double) a, KAS_BUF(double) c) {
 
 __global__ void __launch_bounds__(32) kb_smimul33_92(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2847,7 +3033,9 @@ KAS_DEV void d_smimul33_1_compute_e64_rr(KAS_BUF(double) a, KAS_BUF(double) c) {
 
 __global__ void __launch_bounds__(64) kb_smimul33_93(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2879,7 +3067,9 @@ KAS_DEV void d_smimul33_1_compute_e128_rr(KAS_BUF(double) a, KAS_BUF(double) c) 
 
 __global__ void __launch_bounds__(128) kb_smimul33_94(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2911,7 +3101,9 @@ KAS_DEV void d_smimul33_1_compute_e256_rr(KAS_BUF(double) a, KAS_BUF(double) c) 
 
 __global__ void __launch_bounds__(256) kb_smimul33_95(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2966,7 +3158,9 @@ KAS_DEV void d_smimul33_1_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_smimul33_96(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3013,7 +3207,9 @@ KAS_DEV void d_smimul33_1_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_smimul33_97(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3060,7 +3256,9 @@ KAS_DEV void d_smimul33_1_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_smimul33_98(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3107,7 +3305,9 @@ KAS_DEV void d_smimul33_1_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_smimul33_99(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3154,7 +3354,9 @@ KAS_DEV void d_smimul33_1_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_smimul33_100(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3201,7 +3403,9 @@ KAS_DEV void d_smimul33_1_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_smimul33_101(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3248,7 +3452,9 @@ KAS_DEV void d_smimul33_1_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_smimul33_102(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3295,7 +3501,9 @@ KAS_DEV void d_smimul33_1_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_smimul33_103(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3342,7 +3550,9 @@ KAS_DEV void d_smimul33_1_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_smimul33_104(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3389,7 +3599,9 @@ KAS_DEV void d_smimul33_1_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_smimul33_105(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3436,7 +3648,9 @@ KAS_DEV void d_smimul33_1_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_smimul33_106(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3483,7 +3697,9 @@ KAS_DEV void d_smimul33_1_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_smimul33_107(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3532,7 +3748,9 @@ KAS_DEV void d_smimul33_1_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(4) kb_smimul33_108(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3581,7 +3799,9 @@ KAS_DEV void d_smimul33_1_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(16) kb_smimul33_109(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3630,7 +3850,9 @@ KAS_DEV void d_smimul33_1_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(32) kb_smimul33_110(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3679,7 +3901,9 @@ KAS_DEV void d_smimul33_1_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(64) kb_smimul33_111(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3728,7 +3952,9 @@ KAS_DEV void d_smimul33_1_save_0_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(128) kb_smimul33_112(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3777,7 +4003,9 @@ KAS_DEV void d_smimul33_1_save_0_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(256) kb_smimul33_113(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3826,7 +4054,9 @@ KAS_DEV void d_smimul33_1_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_smimul33_114(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3875,7 +4105,9 @@ KAS_DEV void d_smimul33_1_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_smimul33_115(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3924,7 +4156,9 @@ KAS_DEV void d_smimul33_1_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_smimul33_116(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3973,7 +4207,9 @@ KAS_DEV void d_smimul33_1_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_smimul33_117(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4022,7 +4258,9 @@ KAS_DEV void d_smimul33_1_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_smimul33_118(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4071,7 +4309,9 @@ KAS_DEV void d_smimul33_1_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_smimul33_119(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4093,7 +4333,9 @@ KAS_DEV void d_smimul33_1_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_smimul33_120(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4115,7 +4357,9 @@ KAS_DEV void d_smimul33_1_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_smimul33_121(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4137,7 +4381,9 @@ KAS_DEV void d_smimul33_1_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_smimul33_122(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4159,7 +4405,9 @@ KAS_DEV void d_smimul33_1_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_smimul33_123(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4181,7 +4429,9 @@ KAS_DEV void d_smimul33_1_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_smimul33_124(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4203,7 +4453,9 @@ KAS_DEV void d_smimul33_1_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_smimul33_125(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4225,7 +4477,9 @@ KAS_DEV void d_smimul33_1_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_smimul33_126(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4248,7 +4502,9 @@ KAS_DEV void d_smimul33_1_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_smimul33_127(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4271,7 +4527,9 @@ KAS_DEV void d_smimul33_1_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_smimul33_128(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4294,7 +4552,9 @@ KAS_DEV void d_smimul33_1_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_smimul33_129(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4317,7 +4577,9 @@ KAS_DEV void d_smimul33_1_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_smimul33_130(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4340,7 +4602,9 @@ KAS_DEV void d_smimul33_1_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_smimul33_131(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4363,7 +4627,9 @@ KAS_DEV void d_smimul33_1_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_smimul33_132(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4385,7 +4651,9 @@ KAS_DEV void d_smimul33_1_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_smimul33_133(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4407,7 +4675,9 @@ KAS_DEV void d_smimul33_1_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_smimul33_134(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4429,7 +4699,9 @@ KAS_DEV void d_smimul33_1_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_smimul33_135(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4451,7 +4723,9 @@ KAS_DEV void d_smimul33_1_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_smimul33_136(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4473,7 +4747,9 @@ KAS_DEV void d_smimul33_1_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_smimul33_137(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4495,7 +4771,9 @@ KAS_DEV void d_smimul33_1_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_smimul33_138(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4518,7 +4796,9 @@ KAS_DEV void d_smimul33_1_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_smimul33_139(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4541,7 +4821,9 @@ KAS_DEV void d_smimul33_1_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_smimul33_140(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4564,7 +4846,9 @@ KAS_DEV void d_smimul33_1_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_smimul33_141(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4587,7 +4871,9 @@ KAS_DEV void d_smimul33_1_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_smimul33_142(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4610,7 +4896,9 @@ KAS_DEV void d_smimul33_1_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_smimul33_143(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4635,7 +4923,9 @@ KAS_DEV void d_smimul33_1_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(4) kb_smimul33_144(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4659,7 +4949,9 @@ KAS_DEV void d_smimul33_1_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(16) kb_smimul33_145(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4683,7 +4975,9 @@ KAS_DEV void d_smimul33_1_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(32) kb_smimul33_146(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4707,7 +5001,9 @@ KAS_DEV void d_smimul33_1_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(64) kb_smimul33_147(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4731,7 +5027,9 @@ KAS_DEV void d_smimul33_1_save_1_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(128) kb_smimul33_148(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4755,7 +5053,9 @@ KAS_DEV void d_smimul33_1_save_1_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(256) kb_smimul33_149(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4779,7 +5079,9 @@ KAS_DEV void d_smimul33_1_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(4) kb_smimul33_150(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4804,7 +5106,9 @@ KAS_DEV void d_smimul33_1_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(16) kb_smimul33_151(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4829,7 +5133,9 @@ KAS_DEV void d_smimul33_1_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(32) kb_smimul33_152(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4854,7 +5160,9 @@ KAS_DEV void d_smimul33_1_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(64) kb_smimul33_153(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4879,7 +5187,9 @@ KAS_DEV void d_smimul33_1_save_1_e128_r(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(128) kb_smimul33_154(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4904,7 +5214,9 @@ KAS_DEV void d_smimul33_1_save_1_e256_r(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(256) kb_smimul33_155(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4929,7 +5241,9 @@ KAS_DEV void d_smimul33_1_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_smimul33_156(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4953,7 +5267,9 @@ KAS_DEV void d_smimul33_1_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_smimul33_157(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4977,7 +5293,9 @@ KAS_DEV void d_smimul33_1_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_smimul33_158(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5001,7 +5319,9 @@ KAS_DEV void d_smimul33_1_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_smimul33_159(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5025,7 +5345,9 @@ KAS_DEV void d_smimul33_1_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_smimul33_160(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5049,7 +5371,9 @@ KAS_DEV void d_smimul33_1_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_smimul33_161(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5073,7 +5397,9 @@ KAS_DEV void d_smimul33_1_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_smimul33_162(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5098,7 +5424,9 @@ KAS_DEV void d_smimul33_1_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_smimul33_163(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5123,7 +5451,9 @@ KAS_DEV void d_smimul33_1_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_smimul33_164(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5148,7 +5478,9 @@ KAS_DEV void d_smimul33_1_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_smimul33_165(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5173,7 +5505,9 @@ KAS_DEV void d_smimul33_1_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_smimul33_166(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5198,7 +5532,9 @@ KAS_DEV void d_smimul33_1_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_smimul33_167(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5245,7 +5581,9 @@ KAS_DEV void d_smimul33_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(36) kb_smimul33_168(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5293,7 +5631,9 @@ KAS_DEV void d_smimul33_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(144) kb_smimul33_169(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5341,7 +5681,9 @@ KAS_DEV void d_smimul33_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(288) kb_smimul33_170(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5389,7 +5731,9 @@ KAS_DEV void d_smimul33_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(576) kb_smimul33_171(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5437,7 +5781,9 @@ KAS_DEV void d_smimul33_2_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(36) kb_smimul33_172(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5485,7 +5831,9 @@ KAS_DEV void d_smimul33_2_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(144) kb_smimul33_173(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5533,7 +5881,9 @@ KAS_DEV void d_smimul33_2_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(288) kb_smimul33_174(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5581,7 +5931,9 @@ KAS_DEV void d_smimul33_2_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(576) kb_smimul33_175(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5631,7 +5983,9 @@ KAS_DEV void d_smimul33_2_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(36) kb_smimul33_176(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5681,7 +6035,9 @@ KAS_DEV void d_smimul33_2_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(144) kb_smimul33_177(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5731,7 +6087,9 @@ KAS_DEV void d_smimul33_2_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(288) kb_smimul33_178(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5781,7 +6139,9 @@ KAS_DEV void d_smimul33_2_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(576) kb_smimul33_179(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5831,7 +6191,9 @@ KAS_DEV void d_smimul33_2_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(36) kb_smimul33_180(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5881,7 +6243,9 @@ KAS_DEV void d_smimul33_2_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(144) kb_smimul33_181(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5931,7 +6295,9 @@ KAS_DEV void d_smimul33_2_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(288) kb_smimul33_182(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5981,7 +6347,9 @@ KAS_DEV void d_smimul33_2_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(576) kb_smimul33_183(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6001,7 +6369,9 @@ KAS_DEV void d_smimul33_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(36) kb_smimul33_184(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6021,7 +6391,9 @@ KAS_DEV void d_smimul33_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(144) kb_smimul33_185(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6041,7 +6413,9 @@ KAS_DEV void d_smimul33_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(288) kb_smimul33_186(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6061,7 +6435,9 @@ KAS_DEV void d_smimul33_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(576) kb_smimul33_187(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6081,7 +6457,9 @@ KAS_DEV void d_smimul33_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(36) kb_smimul33_188(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6104,7 +6482,9 @@ KAS_DEV void d_smimul33_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(144) kb_smimul33_189(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6127,7 +6507,9 @@ KAS_DEV void d_smimul33_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(288) kb_smimul33_190(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6150,7 +6532,9 @@ KAS_DEV void d_smimul33_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(576) kb_smimul33_191(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6173,7 +6557,9 @@ KAS_DEV void d_smimul33_2_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(36) kb_smimul33_192(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6193,7 +6579,9 @@ KAS_DEV void d_smimul33_2_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(144) kb_smimul33_193(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6213,7 +6601,9 @@ KAS_DEV void d_smimul33_2_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(288) kb_smimul33_194(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6233,7 +6623,9 @@ KAS_DEV void d_smimul33_2_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(576) kb_smimul33_195(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6253,7 +6645,9 @@ KAS_DEV void d_smimul33_2_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(36) kb_smimul33_196(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6276,7 +6670,9 @@ KAS_DEV void d_smimul33_2_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(144) kb_smimul33_197(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6299,7 +6695,9 @@ KAS_DEV void d_smimul33_2_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(288) kb_smimul33_198(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6322,7 +6720,9 @@ KAS_DEV void d_smimul33_2_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(576) kb_smimul33_199(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6347,7 +6747,9 @@ KAS_DEV void d_smimul33_2_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(36) kb_smimul33_200(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6369,7 +6771,9 @@ KAS_DEV void d_smimul33_2_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(144) kb_smimul33_201(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6391,7 +6795,9 @@ KAS_DEV void d_smimul33_2_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(288) kb_smimul33_202(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6413,7 +6819,9 @@ KAS_DEV void d_smimul33_2_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(576) kb_smimul33_203(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6435,7 +6843,9 @@ KAS_DEV void d_smimul33_2_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(36) kb_smimul33_204(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6460,7 +6870,9 @@ KAS_DEV void d_smimul33_2_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(144) kb_smimul33_205(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6485,7 +6897,9 @@ KAS_DEV void d_smimul33_2_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(288) kb_smimul33_206(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6510,7 +6924,9 @@ KAS_DEV void d_smimul33_2_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(576) kb_smimul33_207(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6535,7 +6951,9 @@ KAS_DEV void d_smimul33_2_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(36) kb_smimul33_208(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6557,7 +6975,9 @@ KAS_DEV void d_smimul33_2_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(144) kb_smimul33_209(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6579,7 +6999,9 @@ KAS_DEV void d_smimul33_2_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(288) kb_smimul33_210(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6601,7 +7023,9 @@ KAS_DEV void d_smimul33_2_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(576) kb_smimul33_211(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6623,7 +7047,9 @@ KAS_DEV void d_smimul33_2_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(36) kb_smimul33_212(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6648,7 +7074,9 @@ KAS_DEV void d_smimul33_2_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(144) kb_smimul33_213(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6673,7 +7101,9 @@ KAS_DEV void d_smimul33_2_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(288) kb_smimul33_214(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6698,7 +7128,9 @@ KAS_DEV void d_smimul33_2_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(576) kb_smimul33_215(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6721,7 +7153,9 @@ KAS_DEV void d_smimul33_2_compute_e4_ss(KAS_BUF(float) a, KAS_BUF(float) c, int 
 
 __global__ void __launch_bounds__(36) kb_smimul33_216(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6741,7 +7175,9 @@ KAS_DEV void d_smimul33_2_compute_e16_ss(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(144) kb_smimul33_217(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6761,7 +7197,9 @@ KAS_DEV void d_smimul33_2_compute_e32_ss(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(288) kb_smimul33_218(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6781,7 +7219,9 @@ KAS_DEV void d_smimul33_2_compute_e64_ss(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(576) kb_smimul33_219(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6801,7 +7241,9 @@ KAS_DEV void d_smimul33_2_compute_e4_rr(KAS_BUF(float) a, KAS_BUF(float) c, int 
 
 __global__ void __launch_bounds__(36) kb_smimul33_220(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6827,7 +7269,9 @@ KAS_DEV void d_smimul33_2_compute_e16_rr(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(144) kb_smimul33_221(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6853,7 +7297,9 @@ KAS_DEV void d_smimul33_2_compute_e32_rr(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(288) kb_smimul33_222(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6879,7 +7325,9 @@ KAS_DEV void d_smimul33_2_compute_e64_rr(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(576) kb_smimul33_223(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6907,7 +7355,9 @@ KAS_DEV void d_smimul33_2_compute_e4_ss(KAS_BUF(double) a, KAS_BUF(double) c, in
 
 __global__ void __launch_bounds__(36) kb_smimul33_224(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6929,7 +7379,9 @@ KAS_DEV void d_smimul33_2_compute_e16_ss(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(144) kb_smimul33_225(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6951,7 +7403,9 @@ KAS_DEV void d_smimul33_2_compute_e32_ss(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(288) kb_smimul33_226(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6973,7 +7427,9 @@ KAS_DEV void d_smimul33_2_compute_e64_ss(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(576) kb_smimul33_227(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6995,7 +7451,9 @@ KAS_DEV void d_smimul33_2_compute_e4_rr(KAS_BUF(double) a, KAS_BUF(double) c, in
 
 __global__ void __launch_bounds__(36) kb_smimul33_228(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7023,7 +7481,9 @@ KAS_DEV void d_smimul33_2_compute_e16_rr(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(144) kb_smimul33_229(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7051,7 +7511,9 @@ KAS_DEV void d_smimul33_2_compute_e32_rr(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(288) kb_smimul33_230(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7079,7 +7541,9 @@ KAS_DEV void d_smimul33_2_compute_e64_rr(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(576) kb_smimul33_231(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7134,7 +7598,9 @@ KAS_DEV void d_smimul33_2_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(36) kb_smimul33_232(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7181,7 +7647,9 @@ KAS_DEV void d_smimul33_2_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(144) kb_smimul33_233(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7228,7 +7696,9 @@ KAS_DEV void d_smimul33_2_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(288) kb_smimul33_234(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7275,7 +7745,9 @@ KAS_DEV void d_smimul33_2_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(576) kb_smimul33_235(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7322,7 +7794,9 @@ KAS_DEV void d_smimul33_2_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(36) kb_smimul33_236(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7369,7 +7843,9 @@ KAS_DEV void d_smimul33_2_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(144) kb_smimul33_237(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7416,7 +7892,9 @@ KAS_DEV void d_smimul33_2_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(288) kb_smimul33_238(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7463,7 +7941,9 @@ KAS_DEV void d_smimul33_2_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(576) kb_smimul33_239(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7512,7 +7992,9 @@ KAS_DEV void d_smimul33_2_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(36) kb_smimul33_240(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7561,7 +8043,9 @@ KAS_DEV void d_smimul33_2_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(144) kb_smimul33_241(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7610,7 +8094,9 @@ KAS_DEV void d_smimul33_2_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(288) kb_smimul33_242(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7659,7 +8145,9 @@ KAS_DEV void d_smimul33_2_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(576) kb_smimul33_243(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7708,7 +8196,9 @@ KAS_DEV void d_smimul33_2_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(36) kb_smimul33_244(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7757,7 +8247,9 @@ KAS_DEV void d_smimul33_2_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(144) kb_smimul33_245(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7806,7 +8298,9 @@ KAS_DEV void d_smimul33_2_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(288) kb_smimul33_246(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7855,7 +8349,9 @@ KAS_DEV void d_smimul33_2_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(576) kb_smimul33_247(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7874,7 +8370,9 @@ KAS_DEV void d_smimul33_2_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(36) kb_smimul33_248(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7893,7 +8391,9 @@ KAS_DEV void d_smimul33_2_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(144) kb_smimul33_249(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7912,7 +8412,9 @@ KAS_DEV void d_smimul33_2_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(288) kb_smimul33_250(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7931,7 +8433,9 @@ KAS_DEV void d_smimul33_2_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(576) kb_smimul33_251(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7950,7 +8454,9 @@ KAS_DEV void d_smimul33_2_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(36) kb_smimul33_252(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7970,7 +8476,9 @@ KAS_DEV void d_smimul33_2_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(144) kb_smimul33_253(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7990,7 +8498,9 @@ KAS_DEV void d_smimul33_2_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(288) kb_smimul33_254(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8010,7 +8520,9 @@ KAS_DEV void d_smimul33_2_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(576) kb_smimul33_255(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8030,7 +8542,9 @@ KAS_DEV void d_smimul33_2_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(36) kb_smimul33_256(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8049,7 +8563,9 @@ KAS_DEV void d_smimul33_2_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(144) kb_smimul33_257(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8068,7 +8584,9 @@ KAS_DEV void d_smimul33_2_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(288) kb_smimul33_258(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8087,7 +8605,9 @@ KAS_DEV void d_smimul33_2_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(576) kb_smimul33_259(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8106,7 +8626,9 @@ KAS_DEV void d_smimul33_2_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(36) kb_smimul33_260(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8126,7 +8648,9 @@ KAS_DEV void d_smimul33_2_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(144) kb_smimul33_261(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8146,7 +8670,9 @@ KAS_DEV void d_smimul33_2_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(288) kb_smimul33_262(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8166,7 +8692,9 @@ KAS_DEV void d_smimul33_2_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(576) kb_smimul33_263(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8188,7 +8716,9 @@ KAS_DEV void d_smimul33_2_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(36) kb_smimul33_264(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8209,7 +8739,9 @@ KAS_DEV void d_smimul33_2_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(144) kb_smimul33_265(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8230,7 +8762,9 @@ KAS_DEV void d_smimul33_2_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(288) kb_smimul33_266(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8251,7 +8785,9 @@ KAS_DEV void d_smimul33_2_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(576) kb_smimul33_267(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8272,7 +8808,9 @@ KAS_DEV void d_smimul33_2_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(36) kb_smimul33_268(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8294,7 +8832,9 @@ KAS_DEV void d_smimul33_2_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(144) kb_smimul33_269(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8316,7 +8856,9 @@ KAS_DEV void d_smimul33_2_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(288) kb_smimul33_270(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8338,7 +8880,9 @@ KAS_DEV void d_smimul33_2_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(576) kb_smimul33_271(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8360,7 +8904,9 @@ KAS_DEV void d_smimul33_2_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(36) kb_smimul33_272(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8381,7 +8927,9 @@ KAS_DEV void d_smimul33_2_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(144) kb_smimul33_273(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8402,7 +8950,9 @@ KAS_DEV void d_smimul33_2_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(288) kb_smimul33_274(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8423,7 +8973,9 @@ KAS_DEV void d_smimul33_2_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(576) kb_smimul33_275(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8444,7 +8996,9 @@ KAS_DEV void d_smimul33_2_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(36) kb_smimul33_276(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8466,7 +9020,9 @@ KAS_DEV void d_smimul33_2_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(144) kb_smimul33_277(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8488,7 +9044,9 @@ KAS_DEV void d_smimul33_2_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(288) kb_smimul33_278(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8510,7 +9068,9 @@ KAS_DEV void d_smimul33_2_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(576) kb_smimul33_279(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8557,7 +9117,9 @@ KAS_DEV void d_smimul33_3_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(12) kb_smimul33_280(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8605,7 +9167,9 @@ KAS_DEV void d_smimul33_3_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(48) kb_smimul33_281(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8653,7 +9217,9 @@ KAS_DEV void d_smimul33_3_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(96) kb_smimul33_282(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8701,7 +9267,9 @@ KAS_DEV void d_smimul33_3_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(192) kb_smimul33_283(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8749,7 +9317,9 @@ KAS_DEV void d_smimul33_3_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(384) kb_smimul33_284(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8797,7 +9367,9 @@ KAS_DEV void d_smimul33_3_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(768) kb_smimul33_285(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8845,7 +9417,9 @@ KAS_DEV void d_smimul33_3_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_smimul33_286(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8893,7 +9467,9 @@ KAS_DEV void d_smimul33_3_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_smimul33_287(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8941,7 +9517,9 @@ KAS_DEV void d_smimul33_3_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_smimul33_288(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8989,7 +9567,9 @@ KAS_DEV void d_smimul33_3_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_smimul33_289(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9037,7 +9617,9 @@ KAS_DEV void d_smimul33_3_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_smimul33_290(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9085,7 +9667,9 @@ KAS_DEV void d_smimul33_3_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_smimul33_291(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9135,7 +9719,9 @@ KAS_DEV void d_smimul33_3_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(12) kb_smimul33_292(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9185,7 +9771,9 @@ KAS_DEV void d_smimul33_3_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(48) kb_smimul33_293(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9235,7 +9823,9 @@ KAS_DEV void d_smimul33_3_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(96) kb_smimul33_294(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9285,7 +9875,9 @@ KAS_DEV void d_smimul33_3_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(192) kb_smimul33_295(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9335,7 +9927,9 @@ KAS_DEV void d_smimul33_3_load_0_e128_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(384) kb_smimul33_296(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9385,7 +9979,9 @@ KAS_DEV void d_smimul33_3_load_0_e256_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(768) kb_smimul33_297(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9435,7 +10031,9 @@ KAS_DEV void d_smimul33_3_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_smimul33_298(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9485,7 +10083,9 @@ KAS_DEV void d_smimul33_3_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_smimul33_299(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9535,7 +10135,9 @@ KAS_DEV void d_smimul33_3_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_smimul33_300(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9585,7 +10187,9 @@ KAS_DEV void d_smimul33_3_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_smimul33_301(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9635,7 +10239,9 @@ KAS_DEV void d_smimul33_3_load_0_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_smimul33_302(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9685,7 +10291,9 @@ KAS_DEV void d_smimul33_3_load_0_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_smimul33_303(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9705,7 +10313,9 @@ KAS_DEV void d_smimul33_3_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(12) kb_smimul33_304(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9725,7 +10335,9 @@ KAS_DEV void d_smimul33_3_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(48) kb_smimul33_305(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9745,7 +10357,9 @@ KAS_DEV void d_smimul33_3_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(96) kb_smimul33_306(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9765,7 +10379,9 @@ KAS_DEV void d_smimul33_3_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(192) kb_smimul33_307(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9785,7 +10401,9 @@ KAS_DEV void d_smimul33_3_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(384) kb_smimul33_308(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9805,7 +10423,9 @@ KAS_DEV void d_smimul33_3_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(768) kb_smimul33_309(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9825,7 +10445,9 @@ KAS_DEV void d_smimul33_3_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(12) kb_smimul33_310(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9848,7 +10470,9 @@ KAS_DEV void d_smimul33_3_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(48) kb_smimul33_311(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9871,7 +10495,9 @@ KAS_DEV void d_smimul33_3_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(96) kb_smimul33_312(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9894,7 +10520,9 @@ KAS_DEV void d_smimul33_3_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(192) kb_smimul33_313(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9917,7 +10545,9 @@ KAS_DEV void d_smimul33_3_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(384) kb_smimul33_314(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9940,7 +10570,9 @@ KAS_DEV void d_smimul33_3_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(768) kb_smimul33_315(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9963,7 +10595,9 @@ KAS_DEV void d_smimul33_3_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_smimul33_316(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9983,7 +10617,9 @@ KAS_DEV void d_smimul33_3_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_smimul33_317(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10003,7 +10639,9 @@ KAS_DEV void d_smimul33_3_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_smimul33_318(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10023,7 +10661,9 @@ KAS_DEV void d_smimul33_3_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_smimul33_319(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10043,7 +10683,9 @@ KAS_DEV void d_smimul33_3_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_smimul33_320(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10063,7 +10705,9 @@ KAS_DEV void d_smimul33_3_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_smimul33_321(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10083,7 +10727,9 @@ KAS_DEV void d_smimul33_3_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_smimul33_322(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10106,7 +10752,9 @@ KAS_DEV void d_smimul33_3_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_smimul33_323(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10129,7 +10777,9 @@ KAS_DEV void d_smimul33_3_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_smimul33_324(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10152,7 +10802,9 @@ KAS_DEV void d_smimul33_3_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_smimul33_325(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10175,7 +10827,9 @@ KAS_DEV void d_smimul33_3_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_smimul33_326(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10198,7 +10852,9 @@ KAS_DEV void d_smimul33_3_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_smimul33_327(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10223,7 +10879,9 @@ KAS_DEV void d_smimul33_3_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(12) kb_smimul33_328(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10245,7 +10903,9 @@ KAS_DEV void d_smimul33_3_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(48) kb_smimul33_329(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10267,7 +10927,9 @@ KAS_DEV void d_smimul33_3_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(96) kb_smimul33_330(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10289,7 +10951,9 @@ KAS_DEV void d_smimul33_3_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(192) kb_smimul33_331(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10311,7 +10975,9 @@ KAS_DEV void d_smimul33_3_load_1_e128_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(384) kb_smimul33_332(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10333,7 +10999,9 @@ KAS_DEV void d_smimul33_3_load_1_e256_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(768) kb_smimul33_333(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10355,7 +11023,9 @@ KAS_DEV void d_smimul33_3_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(12) kb_smimul33_334(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10380,7 +11050,9 @@ KAS_DEV void d_smimul33_3_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(48) kb_smimul33_335(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10405,7 +11077,9 @@ KAS_DEV void d_smimul33_3_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(96) kb_smimul33_336(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10430,7 +11104,9 @@ KAS_DEV void d_smimul33_3_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(192) kb_smimul33_337(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10455,7 +11131,9 @@ KAS_DEV void d_smimul33_3_load_1_e128_r(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(384) kb_smimul33_338(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10480,7 +11158,9 @@ KAS_DEV void d_smimul33_3_load_1_e256_r(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(768) kb_smimul33_339(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10505,7 +11185,9 @@ KAS_DEV void d_smimul33_3_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_smimul33_340(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10527,7 +11209,9 @@ KAS_DEV void d_smimul33_3_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_smimul33_341(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10549,7 +11233,9 @@ KAS_DEV void d_smimul33_3_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_smimul33_342(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10571,7 +11257,9 @@ KAS_DEV void d_smimul33_3_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_smimul33_343(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10593,7 +11281,9 @@ KAS_DEV void d_smimul33_3_load_1_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_smimul33_344(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10615,7 +11305,9 @@ KAS_DEV void d_smimul33_3_load_1_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_smimul33_345(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10637,7 +11329,9 @@ KAS_DEV void d_smimul33_3_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_smimul33_346(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10662,7 +11356,9 @@ KAS_DEV void d_smimul33_3_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_smimul33_347(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10687,7 +11383,9 @@ KAS_DEV void d_smimul33_3_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_smimul33_348(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10712,7 +11410,9 @@ KAS_DEV void d_smimul33_3_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_smimul33_349(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10737,7 +11437,9 @@ KAS_DEV void d_smimul33_3_load_1_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_smimul33_350(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10762,7 +11464,9 @@ KAS_DEV void d_smimul33_3_load_1_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_smimul33_351(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10787,7 +11491,9 @@ KAS_DEV void d_smimul33_3_compute_e4_ss(KAS_BUF(float) a, KAS_BUF(float) c, int 
 
 __global__ void __launch_bounds__(12) kb_smimul33_352(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10809,7 +11515,9 @@ KAS_DEV void d_smimul33_3_compute_e16_ss(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(48) kb_smimul33_353(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10831,7 +11539,9 @@ KAS_DEV void d_smimul33_3_compute_e32_ss(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(96) kb_smimul33_354(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10853,7 +11563,9 @@ KAS_DEV void d_smimul33_3_compute_e64_ss(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(192) kb_smimul33_355(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10875,7 +11587,9 @@ KAS_DEV void d_smimul33_3_compute_e128_ss(KAS_BUF(float) a, KAS_BUF(float) c, in
 
 __global__ void __launch_bounds__(384) kb_smimul33_356(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10897,7 +11611,9 @@ KAS_DEV void d_smimul33_3_compute_e256_ss(KAS_BUF(float) a, KAS_BUF(float) c, in
 
 __global__ void __launch_bounds__(768) kb_smimul33_357(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10919,7 +11635,9 @@ KAS_DEV void d_smimul33_3_compute_e4_rr(KAS_BUF(float) a, KAS_BUF(float) c, int 
 
 __global__ void __launch_bounds__(12) kb_smimul33_358(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10947,7 +11665,9 @@ KAS_DEV void d_smimul33_3_compute_e16_rr(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(48) kb_smimul33_359(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10975,7 +11695,9 @@ KAS_DEV void d_smimul33_3_compute_e32_rr(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(96) kb_smimul33_360(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11003,7 +11725,9 @@ KAS_DEV void d_smimul33_3_compute_e64_rr(KAS_BUF(float) a, KAS_BUF(float) c, int
 
 __global__ void __launch_bounds__(192) kb_smimul33_361(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11031,7 +11755,9 @@ KAS_DEV void d_smimul33_3_compute_e128_rr(KAS_BUF(float) a, KAS_BUF(float) c, in
 
 __global__ void __launch_bounds__(384) kb_smimul33_362(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11059,7 +11785,9 @@ KAS_DEV void d_smimul33_3_compute_e256_rr(KAS_BUF(float) a, KAS_BUF(float) c, in
 
 __global__ void __launch_bounds__(768) kb_smimul33_363(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11089,7 +11817,9 @@ KAS_DEV void d_smimul33_3_compute_e4_ss(KAS_BUF(double) a, KAS_BUF(double) c, in
 
 __global__ void __launch_bounds__(12) kb_smimul33_364(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11113,7 +11843,9 @@ KAS_DEV void d_smimul33_3_compute_e16_ss(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(48) kb_smimul33_365(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11137,7 +11869,9 @@ KAS_DEV void d_smimul33_3_compute_e32_ss(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(96) kb_smimul33_366(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11161,7 +11895,9 @@ KAS_DEV void d_smimul33_3_compute_e64_ss(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(192) kb_smimul33_367(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11185,7 +11921,9 @@ KAS_DEV void d_smimul33_3_compute_e128_ss(KAS_BUF(double) a, KAS_BUF(double) c, 
 
 __global__ void __launch_bounds__(384) kb_smimul33_368(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11209,7 +11947,9 @@ KAS_DEV void d_smimul33_3_compute_e256_ss(KAS_BUF(double) a, KAS_BUF(double) c, 
 
 __global__ void __launch_bounds__(768) kb_smimul33_369(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11233,7 +11973,9 @@ KAS_DEV void d_smimul33_3_compute_e4_rr(KAS_BUF(double) a, KAS_BUF(double) c, in
 
 __global__ void __launch_bounds__(12) kb_smimul33_370(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11263,7 +12005,9 @@ KAS_DEV void d_smimul33_3_compute_e16_rr(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(48) kb_smimul33_371(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11293,7 +12037,9 @@ KAS_DEV void d_smimul33_3_compute_e32_rr(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(96) kb_smimul33_372(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11323,7 +12069,9 @@ KAS_DEV void d_smimul33_3_compute_e64_rr(KAS_BUF(double) a, KAS_BUF(double) c, i
 
 __global__ void __launch_bounds__(192) kb_smimul33_373(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11353,7 +12101,9 @@ KAS_DEV void d_smimul33_3_compute_e128_rr(KAS_BUF(double) a, KAS_BUF(double) c, 
 
 __global__ void __launch_bounds__(384) kb_smimul33_374(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11383,7 +12133,9 @@ KAS_DEV void d_smimul33_3_compute_e256_rr(KAS_BUF(double) a, KAS_BUF(double) c, 
 
 __global__ void __launch_bounds__(768) kb_smimul33_375(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11438,7 +12190,9 @@ KAS_DEV void d_smimul33_3_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(12) kb_smimul33_376(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11485,7 +12239,9 @@ KAS_DEV void d_smimul33_3_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(48) kb_smimul33_377(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11532,7 +12288,9 @@ KAS_DEV void d_smimul33_3_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(96) kb_smimul33_378(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11579,7 +12337,9 @@ KAS_DEV void d_smimul33_3_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(192) kb_smimul33_379(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11626,7 +12386,9 @@ KAS_DEV void d_smimul33_3_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(384) kb_smimul33_380(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11673,7 +12435,9 @@ KAS_DEV void d_smimul33_3_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(768) kb_smimul33_381(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11720,7 +12484,9 @@ KAS_DEV void d_smimul33_3_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(12) kb_smimul33_382(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11767,7 +12533,9 @@ KAS_DEV void d_smimul33_3_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(48) kb_smimul33_383(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11814,7 +12582,9 @@ KAS_DEV void d_smimul33_3_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(96) kb_smimul33_384(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11861,7 +12631,9 @@ KAS_DEV void d_smimul33_3_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(192) kb_smimul33_385(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11908,7 +12680,9 @@ KAS_DEV void d_smimul33_3_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(384) kb_smimul33_386(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11955,7 +12729,9 @@ KAS_DEV void d_smimul33_3_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(768) kb_smimul33_387(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12004,7 +12780,9 @@ KAS_DEV void d_smimul33_3_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(12) kb_smimul33_388(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12053,7 +12831,9 @@ KAS_DEV void d_smimul33_3_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(48) kb_smimul33_389(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12102,7 +12882,9 @@ KAS_DEV void d_smimul33_3_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(96) kb_smimul33_390(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12151,7 +12933,9 @@ KAS_DEV void d_smimul33_3_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(192) kb_smimul33_391(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12200,7 +12984,9 @@ KAS_DEV void d_smimul33_3_save_0_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(384) kb_smimul33_392(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12249,7 +13035,9 @@ KAS_DEV void d_smimul33_3_save_0_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(768) kb_smimul33_393(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12298,7 +13086,9 @@ KAS_DEV void d_smimul33_3_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(12) kb_smimul33_394(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12347,7 +13137,9 @@ KAS_DEV void d_smimul33_3_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(48) kb_smimul33_395(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12396,7 +13188,9 @@ KAS_DEV void d_smimul33_3_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(96) kb_smimul33_396(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12445,7 +13239,9 @@ KAS_DEV void d_smimul33_3_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(192) kb_smimul33_397(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12494,7 +13290,9 @@ KAS_DEV void d_smimul33_3_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(384) kb_smimul33_398(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12543,7 +13341,9 @@ KAS_DEV void d_smimul33_3_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(768) kb_smimul33_399(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12565,7 +13365,9 @@ KAS_DEV void d_smimul33_3_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(12) kb_smimul33_400(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12587,7 +13389,9 @@ KAS_DEV void d_smimul33_3_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(48) kb_smimul33_401(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12609,7 +13413,9 @@ KAS_DEV void d_smimul33_3_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(96) kb_smimul33_402(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12631,7 +13437,9 @@ KAS_DEV void d_smimul33_3_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(192) kb_smimul33_403(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12653,7 +13461,9 @@ KAS_DEV void d_smimul33_3_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(384) kb_smimul33_404(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12675,7 +13485,9 @@ KAS_DEV void d_smimul33_3_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(768) kb_smimul33_405(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12697,7 +13509,9 @@ KAS_DEV void d_smimul33_3_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(12) kb_smimul33_406(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12720,7 +13534,9 @@ KAS_DEV void d_smimul33_3_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(48) kb_smimul33_407(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12743,7 +13559,9 @@ KAS_DEV void d_smimul33_3_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(96) kb_smimul33_408(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12766,7 +13584,9 @@ KAS_DEV void d_smimul33_3_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(192) kb_smimul33_409(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12789,7 +13609,9 @@ KAS_DEV void d_smimul33_3_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(384) kb_smimul33_410(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12812,7 +13634,9 @@ KAS_DEV void d_smimul33_3_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(768) kb_smimul33_411(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12835,7 +13659,9 @@ KAS_DEV void d_smimul33_3_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(12) kb_smimul33_412(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12857,7 +13683,9 @@ KAS_DEV void d_smimul33_3_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(48) kb_smimul33_413(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12879,7 +13707,9 @@ KAS_DEV void d_smimul33_3_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(96) kb_smimul33_414(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12901,7 +13731,9 @@ KAS_DEV void d_smimul33_3_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(192) kb_smimul33_415(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12923,7 +13755,9 @@ KAS_DEV void d_smimul33_3_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(384) kb_smimul33_416(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12945,7 +13779,9 @@ KAS_DEV void d_smimul33_3_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(768) kb_smimul33_417(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12967,7 +13803,9 @@ KAS_DEV void d_smimul33_3_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(12) kb_smimul33_418(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12990,7 +13828,9 @@ KAS_DEV void d_smimul33_3_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(48) kb_smimul33_419(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13013,7 +13853,9 @@ KAS_DEV void d_smimul33_3_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(96) kb_smimul33_420(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13036,7 +13878,9 @@ KAS_DEV void d_smimul33_3_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(192) kb_smimul33_421(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13059,7 +13903,9 @@ KAS_DEV void d_smimul33_3_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(384) kb_smimul33_422(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13082,7 +13928,9 @@ KAS_DEV void d_smimul33_3_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(768) kb_smimul33_423(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13107,7 +13955,9 @@ KAS_DEV void d_smimul33_3_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(12) kb_smimul33_424(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13131,7 +13981,9 @@ KAS_DEV void d_smimul33_3_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(48) kb_smimul33_425(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13155,7 +14007,9 @@ KAS_DEV void d_smimul33_3_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(96) kb_smimul33_426(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13179,7 +14033,9 @@ KAS_DEV void d_smimul33_3_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(192) kb_smimul33_427(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13203,7 +14059,9 @@ KAS_DEV void d_smimul33_3_save_1_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(384) kb_smimul33_428(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13227,7 +14085,9 @@ KAS_DEV void d_smimul33_3_save_1_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(768) kb_smimul33_429(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13251,7 +14111,9 @@ KAS_DEV void d_smimul33_3_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(12) kb_smimul33_430(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13276,7 +14138,9 @@ KAS_DEV void d_smimul33_3_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(48) kb_smimul33_431(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13301,7 +14165,9 @@ KAS_DEV void d_smimul33_3_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(96) kb_smimul33_432(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13326,7 +14192,9 @@ KAS_DEV void d_smimul33_3_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(192) kb_smimul33_433(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13351,7 +14219,9 @@ KAS_DEV void d_smimul33_3_save_1_e128_r(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(384) kb_smimul33_434(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13376,7 +14246,9 @@ KAS_DEV void d_smimul33_3_save_1_e256_r(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(768) kb_smimul33_435(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13401,7 +14273,9 @@ KAS_DEV void d_smimul33_3_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(12) kb_smimul33_436(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13425,7 +14299,9 @@ KAS_DEV void d_smimul33_3_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(48) kb_smimul33_437(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13449,7 +14325,9 @@ KAS_DEV void d_smimul33_3_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(96) kb_smimul33_438(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13473,7 +14351,9 @@ KAS_DEV void d_smimul33_3_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(192) kb_smimul33_439(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13497,7 +14377,9 @@ KAS_DEV void d_smimul33_3_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(384) kb_smimul33_440(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13521,7 +14403,9 @@ KAS_DEV void d_smimul33_3_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(768) kb_smimul33_441(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13545,7 +14429,9 @@ KAS_DEV void d_smimul33_3_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(12) kb_smimul33_442(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13570,7 +14456,9 @@ KAS_DEV void d_smimul33_3_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(48) kb_smimul33_443(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13595,7 +14483,9 @@ KAS_DEV void d_smimul33_3_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(96) kb_smimul33_444(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13620,7 +14510,9 @@ KAS_DEV void d_smimul33_3_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(192) kb_smimul33_445(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13645,7 +14537,9 @@ KAS_DEV void d_smimul33_3_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(384) kb_smimul33_446(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13670,7 +14564,9 @@ KAS_DEV void d_smimul33_3_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(768) kb_smimul33_447(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;

@@ -37,7 +37,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_0(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -85,7 +87,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_1(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -133,7 +137,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_2(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -181,7 +187,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_3(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -229,7 +237,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_4(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -277,7 +287,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_5(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -325,7 +337,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_6(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -373,7 +387,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_7(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -421,7 +437,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_8(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -469,7 +487,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_9(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -517,7 +537,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_10(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -565,7 +587,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_11(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -615,7 +639,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_12(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -665,7 +691,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_13(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -715,7 +743,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_14(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -765,7 +795,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_15(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -815,7 +847,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_16(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -865,7 +899,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_17(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -915,7 +951,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_18(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -965,7 +1003,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_19(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1015,7 +1055,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_20(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1065,7 +1107,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_21(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1115,7 +1159,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_22(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1165,7 +1211,9 @@ KAS_DEV void d_stvk_kmat33_1_load_0_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_23(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1188,7 +1236,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_24(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1211,7 +1261,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_25(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1234,7 +1286,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_26(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1257,7 +1311,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_27(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1280,7 +1336,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_28(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1303,7 +1361,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_29(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1326,7 +1386,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_30(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1352,7 +1414,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_31(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1378,7 +1442,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_32(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1404,7 +1470,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_33(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1430,7 +1498,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_34(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1456,7 +1526,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_35(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1482,7 +1554,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_36(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1505,7 +1579,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_37(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1528,7 +1604,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_38(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1551,7 +1629,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_39(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1574,7 +1654,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_40(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1597,7 +1679,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_41(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1620,7 +1704,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_42(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1646,7 +1732,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_43(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1672,7 +1760,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_44(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1698,7 +1788,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_45(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1724,7 +1816,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_46(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1750,7 +1844,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_47(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1778,7 +1874,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_48(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1803,7 +1901,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_49(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1828,7 +1928,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_50(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1853,7 +1955,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_51(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1878,7 +1982,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_52(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1903,7 +2009,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_53(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1928,7 +2036,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_54(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1956,7 +2066,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_55(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1984,7 +2096,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_56(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2012,7 +2126,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_57(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2040,7 +2156,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_58(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2068,7 +2186,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_59(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2096,7 +2216,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_60(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2121,7 +2243,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_61(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2146,7 +2270,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_62(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2171,7 +2297,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_63(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2196,7 +2324,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_64(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2221,7 +2351,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_65(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2246,7 +2378,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_66(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2274,7 +2408,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_67(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2302,7 +2438,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_68(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2330,7 +2468,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_69(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2358,7 +2498,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_70(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2386,7 +2528,9 @@ KAS_DEV void d_stvk_kmat33_1_load_1_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_71(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2437,7 +2581,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_72(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2485,7 +2631,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_73(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2533,7 +2681,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_74(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2581,7 +2731,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_75(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2629,7 +2781,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_76(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2677,7 +2831,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_77(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2725,7 +2881,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_78(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2773,7 +2931,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_79(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2821,7 +2981,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_80(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2869,7 +3031,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_81(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2917,7 +3081,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_82(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2965,7 +3131,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_83(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3015,7 +3183,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_84(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3065,7 +3235,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_85(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3115,7 +3287,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_86(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3165,7 +3339,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_87(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3215,7 +3391,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_88(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3265,7 +3443,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_89(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3315,7 +3495,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_90(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3365,7 +3547,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_91(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3415,7 +3599,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_92(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3465,7 +3651,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_93(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3515,7 +3703,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_94(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3565,7 +3755,9 @@ KAS_DEV void d_stvk_kmat33_1_load_2_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_95(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3588,7 +3780,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_96(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3611,7 +3805,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_97(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3634,7 +3830,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_98(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3657,7 +3855,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_99(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3680,7 +3880,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_100(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3703,7 +3905,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_101(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3726,7 +3930,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_102(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3752,7 +3958,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_103(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3778,7 +3986,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_104(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3804,7 +4014,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_105(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3830,7 +4042,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_106(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3856,7 +4070,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_107(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3882,7 +4098,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_108(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3905,7 +4123,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_109(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3928,7 +4148,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_110(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3951,7 +4173,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_111(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3974,7 +4198,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_112(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3997,7 +4223,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_113(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4020,7 +4248,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_114(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4046,7 +4276,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_115(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4072,7 +4304,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_116(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4098,7 +4332,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_117(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4124,7 +4360,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_118(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4150,7 +4388,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_119(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4178,7 +4418,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_120(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4203,7 +4445,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_121(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4228,7 +4472,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_122(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4253,7 +4499,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_123(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4278,7 +4526,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_124(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4303,7 +4553,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_125(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4328,7 +4580,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_126(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4356,7 +4610,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_127(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4384,7 +4640,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_128(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4412,7 +4670,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_129(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4440,7 +4700,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_130(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4468,7 +4730,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_131(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4496,7 +4760,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_132(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4521,7 +4787,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_133(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4546,7 +4814,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_134(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4571,7 +4841,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_135(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4596,7 +4868,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_136(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4621,7 +4895,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_137(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4646,7 +4922,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_138(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4674,7 +4952,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_139(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4702,7 +4982,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_140(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4730,7 +5012,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_141(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4758,7 +5042,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_142(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4786,7 +5072,9 @@ KAS_DEV void d_stvk_kmat33_1_load_3_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_143(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4837,7 +5125,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_144(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4885,7 +5175,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_145(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4933,7 +5225,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_146(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4981,7 +5275,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_147(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5029,7 +5325,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_148(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5077,7 +5375,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_149(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5125,7 +5425,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_150(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5173,7 +5475,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_151(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5221,7 +5525,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_152(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5269,7 +5575,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_153(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5317,7 +5625,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_154(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5365,7 +5675,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_155(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5415,7 +5727,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_156(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5465,7 +5779,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_157(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5515,7 +5831,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_158(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5565,7 +5883,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_159(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5615,7 +5935,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_160(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5665,7 +5987,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_161(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5715,7 +6039,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_162(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5765,7 +6091,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_163(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5815,7 +6143,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_164(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5865,7 +6195,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_165(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5915,7 +6247,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_166(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5965,7 +6299,9 @@ KAS_DEV void d_stvk_kmat33_1_load_4_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_167(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5988,7 +6324,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_168(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6011,7 +6349,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_169(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6034,7 +6374,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_170(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6057,7 +6399,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_171(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6080,7 +6424,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_172(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6103,7 +6449,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_173(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6126,7 +6474,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_174(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6152,7 +6502,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_175(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6178,7 +6530,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_176(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6204,7 +6558,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_177(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6230,7 +6586,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_178(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6256,7 +6614,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_179(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6282,7 +6642,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_180(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6305,7 +6667,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_181(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6328,7 +6692,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_182(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6351,7 +6717,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_183(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6374,7 +6742,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_184(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6397,7 +6767,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_185(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6420,7 +6792,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_186(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6446,7 +6820,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_187(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6472,7 +6848,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_188(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6498,7 +6876,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_189(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6524,7 +6904,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_190(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6550,7 +6932,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_191(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6578,7 +6962,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_192(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6603,7 +6989,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_193(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6628,7 +7016,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_194(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6653,7 +7043,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_195(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6678,7 +7070,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_196(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6703,7 +7097,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_197(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6728,7 +7124,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_198(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6756,7 +7154,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_199(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6784,7 +7184,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_200(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6812,7 +7214,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_201(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6840,7 +7244,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_202(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6868,7 +7274,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_203(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6896,7 +7304,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_204(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6921,7 +7331,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_205(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6946,7 +7358,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_206(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6971,7 +7385,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_207(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6996,7 +7412,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_208(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7021,7 +7439,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_209(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7046,7 +7466,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_210(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7074,7 +7496,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_211(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7102,7 +7526,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_212(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7130,7 +7556,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_213(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7158,7 +7586,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_214(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7186,7 +7616,9 @@ KAS_DEV void d_stvk_kmat33_1_load_5_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_215(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7237,7 +7669,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_216(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7285,7 +7719,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_217(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7333,7 +7769,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_218(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7381,7 +7819,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_219(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7429,7 +7869,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_220(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7477,7 +7919,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_221(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7525,7 +7969,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_222(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7573,7 +8019,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_223(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7621,7 +8069,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_224(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7669,7 +8119,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_225(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7717,7 +8169,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_226(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7765,7 +8219,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_227(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7815,7 +8271,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_228(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7865,7 +8323,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_229(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7915,7 +8375,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_230(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7965,7 +8427,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_231(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8015,7 +8479,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_232(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8065,7 +8531,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_233(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8115,7 +8583,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_234(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8165,7 +8635,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_235(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8215,7 +8687,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_236(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8265,7 +8739,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_237(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8315,7 +8791,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_238(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8365,7 +8843,9 @@ KAS_DEV void d_stvk_kmat33_1_load_6_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_239(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8385,7 +8865,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_240(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8405,7 +8887,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_241(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8425,7 +8909,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_242(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8445,7 +8931,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_243(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8465,7 +8953,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_244(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8485,7 +8975,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_245(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8505,7 +8997,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_246(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8528,7 +9022,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_247(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8551,7 +9047,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_248(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8574,7 +9072,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_249(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8597,7 +9097,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_250(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8620,7 +9122,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_251(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8643,7 +9147,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_252(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8663,7 +9169,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_253(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8683,7 +9191,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_254(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8703,7 +9213,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_255(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8723,7 +9235,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_256(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8743,7 +9257,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_257(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8763,7 +9279,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_258(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8786,7 +9304,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_259(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8809,7 +9329,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_260(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8832,7 +9354,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_261(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8855,7 +9379,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_262(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8878,7 +9404,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_263(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8903,7 +9431,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_264(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8925,7 +9455,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_265(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8947,7 +9479,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_266(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8969,7 +9503,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_267(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8991,7 +9527,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_268(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9013,7 +9551,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_269(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9035,7 +9575,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_270(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9060,7 +9602,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_271(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9085,7 +9629,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_272(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9110,7 +9656,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_273(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9135,7 +9683,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_274(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9160,7 +9710,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_275(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9185,7 +9737,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_276(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9207,7 +9761,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_277(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9229,7 +9785,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_278(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9251,7 +9809,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_279(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9273,7 +9833,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_280(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9295,7 +9857,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_281(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9317,7 +9881,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_282(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9342,7 +9908,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_283(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9367,7 +9935,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_284(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9392,7 +9962,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_285(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9417,7 +9989,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_286(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9442,7 +10016,9 @@ KAS_DEV void d_stvk_kmat33_1_load_7_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_287(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9493,7 +10069,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_288(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9541,7 +10119,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_289(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9589,7 +10169,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_290(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9637,7 +10219,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_291(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9685,7 +10269,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_292(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9733,7 +10319,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_293(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9781,7 +10369,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_294(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9829,7 +10419,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_295(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9877,7 +10469,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_296(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9925,7 +10519,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_297(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9973,7 +10569,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_298(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10021,7 +10619,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_299(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10071,7 +10671,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_300(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10121,7 +10723,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_301(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10171,7 +10775,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_302(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10221,7 +10827,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_303(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10271,7 +10879,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_304(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10321,7 +10931,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_305(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10371,7 +10983,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_306(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10421,7 +11035,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_307(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10471,7 +11087,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_308(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10521,7 +11139,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_309(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10571,7 +11191,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_310(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10621,7 +11243,9 @@ KAS_DEV void d_stvk_kmat33_1_load_8_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_311(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10641,7 +11265,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_312(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10661,7 +11287,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_313(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10681,7 +11309,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_314(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10701,7 +11331,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_315(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10721,7 +11353,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_316(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10741,7 +11375,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_317(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10761,7 +11397,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_318(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10784,7 +11422,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_319(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10807,7 +11447,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_320(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10830,7 +11472,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_321(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10853,7 +11497,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_322(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10876,7 +11522,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_323(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10899,7 +11547,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_324(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10919,7 +11569,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_325(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10939,7 +11591,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_326(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10959,7 +11613,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_327(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10979,7 +11635,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_328(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10999,7 +11657,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_329(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11019,7 +11679,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_330(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11042,7 +11704,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_331(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11065,7 +11729,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_332(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11088,7 +11754,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_333(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11111,7 +11779,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_334(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11134,7 +11804,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_335(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11159,7 +11831,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_336(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11181,7 +11855,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_337(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11203,7 +11879,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_338(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11225,7 +11903,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_339(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11247,7 +11927,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_340(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11269,7 +11951,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_341(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11291,7 +11975,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_342(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11316,7 +12002,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_343(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11341,7 +12029,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_344(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11366,7 +12056,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_345(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11391,7 +12083,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_346(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11416,7 +12110,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_347(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11441,7 +12137,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_348(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11463,7 +12161,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_349(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11485,7 +12185,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_350(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11507,7 +12209,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_351(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11529,7 +12233,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_352(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11551,7 +12257,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_353(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11573,7 +12281,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_354(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11598,7 +12308,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_355(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11623,7 +12335,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_356(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11648,7 +12362,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_357(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11673,7 +12389,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_358(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11698,7 +12416,9 @@ KAS_DEV void d_stvk_kmat33_1_load_9_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_359(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11747,7 +12467,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e4_ssssss(KAS_BUF(float) f, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_360(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11797,7 +12519,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e16_ssssss(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_361(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11847,7 +12571,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e32_ssssss(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_362(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11897,7 +12623,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e64_ssssss(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_363(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11947,7 +12675,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e128_ssssss(KAS_BUF(float) f, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_364(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11997,7 +12727,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e256_ssssss(KAS_BUF(float) f, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_365(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12047,7 +12779,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e4_rrrrrr(KAS_BUF(float) f, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_366(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12111,7 +12845,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e16_rrrrrr(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_367(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12175,7 +12911,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e32_rrrrrr(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_368(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12239,7 +12977,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e64_rrrrrr(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_369(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12303,7 +13043,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e128_rrrrrr(KAS_BUF(float) f, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_370(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12367,7 +13109,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e256_rrrrrr(KAS_BUF(float) f, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_371(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12433,7 +13177,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e4_ssssss(KAS_BUF(double) f, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_372(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12485,7 +13231,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e16_ssssss(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_373(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12537,7 +13285,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e32_ssssss(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_374(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12589,7 +13339,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e64_ssssss(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_375(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12641,7 +13393,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e128_ssssss(KAS_BUF(double) f, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_376(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12693,7 +13447,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e256_ssssss(KAS_BUF(double) f, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_377(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12745,7 +13501,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e4_rrrrrr(KAS_BUF(double) f, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_378(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12811,7 +13569,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e16_rrrrrr(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_379(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12877,7 +13637,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e32_rrrrrr(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_380(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12943,7 +13705,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e64_rrrrrr(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_381(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13009,7 +13773,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e128_rrrrrr(KAS_BUF(double) f, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_382(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13075,7 +13841,9 @@ KAS_DEV void d_stvk_kmat33_1_compute_e256_rrrrrr(KAS_BUF(double) f, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_383(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13142,7 +13910,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_384(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13189,7 +13959,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_385(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13236,7 +14008,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_386(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13283,7 +14057,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_387(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13330,7 +14106,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_388(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13377,7 +14155,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_389(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13424,7 +14204,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_390(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13471,7 +14253,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_391(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13518,7 +14302,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_392(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13565,7 +14351,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_393(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13612,7 +14400,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_394(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13659,7 +14449,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_395(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13708,7 +14500,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_396(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13757,7 +14551,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_397(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13806,7 +14602,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_398(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13855,7 +14653,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_399(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13904,7 +14704,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e128_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_400(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13953,7 +14755,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e256_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_401(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14002,7 +14806,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_402(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14051,7 +14857,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_403(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14100,7 +14908,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_404(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14149,7 +14959,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_405(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14198,7 +15010,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_406(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14247,7 +15061,9 @@ KAS_DEV void d_stvk_kmat33_1_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_407(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14269,7 +15085,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_408(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14291,7 +15109,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_409(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14313,7 +15133,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_410(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14335,7 +15157,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_411(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14357,7 +15181,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_412(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14379,7 +15205,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_413(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14401,7 +15229,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_414(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14424,7 +15254,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_415(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14447,7 +15279,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_416(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14470,7 +15304,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_417(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14493,7 +15329,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_418(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14516,7 +15354,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_419(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14539,7 +15379,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_420(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14561,7 +15403,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_421(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14583,7 +15427,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_422(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14605,7 +15451,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_423(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14627,7 +15475,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_424(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14649,7 +15499,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_425(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14671,7 +15523,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_426(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14694,7 +15548,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_427(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14717,7 +15573,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_428(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14740,7 +15598,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_429(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14763,7 +15623,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_430(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14786,7 +15648,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_431(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14811,7 +15675,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_432(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14835,7 +15701,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_433(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14859,7 +15727,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_434(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14883,7 +15753,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_435(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14907,7 +15779,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e128_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_436(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14931,7 +15805,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e256_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_437(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14955,7 +15831,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_438(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14980,7 +15858,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_439(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15005,7 +15885,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_440(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15030,7 +15912,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_441(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15055,7 +15939,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e128_r(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_442(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15080,7 +15966,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e256_r(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_443(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15105,7 +15993,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_444(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15129,7 +16019,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_445(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15153,7 +16045,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_446(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15177,7 +16071,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_447(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15201,7 +16097,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_448(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15225,7 +16123,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_449(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15249,7 +16149,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(4) kb_stvk_kmat33_450(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15274,7 +16176,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(16) kb_stvk_kmat33_451(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15299,7 +16203,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(32) kb_stvk_kmat33_452(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15324,7 +16230,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(64) kb_stvk_kmat33_453(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15349,7 +16257,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(128) kb_stvk_kmat33_454(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15374,7 +16284,9 @@ KAS_DEV void d_stvk_kmat33_1_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(256) kb_stvk_kmat33_455(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15421,7 +16333,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_456(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15469,7 +16383,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_457(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15517,7 +16433,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_458(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15565,7 +16483,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_459(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15613,7 +16533,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_460(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15661,7 +16583,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_461(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15709,7 +16633,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_462(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15757,7 +16683,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_463(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15805,7 +16733,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_464(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15853,7 +16783,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_465(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15901,7 +16833,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_466(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15949,7 +16883,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_467(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15999,7 +16935,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_468(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16049,7 +16987,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_469(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16099,7 +17039,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_470(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16149,7 +17091,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_471(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16199,7 +17143,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_472(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16249,7 +17195,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_473(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16299,7 +17247,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_474(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16349,7 +17299,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_475(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16399,7 +17351,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_476(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16449,7 +17403,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_477(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16499,7 +17455,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_478(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16549,7 +17507,9 @@ KAS_DEV void d_stvk_kmat33_2_load_0_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_479(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16572,7 +17532,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_480(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16595,7 +17557,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_481(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16618,7 +17582,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_482(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16641,7 +17607,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_483(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16664,7 +17632,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_484(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16687,7 +17657,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_485(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16710,7 +17682,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_486(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16736,7 +17710,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_487(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16762,7 +17738,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_488(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16788,7 +17766,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_489(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16814,7 +17794,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_490(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16840,7 +17822,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_491(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16866,7 +17850,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_492(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16889,7 +17875,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_493(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16912,7 +17900,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_494(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16935,7 +17925,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_495(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16958,7 +17950,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_496(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16981,7 +17975,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_497(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17004,7 +18000,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_498(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17030,7 +18028,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_499(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17056,7 +18056,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_500(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17082,7 +18084,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_501(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17108,7 +18112,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_502(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -17134,7 +18140,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_503(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17162,7 +18170,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_504(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17187,7 +18197,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_505(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17212,7 +18224,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_506(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17237,7 +18251,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_507(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17262,7 +18278,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_508(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -17287,7 +18305,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_509(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17312,7 +18332,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_510(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17340,7 +18362,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_511(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17368,7 +18392,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_512(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17396,7 +18422,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_513(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17424,7 +18452,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_514(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -17452,7 +18482,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_515(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17480,7 +18512,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_516(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17505,7 +18539,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_517(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17530,7 +18566,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_518(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17555,7 +18593,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_519(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17580,7 +18620,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_520(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -17605,7 +18647,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_521(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17630,7 +18674,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_522(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17658,7 +18704,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_523(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17686,7 +18734,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_524(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17714,7 +18764,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_525(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17742,7 +18794,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_526(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -17770,7 +18824,9 @@ KAS_DEV void d_stvk_kmat33_2_load_1_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_527(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17821,7 +18877,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_528(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17869,7 +18927,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_529(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17917,7 +18977,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_530(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17965,7 +19027,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_531(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18013,7 +19077,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_532(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -18061,7 +19127,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_533(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -18109,7 +19177,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_534(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18157,7 +19227,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_535(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18205,7 +19277,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_536(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18253,7 +19327,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_537(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18301,7 +19377,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_538(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -18349,7 +19427,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_539(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -18399,7 +19479,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_540(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18449,7 +19531,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_541(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18499,7 +19583,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_542(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18549,7 +19635,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_543(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18599,7 +19687,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_544(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -18649,7 +19739,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_545(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -18699,7 +19791,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_546(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18749,7 +19843,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_547(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18799,7 +19895,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_548(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18849,7 +19947,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_549(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18899,7 +19999,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_550(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -18949,7 +20051,9 @@ KAS_DEV void d_stvk_kmat33_2_load_2_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_551(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -18972,7 +20076,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_552(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18995,7 +20101,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_553(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19018,7 +20126,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_554(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19041,7 +20151,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_555(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19064,7 +20176,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_556(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19087,7 +20201,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_557(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19110,7 +20226,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_558(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19136,7 +20254,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_559(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19162,7 +20282,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_560(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19188,7 +20310,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_561(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19214,7 +20338,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_562(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19240,7 +20366,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_563(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19266,7 +20394,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_564(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19289,7 +20419,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_565(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19312,7 +20444,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_566(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19335,7 +20469,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_567(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19358,7 +20494,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_568(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19381,7 +20519,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_569(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19404,7 +20544,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_570(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19430,7 +20572,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_571(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19456,7 +20600,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_572(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19482,7 +20628,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_573(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19508,7 +20656,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_574(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19534,7 +20684,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_575(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19562,7 +20714,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_576(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19587,7 +20741,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_577(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19612,7 +20768,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_578(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19637,7 +20795,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_579(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19662,7 +20822,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_580(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19687,7 +20849,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_581(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19712,7 +20876,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_582(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19740,7 +20906,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_583(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19768,7 +20936,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_584(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19796,7 +20966,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_585(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19824,7 +20996,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_586(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19852,7 +21026,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_587(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19880,7 +21056,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_588(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19905,7 +21083,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_589(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19930,7 +21110,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_590(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19955,7 +21137,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_591(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19980,7 +21164,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_592(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -20005,7 +21191,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_593(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -20030,7 +21218,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_594(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20058,7 +21248,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_595(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20086,7 +21278,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_596(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20114,7 +21308,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_597(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20142,7 +21338,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_598(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -20170,7 +21368,9 @@ KAS_DEV void d_stvk_kmat33_2_load_3_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_599(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -20221,7 +21421,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_600(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20269,7 +21471,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_601(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20317,7 +21521,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_602(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20365,7 +21571,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_603(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20413,7 +21621,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_604(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -20461,7 +21671,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_605(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -20509,7 +21721,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_606(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20557,7 +21771,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_607(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20605,7 +21821,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_608(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20653,7 +21871,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_609(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20701,7 +21921,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_610(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -20749,7 +21971,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_611(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -20799,7 +22023,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_612(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20849,7 +22075,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_613(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20899,7 +22127,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_614(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20949,7 +22179,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_615(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20999,7 +22231,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_616(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -21049,7 +22283,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_617(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -21099,7 +22335,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_618(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21149,7 +22387,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_619(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21199,7 +22439,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_620(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21249,7 +22491,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_621(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21299,7 +22543,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_622(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -21349,7 +22595,9 @@ KAS_DEV void d_stvk_kmat33_2_load_4_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_623(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -21372,7 +22620,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_624(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21395,7 +22645,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_625(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21418,7 +22670,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_626(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21441,7 +22695,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_627(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21464,7 +22720,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_628(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -21487,7 +22745,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_629(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -21510,7 +22770,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_630(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21536,7 +22798,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_631(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21562,7 +22826,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_632(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21588,7 +22854,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_633(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21614,7 +22882,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_634(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -21640,7 +22910,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_635(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -21666,7 +22938,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_636(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21689,7 +22963,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_637(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21712,7 +22988,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_638(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21735,7 +23013,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_639(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21758,7 +23038,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_640(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -21781,7 +23063,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_641(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -21804,7 +23088,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_642(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21830,7 +23116,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_643(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -21856,7 +23144,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_644(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -21882,7 +23172,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_645(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -21908,7 +23200,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_646(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -21934,7 +23228,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_647(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -21962,7 +23258,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_648(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -21987,7 +23285,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_649(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -22012,7 +23312,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_650(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -22037,7 +23339,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_651(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -22062,7 +23366,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_652(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -22087,7 +23393,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_653(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -22112,7 +23420,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_654(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -22140,7 +23450,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_655(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -22168,7 +23480,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_656(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -22196,7 +23510,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_657(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -22224,7 +23540,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_658(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -22252,7 +23570,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_659(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -22280,7 +23600,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_660(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -22305,7 +23627,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_661(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -22330,7 +23654,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_662(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -22355,7 +23681,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_663(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -22380,7 +23708,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_664(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -22405,7 +23735,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_665(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -22430,7 +23762,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_666(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -22458,7 +23792,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_667(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -22486,7 +23822,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_668(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -22514,7 +23852,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_669(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -22542,7 +23882,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_670(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -22570,7 +23912,9 @@ KAS_DEV void d_stvk_kmat33_2_load_5_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_671(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -22621,7 +23965,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_672(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -22669,7 +24015,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_673(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -22717,7 +24065,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_674(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -22765,7 +24115,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_675(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -22813,7 +24165,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_676(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -22861,7 +24215,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_677(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -22909,7 +24265,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_678(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -22957,7 +24315,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_679(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -23005,7 +24365,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_680(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -23053,7 +24415,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_681(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -23101,7 +24465,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_682(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -23149,7 +24515,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_683(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -23199,7 +24567,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_684(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -23249,7 +24619,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_685(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -23299,7 +24671,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_686(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -23349,7 +24723,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_687(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -23399,7 +24775,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_688(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -23449,7 +24827,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_689(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -23499,7 +24879,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_690(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -23549,7 +24931,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_691(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -23599,7 +24983,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_692(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -23649,7 +25035,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_693(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -23699,7 +25087,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_694(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -23749,7 +25139,9 @@ KAS_DEV void d_stvk_kmat33_2_load_6_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_695(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -23769,7 +25161,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_696(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -23789,7 +25183,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_697(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -23809,7 +25205,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_698(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -23829,7 +25227,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_699(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -23849,7 +25249,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_700(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -23869,7 +25271,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_701(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -23889,7 +25293,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_702(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -23912,7 +25318,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_703(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -23935,7 +25343,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_704(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -23958,7 +25368,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_705(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -23981,7 +25393,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_706(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -24004,7 +25418,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_707(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -24027,7 +25443,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_708(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -24047,7 +25465,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_709(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -24067,7 +25487,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_710(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -24087,7 +25509,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_711(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -24107,7 +25531,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_712(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -24127,7 +25553,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_713(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -24147,7 +25575,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_714(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -24170,7 +25600,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_715(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -24193,7 +25625,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_716(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -24216,7 +25650,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_717(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -24239,7 +25675,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_718(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -24262,7 +25700,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_719(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -24287,7 +25727,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_720(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -24309,7 +25751,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_721(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -24331,7 +25775,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_722(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -24353,7 +25799,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_723(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -24375,7 +25823,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_724(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -24397,7 +25847,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_725(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -24419,7 +25871,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_726(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -24444,7 +25898,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_727(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -24469,7 +25925,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_728(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -24494,7 +25952,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_729(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -24519,7 +25979,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_730(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -24544,7 +26006,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_731(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -24569,7 +26033,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_732(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -24591,7 +26057,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_733(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -24613,7 +26081,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_734(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -24635,7 +26105,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_735(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -24657,7 +26129,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_736(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -24679,7 +26153,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_737(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -24701,7 +26177,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_738(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -24726,7 +26204,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_739(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -24751,7 +26231,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_740(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -24776,7 +26258,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_741(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -24801,7 +26285,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_742(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -24826,7 +26312,9 @@ KAS_DEV void d_stvk_kmat33_2_load_7_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_743(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -24877,7 +26365,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_744(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -24925,7 +26415,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_745(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -24973,7 +26465,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_746(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -25021,7 +26515,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_747(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -25069,7 +26565,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_748(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -25117,7 +26615,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_749(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -25165,7 +26665,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_750(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -25213,7 +26715,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e16_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_751(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -25261,7 +26765,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e32_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_752(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -25309,7 +26815,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e64_s_w1(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_753(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -25357,7 +26865,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e128_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_754(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -25405,7 +26915,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e256_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_755(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -25455,7 +26967,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_756(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -25505,7 +27019,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_757(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -25555,7 +27071,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_758(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -25605,7 +27123,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_759(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -25655,7 +27175,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_760(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -25705,7 +27227,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_761(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -25755,7 +27279,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e4_s_w1(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_762(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -25805,7 +27331,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e16_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_763(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -25855,7 +27383,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e32_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_764(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -25905,7 +27435,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e64_s_w1(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_765(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -25955,7 +27487,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e128_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_766(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -26005,7 +27539,9 @@ KAS_DEV void d_stvk_kmat33_2_load_8_e256_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_767(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -26025,7 +27561,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e4_s(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_768(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -26045,7 +27583,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e16_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_769(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -26065,7 +27605,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e32_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_770(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -26085,7 +27627,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e64_s(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_771(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -26105,7 +27649,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e128_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_772(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -26125,7 +27671,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e256_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_773(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -26145,7 +27693,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e4_r(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_774(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -26168,7 +27718,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e16_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_775(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -26191,7 +27743,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e32_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_776(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -26214,7 +27768,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e64_r(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_777(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -26237,7 +27793,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e128_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_778(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -26260,7 +27818,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e256_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_779(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -26283,7 +27843,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_780(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -26303,7 +27865,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e16_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_781(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -26323,7 +27887,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e32_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_782(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -26343,7 +27909,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e64_s_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_783(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -26363,7 +27931,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e128_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_784(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -26383,7 +27953,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e256_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_785(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -26403,7 +27975,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_786(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -26426,7 +28000,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e16_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_787(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -26449,7 +28025,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e32_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_788(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -26472,7 +28050,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e64_r_cm(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_789(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -26495,7 +28075,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e128_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_790(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -26518,7 +28100,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e256_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_791(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -26543,7 +28127,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e4_s(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_792(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -26565,7 +28151,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e16_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_793(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -26587,7 +28175,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e32_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_794(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -26609,7 +28199,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e64_s(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_795(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -26631,7 +28223,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e128_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_796(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -26653,7 +28247,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e256_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_797(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -26675,7 +28271,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e4_r(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_798(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -26700,7 +28298,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e16_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_799(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -26725,7 +28325,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e32_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_800(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -26750,7 +28352,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e64_r(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_801(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -26775,7 +28379,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e128_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_802(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -26800,7 +28406,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e256_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_803(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -26825,7 +28433,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e4_s_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_804(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -26847,7 +28457,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e16_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_805(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -26869,7 +28481,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e32_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_806(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -26891,7 +28505,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e64_s_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_807(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -26913,7 +28529,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e128_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_808(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -26935,7 +28553,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e256_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_809(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -26957,7 +28577,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e4_r_cm(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_810(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -26982,7 +28604,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e16_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_811(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -27007,7 +28631,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e32_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_812(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -27032,7 +28658,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e64_r_cm(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_813(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -27057,7 +28685,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e128_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_814(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -27082,7 +28712,9 @@ KAS_DEV void d_stvk_kmat33_2_load_9_e256_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_815(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -27136,7 +28768,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e4_ssssss(KAS_BUF(float) f, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_816(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -27191,7 +28825,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e16_ssssss(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_817(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -27246,7 +28882,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e32_ssssss(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_818(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -27301,7 +28939,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e64_ssssss(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_819(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -27356,7 +28996,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e128_ssssss(KAS_BUF(float) f, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_820(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -27411,7 +29053,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e256_ssssss(KAS_BUF(float) f, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_821(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -27465,7 +29109,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e4_rrrrrr(KAS_BUF(float) f, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_822(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -27533,7 +29179,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e16_rrrrrr(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_823(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -27601,7 +29249,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e32_rrrrrr(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_824(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -27669,7 +29319,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e64_rrrrrr(KAS_BUF(float) f, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_825(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -27737,7 +29389,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e128_rrrrrr(KAS_BUF(float) f, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_826(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -27805,7 +29459,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e256_rrrrrr(KAS_BUF(float) f, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_827(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -27876,7 +29532,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e4_ssssss(KAS_BUF(double) f, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_828(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -27933,7 +29591,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e16_ssssss(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_829(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -27990,7 +29650,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e32_ssssss(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_830(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -28047,7 +29709,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e64_ssssss(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_831(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -28104,7 +29768,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e128_ssssss(KAS_BUF(double) f, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_832(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -28161,7 +29827,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e256_ssssss(KAS_BUF(double) f, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_833(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -28217,7 +29885,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e4_rrrrrr(KAS_BUF(double) f, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_834(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -28287,7 +29957,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e16_rrrrrr(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_835(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -28357,7 +30029,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e32_rrrrrr(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_836(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -28427,7 +30101,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e64_rrrrrr(KAS_BUF(double) f, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_837(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -28497,7 +30173,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e128_rrrrrr(KAS_BUF(double) f, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_838(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -28567,7 +30245,9 @@ KAS_DEV void d_stvk_kmat33_2_compute_e256_rrrrrr(KAS_BUF(double) f, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_839(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -28634,7 +30314,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_840(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -28681,7 +30363,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_841(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -28728,7 +30412,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_842(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -28775,7 +30461,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_843(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -28822,7 +30510,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_844(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -28869,7 +30559,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_845(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -28916,7 +30608,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_846(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -28963,7 +30657,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_847(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -29010,7 +30706,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_848(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -29057,7 +30755,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_849(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -29104,7 +30804,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_850(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -29151,7 +30853,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_851(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -29200,7 +30904,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_852(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -29249,7 +30955,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_853(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -29298,7 +31006,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_854(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -29347,7 +31057,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_855(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -29396,7 +31108,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e128_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_856(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -29445,7 +31159,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e256_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_857(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -29494,7 +31210,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_858(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -29543,7 +31261,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_859(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -29592,7 +31312,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_860(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -29641,7 +31363,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_861(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -29690,7 +31414,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_862(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -29739,7 +31465,9 @@ KAS_DEV void d_stvk_kmat33_2_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_863(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -29761,7 +31489,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_864(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -29783,7 +31513,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_865(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -29805,7 +31537,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_866(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -29827,7 +31561,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_867(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -29849,7 +31585,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_868(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -29871,7 +31609,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_869(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -29893,7 +31633,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_870(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -29916,7 +31658,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_871(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -29939,7 +31683,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_872(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -29962,7 +31708,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_873(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -29985,7 +31733,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_874(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -30008,7 +31758,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_875(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -30031,7 +31783,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_876(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -30053,7 +31807,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_877(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -30075,7 +31831,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_878(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -30097,7 +31855,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_879(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -30119,7 +31879,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_880(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -30141,7 +31903,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_881(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -30163,7 +31927,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_882(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -30186,7 +31952,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_883(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -30209,7 +31977,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_884(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -30232,7 +32002,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_885(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -30255,7 +32027,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_886(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -30278,7 +32052,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_887(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -30303,7 +32079,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_888(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -30327,7 +32105,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_889(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -30351,7 +32131,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_890(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -30375,7 +32157,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_891(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -30399,7 +32183,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e128_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_892(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -30423,7 +32209,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e256_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_893(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -30447,7 +32235,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_894(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -30472,7 +32262,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_895(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -30497,7 +32289,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_896(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -30522,7 +32316,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_897(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -30547,7 +32343,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e128_r(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_898(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -30572,7 +32370,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e256_r(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_899(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -30597,7 +32397,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_900(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -30621,7 +32423,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_901(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -30645,7 +32449,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_902(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -30669,7 +32475,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_903(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -30693,7 +32501,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_904(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -30717,7 +32527,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_905(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -30741,7 +32553,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(12) kb_stvk_kmat33_906(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -30766,7 +32580,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(48) kb_stvk_kmat33_907(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -30791,7 +32607,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(96) kb_stvk_kmat33_908(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -30816,7 +32634,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(192) kb_stvk_kmat33_909(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -30841,7 +32661,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(384) kb_stvk_kmat33_910(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -30866,7 +32688,9 @@ KAS_DEV void d_stvk_kmat33_2_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(768) kb_stvk_kmat33_911(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;

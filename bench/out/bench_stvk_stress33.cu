@@ -37,7 +37,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_0(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -85,7 +87,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_1(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -133,7 +137,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_2(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -181,7 +187,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_3(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -229,7 +237,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_4(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -277,7 +287,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_5(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -325,7 +337,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_6(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -373,7 +387,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_7(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -421,7 +437,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_8(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -469,7 +487,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_9(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -517,7 +537,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_10(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -565,7 +587,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_11(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -615,7 +639,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_12(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -665,7 +691,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_13(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -715,7 +743,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_14(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -765,7 +795,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_15(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -815,7 +847,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_16(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -865,7 +899,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_17(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -915,7 +951,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_18(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -965,7 +1003,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_19(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1015,7 +1055,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_20(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1065,7 +1107,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_21(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1115,7 +1159,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e128_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_22(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1165,7 +1211,9 @@ KAS_DEV void d_stvk_stress33_1_load_0_e256_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_23(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1188,7 +1236,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_24(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1211,7 +1261,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_25(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1234,7 +1286,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_26(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1257,7 +1311,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_27(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1280,7 +1336,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_28(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1303,7 +1361,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_29(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1326,7 +1386,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_30(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1352,7 +1414,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_31(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1378,7 +1442,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_32(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1404,7 +1470,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_33(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1430,7 +1498,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_34(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1456,7 +1526,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_35(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1482,7 +1554,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_36(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1505,7 +1579,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_37(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1528,7 +1604,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_38(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1551,7 +1629,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_39(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1574,7 +1654,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_40(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1597,7 +1679,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_41(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1620,7 +1704,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_42(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1646,7 +1732,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_43(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1672,7 +1760,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_44(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1698,7 +1788,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_45(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1724,7 +1816,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_46(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1750,7 +1844,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_47(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1778,7 +1874,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_48(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1803,7 +1901,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_49(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1828,7 +1928,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_50(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1853,7 +1955,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_51(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1878,7 +1982,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_52(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1903,7 +2009,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_53(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1928,7 +2036,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_54(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1956,7 +2066,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_55(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1984,7 +2096,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_56(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2012,7 +2126,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_57(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2040,7 +2156,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e128_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_58(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2068,7 +2186,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e256_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_59(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2096,7 +2216,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_60(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2121,7 +2243,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_61(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2146,7 +2270,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_62(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2171,7 +2297,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_63(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2196,7 +2324,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e128_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_64(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2221,7 +2351,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e256_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_65(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2246,7 +2378,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_66(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2274,7 +2408,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_67(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2302,7 +2438,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_68(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2330,7 +2468,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_69(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2358,7 +2498,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e128_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_70(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2386,7 +2528,9 @@ KAS_DEV void d_stvk_stress33_1_load_1_e256_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_71(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2437,7 +2581,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_72(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2485,7 +2631,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_73(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2533,7 +2681,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_74(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2581,7 +2731,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_75(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2629,7 +2781,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_76(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2677,7 +2831,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_77(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2725,7 +2881,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_78(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2773,7 +2931,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_79(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2821,7 +2981,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_80(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2869,7 +3031,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_81(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2917,7 +3081,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e128_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_82(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2965,7 +3131,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e256_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_83(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3015,7 +3183,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_84(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3065,7 +3235,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_85(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3115,7 +3287,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_86(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3165,7 +3339,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_87(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3215,7 +3391,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_88(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3265,7 +3443,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_89(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3315,7 +3495,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_90(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3365,7 +3547,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_91(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3415,7 +3599,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_92(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3465,7 +3651,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_93(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3515,7 +3703,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e128_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_94(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3565,7 +3755,9 @@ KAS_DEV void d_stvk_stress33_1_load_2_e256_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_95(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3585,7 +3777,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_96(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3605,7 +3799,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_97(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3625,7 +3821,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_98(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3645,7 +3843,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_99(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3665,7 +3865,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_100(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3685,7 +3887,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_101(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3705,7 +3909,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_102(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3728,7 +3934,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_103(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3751,7 +3959,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_104(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3774,7 +3984,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_105(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3797,7 +4009,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_106(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3820,7 +4034,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_107(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3843,7 +4059,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_108(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3863,7 +4081,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_109(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3883,7 +4103,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_110(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3903,7 +4125,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_111(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3923,7 +4147,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e128_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_112(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3943,7 +4169,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e256_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_113(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3963,7 +4191,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_114(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3986,7 +4216,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_115(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4009,7 +4241,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_116(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4032,7 +4266,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_117(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4055,7 +4291,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e128_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_118(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4078,7 +4316,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e256_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_119(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4103,7 +4343,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_120(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4125,7 +4367,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_121(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4147,7 +4391,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_122(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4169,7 +4415,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_123(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4191,7 +4439,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_124(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4213,7 +4463,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_125(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4235,7 +4487,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_126(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4260,7 +4514,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_127(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4285,7 +4541,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_128(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4310,7 +4568,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_129(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4335,7 +4595,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e128_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_130(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4360,7 +4622,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e256_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_131(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4385,7 +4649,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_132(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4407,7 +4673,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_133(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4429,7 +4697,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_134(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4451,7 +4721,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_135(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4473,7 +4745,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e128_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_136(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4495,7 +4769,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e256_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_137(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4517,7 +4793,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_138(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4542,7 +4820,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_139(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4567,7 +4847,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_140(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4592,7 +4874,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_141(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4617,7 +4901,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e128_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_142(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4642,7 +4928,9 @@ KAS_DEV void d_stvk_stress33_1_load_3_e256_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_143(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4693,7 +4981,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_144(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4741,7 +5031,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_145(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4789,7 +5081,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_146(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4837,7 +5131,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_147(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4885,7 +5181,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_148(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4933,7 +5231,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_149(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4981,7 +5281,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e4_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_150(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5029,7 +5331,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e16_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_151(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5077,7 +5381,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e32_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_152(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5125,7 +5431,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e64_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_153(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5173,7 +5481,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e128_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_154(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5221,7 +5531,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e256_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_155(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5271,7 +5583,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_156(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5321,7 +5635,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_157(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5371,7 +5687,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_158(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5421,7 +5739,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_159(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5471,7 +5791,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_160(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5521,7 +5843,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_161(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5571,7 +5895,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e4_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_162(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5621,7 +5947,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e16_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_163(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5671,7 +5999,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e32_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_164(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5721,7 +6051,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e64_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_165(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5771,7 +6103,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e128_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_166(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5821,7 +6155,9 @@ KAS_DEV void d_stvk_stress33_1_load_4_e256_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_167(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5841,7 +6177,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_168(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5861,7 +6199,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_169(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5881,7 +6221,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_170(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5901,7 +6243,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_171(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5921,7 +6265,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_172(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5941,7 +6287,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_173(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5961,7 +6309,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e4_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_174(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5984,7 +6334,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e16_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_175(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6007,7 +6359,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e32_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_176(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6030,7 +6384,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e64_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_177(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6053,7 +6409,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e128_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_178(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6076,7 +6434,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e256_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_179(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6099,7 +6459,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e4_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_180(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6119,7 +6481,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e16_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_181(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6139,7 +6503,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e32_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_182(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6159,7 +6525,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e64_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_183(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6179,7 +6547,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e128_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_184(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6199,7 +6569,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e256_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_185(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6219,7 +6591,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e4_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_186(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6242,7 +6616,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e16_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_187(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6265,7 +6641,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e32_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_188(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6288,7 +6666,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e64_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_189(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6311,7 +6691,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e128_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_190(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6334,7 +6716,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e256_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_191(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6359,7 +6743,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_192(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6381,7 +6767,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_193(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6403,7 +6791,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_194(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6425,7 +6815,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_195(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6447,7 +6839,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_196(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6469,7 +6863,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_197(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6491,7 +6887,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e4_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_198(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6516,7 +6914,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e16_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_199(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6541,7 +6941,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e32_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_200(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6566,7 +6968,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e64_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_201(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6591,7 +6995,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e128_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_202(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6616,7 +7022,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e256_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_203(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6641,7 +7049,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e4_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_204(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6663,7 +7073,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e16_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_205(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6685,7 +7097,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e32_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_206(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6707,7 +7121,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e64_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_207(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6729,7 +7145,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e128_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_208(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6751,7 +7169,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e256_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_209(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6773,7 +7193,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e4_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_210(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6798,7 +7220,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e16_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_211(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6823,7 +7247,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e32_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_212(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6848,7 +7274,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e64_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_213(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6873,7 +7301,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e128_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_214(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6898,7 +7328,9 @@ KAS_DEV void d_stvk_stress33_1_load_5_e256_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_215(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6929,7 +7361,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e4_ssss(KAS_BUF(float) e, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_216(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6959,7 +7393,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e16_ssss(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_217(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6989,7 +7425,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e32_ssss(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_218(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7019,7 +7457,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e64_ssss(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_219(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7049,7 +7489,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e128_ssss(KAS_BUF(float) e, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_220(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7079,7 +7521,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e256_ssss(KAS_BUF(float) e, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_221(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7109,7 +7553,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e4_rrrr(KAS_BUF(float) e, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_222(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7149,7 +7595,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e16_rrrr(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_223(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7189,7 +7637,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e32_rrrr(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_224(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7229,7 +7679,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e64_rrrr(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_225(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7269,7 +7721,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e128_rrrr(KAS_BUF(float) e, KAS_BUF(float
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_226(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7309,7 +7763,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e256_rrrr(KAS_BUF(float) e, KAS_BUF(float
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_227(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7351,7 +7807,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e4_ssss(KAS_BUF(double) e, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_228(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7383,7 +7841,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e16_ssss(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_229(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7415,7 +7875,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e32_ssss(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_230(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7447,7 +7909,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e64_ssss(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_231(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7479,7 +7943,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e128_ssss(KAS_BUF(double) e, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_232(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7511,7 +7977,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e256_ssss(KAS_BUF(double) e, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_233(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7543,7 +8011,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e4_rrrr(KAS_BUF(double) e, KAS_BUF(double
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_234(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7585,7 +8055,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e16_rrrr(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_235(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7627,7 +8099,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e32_rrrr(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_236(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7669,7 +8143,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e64_rrrr(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_237(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7711,7 +8187,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e128_rrrr(KAS_BUF(double) e, KAS_BUF(doub
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_238(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7753,7 +8231,9 @@ KAS_DEV void d_stvk_stress33_1_compute_e256_rrrr(KAS_BUF(double) e, KAS_BUF(doub
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_239(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7814,7 +8294,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_240(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7861,7 +8343,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_241(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7908,7 +8392,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_242(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7955,7 +8441,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_243(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8002,7 +8490,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_244(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8049,7 +8539,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_245(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8096,7 +8588,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_246(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8143,7 +8637,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_247(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8190,7 +8686,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_248(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8237,7 +8735,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_249(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8284,7 +8784,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_250(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8331,7 +8833,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_251(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8380,7 +8884,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_252(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8429,7 +8935,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_253(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8478,7 +8986,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_254(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8527,7 +9037,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_255(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8576,7 +9088,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e128_s(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_256(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8625,7 +9139,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e256_s(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_257(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8674,7 +9190,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_258(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8723,7 +9241,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_259(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8772,7 +9292,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_260(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8821,7 +9343,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_261(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8870,7 +9394,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_262(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -8919,7 +9445,9 @@ KAS_DEV void d_stvk_stress33_1_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_263(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -8941,7 +9469,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_264(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8963,7 +9493,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_265(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8985,7 +9517,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_266(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9007,7 +9541,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_267(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9029,7 +9565,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_268(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9051,7 +9589,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_269(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9073,7 +9613,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_270(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9096,7 +9638,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_271(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9119,7 +9663,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_272(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9142,7 +9688,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_273(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9165,7 +9713,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_274(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9188,7 +9738,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_275(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9211,7 +9763,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_276(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9233,7 +9787,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_277(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9255,7 +9811,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_278(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9277,7 +9835,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_279(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9299,7 +9859,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_280(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9321,7 +9883,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_281(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9343,7 +9907,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_282(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9366,7 +9932,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_283(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9389,7 +9957,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_284(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9412,7 +9982,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_285(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9435,7 +10007,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_286(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9458,7 +10032,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_287(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9483,7 +10059,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_288(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9507,7 +10085,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_289(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9531,7 +10111,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_290(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9555,7 +10137,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_291(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9579,7 +10163,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e128_s(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_292(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9603,7 +10189,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e256_s(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_293(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9627,7 +10215,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_294(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9652,7 +10242,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_295(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9677,7 +10269,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_296(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9702,7 +10296,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_297(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9727,7 +10323,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e128_r(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_298(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9752,7 +10350,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e256_r(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_299(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9777,7 +10377,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_300(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9801,7 +10403,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_301(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9825,7 +10429,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_302(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9849,7 +10455,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_303(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9873,7 +10481,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_304(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -9897,7 +10507,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_305(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -9921,7 +10533,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(4) kb_stvk_stress33_306(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9946,7 +10560,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(16) kb_stvk_stress33_307(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9971,7 +10587,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(32) kb_stvk_stress33_308(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9996,7 +10614,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(64) kb_stvk_stress33_309(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10021,7 +10641,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(128) kb_stvk_stress33_310(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10046,7 +10668,9 @@ KAS_DEV void d_stvk_stress33_1_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(256) kb_stvk_stress33_311(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10093,7 +10717,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_312(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10141,7 +10767,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_313(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10189,7 +10817,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_314(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10237,7 +10867,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_315(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10285,7 +10917,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_316(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10333,7 +10967,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_317(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10381,7 +11017,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_318(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10429,7 +11067,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_319(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10477,7 +11117,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_320(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10525,7 +11167,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_321(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10573,7 +11217,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_322(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10621,7 +11267,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_323(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10671,7 +11319,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_324(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10721,7 +11371,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_325(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10771,7 +11423,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_326(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10821,7 +11475,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_327(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10871,7 +11527,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_328(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -10921,7 +11579,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_329(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -10971,7 +11631,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_330(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11021,7 +11683,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_331(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11071,7 +11735,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_332(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11121,7 +11787,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_333(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11171,7 +11839,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e128_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_334(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11221,7 +11891,9 @@ KAS_DEV void d_stvk_stress33_2_load_0_e256_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_335(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11244,7 +11916,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_336(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11267,7 +11941,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_337(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11290,7 +11966,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_338(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11313,7 +11991,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_339(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11336,7 +12016,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_340(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11359,7 +12041,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_341(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11382,7 +12066,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_342(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11408,7 +12094,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_343(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11434,7 +12122,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_344(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11460,7 +12150,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_345(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11486,7 +12178,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_346(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11512,7 +12206,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_347(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11538,7 +12234,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_348(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11561,7 +12259,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_349(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11584,7 +12284,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_350(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11607,7 +12309,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_351(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11630,7 +12334,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_352(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11653,7 +12359,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_353(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11676,7 +12384,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_354(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11702,7 +12412,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_355(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11728,7 +12440,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_356(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11754,7 +12468,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_357(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11780,7 +12496,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_358(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11806,7 +12524,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_359(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11834,7 +12554,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_360(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11859,7 +12581,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_361(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11884,7 +12608,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_362(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11909,7 +12635,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_363(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11934,7 +12662,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_364(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -11959,7 +12689,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_365(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -11984,7 +12716,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_366(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12012,7 +12746,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_367(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12040,7 +12776,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_368(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12068,7 +12806,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_369(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12096,7 +12836,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e128_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_370(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12124,7 +12866,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e256_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_371(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12152,7 +12896,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_372(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12177,7 +12923,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_373(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12202,7 +12950,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_374(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12227,7 +12977,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_375(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12252,7 +13004,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e128_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_376(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12277,7 +13031,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e256_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_377(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12302,7 +13058,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_378(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12330,7 +13088,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_379(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12358,7 +13118,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_380(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12386,7 +13148,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_381(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12414,7 +13178,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e128_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_382(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12442,7 +13208,9 @@ KAS_DEV void d_stvk_stress33_2_load_1_e256_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_383(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12493,7 +13261,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_384(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12541,7 +13311,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_385(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12589,7 +13361,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_386(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12637,7 +13411,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_387(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12685,7 +13461,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_388(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -12733,7 +13511,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_389(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -12781,7 +13561,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_390(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12829,7 +13611,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_391(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12877,7 +13661,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_392(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12925,7 +13711,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_393(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12973,7 +13761,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e128_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_394(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13021,7 +13811,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e256_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_395(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13071,7 +13863,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_396(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13121,7 +13915,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_397(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13171,7 +13967,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_398(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13221,7 +14019,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_399(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13271,7 +14071,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_400(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13321,7 +14123,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_401(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13371,7 +14175,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_402(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13421,7 +14227,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_403(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13471,7 +14279,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_404(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13521,7 +14331,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_405(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13571,7 +14383,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e128_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_406(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13621,7 +14435,9 @@ KAS_DEV void d_stvk_stress33_2_load_2_e256_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_407(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13641,7 +14457,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_408(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13661,7 +14479,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_409(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13681,7 +14501,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_410(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13701,7 +14523,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_411(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13721,7 +14545,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_412(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13741,7 +14567,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_413(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13761,7 +14589,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_414(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13784,7 +14614,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_415(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13807,7 +14639,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_416(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13830,7 +14664,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_417(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13853,7 +14689,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_418(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13876,7 +14714,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_419(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -13899,7 +14739,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_420(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13919,7 +14761,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_421(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13939,7 +14783,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_422(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13959,7 +14805,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_423(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13979,7 +14827,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e128_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_424(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -13999,7 +14849,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e256_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_425(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14019,7 +14871,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_426(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14042,7 +14896,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_427(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14065,7 +14921,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_428(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14088,7 +14946,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_429(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14111,7 +14971,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e128_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_430(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14134,7 +14996,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e256_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_431(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14159,7 +15023,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_432(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14181,7 +15047,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_433(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14203,7 +15071,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_434(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14225,7 +15095,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_435(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14247,7 +15119,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_436(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14269,7 +15143,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_437(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14291,7 +15167,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_438(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14316,7 +15194,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_439(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14341,7 +15221,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_440(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14366,7 +15248,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_441(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14391,7 +15275,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e128_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_442(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14416,7 +15302,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e256_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_443(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14441,7 +15329,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_444(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14463,7 +15353,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_445(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14485,7 +15377,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_446(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14507,7 +15401,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_447(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14529,7 +15425,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e128_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_448(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14551,7 +15449,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e256_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_449(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14573,7 +15473,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_450(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14598,7 +15500,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_451(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14623,7 +15527,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_452(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14648,7 +15554,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_453(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14673,7 +15581,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e128_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_454(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14698,7 +15608,9 @@ KAS_DEV void d_stvk_stress33_2_load_3_e256_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_455(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -14749,7 +15661,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_456(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -14797,7 +15711,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_457(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -14845,7 +15761,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_458(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -14893,7 +15811,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_459(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -14941,7 +15861,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_460(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -14989,7 +15911,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_461(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15037,7 +15961,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e4_s_w1(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_462(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15085,7 +16011,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e16_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_463(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15133,7 +16061,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e32_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_464(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15181,7 +16111,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e64_s_w1(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_465(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15229,7 +16161,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e128_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_466(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15277,7 +16211,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e256_s_w1(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_467(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15327,7 +16263,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_468(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15377,7 +16315,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_469(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15427,7 +16367,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_470(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15477,7 +16419,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_471(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15527,7 +16471,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_472(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15577,7 +16523,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_473(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15627,7 +16575,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e4_s_w1(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_474(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15677,7 +16627,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e16_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_475(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15727,7 +16679,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e32_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_476(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15777,7 +16731,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e64_s_w1(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_477(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15827,7 +16783,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e128_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_478(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15877,7 +16835,9 @@ KAS_DEV void d_stvk_stress33_2_load_4_e256_s_w1(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_479(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -15897,7 +16857,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e4_s(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_480(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -15917,7 +16879,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e16_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_481(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -15937,7 +16901,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e32_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_482(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -15957,7 +16923,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e64_s(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_483(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -15977,7 +16945,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e128_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_484(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -15997,7 +16967,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e256_s(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_485(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16017,7 +16989,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e4_r(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_486(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16040,7 +17014,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e16_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_487(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16063,7 +17039,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e32_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_488(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16086,7 +17064,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e64_r(const float *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_489(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16109,7 +17089,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e128_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_490(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16132,7 +17114,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e256_r(const float *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_491(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16155,7 +17139,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e4_s_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_492(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16175,7 +17161,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e16_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_493(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16195,7 +17183,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e32_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_494(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16215,7 +17205,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e64_s_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_495(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16235,7 +17227,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e128_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_496(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16255,7 +17249,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e256_s_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_497(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16275,7 +17271,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e4_r_cm(const float *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_498(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16298,7 +17296,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e16_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_499(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16321,7 +17321,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e32_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_500(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16344,7 +17346,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e64_r_cm(const float *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_501(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16367,7 +17371,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e128_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_502(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16390,7 +17396,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e256_r_cm(const float *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_503(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16415,7 +17423,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e4_s(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_504(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16437,7 +17447,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e16_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_505(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16459,7 +17471,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e32_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_506(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16481,7 +17495,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e64_s(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_507(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16503,7 +17519,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e128_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_508(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16525,7 +17543,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e256_s(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_509(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16547,7 +17567,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e4_r(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_510(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16572,7 +17594,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e16_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_511(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16597,7 +17621,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e32_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_512(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16622,7 +17648,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e64_r(const double *KAS_RESTRICT g, KAS_BU
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_513(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16647,7 +17675,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e128_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_514(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16672,7 +17702,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e256_r(const double *KAS_RESTRICT g, KAS_B
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_515(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16697,7 +17729,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e4_s_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_516(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16719,7 +17753,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e16_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_517(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16741,7 +17777,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e32_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_518(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16763,7 +17801,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e64_s_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_519(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16785,7 +17825,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e128_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_520(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16807,7 +17849,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e256_s_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_521(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16829,7 +17873,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e4_r_cm(const double *KAS_RESTRICT g, KAS_
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_522(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -16854,7 +17900,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e16_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_523(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -16879,7 +17927,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e32_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_524(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -16904,7 +17954,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e64_r_cm(const double *KAS_RESTRICT g, KAS
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_525(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -16929,7 +17981,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e128_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_526(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -16954,7 +18008,9 @@ KAS_DEV void d_stvk_stress33_2_load_5_e256_r_cm(const double *KAS_RESTRICT g, KA
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_527(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -16987,7 +18043,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e4_ssss(KAS_BUF(float) e, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_528(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17019,7 +18077,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e16_ssss(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_529(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17051,7 +18111,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e32_ssss(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_530(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17083,7 +18145,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e64_ssss(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_531(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17115,7 +18179,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e128_ssss(KAS_BUF(float) e, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_532(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -17147,7 +18213,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e256_ssss(KAS_BUF(float) e, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_533(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17178,7 +18246,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e4_rrrr(KAS_BUF(float) e, KAS_BUF(float) 
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_534(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17219,7 +18289,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e16_rrrr(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_535(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17260,7 +18332,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e32_rrrr(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_536(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17301,7 +18375,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e64_rrrr(KAS_BUF(float) e, KAS_BUF(float)
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_537(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17342,7 +18418,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e128_rrrr(KAS_BUF(float) e, KAS_BUF(float
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_538(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -17383,7 +18461,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e256_rrrr(KAS_BUF(float) e, KAS_BUF(float
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_539(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17427,7 +18507,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e4_ssss(KAS_BUF(double) e, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_540(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17461,7 +18543,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e16_ssss(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_541(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17495,7 +18579,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e32_ssss(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_542(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17529,7 +18615,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e64_ssss(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_543(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17563,7 +18651,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e128_ssss(KAS_BUF(double) e, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_544(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -17597,7 +18687,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e256_ssss(KAS_BUF(double) e, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_545(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17630,7 +18722,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e4_rrrr(KAS_BUF(double) e, KAS_BUF(double
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_546(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17673,7 +18767,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e16_rrrr(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_547(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -17716,7 +18812,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e32_rrrr(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_548(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -17759,7 +18857,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e64_rrrr(KAS_BUF(double) e, KAS_BUF(doubl
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_549(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -17802,7 +18902,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e128_rrrr(KAS_BUF(double) e, KAS_BUF(doub
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_550(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -17845,7 +18947,9 @@ KAS_DEV void d_stvk_stress33_2_compute_e256_rrrr(KAS_BUF(double) e, KAS_BUF(doub
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_551(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -17906,7 +19010,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_552(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -17953,7 +19059,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_553(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18000,7 +19108,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_554(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18047,7 +19157,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_555(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18094,7 +19206,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_556(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -18141,7 +19255,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_557(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -18188,7 +19304,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_558(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18235,7 +19353,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_559(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18282,7 +19402,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_560(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18329,7 +19451,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_561(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18376,7 +19500,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_562(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -18423,7 +19549,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_563(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -18472,7 +19600,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_564(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18521,7 +19651,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_565(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18570,7 +19702,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_566(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18619,7 +19753,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_567(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18668,7 +19804,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e128_s(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_568(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -18717,7 +19855,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e256_s(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_569(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -18766,7 +19906,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_570(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -18815,7 +19957,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_571(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -18864,7 +20008,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_572(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -18913,7 +20059,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_573(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -18962,7 +20110,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_574(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19011,7 +20161,9 @@ KAS_DEV void d_stvk_stress33_2_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_575(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19033,7 +20185,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_576(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19055,7 +20209,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_577(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19077,7 +20233,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_578(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19099,7 +20257,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_579(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19121,7 +20281,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_580(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19143,7 +20305,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_581(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19165,7 +20329,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_582(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19188,7 +20354,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_583(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19211,7 +20379,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_584(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19234,7 +20404,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRIC
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_585(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19257,7 +20429,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_586(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19280,7 +20454,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRI
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_587(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19303,7 +20479,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_588(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19325,7 +20503,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_589(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19347,7 +20527,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_590(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19369,7 +20551,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_591(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19391,7 +20575,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_592(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19413,7 +20599,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_593(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19435,7 +20623,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTR
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_594(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19458,7 +20648,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_595(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19481,7 +20673,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_596(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19504,7 +20698,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_REST
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_597(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19527,7 +20723,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_598(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19550,7 +20748,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RES
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_599(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19575,7 +20775,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_600(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19599,7 +20801,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_601(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19623,7 +20827,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_602(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19647,7 +20853,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_603(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19671,7 +20879,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e128_s(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_604(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19695,7 +20905,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e256_s(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_605(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19719,7 +20931,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_606(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19744,7 +20958,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_607(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19769,7 +20985,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_608(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19794,7 +21012,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTR
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_609(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19819,7 +21039,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e128_r(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_610(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19844,7 +21066,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e256_r(KAS_BUF(double) s, double *KAS_REST
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_611(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -19869,7 +21093,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_612(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -19893,7 +21119,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_613(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -19917,7 +21145,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_614(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -19941,7 +21171,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_615(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -19965,7 +21197,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_616(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -19989,7 +21223,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_617(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -20013,7 +21249,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RES
 
 __global__ void __launch_bounds__(12) kb_stvk_stress33_618(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -20038,7 +21276,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(48) kb_stvk_stress33_619(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -20063,7 +21303,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(96) kb_stvk_stress33_620(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -20088,7 +21330,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RE
 
 __global__ void __launch_bounds__(192) kb_stvk_stress33_621(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -20113,7 +21357,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(384) kb_stvk_stress33_622(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -20138,7 +21384,9 @@ KAS_DEV void d_stvk_stress33_2_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_R
 
 __global__ void __launch_bounds__(768) kb_stvk_stress33_623(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;

@@ -36,7 +36,9 @@ KAS_DEV void d_ttmul311_1_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(4) kb_ttmul311_0(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -83,7 +85,9 @@ KAS_DEV void d_ttmul311_1_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(16) kb_ttmul311_1(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -130,7 +134,9 @@ KAS_DEV void d_ttmul311_1_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(32) kb_ttmul311_2(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -177,7 +183,9 @@ KAS_DEV void d_ttmul311_1_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(64) kb_ttmul311_3(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -224,7 +232,9 @@ KAS_DEV void d_ttmul311_1_load_0_e128_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(128) kb_ttmul311_4(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -271,7 +281,9 @@ KAS_DEV void d_ttmul311_1_load_0_e256_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(256) kb_ttmul311_5(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -318,7 +330,9 @@ KAS_DEV void d_ttmul311_1_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_ttmul311_6(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -365,7 +379,9 @@ KAS_DEV void d_ttmul311_1_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_ttmul311_7(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -412,7 +428,9 @@ KAS_DEV void d_ttmul311_1_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_ttmul311_8(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -459,7 +477,9 @@ KAS_DEV void d_ttmul311_1_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_ttmul311_9(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -506,7 +526,9 @@ KAS_DEV void d_ttmul311_1_load_0_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_ttmul311_10(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -553,7 +575,9 @@ KAS_DEV void d_ttmul311_1_load_0_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_ttmul311_11(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -602,7 +626,9 @@ KAS_DEV void d_ttmul311_1_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(4) kb_ttmul311_12(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -651,7 +677,9 @@ KAS_DEV void d_ttmul311_1_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(16) kb_ttmul311_13(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -700,7 +728,9 @@ KAS_DEV void d_ttmul311_1_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(32) kb_ttmul311_14(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -749,7 +779,9 @@ KAS_DEV void d_ttmul311_1_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(64) kb_ttmul311_15(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -798,7 +830,9 @@ KAS_DEV void d_ttmul311_1_load_0_e128_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(128) kb_ttmul311_16(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -847,7 +881,9 @@ KAS_DEV void d_ttmul311_1_load_0_e256_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(256) kb_ttmul311_17(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -896,7 +932,9 @@ KAS_DEV void d_ttmul311_1_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_ttmul311_18(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -945,7 +983,9 @@ KAS_DEV void d_ttmul311_1_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_ttmul311_19(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -994,7 +1034,9 @@ KAS_DEV void d_ttmul311_1_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_ttmul311_20(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1043,7 +1085,9 @@ KAS_DEV void d_ttmul311_1_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_ttmul311_21(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1092,7 +1136,9 @@ KAS_DEV void d_ttmul311_1_load_0_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_ttmul311_22(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1141,7 +1187,9 @@ KAS_DEV void d_ttmul311_1_load_0_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_ttmul311_23(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1165,7 +1213,9 @@ KAS_DEV void d_ttmul311_1_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(4) kb_ttmul311_24(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1189,7 +1239,9 @@ KAS_DEV void d_ttmul311_1_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(16) kb_ttmul311_25(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1213,7 +1265,9 @@ KAS_DEV void d_ttmul311_1_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(32) kb_ttmul311_26(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1237,7 +1291,9 @@ KAS_DEV void d_ttmul311_1_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(64) kb_ttmul311_27(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1261,7 +1317,9 @@ KAS_DEV void d_ttmul311_1_load_1_e128_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(128) kb_ttmul311_28(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1285,7 +1343,9 @@ KAS_DEV void d_ttmul311_1_load_1_e256_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(256) kb_ttmul311_29(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1309,7 +1369,9 @@ KAS_DEV void d_ttmul311_1_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(4) kb_ttmul311_30(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1336,7 +1398,9 @@ KAS_DEV void d_ttmul311_1_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(16) kb_ttmul311_31(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1363,7 +1427,9 @@ KAS_DEV void d_ttmul311_1_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(32) kb_ttmul311_32(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1390,7 +1456,9 @@ KAS_DEV void d_ttmul311_1_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(64) kb_ttmul311_33(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1417,7 +1485,9 @@ KAS_DEV void d_ttmul311_1_load_1_e128_r(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(128) kb_ttmul311_34(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1444,7 +1514,9 @@ KAS_DEV void d_ttmul311_1_load_1_e256_r(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(256) kb_ttmul311_35(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1471,7 +1543,9 @@ KAS_DEV void d_ttmul311_1_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_ttmul311_36(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1495,7 +1569,9 @@ KAS_DEV void d_ttmul311_1_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_ttmul311_37(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1519,7 +1595,9 @@ KAS_DEV void d_ttmul311_1_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_ttmul311_38(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1543,7 +1621,9 @@ KAS_DEV void d_ttmul311_1_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_ttmul311_39(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1567,7 +1647,9 @@ KAS_DEV void d_ttmul311_1_load_1_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_ttmul311_40(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1591,7 +1673,9 @@ KAS_DEV void d_ttmul311_1_load_1_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_ttmul311_41(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1615,7 +1699,9 @@ KAS_DEV void d_ttmul311_1_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_ttmul311_42(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1642,7 +1728,9 @@ KAS_DEV void d_ttmul311_1_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_ttmul311_43(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1669,7 +1757,9 @@ KAS_DEV void d_ttmul311_1_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_ttmul311_44(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1696,7 +1786,9 @@ KAS_DEV void d_ttmul311_1_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_ttmul311_45(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1723,7 +1815,9 @@ KAS_DEV void d_ttmul311_1_load_1_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_ttmul311_46(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1750,7 +1844,9 @@ KAS_DEV void d_ttmul311_1_load_1_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_ttmul311_47(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1779,7 +1875,9 @@ KAS_DEV void d_ttmul311_1_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(4) kb_ttmul311_48(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1805,7 +1903,9 @@ KAS_DEV void d_ttmul311_1_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(16) kb_ttmul311_49(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1831,7 +1931,9 @@ KAS_DEV void d_ttmul311_1_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(32) kb_ttmul311_50(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -1857,7 +1959,9 @@ KAS_DEV void d_ttmul311_1_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(64) kb_ttmul311_51(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -1883,7 +1987,9 @@ KAS_DEV void d_ttmul311_1_load_1_e128_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(128) kb_ttmul311_52(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -1909,7 +2015,9 @@ KAS_DEV void d_ttmul311_1_load_1_e256_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(256) kb_ttmul311_53(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -1935,7 +2043,9 @@ KAS_DEV void d_ttmul311_1_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(4) kb_ttmul311_54(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -1964,7 +2074,9 @@ KAS_DEV void d_ttmul311_1_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(16) kb_ttmul311_55(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -1993,7 +2105,9 @@ KAS_DEV void d_ttmul311_1_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(32) kb_ttmul311_56(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2022,7 +2136,9 @@ KAS_DEV void d_ttmul311_1_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(64) kb_ttmul311_57(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2051,7 +2167,9 @@ KAS_DEV void d_ttmul311_1_load_1_e128_r(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(128) kb_ttmul311_58(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2080,7 +2198,9 @@ KAS_DEV void d_ttmul311_1_load_1_e256_r(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(256) kb_ttmul311_59(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2109,7 +2229,9 @@ KAS_DEV void d_ttmul311_1_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_ttmul311_60(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2135,7 +2257,9 @@ KAS_DEV void d_ttmul311_1_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_ttmul311_61(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2161,7 +2285,9 @@ KAS_DEV void d_ttmul311_1_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_ttmul311_62(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2187,7 +2313,9 @@ KAS_DEV void d_ttmul311_1_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_ttmul311_63(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2213,7 +2341,9 @@ KAS_DEV void d_ttmul311_1_load_1_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_ttmul311_64(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2239,7 +2369,9 @@ KAS_DEV void d_ttmul311_1_load_1_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_ttmul311_65(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2265,7 +2397,9 @@ KAS_DEV void d_ttmul311_1_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_ttmul311_66(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2294,7 +2428,9 @@ KAS_DEV void d_ttmul311_1_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_ttmul311_67(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2323,7 +2459,9 @@ KAS_DEV void d_ttmul311_1_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_ttmul311_68(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2352,7 +2490,9 @@ KAS_DEV void d_ttmul311_1_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_ttmul311_69(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2381,7 +2521,9 @@ KAS_DEV void d_ttmul311_1_load_1_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_ttmul311_70(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2410,7 +2552,9 @@ KAS_DEV void d_ttmul311_1_load_1_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_ttmul311_71(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2460,7 +2604,9 @@ KAS_DEV void d_ttmul311_1_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(4) kb_ttmul311_72(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2507,7 +2653,9 @@ KAS_DEV void d_ttmul311_1_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(16) kb_ttmul311_73(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2554,7 +2702,9 @@ KAS_DEV void d_ttmul311_1_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(32) kb_ttmul311_74(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2601,7 +2751,9 @@ KAS_DEV void d_ttmul311_1_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(64) kb_ttmul311_75(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2648,7 +2800,9 @@ KAS_DEV void d_ttmul311_1_load_2_e128_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(128) kb_ttmul311_76(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2695,7 +2849,9 @@ KAS_DEV void d_ttmul311_1_load_2_e256_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(256) kb_ttmul311_77(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -2742,7 +2898,9 @@ KAS_DEV void d_ttmul311_1_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_ttmul311_78(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -2789,7 +2947,9 @@ KAS_DEV void d_ttmul311_1_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_ttmul311_79(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -2836,7 +2996,9 @@ KAS_DEV void d_ttmul311_1_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_ttmul311_80(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -2883,7 +3045,9 @@ KAS_DEV void d_ttmul311_1_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_ttmul311_81(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -2930,7 +3094,9 @@ KAS_DEV void d_ttmul311_1_load_2_e128_s_w1(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_ttmul311_82(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -2977,7 +3143,9 @@ KAS_DEV void d_ttmul311_1_load_2_e256_s_w1(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_ttmul311_83(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3026,7 +3194,9 @@ KAS_DEV void d_ttmul311_1_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(4) kb_ttmul311_84(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3075,7 +3245,9 @@ KAS_DEV void d_ttmul311_1_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(16) kb_ttmul311_85(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3124,7 +3296,9 @@ KAS_DEV void d_ttmul311_1_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(32) kb_ttmul311_86(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3173,7 +3347,9 @@ KAS_DEV void d_ttmul311_1_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(64) kb_ttmul311_87(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3222,7 +3398,9 @@ KAS_DEV void d_ttmul311_1_load_2_e128_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(128) kb_ttmul311_88(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3271,7 +3449,9 @@ KAS_DEV void d_ttmul311_1_load_2_e256_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(256) kb_ttmul311_89(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3320,7 +3500,9 @@ KAS_DEV void d_ttmul311_1_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_ttmul311_90(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3369,7 +3551,9 @@ KAS_DEV void d_ttmul311_1_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_ttmul311_91(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3418,7 +3602,9 @@ KAS_DEV void d_ttmul311_1_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_ttmul311_92(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3467,7 +3653,9 @@ KAS_DEV void d_ttmul311_1_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_ttmul311_93(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3516,7 +3704,9 @@ KAS_DEV void d_ttmul311_1_load_2_e128_s_w1(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_ttmul311_94(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3565,7 +3755,9 @@ KAS_DEV void d_ttmul311_1_load_2_e256_s_w1(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_ttmul311_95(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3589,7 +3781,9 @@ KAS_DEV void d_ttmul311_1_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(4) kb_ttmul311_96(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3613,7 +3807,9 @@ KAS_DEV void d_ttmul311_1_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(16) kb_ttmul311_97(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3637,7 +3833,9 @@ KAS_DEV void d_ttmul311_1_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(32) kb_ttmul311_98(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3661,7 +3859,9 @@ KAS_DEV void d_ttmul311_1_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(64) kb_ttmul311_99(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3685,7 +3885,9 @@ KAS_DEV void d_ttmul311_1_load_3_e128_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(128) kb_ttmul311_100(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3709,7 +3911,9 @@ KAS_DEV void d_ttmul311_1_load_3_e256_s(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(256) kb_ttmul311_101(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3733,7 +3937,9 @@ KAS_DEV void d_ttmul311_1_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(4) kb_ttmul311_102(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3760,7 +3966,9 @@ KAS_DEV void d_ttmul311_1_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(16) kb_ttmul311_103(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3787,7 +3995,9 @@ KAS_DEV void d_ttmul311_1_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(32) kb_ttmul311_104(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3814,7 +4024,9 @@ KAS_DEV void d_ttmul311_1_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(64) kb_ttmul311_105(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3841,7 +4053,9 @@ KAS_DEV void d_ttmul311_1_load_3_e128_r(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(128) kb_ttmul311_106(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -3868,7 +4082,9 @@ KAS_DEV void d_ttmul311_1_load_3_e256_r(const float *KAS_RESTRICT g, KAS_BUF(flo
 
 __global__ void __launch_bounds__(256) kb_ttmul311_107(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -3895,7 +4111,9 @@ KAS_DEV void d_ttmul311_1_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_ttmul311_108(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -3919,7 +4137,9 @@ KAS_DEV void d_ttmul311_1_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_ttmul311_109(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -3943,7 +4163,9 @@ KAS_DEV void d_ttmul311_1_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_ttmul311_110(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -3967,7 +4189,9 @@ KAS_DEV void d_ttmul311_1_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_ttmul311_111(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -3991,7 +4215,9 @@ KAS_DEV void d_ttmul311_1_load_3_e128_s_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_ttmul311_112(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4015,7 +4241,9 @@ KAS_DEV void d_ttmul311_1_load_3_e256_s_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_ttmul311_113(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4039,7 +4267,9 @@ KAS_DEV void d_ttmul311_1_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(4) kb_ttmul311_114(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4066,7 +4296,9 @@ KAS_DEV void d_ttmul311_1_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(16) kb_ttmul311_115(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4093,7 +4325,9 @@ KAS_DEV void d_ttmul311_1_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(32) kb_ttmul311_116(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4120,7 +4354,9 @@ KAS_DEV void d_ttmul311_1_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(64) kb_ttmul311_117(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4147,7 +4383,9 @@ KAS_DEV void d_ttmul311_1_load_3_e128_r_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(128) kb_ttmul311_118(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4174,7 +4412,9 @@ KAS_DEV void d_ttmul311_1_load_3_e256_r_cm(const float *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(256) kb_ttmul311_119(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4203,7 +4443,9 @@ KAS_DEV void d_ttmul311_1_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(4) kb_ttmul311_120(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4229,7 +4471,9 @@ KAS_DEV void d_ttmul311_1_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(16) kb_ttmul311_121(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4255,7 +4499,9 @@ KAS_DEV void d_ttmul311_1_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(32) kb_ttmul311_122(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4281,7 +4527,9 @@ KAS_DEV void d_ttmul311_1_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(64) kb_ttmul311_123(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4307,7 +4555,9 @@ KAS_DEV void d_ttmul311_1_load_3_e128_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(128) kb_ttmul311_124(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4333,7 +4583,9 @@ KAS_DEV void d_ttmul311_1_load_3_e256_s(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(256) kb_ttmul311_125(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4359,7 +4611,9 @@ KAS_DEV void d_ttmul311_1_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(4) kb_ttmul311_126(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4388,7 +4642,9 @@ KAS_DEV void d_ttmul311_1_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(16) kb_ttmul311_127(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4417,7 +4673,9 @@ KAS_DEV void d_ttmul311_1_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(32) kb_ttmul311_128(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4446,7 +4704,9 @@ KAS_DEV void d_ttmul311_1_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(64) kb_ttmul311_129(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4475,7 +4735,9 @@ KAS_DEV void d_ttmul311_1_load_3_e128_r(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(128) kb_ttmul311_130(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4504,7 +4766,9 @@ KAS_DEV void d_ttmul311_1_load_3_e256_r(const double *KAS_RESTRICT g, KAS_BUF(do
 
 __global__ void __launch_bounds__(256) kb_ttmul311_131(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4533,7 +4797,9 @@ KAS_DEV void d_ttmul311_1_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_ttmul311_132(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4559,7 +4825,9 @@ KAS_DEV void d_ttmul311_1_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_ttmul311_133(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4585,7 +4853,9 @@ KAS_DEV void d_ttmul311_1_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_ttmul311_134(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4611,7 +4881,9 @@ KAS_DEV void d_ttmul311_1_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_ttmul311_135(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4637,7 +4909,9 @@ KAS_DEV void d_ttmul311_1_load_3_e128_s_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_ttmul311_136(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4663,7 +4937,9 @@ KAS_DEV void d_ttmul311_1_load_3_e256_s_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_ttmul311_137(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4689,7 +4965,9 @@ KAS_DEV void d_ttmul311_1_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(4) kb_ttmul311_138(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4718,7 +4996,9 @@ KAS_DEV void d_ttmul311_1_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(16) kb_ttmul311_139(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4747,7 +5027,9 @@ KAS_DEV void d_ttmul311_1_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(32) kb_ttmul311_140(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4776,7 +5058,9 @@ KAS_DEV void d_ttmul311_1_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(64) kb_ttmul311_141(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4805,7 +5089,9 @@ KAS_DEV void d_ttmul311_1_load_3_e128_r_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(128) kb_ttmul311_142(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4834,7 +5120,9 @@ KAS_DEV void d_ttmul311_1_load_3_e256_r_cm(const double *KAS_RESTRICT g, KAS_BUF
 
 __global__ void __launch_bounds__(256) kb_ttmul311_143(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -4863,7 +5151,9 @@ KAS_DEV void d_ttmul311_1_compute_e4_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(4) kb_ttmul311_144(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -4890,7 +5180,9 @@ KAS_DEV void d_ttmul311_1_compute_e16_sss(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(16) kb_ttmul311_145(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -4917,7 +5209,9 @@ KAS_DEV void d_ttmul311_1_compute_e32_sss(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(32) kb_ttmul311_146(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -4944,7 +5238,9 @@ KAS_DEV void d_ttmul311_1_compute_e64_sss(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(64) kb_ttmul311_147(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -4971,7 +5267,9 @@ KAS_DEV void d_ttmul311_1_compute_e128_sss(KAS_BUF(float) a, KAS_BUF(float) b, K
 
 __global__ void __launch_bounds__(128) kb_ttmul311_148(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -4998,7 +5296,9 @@ KAS_DEV void d_ttmul311_1_compute_e256_sss(KAS_BUF(float) a, KAS_BUF(float) b, K
 
 __global__ void __launch_bounds__(256) kb_ttmul311_149(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5024,7 +5324,9 @@ KAS_DEV void d_ttmul311_1_compute_e4_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(4) kb_ttmul311_150(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5058,7 +5360,9 @@ KAS_DEV void d_ttmul311_1_compute_e16_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(16) kb_ttmul311_151(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5092,7 +5396,9 @@ KAS_DEV void d_ttmul311_1_compute_e32_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(32) kb_ttmul311_152(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5126,7 +5432,9 @@ KAS_DEV void d_ttmul311_1_compute_e64_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(64) kb_ttmul311_153(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5160,7 +5468,9 @@ KAS_DEV void d_ttmul311_1_compute_e128_rrr(KAS_BUF(float) a, KAS_BUF(float) b, K
 
 __global__ void __launch_bounds__(128) kb_ttmul311_154(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5194,7 +5504,9 @@ KAS_DEV void d_ttmul311_1_compute_e256_rrr(KAS_BUF(float) a, KAS_BUF(float) b, K
 
 __global__ void __launch_bounds__(256) kb_ttmul311_155(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5231,7 +5543,9 @@ KAS_DEV void d_ttmul311_1_compute_e4_sss(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(4) kb_ttmul311_156(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5260,7 +5574,9 @@ KAS_DEV void d_ttmul311_1_compute_e16_sss(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(16) kb_ttmul311_157(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5289,7 +5605,9 @@ KAS_DEV void d_ttmul311_1_compute_e32_sss(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(32) kb_ttmul311_158(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5318,7 +5636,9 @@ KAS_DEV void d_ttmul311_1_compute_e64_sss(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(64) kb_ttmul311_159(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5347,7 +5667,9 @@ KAS_DEV void d_ttmul311_1_compute_e128_sss(KAS_BUF(double) a, KAS_BUF(double) b,
 
 __global__ void __launch_bounds__(128) kb_ttmul311_160(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5376,7 +5698,9 @@ KAS_DEV void d_ttmul311_1_compute_e256_sss(KAS_BUF(double) a, KAS_BUF(double) b,
 
 __global__ void __launch_bounds__(256) kb_ttmul311_161(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5404,7 +5728,9 @@ KAS_DEV void d_ttmul311_1_compute_e4_rrr(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(4) kb_ttmul311_162(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5440,7 +5766,9 @@ KAS_DEV void d_ttmul311_1_compute_e16_rrr(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(16) kb_ttmul311_163(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5476,7 +5804,9 @@ KAS_DEV void d_ttmul311_1_compute_e32_rrr(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(32) kb_ttmul311_164(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5512,7 +5842,9 @@ KAS_DEV void d_ttmul311_1_compute_e64_rrr(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(64) kb_ttmul311_165(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5549,7 +5881,9 @@ KAS_DEV void d_ttmul311_1_compute_e128_rrr(KAS_BUF(double) a, KAS_BUF(double) b,
 
 __global__ void __launch_bounds__(128) kb_ttmul311_166(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5586,7 +5920,9 @@ KAS_DEV void d_ttmul311_1_compute_e256_rrr(KAS_BUF(double) a, KAS_BUF(double) b,
 
 __global__ void __launch_bounds__(256) kb_ttmul311_167(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5643,7 +5979,9 @@ KAS_DEV void d_ttmul311_1_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_ttmul311_168(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5689,7 +6027,9 @@ KAS_DEV void d_ttmul311_1_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_ttmul311_169(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -5735,7 +6075,9 @@ KAS_DEV void d_ttmul311_1_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_ttmul311_170(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -5781,7 +6123,9 @@ KAS_DEV void d_ttmul311_1_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_ttmul311_171(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -5827,7 +6171,9 @@ KAS_DEV void d_ttmul311_1_save_0_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_ttmul311_172(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -5873,7 +6219,9 @@ KAS_DEV void d_ttmul311_1_save_0_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_ttmul311_173(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -5919,7 +6267,9 @@ KAS_DEV void d_ttmul311_1_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_ttmul311_174(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -5965,7 +6315,9 @@ KAS_DEV void d_ttmul311_1_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_ttmul311_175(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6011,7 +6363,9 @@ KAS_DEV void d_ttmul311_1_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_ttmul311_176(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6057,7 +6411,9 @@ KAS_DEV void d_ttmul311_1_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_ttmul311_177(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6103,7 +6459,9 @@ KAS_DEV void d_ttmul311_1_save_0_e128_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_ttmul311_178(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6149,7 +6507,9 @@ KAS_DEV void d_ttmul311_1_save_0_e256_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_ttmul311_179(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6197,7 +6557,9 @@ KAS_DEV void d_ttmul311_1_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(4) kb_ttmul311_180(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6245,7 +6607,9 @@ KAS_DEV void d_ttmul311_1_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(16) kb_ttmul311_181(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6293,7 +6657,9 @@ KAS_DEV void d_ttmul311_1_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(32) kb_ttmul311_182(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6341,7 +6707,9 @@ KAS_DEV void d_ttmul311_1_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(64) kb_ttmul311_183(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6389,7 +6757,9 @@ KAS_DEV void d_ttmul311_1_save_0_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(128) kb_ttmul311_184(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6437,7 +6807,9 @@ KAS_DEV void d_ttmul311_1_save_0_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(256) kb_ttmul311_185(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6485,7 +6857,9 @@ KAS_DEV void d_ttmul311_1_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_ttmul311_186(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6533,7 +6907,9 @@ KAS_DEV void d_ttmul311_1_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_ttmul311_187(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6581,7 +6957,9 @@ KAS_DEV void d_ttmul311_1_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_ttmul311_188(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6629,7 +7007,9 @@ KAS_DEV void d_ttmul311_1_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_ttmul311_189(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6677,7 +7057,9 @@ KAS_DEV void d_ttmul311_1_save_0_e128_s_w1(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_ttmul311_190(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6725,7 +7107,9 @@ KAS_DEV void d_ttmul311_1_save_0_e256_s_w1(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_ttmul311_191(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6749,7 +7133,9 @@ KAS_DEV void d_ttmul311_1_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_ttmul311_192(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6773,7 +7159,9 @@ KAS_DEV void d_ttmul311_1_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_ttmul311_193(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6797,7 +7185,9 @@ KAS_DEV void d_ttmul311_1_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_ttmul311_194(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6821,7 +7211,9 @@ KAS_DEV void d_ttmul311_1_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_ttmul311_195(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6845,7 +7237,9 @@ KAS_DEV void d_ttmul311_1_save_1_e128_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_ttmul311_196(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -6869,7 +7263,9 @@ KAS_DEV void d_ttmul311_1_save_1_e256_s(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_ttmul311_197(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -6893,7 +7289,9 @@ KAS_DEV void d_ttmul311_1_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(4) kb_ttmul311_198(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -6918,7 +7316,9 @@ KAS_DEV void d_ttmul311_1_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(16) kb_ttmul311_199(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -6943,7 +7343,9 @@ KAS_DEV void d_ttmul311_1_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(32) kb_ttmul311_200(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -6968,7 +7370,9 @@ KAS_DEV void d_ttmul311_1_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(64) kb_ttmul311_201(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -6993,7 +7397,9 @@ KAS_DEV void d_ttmul311_1_save_1_e128_r(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(128) kb_ttmul311_202(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7018,7 +7424,9 @@ KAS_DEV void d_ttmul311_1_save_1_e256_r(KAS_BUF(float) s, float *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(256) kb_ttmul311_203(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7043,7 +7451,9 @@ KAS_DEV void d_ttmul311_1_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_ttmul311_204(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7067,7 +7477,9 @@ KAS_DEV void d_ttmul311_1_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_ttmul311_205(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7091,7 +7503,9 @@ KAS_DEV void d_ttmul311_1_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_ttmul311_206(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7115,7 +7529,9 @@ KAS_DEV void d_ttmul311_1_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_ttmul311_207(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7139,7 +7555,9 @@ KAS_DEV void d_ttmul311_1_save_1_e128_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_ttmul311_208(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7163,7 +7581,9 @@ KAS_DEV void d_ttmul311_1_save_1_e256_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_ttmul311_209(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7187,7 +7607,9 @@ KAS_DEV void d_ttmul311_1_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(4) kb_ttmul311_210(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7212,7 +7634,9 @@ KAS_DEV void d_ttmul311_1_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(16) kb_ttmul311_211(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7237,7 +7661,9 @@ KAS_DEV void d_ttmul311_1_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(32) kb_ttmul311_212(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7262,7 +7688,9 @@ KAS_DEV void d_ttmul311_1_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(64) kb_ttmul311_213(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7287,7 +7715,9 @@ KAS_DEV void d_ttmul311_1_save_1_e128_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(128) kb_ttmul311_214(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7312,7 +7742,9 @@ KAS_DEV void d_ttmul311_1_save_1_e256_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT
 
 __global__ void __launch_bounds__(256) kb_ttmul311_215(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7339,7 +7771,9 @@ KAS_DEV void d_ttmul311_1_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(4) kb_ttmul311_216(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7365,7 +7799,9 @@ KAS_DEV void d_ttmul311_1_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(16) kb_ttmul311_217(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7391,7 +7827,9 @@ KAS_DEV void d_ttmul311_1_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(32) kb_ttmul311_218(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7417,7 +7855,9 @@ KAS_DEV void d_ttmul311_1_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(64) kb_ttmul311_219(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7443,7 +7883,9 @@ KAS_DEV void d_ttmul311_1_save_1_e128_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(128) kb_ttmul311_220(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7469,7 +7911,9 @@ KAS_DEV void d_ttmul311_1_save_1_e256_s(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(256) kb_ttmul311_221(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7495,7 +7939,9 @@ KAS_DEV void d_ttmul311_1_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(4) kb_ttmul311_222(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7522,7 +7968,9 @@ KAS_DEV void d_ttmul311_1_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(16) kb_ttmul311_223(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7549,7 +7997,9 @@ KAS_DEV void d_ttmul311_1_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(32) kb_ttmul311_224(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7576,7 +8026,9 @@ KAS_DEV void d_ttmul311_1_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(64) kb_ttmul311_225(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7603,7 +8055,9 @@ KAS_DEV void d_ttmul311_1_save_1_e128_r(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(128) kb_ttmul311_226(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7630,7 +8084,9 @@ KAS_DEV void d_ttmul311_1_save_1_e256_r(KAS_BUF(double) s, double *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(256) kb_ttmul311_227(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7657,7 +8113,9 @@ KAS_DEV void d_ttmul311_1_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_ttmul311_228(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7683,7 +8141,9 @@ KAS_DEV void d_ttmul311_1_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_ttmul311_229(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7709,7 +8169,9 @@ KAS_DEV void d_ttmul311_1_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_ttmul311_230(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7735,7 +8197,9 @@ KAS_DEV void d_ttmul311_1_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_ttmul311_231(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7761,7 +8225,9 @@ KAS_DEV void d_ttmul311_1_save_1_e128_s_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_ttmul311_232(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7787,7 +8253,9 @@ KAS_DEV void d_ttmul311_1_save_1_e256_s_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_ttmul311_233(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7813,7 +8281,9 @@ KAS_DEV void d_ttmul311_1_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(4) kb_ttmul311_234(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -7840,7 +8310,9 @@ KAS_DEV void d_ttmul311_1_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(16) kb_ttmul311_235(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -7867,7 +8339,9 @@ KAS_DEV void d_ttmul311_1_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(32) kb_ttmul311_236(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -7894,7 +8368,9 @@ KAS_DEV void d_ttmul311_1_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(64) kb_ttmul311_237(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -7921,7 +8397,9 @@ KAS_DEV void d_ttmul311_1_save_1_e128_r_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(128) kb_ttmul311_238(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 128;
@@ -7948,7 +8426,9 @@ KAS_DEV void d_ttmul311_1_save_1_e256_r_cm(KAS_BUF(double) s, double *KAS_RESTRI
 
 __global__ void __launch_bounds__(256) kb_ttmul311_239(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 256;
@@ -7994,7 +8474,9 @@ KAS_DEV void d_ttmul311_2_load_0_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(36) kb_ttmul311_240(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8041,7 +8523,9 @@ KAS_DEV void d_ttmul311_2_load_0_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(144) kb_ttmul311_241(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8088,7 +8572,9 @@ KAS_DEV void d_ttmul311_2_load_0_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(288) kb_ttmul311_242(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8135,7 +8621,9 @@ KAS_DEV void d_ttmul311_2_load_0_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(576) kb_ttmul311_243(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8182,7 +8670,9 @@ KAS_DEV void d_ttmul311_2_load_0_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(36) kb_ttmul311_244(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8229,7 +8719,9 @@ KAS_DEV void d_ttmul311_2_load_0_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(144) kb_ttmul311_245(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8276,7 +8768,9 @@ KAS_DEV void d_ttmul311_2_load_0_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(288) kb_ttmul311_246(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8323,7 +8817,9 @@ KAS_DEV void d_ttmul311_2_load_0_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(576) kb_ttmul311_247(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8372,7 +8868,9 @@ KAS_DEV void d_ttmul311_2_load_0_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(36) kb_ttmul311_248(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8421,7 +8919,9 @@ KAS_DEV void d_ttmul311_2_load_0_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(144) kb_ttmul311_249(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8470,7 +8970,9 @@ KAS_DEV void d_ttmul311_2_load_0_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(288) kb_ttmul311_250(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8519,7 +9021,9 @@ KAS_DEV void d_ttmul311_2_load_0_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(576) kb_ttmul311_251(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8568,7 +9072,9 @@ KAS_DEV void d_ttmul311_2_load_0_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(36) kb_ttmul311_252(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8617,7 +9123,9 @@ KAS_DEV void d_ttmul311_2_load_0_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(144) kb_ttmul311_253(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8666,7 +9174,9 @@ KAS_DEV void d_ttmul311_2_load_0_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(288) kb_ttmul311_254(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8715,7 +9225,9 @@ KAS_DEV void d_ttmul311_2_load_0_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(576) kb_ttmul311_255(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8740,7 +9252,9 @@ KAS_DEV void d_ttmul311_2_load_1_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(36) kb_ttmul311_256(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8765,7 +9279,9 @@ KAS_DEV void d_ttmul311_2_load_1_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(144) kb_ttmul311_257(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8790,7 +9306,9 @@ KAS_DEV void d_ttmul311_2_load_1_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(288) kb_ttmul311_258(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8815,7 +9333,9 @@ KAS_DEV void d_ttmul311_2_load_1_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(576) kb_ttmul311_259(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8840,7 +9360,9 @@ KAS_DEV void d_ttmul311_2_load_1_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(36) kb_ttmul311_260(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8868,7 +9390,9 @@ KAS_DEV void d_ttmul311_2_load_1_e16_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(144) kb_ttmul311_261(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -8896,7 +9420,9 @@ KAS_DEV void d_ttmul311_2_load_1_e32_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(288) kb_ttmul311_262(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -8924,7 +9450,9 @@ KAS_DEV void d_ttmul311_2_load_1_e64_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(576) kb_ttmul311_263(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -8952,7 +9480,9 @@ KAS_DEV void d_ttmul311_2_load_1_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(36) kb_ttmul311_264(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -8977,7 +9507,9 @@ KAS_DEV void d_ttmul311_2_load_1_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(144) kb_ttmul311_265(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9002,7 +9534,9 @@ KAS_DEV void d_ttmul311_2_load_1_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(288) kb_ttmul311_266(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9027,7 +9561,9 @@ KAS_DEV void d_ttmul311_2_load_1_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(576) kb_ttmul311_267(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9052,7 +9588,9 @@ KAS_DEV void d_ttmul311_2_load_1_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(36) kb_ttmul311_268(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9080,7 +9618,9 @@ KAS_DEV void d_ttmul311_2_load_1_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(144) kb_ttmul311_269(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9108,7 +9648,9 @@ KAS_DEV void d_ttmul311_2_load_1_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(288) kb_ttmul311_270(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9136,7 +9678,9 @@ KAS_DEV void d_ttmul311_2_load_1_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(576) kb_ttmul311_271(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9166,7 +9710,9 @@ KAS_DEV void d_ttmul311_2_load_1_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(36) kb_ttmul311_272(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9193,7 +9739,9 @@ KAS_DEV void d_ttmul311_2_load_1_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(144) kb_ttmul311_273(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9220,7 +9768,9 @@ KAS_DEV void d_ttmul311_2_load_1_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(288) kb_ttmul311_274(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9247,7 +9797,9 @@ KAS_DEV void d_ttmul311_2_load_1_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(576) kb_ttmul311_275(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9274,7 +9826,9 @@ KAS_DEV void d_ttmul311_2_load_1_e4_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(36) kb_ttmul311_276(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9304,7 +9858,9 @@ KAS_DEV void d_ttmul311_2_load_1_e16_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(144) kb_ttmul311_277(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9334,7 +9890,9 @@ KAS_DEV void d_ttmul311_2_load_1_e32_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(288) kb_ttmul311_278(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9364,7 +9922,9 @@ KAS_DEV void d_ttmul311_2_load_1_e64_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(576) kb_ttmul311_279(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9394,7 +9954,9 @@ KAS_DEV void d_ttmul311_2_load_1_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(36) kb_ttmul311_280(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9421,7 +9983,9 @@ KAS_DEV void d_ttmul311_2_load_1_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(144) kb_ttmul311_281(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9448,7 +10012,9 @@ KAS_DEV void d_ttmul311_2_load_1_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(288) kb_ttmul311_282(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9475,7 +10041,9 @@ KAS_DEV void d_ttmul311_2_load_1_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(576) kb_ttmul311_283(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9502,7 +10070,9 @@ KAS_DEV void d_ttmul311_2_load_1_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(36) kb_ttmul311_284(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9532,7 +10102,9 @@ KAS_DEV void d_ttmul311_2_load_1_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(144) kb_ttmul311_285(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9562,7 +10134,9 @@ KAS_DEV void d_ttmul311_2_load_1_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(288) kb_ttmul311_286(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9592,7 +10166,9 @@ KAS_DEV void d_ttmul311_2_load_1_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(576) kb_ttmul311_287(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9642,7 +10218,9 @@ KAS_DEV void d_ttmul311_2_load_2_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(36) kb_ttmul311_288(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9689,7 +10267,9 @@ KAS_DEV void d_ttmul311_2_load_2_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(144) kb_ttmul311_289(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9736,7 +10316,9 @@ KAS_DEV void d_ttmul311_2_load_2_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(288) kb_ttmul311_290(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9783,7 +10365,9 @@ KAS_DEV void d_ttmul311_2_load_2_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(576) kb_ttmul311_291(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -9830,7 +10414,9 @@ KAS_DEV void d_ttmul311_2_load_2_e4_s_w1(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(36) kb_ttmul311_292(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -9877,7 +10463,9 @@ KAS_DEV void d_ttmul311_2_load_2_e16_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(144) kb_ttmul311_293(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -9924,7 +10512,9 @@ KAS_DEV void d_ttmul311_2_load_2_e32_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(288) kb_ttmul311_294(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -9971,7 +10561,9 @@ KAS_DEV void d_ttmul311_2_load_2_e64_s_w1(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(576) kb_ttmul311_295(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10020,7 +10612,9 @@ KAS_DEV void d_ttmul311_2_load_2_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(36) kb_ttmul311_296(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10069,7 +10663,9 @@ KAS_DEV void d_ttmul311_2_load_2_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(144) kb_ttmul311_297(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10118,7 +10714,9 @@ KAS_DEV void d_ttmul311_2_load_2_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(288) kb_ttmul311_298(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10167,7 +10765,9 @@ KAS_DEV void d_ttmul311_2_load_2_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(576) kb_ttmul311_299(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10216,7 +10816,9 @@ KAS_DEV void d_ttmul311_2_load_2_e4_s_w1(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(36) kb_ttmul311_300(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10265,7 +10867,9 @@ KAS_DEV void d_ttmul311_2_load_2_e16_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(144) kb_ttmul311_301(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10314,7 +10918,9 @@ KAS_DEV void d_ttmul311_2_load_2_e32_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(288) kb_ttmul311_302(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10363,7 +10969,9 @@ KAS_DEV void d_ttmul311_2_load_2_e64_s_w1(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(576) kb_ttmul311_303(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10387,7 +10995,9 @@ KAS_DEV void d_ttmul311_2_load_3_e4_s(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(36) kb_ttmul311_304(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10411,7 +11021,9 @@ KAS_DEV void d_ttmul311_2_load_3_e16_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(144) kb_ttmul311_305(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10435,7 +11047,9 @@ KAS_DEV void d_ttmul311_2_load_3_e32_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(288) kb_ttmul311_306(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10459,7 +11073,9 @@ KAS_DEV void d_ttmul311_2_load_3_e64_s(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(576) kb_ttmul311_307(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10483,7 +11099,9 @@ KAS_DEV void d_ttmul311_2_load_3_e4_r(const float *KAS_RESTRICT g, KAS_BUF(float
 
 __global__ void __launch_bounds__(36) kb_ttmul311_308(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10510,7 +11128,9 @@ KAS_DEV void d_ttmul311_2_load_3_e16_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(144) kb_ttmul311_309(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10537,7 +11157,9 @@ KAS_DEV void d_ttmul311_2_load_3_e32_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(288) kb_ttmul311_310(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10564,7 +11186,9 @@ KAS_DEV void d_ttmul311_2_load_3_e64_r(const float *KAS_RESTRICT g, KAS_BUF(floa
 
 __global__ void __launch_bounds__(576) kb_ttmul311_311(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10591,7 +11215,9 @@ KAS_DEV void d_ttmul311_2_load_3_e4_s_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(36) kb_ttmul311_312(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10615,7 +11241,9 @@ KAS_DEV void d_ttmul311_2_load_3_e16_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(144) kb_ttmul311_313(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10639,7 +11267,9 @@ KAS_DEV void d_ttmul311_2_load_3_e32_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(288) kb_ttmul311_314(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10663,7 +11293,9 @@ KAS_DEV void d_ttmul311_2_load_3_e64_s_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(576) kb_ttmul311_315(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10687,7 +11319,9 @@ KAS_DEV void d_ttmul311_2_load_3_e4_r_cm(const float *KAS_RESTRICT g, KAS_BUF(fl
 
 __global__ void __launch_bounds__(36) kb_ttmul311_316(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10714,7 +11348,9 @@ KAS_DEV void d_ttmul311_2_load_3_e16_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(144) kb_ttmul311_317(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10741,7 +11377,9 @@ KAS_DEV void d_ttmul311_2_load_3_e32_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(288) kb_ttmul311_318(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10768,7 +11406,9 @@ KAS_DEV void d_ttmul311_2_load_3_e64_r_cm(const float *KAS_RESTRICT g, KAS_BUF(f
 
 __global__ void __launch_bounds__(576) kb_ttmul311_319(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10797,7 +11437,9 @@ KAS_DEV void d_ttmul311_2_load_3_e4_s(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(36) kb_ttmul311_320(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10823,7 +11465,9 @@ KAS_DEV void d_ttmul311_2_load_3_e16_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(144) kb_ttmul311_321(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10849,7 +11493,9 @@ KAS_DEV void d_ttmul311_2_load_3_e32_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(288) kb_ttmul311_322(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10875,7 +11521,9 @@ KAS_DEV void d_ttmul311_2_load_3_e64_s(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(576) kb_ttmul311_323(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -10901,7 +11549,9 @@ KAS_DEV void d_ttmul311_2_load_3_e4_r(const double *KAS_RESTRICT g, KAS_BUF(doub
 
 __global__ void __launch_bounds__(36) kb_ttmul311_324(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -10930,7 +11580,9 @@ KAS_DEV void d_ttmul311_2_load_3_e16_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(144) kb_ttmul311_325(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -10959,7 +11611,9 @@ KAS_DEV void d_ttmul311_2_load_3_e32_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(288) kb_ttmul311_326(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -10988,7 +11642,9 @@ KAS_DEV void d_ttmul311_2_load_3_e64_r(const double *KAS_RESTRICT g, KAS_BUF(dou
 
 __global__ void __launch_bounds__(576) kb_ttmul311_327(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11017,7 +11673,9 @@ KAS_DEV void d_ttmul311_2_load_3_e4_s_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(36) kb_ttmul311_328(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11043,7 +11701,9 @@ KAS_DEV void d_ttmul311_2_load_3_e16_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(144) kb_ttmul311_329(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11069,7 +11729,9 @@ KAS_DEV void d_ttmul311_2_load_3_e32_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(288) kb_ttmul311_330(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11095,7 +11757,9 @@ KAS_DEV void d_ttmul311_2_load_3_e64_s_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(576) kb_ttmul311_331(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11121,7 +11785,9 @@ KAS_DEV void d_ttmul311_2_load_3_e4_r_cm(const double *KAS_RESTRICT g, KAS_BUF(d
 
 __global__ void __launch_bounds__(36) kb_ttmul311_332(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11150,7 +11816,9 @@ KAS_DEV void d_ttmul311_2_load_3_e16_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(144) kb_ttmul311_333(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11179,7 +11847,9 @@ KAS_DEV void d_ttmul311_2_load_3_e32_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(288) kb_ttmul311_334(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11208,7 +11878,9 @@ KAS_DEV void d_ttmul311_2_load_3_e64_r_cm(const double *KAS_RESTRICT g, KAS_BUF(
 
 __global__ void __launch_bounds__(576) kb_ttmul311_335(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11234,7 +11906,9 @@ KAS_DEV void d_ttmul311_2_compute_e4_sss(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(36) kb_ttmul311_336(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11258,7 +11932,9 @@ KAS_DEV void d_ttmul311_2_compute_e16_sss(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(144) kb_ttmul311_337(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11282,7 +11958,9 @@ KAS_DEV void d_ttmul311_2_compute_e32_sss(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(288) kb_ttmul311_338(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11306,7 +11984,9 @@ KAS_DEV void d_ttmul311_2_compute_e64_sss(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(576) kb_ttmul311_339(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11329,7 +12009,9 @@ KAS_DEV void d_ttmul311_2_compute_e4_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KAS
 
 __global__ void __launch_bounds__(36) kb_ttmul311_340(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11360,7 +12042,9 @@ KAS_DEV void d_ttmul311_2_compute_e16_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(144) kb_ttmul311_341(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11391,7 +12075,9 @@ KAS_DEV void d_ttmul311_2_compute_e32_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(288) kb_ttmul311_342(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11422,7 +12108,9 @@ KAS_DEV void d_ttmul311_2_compute_e64_rrr(KAS_BUF(float) a, KAS_BUF(float) b, KA
 
 __global__ void __launch_bounds__(576) kb_ttmul311_343(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11456,7 +12144,9 @@ KAS_DEV void d_ttmul311_2_compute_e4_sss(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(36) kb_ttmul311_344(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11482,7 +12172,9 @@ KAS_DEV void d_ttmul311_2_compute_e16_sss(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(144) kb_ttmul311_345(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11508,7 +12200,9 @@ KAS_DEV void d_ttmul311_2_compute_e32_sss(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(288) kb_ttmul311_346(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11534,7 +12228,9 @@ KAS_DEV void d_ttmul311_2_compute_e64_sss(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(576) kb_ttmul311_347(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11559,7 +12255,9 @@ KAS_DEV void d_ttmul311_2_compute_e4_rrr(KAS_BUF(double) a, KAS_BUF(double) b, K
 
 __global__ void __launch_bounds__(36) kb_ttmul311_348(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11592,7 +12290,9 @@ KAS_DEV void d_ttmul311_2_compute_e16_rrr(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(144) kb_ttmul311_349(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11625,7 +12325,9 @@ KAS_DEV void d_ttmul311_2_compute_e32_rrr(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(288) kb_ttmul311_350(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11658,7 +12360,9 @@ KAS_DEV void d_ttmul311_2_compute_e64_rrr(KAS_BUF(double) a, KAS_BUF(double) b, 
 
 __global__ void __launch_bounds__(576) kb_ttmul311_351(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11715,7 +12419,9 @@ KAS_DEV void d_ttmul311_2_save_0_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(36) kb_ttmul311_352(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11761,7 +12467,9 @@ KAS_DEV void d_ttmul311_2_save_0_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(144) kb_ttmul311_353(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11807,7 +12515,9 @@ KAS_DEV void d_ttmul311_2_save_0_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(288) kb_ttmul311_354(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -11853,7 +12563,9 @@ KAS_DEV void d_ttmul311_2_save_0_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(576) kb_ttmul311_355(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -11899,7 +12611,9 @@ KAS_DEV void d_ttmul311_2_save_0_e4_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(36) kb_ttmul311_356(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -11945,7 +12659,9 @@ KAS_DEV void d_ttmul311_2_save_0_e16_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(144) kb_ttmul311_357(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -11991,7 +12707,9 @@ KAS_DEV void d_ttmul311_2_save_0_e32_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(288) kb_ttmul311_358(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12037,7 +12755,9 @@ KAS_DEV void d_ttmul311_2_save_0_e64_s_w1(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(576) kb_ttmul311_359(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12085,7 +12805,9 @@ KAS_DEV void d_ttmul311_2_save_0_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(36) kb_ttmul311_360(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12133,7 +12855,9 @@ KAS_DEV void d_ttmul311_2_save_0_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(144) kb_ttmul311_361(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12181,7 +12905,9 @@ KAS_DEV void d_ttmul311_2_save_0_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(288) kb_ttmul311_362(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12229,7 +12955,9 @@ KAS_DEV void d_ttmul311_2_save_0_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(576) kb_ttmul311_363(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12277,7 +13005,9 @@ KAS_DEV void d_ttmul311_2_save_0_e4_s_w1(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(36) kb_ttmul311_364(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12325,7 +13055,9 @@ KAS_DEV void d_ttmul311_2_save_0_e16_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(144) kb_ttmul311_365(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12373,7 +13105,9 @@ KAS_DEV void d_ttmul311_2_save_0_e32_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(288) kb_ttmul311_366(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12421,7 +13155,9 @@ KAS_DEV void d_ttmul311_2_save_0_e64_s_w1(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(576) kb_ttmul311_367(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12443,7 +13179,9 @@ KAS_DEV void d_ttmul311_2_save_1_e4_s(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(36) kb_ttmul311_368(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12465,7 +13203,9 @@ KAS_DEV void d_ttmul311_2_save_1_e16_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(144) kb_ttmul311_369(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12487,7 +13227,9 @@ KAS_DEV void d_ttmul311_2_save_1_e32_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(288) kb_ttmul311_370(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12509,7 +13251,9 @@ KAS_DEV void d_ttmul311_2_save_1_e64_s(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(576) kb_ttmul311_371(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12531,7 +13275,9 @@ KAS_DEV void d_ttmul311_2_save_1_e4_r(KAS_BUF(float) s, float *KAS_RESTRICT g, i
 
 __global__ void __launch_bounds__(36) kb_ttmul311_372(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12554,7 +13300,9 @@ KAS_DEV void d_ttmul311_2_save_1_e16_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(144) kb_ttmul311_373(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12577,7 +13325,9 @@ KAS_DEV void d_ttmul311_2_save_1_e32_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(288) kb_ttmul311_374(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12600,7 +13350,9 @@ KAS_DEV void d_ttmul311_2_save_1_e64_r(KAS_BUF(float) s, float *KAS_RESTRICT g, 
 
 __global__ void __launch_bounds__(576) kb_ttmul311_375(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12623,7 +13375,9 @@ KAS_DEV void d_ttmul311_2_save_1_e4_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(36) kb_ttmul311_376(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12645,7 +13399,9 @@ KAS_DEV void d_ttmul311_2_save_1_e16_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(144) kb_ttmul311_377(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12667,7 +13423,9 @@ KAS_DEV void d_ttmul311_2_save_1_e32_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(288) kb_ttmul311_378(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12689,7 +13447,9 @@ KAS_DEV void d_ttmul311_2_save_1_e64_s_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(576) kb_ttmul311_379(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12711,7 +13471,9 @@ KAS_DEV void d_ttmul311_2_save_1_e4_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(36) kb_ttmul311_380(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12734,7 +13496,9 @@ KAS_DEV void d_ttmul311_2_save_1_e16_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(144) kb_ttmul311_381(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12757,7 +13521,9 @@ KAS_DEV void d_ttmul311_2_save_1_e32_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(288) kb_ttmul311_382(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12780,7 +13546,9 @@ KAS_DEV void d_ttmul311_2_save_1_e64_r_cm(KAS_BUF(float) s, float *KAS_RESTRICT 
 
 __global__ void __launch_bounds__(576) kb_ttmul311_383(const float *__restrict__ in,
     float *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ float kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  float *const kb_smem = (float *)kb_smem_raw;
+  (void)kb_smem;
   const float seed = (float)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12805,7 +13573,9 @@ KAS_DEV void d_ttmul311_2_save_1_e4_s(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(36) kb_ttmul311_384(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12829,7 +13599,9 @@ KAS_DEV void d_ttmul311_2_save_1_e16_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(144) kb_ttmul311_385(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12853,7 +13625,9 @@ KAS_DEV void d_ttmul311_2_save_1_e32_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(288) kb_ttmul311_386(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12877,7 +13651,9 @@ KAS_DEV void d_ttmul311_2_save_1_e64_s(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(576) kb_ttmul311_387(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -12901,7 +13677,9 @@ KAS_DEV void d_ttmul311_2_save_1_e4_r(KAS_BUF(double) s, double *KAS_RESTRICT g,
 
 __global__ void __launch_bounds__(36) kb_ttmul311_388(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -12926,7 +13704,9 @@ KAS_DEV void d_ttmul311_2_save_1_e16_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(144) kb_ttmul311_389(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -12951,7 +13731,9 @@ KAS_DEV void d_ttmul311_2_save_1_e32_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(288) kb_ttmul311_390(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -12976,7 +13758,9 @@ KAS_DEV void d_ttmul311_2_save_1_e64_r(KAS_BUF(double) s, double *KAS_RESTRICT g
 
 __global__ void __launch_bounds__(576) kb_ttmul311_391(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13001,7 +13785,9 @@ KAS_DEV void d_ttmul311_2_save_1_e4_s_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(36) kb_ttmul311_392(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13025,7 +13811,9 @@ KAS_DEV void d_ttmul311_2_save_1_e16_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(144) kb_ttmul311_393(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13049,7 +13837,9 @@ KAS_DEV void d_ttmul311_2_save_1_e32_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(288) kb_ttmul311_394(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13073,7 +13863,9 @@ KAS_DEV void d_ttmul311_2_save_1_e64_s_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(576) kb_ttmul311_395(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
@@ -13097,7 +13889,9 @@ KAS_DEV void d_ttmul311_2_save_1_e4_r_cm(KAS_BUF(double) s, double *KAS_RESTRICT
 
 __global__ void __launch_bounds__(36) kb_ttmul311_396(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 4;
@@ -13122,7 +13916,9 @@ KAS_DEV void d_ttmul311_2_save_1_e16_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(144) kb_ttmul311_397(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 16;
@@ -13147,7 +13943,9 @@ KAS_DEV void d_ttmul311_2_save_1_e32_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(288) kb_ttmul311_398(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 32;
@@ -13172,7 +13970,9 @@ KAS_DEV void d_ttmul311_2_save_1_e64_r_cm(KAS_BUF(double) s, double *KAS_RESTRIC
 
 __global__ void __launch_bounds__(576) kb_ttmul311_399(const double *__restrict__ in,
     double *__restrict__ out, size_t n, size_t ld, float seed_arg) {
-  extern __shared__ double kb_smem[];
+  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */
+  double *const kb_smem = (double *)kb_smem_raw;
+  (void)kb_smem;
   const double seed = (double)seed_arg;
   const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;
   const size_t e0 = (size_t)blockIdx.x * 64;
