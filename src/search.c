@@ -86,9 +86,10 @@ static Candidate *make_unfused(const Dag *dag, KernelPlan **single, const Timing
   return c;
 }
 
-SearchContext *search_context_new(const Dag *dag, const TimingDb *db) {
+SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target) {
   SearchContext *ctx = xmalloc(sizeof *ctx);
-  *ctx = (SearchContext){dag, db, access_cache_new(), model_memo_new()};
+  if (!target) target = target_default();
+  *ctx = (SearchContext){dag, db, target, access_cache_new(target->w), model_memo_new()};
   return ctx;
 }
 
@@ -150,7 +151,7 @@ static void build_candidates(const Dag *dag, const TimingDb *db, const ItemList 
 }
 
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
-  SearchContext *ctx = search_context_new(dag, db);
+  SearchContext *ctx = search_context_new(dag, db, opt->target);
   SearchResult *r = xcalloc(1, sizeof *r);
   FusionSet fs = fusion_enumerate(dag, opt->max_fusion > 0 ? opt->max_fusion : 1);
   ItemList items = {0};
