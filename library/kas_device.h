@@ -1,8 +1,10 @@
 /*
- * kas_device.h — the few macros that let one copy of an elementary function's device code be
+ * kas_device.h — the few definitions that let one copy of an elementary function's device code be
  * compiled three ways: by nvcc into fused kernels, by g++ into the CPU shim that runs generated
  * kernels thread by thread (KAS_HOST), and by g++ into the metadata tracer (KAS_TRACE, which
- * defines KAS_BUF as a recording type before including this file).
+ * defines KAS_BUF and the vector accesses as recording versions before including this file).
+ * The library's placeholders (real, W, GIDX, APLS, ...) are gone by then: kasgen substitutes them
+ * when it instantiates a routine (docs/library-format.md).
  */
 #ifndef KAS_DEVICE_H
 #define KAS_DEVICE_H
@@ -13,8 +15,13 @@
 #if defined(__CUDACC__) && !defined(KAS_HOST)
 #define KAS_DEV __device__ __forceinline__
 #define KAS_RESTRICT __restrict__
+#define KAS_VECTOR_ALIGNED(p) ((void)0)
 #else
-/* Host build: device qualifiers vanish; float4 is a plain struct of the same layout. */
+/* Host build: device qualifiers vanish; the vector types are plain structs of the same layout.
+ * A vector access at an address a GPU would fault on stops the CPU forms too, so that their
+ * check catches what a GPU run would. */
+#include <stdio.h>
+#include <stdlib.h>
 #define KAS_DEV static inline
 #define KAS_RESTRICT
 #ifndef __CUDACC__
@@ -22,16 +29,66 @@
 #define __global__
 #define __forceinline__ inline
 typedef struct { float x, y, z, w; } float4;
+typedef struct { double x, y; } double2;
 #endif
+static inline void KAS_VECTOR_ALIGNED(const void *p) {
+  if ((size_t)p % 16) {
+    fprintf(stderr, "kas: 16-byte vector access at %p, which is not 16-byte aligned\n", p);
+    abort();
+  }
+}
 #endif
 
-/* A buffer argument (shared memory or registers); the tracer replaces it by a recording type. */
+/* A buffer argument holding reals of type T (shared memory or registers); the tracer replaces it
+ * by a recording type. */
 #ifndef KAS_BUF
-#define KAS_BUF float *
+#define KAS_BUF(T) T *
 #endif
 
-/* Reads float4 number q of g (16-byte aligned by the caller's contract). */
-#define KAS_LOAD4(g, q) (((const float4 *)(g))[(q)])
-#define KAS_STORE4(g, q, v) (((float4 *)(g))[(q)] = (v))
+/* The vector accesses of contiguous routines: v[0..W) = reals W*q .. W*q+W-1 of g in one access
+ * (a float4 or a double2: 16 bytes, so g + W*q must be 16-byte aligned), or one real at W = 1,
+ * which any alignment allows.  kasgen picks W per array (docs/design.md §5.4). */
+KAS_DEV void kas_loadv(float (&v)[4], const float *g, size_t q) {
+  KAS_VECTOR_ALIGNED(g + 4 * q);
+  const float4 t = ((const float4 *)g)[q];
+  v[0] = t.x;
+  v[1] = t.y;
+  v[2] = t.z;
+  v[3] = t.w;
+}
+
+KAS_DEV void kas_loadv(double (&v)[2], const double *g, size_t q) {
+  KAS_VECTOR_ALIGNED(g + 2 * q);
+  const double2 t = ((const double2 *)g)[q];
+  v[0] = t.x;
+  v[1] = t.y;
+}
+
+template <class T> KAS_DEV void kas_loadv(T (&v)[1], const T *g, size_t q) { v[0] = g[q]; }
+
+KAS_DEV void kas_storev(float *g, size_t q, const float (&v)[4]) {
+  KAS_VECTOR_ALIGNED(g + 4 * q);
+  float4 t;
+  t.x = v[0];
+  t.y = v[1];
+  t.z = v[2];
+  t.w = v[3];
+  ((float4 *)g)[q] = t;
+}
+
+KAS_DEV void kas_storev(double *g, size_t q, const double (&v)[2]) {
+  KAS_VECTOR_ALIGNED(g + 2 * q);
+  double2 t;
+  t.x = v[0];
+  t.y = v[1];
+  ((double2 *)g)[q] = t;
+}
+
+template <class T> KAS_DEV void kas_storev(T *g, size_t q, const T (&v)[1]) { g[q] = v[0]; }
+
+#ifndef KAS_LOADV
+#define KAS_LOADV(v, g, q) kas_loadv(v, g, q)
+#define KAS_STOREV(g, q, v) kas_storev(g, q, v)
+#endif
 
 #endif

@@ -34,8 +34,11 @@ typedef struct {
   int result;
 } PairEntry;
 
-/* Two open-addressing tables, power-of-two sizes, at most half full. */
+/* Two open-addressing tables, power-of-two sizes, at most half full.  w is the vector width
+ * (the pattern variable W) of the search's target, which a shape that names none is evaluated
+ * at. */
 struct AccessCache {
+  int w;
   SetEntry **sets; /* NULL marks a free slot */
   size_t nsets, sets_cap;
   PairEntry *pairs; /* a NULL writer marks a free slot */
@@ -45,12 +48,18 @@ struct AccessCache {
 static int shape_threads(BlockShape s) { return s.bx * s.by * s.bz; }
 
 static bool same_shape(BlockShape a, BlockShape b) {
-  return a.bx == b.bx && a.by == b.by && a.bz == b.bz;
+  return a.bx == b.bx && a.by == b.by && a.bz == b.bz && a.w == b.w;
+}
+
+/* The shape with the cache's vector width where it names none. */
+static BlockShape bound(const AccessCache *ac, BlockShape s) {
+  if (!s.w) s.w = ac->w;
+  return s;
 }
 
 static size_t set_hash(const Pattern *p, BlockShape s) {
   uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
-  h ^= ((uint64_t)s.bx << 40) ^ ((uint64_t)s.by << 20) ^ (uint64_t)s.bz;
+  h ^= ((uint64_t)s.bx << 40) ^ ((uint64_t)s.by << 20) ^ (uint64_t)s.bz ^ ((uint64_t)s.w << 60);
   h *= 0xff51afd7ed558ccdull;
   return (size_t)(h ^ (h >> 29));
 }
@@ -62,7 +71,11 @@ static size_t pair_hash(const Pattern *w, BlockShape sw, const Pattern *r, Block
   return (size_t)(h ^ (h >> 31));
 }
 
-AccessCache *access_cache_new(void) { return xcalloc(1, sizeof(AccessCache)); }
+AccessCache *access_cache_new(int w) {
+  AccessCache *ac = xcalloc(1, sizeof(AccessCache));
+  ac->w = w;
+  return ac;
+}
 
 static void free_set_entry(SetEntry *e) {
   if (e->sets)
@@ -144,6 +157,7 @@ static SetEntry *evaluate_entry(const Pattern *p, BlockShape s) {
 }
 
 static const SetEntry *entry(AccessCache *ac, const Pattern *p, BlockShape shape) {
+  shape = bound(ac, shape);
   SetEntry *e = set_find(ac, p, shape);
   if (!e) {
     e = evaluate_entry(p, shape);
@@ -210,6 +224,8 @@ static int compute_first_difference(AccessCache *ac, const Pattern *a, BlockShap
 
 int access_first_difference(AccessCache *ac, const Pattern *a, BlockShape sa, const Pattern *b,
                             BlockShape sb) {
+  sa = bound(ac, sa);
+  sb = bound(ac, sb);
   const PairEntry *hit = pair_find(ac, a, sa, b, sb, -1);
   if (hit) return hit->result;
   PairEntry e = {a, b, sa, sb, -1, compute_first_difference(ac, a, sa, b, sb)};
@@ -249,6 +265,8 @@ static bool compute_covers(AccessCache *ac, const Pattern *w, BlockShape sw, con
 
 bool access_covers(AccessCache *ac, const Pattern *w, BlockShape sw, const Pattern *r,
                    BlockShape sr, int nfloats) {
+  sw = bound(ac, sw);
+  sr = bound(ac, sr);
   const PairEntry *hit = pair_find(ac, w, sw, r, sr, nfloats);
   if (hit) return hit->result;
   PairEntry e = {w, r, sw, sr, nfloats, compute_covers(ac, w, sw, r, sr, nfloats)};

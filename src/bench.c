@@ -1,6 +1,7 @@
 /*
  * bench.c — the micro-benchmarks that measure a GPU's timing database (docs/design.md §8, schema
- * in docs/timingdb.md); `kasgen bench` (cli_tools.c) writes them.
+ * in docs/timingdb.md); `kasgen bench` (cli_tools.c) writes them, for both precisions and both
+ * layouts.
  *
  * The output folder (default bench/out) is ONE CUDA program that depends on the CUDA toolkit and
  * libc only, because the GPU machine has nothing else (no inih, libxml2, lp_solve):
@@ -11,16 +12,19 @@
  *   bench_common.h    the table entry type shared by the files (src/runtime/bench_common.h)
  *   bench_<f>.cu      per function: every routine of every implementation (each load and save
  *                     variant, the compute), in shared memory and — where its pattern allows —
- *                     in registers, instantiated (instantiate_routine) for each E, wrapped in a
- *                     kernel of its own (kb_<f>_<n>), plus a table of those kernels
+ *                     in registers, in single and double precision, instantiated
+ *                     (instantiate_routine) for each E, wrapped in a kernel of its own
+ *                     (kb_<f>_<n>), plus a table of those kernels.  Loads and saves are timed
+ *                     on element-major arrays, on component-major ones where they may serve
+ *                     those, and a contiguous routine also at W = 1 (arrays of any alignment)
  *   bench_tables.h    the table of every function's tables, for bench_main.cu
  *   bench_main.cu     device limits (cudaGetDeviceProperties), copy bandwidth and launch
  *                     overhead measured in the same run, every kernel timed at every extra
  *                     shared-memory size (median of repetitions, CUDA events), the XML by stdio
  *                     (src/runtime/bench_main.cu)
  *
- * Each benchmark kernel has one signature, (const float *in, float *out, size_t n, float seed),
- * and keeps its routine's work alive with a test against a value that never occurs.
+ * Each benchmark kernel has one signature, (const real *in, real *out, size_t n, size_t ld,
+ * float seed), and keeps its routine's work alive with a test against a value that never occurs.
  */
 #include "kasgen.h"
 
@@ -40,7 +44,23 @@ typedef struct {
   int index; /* load/save j, 0 for compute */
   Placement place;
   int e;
+  Precision precision;
+  Layout layout; /* of the array a load or save moves */
+  int w;         /* the vector width it is instantiated at */
 } BenchCase;
+
+/* The routine a load or save case runs, or NULL for a compute. */
+static const IoRoutine *case_io(const BenchCase *c) {
+  if (c->kind == ROUTINE_LOAD) return &c->impl->loads[c->index];
+  return c->kind == ROUTINE_SAVE ? &c->impl->saves[c->index] : NULL;
+}
+
+/* The case's block shape at its E and vector width. */
+static BlockShape case_shape(const BenchCase *c) {
+  BlockShape sh = impl_shape(c->impl, c->e);
+  sh.w = c->w;
+  return sh;
+}
 
 static const char *kind_word(RoutineKind k) {
   return k == ROUTINE_LOAD ? "load" : k == ROUTINE_SAVE ? "save" : "compute";
@@ -56,10 +76,9 @@ static int io_floats(const Impl *impl, RoutineKind kind, int j) {
 
 /* Whether every pattern argument of the routine may live in registers, at a sane size. */
 static bool register_possible(const BenchCase *c) {
-  BlockShape sh = impl_shape(c->impl, c->e);
-  if (c->kind != ROUTINE_COMPUTE) {
-    const IoRoutine *io =
-        c->kind == ROUTINE_LOAD ? &c->impl->loads[c->index] : &c->impl->saves[c->index];
+  BlockShape sh = case_shape(c);
+  const IoRoutine *io = case_io(c);
+  if (io) {
     if (io->ls.noreg) return false;
     int ext = pattern_register_extent(&io->ls, sh);
     return ext > 0 && ext <= MAX_REGISTER_FLOATS;
@@ -80,7 +99,7 @@ static void kernel_prologue(StrBuf *sb, BlockShape sh, int e) {
             "  const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;\n"
             "  const size_t e0 = (size_t)blockIdx.x * %d;\n"
             "  const int lin = tx + %d * (ty + %d * tz);\n"
-            "  (void)e0; (void)lin; (void)seed; (void)in; (void)n;\n",
+            "  (void)e0; (void)lin; (void)seed; (void)in; (void)n; (void)ld;\n",
             e, sh.bx, sh.by);
 }
 
@@ -89,82 +108,89 @@ static void keep_alive(StrBuf *sb) {
   sb_puts(sb, "  if (acc == KB_NEVER) out[blockIdx.x] = acc;\n");
 }
 
-/* The coordinate arguments of a call to a routine taking coords (COORD_*): ", tx, ty". */
-static const char *coord_args(unsigned coords) {
-  static const char *const args[8] = {"", ", tx", ", ty", ", tx, ty", ", tz", ", tx, tz",
-                                      ", ty, tz", ", tx, ty, tz"};
-  return args[coords & 7];
+/* The arguments of a call after the buffers: the routine's coordinates (COORD_*), then e0, n
+ * and ld where it takes them ("e0, n" for none: a compute). */
+static char *call_tail(const RoutineInstance *ri, bool io) {
+  static const char *const xyz[8] = {"", ", tx", ", ty", ", tx, ty", ", tz", ", tx, tz",
+                                     ", ty, tz", ", tx, ty, tz"};
+  return xasprintf("%s%s%s", xyz[ri->coords & 7], io ? ", e0, n" : "", ri->takes_ld ? ", ld" : "");
 }
 
-static void kernel_load(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri, int floats,
+static void kernel_load(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri, int size,
                         int ext, int threads) {
-  const char *fname = ri->name, *xyz = coord_args(ri->coords);
+  const char *real = target_real_name(c->precision);
+  char *tail = call_tail(ri, true);
   if (c->place == PLACE_REGISTER) {
     /* Zeros first: offsets outside the thread's access set stay defined, so that the sum (and
      * with it every load) cannot be folded away as undefined. */
-    sb_printf(sb, "  float r[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) r[k] = 0.0f;\n"
-                  "  %s(in, r%s, e0, n);\n  float acc = 0.0f;\n"
+    sb_printf(sb, "  %s r[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) r[k] = 0;\n"
+                  "  %s(in, r%s);\n  %s acc = 0;\n"
                   "#pragma unroll\n  for (int k = 0; k < %d; k++) acc += r[k];\n",
-              ext, ext, fname, xyz, ext);
+              real, ext, ext, ri->name, tail, real, ext);
   } else {
-    /* Every float of the buffer is read back after a barrier: no store can be dropped. */
-    sb_printf(sb, "  %s(in, kb_smem%s, e0, n);\n  __syncthreads();\n"
-                  "  float acc = 0.0f;\n"
+    /* Every real of the buffer is read back after a barrier: no store can be dropped. */
+    sb_printf(sb, "  %s(in, kb_smem%s);\n  __syncthreads();\n"
+                  "  %s acc = 0;\n"
                   "  for (int k = lin; k < %d; k += %d) acc += kb_smem[k];\n",
-              fname, xyz, floats * c->e, threads);
+              ri->name, tail, real, size * c->e, threads);
   }
+  free(tail);
   keep_alive(sb);
 }
 
-static void kernel_save(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri, int floats,
+static void kernel_save(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri, int size,
                         int ext, int threads) {
-  const char *fname = ri->name, *xyz = coord_args(ri->coords);
+  const char *real = target_real_name(c->precision);
+  char *tail = call_tail(ri, true);
   if (c->place == PLACE_REGISTER) {
-    sb_printf(sb, "  float r[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) "
-                  "r[k] = seed * (float)(k + 1) + (float)lin;\n  %s(r, out%s, e0, n);\n",
-              ext, ext, fname, xyz);
+    sb_printf(sb, "  %s r[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) "
+                  "r[k] = seed * (%s)(k + 1) + (%s)lin;\n  %s(r, out%s);\n",
+              real, ext, ext, real, real, ri->name, tail);
   } else {
-    sb_printf(sb, "  for (int k = lin; k < %d; k += %d) kb_smem[k] = seed + (float)k;\n"
-                  "  __syncthreads();\n  %s(kb_smem, out%s, e0, n);\n",
-              floats * c->e, threads, fname, xyz);
+    sb_printf(sb, "  for (int k = lin; k < %d; k += %d) kb_smem[k] = seed + (%s)k;\n"
+                  "  __syncthreads();\n  %s(kb_smem, out%s);\n",
+              size * c->e, threads, real, ri->name, tail);
   }
+  free(tail);
 }
 
 static void kernel_compute(StrBuf *sb, const BenchCase *c, const RoutineInstance *ri) {
   const Function *fn = c->impl->fn;
-  BlockShape sh = impl_shape(c->impl, c->e);
+  const char *real = target_real_name(c->precision);
+  BlockShape sh = case_shape(c);
   int offset = 0;
   char args[256] = "";
   for (int a = 0; a <= fn->nparams; a++) {
     const Pattern *p = a < fn->nparams ? &c->impl->in[a] : &c->impl->out;
-    int floats = type_floats(a < fn->nparams ? fn->params[a] : fn->result);
+    int size = type_floats(a < fn->nparams ? fn->params[a] : fn->result);
     char name[16];
     snprintf(name, sizeof name, "b%d", a);
     if (c->place == PLACE_REGISTER) {
       int ext = pattern_register_extent(p, sh);
-      sb_printf(sb, "  float %s[%d];\n", name, ext);
+      sb_printf(sb, "  %s %s[%d];\n", real, name, ext);
       if (a < fn->nparams) /* inputs from a runtime value: nothing folds to a constant */
-        sb_printf(sb, "#pragma unroll\n  for (int k = 0; k < %d; k++) %s[k] = seed * (float)(k "
-                      "+ %d) + (float)lin;\n",
-                  ext, name, a + 1);
+        sb_printf(sb, "#pragma unroll\n  for (int k = 0; k < %d; k++) %s[k] = seed * (%s)(k "
+                      "+ %d) + (%s)lin;\n",
+                  ext, name, real, a + 1, real);
       else /* the output: defined where the compute does not write (see kernel_load) */
-        sb_printf(sb, "#pragma unroll\n  for (int k = 0; k < %d; k++) %s[k] = 0.0f;\n", ext,
-                  name);
+        sb_printf(sb, "#pragma unroll\n  for (int k = 0; k < %d; k++) %s[k] = 0;\n", ext, name);
     } else {
-      sb_printf(sb, "  float *%s = kb_smem + %d;\n", name, offset);
-      offset += floats * c->e;
+      sb_printf(sb, "  %s *%s = kb_smem + %d;\n", real, name, offset);
+      offset += size * c->e;
     }
     size_t len = strlen(args);
     snprintf(args + len, sizeof args - len, "%s%s", a ? ", " : "", name);
   }
-  sb_printf(sb, "  %s(%s%s);\n", ri->name, args, coord_args(ri->coords));
+  char *tail = call_tail(ri, false);
+  sb_printf(sb, "  %s(%s%s);\n", ri->name, args, tail);
+  free(tail);
   if (c->place == PLACE_REGISTER) {
     int ext = pattern_register_extent(&c->impl->out, sh);
-    sb_printf(sb, "  float acc = 0.0f;\n#pragma unroll\n  for (int k = 0; k < %d; k++) acc += "
+    sb_printf(sb, "  %s acc = 0;\n#pragma unroll\n  for (int k = 0; k < %d; k++) acc += "
                   "b%d[k];\n",
-              ext, fn->nparams);
+              real, ext, fn->nparams);
   } else {
-    sb_printf(sb, "  float acc = b%d[lin %% %d];\n", fn->nparams,
+    sb_printf(sb, "  %s acc = b%d[lin %% %d];\n", real, fn->nparams,
               type_floats(fn->result) * c->e);
   }
   keep_alive(sb);
@@ -173,67 +199,113 @@ static void kernel_compute(StrBuf *sb, const BenchCase *c, const RoutineInstance
 /* Shared bytes the routine's own buffers take (the extra shared memory is on top of it). */
 static int own_smem_bytes(const BenchCase *c) {
   if (c->place == PLACE_REGISTER) return 0;
-  if (c->kind != ROUTINE_COMPUTE) return 4 * io_floats(c->impl, c->kind, c->index) * c->e;
-  int floats = type_floats(c->impl->fn->result);
-  for (int a = 0; a < c->impl->fn->nparams; a++) floats += type_floats(c->impl->fn->params[a]);
-  return 4 * floats * c->e;
+  int rb = target_real_bytes(c->precision);
+  if (c->kind != ROUTINE_COMPUTE) return rb * io_floats(c->impl, c->kind, c->index) * c->e;
+  int reals = type_floats(c->impl->fn->result);
+  for (int a = 0; a < c->impl->fn->nparams; a++) reals += type_floats(c->impl->fn->params[a]);
+  return rb * reals * c->e;
 }
 
-/* Emits the routine (once per name) and its kernel kb_<id>; false after a diagnostic. */
-static bool emit_kernel(StrBuf *sb, StrBuf *table, const BenchCase *c, int id, char ***done,
-                        int *ndone) {
-  RoutineRequest rq = {c->kind, c->index, c->e, impl_shape(c->impl, c->e), {PLACE_SHARED}};
+/* The routine's instance: its placement for every argument, its array as the case binds it. */
+static bool instantiate_case(const BenchCase *c, RoutineInstance *ri) {
+  RoutineRequest rq = {c->kind, c->index, c->e, case_shape(c), {PLACE_SHARED}, c->precision,
+                       {c->layout, 0, 0, 0}};
   for (int k = 0; k <= KAS_MAX_ARGS; k++) rq.place[k] = c->place;
-  RoutineInstance ri;
-  if (!instantiate_routine(c->impl, &rq, &ri)) return false;
-  bool seen = false;
-  for (int k = 0; k < *ndone && !seen; k++) seen = !strcmp((*done)[k], ri.name);
-  if (!seen) {
-    sb_printf(sb, "%s\n\n", ri.text);
-    *done = xrealloc(*done, sizeof **done * (size_t)(*ndone + 1));
-    (*done)[(*ndone)++] = xstrdup(ri.name);
-  }
-  BlockShape sh = impl_shape(c->impl, c->e);
-  int threads = sh.bx * sh.by * sh.bz;
-  sb_printf(sb, "__global__ void __launch_bounds__(%d) kb_%s_%d(const float *__restrict__ in,\n"
-                "    float *__restrict__ out, size_t n, float seed) {\n"
-                "  extern __shared__ float kb_smem[];\n",
-            threads, c->impl->fn->name, id);
-  kernel_prologue(sb, sh, c->e);
-  if (c->kind == ROUTINE_COMPUTE) {
-    kernel_compute(sb, c, &ri);
-  } else {
-    const IoRoutine *io =
-        c->kind == ROUTINE_LOAD ? &c->impl->loads[c->index] : &c->impl->saves[c->index];
-    int ext = c->place == PLACE_REGISTER ? pattern_register_extent(&io->ls, sh) : 0;
-    int floats = io_floats(c->impl, c->kind, c->index);
-    if (c->kind == ROUTINE_LOAD) kernel_load(sb, c, &ri, floats, ext, threads);
-    else kernel_save(sb, c, &ri, floats, ext, threads);
-  }
-  sb_puts(sb, "}\n\n");
-  char *row[10] = {xasprintf("\"%s\"", c->impl->name), xasprintf("\"%s\"", kind_word(c->kind)),
+  return instantiate_routine(c->impl, &rq, ri);
+}
+
+/* The row of the case's kernel in its function's table. */
+static void table_row(StrBuf *table, const BenchCase *c, int id) {
+  BlockShape sh = case_shape(c);
+  char *row[13] = {xasprintf("\"%s\"", c->impl->name), xasprintf("\"%s\"", kind_word(c->kind)),
                    xasprintf("%d", c->index),
                    xasprintf("\"%s\"", c->place == PLACE_REGISTER ? "register" : "shared"),
+                   xasprintf("\"%s\"", target_precision_name(c->precision)),
+                   xasprintf("\"%s\"", target_layout_name(c->layout)), xasprintf("%d", c->w),
                    xasprintf("%d", c->e), xasprintf("%d", sh.bx), xasprintf("%d", sh.by),
                    xasprintf("%d", sh.bz), xasprintf("%d", own_smem_bytes(c)),
                    xasprintf("(const void *)kb_%s_%d", c->impl->fn->name, id)};
-  emit_list(table, 1, "{", row, 10, "},\n");
-  for (int k = 0; k < 10; k++) free(row[k]);
+  emit_list(table, 1, "{", row, 13, "},\n");
+  for (int k = 0; k < 13; k++) free(row[k]);
+}
+
+/* Emits the routine (once per name) and its kernel kb_<id>; false after a diagnostic.  The
+ * double-precision routines live in namespace kb_double: both precisions' instances of one
+ * routine have the same name. */
+static bool emit_kernel(StrBuf *sb, StrBuf *table, const BenchCase *c, int id, char ***done,
+                        int *ndone) {
+  RoutineInstance ri;
+  if (!instantiate_case(c, &ri)) return false;
+  bool dbl = c->precision == PREC_DOUBLE;
+  char *qualified = xasprintf("%s%s", dbl ? "kb_double::" : "", ri.name);
+  bool seen = false;
+  for (int k = 0; k < *ndone && !seen; k++) seen = !strcmp((*done)[k], qualified);
+  if (!seen) {
+    sb_printf(sb, dbl ? "namespace kb_double {\n%s\n} // namespace kb_double\n\n" : "%s\n\n",
+              ri.text);
+    *done = xrealloc(*done, sizeof **done * (size_t)(*ndone + 1));
+    (*done)[(*ndone)++] = xstrdup(qualified);
+  }
+  free(ri.name);
+  ri.name = qualified;
+  BlockShape sh = case_shape(c);
+  int threads = sh.bx * sh.by * sh.bz;
+  const char *real = target_real_name(c->precision);
+  sb_printf(sb, "__global__ void __launch_bounds__(%d) kb_%s_%d(const %s *__restrict__ in,\n"
+                "    %s *__restrict__ out, size_t n, size_t ld, float seed_arg) {\n"
+                "  extern __shared__ float4 kb_smem_raw[]; /* one type for both precisions */\n"
+                "  %s *const kb_smem = (%s *)kb_smem_raw;\n  (void)kb_smem;\n"
+                "  const %s seed = (%s)seed_arg;\n",
+            threads, c->impl->fn->name, id, real, real, real, real, real, real);
+  kernel_prologue(sb, sh, c->e);
+  const IoRoutine *io = case_io(c);
+  if (!io) {
+    kernel_compute(sb, c, &ri);
+  } else {
+    int ext = c->place == PLACE_REGISTER ? pattern_register_extent(&io->ls, sh) : 0;
+    int size = io_floats(c->impl, c->kind, c->index);
+    if (c->kind == ROUTINE_LOAD) kernel_load(sb, c, &ri, size, ext, threads);
+    else kernel_save(sb, c, &ri, size, ext, threads);
+  }
+  sb_puts(sb, "}\n\n");
+  table_row(table, c, id);
   routine_instance_free(&ri);
   return true;
 }
 
-/* Every case of one routine: each E with at most 1024 threads, shared then register. */
+/* The bindings a routine is timed with in one precision: element-major at the precision's
+ * vector width; a routine using W also at W = 1 (arrays of any alignment); a load or save that
+ * may serve component-major arrays on one.  A compute touches no global array: element only. */
+static int routine_bindings(const Impl *impl, RoutineKind kind, int index, Precision prec,
+                            Layout *layouts, int *widths) {
+  BenchCase probe = {.impl = impl, .kind = kind, .index = index};
+  const IoRoutine *io = case_io(&probe);
+  int n = 0;
+  layouts[n] = LAYOUT_ELEMENT, widths[n++] = target_vector_width(prec);
+  if (io && io->ls.uses_w) layouts[n] = LAYOUT_ELEMENT, widths[n++] = 1;
+  if (io && !io->contiguous) layouts[n] = LAYOUT_COMPONENT, widths[n++] = target_vector_width(prec);
+  return n;
+}
+
+/* Every case of one routine: each precision and binding, each E with at most 1024 threads,
+ * shared then register. */
 static bool emit_routine_cases(StrBuf *sb, StrBuf *table, const Impl *impl, RoutineKind kind,
                                int index, int *id, char ***done, int *ndone) {
-  for (int place = PLACE_SHARED; place <= PLACE_REGISTER; place++)
-    for (int k = 0; k < N_BENCH_E; k++) {
-      BenchCase c = {impl, kind, index, (Placement)place, BENCH_E[k]};
-      if (impl_threads(impl, c.e) > KAS_MAX_THREADS) continue;
-      if (own_smem_bytes(&c) > 200 * 1024) continue;
-      if (c.place == PLACE_REGISTER && !register_possible(&c)) continue;
-      if (!emit_kernel(sb, table, &c, (*id)++, done, ndone)) return false;
-    }
+  for (int prec = PREC_SINGLE; prec <= PREC_DOUBLE; prec++) {
+    Layout layouts[3];
+    int widths[3];
+    int nb = routine_bindings(impl, kind, index, (Precision)prec, layouts, widths);
+    for (int bi = 0; bi < nb; bi++)
+      for (int place = PLACE_SHARED; place <= PLACE_REGISTER; place++)
+        for (int k = 0; k < N_BENCH_E; k++) {
+          BenchCase c = {impl, kind, index, (Placement)place, BENCH_E[k], (Precision)prec,
+                         layouts[bi], widths[bi]};
+          if (impl_threads(impl, c.e) > KAS_MAX_THREADS) continue;
+          if (own_smem_bytes(&c) > 200 * 1024) continue;
+          if (c.place == PLACE_REGISTER && !register_possible(&c)) continue;
+          if (!emit_kernel(sb, table, &c, (*id)++, done, ndone)) return false;
+        }
+  }
   return true;
 }
 

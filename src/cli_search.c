@@ -18,6 +18,7 @@ typedef struct {
   Library *lib;
   Spec *spec;
   Dag *dag;
+  Target *target; /* --precision, --layout */
   TimingDb *db;
   SearchResult *res;
 } Session;
@@ -25,6 +26,7 @@ typedef struct {
 static void close_session(Session *s) {
   if (s->res) search_result_free(s->res);
   timingdb_free(s->db);
+  target_free(s->target);
   if (s->dag) dag_free(s->dag);
   if (s->spec) spec_free(s->spec);
   if (s->lib) library_free(s->lib);
@@ -113,11 +115,13 @@ static bool open_session(const CliOptions *o, Session *s, bool emits) {
   if (emits && !output_possible(o, s->spec)) return false;
   if (!(s->dag = dag_build(s->spec))) return false;
   if (emits && !emit_supports_dag(s->dag)) return false;
+  if (!(s->target = target_new(s->dag, o->precision, o->layouts))) return false;
   if (o->dot_path && !write_dot(s->dag, o->dot_path)) return false;
   if (!(s->db = cli_load_timingdb(o))) return false;
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,
                       .progress = isatty(STDERR_FILENO), .exhaustive = o->exhaustive,
-                      .time_limit = o->time_limit, .beam_width = o->beam_width};
+                      .time_limit = o->time_limit, .beam_width = o->beam_width,
+                      .target = s->target};
   s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
   report_search(o, s);
@@ -132,6 +136,26 @@ static bool open_session(const CliOptions *o, Session *s, bool emits) {
 }
 
 /* ---- ranking ---------------------------------------------------------------------------- */
+
+/* "double precision; F component-major" (element-major arrays are not named). */
+static void print_arrays(const Session *s) {
+  const Target *t = s->target;
+  printf("%s precision; arrays ", target_precision_name(t->precision));
+  if (!target_has_component(t)) {
+    printf("element-major\n");
+    return;
+  }
+  const Dag *dag = s->dag;
+  for (int k = 0, first = 1; k < dag->ninputs + dag->noutputs; k++) {
+    bool in = k < dag->ninputs;
+    int v = in ? dag->inputs[k] : dag->outputs[k - dag->ninputs];
+    Layout l = in ? t->inputs[k] : t->outputs[k - dag->ninputs];
+    if (l != LAYOUT_COMPONENT) continue;
+    printf("%s%s", first ? "" : ", ", dag->spec->vars[dag->values[v].var].name);
+    first = 0;
+  }
+  printf(" component-major, the others element-major\n");
+}
 
 static void print_target(const TimingDb *db) {
   if (db->analytic)
@@ -179,6 +203,7 @@ static void print_candidate(const Candidate *c, const char *label) {
 
 static void print_ranking(const Session *s) {
   print_target(s->db);
+  print_arrays(s);
   printf("%s: %d calls; %d candidate%s (best first)\n\n", s->spec->path, s->dag->nnodes,
          s->res->ncands, s->res->ncands == 1 ? "" : "s");
   printf("%6s  %9s  %9s  %s\n", "rank", "ns/elem", "MElem/s", "kernels");
@@ -258,7 +283,8 @@ int cmd_generate(const CliOptions *o) {
     if (!explain(o, &s)) {
       rc = EXIT_USAGE;
     } else {
-      EmitOptions eo = {.out_dir = o->out_dir ? o->out_dir : DEFAULT_OUT, .default_n = o->n};
+      EmitOptions eo = {.out_dir = o->out_dir ? o->out_dir : DEFAULT_OUT, .default_n = o->n,
+                        .target = s.target};
       fflush(stdout);
       if (emit_all(s.dag, s.lib, s.db, s.res, &eo)) {
         printf("\nwrote %s/%s/ (make -C %s/%s run, on a GPU)\n", eo.out_dir, s.spec->name,

@@ -20,7 +20,7 @@ int cmd_units(const CliOptions *o) {
   Library *lib = cli_load_library(o);
   if (!lib) return EXIT_BAD_INPUT;
   int functions;
-  int total = units_emit(lib, out, &functions);
+  int total = units_emit(lib, out, o->precision, &functions);
   library_free(lib);
   if (total < 0) return EXIT_BAD_INPUT;
   printf("kasgen: %d standalone kernels of %d functions in %s/<function>/\n", total, functions,

@@ -91,6 +91,19 @@ typedef struct {
   int *save;         /* per local value: index into the producer impl's saves[] */
 } Choice;
 
+/* ---- the target (precision, layouts) ------------------------------------------------------- */
+
+/* Bytes of one real of the search's target: shared buffers hold E * size of them. */
+static int real_bytes(const FusionInfo *fi) {
+  return target_real_bytes(fi->ctx->target->precision);
+}
+
+/* Whether load or save routine io may move local value v: a contiguous routine needs an array
+ * whose elements lie back to back (not a component-major one). */
+static bool routine_allowed(const FusionInfo *fi, int v, const IoRoutine *io) {
+  return target_allows(fi->ctx->target, fi->dag, fi->value[v], io);
+}
+
 /* ---- classification ------------------------------------------------------------------------ */
 
 static int local_value(FusionInfo *fi, int value) {
@@ -440,7 +453,7 @@ static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, K
     bool reg = placement_decide(fi->ctx->access, uses, nuses, &buf->reg_floats,
                                 explain ? &buf->why : NULL);
     buf->place = reg ? PLACE_REGISTER : PLACE_SHARED;
-    if (!reg) buf->bytes = ch->e * fi->floats[v] * 4;
+    if (!reg) buf->bytes = ch->e * fi->floats[v] * real_bytes(fi);
     if (fi->producer[v] < 0) buf->load = load_routine(fi, ch, v);
     if (fi->saved[v] && fi->producer[v] < nactive) buf->save = save_routine(fi, ch, v);
     if (!reg && !covered(fi->ctx->access, uses, nuses, ch->e * fi->floats[v])) return false;
@@ -530,7 +543,8 @@ static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, Bu
       bool output = st->kind == ROUTINE_COMPUTE && a + 1 == st->nbuf;
       const Pattern *pat = st->io ? &st->io->ls : output ? &st->impl->out : &st->impl->in[a];
       bool write = st->kind == ROUTINE_LOAD || output;
-      sa[s].acc[sa[s].n++] = (SharedAccess){pat, shape, buf->offset / 4, buf->bytes / 4, write,
+      int rb = real_bytes(fi); /* patterns count reals */
+      sa[s].acc[sa[s].n++] = (SharedAccess){pat, shape, buf->offset / rb, buf->bytes / rb, write,
                                             dag_value_label(fi->dag, buf->value)};
     }
   }
@@ -568,6 +582,8 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
   KernelPlan *p = xcalloc(1, sizeof *p);
   BuildState bs = build_state_new(fi);
   p->e = ch->e;
+  p->precision = fi->ctx->target->precision;
+  p->w = fi->ctx->target->w;
   bool ok = place_buffers(fi, ch, nactive, p, &bs, full) && order_calls(fi, nactive, p, &bs);
   if (ok) {
     p->impl = xmalloc(sizeof(Impl *) * (size_t)nactive);
@@ -656,11 +672,19 @@ static void option_push(OptionList *l, const CallOption *o) {
   l->v[l->n++] = *o;
 }
 
-/* Load routines of impl filling argument arg, by index into impl->loads. */
-static int loads_for_arg(const Impl *impl, int arg, int *out) {
+/* Load routines of impl filling argument arg with local value v, by index into impl->loads. */
+static int loads_for_arg(const FusionInfo *fi, const Impl *impl, int arg, int v, int *out) {
   int n = 0;
   for (int k = 0; k < impl->nloads && n < 16; k++)
-    if (impl->loads[k].arg == arg) out[n++] = k;
+    if (impl->loads[k].arg == arg && routine_allowed(fi, v, &impl->loads[k])) out[n++] = k;
+  return n;
+}
+
+/* Save routines of impl that may write local value v, by index into impl->saves. */
+static int saves_for_value(const FusionInfo *fi, const Impl *impl, int v, int *out) {
+  int n = 0;
+  for (int k = 0; k < impl->nsaves && n < 16; k++)
+    if (routine_allowed(fi, v, &impl->saves[k])) out[n++] = k;
   return n;
 }
 
@@ -677,12 +701,13 @@ static OptionList call_options(const FusionInfo *fi, int c, int e) {
   for (int i = 0; i < fn->nimpls; i++) {
     const Impl *im = &fn->impls[i];
     if (impl_threads(im, e) > fi->thread_limit) continue;
-    int choices[KAS_MAX_ARGS][16], nchoice[KAS_MAX_ARGS], total = 1;
+    int choices[KAS_MAX_ARGS][16], nchoice[KAS_MAX_ARGS], total = 1, saves[16];
     for (int k = 0; k < base.nowned; k++) {
-      nchoice[k] = loads_for_arg(im, fi->owner_arg[base.owned[k]], choices[k]);
+      int v = base.owned[k];
+      nchoice[k] = loads_for_arg(fi, im, fi->owner_arg[v], v, choices[k]);
       total *= nchoice[k];
     }
-    int nsave = base.saved_value >= 0 ? im->nsaves : 1;
+    int nsave = base.saved_value >= 0 ? saves_for_value(fi, im, base.saved_value, saves) : 1;
     total *= nsave;
     for (int idx = 0; idx < total; idx++) {
       CallOption o = base;
@@ -692,7 +717,7 @@ static OptionList call_options(const FusionInfo *fi, int c, int e) {
         o.load[k] = choices[k][rest % nchoice[k]];
         rest /= nchoice[k];
       }
-      o.save = rest % nsave;
+      o.save = base.saved_value >= 0 ? saves[rest % nsave] : 0;
       option_push(&list, &o);
     }
   }

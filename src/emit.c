@@ -71,22 +71,36 @@ static void c_string_lines(StrBuf *sb, const char *s, int indent) {
   sb_putc(sb, '"');
 }
 
-static CandidateEntry *list_entries(const SearchResult *res, int *count) {
+static void free_entries(CandidateEntry *e, int count) {
+  for (int i = 0; i < count; i++)
+    free(e[i].name), free(e[i].kernels), unaligned_candidate_free(e[i].unaligned);
+  free(e);
+}
+
+/* The ranked candidates, then the unfused form, each with its plan for arrays of any alignment
+ * (unaligned.c); NULL after a diagnostic. */
+static CandidateEntry *list_entries(const Dag *dag, const TimingDb *db, const Target *t,
+                                    const SearchResult *res, int *count) {
   CandidateEntry *e = xcalloc((size_t)res->ncands + 1, sizeof *e);
   int n = 0;
   for (int r = 0; r < res->ncands; r++)
     e[n++] = (CandidateEntry){candidate_name(r + 1), &res->cands[r], r + 1,
-                              describe_kernels(&res->cands[r])};
+                              describe_kernels(&res->cands[r]), NULL};
   if (res->unfused)
-    e[n++] = (CandidateEntry){xstrdup("unfused"), res->unfused, 0, describe_kernels(res->unfused)};
+    e[n++] = (CandidateEntry){xstrdup("unfused"), res->unfused, 0, describe_kernels(res->unfused),
+                              NULL};
+  bool failed = false;
+  UnalignedPlanner *planner = unaligned_planner_new(dag, db, t);
+  for (int i = 0; i < n && !failed; i++)
+    e[i].unaligned = unaligned_candidate(planner, e[i].cand, &failed);
+  unaligned_planner_free(planner);
   *count = n;
-  return e;
+  if (!failed) return e;
+  free_entries(e, n);
+  return NULL;
 }
 
-static void free_entries(CandidateEntry *e, int count) {
-  for (int i = 0; i < count; i++) free(e[i].name), free(e[i].kernels);
-  free(e);
-}
+
 
 /* "\"name\"" (a C string literal), malloc'ed. */
 static char *c_literal(const char *s) {
@@ -96,8 +110,8 @@ static char *c_literal(const char *s) {
   return sb_take(&sb);
 }
 
-/* kas_<side>_names and kas_<side>_floats of the spec's inputs or outputs. */
-static void io_table(StrBuf *sb, const Dag *dag, bool outputs) {
+/* kas_<side>_names, kas_<side>_floats and kas_<side>_layouts of the spec's inputs or outputs. */
+static void io_table(StrBuf *sb, const Dag *dag, const Target *t, bool outputs) {
   const int *vals = outputs ? dag->outputs : dag->inputs;
   int nv = outputs ? dag->noutputs : dag->ninputs;
   const char *side = outputs ? "output" : "input";
@@ -105,11 +119,15 @@ static void io_table(StrBuf *sb, const Dag *dag, bool outputs) {
   /* A spec may have no inputs (constants only): keep the arrays non-empty for C++. */
   char **names = xcalloc((size_t)nv + 1, sizeof *names);
   char **floats = xcalloc((size_t)nv + 1, sizeof *floats);
+  char **layouts = xcalloc((size_t)nv + 1, sizeof *layouts);
   for (int i = 0; i < nv; i++) {
     names[i] = c_literal(value_var_name(dag, vals[i]));
     floats[i] = xasprintf("%d", dag_value_floats(dag, vals[i]));
+    Layout l = outputs ? (t->outputs ? t->outputs[i] : LAYOUT_ELEMENT)
+                       : (t->inputs ? t->inputs[i] : LAYOUT_ELEMENT);
+    layouts[i] = xstrdup(l == LAYOUT_COMPONENT ? "KAS_COMPONENT" : "KAS_ELEMENT");
   }
-  if (!nv) names[0] = xstrdup("0"), floats[0] = xstrdup("0");
+  if (!nv) names[0] = xstrdup("0"), floats[0] = xstrdup("0"), layouts[0] = xstrdup("0");
   char *open = xasprintf("static const char *const kas_%s_names[%s > 0 ? %s : 1] = {", side, count,
                          count);
   emit_list(sb, 0, open, names, nv ? nv : 1, "};\n");
@@ -117,27 +135,39 @@ static void io_table(StrBuf *sb, const Dag *dag, bool outputs) {
   open = xasprintf("static const int kas_%s_floats[%s > 0 ? %s : 1] = {", side, count, count);
   emit_list(sb, 0, open, floats, nv ? nv : 1, "};\n");
   free(open);
-  for (int i = 0; i < (nv ? nv : 1); i++) free(names[i]), free(floats[i]);
+  open = xasprintf("static const int kas_%s_layouts[%s > 0 ? %s : 1] = {", side, count, count);
+  emit_list(sb, 0, open, layouts, nv ? nv : 1, "};\n");
+  free(open);
+  for (int i = 0; i < (nv ? nv : 1); i++) free(names[i]), free(floats[i]), free(layouts[i]);
   free(names);
   free(floats);
+  free(layouts);
 }
 
-static void io_tables(StrBuf *sb, const Dag *dag) {
+/* The real type and the arrays: their names, reals per element and layouts. */
+static void io_tables(StrBuf *sb, const Dag *dag, const Target *t) {
+  sb_printf(sb, "\n/* Every array holds %s (--precision %s). */\n"
+                "typedef %s kas_real;\n#define KAS_REAL_DEFINED\n",
+            target_real_name(t->precision), target_precision_name(t->precision),
+            target_real_name(t->precision));
+  sb_puts(sb, "/* Layouts: element e of an array of s reals at p + e*s (KAS_ELEMENT), or component "
+              "c of\n * element e at p[c*ld + e] (KAS_COMPONENT; --layout). */\n"
+              "enum { KAS_ELEMENT = 0, KAS_COMPONENT = 1 };\n");
   sb_printf(sb, "#define KAS_NINPUTS %d\n#define KAS_NOUTPUTS %d\n", dag->ninputs, dag->noutputs);
-  io_table(sb, dag, false);
-  io_table(sb, dag, true);
+  io_table(sb, dag, t, false);
+  io_table(sb, dag, t, true);
 }
 
 /* The functions every candidate's kernels.cu (device) and kernels_host.cpp (host) define;
  * each %s is the candidate's name. */
 static const char DEVICE_ENTRY_POINTS[] =
     "size_t kas_%s_workspace_bytes(size_t n);\n"
-    "int kas_%s_launch(const float *const *in, float *const *out, void *workspace,\n"
-    "    size_t n, cudaStream_t stream);\n";
+    "int kas_%s_launch(const kas_real *const *in, kas_real *const *out,\n"
+    "    void *workspace, size_t n, size_t ld, cudaStream_t stream);\n";
 static const char HOST_ENTRY_POINTS[] =
     "size_t kas_%s_host_workspace_bytes(size_t n);\n"
-    "void kas_%s_launch_host(const float *const *in, float *const *out,\n"
-    "    void *workspace, size_t n, int order);\n";
+    "void kas_%s_launch_host(const kas_real *const *in, kas_real *const *out,\n"
+    "    void *workspace, size_t n, size_t ld, int order);\n";
 
 /* The declarations of one side (KAS_CANDIDATES_<side>) for every entry. */
 static void entry_points(StrBuf *sb, const CandidateEntry *ents, int count, const char *side,
@@ -147,8 +177,9 @@ static void entry_points(StrBuf *sb, const CandidateEntry *ents, int count, cons
   sb_puts(sb, "#endif\n");
 }
 
-char *emit_candidates_header(const Dag *dag, const CandidateEntry *ents, int count,
-                             long default_n) {
+char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEntry *ents,
+                             int count, long default_n) {
+  if (!t) t = target_default();
   StrBuf sb;
   sb_init(&sb);
   sb_printf(&sb,
@@ -162,7 +193,7 @@ char *emit_candidates_header(const Dag *dag, const CandidateEntry *ents, int cou
   sb_puts(&sb, "#define KAS_SPEC_NAME ");
   c_string(&sb, dag->spec->name);
   sb_printf(&sb, "\n#define KAS_DEFAULT_N %ld\n", default_n);
-  io_tables(&sb, dag);
+  io_tables(&sb, dag, t);
   sb_puts(&sb, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
   entry_points(&sb, ents, count, "DEVICE", DEVICE_ENTRY_POINTS);
   entry_points(&sb, ents, count, "HOST", HOST_ENTRY_POINTS);
@@ -174,14 +205,15 @@ char *emit_candidates_header(const Dag *dag, const CandidateEntry *ents, int cou
           "  int predicted_rank;           /* 1-based; 0 for \"unfused\" (not ranked) */\n"
           "  int nkernels;\n"
           "  const char *kernels;          /* implementations per kernel, kernels split by \" | \" */\n"
+          "  /* ld: the leading dimension of the component-major arrays (0: n) */\n"
           "#ifdef KAS_CANDIDATES_DEVICE\n"
-          "  int (*launch)(const float *const *in, float *const *out, void *workspace, size_t n,\n"
-          "                cudaStream_t stream);\n"
+          "  int (*launch)(const kas_real *const *in, kas_real *const *out, void *workspace,\n"
+          "                size_t n, size_t ld, cudaStream_t stream);\n"
           "  size_t (*workspace_bytes)(size_t n);\n"
           "#endif\n"
           "#ifdef KAS_CANDIDATES_HOST\n"
-          "  void (*launch_host)(const float *const *in, float *const *out, void *workspace,\n"
-          "                      size_t n, int order);\n"
+          "  void (*launch_host)(const kas_real *const *in, kas_real *const *out, void *workspace,\n"
+          "                      size_t n, size_t ld, int order);\n"
           "  size_t (*host_workspace_bytes)(size_t n);\n"
           "#endif\n"
           "} KasCandidate;\n\n");
@@ -231,6 +263,8 @@ static char *makefile_text(const Dag *dag, const CandidateEntry *ents, int count
             "#   make compile-check  every candidate compiled by one nvcc invocation (no GPU needed)\n"
             "#   make run            on a GPU: check, time, table, results.xml/.dat (N=... to resize)\n"
             "#   make sizes          on a GPU: correctness only at n = 1, 7, 1000003, 4194304\n"
+            "#   make subrange       on a GPU: run on elements [1, 1 + N) of larger arrays (pointers\n"
+            "#                       aligned to their type only), timed against whole arrays\n"
             "#   make sanitize       on a GPU: compute-sanitizer memcheck, racecheck, synccheck\n"
             "#   make plot           plot.png from results.dat (gnuplot)\n\n",
             KASGEN_VERSION, dag->spec->name);
@@ -245,7 +279,7 @@ static char *makefile_text(const Dag *dag, const CandidateEntry *ents, int count
           "\nDEVICE_OBJ := $(CANDIDATES:%=$(B)/%/kernels.o)\n"
           "HOST_OBJ := $(CANDIDATES:%=$(B)/%/kernels_host.o)\n"
           "CPU_OBJ := $(B)/common/cpu_graph.o $(B)/common/kas_refs.o\n\n"
-          ".PHONY: all check-cpu compile-check run sizes sanitize plot clean\n"
+          ".PHONY: all check-cpu compile-check run sizes subrange sanitize plot clean\n"
           "all: $(B)/harness $(B)/check_cpu\n\n"
           "$(B)/%/kernels.o: %/kernels.cu common/kas_device.h\n"
           "\t@mkdir -p $(@D)\n"
@@ -257,10 +291,10 @@ static char *makefile_text(const Dag *dag, const CandidateEntry *ents, int count
           "\t@mkdir -p $(@D)\n"
           "\t$(CC) $(CFLAGS) -c -o $@ $<\n\n"
           "$(B)/harness: common/harness.cu common/kas_candidates.h common/kas_gpu.h "
-          "common/kas_check.h \\\n    $(DEVICE_OBJ) $(CPU_OBJ)\n"
+          "common/kas_check.h \\\n    common/kas_layout.h $(DEVICE_OBJ) $(CPU_OBJ)\n"
           "\t$(NVCC) $(NVCCFLAGS) -o $@ common/harness.cu $(DEVICE_OBJ) $(CPU_OBJ)\n\n"
           "$(B)/check_cpu: common/check_cpu.cpp common/kas_candidates.h common/kas_check.h \\\n"
-          "    $(HOST_OBJ) $(CPU_OBJ)\n"
+          "    common/kas_layout.h $(HOST_OBJ) $(CPU_OBJ)\n"
           "\t$(CXX) $(CXXFLAGS) -DKAS_HOST -o $@ common/check_cpu.cpp $(HOST_OBJ) $(CPU_OBJ) -lm\n\n"
           "$(B)/all_kernels.o: common/all_kernels.cu common/kas_device.h "
           "$(CANDIDATES:%=%/kernels.cu)\n"
@@ -269,7 +303,9 @@ static char *makefile_text(const Dag *dag, const CandidateEntry *ents, int count
           "check-cpu: $(B)/check_cpu\n\t./$(B)/check_cpu\n\n"
           "compile-check: $(B)/all_kernels.o\n\n"
           "run: $(B)/harness\n\t./$(B)/harness N=$(N)\n\n"
-          "sizes: $(B)/harness\n\t./$(B)/harness --sizes 1,7,1000003,4194304\n\n"
+          "sizes: $(B)/harness\n\t./$(B)/harness --sizes 1,7,1000003,4194304\n"
+          "\t./$(B)/harness --offset 1 --sizes 1,7,1000003\n\n"
+          "subrange: $(B)/harness\n\t./$(B)/harness --offset 1 N=$(N)\n\n"
           "sanitize: $(B)/harness\n"
           "\t$(SANITIZER) --tool memcheck --error-exitcode 1 ./$(B)/harness --check-only "
           "N=$(SANITIZE_N)\n"
@@ -313,8 +349,22 @@ static int ranked(const CandidateEntry *ents, int count) {
   return n;
 }
 
-static char *index_txt(const Dag *dag, const TimingDb *db, const CandidateEntry *ents, int count,
-                       long default_n) {
+/* "element-major" when every array is; otherwise each array's layout. */
+static void describe_layouts(StrBuf *sb, const Dag *dag, const Target *t) {
+  if (!target_has_component(t)) {
+    sb_puts(sb, "every array element-major");
+    return;
+  }
+  for (int k = 0; k < dag->ninputs + dag->noutputs; k++) {
+    bool in = k < dag->ninputs;
+    int v = in ? dag->inputs[k] : dag->outputs[k - dag->ninputs];
+    Layout l = in ? t->inputs[k] : t->outputs[k - dag->ninputs];
+    sb_printf(sb, "%s%s %s-major", k ? ", " : "", value_var_name(dag, v), target_layout_name(l));
+  }
+}
+
+static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
+                       const CandidateEntry *ents, int count, long default_n) {
   StrBuf sb;
   sb_init(&sb);
   int nranked = ranked(ents, count);
@@ -323,10 +373,13 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const CandidateEntry 
             KASGEN_VERSION, dag->spec->name, from, dag->nnodes, nranked, nranked == 1 ? "" : "s",
             count > nranked ? ", then the unfused form for comparison" : "");
   free(from);
-  sb_printf(&sb, "Prediction: %s.  Harness default n = %ld.\n\n",
+  sb_printf(&sb, "Prediction: %s.  Harness default n = %ld.\n",
             !db || db->analytic ? "analytic model (no timing database)"
                                 : db->path ? db->path : "timing database",
             default_n);
+  sb_printf(&sb, "Precision: %s; layouts: ", target_precision_name(t->precision));
+  describe_layouts(&sb, dag, t);
+  sb_puts(&sb, ".\n\n");
   sb_printf(&sb, "%-5s %-8s %12s %8s  %s\n", "rank", "name", "ns/element", "kernels",
             "implementations per kernel");
   for (int i = 0; i < count; i++) {
@@ -362,13 +415,14 @@ static bool put(EmitDir *d, const char *rel, char *text) {
   return ok;
 }
 
-static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db,
+static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, const Target *t,
                             const CandidateEntry *ents, int count, long default_n) {
-  bool ok = put(d, "common/kas_candidates.h", emit_candidates_header(dag, ents, count, default_n));
+  bool ok = put(d, "common/kas_candidates.h",
+                emit_candidates_header(dag, t, ents, count, default_n));
   ok = ok && put(d, "common/all_kernels.cu", emit_all_kernels(dag, ents, count));
   ok = ok && put(d, "Makefile", makefile_text(dag, ents, count, default_n));
   ok = ok && put(d, "plot.gp", plot_gp(dag));
-  ok = ok && put(d, "index.txt", index_txt(dag, db, ents, count, default_n));
+  ok = ok && put(d, "index.txt", index_txt(dag, db, t, ents, count, default_n));
   return ok;
 }
 
@@ -470,18 +524,23 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
   if (!emit_supports_dag(dag)) return false;
   const char *parent = opt && opt->out_dir ? opt->out_dir : "generated";
   long default_n = opt && opt->default_n > 0 ? opt->default_n : 4194304;
+  const Target *t = opt && opt->target ? opt->target : target_default();
+  int count;
+  CandidateEntry *ents = list_entries(dag, db, t, res, &count);
+  if (!ents) return false;
   char *path = xasprintf("%s/%s", parent, dag->spec->name);
   EmitDir *d = emit_dir_open(path); /* refuses before anything is written */
   free(path);
-  if (!d) return false;
-  int count;
-  CandidateEntry *ents = list_entries(res, &count);
+  if (!d) {
+    free_entries(ents, count);
+    return false;
+  }
   bool ok = emit_common(d, dag, lib);
   for (int i = 0; ok && i < count; i++)
-    ok = emit_cuda_candidate(d, dag, ents[i].cand, ents[i].name) &&
+    ok = emit_cuda_candidate(d, dag, t, ents[i].cand, ents[i].unaligned, ents[i].name) &&
          emit_fusion_picture(d, dag, &ents[i]);
-  if (ok && res->ncands > 0) ok = emit_embed(d, dag, lib, &res->cands[0]);
-  ok = ok && emit_spec_files(d, dag, db, ents, count, default_n);
+  if (ok && res->ncands > 0) ok = emit_embed(d, dag, lib, t, ents[0].cand, ents[0].unaligned);
+  ok = ok && emit_spec_files(d, dag, db, t, ents, count, default_n);
   free_entries(ents, count);
   bool closed = emit_dir_close(d);
   return ok && closed;

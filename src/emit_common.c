@@ -5,7 +5,7 @@
  *   kas_refs.c          the CPU references (double) of the functions the spec calls, copied
  *   cpu_graph.c         kas_cpu_graph: the computation in double, element by element, as a chain
  *                       of those references (every checker's ground truth)
- *   check_cpu.cpp, harness.cu, kas_check.h, kas_gpu.h, kas_host.h, kas_random.h
+ *   check_cpu.cpp, harness.cu, kas_check.h, kas_gpu.h, kas_host.h, kas_layout.h, kas_random.h
  *                       fixed programs and headers, written as they are in src/runtime/
  *
  * harness.cu and kas_gpu.h serve `make run` on a GPU; emit.c writes the table of candidates they
@@ -127,8 +127,9 @@ static char *cpu_graph_c(const Dag *dag) {
 }
 
 /* The fixed files of every spec's common/, as they are in src/runtime/. */
-static const char *const RUNTIME_FILES[] = {"check_cpu.cpp", "harness.cu",  "kas_check.h",
-                                            "kas_gpu.h",     "kas_host.h", "kas_random.h"};
+static const char *const RUNTIME_FILES[] = {"check_cpu.cpp", "harness.cu", "kas_check.h",
+                                            "kas_gpu.h",     "kas_host.h", "kas_layout.h",
+                                            "kas_random.h"};
 
 bool emit_runtime_file(EmitDir *d, const char *folder, const char *name) {
   const char *text = runtime_file(name);

@@ -190,10 +190,12 @@ typedef struct {
   StrBuf text; /* the instantiated definitions, each after its comment */
 } RoutineSet;
 
-/* The routine a step calls: its instantiated name and the coordinates it takes. */
+/* The routine a step calls: its instantiated name, the coordinates it takes and whether it
+ * takes the leading dimension (a component-major array). */
 typedef struct {
   char *name;
   unsigned coords; /* COORD_* */
+  bool takes_ld;
 } StepRoutine;
 
 static bool routine_set_has(const RoutineSet *rs, const char *name) {
@@ -235,12 +237,15 @@ static void routine_comment(StrBuf *sb, const Step *s, const Placement *pl) {
   sb_free(&text);
 }
 
-/* Instantiates the routine of step s (if not yet done) and says which it is in *out. */
-static bool instantiate_step(RoutineSet *rs, const KernelPlan *p, const Step *s,
-                             StepRoutine *out) {
+/* Instantiates the routine of step s (if not yet done) and says which it is in *out: at the
+ * plan's precision and vector width, its array addressed as the target binds it. */
+static bool instantiate_step(RoutineSet *rs, const Dag *dag, const Target *t, const KernelPlan *p,
+                             const Step *s, StepRoutine *out) {
   RoutineRequest rq = {.kind = s->kind, .io_index = s->io ? s->io->index : 0, .e = p->e,
-                       .shape = impl_shape(s->impl, p->e)};
+                       .shape = impl_shape(s->impl, p->e), .precision = p->precision};
+  rq.shape.w = p->w;
   for (int k = 0; k < s->nbuf; k++) rq.place[k] = p->buffers[s->buf[k]].place;
+  if (s->io) rq.global = target_binding(t, dag, p->buffers[s->buf[0]].value);
   RoutineInstance ri;
   if (!instantiate_routine(s->impl, &rq, &ri)) return false;
   if (!routine_set_has(rs, ri.name)) {
@@ -253,7 +258,7 @@ static bool instantiate_step(RoutineSet *rs, const KernelPlan *p, const Step *s,
     sb_puts(&rs->text, ri.text);
     sb_puts(&rs->text, ri.text[0] && ri.text[strlen(ri.text) - 1] == '\n' ? "\n" : "\n\n");
   }
-  *out = (StepRoutine){xstrdup(ri.name), ri.coords};
+  *out = (StepRoutine){xstrdup(ri.name), ri.coords, ri.takes_ld};
   routine_instance_free(&ri);
   return true;
 }
@@ -262,25 +267,40 @@ static bool instantiate_step(RoutineSet *rs, const KernelPlan *p, const Step *s,
 /* The emitter of one candidate                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
+/* One plan of a candidate.  A candidate whose plan moves the caller's arrays 16 bytes at a time
+ * has two (docs/generated.md): that plan (entry "cand01_aligned", kernels kas_cand01_k1, ...)
+ * and the same partition planned for arrays of any alignment (prefix and entry "cand01_any"),
+ * behind one launch that picks by the pointers it is given; the two share one routine set. */
 typedef struct {
   const Dag *dag;
   const Candidate *cand;
+  const Target *target; /* the plans' precision and the layout of every array */
   const char *name;   /* the candidate: "cand01", "unfused" (comments, file names) */
-  const char *prefix; /* of its symbols: kas_<prefix>_k1, kas_<prefix>_launch, ... */
-  const char *linkage; /* of its entry points: "extern \"C\" " or "" when embedded */
+  const char *prefix; /* of its kernels: kas_<prefix>_k1, ... */
+  const char *entry;  /* of its launch and workspace functions: kas_<entry>_launch, ... */
+  const char *linkage; /* of its entry points: "extern \"C\" ", "" when embedded, "static " for
+                          the two plans behind a choosing launch */
+  const char *real;    /* "float" or "double" */
   IoNames io;          /* the launch functions' names of the spec's inputs and outputs */
   int *ws_values;      /* intermediates crossing kernels, in workspace order */
   int nws;
   StepRoutine **routines_of; /* [kernel][step]: the instantiated routine the step calls */
-  RoutineSet routines;
+  RoutineSet *routines;      /* the candidate's: both plans' routines, each once */
 } Emitter;
 
-/* The pointer to a value's global array inside a launch function. */
+/* The pointer to a value's global array inside a launch function: the caller's array (moved to
+ * an array slice's place in its record) or the workspace's. */
 static char *global_array(const Emitter *em, int value) {
   int slot = emit_input_slot(em->dag, value);
-  if (slot >= 0) return xstrdup(em->io.input[slot]);
+  const char *name = slot >= 0 ? em->io.input[slot] : NULL;
   slot = emit_output_slot(em->dag, value);
-  if (slot >= 0) return xstrdup(em->io.output[slot]);
+  if (!name && slot >= 0) name = em->io.output[slot];
+  if (name) {
+    GlobalBinding b = target_binding(em->target, em->dag, value);
+    if (b.offset == 0) return xstrdup(name);
+    return b.layout == LAYOUT_COMPONENT ? xasprintf("%s + %d * ld", name, b.offset)
+                                        : xasprintf("%s + %d", name, b.offset);
+  }
   char *id = emit_value_ident(em->dag, value);
   char *s = xasprintf("w_%s", id);
   free(id);
@@ -323,7 +343,8 @@ static bool prepare_routines(Emitter *em) {
     const KernelPlan *p = c->kernels[k];
     em->routines_of[k] = xcalloc((size_t)p->nsteps, sizeof(StepRoutine));
     for (int s = 0; s < p->nsteps; s++)
-      if (!instantiate_step(&em->routines, p, &p->steps[s], &em->routines_of[k][s]))
+      if (!instantiate_step(em->routines, em->dag, em->target, p, &p->steps[s],
+                            &em->routines_of[k][s]))
         return false;
   }
   return true;
@@ -332,13 +353,13 @@ static bool prepare_routines(Emitter *em) {
 static void emitter_free(Emitter *em) {
   if (em->routines_of)
     for (int k = 0; k < em->cand->nkernels; k++) {
+      if (!em->routines_of[k]) continue; /* instantiation stopped at an earlier kernel */
       for (int s = 0; s < em->cand->kernels[k]->nsteps; s++) free(em->routines_of[k][s].name);
       free(em->routines_of[k]);
     }
   free(em->routines_of);
   free(em->ws_values);
   emit_io_names_free(&em->io);
-  routine_set_free(&em->routines);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -472,6 +493,7 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   for (int c = 0; c < 3; c++)
     if (r->coords >> c & 1) args[n++] = xstrdup(coord_names[c]);
   if (s->kind != ROUTINE_COMPUTE) args[n++] = xstrdup("e0"), args[n++] = xstrdup("n");
+  if (r->takes_ld) args[n++] = xstrdup("ld");
   const DagNode *node = &em->dag->nodes[p->order[s->call]];
   char *variant = c_safe_text(s->io && s->io->variant ? s->io->variant : ""); /* INI text */
   char *what = s->kind == ROUTINE_COMPUTE
@@ -545,7 +567,7 @@ static void describe_buffer(StrBuf *sb, const Emitter *em, const KernelPlan *p, 
   sb_init(&d);
   sb_printf(&d, "%s: %s, ", name, dag_value_label(em->dag, buf->value));
   if (buf->place == PLACE_REGISTER)
-    sb_printf(&d, "registers, %d float%s per thread", buf->reg_floats,
+    sb_printf(&d, "registers, %d %s%s per thread", buf->reg_floats, em->real,
               buf->reg_floats == 1 ? "" : "s");
   else
     sb_printf(&d, "shared, bytes %d..%d", buf->offset, buf->offset + buf->bytes - 1);
@@ -580,19 +602,28 @@ static char *kernel_name(const Emitter *em, int k) {
   return xasprintf("kas_%s_k%d", em->prefix, k + 1);
 }
 
-/* The parameter list of kernel k: global arrays of loaded and saved values, then n. */
-static void kernel_param_list(StrBuf *sb, const Emitter *em, const KernelPlan *p, bool device) {
+/* Whether a routine of kernel k takes the leading dimension (it moves a component-major
+ * array), and so the kernel. */
+static bool kernel_takes_ld(const Emitter *em, int k) {
+  for (int s = 0; s < em->cand->kernels[k]->nsteps; s++)
+    if (em->routines_of[k][s].takes_ld) return true;
+  return false;
+}
+
+/* The parameter list of kernel k: global arrays of loaded and saved values, then n (and ld). */
+static void kernel_param_list(StrBuf *sb, const Emitter *em, int k, bool device) {
+  const KernelPlan *p = em->cand->kernels[k];
   int *params = xcalloc((size_t)p->nbuffers, sizeof(int));
   int np = kernel_params(p, params);
   for (int i = 0; i < np; i++) {
     const Buffer *b = &p->buffers[params[i]];
     char *g = param_name(em->dag, b->value);
-    sb_printf(sb, "\n    %sfloat *%s%s,", b->load ? "const " : "", device ? "__restrict__ " : "",
-              g);
+    sb_printf(sb, "\n    %s%s *%s%s,", b->load ? "const " : "", em->real,
+              device ? "__restrict__ " : "", g);
     free(g);
   }
   free(params);
-  sb_puts(sb, "\n    size_t n");
+  sb_puts(sb, kernel_takes_ld(em, k) ? "\n    size_t n, size_t ld" : "\n    size_t n");
 }
 
 /* A barrier under the reason it stays (in the host form, the reason alone: the phase ends). */
@@ -608,20 +639,24 @@ static void emit_barrier(StrBuf *sb, int level, const Step *s, bool device) {
 }
 
 /* Buffer declarations: shared ones as views of the dynamic shared array (byte offsets are
- * multiples of 16, so float offsets are whole), register ones as arrays. */
+ * multiples of 16, so real offsets are whole), register ones as arrays. */
 static void declare_buffers(StrBuf *sb, const Emitter *em, const KernelPlan *p) {
   bool any_shared = false;
+  int rb = target_real_bytes(p->precision);
   for (int b = 0; b < p->nbuffers; b++) any_shared |= p->buffers[b].place == PLACE_SHARED;
-  if (any_shared) sb_puts(sb, "  extern __shared__ float4 kas_smem[]; /* 16-byte aligned */\n");
+  if (any_shared)
+    sb_printf(sb, "  extern __shared__ %s kas_smem[]; /* 16-byte aligned */\n",
+              rb == 8 ? "double2" : "float4");
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
     char *name = buffer_name(em->dag, buf);
     if (buf->place == PLACE_REGISTER)
-      sb_printf(sb, "  float %s[%d];\n", name, buf->reg_floats);
+      sb_printf(sb, "  %s %s[%d];\n", em->real, name, buf->reg_floats);
     else if (buf->offset == 0)
-      sb_printf(sb, "  float *const %s = (float *)kas_smem;\n", name);
+      sb_printf(sb, "  %s *const %s = (%s *)kas_smem;\n", em->real, name, em->real);
     else
-      sb_printf(sb, "  float *const %s = (float *)kas_smem + %d;\n", name, buf->offset / 4);
+      sb_printf(sb, "  %s *const %s = (%s *)kas_smem + %d;\n", em->real, name, em->real,
+                buf->offset / rb);
     free(name);
   }
 }
@@ -641,7 +676,7 @@ static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
   kernel_header(sb, em, p, k);
   char *kn = kernel_name(em, k);
   sb_printf(sb, "__global__ void __launch_bounds__(%d) %s(", p->threads, kn);
-  kernel_param_list(sb, em, p, true);
+  kernel_param_list(sb, em, k, true);
   sb_puts(sb, ") {\n");
   free(kn);
   declare_buffers(sb, em, p);
@@ -672,8 +707,8 @@ static void emit_workspace_bytes_fn(StrBuf *sb, const Emitter *em, const char *f
                 "%ssize_t %s(size_t n) {\n  return ",
             em->linkage, fname);
   for (int i = 0; i < em->nws; i++)
-    sb_printf(sb, "%skas_align256(n * %d * sizeof(float))", i ? "\n         + " : "",
-              dag_value_floats(em->dag, em->ws_values[i]));
+    sb_printf(sb, "%skas_align256(n * %d * sizeof(%s))", i ? "\n         + " : "",
+              dag_value_floats(em->dag, em->ws_values[i]), em->real);
   sb_puts(sb, ";\n}\n\n");
 }
 
@@ -689,31 +724,33 @@ static void emit_launch_pointers(StrBuf *sb, const Emitter *em) {
   for (int o = 0; o < em->dag->noutputs; o++) used[em->dag->outputs[o]] = true;
   for (int i = 0; i < em->dag->ninputs; i++)
     if (used[em->dag->inputs[i]])
-      sb_printf(sb, "  const float *const %s = in[%d];\n", em->io.input[i], i);
+      sb_printf(sb, "  const %s *const %s = in[%d];\n", em->real, em->io.input[i], i);
   for (int o = 0; o < em->dag->noutputs; o++)
-    sb_printf(sb, "  float *const %s = out[%d];\n", em->io.output[o], o);
+    sb_printf(sb, "  %s *const %s = out[%d];\n", em->real, em->io.output[o], o);
   free(used);
   if (em->nws) sb_puts(sb, "  char *ws = (char *)workspace;\n");
   for (int i = 0; i < em->nws; i++) {
     int v = em->ws_values[i];
     char *id = emit_value_ident(em->dag, v);
-    sb_printf(sb, "  float *const w_%s = (float *)ws; /* %s */\n", id,
+    sb_printf(sb, "  %s *const w_%s = (%s *)ws; /* %s */\n", em->real, id, em->real,
               dag_value_label(em->dag, v));
     if (i + 1 < em->nws)
-      sb_printf(sb, "  ws += kas_align256(n * %d * sizeof(float));\n",
-                dag_value_floats(em->dag, v));
+      sb_printf(sb, "  ws += kas_align256(n * %d * sizeof(%s));\n",
+                dag_value_floats(em->dag, v), em->real);
     free(id);
   }
 }
 
 /* Kernel k's arguments in a launch function (freed by the caller); returns their count. */
-static int launch_args(const Emitter *em, const KernelPlan *p, char **args) {
+static int launch_args(const Emitter *em, int k, char **args) {
+  const KernelPlan *p = em->cand->kernels[k];
   int *params = xcalloc((size_t)p->nbuffers, sizeof(int));
   int np = kernel_params(p, params);
   for (int i = 0; i < np; i++) args[i] = global_array(em, p->buffers[params[i]].value);
   free(params);
-  args[np] = xstrdup("n");
-  return np + 1;
+  args[np++] = xstrdup("n");
+  if (kernel_takes_ld(em, k)) args[np++] = xstrdup("ld");
+  return np;
 }
 
 /* Outputs that no kernel saves into their out[] slot: a returned input, or a value returned twice
@@ -725,36 +762,87 @@ static int output_source(const Emitter *em, int slot) {
   return -1;
 }
 
+/* A copy of one output from where it is: n elements of a component-major array are each
+ * component's row of n reals, ld apart (the device copies them as one 2-D copy). */
+static void emit_output_copy(StrBuf *sb, const Emitter *em, int slot, int v, bool device) {
+  int src = emit_input_slot(em->dag, v);
+  const char *from = src >= 0 ? em->io.input[src] : em->io.output[emit_output_slot(em->dag, v)];
+  const char *to = em->io.output[slot];
+  int size = dag_value_floats(em->dag, v);
+  if (target_binding(em->target, em->dag, v).layout == LAYOUT_COMPONENT) {
+    char *pitch = xasprintf("ld * sizeof(%s)", em->real);
+    char *args[8] = {xstrdup(to), pitch, xstrdup(from), xstrdup(pitch),
+                     xasprintf("n * sizeof(%s)", em->real), xasprintf("%d", size),
+                     xstrdup("cudaMemcpyDeviceToDevice"), xstrdup("stream")};
+    if (device) {
+      put_call(sb, 1, "err = cudaMemcpy2DAsync", args, 8, ";\n");
+      sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
+    } else {
+      sb_printf(sb, "  for (int c = 0; c < %d; c++)\n", size);
+      sb_printf(sb, "    memcpy(%s + c * ld, %s + c * ld, n * sizeof(%s));\n", to, from, em->real);
+    }
+    for (int i = 0; i < 8; i++)
+      if (i != 3) free(args[i]);
+    return;
+  }
+  char *args[5] = {xstrdup(to), xstrdup(from), xasprintf("n * %d * sizeof(%s)", size, em->real),
+                   xstrdup("cudaMemcpyDeviceToDevice"), xstrdup("stream")};
+  if (device) {
+    put_call(sb, 1, "err = cudaMemcpyAsync", args, 5, ";\n");
+    sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
+  } else {
+    put_call(sb, 1, "memcpy", args, 3, ";\n");
+  }
+  for (int i = 0; i < 5; i++) free(args[i]);
+}
+
 static void emit_output_copies(StrBuf *sb, const Emitter *em, bool device) {
   for (int o = 0; o < em->dag->noutputs; o++) {
     int v = output_source(em, o);
-    if (v < 0) continue;
-    int src = emit_input_slot(em->dag, v);
-    const char *from = src >= 0 ? em->io.input[src] : em->io.output[emit_output_slot(em->dag, v)];
-    char *args[5] = {xstrdup(em->io.output[o]), xstrdup(from),
-                     xasprintf("n * %d * sizeof(float)", dag_value_floats(em->dag, v)),
-                     xstrdup("cudaMemcpyDeviceToDevice"), xstrdup("stream")};
-    if (device) {
-      put_call(sb, 1, "err = cudaMemcpyAsync", args, 5, ";\n");
-      sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
-    } else {
-      put_call(sb, 1, "memcpy", args, 3, ";\n");
-    }
-    for (int i = 0; i < 5; i++) free(args[i]);
+    if (v >= 0) emit_output_copy(sb, em, o, v, device);
   }
 }
 
+/* Whether the candidate's launch needs the leading dimension: a kernel takes it, or an output
+ * is copied between component-major arrays. */
+static bool uses_ld(const Emitter *em) {
+  for (int k = 0; k < em->cand->nkernels; k++)
+    if (kernel_takes_ld(em, k)) return true;
+  for (int o = 0; o < em->dag->noutputs; o++) {
+    int v = output_source(em, o);
+    if (v >= 0 && target_binding(em->target, em->dag, v).layout == LAYOUT_COMPONENT) return true;
+  }
+  return false;
+}
+
+/* The parameters of every launch function: in, out, workspace, n, ld, then last. */
+static void launch_params(StrBuf *sb, const Emitter *em, const char *head, const char *last,
+                          bool workspace, bool ld) {
+  char *in = xasprintf("const %s *const *in", em->real), *out = xasprintf("%s *const *out", em->real);
+  char *args[6] = {in, out, (char *)(workspace ? "void *workspace" : "void * /* no workspace */"),
+                   (char *)"size_t n",
+                   (char *)(ld ? "size_t ld" : "size_t /* ld: no component-major array */"),
+                   (char *)last};
+  put_call(sb, 0, head, args, 6, " {\n");
+  free(in);
+  free(out);
+}
+
 /* "extern "C" int kas_cand01_launch(const float *const *in, ...) {" and what every launch
- * function starts with: nothing to do for n = 0, the named pointers. */
+ * function starts with: nothing to do for n = 0, a leading dimension of 0 meaning n, the named
+ * pointers. */
 static void launch_head(StrBuf *sb, const Emitter *em, const char *ret, const char *fname,
                         const char *last) {
   char *head = xasprintf("%s%s %s", em->linkage, ret, fname);
-  char *args[5] = {(char *)"const float *const *in", (char *)"float *const *out",
-                   (char *)(em->nws ? "void *workspace" : "void * /* no workspace */"),
-                   (char *)"size_t n", (char *)last};
-  put_call(sb, 0, head, args, 5, " {\n");
+  bool ld = uses_ld(em);
+  launch_params(sb, em, head, last, em->nws > 0, ld);
   free(head);
-  sb_printf(sb, "  if (n == 0) return%s;\n", strcmp(ret, "void") ? " 0" : "");
+  const char *value = strcmp(ret, "void") ? " 0" : "";
+  sb_printf(sb, "  if (n == 0) return%s;\n", value);
+  if (ld)
+    sb_printf(sb, "  if (ld == 0) ld = n; /* component-major arrays of exactly n elements */\n"
+                  "  if (ld < n) return%s;\n", strcmp(ret, "void") ? " (int)cudaErrorInvalidValue"
+                                                                  : "");
   emit_launch_pointers(sb, em);
 }
 
@@ -772,8 +860,8 @@ static void emit_kernel_launch(StrBuf *sb, const Emitter *em, int k) {
               kn, p->smem_bytes);
   char *head = xasprintf("%s<<<(unsigned)blocks%d, dim3(%d, %d, %d), %d, stream>>>", kn, k + 1,
                          p->block.bx, p->block.by, p->block.bz, p->smem_bytes);
-  char *args[KAS_MAX_NODES * 2 + 1];
-  int n = launch_args(em, p, args);
+  char *args[KAS_MAX_NODES * 2 + 2];
+  int n = launch_args(em, k, args);
   put_call(sb, 1, head, args, n, ";\n");
   for (int i = 0; i < n; i++) free(args[i]);
   sb_puts(sb, "  err = cudaGetLastError();\n  if (err != cudaSuccess) return (int)err;\n");
@@ -788,14 +876,14 @@ static void runs_kernels(StrBuf *sb, int n) {
 }
 
 static void emit_device_launch(StrBuf *sb, const Emitter *em) {
-  char *fn = xasprintf("kas_%s_workspace_bytes", em->prefix);
+  char *fn = xasprintf("kas_%s_workspace_bytes", em->entry);
   emit_workspace_bytes_fn(sb, em, fn);
   free(fn);
   runs_kernels(sb, em->cand->nkernels);
   sb_puts(sb, " on stream; returns 0 or the first cudaError_t.\n"
               " * in: the spec's inputs in `input` order; out: its outputs in `return` "
               "order. */\n");
-  fn = xasprintf("kas_%s_launch", em->prefix);
+  fn = xasprintf("kas_%s_launch", em->entry);
   launch_head(sb, em, "int", fn, "cudaStream_t stream");
   free(fn);
   if (em->nws) sb_puts(sb, "  if (!workspace) return (int)cudaErrorInvalidValue;\n");
@@ -817,17 +905,122 @@ static void file_banner(StrBuf *sb, const Emitter *em, const char *file, const c
 static const char align256_fn[] =
     "static size_t kas_align256(size_t bytes) { return (bytes + 255) & ~(size_t)255; }\n\n";
 
-static char *kernels_cu(const Emitter *em, bool whole_file) {
+/* ------------------------------------------------------------------------------------------ */
+/* A candidate: its plan, and the plan for arrays of any alignment behind one launch             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What one candidate's files are made from: one Emitter per plan (two when the candidate has a
+ * plan for arrays of any alignment), their routines, and the names of its entry points. */
+typedef struct {
+  Emitter plan[2];
+  int nplans;
+  RoutineSet routines;
+  const char *linkage; /* of the candidate's entry points */
+  const char *prefix;  /* kas_<prefix>_launch, ... */
+  char *names[3];      /* owned: the plans' prefixes and entries */
+} CandidateText;
+
+/* What an array argument the choosing launch checks is called there: in[i], out[o], workspace. */
+static char *checked_pointer(const Emitter *em, int value) {
+  int slot = emit_input_slot(em->dag, value);
+  if (slot >= 0) return xasprintf("in[%d]", slot);
+  slot = emit_output_slot(em->dag, value);
+  if (slot >= 0) return xasprintf("out[%d]", slot);
+  return xstrdup("workspace");
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The arrays the plan moves 16 bytes at a time (a routine using W at W > 1), each once, as
+ * checked_pointer names them, sorted (in[], out[], workspace); returns their count. */
+static int vector_arrays(const Emitter *em, char **names) {
+  int n = 0;
+  for (int k = 0; k < em->cand->nkernels; k++) {
+    const KernelPlan *p = em->cand->kernels[k];
+    for (int b = 0; b < p->nbuffers && p->w > 1; b++) {
+      const Buffer *buf = &p->buffers[b];
+      bool vector = (buf->load && buf->load->ls.uses_w) || (buf->save && buf->save->ls.uses_w);
+      char *name = vector ? checked_pointer(em, buf->value) : NULL;
+      for (int i = 0; name && i < n; i++)
+        if (!strcmp(names[i], name)) free(name), name = NULL;
+      if (name) names[n++] = name;
+    }
+  }
+  qsort(names, (size_t)n, sizeof *names, by_name);
+  return n;
+}
+
+static const char aligned16_fn[] =
+    "/* Whether p may be read and written 16 bytes at a time. */\n"
+    "static bool kas_aligned16(const void *p) { return ((size_t)p & 15) == 0; }\n\n";
+
+/* The candidate's own entry points over its two plans: the workspace both need, and the launch
+ * that runs the plan moving arrays 16 bytes at a time when they allow it (device: "" for the
+ * kernels, "_host" for the CPU forms). */
+static void emit_choosing_launch(StrBuf *sb, const CandidateText *ct, bool device) {
+  const Emitter *fast = &ct->plan[0], *any = &ct->plan[1];
+  const char *h = device ? "" : "_host";
+  sb_printf(sb, "/* Bytes of workspace for n elements: what the larger of the two plans needs. */\n"
+                "%ssize_t kas_%s%s_workspace_bytes(size_t n) {\n"
+                "  const size_t aligned = kas_%s%s_workspace_bytes(n);\n"
+                "  const size_t any = kas_%s%s_workspace_bytes(n);\n"
+                "  return aligned > any ? aligned : any;\n}\n\n",
+            ct->linkage, ct->prefix, device ? "" : "_host", fast->entry, device ? "" : "_host",
+            any->entry, device ? "" : "_host");
+  char *checked[KAS_MAX_NODES * 2];
+  int nchecked = vector_arrays(fast, checked);
+  StrBuf text;
+  sb_init(&text);
+  sb_puts(&text, "Runs the candidate: its plan moves ");
+  for (int i = 0; i < nchecked; i++)
+    sb_printf(&text, "%s%s", i == 0 ? "" : i + 1 == nchecked ? " and " : ", ", checked[i]);
+  sb_puts(&text, " 16 bytes at a time and runs where they are 16-byte aligned; elsewhere the "
+                 "same partition planned for arrays of any alignment (one real per access) runs.");
+  put_comment(sb, 0, text.data);
+  sb_free(&text);
+  char *head = xasprintf("%s%s kas_%s_launch%s", ct->linkage, device ? "int" : "void", ct->prefix,
+                         h);
+  launch_params(sb, fast, head, device ? "cudaStream_t stream" : "int order", true, true);
+  free(head);
+  sb_printf(sb, "  if (n == 0) return%s;\n  const bool aligned = ", device ? " 0" : "");
+  for (int i = 0; i < nchecked; i++) {
+    char *test = xasprintf("kas_aligned16(%s)%s", checked[i], i + 1 < nchecked ? " &&" : ";");
+    if (i && column(sb) + 1 + strlen(test) > MAX_LINE) sb_printf(sb, "\n%23s", "");
+    else if (i) sb_putc(sb, ' ');
+    sb_puts(sb, test);
+    free(test);
+    free(checked[i]);
+  }
+  const char *last = device ? "stream" : "order";
+  sb_printf(sb, "\n  if (aligned)\n    %skas_%s_launch%s(in, out, workspace, n, ld, %s);\n",
+            device ? "return " : "", fast->entry, h, last);
+  sb_printf(sb, "%skas_%s_launch%s(in, out, workspace, n, ld, %s);\n}\n",
+            device ? "  return " : "  else\n    ", any->entry, h, last);
+}
+
+static char *kernels_cu(const CandidateText *ct, bool whole_file) {
+  const Emitter *em = &ct->plan[0];
   StrBuf sb;
   sb_init(&sb);
   if (whole_file) {
     file_banner(&sb, em, "kernels.cu", "Fused kernels and their launch sequence (GPU).");
     sb_puts(&sb, "#include <cuda_runtime.h>\n#include \"../common/kas_device.h\"\n\n");
   }
-  if (em->nws) sb_puts(&sb, align256_fn);
-  sb_puts(&sb, em->routines.text.data ? em->routines.text.data : "");
-  for (int k = 0; k < em->cand->nkernels; k++) emit_device_kernel(&sb, em, k);
-  emit_device_launch(&sb, em);
+  if (em->nws || (ct->nplans > 1 && ct->plan[1].nws)) sb_puts(&sb, align256_fn);
+  sb_puts(&sb, ct->routines.text.data ? ct->routines.text.data : "");
+  for (int p = 0; p < ct->nplans; p++)
+    for (int k = 0; k < ct->plan[p].cand->nkernels; k++) emit_device_kernel(&sb, &ct->plan[p], k);
+  for (int p = 0; p < ct->nplans; p++) {
+    emit_device_launch(&sb, &ct->plan[p]);
+    sb_putc(&sb, '\n');
+  }
+  if (ct->nplans > 1) {
+    sb_puts(&sb, aligned16_fn);
+    emit_choosing_launch(&sb, ct, true);
+  }
+  if (sb.len >= 2 && sb.data[sb.len - 2] == '\n') sb.data[--sb.len] = '\0';
   return sb_take(&sb);
 }
 
@@ -835,7 +1028,7 @@ static char *kernels_cu(const Emitter *em, bool whole_file) {
 /* kernels_host.cpp                                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Register pointers of the phase's thread: r_x = r_x_all + lin * floats, for those used. */
+/* Register pointers of the phase's thread: r_x = r_x_all + lin * reals, for those used. */
 static void host_register_views(StrBuf *sb, const Emitter *em, const KernelPlan *p, int from,
                                 int to) {
   for (int b = 0; b < p->nbuffers; b++) {
@@ -846,7 +1039,7 @@ static void host_register_views(StrBuf *sb, const Emitter *em, const KernelPlan 
       for (int i = 0; i < p->steps[s].nbuf; i++) used |= p->steps[s].buf[i] == b;
     if (!used) continue;
     char *name = buffer_name(em->dag, buf);
-    sb_printf(sb, "      float *const %s = %s_all + (size_t)lin * %d;\n", name, name,
+    sb_printf(sb, "      %s *const %s = %s_all + (size_t)lin * %d;\n", em->real, name, name,
               buf->reg_floats);
     free(name);
   }
@@ -873,22 +1066,25 @@ static void emit_host_phase(StrBuf *sb, const Emitter *em, const KernelPlan *p, 
 
 /* Allocation (begin) or release of a host kernel's shared memory and register files. */
 static void host_block_memory(StrBuf *sb, const Emitter *em, const KernelPlan *p, bool begin) {
-  int smem_floats = (p->smem_bytes + 3) / 4;
-  if (smem_floats)
-    sb_printf(sb, begin ? "  float *const smem = kas_host_floats(%d);\n" : "  free(smem);\n",
-              smem_floats);
+  int rb = target_real_bytes(p->precision);
+  int smem_reals = (p->smem_bytes + rb - 1) / rb;
+  const char *alloc = rb == 8 ? "kas_host_doubles" : "kas_host_floats";
+  if (smem_reals && begin)
+    sb_printf(sb, "  %s *const smem = %s(%d);\n", em->real, alloc, smem_reals);
+  else if (smem_reals)
+    sb_puts(sb, "  free(smem);\n");
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
     char *name = buffer_name(em->dag, buf);
     if (buf->place == PLACE_REGISTER && begin)
-      sb_printf(sb, "  float *const %s_all = kas_host_floats(%d * %d);\n", name, p->threads,
+      sb_printf(sb, "  %s *const %s_all = %s(%d * %d);\n", em->real, name, alloc, p->threads,
                 buf->reg_floats);
     else if (buf->place == PLACE_REGISTER)
       sb_printf(sb, "  free(%s_all);\n", name);
     else if (begin && buf->offset == 0)
-      sb_printf(sb, "  float *const %s = smem;\n", name);
+      sb_printf(sb, "  %s *const %s = smem;\n", em->real, name);
     else if (begin)
-      sb_printf(sb, "  float *const %s = smem + %d;\n", name, buf->offset / 4);
+      sb_printf(sb, "  %s *const %s = smem + %d;\n", em->real, name, buf->offset / rb);
     free(name);
   }
 }
@@ -901,14 +1097,16 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
   sb_printf(sb, "/* Kernel %d (see kernels.cu): %d phase%s between barriers. */\n", k + 1, phases,
             phases == 1 ? "" : "s");
   sb_printf(sb, "static void %s_host(", kn);
-  kernel_param_list(sb, em, p, false);
+  kernel_param_list(sb, em, k, false);
   sb_puts(sb, ",\n    int order) {\n");
   free(kn);
   sb_printf(sb, "  const size_t blocks = (n + %d) / %d;\n", p->e - 1, p->e);
   host_block_memory(sb, em, p, true);
   sb_puts(sb, "  for (size_t block = 0; block < blocks; block++) {\n");
   sb_printf(sb, "    const size_t e0 = block * %d;\n", p->e);
-  if (p->smem_bytes) sb_printf(sb, "    kas_host_poison(smem, %d);\n", (p->smem_bytes + 3) / 4);
+  int rb = target_real_bytes(p->precision);
+  if (p->smem_bytes)
+    sb_printf(sb, "    kas_host_poison(smem, %d);\n", (p->smem_bytes + rb - 1) / rb);
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
     if (buf->place != PLACE_REGISTER) continue;
@@ -929,20 +1127,20 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
 }
 
 static void emit_host_launch(StrBuf *sb, const Emitter *em) {
-  char *fn = xasprintf("kas_%s_host_workspace_bytes", em->prefix);
+  char *fn = xasprintf("kas_%s_host_workspace_bytes", em->entry);
   emit_workspace_bytes_fn(sb, em, fn);
   free(fn);
   runs_kernels(sb, em->cand->nkernels);
   sb_puts(sb, " on the CPU, the threads of each phase in ascending\n"
               " * (order > 0) or descending order. */\n");
-  fn = xasprintf("kas_%s_launch_host", em->prefix);
+  fn = xasprintf("kas_%s_launch_host", em->entry);
   launch_head(sb, em, "void", fn, "int order");
   free(fn);
   for (int k = 0; k < em->cand->nkernels; k++) {
     char *head = kernel_name(em, k);
     char *call = xasprintf("%s_host", head);
-    char *args[KAS_MAX_NODES * 2 + 2];
-    int n = launch_args(em, em->cand->kernels[k], args);
+    char *args[KAS_MAX_NODES * 2 + 3];
+    int n = launch_args(em, k, args);
     args[n++] = xstrdup("order");
     put_call(sb, 1, call, args, n, ";\n");
     for (int i = 0; i < n; i++) free(args[i]);
@@ -953,7 +1151,8 @@ static void emit_host_launch(StrBuf *sb, const Emitter *em) {
   sb_puts(sb, "}\n");
 }
 
-static char *kernels_host_cpp(const Emitter *em) {
+static char *kernels_host_cpp(const CandidateText *ct) {
+  const Emitter *em = &ct->plan[0];
   StrBuf sb;
   sb_init(&sb);
   file_banner(&sb, em, "kernels_host.cpp",
@@ -962,10 +1161,19 @@ static char *kernels_host_cpp(const Emitter *em) {
               "order.");
   sb_puts(&sb, "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
                "#include \"../common/kas_device.h\"\n#include \"../common/kas_host.h\"\n\n");
-  if (em->nws) sb_puts(&sb, align256_fn);
-  sb_puts(&sb, em->routines.text.data ? em->routines.text.data : "");
-  for (int k = 0; k < em->cand->nkernels; k++) emit_host_kernel(&sb, em, k);
-  emit_host_launch(&sb, em);
+  if (em->nws || (ct->nplans > 1 && ct->plan[1].nws)) sb_puts(&sb, align256_fn);
+  sb_puts(&sb, ct->routines.text.data ? ct->routines.text.data : "");
+  for (int p = 0; p < ct->nplans; p++)
+    for (int k = 0; k < ct->plan[p].cand->nkernels; k++) emit_host_kernel(&sb, &ct->plan[p], k);
+  for (int p = 0; p < ct->nplans; p++) {
+    emit_host_launch(&sb, &ct->plan[p]);
+    if (p + 1 < ct->nplans) sb_putc(&sb, '\n');
+  }
+  if (ct->nplans > 1) {
+    sb_putc(&sb, '\n');
+    sb_puts(&sb, aligned16_fn);
+    emit_choosing_launch(&sb, ct, false);
+  }
   return sb_take(&sb);
 }
 
@@ -1020,10 +1228,13 @@ static bool check_plan(const Emitter *em, int k) {
 }
 
 /* Checks the plans and instantiates their routines; false after a diagnostic. */
-static bool emitter_init(Emitter *em, const Dag *dag, const Candidate *cand, const char *name,
-                         const char *prefix, bool embedded) {
-  *em = (Emitter){.dag = dag, .cand = cand, .name = name, .prefix = prefix,
-                  .linkage = embedded ? "" : "extern \"C\" ", .io = emit_io_names(dag)};
+static bool emitter_init(Emitter *em, CandidateText *ct, const Dag *dag, const Target *t,
+                         const Candidate *cand, const char *name, const char *prefix,
+                         const char *entry, const char *linkage) {
+  if (!t) t = target_default();
+  *em = (Emitter){.dag = dag, .cand = cand, .target = t, .name = name, .prefix = prefix,
+                  .entry = entry, .linkage = linkage, .real = target_real_name(t->precision),
+                  .io = emit_io_names(dag), .routines = &ct->routines};
   bool ok = true;
   for (int k = 0; k < cand->nkernels && ok; k++) ok = check_plan(em, k);
   ok = ok && prepare_routines(em);
@@ -1031,21 +1242,50 @@ static bool emitter_init(Emitter *em, const Dag *dag, const Candidate *cand, con
   return ok;
 }
 
-char *emit_cuda_kernels(const Dag *dag, const Candidate *cand, const char *name,
-                        const char *prefix, bool embedded) {
-  Emitter em;
-  char *text = emitter_init(&em, dag, cand, name, prefix, embedded) ? kernels_cu(&em, !embedded)
-                                                                    : NULL;
-  emitter_free(&em);
+/* Both plans of a candidate (unaligned: its plan for arrays of any alignment, or NULL), their
+ * entry points named kas_<prefix>_...; false after a diagnostic. */
+static bool candidate_text_init(CandidateText *ct, const Dag *dag, const Target *t,
+                                const Candidate *cand, const Candidate *unaligned,
+                                const char *name, const char *prefix, bool embedded) {
+  *ct = (CandidateText){.nplans = unaligned ? 2 : 1, .prefix = prefix,
+                        .linkage = embedded ? "" : "extern \"C\" "};
+  if (!unaligned)
+    return emitter_init(&ct->plan[0], ct, dag, t, cand, name, prefix, prefix, ct->linkage);
+  ct->names[0] = xasprintf("%s_aligned", prefix);
+  ct->names[1] = xasprintf("%s_any", prefix);
+  bool ok = emitter_init(&ct->plan[0], ct, dag, t, cand, name, prefix, ct->names[0], "static ");
+  ct->nplans = 1;
+  if (ok) { /* the same layouts; the plans carry their vector width */
+    ok = emitter_init(&ct->plan[1], ct, dag, t, unaligned, name, ct->names[1], ct->names[1],
+                      "static ");
+    ct->nplans = 2;
+  }
+  return ok;
+}
+
+static void candidate_text_free(CandidateText *ct) {
+  for (int p = 0; p < ct->nplans; p++) emitter_free(&ct->plan[p]);
+  routine_set_free(&ct->routines);
+  for (int k = 0; k < 3; k++) free(ct->names[k]);
+}
+
+char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
+                        const Candidate *unaligned, const char *name, const char *prefix,
+                        bool embedded) {
+  CandidateText ct;
+  bool ok = candidate_text_init(&ct, dag, t, cand, unaligned, name, prefix, embedded);
+  char *text = ok ? kernels_cu(&ct, !embedded) : NULL;
+  candidate_text_free(&ct);
   return text;
 }
 
-bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Candidate *cand, const char *name) {
-  Emitter em;
-  bool ok = emitter_init(&em, dag, cand, name, name, false);
+bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Target *t, const Candidate *cand,
+                         const Candidate *unaligned, const char *name) {
+  CandidateText ct;
+  bool ok = candidate_text_init(&ct, dag, t, cand, unaligned, name, name, false);
   if (ok) {
-    char *cu = kernels_cu(&em, true);
-    char *host = kernels_host_cpp(&em);
+    char *cu = kernels_cu(&ct, true);
+    char *host = kernels_host_cpp(&ct);
     char *cu_path = xasprintf("%s/kernels.cu", name);
     char *host_path = xasprintf("%s/kernels_host.cpp", name);
     ok = emit_dir_write(d, cu_path, cu) && emit_dir_write(d, host_path, host);
@@ -1054,6 +1294,6 @@ bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Candidate *cand, cons
     free(cu_path);
     free(host_path);
   }
-  emitter_free(&em);
+  candidate_text_free(&ct);
   return ok;
 }

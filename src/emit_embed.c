@@ -2,16 +2,21 @@
  * emit_embed.c — the winner of a spec behind a plain C API, for embedding in a FEM code
  * (docs/design.md §7): embed/kas_<stem>.h (plain C, no CUDA headers needed) and
  * embed/kas_<stem>.cu (nvcc; self-contained: kas_device.h is copied in, and the winner's kernels
- * are generated from its plan by emit_cuda.c, their symbols prefixed kas_<stem>_cand01_, inside
+ * are generated from its plans by emit_cuda.c, their symbols prefixed kas_<stem>_cand01_, inside
  * an anonymous namespace so that nothing but the API has external linkage).
  *
- * API, per spec:
+ * API, per spec (real: float or double, --precision; [size_t ld,] only when an argument is
+ * component-major, --layout):
  *   size_t kas_<stem>_workspace_bytes(size_t n);
- *   kas_status kas_<stem>(const float *<input>..., float *<output>..., size_t n,
+ *   kas_status kas_<stem>(const real *<input>..., real *<output>..., size_t n, [size_t ld,]
  *                         void *workspace, void *stream);
- *   kas_status kas_<stem>_arrays(const float *const *in, float *const *out, size_t n,
- *                                void *workspace, void *stream);
+ *   kas_status kas_<stem>_arrays(const real *const *in, real *const *out, size_t n,
+ *                                [size_t ld,] void *workspace, void *stream);
  *   const char *kas_<stem>_status_string(kas_status s);
+ *
+ * Pointers need only the alignment of their element type: the winner's launch runs its plan
+ * that moves arrays 16 bytes at a time where they allow it, and the same partition planned for
+ * any alignment elsewhere (unaligned.c); only a pointer not aligned to its type is refused.
  *
  * The stream is a `void *` rather than a cudaStream_t: cudaStream_t is itself a pointer
  * (struct CUstream_st *), so nothing is lost, and a C translation unit of the FEM code can include
@@ -43,6 +48,9 @@ static char *upper(const char *s) {
 
 typedef struct {
   const Dag *dag;
+  const Target *target;
+  const char *real; /* "float", "double" */
+  bool ld;          /* an argument is component-major: the API takes its leading dimension */
   char *stem;  /* C identifier */
   char *upper; /* STEM */
   char *cand;  /* "cand01" */
@@ -55,12 +63,14 @@ static const char *var_of(const Dag *dag, int v) { return dag->spec->vars[dag->v
 /* "<lead>kas_<stem>(const float *<input>..., float *<output>..., size_t n, void *workspace,
  * void *stream)<tail>", wrapped within 100 columns. */
 static void api_prototype(StrBuf *sb, const Embed *em, const char *lead, const char *tail) {
-  int n = 0, total = em->io.ninputs + em->io.noutputs + 3;
+  int n = 0, total = em->io.ninputs + em->io.noutputs + 4; /* n, ld, workspace, stream */
   char **params = xcalloc((size_t)total, sizeof *params);
   for (int i = 0; i < em->io.ninputs; i++)
-    params[n++] = xasprintf("const float *%s", em->io.input[i]);
-  for (int o = 0; o < em->io.noutputs; o++) params[n++] = xasprintf("float *%s", em->io.output[o]);
+    params[n++] = xasprintf("const %s *%s", em->real, em->io.input[i]);
+  for (int o = 0; o < em->io.noutputs; o++)
+    params[n++] = xasprintf("%s *%s", em->real, em->io.output[o]);
   params[n++] = xstrdup("size_t n");
+  if (em->ld) params[n++] = xstrdup("size_t ld");
   params[n++] = xstrdup("void *workspace");
   params[n++] = xstrdup("void *stream");
   char *open = xasprintf("%skas_status kas_%s(", lead, em->stem), *close = xasprintf(")%s", tail);
@@ -89,9 +99,22 @@ static void macro_list(StrBuf *sb, const char *name, char *const *items, int n) 
   sb_puts(sb, "}\n");
 }
 
+/* Writes "#define KAS_<STEM>_<side>_<what> {a, b, ...}" (a spec without inputs: {0}). */
+static void side_macro(StrBuf *sb, const Embed *em, const char *side, const char *what,
+                       char **items, int n) {
+  char *name = xasprintf("KAS_%s_%s_%s", em->upper, side, what);
+  char *zero[1] = {(char *)"0"};
+  macro_list(sb, name, n ? items : zero, n ? n : 1);
+  free(name);
+  for (int i = 0; i < n; i++) free(items[i]);
+}
+
 static void io_macros(StrBuf *sb, const Embed *em) {
   const Dag *dag = em->dag;
   const char *side[2] = {"INPUT", "OUTPUT"};
+  sb_printf(sb, "#define KAS_%s_REAL %s\n", em->upper, em->real);
+  sb_printf(sb, "#define KAS_%s_LD %d /* 1: the API takes ld (an argument is component-major) */\n",
+            em->upper, em->ld);
   sb_printf(sb, "#define KAS_%s_NINPUTS %d\n#define KAS_%s_NOUTPUTS %d\n", em->upper, dag->ninputs,
             em->upper, dag->noutputs);
   for (int s = 0; s < 2; s++) {
@@ -99,54 +122,85 @@ static void io_macros(StrBuf *sb, const Embed *em) {
     int nv = s ? dag->noutputs : dag->ninputs;
     char **floats = xcalloc((size_t)nv + 1, sizeof *floats);
     char **names = xcalloc((size_t)nv + 1, sizeof *names);
+    char **layouts = xcalloc((size_t)nv + 1, sizeof *layouts);
     for (int i = 0; i < nv; i++) {
       floats[i] = xasprintf("%d", dag_value_floats(dag, vals[i]));
       names[i] = xasprintf("\"%s\"", var_of(dag, vals[i]));
+      layouts[i] = xasprintf("%d", target_value_layout(em->target, dag, vals[i]));
     }
-    if (!nv) floats[0] = xstrdup("0"), names[0] = xstrdup("\"\"");
-    char *name = xasprintf("KAS_%s_%s_FLOATS", em->upper, side[s]);
-    macro_list(sb, name, floats, nv ? nv : 1);
-    free(name);
-    name = xasprintf("KAS_%s_%s_NAMES", em->upper, side[s]);
-    macro_list(sb, name, names, nv ? nv : 1);
-    free(name);
-    for (int i = 0; i < (nv ? nv : 1); i++) free(floats[i]), free(names[i]);
+    if (!nv) names[0] = xstrdup("\"\""), nv = -1; /* one empty name, no reals */
+    side_macro(sb, em, side[s], "FLOATS", floats, nv > 0 ? nv : 0);
+    side_macro(sb, em, side[s], "NAMES", names, nv > 0 ? nv : 1);
+    side_macro(sb, em, side[s], "LAYOUTS", layouts, nv > 0 ? nv : 0);
     free(floats);
     free(names);
+    free(layouts);
   }
+}
+
+/* The pointer rules, per argument (inputs, then outputs): "F (matrix3x3) component-major". */
+static void describe_arguments(StrBuf *sb, const Embed *em) {
+  const Dag *dag = em->dag;
+  for (int k = 0; k < dag->ninputs + dag->noutputs; k++) {
+    int v = k < dag->ninputs ? dag->inputs[k] : dag->outputs[k - dag->ninputs];
+    Layout l = target_value_layout(em->target, dag, v);
+    int s = dag_value_floats(dag, v);
+    if (l == LAYOUT_COMPONENT)
+      sb_printf(sb, " *   %-18s component-major: component c of element e at p[c*ld + e] "
+                    "(c < %d)\n", k < dag->ninputs ? em->io.input[k]
+                                                  : em->io.output[k - dag->ninputs], s);
+    else
+      sb_printf(sb, " *   %-18s element-major: element e at p + e*%d\n",
+                k < dag->ninputs ? em->io.input[k] : em->io.output[k - dag->ninputs], s);
+  }
+}
+
+/* The header's opening comment: what the API runs and the rules of its pointers. */
+static void header_comment(StrBuf *sb, const Embed *em) {
+  const Dag *dag = em->dag;
+  char *from = c_safe_text(dag->spec->path ? dag->spec->path : "the spec");
+  sb_printf(sb,
+            "/*\n * embed/kas_%s.h — generated by kasgen %s\n * from %s; do not edit.\n"
+            " * Spec %s behind a plain C API: the predicted best candidate\n"
+            " * (%s: %d kernel%s, %.4f ns per element predicted), in %s precision.\n"
+            " * Link embed/kas_%s.cu (compiled by nvcc) and -lcudart.\n"
+            " *\n"
+            " * Pointers are device pointers to %s, inputs in the spec's `input` order, outputs in\n"
+            " * `return` order, each laid out as follows (--layout):\n",
+            em->stem, KASGEN_VERSION, from, dag->spec->name, em->cand, em->winner->nkernels,
+            em->winner->nkernels == 1 ? "" : "s", em->winner->predicted_ns_per_elem,
+            target_precision_name(em->target->precision), em->stem, em->real);
+  free(from);
+  describe_arguments(sb, em);
+  if (em->ld)
+    sb_puts(sb, " * ld: the leading dimension of the component-major arguments, in elements, "
+                "at least n\n * (0 = n).  A sub-range [s, s+n) of arrays of N elements: pass p + s, "
+                "n and ld = N.\n");
+  sb_printf(sb,
+            " * A pointer needs only its type's alignment (%d bytes): where every array the "
+            "winner moves\n * 16 bytes at a time is 16-byte aligned (cudaMalloc's are) that plan "
+            "runs, elsewhere the\n * same kernels planned for any alignment.  workspace: device "
+            "memory of\n"
+            " * kas_%s_workspace_bytes(n) bytes (NULL when that is 0).  stream: a cudaStream_t\n"
+            " * passed as void * (NULL = default stream) so that C code needs no CUDA headers; the "
+            "call is\n * asynchronous on it.  n = 0 launches nothing; any n works, also beyond "
+            "2^31 (launched in\n * chunks of 2^%d elements).\n */\n",
+            target_real_bytes(em->target->precision), em->stem, CHUNK_LOG2);
 }
 
 static char *header_text(const Embed *em) {
   StrBuf sb;
   sb_init(&sb);
-  const Dag *dag = em->dag;
-  char *from = c_safe_text(dag->spec->path ? dag->spec->path : "the spec");
-  sb_printf(&sb,
-            "/*\n * embed/kas_%s.h — generated by kasgen %s\n * from %s; do not edit.\n"
-            " * Spec %s behind a plain C API: the predicted best candidate\n"
-            " * (%s: %d kernel%s, %.4f ns per element predicted).\n"
-            " * Link embed/kas_%s.cu (compiled by nvcc) and -lcudart.\n"
-            " *\n"
-            " * All pointers are device pointers, element-major (element e of a variable of s "
-            "floats at\n * p + e*s), 16-byte aligned (cudaMalloc's are).  Inputs in the spec's "
-            "`input` order,\n * outputs in `return` order.  workspace: device memory of\n"
-            " * kas_%s_workspace_bytes(n) bytes (NULL when that is 0).  stream: a cudaStream_t\n"
-            " * passed as void * (NULL = default stream) so that C code needs no CUDA headers; the "
-            "call is\n * asynchronous on it.  n = 0 launches nothing; any n works, also beyond "
-            "2^31 (launched in\n * chunks of 2^%d elements).\n */\n",
-            em->stem, KASGEN_VERSION, from,
-            dag->spec->name, em->cand, em->winner->nkernels, em->winner->nkernels == 1 ? "" : "s",
-            em->winner->predicted_ns_per_elem, em->stem, em->stem, CHUNK_LOG2);
-  free(from);
+  header_comment(&sb, em);
   sb_printf(&sb, "#ifndef KAS_%s_H\n#define KAS_%s_H\n\n#include <stddef.h>\n\n", em->upper,
             em->upper);
   sb_puts(&sb, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
                "#ifndef KAS_STATUS_DEFINED\n#define KAS_STATUS_DEFINED\n"
                "typedef enum {\n"
                "  KAS_OK = 0,          /* launched (or nothing to do: n = 0) */\n"
-               "  KAS_ERR_INVALID = 1, /* a NULL pointer with n > 0, or no workspace when one is "
-               "needed */\n"
-               "  KAS_ERR_ALIGN = 2,   /* a pointer not 16-byte aligned */\n"
+               "  KAS_ERR_INVALID = 1, /* a NULL pointer with n > 0, no workspace when one is "
+               "needed,\n                          or ld below n */\n"
+               "  KAS_ERR_ALIGN = 2,   /* a pointer not aligned to its element type */\n"
                "  KAS_ERR_CUDA = 3     /* a CUDA launch failed: cudaGetLastError() says why */\n"
                "} kas_status;\n#endif\n\n");
   io_macros(&sb, em);
@@ -157,48 +211,47 @@ static char *header_text(const Embed *em) {
   api_prototype(&sb, em, "", ";\n\n");
   sb_printf(&sb, "/* The same with the pointers in arrays (in: KAS_%s_NINPUTS,\n"
                  " * out: KAS_%s_NOUTPUTS). */\n"
-                 "kas_status kas_%s_arrays(const float *const *in, float *const *out, size_t n,\n"
-                 "    void *workspace, void *stream);\n\n"
+                 "kas_status kas_%s_arrays(const %s *const *in, %s *const *out, size_t n,\n"
+                 "    %svoid *workspace, void *stream);\n\n"
                  "const char *kas_%s_status_string(kas_status s);\n\n",
-            em->upper, em->upper, em->stem, em->stem);
+            em->upper, em->upper, em->stem, em->real, em->real, em->ld ? "size_t ld, " : "",
+            em->stem);
   sb_printf(&sb,
             "/* Spec-independent names, for drivers written once for every spec. */\n"
             "#ifdef KAS_EMBED_GENERIC\n#define KAS_EMBED_NAME \"%s\"\n"
+            "#define KAS_EMBED_REAL KAS_%s_REAL\n#define KAS_EMBED_LD KAS_%s_LD\n"
             "#define KAS_EMBED_NINPUTS KAS_%s_NINPUTS\n#define KAS_EMBED_NOUTPUTS KAS_%s_NOUTPUTS\n"
             "#define KAS_EMBED_INPUT_FLOATS KAS_%s_INPUT_FLOATS\n"
             "#define KAS_EMBED_OUTPUT_FLOATS KAS_%s_OUTPUT_FLOATS\n"
+            "#define KAS_EMBED_INPUT_LAYOUTS KAS_%s_INPUT_LAYOUTS\n"
+            "#define KAS_EMBED_OUTPUT_LAYOUTS KAS_%s_OUTPUT_LAYOUTS\n"
             "#define KAS_EMBED_INPUT_NAMES KAS_%s_INPUT_NAMES\n"
             "#define KAS_EMBED_OUTPUT_NAMES KAS_%s_OUTPUT_NAMES\n"
             "#define kas_embed_workspace_bytes kas_%s_workspace_bytes\n"
             "#define kas_embed_arrays kas_%s_arrays\n"
             "#define kas_embed_status_string kas_%s_status_string\n#endif\n\n",
-            em->stem, em->upper, em->upper, em->upper, em->upper, em->upper, em->upper, em->stem,
-            em->stem, em->stem);
+            em->stem, em->upper, em->upper, em->upper, em->upper, em->upper, em->upper, em->upper,
+            em->upper, em->upper, em->upper, em->stem, em->stem, em->stem);
   sb_printf(&sb, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
   return sb_take(&sb);
 }
 
-static void wrapper_functions(StrBuf *sb, const Embed *em) {
+/* kas_<stem>_arrays: checks the arguments, then launches the winner chunk by chunk (an
+ * element-major array moves chunk * its reals per chunk, a component-major one chunk reals;
+ * the leading dimension stays). */
+static void arrays_function(StrBuf *sb, const Embed *em) {
   const Dag *dag = em->dag;
-  const char *s = em->stem, *c = em->cand;
+  const char *s = em->stem, *u = em->upper, *r = em->real;
   sb_printf(sb,
-            "/* ---- the C API ---------------------------------------------------------- */\n\n"
-            "/* Elements per launch; a smaller value (-DKAS_EMBED_CHUNK_LOG2=10) tests the split. */\n"
-            "#ifndef KAS_EMBED_CHUNK_LOG2\n#define KAS_EMBED_CHUNK_LOG2 %d\n#endif\n"
-            "static const size_t kas_chunk = (size_t)1 << KAS_EMBED_CHUNK_LOG2;\n"
-            "static const int kas_in_floats[%d] = KAS_%s_INPUT_FLOATS;\n"
-            "static const int kas_out_floats[%d] = KAS_%s_OUTPUT_FLOATS;\n\n",
-            CHUNK_LOG2, dag->ninputs > 0 ? dag->ninputs : 1, em->upper,
-            dag->noutputs > 0 ? dag->noutputs : 1, em->upper);
+            "/* Whether p is not aligned to the element type: the only alignment refused. */\n"
+            "static int kas_misaligned(const void *p) { return ((size_t)p %% sizeof(%s)) != 0; }\n\n"
+            "extern \"C\" kas_status kas_%s_arrays(const %s *const *in, %s *const *out,\n"
+            "    size_t n, %svoid *workspace, void *stream) {\n"
+            "  if (n == 0) return KAS_OK;\n",
+            r, s, r, r, em->ld ? "size_t ld, " : "");
+  if (em->ld)
+    sb_puts(sb, "  if (ld == 0) ld = n;\n  if (ld < n) return KAS_ERR_INVALID;\n");
   sb_printf(sb,
-            "extern \"C\" size_t kas_%s_workspace_bytes(size_t n) {\n"
-            "  return kas_%s_%s_workspace_bytes(n < kas_chunk ? n : kas_chunk);\n}\n\n",
-            s, s, c);
-  sb_printf(sb,
-            "static int kas_misaligned(const void *p) { return ((size_t)p & 15) != 0; }\n\n"
-            "extern \"C\" kas_status kas_%s_arrays(const float *const *in, float *const *out,\n"
-            "    size_t n, void *workspace, void *stream) {\n"
-            "  if (n == 0) return KAS_OK;\n"
             "  if (KAS_%s_NINPUTS && !in) return KAS_ERR_INVALID;\n"
             "  if (KAS_%s_NOUTPUTS && !out) return KAS_ERR_INVALID;\n"
             "  for (int i = 0; i < KAS_%s_NINPUTS; i++) {\n"
@@ -214,33 +267,73 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
             "     workspace.  Offsets are size_t: element counts beyond 2^31 are fine. */\n"
             "  for (size_t start = 0; start < n; start += kas_chunk) {\n"
             "    size_t m = n - start < kas_chunk ? n - start : kas_chunk;\n"
-            "    const float *cin[%d];\n    float *cout[%d];\n"
+            "    const %s *cin[%d];\n    %s *cout[%d];\n"
             "    for (int i = 0; i < KAS_%s_NINPUTS; i++)\n"
-            "      cin[i] = in[i] + start * kas_in_floats[i];\n"
+            "      cin[i] = in[i] + start * kas_in_stride[i];\n"
             "    for (int o = 0; o < KAS_%s_NOUTPUTS; o++)\n"
-            "      cout[o] = out[o] + start * kas_out_floats[o];\n"
-            "    int err = kas_%s_%s_launch(cin, cout, workspace, m, (cudaStream_t)stream);\n"
+            "      cout[o] = out[o] + start * kas_out_stride[o];\n"
+            "    int err = kas_%s_%s_launch(cin, cout, workspace, m, %s, (cudaStream_t)stream);\n"
             "    if (err != 0) return KAS_ERR_CUDA;\n  }\n  return KAS_OK;\n}\n\n",
-            s, em->upper, em->upper, em->upper, em->upper, s, dag->ninputs > 0 ? dag->ninputs : 1,
-            dag->noutputs > 0 ? dag->noutputs : 1, em->upper, em->upper, s, c);
+            u, u, u, u, s, r, dag->ninputs > 0 ? dag->ninputs : 1, r,
+            dag->noutputs > 0 ? dag->noutputs : 1, u, u, s, em->cand, em->ld ? "ld" : "0");
+}
+
+/* "static const int kas_<side>_stride[N] = {...};": reals between consecutive elements of each
+ * array (its size element-major, 1 component-major). */
+static void stride_table(StrBuf *sb, const Embed *em, bool outputs) {
+  const Dag *dag = em->dag;
+  int nv = outputs ? dag->noutputs : dag->ninputs;
+  char **items = xcalloc((size_t)nv + 1, sizeof *items);
+  for (int i = 0; i < nv; i++) {
+    int v = outputs ? dag->outputs[i] : dag->inputs[i];
+    items[i] = xasprintf("%d", target_value_layout(em->target, dag, v) == LAYOUT_COMPONENT
+                                   ? 1 : dag_value_floats(dag, v));
+  }
+  if (!nv) items[0] = xstrdup("0");
+  char *open = xasprintf("static const size_t kas_%s_stride[%d] = {", outputs ? "out" : "in",
+                         nv > 0 ? nv : 1);
+  emit_list(sb, 0, open, items, nv > 0 ? nv : 1, "};\n");
+  free(open);
+  for (int i = 0; i < (nv > 0 ? nv : 1); i++) free(items[i]);
+  free(items);
+}
+
+static void wrapper_functions(StrBuf *sb, const Embed *em) {
+  const Dag *dag = em->dag;
+  const char *s = em->stem, *c = em->cand;
+  sb_printf(sb,
+            "/* ---- the C API ---------------------------------------------------------- */\n\n"
+            "/* Elements per launch; a smaller value (-DKAS_EMBED_CHUNK_LOG2=10) tests the split. */\n"
+            "#ifndef KAS_EMBED_CHUNK_LOG2\n#define KAS_EMBED_CHUNK_LOG2 %d\n#endif\n"
+            "static const size_t kas_chunk = (size_t)1 << KAS_EMBED_CHUNK_LOG2;\n"
+            "/* Reals from one element to the next in each array (its layout). */\n",
+            CHUNK_LOG2);
+  stride_table(sb, em, false);
+  stride_table(sb, em, true);
+  sb_printf(sb,
+            "\nextern \"C\" size_t kas_%s_workspace_bytes(size_t n) {\n"
+            "  return kas_%s_%s_workspace_bytes(n < kas_chunk ? n : kas_chunk);\n}\n\n",
+            s, s, c);
+  arrays_function(sb, em);
   api_prototype(sb, em, "extern \"C\" ", " {\n");
   char *zero[1] = {(char *)"0"}; /* a spec without inputs: C++ has no empty arrays */
-  char *open = xasprintf("const float *in[%d] = {", dag->ninputs > 0 ? dag->ninputs : 1);
+  char *open = xasprintf("const %s *in[%d] = {", em->real, dag->ninputs > 0 ? dag->ninputs : 1);
   emit_list(sb, 1, open, dag->ninputs ? em->io.input : zero, dag->ninputs ? dag->ninputs : 1,
             "};\n");
   free(open);
-  open = xasprintf("float *out[%d] = {", dag->noutputs > 0 ? dag->noutputs : 1);
+  open = xasprintf("%s *out[%d] = {", em->real, dag->noutputs > 0 ? dag->noutputs : 1);
   emit_list(sb, 1, open, dag->noutputs ? em->io.output : zero, dag->noutputs ? dag->noutputs : 1,
             "};\n");
   free(open);
-  sb_printf(sb, "  return kas_%s_arrays(in, out, n, workspace, stream);\n}\n\n", s);
+  sb_printf(sb, "  return kas_%s_arrays(in, out, n, %sworkspace, stream);\n}\n\n", s,
+            em->ld ? "ld, " : "");
   sb_printf(sb,
             "extern \"C\" const char *kas_%s_status_string(kas_status st) {\n"
             "  switch (st) {\n"
             "  case KAS_OK: return \"ok\";\n"
-            "  case KAS_ERR_INVALID: return \"invalid argument (NULL pointer or missing "
-            "workspace)\";\n"
-            "  case KAS_ERR_ALIGN: return \"pointer not 16-byte aligned\";\n"
+            "  case KAS_ERR_INVALID: return \"invalid argument (NULL pointer, missing "
+            "workspace or ld below n)\";\n"
+            "  case KAS_ERR_ALIGN: return \"pointer not aligned to its element type\";\n"
             "  case KAS_ERR_CUDA: return \"CUDA launch failed\";\n"
             "  }\n  return \"unknown status\";\n}\n",
             s);
@@ -273,13 +366,16 @@ static char *source_text(const Embed *em, const char *device_h, const char *kern
   return sb_take(&sb);
 }
 
-bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *winner) {
-  Embed em = {.dag = dag, .winner = winner, .io = emit_io_names(dag)};
+bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
+                const Candidate *winner, const Candidate *unaligned) {
+  if (!t) t = target_default();
+  Embed em = {.dag = dag, .target = t, .real = target_real_name(t->precision),
+              .ld = target_has_component(t), .winner = winner, .io = emit_io_names(dag)};
   em.stem = c_identifier(dag->spec->name);
   em.upper = upper(em.stem);
   em.cand = xasprintf("cand%02d", winner->rank > 0 ? winner->rank : 1);
   char *prefix = xasprintf("%s_%s", em.stem, em.cand);
-  char *kernels = emit_cuda_kernels(dag, winner, em.cand, prefix, true);
+  char *kernels = emit_cuda_kernels(dag, t, winner, unaligned, em.cand, prefix, true);
   char *dpath = xasprintf("%s/kas_device.h", lib->dir);
   char *dtext = kernels ? read_text_file(dpath, NULL) : NULL;
   bool ok = kernels && dtext;

@@ -159,18 +159,20 @@ static bool write_text(EmitDir *d, const char *path, char *text) {
   return ok;
 }
 
-/* Emits every unit of fn into out/<fn>/.  Returns false after reporting an error. */
+/* Emits every unit of fn into out/<fn>/ in the given precision (every array element-major).
+ * Returns false after reporting an error. */
 static bool emit_function_units(const Library *lib, const TimingDb *db, const Function *fn,
-                                const char *out, int *nunits_out) {
+                                Precision precision, const char *out, int *nunits_out) {
   *nunits_out = 0;
   if (fn->nimpls == 0) return true;
   char *path = xasprintf("%s.spec", fn->name);
   char *text = unit_spec_text(fn);
   Spec *spec = spec_parse(path, text, lib);
   Dag *dag = spec ? dag_build(spec) : NULL;
-  bool ok = dag != NULL;
+  Target *target = dag ? target_new(dag, precision, NULL) : NULL;
+  bool ok = target != NULL;
   int nplans = 0;
-  SearchContext *ctx = ok ? search_context_new(dag, db) : NULL;
+  SearchContext *ctx = ok ? search_context_new(dag, db, target) : NULL;
   KernelPlan **plans = ok ? combine_fusion(ctx, nodeset_of(0), true, &nplans) : NULL;
   search_context_free(ctx);
   Unit units[MAX_UNITS_PER_FN];
@@ -186,33 +188,43 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
       break;
     }
     entries[nunits] = (CandidateEntry){xasprintf("cu_%s", im->name), NULL, nunits + 1,
-                                       describe_plan(coalesced)};
+                                       describe_plan(coalesced), NULL};
     units[nunits++].plan = coalesced;
     if (owner) {
       entries[nunits] = (CandidateEntry){xasprintf("cu_%s_owner", im->name), NULL, nunits + 1,
-                                         describe_plan(owner)};
+                                         describe_plan(owner), NULL};
       units[nunits++].plan = owner;
     }
   }
+  bool failed = false;
+  UnalignedPlanner *planner = ok ? unaligned_planner_new(dag, db, target) : NULL;
   for (int u = 0; u < nunits; u++) {
     units[u].cand = (Candidate){.kernels = &units[u].plan, .nkernels = 1,
                                 .predicted_ns_per_elem = units[u].plan->predicted_ns_per_elem,
                                 .rank = u + 1};
     entries[u].cand = &units[u].cand;
+    if (!failed) entries[u].unaligned = unaligned_candidate(planner, &units[u].cand, &failed);
   }
+  unaligned_planner_free(planner);
+  ok = ok && !failed;
   char *dir = xasprintf("%s/%s", out, fn->name);
   EmitDir *d = ok ? emit_dir_open(dir) : NULL;
   ok = d != NULL;
   for (int u = 0; ok && u < nunits; u++)
-    ok = emit_cuda_candidate(d, dag, &units[u].cand, entries[u].name);
+    ok = emit_cuda_candidate(d, dag, target, &units[u].cand, entries[u].unaligned,
+                             entries[u].name);
   ok = ok && emit_common(d, dag, lib);
   ok = ok && write_text(d, "common/kas_candidates.h",
-                        emit_candidates_header(dag, entries, nunits, UNITS_DEFAULT_N));
+                        emit_candidates_header(dag, target, entries, nunits, UNITS_DEFAULT_N));
   ok = ok && write_text(d, "common/all_kernels.cu", emit_all_kernels(dag, entries, nunits));
   ok = ok && emit_runtime_file(d, "common", "check_gpu.cu");
   ok = ok && write_text(d, "Makefile", units_makefile(dag, entries, nunits));
   if (d) ok = emit_dir_close(d) && ok;
-  for (int u = 0; u < nunits; u++) free(entries[u].name), free(entries[u].kernels);
+  for (int u = 0; u < nunits; u++) {
+    free(entries[u].name), free(entries[u].kernels);
+    unaligned_candidate_free(entries[u].unaligned);
+  }
+  target_free(target);
   for (int p = 0; p < nplans; p++) kernel_plan_free(plans[p]);
   free(plans);
   free(dir);
@@ -224,13 +236,14 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
   return ok;
 }
 
-int units_emit(const Library *lib, const char *out_dir, int *nfunctions_out) {
+int units_emit(const Library *lib, const char *out_dir, Precision precision,
+               int *nfunctions_out) {
   TimingDb *db = timingdb_analytic(); /* the choice of plans does not need measured timings */
   bool ok = true;
   int total = 0, functions = 0;
   for (int f = 0; f < lib->nfuncs; f++) {
     int n;
-    if (!emit_function_units(lib, db, &lib->funcs[f], out_dir, &n)) {
+    if (!emit_function_units(lib, db, &lib->funcs[f], precision, out_dir, &n)) {
       ok = false;
       continue;
     }

@@ -4,7 +4,10 @@
  * renamed <symbol>_e<E>_<suffix> (one 's'/'r' per pattern argument), its block-size constants
  * <UPPER>_BX/BY/BZ become numbers, and each access-pattern placeholder (APLS, APINn, APOUT)
  * becomes the pattern's start expression when the buffer is in shared memory or 0 when it is in
- * registers.
+ * registers.  The target's placeholders go too (docs/library-format.md): `real` becomes float or
+ * double, `W` the vector width, and GIDX(e, c), the index of component c of element e in the
+ * routine's array, the binding's formula ("e * 9 + c", or "e + c * ld" for a component-major
+ * array, whose routine then takes the leading dimension as a last parameter, size_t ld).
  *
  * Substitution works on identifiers, never on substrings (APIN1 must not touch APIN10, and
  * MMUL33_2_BY must not touch MMUL33_2_BYTES); comments, string and character literals are copied
@@ -351,6 +354,8 @@ static Binding put_expression(StrBuf *sb, const char *src, BlockShape shape) {
       while (ident_char(*e)) e++;
       if (e - s == 2 && s[0] == 'B' && (s[1] == 'X' || s[1] == 'Y' || s[1] == 'Z'))
         sb_printf(sb, "%d", s[1] == 'X' ? shape.bx : s[1] == 'Y' ? shape.by : shape.bz);
+      else if (e - s == 1 && s[0] == 'W')
+        sb_printf(sb, "%d", shape.w);
       else
         sb_printf(sb, "%.*s", (int)(e - s), s);
       prev = e[-1];
@@ -429,19 +434,124 @@ static size_t put_zero(StrBuf *sb, const char *after) {
 
 /* ---- substitution ---------------------------------------------------------------------------- */
 
+/* One routine being rewritten: what it is, what it becomes, and its array's binding (size and
+ * record filled in). */
+typedef struct {
+  const Impl *impl;
+  const RoutineArgs *ra;
+  const RoutineRequest *rq;
+  const char *new_name;
+  GlobalBinding global;
+  bool used_gidx; /* GIDX appeared (a component-major routine then takes ld) */
+} Subst;
+
+static char *substitute(Subst *st, const char *text);
+
+/* An operand as C text ("e0 + tx", "k") with one space around binary operators, and how it
+ * binds. */
+static char *operand_text(const char *src, BlockShape shape, Binding *b) {
+  StrBuf sb;
+  sb_init(&sb);
+  *b = put_expression(&sb, src, shape);
+  return sb.data ? sb_take(&sb) : xstrdup("0");
+}
+
+/* "x" or "(x)": an operand of a product needs parentheses around a sum. */
+static void put_factor(StrBuf *sb, const char *x, Binding b) {
+  sb_printf(sb, b > BINDS_PRODUCT ? "(%s)" : "%s", x);
+}
+
+/* The index of component c of element e under the binding (docs/design.md §5.4):
+ * element-major "e * record + c", component-major "e + c * ld"; a zero component and a unit
+ * stride are left out.  Returns how the text binds. */
+static Binding put_global_index(StrBuf *sb, const Subst *st, const char *e, const char *c) {
+  Binding be, bc;
+  char *et = operand_text(e, st->rq->shape, &be), *ct = operand_text(c, st->rq->shape, &bc);
+  bool zero = !strcmp(ct, "0");
+  Binding result = BINDS_SUM;
+  if (st->global.layout == LAYOUT_COMPONENT) {
+    sb_printf(sb, be == BINDS_LOOSE ? "(%s)" : "%s", et);
+    if (!zero && !strcmp(ct, "1")) sb_puts(sb, " + ld");
+    if (!zero && strcmp(ct, "1")) {
+      sb_puts(sb, " + ");
+      put_factor(sb, ct, bc);
+      sb_puts(sb, " * ld");
+    }
+    if (zero) result = be;
+  } else {
+    int record = st->global.record;
+    if (record != 1) put_factor(sb, et, be);
+    else sb_printf(sb, be == BINDS_LOOSE ? "(%s)" : "%s", et);
+    if (record != 1) sb_printf(sb, " * %d", record);
+    if (!zero) sb_printf(sb, bc == BINDS_LOOSE ? " + (%s)" : " + %s", ct);
+    if (zero) result = record != 1 ? BINDS_PRODUCT : be;
+  }
+  free(et);
+  free(ct);
+  return result;
+}
+
+/* GIDX(e, c) at s (the identifier) and its arguments: the binding's index, in parentheses only
+ * where the context needs them.  Returns the characters consumed after the identifier, -1 after
+ * a diagnostic. */
+static long put_gidx(StrBuf *sb, Subst *st, const char *s) {
+  const char *open = skip_blanks(s + 4);
+  const char *close = *open == '(' ? match_bracket(open, '(', ')') : NULL;
+  const char *comma = NULL;
+  for (const char *p = open + 1, *depth_end = close; close && p < depth_end - 1; p++) {
+    if (*p == '(') p = match_bracket(p, '(', ')') - 1;
+    else if (*p == ',' && !comma) comma = p;
+  }
+  if (!close || !comma) {
+    diag_error((SrcLoc){.file = st->impl->cu_path}, "%s: GIDX takes two arguments, GIDX(element, "
+               "component)", st->ra->symbol);
+    return -1;
+  }
+  char *e_src = xstrndup(open + 1, (size_t)(comma - open - 1));
+  char *c_src = xstrndup(comma + 1, (size_t)(close - comma - 2));
+  char *e = substitute(st, e_src), *c = e ? substitute(st, c_src) : NULL;
+  long used = -1;
+  if (e && c) {
+    StrBuf idx;
+    sb_init(&idx);
+    Binding b = put_global_index(&idx, st, e, c);
+    bool bare = bare_is_safe(b, last_written(sb), *skip_blanks(close));
+    sb_printf(sb, bare ? "%s" : "(%s)", idx.data);
+    sb_free(&idx);
+    st->used_gidx = true;
+    used = (long)(close - (s + 4));
+  }
+  free(e_src), free(c_src), free(e), free(c);
+  return used;
+}
+
 /* Rewrites one identifier of the routine (after: the text that follows it); returns the number
  * of following characters it consumed, or -1 + diagnostic for a foreign placeholder. */
-static long put_identifier(StrBuf *sb, const char *s, size_t len, const char *after,
-                           const Impl *impl, const RoutineArgs *ra, const RoutineRequest *rq,
-                           const char *new_name) {
+static long put_identifier(StrBuf *sb, Subst *st, const char *s, size_t len, const char *after) {
+  const RoutineArgs *ra = st->ra;
+  const RoutineRequest *rq = st->rq;
   if (len == strlen(ra->symbol) && !strncmp(s, ra->symbol, len)) {
-    sb_puts(sb, new_name);
+    sb_puts(sb, st->new_name);
     return 0;
   }
-  int number = block_constant(s, len, impl->upper, rq->shape);
+  int number = block_constant(s, len, st->impl->upper, rq->shape);
   if (number) {
     sb_printf(sb, "%d", number);
     return 0;
+  }
+  if (len == 4 && !strncmp(s, "real", 4)) {
+    sb_puts(sb, target_real_name(rq->precision));
+    return 0;
+  }
+  if (len == 4 && !strncmp(s, "GIDX", 4)) return put_gidx(sb, st, s);
+  if (len == 1 && *s == 'W') {
+    if (rq->shape.w > 0) {
+      sb_printf(sb, "%d", rq->shape.w);
+      return 0;
+    }
+    diag_error((SrcLoc){.file = st->impl->cu_path}, "internal error: %s uses W, but no vector "
+               "width was bound", ra->symbol);
+    return -1;
   }
   if (!is_placeholder(s, len)) {
     sb_printf(sb, "%.*s", (int)len, s);
@@ -453,15 +563,14 @@ static long put_identifier(StrBuf *sb, const char *s, size_t len, const char *af
       put_start(sb, ra->patterns[k]->start_src, rq->shape, after);
       return 0;
     }
-  diag_error((SrcLoc){.file = impl->cu_path}, "%s uses placeholder %.*s, which is not one of its "
-                                              "pattern arguments", ra->symbol, (int)len, s);
+  diag_error((SrcLoc){.file = st->impl->cu_path}, "%s uses placeholder %.*s, which is not one of "
+                                                  "its pattern arguments", ra->symbol, (int)len, s);
   return -1;
 }
 
-/* The definition with the new name, the block sizes as numbers and every placeholder replaced;
- * NULL after a diagnostic. */
-static char *substitute(const Impl *impl, const RoutineArgs *ra, const RoutineRequest *rq,
-                        const char *text, const char *new_name) {
+/* The text with the new name, the block sizes as numbers and every placeholder replaced (a whole
+ * definition, or an argument of GIDX); NULL after a diagnostic. */
+static char *substitute(Subst *st, const char *text) {
   StrBuf sb;
   sb_init(&sb);
   bool ok = true;
@@ -473,7 +582,7 @@ static char *substitute(const Impl *impl, const RoutineArgs *ra, const RoutineRe
     } else if (ident_start(*s) && (s == text || !ident_char(s[-1]))) {
       const char *end = s;
       while (ident_char(*end)) end++;
-      long used = put_identifier(&sb, s, (size_t)(end - s), end, impl, ra, rq, new_name);
+      long used = put_identifier(&sb, st, s, (size_t)(end - s), end);
       ok = used >= 0;
       s = end + (used > 0 ? used : 0);
     } else if (isdigit((unsigned char)*s)) { /* a number: keep "1e5f" or "0x1F" whole */
@@ -485,7 +594,7 @@ static char *substitute(const Impl *impl, const RoutineArgs *ra, const RoutineRe
       sb_putc(&sb, *s++);
     }
   }
-  if (ok) return sb_take(&sb);
+  if (ok) return sb.data ? sb_take(&sb) : xstrdup("");
   sb_free(&sb);
   return NULL;
 }
@@ -571,20 +680,20 @@ static bool unused_coordinate(const char *param, unsigned used) {
 
 enum { MAX_LINE = 100 };
 
-/* "KAS_DEV void name(p1, p2,\n                  p3) {": the parameters the body uses, wrapped
- * at MAX_LINE columns under the first one. */
+/* "KAS_DEV void name(p1, p2,\n                  p3) {": the parameters the body uses, then
+ * extra (NULL: none), wrapped at MAX_LINE columns under the first one. */
 static void put_signature(StrBuf *sb, const char *head, const char *params, size_t len,
-                          unsigned used) {
+                          unsigned used, const char *extra) {
   sb_printf(sb, "%s(", head);
   int indent = (int)strlen(head) + 1;
   if (indent > 60) indent = 4;
   size_t col = strlen(head) + 1;
   bool first = true;
   int depth = 0;
-  for (size_t from = 0, k = 0; k <= len; k++) {
+  for (size_t from = 0, k = 0; k <= len + (extra != NULL); k++) {
     if (k < len && (params[k] == '(' || params[k] == ')')) depth += params[k] == '(' ? 1 : -1;
     if (k < len && (params[k] != ',' || depth)) continue;
-    char *p = normalized(params + from, k - from);
+    char *p = k <= len ? normalized(params + from, k - from) : xstrdup(extra);
     from = k + 1;
     if (*p && !unused_coordinate(p, used)) {
       bool wrap = !first && col + 2 + strlen(p) + 3 > MAX_LINE; /* 3: ") {" */
@@ -600,7 +709,8 @@ static void put_signature(StrBuf *sb, const char *head, const char *params, size
 /* Drops the coordinate parameters (tx, ty, tz) that the body only discards, with the lines that
  * discard them, and lays the signature out anew.  Returns the tidy text (or NULL when the text
  * does not have the expected `... name(params) {` form: the caller keeps it as it was). */
-static char *drop_unused_coordinates(const char *text, const char *name, unsigned *coords) {
+static char *drop_unused_coordinates(const char *text, const char *name, unsigned *coords,
+                                     const char *extra) {
   const char *at = NULL;
   for (const char *s = strstr(text, name); s && !at; s = strstr(s + 1, name))
     if ((s == text || !ident_char(s[-1])) && !ident_char(s[strlen(name)])) at = s;
@@ -613,31 +723,91 @@ static char *drop_unused_coordinates(const char *text, const char *name, unsigne
   StrBuf sb;
   sb_init(&sb);
   char *head = normalized(text, (size_t)(at - text) + strlen(name));
-  put_signature(&sb, head, open + 1, (size_t)(close - 1 - (open + 1)), *coords);
+  put_signature(&sb, head, open + 1, (size_t)(close - 1 - (open + 1)), *coords, extra);
   free(head);
   put_body(&sb, body);
+  return sb_take(&sb);
+}
+
+/* Whether the code (outside comments and literals) uses the identifier word. */
+static bool uses_identifier(const char *text, const char *word) {
+  size_t n = strlen(word);
+  for (const char *s = text; *s;) {
+    size_t skip = skip_length(s);
+    if (skip) {
+      s += skip;
+    } else if (ident_start(*s) && (s == text || !ident_char(s[-1]))) {
+      const char *e = s;
+      while (ident_char(*e)) e++;
+      if ((size_t)(e - s) == n && !strncmp(s, word, n)) return true;
+      s = e;
+    } else {
+      s++;
+    }
+  }
+  return false;
+}
+
+/* The load's or save's array binding with its size and record known; false + diagnostic when
+ * a contiguous routine is asked for an array that is not. */
+static bool routine_binding(const Impl *impl, const RoutineRequest *rq, GlobalBinding *out) {
+  *out = rq->global;
+  if (rq->kind == ROUTINE_COMPUTE) return true;
+  const IoRoutine *io =
+      rq->kind == ROUTINE_LOAD ? &impl->loads[rq->io_index] : &impl->saves[rq->io_index];
+  const KType *t = rq->kind == ROUTINE_LOAD ? impl->fn->params[io->arg] : impl->fn->result;
+  out->size = t ? t->size : 1;
+  if (out->record <= 0) out->record = out->size;
+  if (!io->contiguous || binding_contiguous(out)) return true;
+  diag_error((SrcLoc){.file = impl->ini_path}, "internal error: %s moves a contiguous chunk, but "
+             "its array is %s", io->symbol, out->layout == LAYOUT_COMPONENT ? "component-major"
+                                                                            : "an array slice");
+  return false;
+}
+
+/* <symbol>_e<E>_<one s or r per pattern argument>, then what else makes its text differ:
+ * _w<W> for a vector width other than the precision's 16 bytes, _cm for a component-major
+ * array, _rec<R> for an element-major slice of a record of R reals. */
+static char *instance_name(const RoutineArgs *ra, const RoutineRequest *rq, const char *text,
+                           const GlobalBinding *b) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_printf(&sb, "%s_e%d_", ra->symbol, rq->e);
+  for (int k = 0; k < ra->n; k++) sb_putc(&sb, rq->place[k] == PLACE_REGISTER ? 'r' : 's');
+  if (rq->shape.w != target_vector_width(rq->precision) && uses_identifier(text, "W"))
+    sb_printf(&sb, "_w%d", rq->shape.w);
+  if (uses_identifier(text, "GIDX") && b->layout == LAYOUT_COMPONENT) sb_puts(&sb, "_cm");
+  else if (uses_identifier(text, "GIDX") && b->record != b->size)
+    sb_printf(&sb, "_rec%d", b->record);
   return sb_take(&sb);
 }
 
 bool instantiate_routine(const Impl *impl, const RoutineRequest *rq, RoutineInstance *out) {
   RoutineArgs ra;
   if (!routine_args(impl, rq->kind, rq->io_index, &ra)) return false;
+  Subst st = {.impl = impl, .ra = &ra, .rq = rq};
+  if (!routine_binding(impl, rq, &st.global)) return false;
   char *text = instantiate_extract(impl, ra.symbol);
   if (!text) return false;
-  char suffix[KAS_MAX_ARGS + 2];
-  for (int k = 0; k < ra.n; k++) suffix[k] = rq->place[k] == PLACE_REGISTER ? 'r' : 's';
-  suffix[ra.n] = '\0';
-  char *name = xasprintf("%s_e%d_%s", ra.symbol, rq->e, suffix);
-  char *substituted = substitute(impl, &ra, rq, text, name);
+  char *name = instance_name(&ra, rq, text, &st.global);
+  st.new_name = name;
+  char *substituted = substitute(&st, text);
   free(text);
   if (!substituted) {
     free(name);
     return false;
   }
+  bool takes_ld = st.used_gidx && st.global.layout == LAYOUT_COMPONENT;
   unsigned coords = COORD_TX | COORD_TY | COORD_TZ;
-  char *tidy = drop_unused_coordinates(substituted, name, &coords);
+  char *tidy = drop_unused_coordinates(substituted, name, &coords, takes_ld ? "size_t ld" : NULL);
+  if (!tidy && takes_ld) {
+    diag_error((SrcLoc){.file = impl->cu_path}, "%s: no parameter list to add ld to", ra.symbol);
+    free(substituted);
+    free(name);
+    return false;
+  }
   if (tidy) free(substituted);
-  *out = (RoutineInstance){tidy ? tidy : substituted, name, coords};
+  *out = (RoutineInstance){tidy ? tidy : substituted, name, coords, takes_ld};
   return true;
 }
 

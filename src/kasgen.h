@@ -206,15 +206,17 @@ char *sb_take(StrBuf *sb); /* returns the string and resets the buffer */
 /* pattern.c: access-pattern expressions, access sets, compatibility (docs/design.md §5.3)        */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Integer expressions over tx ty tz bx by bz BX BY BZ i (BX..BZ are the block sizes of the
- * implementation the pattern belongs to).  Operators: + - * / % unary -, parentheses, integer
- * literals.  Division truncates toward zero as in C; division or modulo by zero is an error. */
+/* Integer expressions over tx ty tz bx by bz BX BY BZ i W (BX..BZ are the block sizes of the
+ * implementation the pattern belongs to, W the reals per vector access).  Operators: + - * / %
+ * unary -, parentheses, integer literals.  Division truncates toward zero as in C; division or
+ * modulo by zero is an error. */
 typedef struct Expr Expr;
 
 typedef struct {
   long tx, ty, tz, bx, by, bz; /* thread and block coordinates */
   long BX, BY, BZ;             /* the implementation's block shape for this instantiation */
   long i;                      /* loop index of block/stride */
+  long W;                      /* reals per vector access (BlockShape.w) */
 } ExprEnv;
 
 /* Parses src; on error reports at loc (col advanced to the offending character) and returns NULL. */
@@ -235,6 +237,7 @@ typedef struct {
   char *count_src;  /* count expression (over BX BY BZ only), e.g. "(BY*9+3)/4" or "3" */
   Expr *count_expr;
   bool noreg;
+  bool uses_w; /* an expression mentions W: the pattern needs a vector width to be evaluated */
   SrcLoc loc; /* where the pattern was written (INI file and line, col of the value) */
   SrcLoc start_loc, block_loc, stride_loc, count_loc; /* each expression's first character */
 } Pattern;
@@ -246,8 +249,12 @@ typedef struct {
   int n;
 } AccessSet;
 
+/* The shape of an instantiation: its block, and the width of its vector accesses (the pattern
+ * variable W: reals per 16-byte access, 4 floats or 2 doubles, or 1 where arrays may be aligned
+ * to their element type only; 0 = not bound, which a pattern using W refuses to evaluate). */
 typedef struct {
   int bx, by, bz; /* block shape of the instantiation, all > 0 */
+  int w;          /* W */
 } BlockShape;
 
 /* Computes thread `lin`'s access set (lin = tx + BX*(ty + BY*tz)).  false + diagnostic on an
@@ -295,6 +302,9 @@ typedef struct {
   char *variant; /* "coalesced", "owner", ... (free text, shown to users) */
   char *symbol;  /* d_mmul33_2_load_0 */
   Pattern ls;    /* LSPATTERN: offsets of the buffer this thread writes (load) / reads (save) */
+  bool contiguous; /* `contiguous = 1`: it moves the block's chunk as one run of E * size reals,
+                      so it serves only arrays whose elements lie back to back (element-major,
+                      no gap: GlobalBinding.record == size) */
 } IoRoutine;
 
 struct Impl {
@@ -362,6 +372,36 @@ bool library_parse_impl_ini_text(const char *path, const char *text, Function *f
 void library_impl_free(Impl *impl);
 
 /* ------------------------------------------------------------------------------------------ */
+/* target.c: what generated code is made for (docs/design.md §5.4): the real type, the layout of  */
+/* every array the caller passes, the vector width, and how a routine addresses an array       */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum { PREC_SINGLE = 0, PREC_DOUBLE = 1 } Precision;
+/* element-major: element e of a value of s reals at p + e*s (array of structures);
+ * component-major: component c of element e at p[c*ld + e] (structure of arrays). */
+typedef enum { LAYOUT_ELEMENT = 0, LAYOUT_COMPONENT = 1 } Layout;
+
+/* How generated code addresses one array in global memory: component c of element e lives at
+ *   element-major:   p + offset + e * record + c
+ *   component-major: p + offset * ld + e + c * ld
+ * from the pointer p the caller passes, ld being the leading dimension (a run-time value, n by
+ * default).  record is the reals of one element's record: the value's size, or the whole record
+ * of an array whose slice the value is; offset is the slice's place in it (0 for a plain
+ * variable).  The zero binding is a plain element-major variable (record = size). */
+typedef struct {
+  Layout layout;
+  int size;   /* reals of the value per element */
+  int record; /* reals per element record (>= offset + size); 0 = size */
+  int offset; /* reals from the record's start */
+} GlobalBinding;
+
+/* Whether routines that move the block's chunk as one run may serve the array: element-major
+ * and no gap between elements. */
+bool binding_contiguous(const GlobalBinding *b);
+/* Reals from p to component c of element e (the formula above); the unit tests' oracle. */
+size_t binding_address(const GlobalBinding *b, size_t e, int c, size_t ld);
+
+/* ------------------------------------------------------------------------------------------ */
 /* instantiate.c: device-function text extraction and placeholder substitution (Kód 4.5)       */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -385,9 +425,11 @@ typedef struct {
   RoutineKind kind;
   int io_index;     /* load/save j; 0 for the compute */
   int e;            /* elements per block: the new name's _e<E> */
-  BlockShape shape; /* the implementation's block at E (impl_shape(impl, e)): the numbers its
-                       block-size constants and its patterns' BX/BY/BZ become */
+  BlockShape shape; /* the implementation's block at E (impl_shape(impl, e)) and the vector width:
+                       the numbers its block-size constants, BX/BY/BZ and W become */
   Placement place[KAS_MAX_ARGS + 1]; /* per pattern argument, in argument order */
+  Precision precision; /* what `real` becomes */
+  GlobalBinding global; /* load/save: how GIDX(e, c) addresses its array (zero: element-major) */
 } RoutineRequest;
 
 /* The thread coordinates a routine takes. */
@@ -397,6 +439,7 @@ typedef struct {
   char *text;      /* the definition */
   char *name;      /* <symbol>_e<E>_<suffix> */
   unsigned coords; /* the coordinate parameters it keeps (COORD_*), in the order tx, ty, tz */
+  bool takes_ld;   /* its last parameter is size_t ld (a component-major array) */
 } RoutineInstance;
 
 /* The routine instantiated: renamed <symbol>_e<E>_<suffix> (suffix: one 's'/'r' per pattern
@@ -635,6 +678,42 @@ typedef struct {
 } DotKernel;
 void dag_write_dot_kernels(const Dag *dag, const DotKernel *kernels, int nkernels, FILE *out);
 
+/* target.c, continued: the target of one generation (--precision, --layout). */
+typedef struct {
+  Precision precision;
+  int w;            /* reals per vector access of contiguous routines (the pattern variable W):
+                       16 bytes (4 floats, 2 doubles); 1 for arrays aligned to their type only */
+  Layout *inputs;   /* per spec input, in `input` order (NULL: all element-major) */
+  Layout *outputs;  /* per spec output, in `return` order (NULL: all element-major) */
+  int ninputs, noutputs;
+} Target;
+
+/* single precision, every array element-major, 16-byte vector accesses: what kasgen made before
+ * it knew targets, and what a NULL target means wherever one is taken. */
+const Target *target_default(void);
+int target_real_bytes(Precision p);                 /* 4, 8 */
+const char *target_real_name(Precision p);          /* "float", "double" */
+const char *target_precision_name(Precision p);     /* "single", "double" */
+int target_vector_width(Precision p);               /* reals per 16 bytes: 4, 2 */
+const char *target_layout_name(Layout l);           /* "element", "component" */
+/* A target for dag: precision, then the layouts from a --layout text (NULL: all element-major):
+ * a comma-separated list of `element`, `component` (every array) and `NAME=element|component`
+ * (the spec input or output NAME), later items overriding earlier ones.  NULL after a
+ * diagnostic naming the bad item. */
+Target *target_new(const Dag *dag, Precision precision, const char *layouts);
+/* The same target for arrays of any alignment (w = 1). */
+Target *target_unaligned(const Target *t);
+void target_free(Target *t);
+/* Whether any array of the target is component-major (its code then takes a leading dimension). */
+bool target_has_component(const Target *t);
+/* The layout of a value's global array: its input's or output's (an input first, as the launch
+ * reads it), element-major for intermediates (the workspace is kasgen's own). */
+Layout target_value_layout(const Target *t, const Dag *dag, int value);
+GlobalBinding target_binding(const Target *t, const Dag *dag, int value);
+/* Whether load or save routine io may move the value (a contiguous routine needs a contiguous
+ * binding). */
+bool target_allows(const Target *t, const Dag *dag, int value, const IoRoutine *io);
+
 /* ------------------------------------------------------------------------------------------ */
 /* fusion.c: valid (convex) fusions, docs/design.md §6 step 1                                     */
 /* ------------------------------------------------------------------------------------------ */
@@ -674,11 +753,17 @@ typedef struct {
   double ns;       /* nanoseconds per element */
 } TimingPoint;
 
+/* One routine's timings.  The fields before points are its key: a routine is timed per
+ * placement, precision, layout of the array it moves and vector width (schema version 2;
+ * docs/timingdb.md).  A key for timingdb_find leaves points NULL. */
 typedef struct {
   char *impl;      /* "mmul33_2" */
   RoutineKind kind;
   int index;       /* load/save j; 0 for compute */
   Placement placement; /* where the routine's pattern buffer lived while timed */
+  Precision precision; /* the real type it moved (a version-1 database: single) */
+  Layout layout;   /* of the array a load or save moved; element for a compute */
+  int width;       /* the W it was instantiated with (version 1: 4) */
   TimingPoint *points;
   int npoints;
   /* The loader's index for fast lookups (NULL in a routine built by hand, which is looked up
@@ -720,20 +805,25 @@ struct _xmlDoc *xml_read_untrusted(const char *path, const char *text, size_t le
 long xml_line(const struct _xmlNode *node);
 
 TimingDb *timingdb_load(const char *path); /* NULL after a located error */
+/* The schema version this kasgen writes; it also reads version 1 (single precision,
+ * element-major, W = 4 throughout). */
+#define TIMINGDB_VERSION 2
 TimingDb *timingdb_analytic(void);          /* H100 limits, no routine timings */
 void timingdb_free(TimingDb *db);
-/* ns per element of a routine at (e, extra_smem), interpolated; false if absent. */
-bool timingdb_lookup(const TimingDb *db, const char *impl, RoutineKind kind, int index,
-                     Placement placement, int e, int extra_smem, double *ns_out);
+/* ns per element of the routine key names at (e, extra_smem), interpolated; false if absent. */
+bool timingdb_lookup(const TimingDb *db, const RoutineTiming *key, int e, int extra_smem,
+                     double *ns_out);
+/* Whether the database times any routine of this precision, layout and width (0: any). */
+bool timingdb_has(const TimingDb *db, Precision precision, Layout layout, int width);
 /* benchmarks/nvidia-h100-80gb-hbm3.xml beside the binary (dir of argv0 or of /proc/self/exe:
  * benchmarks/, ../benchmarks/, ../share/kasgen/benchmarks/), else ./benchmarks/; the first that
  * exists (malloc'ed), or NULL when none does. */
 char *timingdb_default_path(const char *argv0);
 /* Parses a database held in memory (path names it in messages); NULL after a located error. */
 TimingDb *timingdb_parse(const char *path, const char *text, size_t len);
-/* The routine's entry (with >= 1 point), or NULL; and its interpolated, clamped ns per element. */
-const RoutineTiming *timingdb_find(const TimingDb *db, const char *impl, RoutineKind kind,
-                                   int index, Placement placement);
+/* The entry of the routine key names (with >= 1 point), or NULL; and its interpolated, clamped
+ * ns per element. */
+const RoutineTiming *timingdb_find(const TimingDb *db, const RoutineTiming *key);
 double timingdb_routine_ns(const RoutineTiming *r, int e, int extra_smem);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -789,6 +879,8 @@ typedef struct {
   int barriers, barriers_possible;
   int regs_estimate; /* registers per thread (from nvcc report when known, else estimate) */
   double predicted_ns_per_elem;
+  Precision precision; /* of the search's target: what its buffers hold */
+  int w;               /* the target's vector width: the W of its routines */
 } KernelPlan;
 
 /* A candidate: a partition of the DAG into kernels, in an executable order. */
@@ -813,6 +905,7 @@ typedef struct {
   double time_limit; /* seconds; 0 = none */
   long exact_limit;  /* exact search while the convex fusions number at most this (0: default) */
   int beam_width;    /* 0: SEARCH_BEAM_WIDTH */
+  const Target *target; /* precision, layouts, vector width (NULL: target_default()) */
 } SearchOptions;
 
 typedef enum {
@@ -915,7 +1008,8 @@ typedef struct PlanMemo PlanMemo;
 typedef struct {
   const Dag *dag;
   const TimingDb *db;
-  AccessCache *access;
+  const Target *target; /* never NULL: target_default() when none was given */
+  AccessCache *access;  /* evaluates patterns at the target's vector width */
   ModelMemo *model;
   PlanMemo *plans;   /* the best plan of every fusion combined, by signature (plan_memo.c) */
   struct LinearizeCache *orders; /* exact linearizations, by problem (linearize.c) */
@@ -924,7 +1018,8 @@ typedef struct {
   int beam_width;    /* survivors per level of combine.c's beam beyond the diverse ones */
   bool beam_pruned;  /* some beam of this search dropped children (the width limited it) */
 } SearchContext;
-SearchContext *search_context_new(const Dag *dag, const TimingDb *db); /* search.c */
+/* search.c; target NULL = target_default(). */
+SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target);
 void search_context_free(SearchContext *ctx);
 /* Whether the search's time budget is spent; once true it stays true. */
 static inline bool search_expired(SearchContext *ctx) {
@@ -935,7 +1030,7 @@ static inline bool search_expired(SearchContext *ctx) {
 /* access_cache.c: every thread's access set of a pattern at a shape, evaluated once per
  * context.  NULL after a diagnostic if an expression cannot be evaluated; else an array of
  * bx*by*bz sets indexed by linear thread id. */
-AccessCache *access_cache_new(void);
+AccessCache *access_cache_new(int w); /* shapes with w = 0 are evaluated at this W */
 void access_cache_free(AccessCache *ac);
 const AccessSet *access_sets(AccessCache *ac, const Pattern *p, BlockShape shape);
 /* Register extent over all threads (largest offset - start + 1, at least 1); -1 when a thread
@@ -1052,6 +1147,9 @@ int model_estimate_registers(const KernelPlan *plan);
  * block shape (1 = fully coalesced); memoized in the context. */
 double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape shape);
 ModelMemo *model_memo_new(void); /* the model's part of a SearchContext */
+/* The model then warns about a missing database's precision, layout or width, but not about
+ * single missing routines (a planning that asks for the search's routines again). */
+void model_memo_quiet(ModelMemo *m);
 void model_memo_free(ModelMemo *m);
 
 /* select.c: top-N exact covers of the DAG's nodes by the items' node sets with minimal total cost
@@ -1091,6 +1189,16 @@ typedef struct {
 int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, bool estimate,
                   bool progress, IntervalPartition **out, long *evaluated);
 void intervals_free(IntervalPartition *parts, int n);
+/* unaligned.c: a candidate's plan for arrays that are not 16-byte aligned: the same partition
+ * planned at vector width 1 (one real per access, any alignment), its kernels in the same
+ * order.  One planner serves every candidate of a search's target t (NULL: target_default()).
+ * unaligned_candidate returns NULL when the candidate moves no array 16 bytes at a time (it
+ * needs none), and after a diagnostic (then *failed is set). */
+typedef struct UnalignedPlanner UnalignedPlanner;
+UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t);
+void unaligned_planner_free(UnalignedPlanner *u);
+Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *failed);
+void unaligned_candidate_free(Candidate *c); /* frees its plans too */
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
@@ -1109,6 +1217,7 @@ const char *runtime_file(const char *name);
 typedef struct {
   const char *out_dir; /* parent; output goes to out_dir/<spec-stem>/ */
   long default_n;
+  const Target *target; /* the search's (NULL: target_default()) */
 } EmitOptions;
 
 /* emit_files.c: the output folder.  It may be new, or hold only files listed in its
@@ -1126,14 +1235,19 @@ bool emit_dir_close(EmitDir *d); /* writes everything; false after an error; fre
 const char *emit_dir_path(const EmitDir *d);
 
 /* emit_cuda.c: per candidate candNN/kernels.cu and candNN/kernels_host.cpp (docs/generated.md);
- * name is the candidate's ("cand01", "unfused"), which also prefixes its symbols. */
-bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Candidate *cand, const char *name);
+ * name is the candidate's ("cand01", "unfused"), which also prefixes its symbols.  t: the
+ * target the candidate was searched for (NULL: target_default()); unaligned: its plan for
+ * arrays of any alignment (unaligned.c), or NULL when it needs none: then its launch runs one or
+ * the other by the pointers it is given. */
+bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Target *t, const Candidate *cand,
+                         const Candidate *unaligned, const char *name);
 /* The text of a candidate's kernels.cu with its symbols prefixed kas_<prefix>_ (kernels
  * kas_<prefix>_k1.., kas_<prefix>_launch, kas_<prefix>_workspace_bytes); embedded: the
  * definitions alone, with C++ linkage, for a file that has its own banner and includes
  * kas_device.h itself (the embed).  NULL after a diagnostic. */
-char *emit_cuda_kernels(const Dag *dag, const Candidate *cand, const char *name,
-                        const char *prefix, bool embedded);
+char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
+                        const Candidate *unaligned, const char *name, const char *prefix,
+                        bool embedded);
 /* "<variable>_<version>", a value's name in generated code: unique because the version after the
  * last '_' is a plain number. */
 char *emit_value_ident(const Dag *dag, int value);
@@ -1169,7 +1283,8 @@ bool emit_common(EmitDir *d, const Dag *dag, const Library *lib);
 bool emit_runtime_file(EmitDir *d, const char *folder, const char *name);
 
 /* emit_embed.c: embed/kas_<stem>.h and .cu around the winner. */
-bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Candidate *winner);
+bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
+                const Candidate *winner, const Candidate *unaligned);
 
 /* emit.c: drives the emitters for one spec: the output folder, common/, every candidate, the
  * embed, and the files that list the candidates (kas_candidates.h, all_kernels.cu, Makefile,
@@ -1185,9 +1300,12 @@ typedef struct {
   const Candidate *cand;
   int rank;               /* 1-based; 0 when not ranked (the unfused form) */
   char *kernels;          /* what its kernels are, for tables ("mvmul33_1+svmul3_1 | ...") */
+  Candidate *unaligned;   /* its plan for arrays of any alignment (owned), or NULL */
 } CandidateEntry;
-char *emit_candidates_header(const Dag *dag, const CandidateEntry *entries, int count,
-                             long default_n);
+/* t: the target of the candidates (NULL: target_default()), whose real type and layouts the
+ * header names. */
+char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEntry *entries,
+                             int count, long default_n);
 /* common/all_kernels.cu: every entry's kernels.cu in one translation unit, each in its own
  * namespace, for a compile check by one nvcc run. */
 char *emit_all_kernels(const Dag *dag, const CandidateEntry *entries, int count);
@@ -1199,10 +1317,11 @@ char *emit_all_kernels(const Dag *dag, const CandidateEntry *entries, int count)
 /* bench.c: writes the micro-benchmark program for every routine of lib into out_dir (one CUDA
  * program, see bench.c); returns the number of benchmark kernels, -1 after a diagnostic. */
 int bench_emit(const Library *lib, const char *out_dir);
-/* emit_units.c: a standalone kernel cu_<f>_<i> plus harness for every implementation, into
- * out_dir/<function>/; returns the number of kernels (*nfunctions_out: of how many functions),
- * -1 after a diagnostic. */
-int units_emit(const Library *lib, const char *out_dir, int *nfunctions_out);
+/* emit_units.c: a standalone kernel cu_<f>_<i> plus harness for every implementation, in the
+ * given precision, into out_dir/<function>/; returns the number of kernels (*nfunctions_out: of
+ * how many functions), -1 after a diagnostic. */
+int units_emit(const Library *lib, const char *out_dir, Precision precision,
+               int *nfunctions_out);
 /* report.c: reads folder/results.xml copied back from a GPU run; prints the table and draws
  * folder/plot.png with gnuplot.  false after a located diagnostic. */
 bool report_run(const char *folder);
@@ -1235,6 +1354,8 @@ typedef struct {
   int explain;    /* --explain R (0 = off) */
   long n;         /* --n: default problem size written into generated harnesses (4194304) */
   bool no_db;     /* --no-db: use the analytic model even when a database exists */
+  Precision precision; /* --precision single|double (default single) */
+  const char *layouts; /* --layout: element, component, NAME=..., comma-separated (NULL: element) */
 } CliOptions;
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */

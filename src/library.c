@@ -436,7 +436,7 @@ typedef enum { SEC_NONE, SEC_IMPL, SEC_COMPUTE, SEC_LOAD, SEC_SAVE, SEC_BAD } Se
 
 /* An io routine while its section is read: which keys were given, and where. */
 typedef struct {
-  SrcLoc header, arg, variant, pattern; /* line 0 = not given */
+  SrcLoc header, arg, variant, pattern, contiguous; /* line 0 = not given */
 } IoSeen;
 
 typedef struct {
@@ -626,9 +626,17 @@ static void impl_pair_io(ImplCtx *c, bool load, const char *key, const char *val
     }
     s->arg = kloc;
     if (parse_int(value, vloc, 0, c->fn->nparams - 1, &v)) r->arg = (int)v;
+  } else if (!strcmp(key, "contiguous")) {
+    if (s->contiguous.line) {
+      diag_error(kloc, "'contiguous' given twice (first at line %d)", s->contiguous.line);
+      return;
+    }
+    s->contiguous = kloc;
+    if (parse_int(value, vloc, 0, 1, &v)) r->contiguous = v == 1;
   } else {
     diag_error(kloc, "unknown key '%s' in [%s %d] (expected %s)", key, load ? "load" : "save",
-               c->sec_index, load ? "arg, variant, LSPATTERN" : "variant, LSPATTERN");
+               c->sec_index,
+               load ? "arg, variant, LSPATTERN, contiguous" : "variant, LSPATTERN, contiguous");
   }
 }
 
@@ -700,6 +708,9 @@ static void impl_check_io(ImplCtx *c, bool load, SrcLoc file) {
     if (!seen[j].pattern.line) diag_error(seen[j].header, "[%s %d] lacks 'LSPATTERN'", what, j);
     r->symbol = xasprintf("d_%s_%s_%d", im->name, what, j);
     if (!r->variant) r->variant = xstrdup("");
+    if (r->ls.uses_w && !r->contiguous)
+      diag_error(seen[j].pattern, "[%s %d]: LSPATTERN uses W, the width of a contiguous "
+                 "routine's vector accesses; say 'contiguous = 1'", what, j);
   }
   if (!load && n == 0) diag_error(file, "no [save j] section (at least one save is needed)");
   if (load)
@@ -715,21 +726,24 @@ static void impl_check_io(ImplCtx *c, bool load, SrcLoc file) {
 static bool check_pattern(const Pattern *p, const char *what, BlockShape shape, int e, int size,
                           bool must_cover) {
   if (!p->start) return true; /* absent: reported already */
+  if (shape.w != 4 && !p->uses_w) return true; /* the same at every width: checked at W = 4 */
   long floats = (long)e * size;
   bool *covered = must_cover ? xcalloc((size_t)floats, 1) : NULL;
   bool ok = true;
   int threads = shape.bx * shape.by * shape.bz;
+  char at[32]; /* "E = 8", and the width where the pattern depends on it */
+  snprintf(at, sizeof at, p->uses_w ? "E = %d, W = %d" : "E = %d", e, shape.w);
   for (int t = 0; t < threads && ok; t++) {
     AccessSet s;
     if (!pattern_access_set(p, shape, t, &s)) {
-      diag_note(p->loc, "while evaluating %s for thread %d at E = %d", what, t, e);
+      diag_note(p->loc, "while evaluating %s for thread %d at %s", what, t, at);
       ok = false;
       break;
     }
     for (int k = 0; k < s.n && ok; k++) {
       if (s.offsets[k] < 0 || s.offsets[k] >= floats) {
-        diag_error(p->loc, "%s: thread %d touches offset %ld, outside the buffer [0, %ld) at E = %d",
-                   what, t, s.offsets[k], floats, e);
+        diag_error(p->loc, "%s: thread %d touches offset %ld, outside the buffer [0, %ld) at %s",
+                   what, t, s.offsets[k], floats, at);
         ok = false;
       } else if (covered) {
         covered[s.offsets[k]] = true;
@@ -739,27 +753,42 @@ static bool check_pattern(const Pattern *p, const char *what, BlockShape shape, 
   }
   for (long k = 0; ok && covered && k < floats; k++)
     if (!covered[k]) {
-      diag_error(p->loc, "%s leaves offset %ld of the buffer untouched at E = %d (a load must "
+      diag_error(p->loc, "%s leaves offset %ld of the buffer untouched at %s (a load must "
                          "fill, a save and the compute output must cover the whole buffer)",
-                 what, k, e);
+                 what, k, at);
       ok = false;
     }
   free(covered);
   return ok;
 }
 
-/* Every pattern at a few block sizes: kasgen only uses E that are multiples of 4 (coalesced
- * routines move float4s), so E = 4, 8, 32, 128 and the recommended E, where threads fit. */
+/* A compute's patterns index buffers, which hold one real per offset at every width: W has no
+ * meaning there. */
+static void impl_check_compute_width(Impl *im) {
+  for (int n = 0; n <= im->fn->nparams; n++) {
+    const Pattern *p = n < im->fn->nparams ? &im->in[n] : &im->out;
+    if (p->start && p->uses_w)
+      diag_error(p->loc, "%s uses W, which only a contiguous load or save may (the width of "
+                 "its vector accesses)", n < im->fn->nparams ? "INPATTERN" : "OUTPATTERN");
+  }
+}
+
+/* Every pattern at a few block sizes and vector widths: kasgen only uses E that are multiples
+ * of 4 (contiguous routines move 16-byte vectors of W = 4 floats or 2 doubles, or W = 1 real
+ * where arrays are not 16-byte aligned), so E = 4, 8, 32, 128 and the recommended E, where
+ * threads fit, each at W = 4, 2, 1. */
 static void impl_check_patterns(Impl *im) {
   const Function *fn = im->fn;
   if (!fn->result) return;
+  impl_check_compute_width(im);
   int es[] = {4, 8, 32, 128, im->recommended_e};
-  for (int k = 0; k < 5; k++) {
-    int e = es[k];
+  for (int k = 0; k < 15; k++) {
+    int e = es[k / 3];
     bool dup = false;
-    for (int j = 0; j < k; j++) dup |= es[j] == e;
+    for (int j = 0; j < k / 3; j++) dup |= es[j] == e;
     if (e <= 0 || dup || impl_threads(im, e) > KAS_MAX_THREADS) continue;
     BlockShape shape = impl_shape(im, e);
+    shape.w = 4 >> k % 3;
     bool ok = true;
     for (int n = 0; n < fn->nparams && ok; n++) {
       char what[32];
@@ -1055,7 +1084,7 @@ int impl_threads(const Impl *impl, int e) {
 BlockShape impl_shape(const Impl *impl, int e) {
   int d[3];
   for (int k = 0; k < 3; k++) d[k] = k == impl->size_dim ? e : impl->dims[k];
-  return (BlockShape){d[0], d[1], d[2]};
+  return (BlockShape){d[0], d[1], d[2], 0};
 }
 
 /* ---- locating the library ----------------------------------------------------------------- */

@@ -33,6 +33,8 @@ enum {
   OPT_EXHAUSTIVE = 1 << 9,
   OPT_TIME_LIMIT = 1 << 10,
   OPT_BEAM_WIDTH = 1 << 11,
+  OPT_PRECISION = 1 << 12,
+  OPT_LAYOUT = 1 << 13,
 };
 
 typedef struct {
@@ -61,6 +63,10 @@ static const OptionDoc option_docs[] = {
     {"dot", "FILE", OPT_DOT, "write the DAG for Graphviz"},
     {"explain", "R", OPT_EXPLAIN, "say why each buffer and barrier of candidate R is where it is"},
     {"n", "N", OPT_N, "default element count of the generated harness (default 4194304)"},
+    {"precision", "P", OPT_PRECISION, "real type of generated code: single (default) or double"},
+    {"layout", "L", OPT_LAYOUT,
+     "arrays element-major (default) or component-major (p[c*ld + e]): element,\n"
+     "component, or per input and output NAME=element|component, comma-separated"},
 };
 enum { NOPTIONS = sizeof option_docs / sizeof option_docs[0] };
 
@@ -75,7 +81,7 @@ typedef struct {
 
 #define SEARCH_OPTIONS                                                                          \
   (OPT_TOP | OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY |     \
-   OPT_DB | OPT_NO_DB | OPT_DOT)
+   OPT_DB | OPT_NO_DB | OPT_DOT | OPT_PRECISION | OPT_LAYOUT)
 
 static const Command commands[] = {
     {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N, cmd_generate,
@@ -94,13 +100,13 @@ static const Command commands[] = {
     {"list", NULL, OPT_LIBRARY, cmd_list, "the library's types, functions and implementations",
      "Lists the library: types, functions, and implementations with their shapes and load\n"
      "and save variants."},
-    {"units", NULL, OPT_LIBRARY | OPT_OUT, cmd_units,
+    {"units", NULL, OPT_LIBRARY | OPT_OUT | OPT_PRECISION, cmd_units,
      "a standalone kernel for every implementation",
      "Writes a standalone kernel cu_<f>_<i> for every implementation, with CPU and GPU checks,\n"
-     "to DIR/<function>/ (--out, default generated/units)."},
+     "to DIR/<function>/ (--out, default generated/units), in single or double precision."},
     {"bench", NULL, OPT_LIBRARY | OPT_OUT, cmd_bench, "the micro-benchmarks of the timing database",
-     "Writes the micro-benchmark program that measures a GPU's timing database to DIR (--out,\n"
-     "default bench/out); on a GPU, `make benchdb` runs it."},
+     "Writes the micro-benchmark program that measures a GPU's timing database, both precisions\n"
+     "and both layouts, to DIR (--out, default bench/out); on a GPU, `make benchdb` runs it."},
     {"report", "DIR", 0, cmd_report, "read results.xml copied back from a GPU run",
      "Reads DIR/results.xml written by a generated harness on a GPU and copied back, prints\n"
      "the table with the rank correlation, and draws DIR/plot.png with gnuplot."},
@@ -202,6 +208,11 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   case OPT_DB: o->db_path = arg; return true;
   case OPT_DOT: o->dot_path = arg; return true;
   case OPT_NO_DB: o->no_db = true; return true;
+  case OPT_PRECISION:
+    if (strcmp(arg, "single") && strcmp(arg, "double")) return false;
+    o->precision = !strcmp(arg, "double") ? PREC_DOUBLE : PREC_SINGLE;
+    return true;
+  case OPT_LAYOUT: o->layouts = arg; return true;
   default: return false;
   }
 }

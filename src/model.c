@@ -108,9 +108,13 @@ static double saturation(const DeviceLimits *d, double active_threads, double by
 
 /* ---- access efficiency of a global pattern ---------------------------------------------- */
 
+/* Where global memory is: a profile is counted for a pattern, a block shape and the array's
+ * binding (layout, record) with its real size. */
 typedef struct {
   const Pattern *pat;
   BlockShape shape;
+  GlobalBinding binding;
+  int real_bytes;
   double efficiency; /* useful bytes / bytes of the sectors requested round by round */
   double footprint;  /* distinct sectors a warp touches over all rounds, in bytes */
   double useful;     /* useful bytes per warp */
@@ -181,9 +185,12 @@ struct ModelMemo {
   MemoMap routines;  /* (implementation, kind, index, placement) -> database entry */
   char **warned;
   int nwarned;
+  bool quiet; /* single missing routines are not warned about (model_memo_quiet) */
 };
 
 ModelMemo *model_memo_new(void) { return xcalloc(1, sizeof(ModelMemo)); }
+
+void model_memo_quiet(ModelMemo *m) { m->quiet = true; }
 
 void model_memo_free(ModelMemo *m) {
   if (!m) return;
@@ -209,10 +216,26 @@ static long count_distinct(long *v, int n) {
   return distinct;
 }
 
-/* Adds one warp's rounds to *useful (floats), *sectors (32-byte sectors touched per round) and
+/* The leading dimension the model assumes for component-major arrays: large, and a multiple of
+ * every sector, so that each component's row starts a sector of its own. */
+#define MODEL_LD (1L << 24)
+
+/* The sector (32 bytes) holding buffer offset o of the block's first element (e0 = 0), through
+ * the array's layout: o = element * size + component in the block's buffer, the address as the
+ * binding places it in global memory (docs/model.md). */
+static long sector_of(const GlobalBinding *b, int real_bytes, long o) {
+  long at = o;
+  if (!binding_contiguous(b) && b->size > 0)
+    at = (long)binding_address(b, (size_t)(o / b->size), (int)(o % b->size), MODEL_LD);
+  return at * real_bytes / 32;
+}
+
+/* Adds one warp's rounds to *useful (reals), *sectors (32-byte sectors touched per round) and
  * *distinct (sectors touched over all rounds). */
-static bool warp_sectors(const Pattern *p, BlockShape shape, int first, int nthreads, long count,
-                         double *useful, double *sectors, double *distinct) {
+static bool warp_sectors(const EffMemo *m, int first, int nthreads, long count, double *useful,
+                         double *sectors, double *distinct) {
+  const Pattern *p = m->pat;
+  BlockShape shape = m->shape;
   enum { WARP = 32, MAX_SECTORS_PER_ROUND = 4096 };
   long offset[WARP];
   ExprEnv env[WARP];
@@ -221,7 +244,7 @@ static bool warp_sectors(const Pattern *p, BlockShape shape, int first, int nthr
     int lin = first + l;
     env[l] = (ExprEnv){.tx = lin % shape.bx, .ty = lin / shape.bx % shape.by,
                        .tz = lin / (shape.bx * shape.by), .BX = shape.bx, .BY = shape.by,
-                       .BZ = shape.bz};
+                       .BZ = shape.bz, .W = shape.w};
     if (!expr_eval(p->start, &env[l], &offset[l], p->start_loc)) return false;
   }
   long *touched = xmalloc(sizeof *touched * MAX_SECTORS_PER_ROUND);
@@ -238,8 +261,10 @@ static bool warp_sectors(const Pattern *p, BlockShape shape, int first, int nthr
       if (!ok) break;
       if (block > 0) {
         *useful += (double)block;
-        for (long s = offset[l] / 8; s <= (offset[l] + block - 1) / 8; s++)
-          if (nt < MAX_SECTORS_PER_ROUND) touched[nt++] = s;
+        for (long o = offset[l]; o < offset[l] + block; o++) {
+          long s = sector_of(&m->binding, m->real_bytes, o);
+          if (nt < MAX_SECTORS_PER_ROUND && (nt == 0 || touched[nt - 1] != s)) touched[nt++] = s;
+        }
       }
       offset[l] += stride;
     }
@@ -257,50 +282,74 @@ static bool warp_sectors(const Pattern *p, BlockShape shape, int first, int nthr
   return ok;
 }
 
-/* The memo entry of pattern p at a shape: sampled on the first and the last warp of the block
- * (tails of cooperative copies differ). */
-static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape shape) {
-  uint64_t packed = (uint64_t)(uint32_t)shape.bx | (uint64_t)(uint32_t)shape.by << 21 |
-                    (uint64_t)(uint32_t)shape.bz << 42; /* block dimensions < 2^21 */
-  const MemoSlot *known = memo_find(&m->eff_index, key_ptr(p), packed);
-  if (known) return &m->eff[known->v.index];
+static bool same_profile(const EffMemo *a, const EffMemo *b) {
+  return a->pat == b->pat && !memcmp(&a->shape, &b->shape, sizeof a->shape) &&
+         !memcmp(&a->binding, &b->binding, sizeof a->binding) && a->real_bytes == b->real_bytes;
+}
+
+/* The hash key of a profile beside its pattern: the block shape, the binding and the real size
+ * (a collision is caught by same_profile and only costs a recount). */
+static uint64_t profile_key(BlockShape shape, GlobalBinding b, int real_bytes) {
+  const int parts[] = {shape.bx, shape.by, shape.bz, shape.w, (int)b.layout,
+                       b.size,   b.record, b.offset, real_bytes};
+  uint64_t h = 1469598103934665603ull; /* FNV-1a over the fields */
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+    h = (h ^ (uint32_t)parts[i]) * 1099511628211ull;
+  return h;
+}
+
+/* The memo entry of pattern p at a shape for an array bound so: sampled on the first and the
+ * last warp of the block (tails of cooperative copies differ). */
+static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape shape,
+                                     GlobalBinding binding, int real_bytes) {
+  EffMemo key = {.pat = p, .shape = shape, .binding = binding, .real_bytes = real_bytes};
+  uint64_t hashed = profile_key(shape, binding, real_bytes);
+  MemoSlot *known = memo_find(&m->eff_index, key_ptr(p), hashed);
+  if (known && same_profile(&m->eff[known->v.index], &key)) return &m->eff[known->v.index];
   int nthreads = shape.bx * shape.by * shape.bz;
   long count = pattern_count(p, shape);
   double useful = 0, sectors = 0, distinct = 0, eff = 1.0;
   int last_warp = (nthreads - 1) / 32 * 32, nwarps = 1;
-  bool ok = count >= 0 && warp_sectors(p, shape, 0, nthreads, count, &useful, &sectors, &distinct);
+  bool ok = count >= 0 && warp_sectors(&key, 0, nthreads, count, &useful, &sectors, &distinct);
   if (ok && last_warp > 0) {
-    ok = warp_sectors(p, shape, last_warp, nthreads, count, &useful, &sectors, &distinct);
+    ok = warp_sectors(&key, last_warp, nthreads, count, &useful, &sectors, &distinct);
     nwarps = 2;
   }
-  if (ok && sectors > 0) eff = useful * 4.0 / (sectors * 32.0);
+  if (ok && sectors > 0) eff = useful * real_bytes / (sectors * 32.0);
   if (eff > 1) eff = 1;
   if (!ok) useful = distinct = 0;
   if (m->neff == m->eff_cap) {
     m->eff_cap = m->eff_cap ? m->eff_cap * 2 : 256;
     m->eff = xrealloc(m->eff, sizeof *m->eff * (size_t)m->eff_cap);
   }
-  m->eff[m->neff] = (EffMemo){p, shape, eff, distinct * 32.0 / nwarps, useful * 4.0 / nwarps};
-  memo_insert(&m->eff_index, key_ptr(p), packed)->v.index = m->neff;
+  key.efficiency = eff;
+  key.footprint = distinct * 32.0 / nwarps;
+  key.useful = useful * real_bytes / nwarps;
+  m->eff[m->neff] = key;
+  if (!known) known = memo_insert(&m->eff_index, key_ptr(p), hashed);
+  known->v.index = m->neff;
   return &m->eff[m->neff++];
 }
 
 /* Used bytes over requested sector bytes for a warp-wide access through pattern p, round by
- * round. 1 = coalesced. */
+ * round, to an element-major array of the context's target. 1 = coalesced. */
 double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape shape) {
-  return access_profile(ctx->model, p, shape)->efficiency;
+  if (!shape.w) shape.w = ctx->target->w;
+  int rb = target_real_bytes(ctx->target->precision);
+  return access_profile(ctx->model, p, shape, (GlobalBinding){0}, rb)->efficiency;
 }
 
 /* ---- registers -------------------------------------------------------------------------- */
 
 int model_estimate_registers(const KernelPlan *plan) {
   /* Register buffers alive at the same step add up (a sweep over their live ranges); without
-   * steps, all of them. */
+   * steps, all of them.  A double takes two registers. */
+  int per_real = target_real_bytes(plan->precision) / 4;
   int peak = 0;
   if (plan->nsteps == 0) {
     for (int b = 0; b < plan->nbuffers; b++)
       if (plan->buffers[b].place == PLACE_REGISTER)
-        peak += plan->buffers[b].reg_floats > 0 ? plan->buffers[b].reg_floats : 1;
+        peak += (plan->buffers[b].reg_floats > 0 ? plan->buffers[b].reg_floats : 1) * per_real;
     return BASE_REGISTERS + peak + 8;
   }
   int *delta = xcalloc((size_t)plan->nsteps + 1, sizeof(int));
@@ -309,9 +358,9 @@ int model_estimate_registers(const KernelPlan *plan) {
     int first = buf->first_use < 0 ? 0 : buf->first_use;
     int last = buf->last_use >= plan->nsteps ? plan->nsteps - 1 : buf->last_use;
     if (buf->place != PLACE_REGISTER || first > last) continue;
-    int floats = buf->reg_floats > 0 ? buf->reg_floats : 1;
-    delta[first] += floats;
-    delta[last + 1] -= floats;
+    int reals = (buf->reg_floats > 0 ? buf->reg_floats : 1) * per_real;
+    delta[first] += reals;
+    delta[last + 1] -= reals;
   }
   for (int s = 0, live = 0; s < plan->nsteps; s++) {
     live += delta[s];
@@ -332,46 +381,85 @@ typedef struct {
   const DeviceLimits *dev;
   Occupancy occ;
   double floor_ns; /* per-element cost of running the grid at all (block scheduling) */
+  const Target *target;
+  int real_bytes;  /* of the target's precision */
 } KernelCtx;
 
-/* Warns once per routine (per search) that is missing from the database. */
-static void warn_missing(const KernelCtx *k, const char *impl, RoutineKind kind, int index,
-                         Placement pl) {
+/* Warns once per message (per search): a routine missing from the database, or a whole
+ * precision, layout or width it lacks. */
+static void warn_once(const KernelCtx *k, char *message) {
   ModelMemo *m = k->memo;
-  char *key = xasprintf("%s %s %d %s", impl,
-                        kind == ROUTINE_LOAD ? "load" : kind == ROUTINE_SAVE ? "save" : "compute",
-                        index, pl == PLACE_REGISTER ? "register" : "shared");
   for (int i = 0; i < m->nwarned; i++)
-    if (!strcmp(m->warned[i], key)) {
-      free(key);
+    if (!strcmp(m->warned[i], message)) {
+      free(message);
       return;
     }
-  diag_warning((SrcLoc){.file = k->db->path},
-               "no timing for routine %s; predicting it with the analytic model", key);
+  diag_warning((SrcLoc){.file = k->db->path}, "%s", message);
   m->warned = xrealloc(m->warned, sizeof *m->warned * (size_t)(m->nwarned + 1));
-  m->warned[m->nwarned++] = key;
+  m->warned[m->nwarned++] = message;
+}
+
+/* The database key of a routine: its placement, the target's precision, the layout of the
+ * array it moves (element for a compute) and the vector width its code was made at (the
+ * precision's 16 bytes for a routine whose code does not depend on W: kasgen bench times it
+ * there only). */
+static RoutineTiming routine_key(const KernelCtx *k, const Impl *impl, RoutineKind kind,
+                                 int index, Placement pl, Layout layout) {
+  const IoRoutine *io = kind == ROUTINE_LOAD ? &impl->loads[index]
+                        : kind == ROUTINE_SAVE ? &impl->saves[index] : NULL;
+  Precision prec = k->target->precision;
+  int width = io && io->ls.uses_w ? k->plan->w : target_vector_width(prec);
+  return (RoutineTiming){.impl = impl->name, .kind = kind, .index = index, .placement = pl,
+                         .precision = prec, .layout = layout, .width = width};
+}
+
+/* Whether the database times this key's precision, layout and width at all; when it does not,
+ * that is said once and the routine is predicted analytically. */
+static bool database_covers(const KernelCtx *k, const RoutineTiming *key) {
+  if (timingdb_has(k->db, key->precision, key->layout, key->width)) return true;
+  warn_once(k, xasprintf("no timings of %s-precision routines on %s-major arrays at W = %d; "
+                         "predicting them with the analytic model (make benchdb measures them)",
+                         target_precision_name(key->precision), target_layout_name(key->layout),
+                         key->width));
+  return false;
 }
 
 /* The database entry timing a routine (a register variant never timed: its shared time bounds
  * it), looked up once per search; NULL after one warning when the database lacks it. */
 static const RoutineTiming *routine_entry(const KernelCtx *k, const Impl *impl, RoutineKind kind,
-                                          int index, Placement pl) {
-  uint64_t packed = (uint64_t)kind << 40 | (uint64_t)(uint32_t)index << 8 | (uint64_t)pl;
+                                          int index, Placement pl, Layout layout) {
+  RoutineTiming key = routine_key(k, impl, kind, index, pl, layout);
+  uint64_t packed = (uint64_t)kind << 56 | (uint64_t)pl << 52 | (uint64_t)layout << 48 |
+                    (uint64_t)key.precision << 44 | (uint64_t)(uint32_t)key.width << 32 |
+                    (uint64_t)(uint32_t)index;
   MemoSlot *known = memo_find(&k->memo->routines, key_ptr(impl), packed);
   if (known) return known->v.ptr;
-  const RoutineTiming *r = timingdb_find(k->db, impl->name, kind, index, pl);
-  if (!r && pl == PLACE_REGISTER) r = timingdb_find(k->db, impl->name, kind, index, PLACE_SHARED);
-  if (!r) warn_missing(k, impl->name, kind, index, pl);
+  const RoutineTiming *r = NULL;
+  if (database_covers(k, &key)) {
+    r = timingdb_find(k->db, &key);
+    if (!r && pl == PLACE_REGISTER) {
+      key.placement = PLACE_SHARED;
+      r = timingdb_find(k->db, &key);
+      key.placement = pl;
+    }
+    if (!r && !k->memo->quiet)
+      warn_once(k, xasprintf("no timing for routine %s %s %d %s%s%s; predicting it with the "
+                             "analytic model", impl->name, kind == ROUTINE_LOAD ? "load"
+                             : kind == ROUTINE_SAVE ? "save" : "compute", index,
+                             pl == PLACE_REGISTER ? "register" : "shared",
+                             key.precision == PREC_DOUBLE ? " double" : "",
+                             key.layout == LAYOUT_COMPONENT ? " component-major" : ""));
+  }
   memo_insert(&k->memo->routines, key_ptr(impl), packed)->v.ptr = r;
   return r;
 }
 
 /* Database time of a routine, corrected for the kernel's lower occupancy; false if absent. */
 static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int index,
-                    Placement pl, int own_smem, double bench_sat, double kernel_sat,
-                    double *ns) {
+                    Placement pl, Layout layout, int own_smem, double bench_sat,
+                    double kernel_sat, double *ns) {
   if (!k->db || k->db->analytic) return false;
-  const RoutineTiming *r = routine_entry(k, impl, kind, index, pl);
+  const RoutineTiming *r = routine_entry(k, impl, kind, index, pl, layout);
   if (!r) return false;
   int extra = k->plan->smem_bytes - own_smem;
   /* A measured time includes the cost of running its grid, which a kernel pays once.  The two
@@ -391,7 +479,9 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
   const KernelPlan *plan = k->plan;
   int threads = impl_threads(impl, plan->e);
   BlockShape shape = impl_shape(impl, plan->e);
-  double bytes = 4.0 * dag_value_floats(k->dag, b->value);
+  shape.w = plan->w;
+  GlobalBinding binding = target_binding(k->target, k->dag, b->value);
+  double bytes = (double)k->real_bytes * dag_value_floats(k->dag, b->value);
   double per_thread = bytes * plan->e / (threads > 0 ? threads : 1);
   /* Only the call's own threads issue its loads; the others idle (docs/design.md §6 step 6). */
   double kernel_sat = saturation(k->dev, (double)k->occ.blocks_per_sm * threads, per_thread);
@@ -402,10 +492,11 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
   /* No routine moves its compulsory bytes faster than the copy bandwidth; this bound matters
    * at small E, where a measured time is mostly the grid floor and says little of the routine. */
   double bound = bytes / (k->dev->copy_gbs * kernel_sat);
-  if (db_time(k, impl, kind, io->index, b->place, own, bench_sat, kernel_sat, &ns))
+  if (db_time(k, impl, kind, io->index, b->place, binding.layout, own, bench_sat, kernel_sat,
+              &ns))
     return ns > bound ? ns : bound;
   double dram = bytes / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
-  const EffMemo *a = access_profile(k->memo, &io->ls, shape);
+  const EffMemo *a = access_profile(k->memo, &io->ls, shape, binding, k->real_bytes);
   double requested = bytes / (a->efficiency > 0 ? a->efficiency : 1); /* sector bytes */
   double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
   /* Stores go to L2 sector by sector: a partly written sector costs a whole one. */
@@ -432,7 +523,7 @@ static double compute_analytic(const KernelCtx *k, const Step *st) {
   const DagNode *n = &k->dag->nodes[k->plan->order[st->call]];
   int out = dag_value_floats(k->dag, n->result);
   int max_in = 1;
-  double smem_floats = 0;
+  double smem_reals = 0;
   for (int a = 0; a < n->nargs; a++) {
     int s = dag_value_floats(k->dag, n->args[a]);
     if (s > max_in) max_in = s;
@@ -440,13 +531,14 @@ static double compute_analytic(const KernelCtx *k, const Step *st) {
   for (int a = 0; a < st->nbuf; a++) {
     const Buffer *buf = &k->plan->buffers[st->buf[a]];
     if (buf->place == PLACE_SHARED && !repeated_argument(st, a))
-      smem_floats += 3.0 * dag_value_floats(k->dag, buf->value); /* each float read ~3 times */
+      smem_reals += 3.0 * dag_value_floats(k->dag, buf->value); /* each real read ~3 times */
   }
   int reduce = (max_in + out - 1) / out;
   double flops = 2.0 * out * (reduce > 3 ? reduce : 3);
   double per_ns_smem = k->dev->sm_count * SMEM_BYTES_PER_CLK * CLOCK_GHZ;
-  double per_ns_flops = k->dev->sm_count * FP32_FLOPS_PER_CLK * CLOCK_GHZ;
-  return smem_floats * 4.0 / per_ns_smem + flops / per_ns_flops;
+  /* FP64 runs at half the FP32 rate (H100, H200). */
+  double per_ns_flops = k->dev->sm_count * FP32_FLOPS_PER_CLK * 4 / k->real_bytes * CLOCK_GHZ;
+  return smem_reals * k->real_bytes / per_ns_smem + flops / per_ns_flops;
 }
 
 static double compute_time(const KernelCtx *k, const Step *st) {
@@ -463,7 +555,8 @@ static double compute_time(const KernelCtx *k, const Step *st) {
   }
   double ns;
   Placement pl = all_registers ? PLACE_REGISTER : PLACE_SHARED;
-  if (!db_time(k, st->impl, ROUTINE_COMPUTE, 0, pl, own, 1, 1, &ns)) ns = compute_analytic(k, st);
+  if (!db_time(k, st->impl, ROUTINE_COMPUTE, 0, pl, LAYOUT_ELEMENT, own, 1, 1, &ns))
+    ns = compute_analytic(k, st);
   /* Threads beyond the call's count idle through it. */
   if (threads > 0 && threads < plan->threads) ns *= (double)plan->threads / threads;
   return ns;
@@ -519,7 +612,8 @@ double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan) {
   const DeviceLimits *dev = &db->dev;
   int regs = plan->regs_estimate > 0 ? plan->regs_estimate : model_estimate_registers(plan);
   KernelCtx k = {plan, dag, db, ctx->model, dev,
-                 occupancy(dev, plan->threads, plan->smem_bytes, regs), 0};
+                 occupancy(dev, plan->threads, plan->smem_bytes, regs), 0, ctx->target,
+                 target_real_bytes(ctx->target->precision)};
   if (k.occ.blocks_per_sm == 0 || plan->e <= 0) return INFINITY; /* cannot launch */
   k.floor_ns = grid_floor(&k);
   double io = 0, compute = 0;

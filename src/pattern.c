@@ -27,7 +27,8 @@ typedef enum {
 } ExprKind;
 
 /* Variables, in the order of ExprEnv's fields. */
-static const char *const var_names[] = {"tx", "ty", "tz", "bx", "by", "bz", "BX", "BY", "BZ", "i"};
+static const char *const var_names[] = {"tx", "ty", "tz", "bx", "by", "bz",
+                                        "BX", "BY", "BZ", "i",  "W"};
 enum { NVARS = sizeof var_names / sizeof var_names[0] };
 
 struct Expr {
@@ -150,7 +151,7 @@ static Expr *parse_primary(Parser *p) {
       }
     char *name = xstrndup(s, (size_t)len);
     parse_error(p, pos,
-                "unknown variable '%s' (expected tx ty tz bx by bz BX BY BZ i, min, max)", name);
+                "unknown variable '%s' (expected tx ty tz bx by bz BX BY BZ i W, min, max)", name);
     free(name);
     return NULL;
   }
@@ -289,7 +290,8 @@ static long env_var(const ExprEnv *env, int var) {
   case 6: return env->BX;
   case 7: return env->BY;
   case 8: return env->BZ;
-  default: return env->i;
+  case 9: return env->i;
+  default: return env->W;
   }
 }
 
@@ -502,8 +504,10 @@ bool pattern_parse(const char *value, SrcLoc loc, Pattern *out) {
       goto fail;
     }
   out->count = -1;
+  const Expr *const exprs[] = {out->start, out->block, out->stride, out->count_expr};
+  for (int k = 0; k < 4; k++) out->uses_w |= expr_uses(exprs[k], "W");
   if (!expr_uses(out->count_expr, "BX") && !expr_uses(out->count_expr, "BY") &&
-      !expr_uses(out->count_expr, "BZ")) {
+      !expr_uses(out->count_expr, "BZ") && !expr_uses(out->count_expr, "W")) {
     long c;
     ExprEnv env = {0};
     if (!expr_eval(out->count_expr, &env, &c, out->count_loc)) goto fail;
@@ -530,11 +534,21 @@ static ExprEnv thread_env(BlockShape shape, int lin) {
   env.BX = shape.bx;
   env.BY = shape.by;
   env.BZ = shape.bz;
+  env.W = shape.w;
   return env;
+}
+
+/* A pattern that uses W cannot be evaluated at a shape that binds none (a caller's bug, said
+ * where the pattern was written). */
+static bool width_bound(const Pattern *p, BlockShape shape) {
+  if (!p->uses_w || shape.w > 0) return true;
+  diag_error(p->loc, "internal error: the pattern uses W, but no vector width was bound");
+  return false;
 }
 
 long pattern_count(const Pattern *p, BlockShape shape) {
   if (p->count >= 0) return p->count;
+  if (!width_bound(p, shape)) return -1;
   ExprEnv env = thread_env(shape, 0);
   long c;
   if (!expr_eval(p->count_expr, &env, &c, p->count_loc)) return -1;
@@ -584,6 +598,7 @@ static bool access_into(const Pattern *p, BlockShape shape, int lin, Scratch *s,
     diag_error(p->loc, "access pattern used before it was parsed");
     return false;
   }
+  if (!width_bound(p, shape)) return false;
   ExprEnv env = thread_env(shape, lin);
   long count = pattern_count(p, shape);
   if (count < 0 || !expr_eval(p->start, &env, start, p->start_loc)) return false;

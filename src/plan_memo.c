@@ -76,10 +76,20 @@ static bool escapes(const Dag *dag, const NodeSet *nodes, int value) {
   return false;
 }
 
-/* Per call in node order: its function, whether its result escapes, its arguments' sources
- * (the local index of the producing call, or EXTERNAL_CODE + k for the k-th distinct outside
- * value in order of first use). */
-static Words signature(const Dag *dag, const NodeSet *nodes) {
+/* How value v lies in global memory (layout, record, offset): twins must agree on it, because
+ * the routines that may load or save a value depend on it (a contiguous one needs an
+ * element-major array). */
+static uint64_t binding_word(const Target *t, const Dag *dag, int v) {
+  GlobalBinding b = target_binding(t, dag, v);
+  return (uint64_t)b.layout << 60 | (uint64_t)(uint32_t)b.size << 40 |
+         (uint64_t)(uint32_t)b.record << 20 | (uint64_t)(uint32_t)b.offset;
+}
+
+/* Per call in node order: its function, whether its result escapes (and then how it lies in
+ * global memory), its arguments' sources (the local index of the producing call, or
+ * EXTERNAL_CODE + k for the k-th distinct outside value in order of first use, followed at that
+ * first use by the value's binding). */
+static Words signature(const Target *t, const Dag *dag, const NodeSet *nodes) {
   Words w = {0};
   int *local_call = xmalloc(sizeof(int) * (size_t)dag->nnodes);
   int *external = xmalloc(sizeof(int) * (size_t)dag->nvalues); /* value -> k + 1, 0 = none */
@@ -89,14 +99,18 @@ static Words signature(const Dag *dag, const NodeSet *nodes) {
     const DagNode *nd = &dag->nodes[n];
     local_call[n] = ncalls++;
     put(&w, (uint64_t)(uintptr_t)nd->fn);
-    put(&w, (uint64_t)nd->nargs << 1 | escapes(dag, nodes, nd->result));
+    bool escaping = escapes(dag, nodes, nd->result);
+    put(&w, (uint64_t)nd->nargs << 1 | escaping);
+    if (escaping) put(&w, binding_word(t, dag, nd->result));
     for (int a = 0; a < nd->nargs; a++) {
       int v = nd->args[a], producer = dag->values[v].producer;
       if (producer >= 0 && nodeset_has(nodes, producer)) {
         put(&w, (uint64_t)local_call[producer]);
       } else {
-        if (!external[v]) external[v] = ++nexternal;
+        bool first_use = !external[v];
+        if (first_use) external[v] = ++nexternal;
         put(&w, EXTERNAL_CODE + (uint64_t)external[v]);
+        if (first_use) put(&w, binding_word(t, dag, v));
       }
     }
   }
@@ -155,7 +169,7 @@ static MemoEntry *insert(PlanMemo *m, uint64_t hash, Words *sig) {
  * its beam short (nothing is remembered then). */
 static const MemoEntry *lookup(SearchContext *ctx, NodeSet nodes) {
   PlanMemo *m = ctx->plans;
-  Words sig = signature(ctx->dag, &nodes);
+  Words sig = signature(ctx->target, ctx->dag, &nodes);
   uint64_t hash = hash_words(sig.v, sig.n);
   MemoEntry *e = find(m, hash, &sig);
   if (e) {
@@ -183,7 +197,7 @@ double plan_memo_cost(SearchContext *ctx, NodeSet nodes) {
 }
 
 bool plan_memo_known(SearchContext *ctx, NodeSet nodes) {
-  Words sig = signature(ctx->dag, &nodes);
+  Words sig = signature(ctx->target, ctx->dag, &nodes);
   bool known = find(ctx->plans, hash_words(sig.v, sig.n), &sig) != NULL;
   free(sig.v);
   return known;

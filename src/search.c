@@ -33,9 +33,11 @@ static double per_kernel_overhead(const TimingDb *db) {
   return model_launch_overhead_ns(db) / AMORTIZE_ELEMENTS;
 }
 
-SearchContext *search_context_new(const Dag *dag, const TimingDb *db) {
+SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target) {
   SearchContext *ctx = xmalloc(sizeof *ctx);
-  *ctx = (SearchContext){.dag = dag, .db = db, .access = access_cache_new(),
+  if (!target) target = target_default();
+  *ctx = (SearchContext){.dag = dag, .db = db, .target = target,
+                         .access = access_cache_new(target->w),
                          .model = model_memo_new(), .plans = plan_memo_new(),
                          .orders = linearize_cache_new(),
                          .beam_width = SEARCH_BEAM_WIDTH};
@@ -404,7 +406,7 @@ static void run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats
 
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
   double start = clock_seconds();
-  SearchContext *ctx = search_context_new(dag, db);
+  SearchContext *ctx = search_context_new(dag, db, opt->target);
   if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
   if (opt->time_limit > 0) ctx->deadline = start + opt->time_limit;
   SearchResult *r = xcalloc(1, sizeof *r);

@@ -190,6 +190,26 @@ static bool parse_placement(const char *s, Placement *out) {
   return true;
 }
 
+/* precision="single|double", layout="element|component", width="W" (version 2; absent: what
+ * version 1 measured, single precision element-major at W = 4, or the precision's 16 bytes). */
+static void parse_routine_target(DbParser *p, xmlNodePtr node, RoutineTiming *r) {
+  char *prec = get_attr(p, node, "precision", false);
+  char *layout = get_attr(p, node, "layout", false);
+  r->precision = PREC_SINGLE;
+  r->layout = LAYOUT_ELEMENT;
+  if (prec && !strcmp(prec, "double")) r->precision = PREC_DOUBLE;
+  else if (prec && strcmp(prec, "single"))
+    db_error(p, node, "unknown precision '%s' (expected single or double)", prec);
+  if (layout && !strcmp(layout, "component")) r->layout = LAYOUT_COMPONENT;
+  else if (layout && strcmp(layout, "element"))
+    db_error(p, node, "unknown layout '%s' (expected element or component)", layout);
+  long width = target_vector_width(r->precision);
+  attr_long(p, node, "width", false, 1, 16, &width);
+  r->width = (int)width;
+  free(prec);
+  free(layout);
+}
+
 /* <point e extra-smem ns/> */
 static void parse_point(DbParser *p, xmlNodePtr node, TimingPoint *pt) {
   long e = 0, smem = 0;
@@ -208,13 +228,15 @@ static const char *placement_name(Placement pl) {
   return pl == PLACE_REGISTER ? "register" : "shared";
 }
 
-/* The order of routines in a loaded database: by implementation, kind, index, placement. */
+/* The order of routines in a loaded database: by implementation, kind, index, placement,
+ * precision, layout, width. */
 static int routine_cmp(const RoutineTiming *a, const RoutineTiming *b) {
   int c = strcmp(a->impl, b->impl);
   if (c) return c;
-  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
-  if (a->index != b->index) return a->index < b->index ? -1 : 1;
-  if (a->placement != b->placement) return a->placement < b->placement ? -1 : 1;
+  const int x[] = {a->kind, a->index, a->placement, a->precision, a->layout, a->width};
+  const int y[] = {b->kind, b->index, b->placement, b->precision, b->layout, b->width};
+  for (int k = 0; k < 6; k++)
+    if (x[k] != y[k]) return x[k] < y[k] ? -1 : 1;
   return 0;
 }
 
@@ -233,6 +255,7 @@ static void parse_routine(DbParser *p, xmlNodePtr node, TimingDb *db) {
     db_error(p, node, "unknown routine kind '%s' (expected load, compute or save)", kind);
   if (place && !parse_placement(place, &r.placement))
     db_error(p, node, "unknown placement '%s' (expected shared or register)", place);
+  parse_routine_target(p, node, &r);
   free(kind);
   free(place);
   int cap = 0;
@@ -285,8 +308,10 @@ static void sort_routines(DbParser *p, TimingDb *db) {
     db->routines[k] = all[k].r;
     if (k > 0 && routine_cmp(&all[k].r, &all[k - 1].r) == 0) {
       const RoutineTiming *r = &all[k].r;
-      char *what = xasprintf("%s %s %d %s", r->impl, kind_name(r->kind), r->index,
-                             placement_name(r->placement));
+      char *what = xasprintf("%s %s %d %s, %s, %s, width %d", r->impl, kind_name(r->kind),
+                             r->index, placement_name(r->placement),
+                             target_precision_name(r->precision), target_layout_name(r->layout),
+                             r->width);
       SrcLoc loc = {.file = p->path, .text = p->text, .line = all[k].line};
       p->failed = true;
       if (++p->nerrors <= MAX_DB_ERRORS)
@@ -357,7 +382,7 @@ static void index_routines(TimingDb *db) {
   min_ns_db = NULL;
 }
 
-/* kasgen-timings := <kasgen-timings version="1"> device generated? routine* </kasgen-timings> */
+/* kasgen-timings := <kasgen-timings version="1|2"> device generated? routine* </kasgen-timings> */
 static void parse_root(DbParser *p, xmlNodePtr root, TimingDb *db) {
   if (!root || !is_element(root, "kasgen-timings")) {
     db_error(p, root, "root element must be <kasgen-timings>, not <%s>",
@@ -365,8 +390,8 @@ static void parse_root(DbParser *p, xmlNodePtr root, TimingDb *db) {
     return;
   }
   char *version = get_attr(p, root, "version", true);
-  if (version && strcmp(version, "1"))
-    db_error(p, root, "unsupported database version '%s' (this kasgen reads version 1)",
+  if (version && strcmp(version, "1") && strcmp(version, "2"))
+    db_error(p, root, "unsupported database version '%s' (this kasgen reads versions 1 and 2)",
              version);
   free(version);
   if (p->failed) return;
@@ -542,22 +567,28 @@ double timingdb_routine_ns(const RoutineTiming *r, int e, int extra_smem) {
   return lerp(elo, ylo, ehi, yhi, e);
 }
 
-const RoutineTiming *timingdb_find(const TimingDb *db, const char *impl, RoutineKind kind,
-                                   int index, Placement placement) {
+const RoutineTiming *timingdb_find(const TimingDb *db, const RoutineTiming *key) {
   if (!db || db->nroutines == 0) return NULL;
-  RoutineTiming key = {.impl = (char *)impl, .kind = kind, .index = index,
-                       .placement = placement};
-  const RoutineTiming *r = bsearch(&key, db->routines, (size_t)db->nroutines,
+  const RoutineTiming *r = bsearch(key, db->routines, (size_t)db->nroutines,
                                    sizeof *db->routines, cmp_routines);
   return r && r->npoints > 0 ? r : NULL;
 }
 
-bool timingdb_lookup(const TimingDb *db, const char *impl, RoutineKind kind, int index,
-                     Placement placement, int e, int extra_smem, double *ns_out) {
-  const RoutineTiming *r = timingdb_find(db, impl, kind, index, placement);
+bool timingdb_lookup(const TimingDb *db, const RoutineTiming *key, int e, int extra_smem,
+                     double *ns_out) {
+  const RoutineTiming *r = timingdb_find(db, key);
   if (!r) return false;
   *ns_out = timingdb_routine_ns(r, e, extra_smem);
   return true;
+}
+
+bool timingdb_has(const TimingDb *db, Precision precision, Layout layout, int width) {
+  for (int i = 0; db && i < db->nroutines; i++) {
+    const RoutineTiming *r = &db->routines[i];
+    if (r->precision == precision && r->layout == layout && (!width || r->width == width))
+      return true;
+  }
+  return false;
 }
 
 /* ---- default location ------------------------------------------------------------------- */

@@ -39,7 +39,7 @@ static World load_world(const char *path, bool analytic) {
   assert_non_null(w.dag);
   w.db = analytic ? timingdb_analytic() : timingdb_load(H100_DB);
   assert_non_null(w.db);
-  w.ctx = search_context_new(w.dag, w.db);
+  w.ctx = search_context_new(w.dag, w.db, NULL);
   return w;
 }
 
@@ -166,7 +166,7 @@ static void assert_same_plan(const KernelPlan *a, const KernelPlan *b) {
 static char *kernel_text_up_to_names(const Dag *dag, KernelPlan *p) {
   Candidate c = {.kernels = &p, .nkernels = 1, .predicted_ns_per_elem = p->predicted_ns_per_elem,
                  .rank = 1};
-  char *text = emit_cuda_kernels(dag, &c, "cand01", "t", false);
+  char *text = emit_cuda_kernels(dag, NULL, &c, NULL, "cand01", "t", false);
   assert_non_null(text);
   for (int b = 0; b < p->nbuffers; b++) { /* each value's identifier -> "vB" */
     char *id = emit_value_ident(dag, p->buffers[b].value), to[16];
@@ -223,7 +223,7 @@ static void test_memo_isomorphic_twins(void **state) {
   for (int c = 0; c < pg->ncalls; c++) assert_true(nodeset_has(&g, pg->order[c]));
   assert_same_plan(pf, pg);
   /* the remapped plan is the plan a fresh combine of the twin finds */
-  SearchContext *fresh = search_context_new(w.dag, w.db);
+  SearchContext *fresh = search_context_new(w.dag, w.db, NULL);
   int n = 0;
   KernelPlan **direct = combine_fusion(fresh, g, false, &n);
   assert_true(n >= 1);

@@ -29,7 +29,7 @@ static World load_world(const char *name) {
   assert_non_null(w.spec);
   w.dag = dag_build(w.spec);
   w.db = timingdb_analytic();
-  w.ctx = search_context_new(w.dag, w.db);
+  w.ctx = search_context_new(w.dag, w.db, NULL);
   return w;
 }
 
@@ -214,6 +214,7 @@ static void check_placement(const Dag *dag, const KernelPlan *p) {
       const Step *st = &p->steps[s];
       const Impl *im = p->impl[st->call];
       BlockShape sh = impl_shape(im, p->e);
+      sh.w = p->w; /* the plan's vector width */
       if (st->kind != ROUTINE_COMPUTE && st->buf[0] == b) {
         pats[n] = &st->io->ls, shapes[n++] = sh;
       } else if (st->kind == ROUTINE_COMPUTE) {

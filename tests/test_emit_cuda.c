@@ -110,7 +110,9 @@ static KernelPlan *fused_plan(const Fixture *f) {
   assert_non_null(p->impl[0]);
   assert_non_null(p->impl[1]);
   p->e = 32;
-  p->block = (BlockShape){3, 32, 1};
+  p->precision = PREC_SINGLE;
+  p->w = 4; /* M's coalesced load moves float4s */
+  p->block = (BlockShape){3, 32, 1, 0};
   p->threads = 96;
   p->nbuffers = 5;
   p->buffers = xcalloc(5, sizeof(Buffer));
@@ -167,12 +169,15 @@ static void free_plan(KernelPlan *p) {
   free(p);
 }
 
-/* Each candidate gets its own output folder, so that the tests' files can be inspected (KEEP=1). */
-static char *emit_and_read(const Fixture *f, Candidate *c, const char *name, const char *file) {
+/* Each candidate gets its own output folder, so that the tests' files can be inspected (KEEP=1);
+ * t: its target (NULL: single precision, element-major), unaligned: its plan for arrays of any
+ * alignment or NULL. */
+static char *emit_target_and_read(const Fixture *f, const Target *t, Candidate *c,
+                                  Candidate *unaligned, const char *name, const char *file) {
   char *dir = xasprintf("%s/%s", f->dir, name);
   EmitDir *d = emit_dir_open(dir);
   assert_non_null(d);
-  bool ok = emit_cuda_candidate(d, f->dag, c, name);
+  bool ok = emit_cuda_candidate(d, f->dag, t, c, unaligned, name);
   bool closed = emit_dir_close(d); /* false after an error: the folder keeps its old files */
   if (ok) assert_true(closed);
   if (!ok) {
@@ -184,6 +189,10 @@ static char *emit_and_read(const Fixture *f, Candidate *c, const char *name, con
   free(path);
   free(dir);
   return text;
+}
+
+static char *emit_and_read(const Fixture *f, Candidate *c, const char *name, const char *file) {
+  return emit_target_and_read(f, NULL, c, NULL, name, file);
 }
 
 static int count(const char *text, const char *needle) {
@@ -239,7 +248,9 @@ static void test_fused_kernel_text(void **state) {
   assert_non_null(strstr(cu, "  const float *const M = in[0];\n  const float *const v = in[1];\n"
                              "  const float *const s = in[2];\n  float *const r = out[0];\n"));
   assert_non_null(strstr(cu, "dim3(3, 32, 1), 1536, stream>>>(M, v, s, r, n);"));
-  assert_non_null(strstr(cu, "void * /* no workspace */, size_t n, cudaStream_t stream) {"));
+  assert_non_null(strstr(cu, "void * /* no workspace */, size_t n,\n"
+                             "                                 size_t /* ld: no component-major "
+                             "array */, cudaStream_t stream) {"));
   assert_non_null(strstr(cu, "if (n == 0) return 0;"));
   assert_null(strstr(cu, "cudaFuncSetAttribute")); /* 1536 bytes need no opt-in */
   free(cu);
@@ -280,7 +291,7 @@ static void test_no_barrier_no_shared(void **state) {
   p->ncalls = 1;
   p->impl = &im;
   p->e = 64;
-  p->block = (BlockShape){64, 1, 1};
+  p->block = (BlockShape){64, 1, 1, 0};
   p->threads = 64;
   Buffer bufs[3] = {reg_buf(V_W, 3, 0, 2), reg_buf(V_S, 1, 1, 2), reg_buf(V_R, 3, 2, 3)};
   one_call_buffers(bufs, im);
@@ -411,32 +422,50 @@ static void test_common_files(void **state) {
 /* kas_candidates.h for one candidate "cand01" of the fixture spec (docs/generated.md format,
  * host side only). */
 static const char one_candidate_h[] =
-    "#define KAS_SPEC_NAME \"fused\"\n#define KAS_NINPUTS 3\n#define KAS_NOUTPUTS 1\n"
+    "#define KAS_SPEC_NAME \"fused\"\ntypedef float kas_real;\n#define KAS_REAL_DEFINED\n"
+    "enum { KAS_ELEMENT = 0, KAS_COMPONENT = 1 };\n#define KAS_NINPUTS 3\n#define KAS_NOUTPUTS 1\n"
     "static const char *const kas_input_names[3] = {\"M\", \"v\", \"s\"};\n"
     "static const int kas_input_floats[3] = {9, 3, 1};\n"
+    "static const int kas_input_layouts[3] = {KAS_ELEMENT, KAS_ELEMENT, KAS_ELEMENT};\n"
     "static const char *const kas_output_names[1] = {\"r\"};\n"
     "static const int kas_output_floats[1] = {3};\n"
+    "static const int kas_output_layouts[1] = {KAS_ELEMENT};\n"
     "extern \"C\" void kas_cand01_launch_host(const float *const *, float *const *, void *, "
-    "size_t, int);\n"
+    "size_t, size_t, int);\n"
     "extern \"C\" size_t kas_cand01_host_workspace_bytes(size_t);\n"
     "typedef struct { const char *name; double predicted_ns_per_elem; int predicted_rank, "
     "nkernels; const char *kernels; void (*launch_host)(const float *const *, float *const *, "
-    "void *, size_t, int); size_t (*host_workspace_bytes)(size_t); } KasCandidate;\n"
+    "void *, size_t, size_t, int); size_t (*host_workspace_bytes)(size_t); } KasCandidate;\n"
     "#define KAS_NCANDIDATES 1\n"
     "static const KasCandidate kas_candidates[1] = {{\"cand01\", 1, 1, 1, \"mvmul33+svmul3\", "
     "kas_cand01_launch_host, kas_cand01_host_workspace_bytes}};\n";
 
-/* Emits the plan with the common files, builds check_cpu with gcc/g++ and returns its exit
- * status (-1 when the tools are missing). */
-static int build_and_check(const Fixture *f, KernelPlan *p, const char *tag) {
+/* The plan for arrays of any alignment that a fused plan stands for here: the same plan, its
+ * contiguous routines at W = 1 (as unaligned.c would plan it, the barriers staying). */
+static KernelPlan *unaligned_plan(const KernelPlan *p) {
+  KernelPlan *u = xmalloc(sizeof *u);
+  *u = *p;
+  u->w = 1;
+  return u;
+}
+
+/* Emits the plan (and its plan for arrays of any alignment, when given) with the common files,
+ * builds check_cpu with gcc/g++ and returns its exit status (-1 when the tools are missing).
+ * header: the hand-written kas_candidates.h, or NULL for the one emit.c makes for target t. */
+static int build_and_check(const Fixture *f, const Target *t, KernelPlan *p, KernelPlan *any,
+                           const char *header, const char *tag) {
   if (system("command -v g++ >/dev/null 2>&1") != 0) return -1;
   char *dir = xasprintf("%s/%s", f->dir, tag);
   EmitDir *d = emit_dir_open(dir);
   assert_non_null(d);
-  Candidate c = {.kernels = &p, .nkernels = 1};
-  assert_true(emit_cuda_candidate(d, f->dag, &c, "cand01"));
+  Candidate c = {.kernels = &p, .nkernels = 1, .rank = 1};
+  Candidate u = {.kernels = &any, .nkernels = 1, .rank = 1};
+  assert_true(emit_cuda_candidate(d, f->dag, t, &c, any ? &u : NULL, "cand01"));
   assert_true(emit_common(d, f->dag, f->lib));
-  assert_true(emit_dir_write(d, "common/kas_candidates.h", one_candidate_h));
+  CandidateEntry entry = {(char *)"cand01", &c, 1, (char *)"mvmul33+svmul3", NULL};
+  char *made = header ? NULL : emit_candidates_header(f->dag, t, &entry, 1, 203);
+  assert_true(emit_dir_write(d, "common/kas_candidates.h", header ? header : made));
+  free(made);
   assert_true(emit_dir_close(d));
   char *cmd = xasprintf("cd '%s' && gcc -c common/kas_refs.c common/cpu_graph.c && g++ -O1 "
                         "-DKAS_HOST -Wno-unknown-pragmas -o check_cpu common/check_cpu.cpp "
@@ -448,18 +477,101 @@ static int build_and_check(const Fixture *f, KernelPlan *p, const char *tag) {
   return rc;
 }
 
-/* The host form and check_cpu together: the planned kernel passes; the same kernel with its
- * second barrier removed (svmul3 then reads w before the other threads wrote it) must fail. */
+/* The host form and check_cpu together: the planned kernel passes (with its plan for arrays of
+ * any alignment, which check_cpu's sub-range from element 1 runs); the same kernel with its
+ * second barrier removed (svmul3 then reads w before the other threads wrote it) must fail, and
+ * so must the kernel without the plan for any alignment (its float4 load of M would fault on a
+ * GPU; the CPU form stops there too). */
 static void test_check_cpu_catches_missing_barrier(void **state) {
   Fixture *f = *state;
   KernelPlan *p = fused_plan(f);
-  int rc = build_and_check(f, p, "good");
+  KernelPlan *any = unaligned_plan(p);
+  int rc = build_and_check(f, NULL, p, any, one_candidate_h, "good");
   if (rc == -1) skip();
   assert_int_equal(rc, 0);
+  assert_int_not_equal(build_and_check(f, NULL, p, NULL, one_candidate_h, "vector_only"), 0);
   p->steps[4].barrier_before = false;
-  assert_int_not_equal(build_and_check(f, p, "missing_barrier"), 0);
+  assert_int_not_equal(build_and_check(f, NULL, p, any, one_candidate_h, "missing_barrier"), 0);
+  free(any);
   free_plan(p);
 }
+
+/* The fused plan in double precision: its shared buffers hold doubles (twice the bytes). */
+static KernelPlan *fused_plan_double(const Fixture *f) {
+  KernelPlan *p = fused_plan(f);
+  p->precision = PREC_DOUBLE;
+  p->w = 2; /* double2 */
+  p->buffers[0].bytes *= 2;
+  p->buffers[2].offset *= 2;
+  p->buffers[2].bytes *= 2;
+  p->smem_bytes *= 2;
+  return p;
+}
+
+/* Double precision with v, s and r component-major (M stays element-major: its load is a
+ * contiguous routine): the kernel holds doubles, the component-major arrays' routines take the
+ * leading dimension, and the candidate passes check_cpu (all of it, the sub-range included) with
+ * the kas_candidates.h emit.c makes. */
+static void test_double_component_major(void **state) {
+  Fixture *f = *state;
+  Target *t = target_new(f->dag, PREC_DOUBLE, "component,M=element");
+  assert_non_null(t);
+  KernelPlan *p = fused_plan_double(f);
+  KernelPlan *any = unaligned_plan(p);
+  Candidate c = {.kernels = &p, .nkernels = 1, .rank = 1};
+  Candidate u = {.kernels = &any, .nkernels = 1, .rank = 1};
+  char *cu = emit_target_and_read(f, t, &c, &u, "dbl", "kernels.cu");
+  assert_non_null(cu);
+  assert_non_null(strstr(cu, "extern __shared__ double2 kas_smem[];"));
+  assert_non_null(strstr(cu, "double *const s_w_0 = (double *)kas_smem + 288;"));
+  assert_non_null(strstr(cu, "double r_v_0[3];"));
+  assert_non_null(strstr(cu, "const double *__restrict__ g_M_0,"));
+  assert_non_null(strstr(cu, "double *__restrict__ g_r_0,\n    size_t n, size_t ld) {"));
+  assert_non_null(strstr(cu, "d_mvmul33_2_load_3_e32_r_cm(g_v_0, r_v_0, ty, e0, n, ld);"));
+  assert_non_null(strstr(cu, "d_mvmul33_2_load_0_e32_s(g_M_0, s_M_0, tx, ty, tz, e0, n);"));
+  assert_non_null(strstr(cu, "  if (ld == 0) ld = n; /* component-major arrays of exactly n "));
+  assert_non_null(strstr(cu, "stream>>>(M, v, s, r, n, ld);"));
+  assert_non_null(strstr(cu, "const bool aligned = kas_aligned16(in[0]);"));
+  assert_null(strstr(cu, "float"));
+  free(cu);
+  int rc = build_and_check(f, t, p, any, NULL, "dbl_check");
+  if (rc != -1) assert_int_equal(rc, 0);
+  free(any);
+  free_plan(p);
+  target_free(t);
+}
+
+/* A candidate with a plan for arrays of any alignment: both plans' kernels, each routine once
+ * (the W = 1 ones renamed _w1), both launches static, and the candidate's launch choosing by
+ * the one caller's array the fast plan moves 16 bytes at a time (M, in[0]). */
+static void test_unaligned_plan_behind_one_launch(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = fused_plan(f);
+  KernelPlan *any = unaligned_plan(p);
+  Candidate c = {.kernels = &p, .nkernels = 1, .rank = 1};
+  Candidate u = {.kernels = &any, .nkernels = 1, .rank = 1};
+  char *cu = emit_target_and_read(f, NULL, &c, &u, "cand01", "kernels.cu");
+  assert_non_null(cu);
+  assert_non_null(strstr(cu, "__global__ void __launch_bounds__(96) kas_cand01_k1("));
+  assert_non_null(strstr(cu, "__global__ void __launch_bounds__(96) kas_cand01_any_k1("));
+  assert_int_equal(count(cu, "void d_mvmul33_2_load_0_e32_s("), 1);
+  assert_int_equal(count(cu, "void d_mvmul33_2_load_0_e32_s_w1("), 1);
+  assert_int_equal(count(cu, "void d_svmul3_1_save_1_e32_r("), 1); /* both plans call it */
+  assert_non_null(strstr(cu, "static int kas_cand01_aligned_launch("));
+  assert_non_null(strstr(cu, "static int kas_cand01_any_launch("));
+  assert_non_null(strstr(cu, "extern \"C\" size_t kas_cand01_workspace_bytes(size_t n) {"));
+  assert_non_null(strstr(cu, "  const bool aligned = kas_aligned16(in[0]);\n  if (aligned)\n"
+                             "    return kas_cand01_aligned_launch(in, out, workspace, n, ld, "
+                             "stream);\n  return kas_cand01_any_launch("));
+  free(cu);
+  char *host = emit_target_and_read(f, NULL, &c, &u, "cand01", "kernels_host.cpp");
+  assert_non_null(strstr(host, "static void kas_cand01_aligned_launch_host("));
+  assert_non_null(strstr(host, "extern \"C\" void kas_cand01_launch_host("));
+  free(host);
+  free(any);
+  free_plan(p);
+}
+
 
 /* The kernels as text for any prefix, as the embed takes them: the definitions alone (no banner,
  * no include, no C linkage), every symbol under the prefix, none under the candidate's name. */
@@ -467,7 +579,7 @@ static void test_kernels_for_any_prefix(void **state) {
   Fixture *f = *state;
   KernelPlan *p = fused_plan(f);
   Candidate c = {.kernels = &p, .nkernels = 1, .rank = 1};
-  char *text = emit_cuda_kernels(f->dag, &c, "cand01", "fused_cand01", true);
+  char *text = emit_cuda_kernels(f->dag, NULL, &c, NULL, "cand01", "fused_cand01", true);
   assert_non_null(text);
   assert_non_null(strstr(text, "kas_fused_cand01_k1("));
   assert_non_null(strstr(text, "int kas_fused_cand01_launch(const float *const *in"));
@@ -478,7 +590,7 @@ static void test_kernels_for_any_prefix(void **state) {
   assert_null(strstr(text, "generated by kasgen"));
   free(text);
   /* the same plan as a whole file: banner, includes, C linkage */
-  text = emit_cuda_kernels(f->dag, &c, "cand01", "cand01", false);
+  text = emit_cuda_kernels(f->dag, NULL, &c, NULL, "cand01", "cand01", false);
   assert_non_null(strstr(text, "#include \"../common/kas_device.h\""));
   assert_non_null(strstr(text, "extern \"C\" int kas_cand01_launch("));
   free(text);
@@ -520,6 +632,8 @@ int main(void) {
       cmocka_unit_test(test_invalid_plan_refused), cmocka_unit_test(test_large_shared_opts_in),
       cmocka_unit_test(test_common_files),
       cmocka_unit_test(test_check_cpu_catches_missing_barrier),
+      cmocka_unit_test(test_double_component_major),
+      cmocka_unit_test(test_unaligned_plan_behind_one_launch),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

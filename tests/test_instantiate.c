@@ -107,10 +107,13 @@ static void test_extract_missing(void **state) {
 
 /* ---- substitution ------------------------------------------------------------------------- */
 
-/* The request for one routine of the fixture at E (block shape from the implementation). */
+/* The request for one routine of the fixture at E (block shape from the implementation), in
+ * single precision, its array element-major, at W = 4. */
 static RoutineRequest request(const Impl *im, RoutineKind kind, int index, int e,
                               const Placement *pl) {
-  RoutineRequest rq = {kind, index, e, impl_shape(im, e), {PLACE_SHARED}};
+  RoutineRequest rq = {kind, index, e, impl_shape(im, e), {PLACE_SHARED}, PREC_SINGLE,
+                       {LAYOUT_ELEMENT, 0, 0, 0}};
+  rq.shape.w = 4;
   for (int k = 0; k <= KAS_MAX_ARGS; k++) rq.place[k] = pl[k < 3 ? k : 0];
   return rq;
 }
@@ -273,6 +276,153 @@ static void test_refusals(void **state) {
   free(out);
 }
 
+/* ---- the target's placeholders ------------------------------------------------------------ */
+
+/* A load of a matrix3x3 whose global array goes through GIDX, instantiated under a binding. */
+static RoutineInstance target_load(const char *code, Precision prec, int w, GlobalBinding b,
+                                   bool contiguous) {
+  IoRoutine load = {.kind = ROUTINE_LOAD, .arg = 0, .symbol = (char *)"d_t_1_load_0",
+                    .contiguous = contiguous};
+  assert_true(pattern_parse("start \"tx*9\", block \"1\", stride \"1\", count 9, noreg 0",
+                            (SrcLoc){.file = "t.ini", .line = 1, .col = 1}, &load.ls));
+  char *cu = xasprintf("KAS_DEV void d_t_1_load_0(const real *KAS_RESTRICT g, KAS_BUF(real) s,"
+                       " int tx, int ty, int tz, size_t e0, size_t n) {\n  (void)ty;\n"
+                       "  (void)tz;\n%s}\n", code);
+  Impl im = {.fn = mm->fn, .name = (char *)"t_1", .upper = (char *)"T_1", .dims = {0, 1, 1},
+             .size_dim = 0, .loads = &load, .nloads = 1, .cu_path = (char *)"t.cu",
+             .ini_path = (char *)"t.ini", .cu_text = cu};
+  Placement sh[3] = {PLACE_SHARED};
+  RoutineRequest rq = request(&im, ROUTINE_LOAD, 0, 4, sh);
+  rq.precision = prec;
+  rq.shape.w = w;
+  rq.global = b;
+  RoutineInstance ri = {0};
+  capture_start();
+  bool ok = instantiate_routine(&im, &rq, &ri);
+  char *msgs = capture_end();
+  if (!ok) ri.text = msgs; /* the diagnostic, for the caller to check */
+  else free(msgs);
+  pattern_free(&load.ls);
+  free(cu);
+  return ri;
+}
+
+/* real becomes the precision's type; W the vector width (a routine at another width than the
+ * precision's 16 bytes is renamed _w<W>); GIDX(e, c) the binding's index, in parentheses only
+ * where needed: element-major "e * 9 + c" (a slice of a record of 27: "e * 27 + c", _rec27),
+ * component-major "e + c * ld" with ld a last parameter (_cm). */
+static void test_target_placeholders(void **state) {
+  (void)state;
+  const char *code = "  const size_t e = e0 + tx;\n  real v[W];\n  (void)v;\n"
+                     "  for (int k = 0; k < 9; k++) s[APLS + k] = g[GIDX(e, k)];\n"
+                     "  s[APLS] += g[GIDX(e0 + tx, 0)] + g[2 * GIDX(e, tx + 1)];\n";
+  GlobalBinding plain = {LAYOUT_ELEMENT, 0, 0, 0};
+  RoutineInstance ri = target_load(code, PREC_DOUBLE, 2, plain, false);
+  assert_string_equal(ri.name, "d_t_1_load_0_e4_s");
+  assert_false(ri.takes_ld);
+  assert_non_null(strstr(ri.text, "(const double *KAS_RESTRICT g, KAS_BUF(double) s, int tx,"));
+  assert_non_null(strstr(ri.text, "  double v[2];\n"));
+  assert_non_null(strstr(ri.text, "s[tx * 9 + k] = g[e * 9 + k];"));
+  assert_non_null(strstr(ri.text, "g[(e0 + tx) * 9] + g[2 * (e * 9 + tx + 1)];"));
+  routine_instance_free(&ri);
+
+  ri = target_load(code, PREC_SINGLE, 1, plain, false);
+  assert_string_equal(ri.name, "d_t_1_load_0_e4_s_w1");
+  assert_non_null(strstr(ri.text, "  float v[1];\n"));
+  routine_instance_free(&ri);
+
+  GlobalBinding slice = {LAYOUT_ELEMENT, 9, 27, 9};
+  ri = target_load(code, PREC_SINGLE, 4, slice, false);
+  assert_string_equal(ri.name, "d_t_1_load_0_e4_s_rec27");
+  assert_non_null(strstr(ri.text, "s[tx * 9 + k] = g[e * 27 + k];"));
+  routine_instance_free(&ri);
+
+  GlobalBinding component = {LAYOUT_COMPONENT, 0, 0, 0};
+  ri = target_load(code, PREC_SINGLE, 4, component, false);
+  assert_string_equal(ri.name, "d_t_1_load_0_e4_s_cm");
+  assert_true(ri.takes_ld);
+  assert_non_null(strstr(ri.text, "size_t e0, size_t n, size_t ld) {"));
+  assert_non_null(strstr(ri.text, "s[tx * 9 + k] = g[e + k * ld];"));
+  assert_non_null(strstr(ri.text, "g[e0 + tx] + g[2 * (e + (tx + 1) * ld)];"));
+  routine_instance_free(&ri);
+
+  /* a contiguous routine moves the chunk as one run: never on a component-major array */
+  ri = target_load(code, PREC_SINGLE, 4, component, true);
+  assert_non_null(strstr(ri.text, "d_t_1_load_0 moves a contiguous chunk, but its array is "
+                                  "component-major"));
+  free(ri.text);
+}
+
+/* binding_address is the layout's formula; here it is checked against arrays laid out by hand
+ * (an element-major record of 27 reals holding three matrices, and component-major rows), and
+ * the instantiated owner load of mmul33_1 compiled and run against it: element e0 + j of the
+ * second matrix of each record, read through the slice's binding from the pointer the launch
+ * passes (p + offset, or p + offset * ld), must be the real binding_address names. */
+static void test_slice_addressing(void **state) {
+  (void)state;
+  GlobalBinding em = {LAYOUT_ELEMENT, 9, 27, 9}, cm = {LAYOUT_COMPONENT, 9, 27, 9};
+  enum { E = 4, N = 11, LD = 13 };
+  for (size_t e = 0; e < N; e++)
+    for (int c = 0; c < 9; c++) {
+      assert_int_equal(binding_address(&em, e, c, LD), e * 27 + 9 + (size_t)c);
+      assert_int_equal(binding_address(&cm, e, c, LD), (size_t)(9 + c) * LD + e);
+    }
+  GlobalBinding plain = {LAYOUT_ELEMENT, 9, 0, 0};
+  assert_true(binding_contiguous(&plain));
+  assert_false(binding_contiguous(&em));
+  assert_false(binding_contiguous(&cm));
+  if (system("command -v g++ >/dev/null 2>&1") != 0) skip();
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  const Impl *im = &library_find_function(lib, "mmul33")->impls[0]; /* mmul33_1 */
+  StrBuf prog;
+  sb_init(&prog);
+  sb_puts(&prog, "#include <stdio.h>\n#include \"kas_device.h\"\n");
+  const GlobalBinding *binds[2] = {&em, &cm};
+  for (int b = 0; b < 2; b++) {
+    Placement sh[3] = {PLACE_SHARED};
+    RoutineRequest rq = request(im, ROUTINE_LOAD, 1, E, sh); /* load 1: owner of A */
+    rq.global = *binds[b];
+    RoutineInstance ri;
+    assert_true(instantiate_routine(im, &rq, &ri));
+    sb_printf(&prog, "%s\n", ri.text);
+    /* a[i] = i: each loaded value is its own address */
+    sb_printf(&prog, "static void run_%d(void) {\n  static float a[27 * %d * %d], s[9 * %d];\n"
+                     "  for (int i = 0; i < 27 * %d * %d; i++) a[i] = (float)i;\n"
+                     "  const float *g = a + %s;\n"
+                     "  for (int tx = 0; tx < %d; tx++) %s(g, s, tx, %d, %d%s);\n"
+                     "  for (int k = 0; k < 9 * %d; k++) printf(\"%%d \", (int)s[k]);\n"
+                     "  printf(\"\\n\");\n}\n",
+              b, LD, N, E, LD, N, b ? "9 * 13" : "9", E, ri.name, E, N, ri.takes_ld ? ", 13" : "",
+              E);
+    routine_instance_free(&ri);
+  }
+  sb_puts(&prog, "int main(void) {\n  run_0();\n  run_1();\n  return 0;\n}\n");
+  char dir[] = "/tmp/kasgen_slice_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char *src = xasprintf("%s/slice.cpp", dir), *bin = xasprintf("%s/slice", dir);
+  FILE *f = fopen(src, "w");
+  assert_non_null(f);
+  fputs(prog.data, f);
+  fclose(f);
+  char *cmd = xasprintf("g++ -std=c++17 -DKAS_HOST -Wall -Werror -Wno-unknown-pragmas -Ilibrary "
+                        "-o %s %s && %s", bin, src, bin);
+  FILE *out = popen(cmd, "r");
+  assert_non_null(out);
+  for (int b = 0; b < 2; b++)
+    for (int j = 0; j < E; j++)
+      for (int c = 0; c < 9; c++) {
+        int got = -1;
+        assert_int_equal(fscanf(out, "%d", &got), 1);
+        assert_int_equal(got, (int)binding_address(binds[b], (size_t)(E + j), c, LD));
+      }
+  assert_int_equal(pclose(out), 0);
+  unlink(src), unlink(bin), rmdir(dir);
+  free(src), free(bin), free(cmd);
+  sb_free(&prog);
+  library_free(lib);
+}
+
 /* ---- the real library --------------------------------------------------------------------- */
 
 /* Copies text without comments and string literals (what the compiler sees as code). */
@@ -317,7 +467,7 @@ static bool has_placeholder(const char *code) {
 
 /* The coordinate parameters a signature declares (COORD_*). */
 static unsigned declared_coords(const char *text) {
-  const char *close = strchr(text, ')');
+  const char *close = strstr(text, ") {");
   unsigned c = 0;
   for (const char *p = text; close && (p = strstr(p, "int t")) && p < close; p += 5)
     if (p[5] >= 'x' && p[5] <= 'z' && !(isalnum((unsigned char)p[6]) || p[6] == '_'))
@@ -325,11 +475,22 @@ static unsigned declared_coords(const char *text) {
   return c;
 }
 
+/* How a routine of the real library is instantiated: its precision and its array's binding
+ * (vector width, layout). */
+typedef struct {
+  Precision precision;
+  int w;
+  Layout layout;
+} Binding;
+
 /* Instantiates one routine, checks it, and appends it to the compile unit. */
 static int add_routine(FILE *unit, const Impl *im, RoutineKind kind, int index, int e,
-                       const Placement *pl) {
+                       const Placement *pl, Binding bind) {
   RoutineRequest rq = request(im, kind, index, e, pl);
   for (int k = 0; k <= KAS_MAX_ARGS; k++) rq.place[k] = pl[k];
+  rq.precision = bind.precision;
+  rq.shape.w = bind.w;
+  rq.global.layout = bind.layout;
   RoutineInstance ri;
   if (!instantiate_routine(im, &rq, &ri))
     fail_msg("%s: routine %d/%d failed at E = %d", im->name, kind, index, e);
@@ -356,6 +517,12 @@ static int add_routine(FILE *unit, const Impl *im, RoutineKind kind, int index, 
     snprintf(constant, sizeof constant, "%s_B%c", im->upper, *d);
     if (has_word(code, constant)) fail_msg("%s left in %s", constant, name);
   }
+  static const char *const target_words[] = {"real", "W", "GIDX", NULL};
+  for (int k = 0; target_words[k]; k++)
+    if (has_word(code, target_words[k])) fail_msg("%s left in %s:\n%s", target_words[k], name, t);
+  if (has_word(code, bind.precision == PREC_DOUBLE ? "float" : "double") && !strstr(im->name, "mdet") &&
+      !strstr(im->name, "minv"))
+    fail_msg("%s holds the other precision's type:\n%s", name, t);
   if (!has_word(code, name)) fail_msg("%s not renamed", name);
   fprintf(unit, "%s\n\n", t);
   free(code);
@@ -364,6 +531,36 @@ static int add_routine(FILE *unit, const Impl *im, RoutineKind kind, int index, 
   return 1;
 }
 
+/* Whether a load or save takes a binding: its precision's vector width and element-major every
+ * routine, W = 1 one whose pattern uses W, component-major one that is not contiguous. */
+static bool takes_binding(const IoRoutine *io, Binding bind) {
+  if (bind.layout == LAYOUT_COMPONENT) return !io->contiguous;
+  return bind.w == target_vector_width(bind.precision) || io->ls.uses_w;
+}
+
+/* Every routine of an implementation that takes the binding, in two placements (the compute
+ * with the first binding of a precision: it touches no array). */
+static int add_implementation(FILE *unit, const Impl *im, int e, Binding bind, bool compute) {
+  int routines = 0;
+  for (int variant = 0; variant < 2; variant++) {
+    Placement pl[KAS_MAX_ARGS + 1];
+    for (int k = 0; k <= KAS_MAX_ARGS; k++)
+      pl[k] = (variant == 1 && (k % 2 == 0)) ? PLACE_REGISTER : PLACE_SHARED;
+    if (compute) routines += add_routine(unit, im, ROUTINE_COMPUTE, 0, e, pl, bind);
+    for (int j = 0; j < im->nloads; j++)
+      if (takes_binding(&im->loads[j], bind))
+        routines += add_routine(unit, im, ROUTINE_LOAD, j, e, pl, bind);
+    for (int j = 0; j < im->nsaves; j++)
+      if (takes_binding(&im->saves[j], bind))
+        routines += add_routine(unit, im, ROUTINE_SAVE, j, e, pl, bind);
+  }
+  return routines;
+}
+
+/* Every routine of the library in single and double precision, element-major at the vector
+ * width and at W = 1, and component-major: its lines within 100 columns, no placeholder left,
+ * and the whole compiled as C++ with kas_device.h (each precision in a namespace of its own:
+ * the two precisions' instances share names). */
 static void test_real_library_compiles(void **state) {
   (void)state;
   Library *lib = library_load(TEST_LIBRARY);
@@ -374,20 +571,20 @@ static void test_real_library_compiles(void **state) {
   FILE *unit = fdopen(fd, "w");
   fprintf(unit, "#include \"kas_device.h\"\n\n");
   int routines = 0;
-  for (int f = 0; f < lib->nfuncs; f++)
-    for (int i = 0; i < lib->funcs[f].nimpls; i++) {
-      const Impl *im = &lib->funcs[f].impls[i];
-      int e = 32;
-      while (impl_threads(im, e) > KAS_MAX_THREADS) e /= 2;
-      for (int variant = 0; variant < 2; variant++) {
-        Placement pl[KAS_MAX_ARGS + 1];
-        for (int k = 0; k <= KAS_MAX_ARGS; k++)
-          pl[k] = (variant == 1 && (k % 2 == 0)) ? PLACE_REGISTER : PLACE_SHARED;
-        routines += add_routine(unit, im, ROUTINE_COMPUTE, 0, e, pl);
-        for (int j = 0; j < im->nloads; j++) routines += add_routine(unit, im, ROUTINE_LOAD, j, e, pl);
-        for (int j = 0; j < im->nsaves; j++) routines += add_routine(unit, im, ROUTINE_SAVE, j, e, pl);
+  for (int prec = PREC_SINGLE; prec <= PREC_DOUBLE; prec++) {
+    fprintf(unit, "namespace in_%s {\n", target_precision_name((Precision)prec));
+    int w = target_vector_width((Precision)prec);
+    Binding binds[3] = {{(Precision)prec, w, LAYOUT_ELEMENT}, {(Precision)prec, 1, LAYOUT_ELEMENT},
+                        {(Precision)prec, w, LAYOUT_COMPONENT}};
+    for (int f = 0; f < lib->nfuncs; f++)
+      for (int i = 0; i < lib->funcs[f].nimpls; i++) {
+        const Impl *im = &lib->funcs[f].impls[i];
+        int e = 32;
+        while (impl_threads(im, e) > KAS_MAX_THREADS) e /= 2;
+        for (int b = 0; b < 3; b++) routines += add_implementation(unit, im, e, binds[b], !b);
       }
-    }
+    fprintf(unit, "}\n");
+  }
   fclose(unit);
   assert_true(routines > 100);
   if (system("command -v g++ >/dev/null 2>&1") == 0) {
@@ -407,6 +604,7 @@ int main(void) {
       cmocka_unit_test(test_compute_variants), cmocka_unit_test(test_load_shared),
       cmocka_unit_test(test_save_register), cmocka_unit_test(test_start_parentheses),
       cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_target_placeholders), cmocka_unit_test(test_slice_addressing),
       cmocka_unit_test(test_real_library_compiles),
   };
   return cmocka_run_group_tests(tests, load_fixture, free_fixture);

@@ -4,8 +4,11 @@
  * For each implementation in library/ (whatever it contains), every routine (each load, the
  * compute, each save) is instantiated with instantiate_routine at E = 4 and at one larger E, in
  * every placement (all pattern buffers shared, and every combination of register placement for
- * the buffers whose pattern permits it).  All of an implementation's instances go into one C++
- * program (tests/metadata/tracer.hpp is its runtime) which g++ compiles and runs: every thread of
+ * the buffers whose pattern permits it), in both precisions, and a load or save with every
+ * binding of its global array: element-major at the precision's vector width (W = 4 floats or 2
+ * doubles), at W = 1 where its pattern uses W, and component-major where it may serve such an
+ * array.  An implementation's instances of one precision go into one C++ program
+ * (tests/metadata/tracer.hpp is its runtime) which g++ compiles and runs: every thread of
  * the block runs in turn, buffer accesses are recorded per thread, values are checked (loads
  * copy the global chunk, saves write it back, computes equal the CPU reference), and global
  * accesses outside the block's valid chunk fault against guard pages.  This file then compares
@@ -36,7 +39,8 @@ typedef struct {
   RoutineKind kind;
   int io_index; /* load/save j */
   int e;
-  BlockShape shape;
+  BlockShape shape; /* with the vector width W of the instance */
+  Layout layout;    /* load/save: of its global array */
   int threads;
   int nargs;                           /* pattern arguments */
   const Pattern *pat[MAX_PATTERN_ARGS]; /* their patterns, as the library states them */
@@ -44,6 +48,7 @@ typedef struct {
   Placement place[MAX_PATTERN_ARGS];
   char *name; /* instantiated function name */
   unsigned coords; /* the thread coordinates it takes (COORD_*) */
+  bool takes_ld;   /* it takes the leading dimension (component-major) */
   int ncases;
   /* Recorded offsets, slot (case, lin, arg, rw): see slot_of. */
   long **offs;
@@ -53,6 +58,7 @@ typedef struct {
 
 typedef struct {
   const Impl *impl;
+  Precision precision;
   Instance *inst;
   int ninst;
   char *faults; /* E and F lines of the program, for the report */
@@ -104,17 +110,38 @@ static void add_placements(ImplRun *run, const Instance *proto) {
     if ((mask & ~allowed) == 0) add_instance(run, proto, mask);
 }
 
+/* A load's or save's instances: every placement, with its array element-major at the
+ * precision's vector width, at W = 1 when its pattern uses W, and component-major when it is
+ * not contiguous. */
+static void add_bindings(ImplRun *run, Instance *proto, const IoRoutine *io) {
+  int w = target_vector_width(run->precision);
+  proto->layout = LAYOUT_ELEMENT;
+  proto->shape.w = w;
+  add_placements(run, proto);
+  if (io->ls.uses_w) {
+    proto->shape.w = 1;
+    add_placements(run, proto);
+    proto->shape.w = w;
+  }
+  if (!io->contiguous) {
+    proto->layout = LAYOUT_COMPONENT;
+    add_placements(run, proto);
+    proto->layout = LAYOUT_ELEMENT;
+  }
+}
+
 static void build_instances(ImplRun *run) {
   const Impl *im = run->impl;
   const Function *fn = im->fn;
   int es[2] = {4, larger_e(im)};
   for (int ei = 0; ei < (es[1] > es[0] ? 2 : 1); ei++) {
     Instance p = {.e = es[ei], .shape = impl_shape(im, es[ei]), .threads = impl_threads(im, es[ei])};
+    p.shape.w = target_vector_width(run->precision);
     for (int j = 0; j < im->nloads; j++) {
       p.kind = ROUTINE_LOAD, p.io_index = j, p.nargs = 1;
       p.pat[0] = &im->loads[j].ls;
       p.size[0] = fn->params[im->loads[j].arg]->size;
-      add_placements(run, &p);
+      add_bindings(run, &p, &im->loads[j]);
     }
     p.kind = ROUTINE_COMPUTE, p.io_index = 0, p.nargs = fn->nparams + 1;
     for (int k = 0; k < fn->nparams; k++) p.pat[k] = &im->in[k], p.size[k] = fn->params[k]->size;
@@ -124,7 +151,7 @@ static void build_instances(ImplRun *run) {
       p.kind = ROUTINE_SAVE, p.io_index = j, p.nargs = 1;
       p.pat[0] = &im->saves[j].ls;
       p.size[0] = fn->result->size;
-      add_placements(run, &p);
+      add_bindings(run, &p, &im->saves[j]);
     }
   }
 }
@@ -156,14 +183,14 @@ static const char *coord_args(unsigned coords) {
 /* The uniform-signature wrapper of one instance (coordinates the routine does not take are
  * discarded here). */
 static void write_wrapper(StrBuf *sb, const Instance *in) {
-  sb_printf(sb, "static void kas_call_%d(float *g, KasBuf *b, int tx, int ty, int tz, size_t e0, "
-                "size_t n) {\n  (void)tx, (void)ty, (void)tz;\n  ",
+  sb_printf(sb, "static void kas_call_%d(kas_treal *g, KasBuf *b, int tx, int ty, int tz, "
+                "size_t e0,\n    size_t n, size_t ld) {\n  (void)tx, (void)ty, (void)tz, (void)ld;\n  ",
             in->rid);
-  const char *xyz = coord_args(in->coords);
+  const char *xyz = coord_args(in->coords), *ld = in->takes_ld ? ", ld" : "";
   if (in->kind == ROUTINE_LOAD)
-    sb_printf(sb, "%s(g, b[0]%s, e0, n);\n}\n", in->name, xyz);
+    sb_printf(sb, "%s(g, b[0]%s, e0, n%s);\n}\n", in->name, xyz, ld);
   else if (in->kind == ROUTINE_SAVE)
-    sb_printf(sb, "%s(b[0], g%s, e0, n);\n}\n", in->name, xyz);
+    sb_printf(sb, "%s(b[0], g%s, e0, n%s);\n}\n", in->name, xyz, ld);
   else {
     sb_printf(sb, "(void)g, (void)e0, (void)n;\n  %s(", in->name);
     for (int a = 0; a < in->nargs; a++) sb_printf(sb, "%sb[%d]", a ? ", " : "", a);
@@ -185,7 +212,7 @@ static void write_descriptor(StrBuf *sb, const Instance *in, const Impl *im) {
   for (int a = 0; a < in->nargs; a++)
     sb_printf(sb, "%d, ", in->place[a] == PLACE_REGISTER
                               ? pattern_register_extent(in->pat[a], in->shape) : 0);
-  sb_printf(sb, "}, kas_call_%d},\n", in->rid);
+  sb_printf(sb, "}, %d, kas_call_%d},\n", in->layout == LAYOUT_COMPONENT, in->rid);
   (void)im;
 }
 
@@ -195,13 +222,15 @@ static char *program_text(ImplRun *run) {
   const Function *fn = im->fn;
   StrBuf sb;
   sb_init(&sb);
-  sb_printf(&sb, "// metadata tracer of %s, generated by tests/test_metadata.c\n", im->name);
+  sb_printf(&sb, "// metadata tracer of %s in %s precision, generated by tests/test_metadata.c\n",
+            im->name, target_precision_name(run->precision));
   sb_puts(&sb, "#include \"tracer.hpp\"\n\n");
   sb_printf(&sb, "static_assert(%d <= KAS_TRACER_MAX_ARGS, \"tracer.hpp: KAS_TRACER_MAX_ARGS below "
                  "KAS_MAX_ARGS + 1\");\n\n", MAX_PATTERN_ARGS);
   for (int i = 0; i < run->ninst; i++) {
     Instance *in = &run->inst[i];
-    RoutineRequest rq = {in->kind, in->io_index, in->e, in->shape, {PLACE_SHARED}};
+    RoutineRequest rq = {in->kind, in->io_index, in->e, in->shape, {PLACE_SHARED},
+                         run->precision, {in->layout, 0, 0, 0}};
     memcpy(rq.place, in->place, sizeof in->place);
     RoutineInstance ri;
     if (!instantiate_routine(im, &rq, &ri)) {
@@ -211,6 +240,7 @@ static char *program_text(ImplRun *run) {
     sb_printf(&sb, "%s\n", ri.text);
     in->name = ri.name;
     in->coords = ri.coords;
+    in->takes_ld = ri.takes_ld;
     free(ri.text);
   }
   char *ref = realpath(fn->ref_path, NULL);
@@ -297,8 +327,8 @@ static bool run_tracer(ImplRun *run) {
   char *bin = xasprintf("%s/tracer_%s", dir, run->impl->name);
   char *out = xasprintf("%s/trace.txt", dir);
   bool ok = write_file(src, text);
-  char *cmd = xasprintf("g++ -std=c++17 -O0 -w -Itests/metadata -I%s -o %s %s 2>&1",
-                        lib->dir, bin, src);
+  char *cmd = xasprintf("g++ -std=c++17 -O0 -w -DKAS_TRACER_REAL=%s -Itests/metadata -I%s -o %s "
+                        "%s 2>&1", target_real_name(run->precision), lib->dir, bin, src);
   if (ok && system(cmd) != 0) {
     print_error("%s: the tracer program does not compile (%s)\n", run->impl->name, src);
     ok = false;
@@ -361,8 +391,9 @@ typedef struct {
 static void mismatch(Checker *ck, const Instance *in, int kase, int lin, int arg, const char *why,
                      const long *got, int ngot, const long *want, int nwant) {
   if (ck->report && ck->mismatches < MAX_REPORTS) {
-    print_message("    %s %s %d (E=%d, arg %d %s) case %d thread %d: %s\n", ck->impl->name,
-                  kind_name(in->kind), in->io_index, in->e, arg,
+    print_message("    %s %s %d (E=%d, W=%d, %s-major, arg %d %s) case %d thread %d: %s\n",
+                  ck->impl->name, kind_name(in->kind), in->io_index, in->e, in->shape.w,
+                  target_layout_name(in->layout), arg,
                   in->place[arg] == PLACE_REGISTER ? "register" : "shared", kase, lin, why);
     if (got) print_offsets("code touches   ", got, ngot);
     if (want) print_offsets("metadata says  ", want, nwant);
@@ -467,9 +498,10 @@ static void free_run(ImplRun *run) {
   free(run->inst), free(run->faults), free(run);
 }
 
-static ImplRun *trace_impl(const Impl *im) {
+static ImplRun *trace_impl(const Impl *im, Precision precision) {
   ImplRun *run = xcalloc(1, sizeof *run);
   run->impl = im;
+  run->precision = precision;
   build_instances(run);
   run_tracer(run);
   return run;
@@ -490,25 +522,41 @@ static void print_faults(const ImplRun *run) {
   }
 }
 
+/* Instances of a run with this layout: every non-contiguous load and save has one. */
+static int count_layout(const ImplRun *run, Layout layout) {
+  int n = 0;
+  for (int i = 0; i < run->ninst; i++) n += run->inst[i].layout == layout;
+  return n;
+}
+
 static void test_impl_metadata(void **state) {
   const Impl *im = *state;
-  ImplRun *run = trace_impl(im);
-  assert_true(run->ran);
-  print_faults(run);
-  Checker ck = {.impl = im, .report = true};
-  long sets = 0;
-  for (int i = 0; i < run->ninst; i++) {
-    const Instance *in = &run->inst[i];
-    check_instance(&ck, in, in->pat);
-    sets += (long)in->ncases * in->threads * in->nargs;
+  int noncontiguous = 0;
+  for (int j = 0; j < im->nloads + im->nsaves; j++)
+    noncontiguous += !(j < im->nloads ? im->loads[j] : im->saves[j - im->nloads]).contiguous;
+  for (int prec = PREC_SINGLE; prec <= PREC_DOUBLE; prec++) {
+    ImplRun *run = trace_impl(im, (Precision)prec);
+    assert_true(run->ran);
+    print_faults(run);
+    Checker ck = {.impl = im, .report = true};
+    long sets = 0;
+    for (int i = 0; i < run->ninst; i++) {
+      const Instance *in = &run->inst[i];
+      check_instance(&ck, in, in->pat);
+      sets += (long)in->ncases * in->threads * in->nargs;
+    }
+    print_message("  %s, %s: %d routine instances (%d component-major), %ld per-thread sets "
+                  "compared, %d tracer errors, %d mismatches\n", im->name,
+                  target_precision_name((Precision)prec), run->ninst,
+                  count_layout(run, LAYOUT_COMPONENT), sets, run->nfaults, ck.mismatches);
+    /* Every load, the compute and every save was checked at two E and at least shared, and
+     * every non-contiguous load and save on a component-major array too. */
+    assert_true(run->ninst >= 2 * (im->nloads + 1 + im->nsaves));
+    assert_true(count_layout(run, LAYOUT_COMPONENT) >= 2 * noncontiguous);
+    assert_int_equal(run->nfaults, 0);
+    assert_int_equal(ck.mismatches, 0);
+    free_run(run);
   }
-  print_message("  %s: %d routine instances, %ld per-thread sets compared, %d tracer errors, "
-                "%d mismatches\n", im->name, run->ninst, sets, run->nfaults, ck.mismatches);
-  /* Every load, the compute and every save was checked at two E and at least shared. */
-  assert_true(run->ninst >= 2 * (im->nloads + 1 + im->nsaves));
-  assert_int_equal(run->nfaults, 0);
-  assert_int_equal(ck.mismatches, 0);
-  free_run(run);
 }
 
 /* A copy of p with one expression replaced ("start"/"count"), parsed like the library does. */
@@ -524,14 +572,17 @@ static bool altered_pattern(const Pattern *p, const char *which, const char *del
   return ok;
 }
 
-/* Finds the instance of run with this kind, E = 4, index and placement mask. */
+/* Finds the instance of run with this kind, E = 4, index and placement mask, its array
+ * element-major at the precision's vector width. */
 static const Instance *find_instance(const ImplRun *run, RoutineKind kind, int io_index,
                                      int regmask) {
   for (int i = 0; i < run->ninst; i++) {
     const Instance *in = &run->inst[i];
     int mask = 0;
     for (int a = 0; a < in->nargs; a++) mask |= (in->place[a] == PLACE_REGISTER) << a;
-    if (in->kind == kind && in->io_index == io_index && in->e == 4 && mask == regmask) return in;
+    if (in->kind == kind && in->io_index == io_index && in->e == 4 && mask == regmask &&
+        in->layout == LAYOUT_ELEMENT && in->shape.w == target_vector_width(run->precision))
+      return in;
   }
   return NULL;
 }
@@ -555,7 +606,7 @@ static int mismatches_with(const ImplRun *run, const Instance *in, int arg, cons
 static void test_altered_patterns_detected(void **state) {
   (void)state;
   assert_true(lib->nfuncs > 0 && lib->funcs[0].nimpls > 0);
-  ImplRun *run = trace_impl(&lib->funcs[0].impls[0]);
+  ImplRun *run = trace_impl(&lib->funcs[0].impls[0], PREC_SINGLE);
   assert_true(run->ran);
   const Instance *compute = find_instance(run, ROUTINE_COMPUTE, 0, 0);
   const Instance *load = find_instance(run, ROUTINE_LOAD, 0, 0);

@@ -131,7 +131,7 @@ static void finish(PlanStore *s, int ncalls, int nbuf, int nsteps, int e, int th
   s->p.nsteps = nsteps;
   s->p.e = e;
   s->p.threads = threads;
-  s->p.block = (BlockShape){threads, 1, 1};
+  s->p.block = (BlockShape){threads, 1, 1, 0};
   s->p.smem_bytes = 0;
   for (int b = 0; b < nbuf; b++) s->p.smem_bytes += s->buf[b].bytes;
 }
@@ -173,14 +173,14 @@ static void fused(PlanStore *s, Impl *im, int e) {
 static void test_access_efficiency(void **state) {
   (void)state;
   Pattern c = pat(COALESCED9), o9 = pat(OWNER9), o1 = pat(OWNER1), o3 = pat(OWNER3);
-  BlockShape sh = {32, 1, 1};
-  SearchContext *ctx = search_context_new(NULL, NULL); /* the memo alone */
+  BlockShape sh = {32, 1, 1, 0};
+  SearchContext *ctx = search_context_new(NULL, NULL, NULL); /* the memo alone */
   assert_float_equal(model_access_efficiency(ctx, &c, sh), 1.0, 1e-9);
   assert_float_equal(model_access_efficiency(ctx, &o9, sh), 0.125, 1e-9);
   assert_float_equal(model_access_efficiency(ctx, &o1, sh), 1.0, 1e-9);
   assert_float_equal(model_access_efficiency(ctx, &o3, sh), 128.0 / 384.0, 1e-9);
   /* A block of 64: the second warp is sampled too and behaves alike. */
-  assert_float_equal(model_access_efficiency(ctx, &c, (BlockShape){64, 1, 1}), 1.0, 1e-9);
+  assert_float_equal(model_access_efficiency(ctx, &c, (BlockShape){64, 1, 1, 0}), 1.0, 1e-9);
   pattern_free(&c);
   pattern_free(&o9);
   pattern_free(&o1);
@@ -195,7 +195,7 @@ static void test_coalescing(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
-  SearchContext *ctx = search_context_new(dag, db);
+  SearchContext *ctx = search_context_new(dag, db, NULL);
   Impl *im = make_impl("mm_1", 1);
   PlanStore a;
   single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
@@ -246,7 +246,7 @@ static void test_fusion_beats_two_kernels(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
-  SearchContext *ctx = search_context_new(dag, db);
+  SearchContext *ctx = search_context_new(dag, db, NULL);
   Impl *im = make_impl("mm_1", 1);
   PlanStore k0, k1, f;
   single(&k0, dag, im, 0, 0, PLACE_SHARED, 32);
@@ -267,7 +267,7 @@ static void test_cannot_launch(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
-  SearchContext *ctx = search_context_new(dag, db);
+  SearchContext *ctx = search_context_new(dag, db, NULL);
   Impl *im = make_impl("mm_1", 1);
   PlanStore a;
   single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
@@ -292,7 +292,7 @@ static void test_absurd_warp_sizes_do_not_overflow(void **state) {
   for (size_t w = 0; w < sizeof warps / sizeof *warps; w++) {
     TimingDb *db = timingdb_analytic();
     db->dev.warp_size = warps[w];
-    SearchContext *ctx = search_context_new(dag, db);
+    SearchContext *ctx = search_context_new(dag, db, NULL);
     PlanStore a;
     single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
     double t = model_predict_kernel(ctx, &a.p);
@@ -312,7 +312,7 @@ static void test_registers_and_barriers(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
   Dag *dag = make_chain();
-  SearchContext *ctx = search_context_new(dag, db);
+  SearchContext *ctx = search_context_new(dag, db, NULL);
   for (int v = 0; v < 4; v++) dag->values[v].type = &t_scalar; /* 4 bytes per thread */
   Impl *im = make_impl("mm_1", 1);
   PlanStore a;
@@ -344,7 +344,7 @@ static void test_idle_threads(void **state) {
   TimingDb *db = timingdb_load("tests/fixtures/db/model.xml");
   assert_non_null(db);
   Dag *dag = make_chain();
-  SearchContext *ctx = search_context_new(dag, db);
+  SearchContext *ctx = search_context_new(dag, db, NULL);
   Impl *im = make_impl("mmul33_2", 1);
   PlanStore a;
   fused(&a, im, 32);
@@ -387,7 +387,7 @@ static void test_database(void **state) {
   TimingDb *db = timingdb_load("tests/fixtures/db/model.xml");
   assert_non_null(db);
   Dag *dag = make_chain();
-  SearchContext *ctx = search_context_new(dag, db);
+  SearchContext *ctx = search_context_new(dag, db, NULL);
   Impl *im = make_impl("mmul33_2", 1);
   PlanStore a;
   /* loads 0 (shared) timed, save 0 shared is not (only register): analytic + one warning. */

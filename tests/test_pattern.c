@@ -159,7 +159,7 @@ static void test_pattern_syntax(void **state) {
   p = parse_pattern_ok("noreg 1, count \"(BY*9+3)/4\", stride \"4\", block \"4\", start \"4*tx\"");
   assert_true(p.noreg);
   assert_int_equal(p.count, -1);
-  assert_int_equal(pattern_count(&p, (BlockShape){3, 32, 1}), (32 * 9 + 3) / 4);
+  assert_int_equal(pattern_count(&p, (BlockShape){3, 32, 1, 0}), (32 * 9 + 3) / 4);
   pattern_free(&p);
 
   expect_pattern_error("start \"tx\", block \"1\", stride \"1\", count 3", 10, "pattern lacks 'noreg'");
@@ -247,7 +247,7 @@ static int brute_force(const TwinPattern *tw, BlockShape sh, int lin, long *star
 
 static void test_access_sets_brute_force(void **state) {
   (void)state;
-  BlockShape shapes[] = {{3, 4, 1}, {3, 32, 1}, {96, 1, 1}, {1, 8, 1}, {2, 3, 4}, {9, 12, 1}};
+  BlockShape shapes[] = {{3, 4, 1, 0}, {3, 32, 1, 0}, {96, 1, 1, 0}, {1, 8, 1, 0}, {2, 3, 4, 0}, {9, 12, 1, 0}};
   long expect[8192];
   int checked = 0;
   for (size_t p = 0; p < sizeof twins / sizeof twins[0]; p++) {
@@ -277,7 +277,7 @@ static void test_last_stride_unused(void **state) {
   (void)state;
   Pattern p = parse_pattern_ok("start \"0\", block \"1\", stride \"6/(2-i)\", count 3, noreg 0");
   AccessSet s;
-  assert_true(pattern_access_set(&p, (BlockShape){1, 1, 1}, 0, &s));
+  assert_true(pattern_access_set(&p, (BlockShape){1, 1, 1, 0}, 0, &s));
   assert_int_equal(s.n, 3);
   assert_int_equal(s.offsets[0], 0);
   assert_int_equal(s.offsets[1], 3); /* stride(0) = 3 */
@@ -287,7 +287,7 @@ static void test_last_stride_unused(void **state) {
   /* A division by zero in a round that is used is reported at its column. */
   p = parse_pattern_ok("start \"0\", block \"1\", stride \"6/(1-i)\", count 3, noreg 0");
   capture_start();
-  bool ok = pattern_access_set(&p, (BlockShape){1, 1, 1}, 0, &s);
+  bool ok = pattern_access_set(&p, (BlockShape){1, 1, 1, 0}, 0, &s);
   char *out = capture_end();
   assert_false(ok);
   assert_contains(out, "p.ini:3:41: error: division by zero");
@@ -296,7 +296,7 @@ static void test_last_stride_unused(void **state) {
   /* Negative block is an error, not an empty round. */
   p = parse_pattern_ok("start \"0\", block \"1-i\", stride \"1\", count 3, noreg 0");
   capture_start();
-  ok = pattern_access_set(&p, (BlockShape){1, 1, 1}, 0, &s);
+  ok = pattern_access_set(&p, (BlockShape){1, 1, 1, 0}, 0, &s);
   out = capture_end();
   assert_false(ok);
   assert_contains(out, "block -1 is negative at i = 2");
@@ -305,7 +305,7 @@ static void test_last_stride_unused(void **state) {
   /* A huge count is refused before memory runs out. */
   p = parse_pattern_ok("start \"0\", block \"1000\", stride \"1000\", count \"BX*100000\", noreg 0");
   capture_start();
-  ok = pattern_access_set(&p, (BlockShape){1, 1, 1}, 0, &s);
+  ok = pattern_access_set(&p, (BlockShape){1, 1, 1, 0}, 0, &s);
   out = capture_end();
   assert_false(ok);
   assert_contains(out, "touches more than 131072 offsets");
@@ -314,11 +314,11 @@ static void test_last_stride_unused(void **state) {
   /* An empty (never parsed) pattern is an error, not a crash, and compatible with nothing. */
   Pattern empty = {.loc = {.file = "p.ini"}};
   capture_start();
-  ok = pattern_access_set(&empty, (BlockShape){1, 1, 1}, 0, &s);
+  ok = pattern_access_set(&empty, (BlockShape){1, 1, 1, 0}, 0, &s);
   out = capture_end();
   assert_false(ok);
   free(out);
-  assert_false(patterns_compatible(&empty, (BlockShape){1, 1, 1}, &empty, (BlockShape){1, 1, 1}));
+  assert_false(patterns_compatible(&empty, (BlockShape){1, 1, 1, 0}, &empty, (BlockShape){1, 1, 1, 0}));
 }
 
 /* ---- compatibility ----------------------------------------------------------------------- */
@@ -335,7 +335,7 @@ static void test_compatibility_thesis(void **state) {
   Pattern rev = parse_pattern_ok("start \"ty*9+tx*3+2\", block \"1\", stride \"-1\", count 3, noreg 0");
   /* One thread per element in a 1-D block of 3E threads: thread lin = tx + 3*ty touches 3*lin. */
   Pattern flat = parse_pattern_ok("start \"tx*3\", block \"1\", stride \"1\", count 3, noreg 0");
-  BlockShape s32 = {3, 32, 1}, s96 = {96, 1, 1}, s16 = {3, 16, 1};
+  BlockShape s32 = {3, 32, 1, 0}, s96 = {96, 1, 1, 0}, s16 = {3, 16, 1, 0};
 
   assert_true(patterns_compatible(&in0, s32, &out, s32));
   assert_false(patterns_compatible(&in1, s32, &out, s32));
@@ -343,11 +343,11 @@ static void test_compatibility_thesis(void **state) {
   assert_false(patterns_compatible(&in0, s32, &rev, s32));
   assert_true(patterns_compatible(&in0, s32, &flat, s96));  /* same thread count, same offsets */
   assert_false(patterns_compatible(&in0, s32, &out, s16));  /* 96 vs 48 threads */
-  assert_false(patterns_compatible(&in0, s32, &flat, (BlockShape){48, 1, 1}));
+  assert_false(patterns_compatible(&in0, s32, &flat, (BlockShape){48, 1, 1, 0}));
 
   /* Reflexive and symmetric over every pair and shape. */
   Pattern *all[] = {&in0, &in1, &out, &in0b, &rev, &flat};
-  BlockShape shapes[] = {s32, s96, s16, {48, 1, 1}};
+  BlockShape shapes[] = {s32, s96, s16, {48, 1, 1, 0}};
   for (int a = 0; a < 6; a++)
     for (int sa = 0; sa < 4; sa++) {
       assert_true(patterns_compatible(all[a], shapes[sa], all[a], shapes[sa]));
@@ -365,15 +365,15 @@ static void test_compatibility_last_thread(void **state) {
   Pattern a = parse_pattern_ok("start \"tx*2\", block \"2\", stride \"1\", count 1, noreg 0");
   Pattern b = parse_pattern_ok(
       "start \"tx*2\", block \"tx == BX-1 ? 1 : 2\", stride \"1\", count 1, noreg 0");
-  assert_false(patterns_compatible(&a, (BlockShape){64, 1, 1}, &b, (BlockShape){64, 1, 1}));
-  assert_false(patterns_compatible(&b, (BlockShape){64, 1, 1}, &a, (BlockShape){64, 1, 1}));
+  assert_false(patterns_compatible(&a, (BlockShape){64, 1, 1, 0}, &b, (BlockShape){64, 1, 1, 0}));
+  assert_false(patterns_compatible(&b, (BlockShape){64, 1, 1, 0}, &a, (BlockShape){64, 1, 1, 0}));
   pattern_free(&a);
   pattern_free(&b);
 }
 
 static void test_register_extent(void **state) {
   (void)state;
-  BlockShape s32 = {3, 32, 1};
+  BlockShape s32 = {3, 32, 1, 0};
   for (size_t p = 0; p < sizeof twins / sizeof twins[0]; p++) {
     Pattern pat = parse_pattern_ok(twins[p].text);
     long expect[8192], want = 0;
@@ -400,7 +400,7 @@ static void test_compatibility_speed(void **state) {
       "start \"4*(tx+BX*ty)\", block \"4*(4*(tx+BX*ty+i*BX*BY) < BY*9)\", stride \"4*BX*BY\", "
       "count \"(BY*9/4+BX*BY-1)/(BX*BY)+0\", noreg 1");
   for (int rep = 0; rep < 200; rep++)
-    assert_true(patterns_compatible(&a, (BlockShape){3, 256, 1}, &b, (BlockShape){3, 256, 1}));
+    assert_true(patterns_compatible(&a, (BlockShape){3, 256, 1, 0}, &b, (BlockShape){3, 256, 1, 0}));
   pattern_free(&a);
   pattern_free(&b);
 }

@@ -67,6 +67,7 @@ static Accesses step_accesses(const Dag *dag, const KernelPlan *p, int s) {
   const Step *st = &p->steps[s];
   const Impl *im = p->impl[st->call];
   BlockShape sh = impl_shape(im, p->e);
+  sh.w = p->w; /* the plan's vector width */
   if (st->kind == ROUTINE_COMPUTE) {
     const DagNode *nd = &dag->nodes[p->order[st->call]];
     for (int k = 0; k < nd->nargs; k++)
@@ -138,7 +139,7 @@ static World load_world(const char *name) {
   assert_non_null(w.spec);
   w.dag = dag_build(w.spec);
   w.db = timingdb_analytic();
-  w.ctx = search_context_new(w.dag, w.db);
+  w.ctx = search_context_new(w.dag, w.db, NULL);
   return w;
 }
 

@@ -52,9 +52,22 @@ static void test_good_file(void **state) {
   timingdb_free(db);
 }
 
+/* The key of a routine timed in single precision on an element-major array at W = 4 (all a
+ * version-1 database holds). */
+static RoutineTiming key(const char *impl, RoutineKind kind, int index, Placement pl) {
+  return (RoutineTiming){.impl = (char *)impl, .kind = kind, .index = index, .placement = pl,
+                         .precision = PREC_SINGLE, .layout = LAYOUT_ELEMENT, .width = 4};
+}
+
+static bool find(const TimingDb *db, const char *impl, RoutineKind kind, int index, Placement pl,
+                 int e, int smem, double *ns) {
+  RoutineTiming k = key(impl, kind, index, pl);
+  return timingdb_lookup(db, &k, e, smem, ns);
+}
+
 static double lookup(const TimingDb *db, RoutineKind k, Placement pl, int e, int smem) {
   double ns = -1;
-  assert_true(timingdb_lookup(db, "mmul33_2", k, 0, pl, e, smem, &ns));
+  assert_true(find(db, "mmul33_2", k, 0, pl, e, smem, &ns));
   return ns;
 }
 
@@ -78,9 +91,9 @@ static void test_lookup_interpolates_and_clamps(void **state) {
   assert_float_equal(lookup(db, ROUTINE_SAVE, PLACE_REGISTER, 32, 0), 0.5, 1e-12);
   /* absent: other placement, other index, other impl */
   double ns;
-  assert_false(timingdb_lookup(db, "mmul33_2", ROUTINE_SAVE, 0, PLACE_SHARED, 32, 0, &ns));
-  assert_false(timingdb_lookup(db, "mmul33_2", ROUTINE_LOAD, 1, PLACE_SHARED, 32, 0, &ns));
-  assert_false(timingdb_lookup(db, "mmul33_1", ROUTINE_LOAD, 0, PLACE_SHARED, 32, 0, &ns));
+  assert_false(find(db, "mmul33_2", ROUTINE_SAVE, 0, PLACE_SHARED, 32, 0, &ns));
+  assert_false(find(db, "mmul33_2", ROUTINE_LOAD, 1, PLACE_SHARED, 32, 0, &ns));
+  assert_false(find(db, "mmul33_1", ROUTINE_LOAD, 0, PLACE_SHARED, 32, 0, &ns));
   timingdb_free(db);
 }
 
@@ -96,7 +109,7 @@ static void test_analytic(void **state) {
   assert_int_equal(db->dev.max_blocks_per_sm, 32);
   assert_int_equal(db->nroutines, 0);
   double ns;
-  assert_false(timingdb_lookup(db, "mmul33_2", ROUTINE_LOAD, 0, PLACE_SHARED, 32, 0, &ns));
+  assert_false(find(db, "mmul33_2", ROUTINE_LOAD, 0, PLACE_SHARED, 32, 0, &ns));
   timingdb_free(db);
 }
 
@@ -134,8 +147,8 @@ static void test_errors(void **state) {
   expect_error(HEAD "<device name=\"x\"\n", "mem.xml:", "malformed XML");
   expect_error("<?xml version=\"1.0\"?>\n<timings version=\"1\"/>\n", "mem.xml:2",
                "root element must be <kasgen-timings>");
-  expect_error("<?xml version=\"1.0\"?>\n<kasgen-timings version=\"2\">\n" DEVICE TAIL,
-               "mem.xml:2", "unsupported database version '2'");
+  expect_error("<?xml version=\"1.0\"?>\n<kasgen-timings version=\"3\">\n" DEVICE TAIL,
+               "mem.xml:2", "unsupported database version '3'");
   expect_error("<?xml version=\"1.0\"?>\n<kasgen-timings>\n" DEVICE TAIL, "mem.xml:2",
                "lacks the attribute 'version'");
   expect_error(HEAD TAIL, "mem.xml:2", "has no <device>");
@@ -185,6 +198,64 @@ static void test_errors(void **state) {
   /* An external DTD must not be fetched (NONET) nor crash: a DOCTYPE is refused where it is. */
   expect_error("<?xml version=\"1.0\"?>\n<!DOCTYPE x SYSTEM \"http://example.invalid/x.dtd\">\n"
                "<x/>\n", "mem.xml:2", "document type declaration (<!DOCTYPE>) is not allowed");
+}
+
+#define ROUTINE(attrs, ns)                                                                    \
+  "<routine impl=\"a_1\" kind=\"load\" index=\"0\" placement=\"shared\" " attrs ">"            \
+  "<point e=\"1\" extra-smem=\"0\" ns=\"" ns "\"/></routine>\n"
+
+/* Schema version 2 keys a routine also by precision, layout and width; a version-1 database
+ * reads as single precision, element-major, W = 4. */
+static void test_version_2_keys(void **state) {
+  (void)state;
+  const char *v2 = "<?xml version=\"1.0\"?>\n<kasgen-timings version=\"2\">\n" DEVICE
+      ROUTINE("", "1")
+      ROUTINE("precision=\"double\"", "2")
+      ROUTINE("precision=\"double\" layout=\"component\"", "3")
+      ROUTINE("width=\"1\"", "4")
+      ROUTINE("precision=\"double\" width=\"1\"", "5") TAIL;
+  TimingDb *db = parse_quiet(v2);
+  assert_non_null(db);
+  assert_int_equal(db->nroutines, 5);
+  struct {
+    Precision p;
+    Layout l;
+    int w;
+    double ns;
+  } want[] = {{PREC_SINGLE, LAYOUT_ELEMENT, 4, 1}, {PREC_DOUBLE, LAYOUT_ELEMENT, 2, 2},
+              {PREC_DOUBLE, LAYOUT_COMPONENT, 2, 3}, {PREC_SINGLE, LAYOUT_ELEMENT, 1, 4},
+              {PREC_DOUBLE, LAYOUT_ELEMENT, 1, 5}};
+  for (int k = 0; k < 5; k++) {
+    RoutineTiming key_k = key("a_1", ROUTINE_LOAD, 0, PLACE_SHARED);
+    key_k.precision = want[k].p, key_k.layout = want[k].l, key_k.width = want[k].w;
+    double ns = -1;
+    assert_true(timingdb_lookup(db, &key_k, 1, 0, &ns));
+    assert_true(ns == want[k].ns);
+  }
+  RoutineTiming absent = key("a_1", ROUTINE_LOAD, 0, PLACE_SHARED);
+  absent.layout = LAYOUT_COMPONENT; /* single precision component-major: not timed */
+  assert_null(timingdb_find(db, &absent));
+  assert_true(timingdb_has(db, PREC_DOUBLE, LAYOUT_COMPONENT, 0));
+  assert_true(timingdb_has(db, PREC_SINGLE, LAYOUT_ELEMENT, 1));
+  assert_false(timingdb_has(db, PREC_SINGLE, LAYOUT_COMPONENT, 0));
+  assert_false(timingdb_has(db, PREC_DOUBLE, LAYOUT_COMPONENT, 1));
+  timingdb_free(db);
+  /* the same routine twice in one precision is a duplicate; the message names the key */
+  expect_error("<?xml version=\"1.0\"?>\n<kasgen-timings version=\"2\">\n" DEVICE
+               ROUTINE("precision=\"double\"", "1") ROUTINE("precision=\"double\" width=\"2\"", "1")
+               TAIL, "mem.xml:5", "duplicate routine (a_1 load 0 shared, double, element, width 2");
+  expect_error(HEAD DEVICE ROUTINE("precision=\"half\"", "1") TAIL, "mem.xml:4",
+               "unknown precision 'half'");
+  expect_error(HEAD DEVICE ROUTINE("layout=\"soa\"", "1") TAIL, "mem.xml:4",
+               "unknown layout 'soa'");
+  expect_error(HEAD DEVICE ROUTINE("width=\"0\"", "1") TAIL, "mem.xml:4",
+               "'width' must be an integer in [1, 16]");
+  /* version 1: no routine of double precision */
+  db = parse_quiet(HEAD DEVICE ROUTINE("", "1") TAIL);
+  assert_non_null(db);
+  assert_true(timingdb_has(db, PREC_SINGLE, LAYOUT_ELEMENT, 4));
+  assert_false(timingdb_has(db, PREC_DOUBLE, LAYOUT_ELEMENT, 0));
+  timingdb_free(db);
 }
 
 /* A <device> line with one attribute replaced. */
@@ -282,10 +353,10 @@ static void test_many_routines(void **state) {
   for (int i = 0; i < N; i += 997) {
     char impl[32];
     snprintf(impl, sizeof impl, "f%d_1", i);
-    assert_true(timingdb_lookup(db, impl, ROUTINE_LOAD, 0, PLACE_SHARED, 32, 0, &ns));
+    assert_true(find(db, impl, ROUTINE_LOAD, 0, PLACE_SHARED, 32, 0, &ns));
     assert_true(ns == i);
   }
-  assert_false(timingdb_lookup(db, "f7_1", ROUTINE_SAVE, 0, PLACE_SHARED, 32, 0, &ns));
+  assert_false(find(db, "f7_1", ROUTINE_SAVE, 0, PLACE_SHARED, 32, 0, &ns));
   timingdb_free(db);
   /* the same routine again at the end: line 4 + N */
   sb.len = before_tail;
@@ -386,6 +457,7 @@ int main(void) {
       cmocka_unit_test(test_default_path),  cmocka_unit_test(test_absurd_device_limits),
       cmocka_unit_test(test_absurd_timings), cmocka_unit_test(test_entities_are_never_expanded),
       cmocka_unit_test(test_many_routines), cmocka_unit_test(test_index_equals_scan),
+      cmocka_unit_test(test_version_2_keys),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   free(messages);

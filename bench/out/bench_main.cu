@@ -5,7 +5,9 @@
  * times every benchmark kernel of bench_tables.h at every extra shared-memory size, and writes
  * the database XML (docs/timingdb.md) with plain stdio.  Depends on CUDA and libc.
  *
- *   kasbench [OUTDIR]   writes OUTDIR/<gpu-slug>.xml (default: .)
+ *   kasbench [OUTDIR [single|double]]   writes OUTDIR/<gpu-slug>.xml (default: .), or with a
+ *                                       precision only its routines, to <gpu-slug>.<precision>.xml
+ *                                       (bench/benchdb.sh joins the two halves)
  */
 #include "bench_common.h"
 #include <stdio.h>
@@ -22,7 +24,7 @@
           cudaGetErrorString(err_)); exit(1); } } while (0)
 
 static const size_t N = (size_t)1 << 22;   /* elements: inputs far beyond the L2 */
-static const int MAX_FLOATS = 81;          /* largest type */
+static const int MAX_REALS = 81;           /* largest type */
 static const int EXTRA[] = {0, 8192, 24576, 49152, 98304, 163840, 225280};
 static const int REPS = 5;
 
@@ -30,20 +32,23 @@ static int cmp_float(const void *a, const void *b) {
   float x = *(const float *)a, y = *(const float *)b; return (x > y) - (x < y);
 }
 
-__global__ void kb_fill(float *p, size_t count) {
+/* Fills the buffer as doubles, positive and never zero; read as floats, the same bytes are
+ * normal numbers too (the halves of such doubles), so one buffer serves both precisions. */
+__global__ void kb_fill(double *p, size_t count) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < count;
        i += (size_t)gridDim.x * blockDim.x)
-    p[i] = 0.5f + (float)(i % 1021) * (1.0f / 1021.0f);   /* positive, never zero */
+    p[i] = 0.5 + (double)(i % 1021) * (1.0 / 1021.0);
 }
 
 __global__ void kb_empty(void) {}
 
-/* Median milliseconds of one launch of e's kernel with `smem` dynamic shared bytes. */
-static float time_entry(const BenchEntry *e, int smem, const float *in, float *out,
+/* Median milliseconds of one launch of e's kernel with `smem` dynamic shared bytes; a
+ * component-major array has N elements per component row (ld = N). */
+static float time_entry(const BenchEntry *e, int smem, const void *in, void *out,
                         cudaEvent_t t0, cudaEvent_t t1) {
   CHECK(cudaFuncSetAttribute(e->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  size_t n = N; float seed = 0.75f;
-  void *args[] = {(void *)&in, (void *)&out, (void *)&n, (void *)&seed};
+  size_t n = N, ld = N; float seed = 0.75f;
+  void *args[] = {(void *)&in, (void *)&out, (void *)&n, (void *)&ld, (void *)&seed};
   dim3 grid((unsigned)((N + e->e - 1) / e->e)), block(e->bx, e->by, e->bz);
   float ms[REPS + 1];
   for (int r = 0; r <= REPS; r++) {   /* r = 0 warms up */
@@ -58,7 +63,7 @@ static float time_entry(const BenchEntry *e, int smem, const float *in, float *o
 }
 
 /* Read+write bytes per second of a large device-to-device copy, GB/s. */
-static double copy_bandwidth(float *a, float *b, size_t bytes, cudaEvent_t t0, cudaEvent_t t1) {
+static double copy_bandwidth(void *a, void *b, size_t bytes, cudaEvent_t t0, cudaEvent_t t1) {
   float best = 1e30f;
   for (int r = 0; r < 8; r++) {
     float ms;
@@ -104,54 +109,83 @@ static void make_slug(const char *name, char *slug, size_t cap) {
 
 static int same_routine(const BenchEntry *a, const BenchEntry *b) {
   return !strcmp(a->impl, b->impl) && !strcmp(a->kind, b->kind) && a->index == b->index &&
-         !strcmp(a->placement, b->placement);
+         !strcmp(a->placement, b->placement) && !strcmp(a->precision, b->precision) &&
+         !strcmp(a->layout, b->layout) && a->width == b->width;
+}
+
+/* Writes the points of the routine whose entries are [from, to) of the flat list, when it has
+ * any (a routine of the other precision, or beyond the shared-memory limit, has none). */
+static void write_routine(FILE *f, const BenchEntry *const *flat, const float *ns, int from,
+                          int to, int nextra) {
+  int points = 0;
+  for (int k = from * nextra; k < to * nextra; k++) points += ns[k] >= 0;
+  if (!points) return;
+  const BenchEntry *e = flat[from];
+  fprintf(f, "  <routine impl=\"%s\" kind=\"%s\" index=\"%d\" placement=\"%s\"\n"
+             "           precision=\"%s\" layout=\"%s\" width=\"%d\">\n",
+          e->impl, e->kind, e->index, e->placement, e->precision, e->layout, e->width);
+  for (int i = from; i < to; i++)
+    for (int x = 0; x < nextra; x++) {
+      float v = ns[(size_t)i * nextra + x];
+      if (v >= 0) fprintf(f, "    <point e=\"%d\" extra-smem=\"%d\" ns=\"%.6g\"/>\n",
+                         flat[i]->e, EXTRA[x], v);
+    }
+  fprintf(f, "  </routine>\n");
 }
 
 int main(int argc, char **argv) {
   const char *outdir = argc > 1 ? argv[1] : ".";
+  const char *only = argc > 2 ? argv[2] : NULL; /* one precision, or NULL for both */
+  if (only && strcmp(only, "single") && strcmp(only, "double")) {
+    fprintf(stderr, "usage: kasbench [OUTDIR [single|double]]\n");
+    return 2;
+  }
   cudaDeviceProp p;
   CHECK(cudaGetDeviceProperties(&p, 0));
   char slug[256];
   make_slug(p.name, slug, sizeof slug);
-  size_t floats = N * MAX_FLOATS + 64;
-  float *in, *out;
-  CHECK(cudaMalloc(&in, floats * sizeof(float)));
-  CHECK(cudaMalloc(&out, floats * sizeof(float)));
-  kb_fill<<<4096, 256>>>(in, floats);
+  size_t doubles = N * MAX_REALS + 64; /* room for the largest type in double precision */
+  double *in, *out;
+  CHECK(cudaMalloc(&in, doubles * sizeof(double)));
+  CHECK(cudaMalloc(&out, doubles * sizeof(double)));
+  kb_fill<<<4096, 256>>>(in, doubles);
   CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
   cudaEvent_t t0, t1;
   CHECK(cudaEventCreate(&t0));
   CHECK(cudaEventCreate(&t1));
-  double gbs = copy_bandwidth(in, out, floats * sizeof(float) / 2, t0, t1);
+  double gbs = copy_bandwidth(in, out, doubles * sizeof(double) / 4, t0, t1);
   double launch_ns = launch_overhead(t0, t1);
   fprintf(stderr, "kasbench: %s: %d SMs, copy %.0f GB/s, launch %.0f ns\n", p.name,
           p.multiProcessorCount, gbs, launch_ns);
-  int total = 0;
+  int total = 0, timed = 0;
   for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) total += tables[t].count;
+  const BenchEntry **flat = (const BenchEntry **)calloc((size_t)total, sizeof *flat);
+  for (size_t t = 0, k = 0; t < sizeof tables / sizeof *tables; t++)
+    for (int i = 0; i < tables[t].count; i++) flat[k++] = &tables[t].entries[i];
   const int nextra = (int)(sizeof EXTRA / sizeof *EXTRA);
   float *ns = (float *)calloc((size_t)total * nextra, sizeof(float));
-  int done = 0;
-  for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
-    for (int i = 0; i < tables[t].count; i++, done++) {
-      const BenchEntry *e = &tables[t].entries[i];
-      for (int x = 0; x < nextra; x++) {
-        int smem = e->own_smem + EXTRA[x];
-        ns[(size_t)done * nextra + x] = -1.0f;
-        if (smem > (int)p.sharedMemPerBlockOptin) continue;
-        ns[(size_t)done * nextra + x] = time_entry(e, smem, in, out, t0, t1) * 1e6f / (float)N;
-      }
-      fprintf(stderr, "\rkasbench: %d/%d %s %s %d %s e=%d     ", done + 1, total, e->impl,
-              e->kind, e->index, e->placement, e->e);
+  for (int done = 0; done < total; done++) {
+    const BenchEntry *e = flat[done];
+    for (int x = 0; x < nextra; x++) ns[(size_t)done * nextra + x] = -1.0f;
+    if (only && strcmp(e->precision, only)) continue;
+    for (int x = 0; x < nextra; x++) {
+      int smem = e->own_smem + EXTRA[x];
+      if (smem > (int)p.sharedMemPerBlockOptin) continue;
+      ns[(size_t)done * nextra + x] = time_entry(e, smem, in, out, t0, t1) * 1e6f / (float)N;
     }
+    timed++;
+    fprintf(stderr, "\rkasbench: %d/%d %s %s %d %s %s %s W=%d e=%d     ", done + 1, total,
+            e->impl, e->kind, e->index, e->placement, e->precision, e->layout, e->width, e->e);
+  }
   fprintf(stderr, "\n");
   char path[4096];
-  snprintf(path, sizeof path, "%s/%s.xml", outdir, slug);
+  snprintf(path, sizeof path, only ? "%s/%s.%s.xml" : "%s/%s.xml", outdir, slug, only);
   FILE *f = fopen(path, "w");
   if (!f) { perror(path); return 1; }
   char date[64]; time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<kasgen-timings version=\"1\">\n");
+  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<kasgen-timings version=\"2\">\n");
   fprintf(f, "  <device name=\""); xml_escaped(f, p.name);
   fprintf(f, "\" slug=\"%s\"\n          sm-count=\"%d\" smem-per-sm=\"%zu\" "
              "smem-per-block-optin=\"%zu\"\n          regs-per-sm=\"%d\" "
@@ -165,27 +199,14 @@ int main(int argc, char **argv) {
   fprintf(f, "  <generated date=\"%s\" nvcc=\"%d.%d\" kasgen=\"%s\" "
              "elements=\"%zu\"/>\n",
           date, __CUDACC_VER_MAJOR__, __CUDACC_VER_MINOR__, KASGEN_VERSION, N);
-  const BenchEntry *prev = NULL;
-  done = 0;
-  for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
-    for (int i = 0; i < tables[t].count; i++, done++) {
-      const BenchEntry *e = &tables[t].entries[i];
-      if (!prev || !same_routine(prev, e)) {
-        if (prev) fprintf(f, "  </routine>\n");
-        fprintf(f, "  <routine impl=\"%s\" kind=\"%s\" index=\"%d\" placement=\"%s\">\n",
-                e->impl, e->kind, e->index, e->placement);
-      }
-      prev = e;
-      for (int x = 0; x < nextra; x++) {
-        float v = ns[(size_t)done * nextra + x];
-        if (v >= 0) fprintf(f, "    <point e=\"%d\" extra-smem=\"%d\" ns=\"%.6g\"/>\n",
-                           e->e, EXTRA[x], v);
-      }
-    }
-  if (prev) fprintf(f, "  </routine>\n");
+  for (int from = 0, to; from < total; from = to) {
+    for (to = from + 1; to < total && same_routine(flat[from], flat[to]); to++) {}
+    write_routine(f, flat, ns, from, to, nextra);
+  }
   fprintf(f, "</kasgen-timings>\n");
   if (fclose(f) != 0) { perror(path); return 1; }
-  printf("wrote %s (%d routine kernels)\n", path, total);
+  printf("wrote %s (%d of %d routine kernels)\n", path, timed, total);
   free(ns);
+  free(flat);
   return 0;
 }

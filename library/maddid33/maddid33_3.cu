@@ -4,43 +4,41 @@
  * It shares the 3 x E block and the per-thread patterns of mmul33_2, madd33_3 and mvmul33_2 (rows
  * of a 3x3 matrix), so that fusions with them need no recomputed coordinates and may keep buffers
  * in registers. F = I + grad u needs no constant input: no identity matrix streamed from memory.
- * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from global
+ * Loads: for every input a coalesced vector copy of the block's batch (the fast path from global
  * memory) and an owner copy whose offsets equal the compute's (a register buffer).
- * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: docs/library-format.md.
+ * Saves: coalesced (vectors) and owner.  Layout, placeholders and tails: docs/library-format.md.
  */
 
-/* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 floats as float4
+/* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
  * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
-KAS_DEV void d_maddid33_3_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
-                                 int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_maddid33_3_load_0(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                 int tz, size_t e0, size_t n) {
   const int threads = MADDID33_3_BX * MADDID33_3_BY * MADDID33_3_BZ;
   const int lin = tx + MADDID33_3_BX * (ty + MADDID33_3_BY * tz);
-  const int quads = MADDID33_3_BY * 9 / 4; /* E is a multiple of 4, so this is exact */
+  const int vecs = MADDID33_3_BY * 9 / W; /* E is a multiple of 4, so this is exact */
   if (e0 + MADDID33_3_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        /* e0 * 9 is a multiple of 4 floats: the float4 is 16-byte aligned */
-        const float4 v = KAS_LOAD4(g, e0 * 9 / 4 + (size_t)q);
-        s[APLS + r * 4 * threads + 0] = v.x;
-        s[APLS + r * 4 * threads + 1] = v.y;
-        s[APLS + r * 4 * threads + 2] = v.z;
-        s[APLS + r * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        /* e0 * 9 is a multiple of W reals: the vector is aligned where g is */
+        real v[W];
+        KAS_LOADV(v, g, GIDX(e0, 0) / W + (size_t)q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + r * W * threads + b] = v[b];
       }
     }
   } else {
-    const size_t valid = n > e0 ? (n - e0) * 9 : 0; /* floats of the chunk that exist */
+    const size_t valid = n > e0 ? (n - e0) * 9 : 0; /* reals of the chunk that exist */
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-          const size_t off = 4 * (size_t)q + k;
-          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 9 + off] : 0.0f;
+        for (int k = 0; k < W; k++) {
+          const size_t off = W * (size_t)q + k;
+          s[APLS + r * W * threads + k] = off < valid ? g[GIDX(e0, 0) + off] : 0;
         }
       }
     }
@@ -49,59 +47,54 @@ KAS_DEV void d_maddid33_3_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
 
 /* Input 0 (matrix3x3), owner: each thread copies the row it computes. The same offsets as the
  * compute reads, so the buffer may live in registers; elements >= n read as 0. */
-KAS_DEV void d_maddid33_3_load_1(const float *KAS_RESTRICT g, KAS_BUF s,
-                                 int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_maddid33_3_load_1(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                 int tz, size_t e0, size_t n) {
   (void)tz;
   const bool valid = e0 + ty < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
-    s[APLS + k] = valid ? g[(e0 + ty) * 9 + tx*3 + k] : 0.0f;
+    s[APLS + k] = valid ? g[GIDX(e0 + ty, tx*3 + k)] : 0;
 }
 
 /* C = A + I, one thread per row; row tx holds the diagonal entry k == tx. */
-KAS_DEV void d_maddid33_3_compute(KAS_BUF a, KAS_BUF c, int tx, int ty, int tz)
-{
+KAS_DEV void d_maddid33_3_compute(KAS_BUF(real) a, KAS_BUF(real) c, int tx, int ty, int tz) {
   (void)ty; /* tx picks this thread's part; ty, tz enter only through the placeholders */
   (void)tz;
 #pragma unroll
   for (int k = 0; k < 3; k++)
-    c[APOUT + k] = k == tx ? a[APIN0 + k] + 1.0f : a[APIN0 + k];
+    c[APOUT + k] = k == tx ? a[APIN0 + k] + 1 : a[APIN0 + k];
 }
 
-/* Result (matrix3x3), coalesced: the block's threads write its E*9 floats as float4
+/* Result (matrix3x3), coalesced: the block's threads write its E*9 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block writes scalars of elements < n only. */
-KAS_DEV void d_maddid33_3_save_0(KAS_BUF s, float *KAS_RESTRICT g,
-                                 int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_maddid33_3_save_0(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
+                                 size_t e0, size_t n) {
   const int threads = MADDID33_3_BX * MADDID33_3_BY * MADDID33_3_BZ;
   const int lin = tx + MADDID33_3_BX * (ty + MADDID33_3_BY * tz);
-  const int quads = MADDID33_3_BY * 9 / 4;
+  const int vecs = MADDID33_3_BY * 9 / W;
   if (e0 + MADDID33_3_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        float4 v;
-        v.x = s[APLS + r * 4 * threads + 0];
-        v.y = s[APLS + r * 4 * threads + 1];
-        v.z = s[APLS + r * 4 * threads + 2];
-        v.w = s[APLS + r * 4 * threads + 3];
-        KAS_STORE4(g, e0 * 9 / 4 + (size_t)q, v);
+      if (q < vecs) {
+        real v[W];
+#pragma unroll
+        for (int b = 0; b < W; b++) v[b] = s[APLS + r * W * threads + b];
+        KAS_STOREV(g, GIDX(e0, 0) / W + (size_t)q, v);
       }
     }
   } else {
     const size_t valid = n > e0 ? (n - e0) * 9 : 0;
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < W; k++) {
           /* read unconditionally, so the read set does not depend on n */
-          const float v = s[APLS + r * 4 * threads + k];
-          const size_t off = 4 * (size_t)q + k;
-          if (off < valid) g[e0 * 9 + off] = v;
+          const real v = s[APLS + r * W * threads + k];
+          const size_t off = W * (size_t)q + k;
+          if (off < valid) g[GIDX(e0, 0) + off] = v;
         }
       }
     }
@@ -110,13 +103,12 @@ KAS_DEV void d_maddid33_3_save_0(KAS_BUF s, float *KAS_RESTRICT g,
 
 /* Result (matrix3x3), owner: each thread writes the row it computed, straight from the compute's
  * output (registers or shared); elements >= n are not written. */
-KAS_DEV void d_maddid33_3_save_1(KAS_BUF s, float *KAS_RESTRICT g,
-                                 int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_maddid33_3_save_1(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
+                                 size_t e0, size_t n) {
   (void)tz;
   if (e0 + ty < n) {
 #pragma unroll
     for (int k = 0; k < 3; k++)
-      g[(e0 + ty) * 9 + tx*3 + k] = s[APLS + k];
+      g[GIDX(e0 + ty, tx*3 + k)] = s[APLS + k];
   }
 }

@@ -8,43 +8,41 @@
  * ill-conditioned beyond ~1e8.  In float the cancellation of the expansion costs digits exactly
  * where they matter (J = det F near 0, or near 1 with small strains) and misses a 1e-5 relative
  * check for about one random matrix in 50.
- * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from global
+ * Loads: for every input a coalesced vector copy of the block's batch (the fast path from global
  * memory) and an owner copy whose offsets equal the compute's (a register buffer).
- * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: docs/library-format.md.
+ * Saves: coalesced (vectors) and owner.  Layout, placeholders and tails: docs/library-format.md.
  */
 
-/* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 floats as float4
+/* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
  * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
-KAS_DEV void d_mdet33_2_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
-                               int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_mdet33_2_load_0(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty, int tz,
+                               size_t e0, size_t n) {
   const int threads = MDET33_2_BX * MDET33_2_BY * MDET33_2_BZ;
   const int lin = tx + MDET33_2_BX * (ty + MDET33_2_BY * tz);
-  const int quads = MDET33_2_BY * 9 / 4; /* E is a multiple of 4, so this is exact */
+  const int vecs = MDET33_2_BY * 9 / W; /* E is a multiple of 4, so this is exact */
   if (e0 + MDET33_2_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        /* e0 * 9 is a multiple of 4 floats: the float4 is 16-byte aligned */
-        const float4 v = KAS_LOAD4(g, e0 * 9 / 4 + (size_t)q);
-        s[APLS + r * 4 * threads + 0] = v.x;
-        s[APLS + r * 4 * threads + 1] = v.y;
-        s[APLS + r * 4 * threads + 2] = v.z;
-        s[APLS + r * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        /* e0 * 9 is a multiple of W reals: the vector is aligned where g is */
+        real v[W];
+        KAS_LOADV(v, g, GIDX(e0, 0) / W + (size_t)q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + r * W * threads + b] = v[b];
       }
     }
   } else {
-    const size_t valid = n > e0 ? (n - e0) * 9 : 0; /* floats of the chunk that exist */
+    const size_t valid = n > e0 ? (n - e0) * 9 : 0; /* reals of the chunk that exist */
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-          const size_t off = 4 * (size_t)q + k;
-          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 9 + off] : 0.0f;
+        for (int k = 0; k < W; k++) {
+          const size_t off = W * (size_t)q + k;
+          s[APLS + r * W * threads + k] = off < valid ? g[GIDX(e0, 0) + off] : 0;
         }
       }
     }
@@ -53,66 +51,61 @@ KAS_DEV void d_mdet33_2_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
 
 /* Input 0 (matrix3x3), owner: thread tx == 0 copies the element it computes. The same offsets as
  * the compute reads, so the buffer may live in registers; elements >= n read as 0. */
-KAS_DEV void d_mdet33_2_load_1(const float *KAS_RESTRICT g, KAS_BUF s,
-                               int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_mdet33_2_load_1(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty, int tz,
+                               size_t e0, size_t n) {
   (void)tz;
   if (tx==0) {
     const bool valid = e0 + ty < n;
 #pragma unroll
     for (int k = 0; k < 9; k++)
-      s[APLS + k] = valid ? g[(e0 + ty) * 9 + k] : 0.0f;
+      s[APLS + k] = valid ? g[GIDX(e0 + ty, k)] : 0;
   }
 }
 
 /* det A by cofactor expansion along row 0, in double (see the top of the file), three threads per
  * element, thread tx == 0 computes. */
-KAS_DEV void d_mdet33_2_compute(KAS_BUF a, KAS_BUF det, int tx, int ty, int tz)
-{
+KAS_DEV void d_mdet33_2_compute(KAS_BUF(real) a, KAS_BUF(real) det, int tx, int ty, int tz) {
   (void)ty; /* tx picks this thread's part; ty, tz enter only through the placeholders */
   (void)tz;
   if (tx == 0) {
     double m[9];
 #pragma unroll
     for (int k = 0; k < 9; k++) m[k] = (double)a[APIN0 + k];
-    det[APOUT] = (float)(m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+    det[APOUT] = (real)(m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
                          m[2] * (m[3] * m[7] - m[4] * m[6]));
   }
 }
 
-/* Result (scalar), coalesced: the block's threads write its E*1 floats as float4
+/* Result (scalar), coalesced: the block's threads write its E*1 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block writes scalars of elements < n only. */
-KAS_DEV void d_mdet33_2_save_0(KAS_BUF s, float *KAS_RESTRICT g,
-                               int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_mdet33_2_save_0(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
+                               size_t e0, size_t n) {
   const int threads = MDET33_2_BX * MDET33_2_BY * MDET33_2_BZ;
   const int lin = tx + MDET33_2_BX * (ty + MDET33_2_BY * tz);
-  const int quads = MDET33_2_BY * 1 / 4;
+  const int vecs = MDET33_2_BY * 1 / W;
   if (e0 + MDET33_2_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        float4 v;
-        v.x = s[APLS + r * 4 * threads + 0];
-        v.y = s[APLS + r * 4 * threads + 1];
-        v.z = s[APLS + r * 4 * threads + 2];
-        v.w = s[APLS + r * 4 * threads + 3];
-        KAS_STORE4(g, e0 * 1 / 4 + (size_t)q, v);
+      if (q < vecs) {
+        real v[W];
+#pragma unroll
+        for (int b = 0; b < W; b++) v[b] = s[APLS + r * W * threads + b];
+        KAS_STOREV(g, GIDX(e0, 0) / W + (size_t)q, v);
       }
     }
   } else {
     const size_t valid = n > e0 ? (n - e0) * 1 : 0;
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < W; k++) {
           /* read unconditionally, so the read set does not depend on n */
-          const float v = s[APLS + r * 4 * threads + k];
-          const size_t off = 4 * (size_t)q + k;
-          if (off < valid) g[e0 * 1 + off] = v;
+          const real v = s[APLS + r * W * threads + k];
+          const size_t off = W * (size_t)q + k;
+          if (off < valid) g[GIDX(e0, 0) + off] = v;
         }
       }
     }
@@ -121,10 +114,9 @@ KAS_DEV void d_mdet33_2_save_0(KAS_BUF s, float *KAS_RESTRICT g,
 
 /* Result (scalar), owner: thread tx == 0 writes the value it computed, straight from the compute's
  * output (registers or shared); elements >= n are not written. */
-KAS_DEV void d_mdet33_2_save_1(KAS_BUF s, float *KAS_RESTRICT g,
-                               int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_mdet33_2_save_1(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
+                               size_t e0, size_t n) {
   (void)tz;
   if (tx==0 && e0 + ty < n)
-    g[e0 + ty] = s[APLS];
+    g[GIDX(e0 + ty, 0)] = s[APLS];
 }

@@ -5,139 +5,134 @@
  * threads. The strided loads are the thesis's cooperative copy.
  */
 
-/* Input 0 (matrix5x5), coalesced: the block copies its E*25 contiguous floats as float4s
- * (thread lin takes float4s lin, lin+T, ...); a partial last block goes float by float and
+/* Input 0 (matrix5x5), coalesced: the block copies its E*25 contiguous floats as vectors of W reals
+ * (thread lin takes vectors of W reals lin, lin+T, ...); a partial last block goes real by real and
  * zero-fills elements >= n. */
-KAS_DEV void d_mmul55_2_load_0(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,
+KAS_DEV void d_mmul55_2_load_0(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty, int tz,
                                size_t e0, size_t n) {
   (void)tz;
   const int lin = tx + MMUL55_2_BX * ty;
   const int threads = MMUL55_2_BX * MMUL55_2_BY;
-  const int quads = MMUL55_2_BY * 25 / 4;
-  const float *chunk = g + e0 * 25;
+  const int vecs = MMUL55_2_BY * 25 / W;
+  const real *chunk = g + GIDX(e0, 0);
   if (e0 + MMUL55_2_BY <= n) {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
-        const float4 v = KAS_LOAD4(chunk, q);
-        s[APLS + k * 4 * threads + 0] = v.x;
-        s[APLS + k * 4 * threads + 1] = v.y;
-        s[APLS + k * 4 * threads + 2] = v.z;
-        s[APLS + k * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        real v[W];
+        KAS_LOADV(v, chunk, q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + k * W * threads + b] = v[b];
       }
     }
   } else {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int b = 0; b < 4; b++) {
-          const int f = 4 * q + b; /* float index in the chunk */
-          s[APLS + k * 4 * threads + b] = e0 + (size_t)(f / 25) < n ? chunk[f] : 0.0f;
+        for (int b = 0; b < W; b++) {
+          const int f = W * q + b; /* real index in the chunk */
+          s[APLS + k * W * threads + b] = e0 + (size_t)(f / 25) < n ? chunk[f] : 0;
         }
       }
     }
   }
 }
 
-/* Input 0 (matrix5x5), owner: each thread reads exactly row tx of A (5 floats), the offsets its
+/* Input 0 (matrix5x5), owner: each thread reads exactly row tx of A (5 reals), the offsets its
  * compute reads, so that the buffer can live in its registers; zeros for elements >= n. */
-KAS_DEV void d_mmul55_2_load_1(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,
+KAS_DEV void d_mmul55_2_load_1(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty, int tz,
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 25 + (size_t)(tx*5); /* its first offset */
+  const int at = tx*5; /* its first component */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 5; k++)
-    s[APLS + k] = live ? g[at + k] : 0.0f;
+    s[APLS + k] = live ? g[GIDX(e, at + k)] : 0;
 }
 
-/* Input 1 (matrix5x5), coalesced: the block copies its E*25 contiguous floats as float4s
- * (thread lin takes float4s lin, lin+T, ...); a partial last block goes float by float and
+/* Input 1 (matrix5x5), coalesced: the block copies its E*25 contiguous floats as vectors of W reals
+ * (thread lin takes vectors of W reals lin, lin+T, ...); a partial last block goes real by real and
  * zero-fills elements >= n. */
-KAS_DEV void d_mmul55_2_load_2(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,
+KAS_DEV void d_mmul55_2_load_2(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty, int tz,
                                size_t e0, size_t n) {
   (void)tz;
   const int lin = tx + MMUL55_2_BX * ty;
   const int threads = MMUL55_2_BX * MMUL55_2_BY;
-  const int quads = MMUL55_2_BY * 25 / 4;
-  const float *chunk = g + e0 * 25;
+  const int vecs = MMUL55_2_BY * 25 / W;
+  const real *chunk = g + GIDX(e0, 0);
   if (e0 + MMUL55_2_BY <= n) {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
-        const float4 v = KAS_LOAD4(chunk, q);
-        s[APLS + k * 4 * threads + 0] = v.x;
-        s[APLS + k * 4 * threads + 1] = v.y;
-        s[APLS + k * 4 * threads + 2] = v.z;
-        s[APLS + k * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        real v[W];
+        KAS_LOADV(v, chunk, q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + k * W * threads + b] = v[b];
       }
     }
   } else {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int b = 0; b < 4; b++) {
-          const int f = 4 * q + b; /* float index in the chunk */
-          s[APLS + k * 4 * threads + b] = e0 + (size_t)(f / 25) < n ? chunk[f] : 0.0f;
+        for (int b = 0; b < W; b++) {
+          const int f = W * q + b; /* real index in the chunk */
+          s[APLS + k * W * threads + b] = e0 + (size_t)(f / 25) < n ? chunk[f] : 0;
         }
       }
     }
   }
 }
 
-/* Input 1 (matrix5x5), owner: each thread reads exactly all 25 floats of B, the offsets its
+/* Input 1 (matrix5x5), owner: each thread reads exactly all 25 reals of B, the offsets its
  * compute reads, so that the buffer can live in its registers; zeros for elements >= n. */
-KAS_DEV void d_mmul55_2_load_3(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,
+KAS_DEV void d_mmul55_2_load_3(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty, int tz,
                                size_t e0, size_t n) {
   (void)tx;
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 25;
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 25; k++)
-    s[APLS + k] = live ? g[at + k] : 0.0f;
+    s[APLS + k] = live ? g[GIDX(e, k)] : 0;
 }
 
-/* Output (matrix5x5), coalesced: the block writes its E*25 contiguous floats as float4s; a
- * partial last block goes float by float and writes no element >= n (but reads its whole
+/* Output (matrix5x5), coalesced: the block writes its E*25 contiguous floats as vectors of W reals; a
+ * partial last block goes real by real and writes no element >= n (but reads its whole
  * access set, which so does not depend on n). */
-KAS_DEV void d_mmul55_2_save_0(KAS_BUF s, float *KAS_RESTRICT g, int tx, int ty, int tz,
+KAS_DEV void d_mmul55_2_save_0(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
                                size_t e0, size_t n) {
   (void)tz;
   const int lin = tx + MMUL55_2_BX * ty;
   const int threads = MMUL55_2_BX * MMUL55_2_BY;
-  const int quads = MMUL55_2_BY * 25 / 4;
-  float *chunk = g + e0 * 25;
+  const int vecs = MMUL55_2_BY * 25 / W;
+  real *chunk = g + GIDX(e0, 0);
   if (e0 + MMUL55_2_BY <= n) {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
-        float4 v;
-        v.x = s[APLS + k * 4 * threads + 0];
-        v.y = s[APLS + k * 4 * threads + 1];
-        v.z = s[APLS + k * 4 * threads + 2];
-        v.w = s[APLS + k * 4 * threads + 3];
-        KAS_STORE4(chunk, q, v);
+      if (q < vecs) {
+        real v[W];
+#pragma unroll
+        for (int b = 0; b < W; b++) v[b] = s[APLS + k * W * threads + b];
+        KAS_STOREV(chunk, q, v);
       }
     }
   } else {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int b = 0; b < 4; b++) {
-          const int f = 4 * q + b; /* float index in the chunk */
-          const float v = s[APLS + k * 4 * threads + b];
+        for (int b = 0; b < W; b++) {
+          const int f = W * q + b; /* real index in the chunk */
+          const real v = s[APLS + k * W * threads + b];
           if (e0 + (size_t)(f / 25) < n) chunk[f] = v;
         }
       }
@@ -145,29 +140,30 @@ KAS_DEV void d_mmul55_2_save_0(KAS_BUF s, float *KAS_RESTRICT g, int tx, int ty,
   }
 }
 
-/* Output (matrix5x5), owner: each thread writes row tx of C (5 floats), the offsets its compute
+/* Output (matrix5x5), owner: each thread writes row tx of C (5 reals), the offsets its compute
  * wrote (the buffer may be in its registers); nothing for elements >= n. */
-KAS_DEV void d_mmul55_2_save_1(KAS_BUF s, float *KAS_RESTRICT g, int tx, int ty, int tz,
+KAS_DEV void d_mmul55_2_save_1(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
                                size_t e0, size_t n) {
   (void)tz;
   const size_t e = e0 + (size_t)ty; /* this thread's element */
-  const size_t at = e * 25 + (size_t)(tx*5); /* its first offset */
+  const int at = tx*5; /* its first component */
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 5; k++) {
-    const float v = s[APLS + k];
-    if (live) g[at + k] = v;
+    const real v = s[APLS + k];
+    if (live) g[GIDX(e, at + k)] = v;
   }
 }
 
 /* Row tx of C = (row tx of A) B; a and c are indexed relative to the row, b to the element. */
-KAS_DEV void d_mmul55_2_compute(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, int ty, int tz) {
+KAS_DEV void d_mmul55_2_compute(KAS_BUF(real) a, KAS_BUF(real) b, KAS_BUF(real) c, int tx, int ty,
+                                int tz) {
   (void)tx; /* the thread's position enters only through APIN0/APIN1/APOUT */
   (void)ty;
   (void)tz;
 #pragma unroll
   for (int j = 0; j < 5; j++) {
-    float acc = 0.0f;
+    real acc = 0;
 #pragma unroll
     for (int k = 0; k < 5; k++) acc += a[APIN0 + k] * b[APIN1 + k * 5 + j];
     c[APOUT + j] = acc;

@@ -4,43 +4,41 @@
  * The simplest mapping: with coalesced loads and saves through shared memory it streams at
  * copy bandwidth, and it fuses (registers, no recomputed coordinates) with every other
  * one-thread-per-element implementation.
- * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from
+ * Loads: for every input a coalesced vector copy of the block's batch (the fast path from
  * global memory) and an owner copy whose offsets equal the compute's (a register buffer).
- * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: docs/library-format.md.
+ * Saves: coalesced (vectors) and owner.  Layout, placeholders and tails: docs/library-format.md.
  */
 
-/* Input 0 (scalar), coalesced: the block's threads copy its E*1 floats as float4
+/* Input 0 (scalar), coalesced: the block's threads copy its E*1 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
  * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
-KAS_DEV void d_smimul33_1_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
-                                 int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_smimul33_1_load_0(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                 int tz, size_t e0, size_t n) {
   const int threads = SMIMUL33_1_BX * SMIMUL33_1_BY * SMIMUL33_1_BZ;
   const int lin = tx + SMIMUL33_1_BX * (ty + SMIMUL33_1_BY * tz);
-  const int quads = SMIMUL33_1_BX * 1 / 4; /* E is a multiple of 4, so this is exact */
+  const int vecs = SMIMUL33_1_BX * 1 / W; /* E is a multiple of 4, so this is exact */
   if (e0 + SMIMUL33_1_BX <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        /* e0 * 1 is a multiple of 4 floats: the float4 is 16-byte aligned */
-        const float4 v = KAS_LOAD4(g, e0 * 1 / 4 + (size_t)q);
-        s[APLS + r * 4 * threads + 0] = v.x;
-        s[APLS + r * 4 * threads + 1] = v.y;
-        s[APLS + r * 4 * threads + 2] = v.z;
-        s[APLS + r * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        /* e0 * 1 is a multiple of W reals: the vector is aligned where g is */
+        real v[W];
+        KAS_LOADV(v, g, GIDX(e0, 0) / W + (size_t)q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + r * W * threads + b] = v[b];
       }
     }
   } else {
-    const size_t valid = n > e0 ? (n - e0) * 1 : 0; /* floats of the chunk that exist */
+    const size_t valid = n > e0 ? (n - e0) * 1 : 0; /* reals of the chunk that exist */
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-          const size_t off = 4 * (size_t)q + k;
-          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 1 + off] : 0.0f;
+        for (int k = 0; k < W; k++) {
+          const size_t off = W * (size_t)q + k;
+          s[APLS + r * W * threads + k] = off < valid ? g[GIDX(e0, 0) + off] : 0;
         }
       }
     }
@@ -50,61 +48,56 @@ KAS_DEV void d_smimul33_1_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
 /* Input 0 (scalar), owner: each thread copies its own element.
  * The same offsets as the compute reads, so the buffer may live in registers; elements >= n
  * read as 0. */
-KAS_DEV void d_smimul33_1_load_1(const float *KAS_RESTRICT g, KAS_BUF s,
-                                 int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_smimul33_1_load_1(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                 int tz, size_t e0, size_t n) {
   (void)ty;
   (void)tz;
-  s[APLS] = e0 + tx < n ? g[(e0 + tx)] : 0.0f;
+  s[APLS] = e0 + tx < n ? g[GIDX(e0 + tx, 0)] : 0;
 }
 
 /* C = s * I, one thread per element. */
-KAS_DEV void d_smimul33_1_compute(KAS_BUF a, KAS_BUF c, int tx, int ty, int tz)
-{
+KAS_DEV void d_smimul33_1_compute(KAS_BUF(real) a, KAS_BUF(real) c, int tx, int ty, int tz) {
   (void)tx; /* the placeholders use the coordinates only in shared placement */
   (void)ty;
   (void)tz;
-  const float scale = a[APIN0];
+  const real scale = a[APIN0];
 #pragma unroll
   for (int i = 0; i < 3; i++)
 #pragma unroll
     for (int j = 0; j < 3; j++)
-      c[APOUT + i * 3 + j] = i == j ? scale : 0.0f;
+      c[APOUT + i * 3 + j] = i == j ? scale : 0;
 }
 
-/* Result (matrix3x3), coalesced: the block's threads write its E*9 floats as float4
+/* Result (matrix3x3), coalesced: the block's threads write its E*9 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block writes scalars of elements < n only. */
-KAS_DEV void d_smimul33_1_save_0(KAS_BUF s, float *KAS_RESTRICT g,
-                                 int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_smimul33_1_save_0(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
+                                 size_t e0, size_t n) {
   const int threads = SMIMUL33_1_BX * SMIMUL33_1_BY * SMIMUL33_1_BZ;
   const int lin = tx + SMIMUL33_1_BX * (ty + SMIMUL33_1_BY * tz);
-  const int quads = SMIMUL33_1_BX * 9 / 4;
+  const int vecs = SMIMUL33_1_BX * 9 / W;
   if (e0 + SMIMUL33_1_BX <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        float4 v;
-        v.x = s[APLS + r * 4 * threads + 0];
-        v.y = s[APLS + r * 4 * threads + 1];
-        v.z = s[APLS + r * 4 * threads + 2];
-        v.w = s[APLS + r * 4 * threads + 3];
-        KAS_STORE4(g, e0 * 9 / 4 + (size_t)q, v);
+      if (q < vecs) {
+        real v[W];
+#pragma unroll
+        for (int b = 0; b < W; b++) v[b] = s[APLS + r * W * threads + b];
+        KAS_STOREV(g, GIDX(e0, 0) / W + (size_t)q, v);
       }
     }
   } else {
     const size_t valid = n > e0 ? (n - e0) * 9 : 0;
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < W; k++) {
           /* read unconditionally, so the read set does not depend on n */
-          const float v = s[APLS + r * 4 * threads + k];
-          const size_t off = 4 * (size_t)q + k;
-          if (off < valid) g[e0 * 9 + off] = v;
+          const real v = s[APLS + r * W * threads + k];
+          const size_t off = W * (size_t)q + k;
+          if (off < valid) g[GIDX(e0, 0) + off] = v;
         }
       }
     }
@@ -113,14 +106,13 @@ KAS_DEV void d_smimul33_1_save_0(KAS_BUF s, float *KAS_RESTRICT g,
 
 /* Result (matrix3x3), owner: each thread writes the entries it computed, straight from
  * the compute's output (registers or shared); elements >= n are not written. */
-KAS_DEV void d_smimul33_1_save_1(KAS_BUF s, float *KAS_RESTRICT g,
-                                 int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_smimul33_1_save_1(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
+                                 size_t e0, size_t n) {
   (void)ty;
   (void)tz;
   if (e0 + tx < n) {
 #pragma unroll
     for (int k = 0; k < 9; k++)
-      g[(e0 + tx) * 9 + k] = s[APLS + k];
+      g[GIDX(e0 + tx, k)] = s[APLS + k];
   }
 }

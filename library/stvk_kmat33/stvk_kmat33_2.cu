@@ -7,43 +7,41 @@
  * a 3x3 matrix), so that fusions with them need no recomputed coordinates and may keep buffers in
  * registers. K_NM = d f_N / d u_M of a total-Lagrangian St. Venant-Kirchhoff element, f_N = V F S
  * dN, is V (this + (dN . S dM) I): the geometric part is vmvdot3 + maddsi33.
- * Loads: for every input a coalesced float4 copy of the block's batch (the fast path from global
+ * Loads: for every input a coalesced vector copy of the block's batch (the fast path from global
  * memory) and an owner copy whose offsets equal the compute's (a register buffer).
- * Saves: coalesced (float4) and owner.  Layout, placeholders and tails: docs/library-format.md.
+ * Saves: coalesced (vectors) and owner.  Layout, placeholders and tails: docs/library-format.md.
  */
 
-/* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 floats as float4
+/* Input 0 (matrix3x3), coalesced: the block's threads copy its E*9 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
  * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
-KAS_DEV void d_stvk_kmat33_2_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_0(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   const int threads = STVK_KMAT33_2_BX * STVK_KMAT33_2_BY * STVK_KMAT33_2_BZ;
   const int lin = tx + STVK_KMAT33_2_BX * (ty + STVK_KMAT33_2_BY * tz);
-  const int quads = STVK_KMAT33_2_BY * 9 / 4; /* E is a multiple of 4, so this is exact */
+  const int vecs = STVK_KMAT33_2_BY * 9 / W; /* E is a multiple of 4, so this is exact */
   if (e0 + STVK_KMAT33_2_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        /* e0 * 9 is a multiple of 4 floats: the float4 is 16-byte aligned */
-        const float4 v = KAS_LOAD4(g, e0 * 9 / 4 + (size_t)q);
-        s[APLS + r * 4 * threads + 0] = v.x;
-        s[APLS + r * 4 * threads + 1] = v.y;
-        s[APLS + r * 4 * threads + 2] = v.z;
-        s[APLS + r * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        /* e0 * 9 is a multiple of W reals: the vector is aligned where g is */
+        real v[W];
+        KAS_LOADV(v, g, GIDX(e0, 0) / W + (size_t)q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + r * W * threads + b] = v[b];
       }
     }
   } else {
-    const size_t valid = n > e0 ? (n - e0) * 9 : 0; /* floats of the chunk that exist */
+    const size_t valid = n > e0 ? (n - e0) * 9 : 0; /* reals of the chunk that exist */
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-          const size_t off = 4 * (size_t)q + k;
-          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 9 + off] : 0.0f;
+        for (int k = 0; k < W; k++) {
+          const size_t off = W * (size_t)q + k;
+          s[APLS + r * W * threads + k] = off < valid ? g[GIDX(e0, 0) + off] : 0;
         }
       }
     }
@@ -53,49 +51,46 @@ KAS_DEV void d_stvk_kmat33_2_load_0(const float *KAS_RESTRICT g, KAS_BUF s,
 /* Input 0 (matrix3x3), owner: each of the element's threads copies all of it (every one of them
  * needs it whole). The same offsets as the compute reads, so the buffer may live in registers;
  * elements >= n read as 0. */
-KAS_DEV void d_stvk_kmat33_2_load_1(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_1(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   (void)tx;
   (void)tz;
   const bool valid = e0 + ty < n;
 #pragma unroll
   for (int k = 0; k < 9; k++)
-    s[APLS + k] = valid ? g[(e0 + ty) * 9 + k] : 0.0f;
+    s[APLS + k] = valid ? g[GIDX(e0 + ty, k)] : 0;
 }
 
-/* Input 1 (vector3), coalesced: the block's threads copy its E*3 floats as float4
+/* Input 1 (vector3), coalesced: the block's threads copy its E*3 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
  * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
-KAS_DEV void d_stvk_kmat33_2_load_2(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_2(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   const int threads = STVK_KMAT33_2_BX * STVK_KMAT33_2_BY * STVK_KMAT33_2_BZ;
   const int lin = tx + STVK_KMAT33_2_BX * (ty + STVK_KMAT33_2_BY * tz);
-  const int quads = STVK_KMAT33_2_BY * 3 / 4; /* E is a multiple of 4, so this is exact */
+  const int vecs = STVK_KMAT33_2_BY * 3 / W; /* E is a multiple of 4, so this is exact */
   if (e0 + STVK_KMAT33_2_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        /* e0 * 3 is a multiple of 4 floats: the float4 is 16-byte aligned */
-        const float4 v = KAS_LOAD4(g, e0 * 3 / 4 + (size_t)q);
-        s[APLS + r * 4 * threads + 0] = v.x;
-        s[APLS + r * 4 * threads + 1] = v.y;
-        s[APLS + r * 4 * threads + 2] = v.z;
-        s[APLS + r * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        /* e0 * 3 is a multiple of W reals: the vector is aligned where g is */
+        real v[W];
+        KAS_LOADV(v, g, GIDX(e0, 0) / W + (size_t)q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + r * W * threads + b] = v[b];
       }
     }
   } else {
-    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* floats of the chunk that exist */
+    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* reals of the chunk that exist */
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-          const size_t off = 4 * (size_t)q + k;
-          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 3 + off] : 0.0f;
+        for (int k = 0; k < W; k++) {
+          const size_t off = W * (size_t)q + k;
+          s[APLS + r * W * threads + k] = off < valid ? g[GIDX(e0, 0) + off] : 0;
         }
       }
     }
@@ -105,49 +100,46 @@ KAS_DEV void d_stvk_kmat33_2_load_2(const float *KAS_RESTRICT g, KAS_BUF s,
 /* Input 1 (vector3), owner: each of the element's threads copies all of it (every one of them
  * needs it whole). The same offsets as the compute reads, so the buffer may live in registers;
  * elements >= n read as 0. */
-KAS_DEV void d_stvk_kmat33_2_load_3(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_3(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   (void)tx;
   (void)tz;
   const bool valid = e0 + ty < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
-    s[APLS + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
+    s[APLS + k] = valid ? g[GIDX(e0 + ty, k)] : 0;
 }
 
-/* Input 2 (vector3), coalesced: the block's threads copy its E*3 floats as float4
+/* Input 2 (vector3), coalesced: the block's threads copy its E*3 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
  * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
-KAS_DEV void d_stvk_kmat33_2_load_4(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_4(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   const int threads = STVK_KMAT33_2_BX * STVK_KMAT33_2_BY * STVK_KMAT33_2_BZ;
   const int lin = tx + STVK_KMAT33_2_BX * (ty + STVK_KMAT33_2_BY * tz);
-  const int quads = STVK_KMAT33_2_BY * 3 / 4; /* E is a multiple of 4, so this is exact */
+  const int vecs = STVK_KMAT33_2_BY * 3 / W; /* E is a multiple of 4, so this is exact */
   if (e0 + STVK_KMAT33_2_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        /* e0 * 3 is a multiple of 4 floats: the float4 is 16-byte aligned */
-        const float4 v = KAS_LOAD4(g, e0 * 3 / 4 + (size_t)q);
-        s[APLS + r * 4 * threads + 0] = v.x;
-        s[APLS + r * 4 * threads + 1] = v.y;
-        s[APLS + r * 4 * threads + 2] = v.z;
-        s[APLS + r * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        /* e0 * 3 is a multiple of W reals: the vector is aligned where g is */
+        real v[W];
+        KAS_LOADV(v, g, GIDX(e0, 0) / W + (size_t)q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + r * W * threads + b] = v[b];
       }
     }
   } else {
-    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* floats of the chunk that exist */
+    const size_t valid = n > e0 ? (n - e0) * 3 : 0; /* reals of the chunk that exist */
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-          const size_t off = 4 * (size_t)q + k;
-          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 3 + off] : 0.0f;
+        for (int k = 0; k < W; k++) {
+          const size_t off = W * (size_t)q + k;
+          s[APLS + r * W * threads + k] = off < valid ? g[GIDX(e0, 0) + off] : 0;
         }
       }
     }
@@ -157,49 +149,46 @@ KAS_DEV void d_stvk_kmat33_2_load_4(const float *KAS_RESTRICT g, KAS_BUF s,
 /* Input 2 (vector3), owner: each of the element's threads copies all of it (every one of them
  * needs it whole). The same offsets as the compute reads, so the buffer may live in registers;
  * elements >= n read as 0. */
-KAS_DEV void d_stvk_kmat33_2_load_5(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_5(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   (void)tx;
   (void)tz;
   const bool valid = e0 + ty < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
-    s[APLS + k] = valid ? g[(e0 + ty) * 3 + k] : 0.0f;
+    s[APLS + k] = valid ? g[GIDX(e0 + ty, k)] : 0;
 }
 
-/* Input 3 (scalar), coalesced: the block's threads copy its E*1 floats as float4
+/* Input 3 (scalar), coalesced: the block's threads copy its E*1 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
  * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
-KAS_DEV void d_stvk_kmat33_2_load_6(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_6(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   const int threads = STVK_KMAT33_2_BX * STVK_KMAT33_2_BY * STVK_KMAT33_2_BZ;
   const int lin = tx + STVK_KMAT33_2_BX * (ty + STVK_KMAT33_2_BY * tz);
-  const int quads = STVK_KMAT33_2_BY * 1 / 4; /* E is a multiple of 4, so this is exact */
+  const int vecs = STVK_KMAT33_2_BY * 1 / W; /* E is a multiple of 4, so this is exact */
   if (e0 + STVK_KMAT33_2_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        /* e0 * 1 is a multiple of 4 floats: the float4 is 16-byte aligned */
-        const float4 v = KAS_LOAD4(g, e0 * 1 / 4 + (size_t)q);
-        s[APLS + r * 4 * threads + 0] = v.x;
-        s[APLS + r * 4 * threads + 1] = v.y;
-        s[APLS + r * 4 * threads + 2] = v.z;
-        s[APLS + r * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        /* e0 * 1 is a multiple of W reals: the vector is aligned where g is */
+        real v[W];
+        KAS_LOADV(v, g, GIDX(e0, 0) / W + (size_t)q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + r * W * threads + b] = v[b];
       }
     }
   } else {
-    const size_t valid = n > e0 ? (n - e0) * 1 : 0; /* floats of the chunk that exist */
+    const size_t valid = n > e0 ? (n - e0) * 1 : 0; /* reals of the chunk that exist */
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-          const size_t off = 4 * (size_t)q + k;
-          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 1 + off] : 0.0f;
+        for (int k = 0; k < W; k++) {
+          const size_t off = W * (size_t)q + k;
+          s[APLS + r * W * threads + k] = off < valid ? g[GIDX(e0, 0) + off] : 0;
         }
       }
     }
@@ -208,46 +197,43 @@ KAS_DEV void d_stvk_kmat33_2_load_6(const float *KAS_RESTRICT g, KAS_BUF s,
 
 /* Input 3 (scalar), owner: each of the element's threads copies its scalar. The same offsets as
  * the compute reads, so the buffer may live in registers; elements >= n read as 0. */
-KAS_DEV void d_stvk_kmat33_2_load_7(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_7(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   (void)tx;
   (void)tz;
-  s[APLS] = e0 + ty < n ? g[e0 + ty] : 0.0f;
+  s[APLS] = e0 + ty < n ? g[GIDX(e0 + ty, 0)] : 0;
 }
 
-/* Input 4 (scalar), coalesced: the block's threads copy its E*1 floats as float4
+/* Input 4 (scalar), coalesced: the block's threads copy its E*1 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block takes the scalar path, zero-filling
  * elements >= n.  Shared memory only (noreg 1): the pattern is no compute's. */
-KAS_DEV void d_stvk_kmat33_2_load_8(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_8(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   const int threads = STVK_KMAT33_2_BX * STVK_KMAT33_2_BY * STVK_KMAT33_2_BZ;
   const int lin = tx + STVK_KMAT33_2_BX * (ty + STVK_KMAT33_2_BY * tz);
-  const int quads = STVK_KMAT33_2_BY * 1 / 4; /* E is a multiple of 4, so this is exact */
+  const int vecs = STVK_KMAT33_2_BY * 1 / W; /* E is a multiple of 4, so this is exact */
   if (e0 + STVK_KMAT33_2_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        /* e0 * 1 is a multiple of 4 floats: the float4 is 16-byte aligned */
-        const float4 v = KAS_LOAD4(g, e0 * 1 / 4 + (size_t)q);
-        s[APLS + r * 4 * threads + 0] = v.x;
-        s[APLS + r * 4 * threads + 1] = v.y;
-        s[APLS + r * 4 * threads + 2] = v.z;
-        s[APLS + r * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        /* e0 * 1 is a multiple of W reals: the vector is aligned where g is */
+        real v[W];
+        KAS_LOADV(v, g, GIDX(e0, 0) / W + (size_t)q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + r * W * threads + b] = v[b];
       }
     }
   } else {
-    const size_t valid = n > e0 ? (n - e0) * 1 : 0; /* floats of the chunk that exist */
+    const size_t valid = n > e0 ? (n - e0) * 1 : 0; /* reals of the chunk that exist */
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
-          const size_t off = 4 * (size_t)q + k;
-          s[APLS + r * 4 * threads + k] = off < valid ? g[e0 * 1 + off] : 0.0f;
+        for (int k = 0; k < W; k++) {
+          const size_t off = W * (size_t)q + k;
+          s[APLS + r * W * threads + k] = off < valid ? g[GIDX(e0, 0) + off] : 0;
         }
       }
     }
@@ -256,30 +242,29 @@ KAS_DEV void d_stvk_kmat33_2_load_8(const float *KAS_RESTRICT g, KAS_BUF s,
 
 /* Input 4 (scalar), owner: each of the element's threads copies its scalar. The same offsets as
  * the compute reads, so the buffer may live in registers; elements >= n read as 0. */
-KAS_DEV void d_stvk_kmat33_2_load_9(const float *KAS_RESTRICT g, KAS_BUF s,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_load_9(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                    int tz, size_t e0, size_t n) {
   (void)tx;
   (void)tz;
-  s[APLS] = e0 + ty < n ? g[e0 + ty] : 0.0f;
+  s[APLS] = e0 + ty < n ? g[GIDX(e0 + ty, 0)] : 0;
 }
 
 /* Row tx of K = lambda a (x) b + mu b (x) a + mu (dN . dM) F F^T; f, dn, dm are relative to the
  * element, kmat to the row. */
-KAS_DEV void d_stvk_kmat33_2_compute(KAS_BUF f, KAS_BUF dn, KAS_BUF dm, KAS_BUF lambda, KAS_BUF mu,
-                                     KAS_BUF kmat, int tx, int ty, int tz)
-{
+KAS_DEV void d_stvk_kmat33_2_compute(KAS_BUF(real) f, KAS_BUF(real) dn, KAS_BUF(real) dm,
+                                     KAS_BUF(real) lambda, KAS_BUF(real) mu, KAS_BUF(real) kmat,
+                                     int tx, int ty, int tz) {
   (void)ty; /* tx picks this thread's part; ty, tz enter only through the placeholders */
   (void)tz;
-  float fv[9];
+  real fv[9];
 #pragma unroll
   for (int k = 0; k < 9; k++) fv[k] = f[APIN0 + k];
-  float a[3], b[3]; /* a = F dN, b = F dM */
-  float dd = 0.0f;   /* dN . dM */
+  real a[3], b[3]; /* a = F dN, b = F dM */
+  real dd = 0;   /* dN . dM */
 #pragma unroll
   for (int i = 0; i < 3; i++) {
-    a[i] = 0.0f;
-    b[i] = 0.0f;
+    a[i] = 0;
+    b[i] = 0;
 #pragma unroll
     for (int k = 0; k < 3; k++) {
       a[i] += fv[i * 3 + k] * dn[APIN1 + k];
@@ -287,55 +272,52 @@ KAS_DEV void d_stvk_kmat33_2_compute(KAS_BUF f, KAS_BUF dn, KAS_BUF dm, KAS_BUF 
     }
     dd += dn[APIN1 + i] * dm[APIN2 + i];
   }
-  const float lam = lambda[APIN3], shear = mu[APIN4], mudd = shear * dd;
+  const real lam = lambda[APIN3], shear = mu[APIN4], mudd = shear * dd;
   /* Row tx of F, a[tx] and b[tx], picked by selects (constant buffer indices: registers). */
-  float fi[3];
+  real fi[3];
 #pragma unroll
   for (int q = 0; q < 3; q++) fi[q] = tx == 0 ? fv[q] : tx == 1 ? fv[3 + q] : fv[6 + q];
-  const float ai = tx == 0 ? a[0] : tx == 1 ? a[1] : a[2];
-  const float bi = tx == 0 ? b[0] : tx == 1 ? b[1] : b[2];
+  const real ai = tx == 0 ? a[0] : tx == 1 ? a[1] : a[2];
+  const real bi = tx == 0 ? b[0] : tx == 1 ? b[1] : b[2];
 #pragma unroll
   for (int j = 0; j < 3; j++) {
-    float fft = 0.0f; /* (F F^T)[tx][j] */
+    real fft = 0; /* (F F^T)[tx][j] */
 #pragma unroll
     for (int q = 0; q < 3; q++) fft += fi[q] * fv[j * 3 + q];
     kmat[APOUT + j] = lam * ai * b[j] + shear * bi * a[j] + mudd * fft;
   }
 }
 
-/* Result (matrix3x3), coalesced: the block's threads write its E*9 floats as float4
+/* Result (matrix3x3), coalesced: the block's threads write its E*9 reals as vectors of W reals
  * number q = lin + r*threads; the last, partial block writes scalars of elements < n only. */
-KAS_DEV void d_stvk_kmat33_2_save_0(KAS_BUF s, float *KAS_RESTRICT g,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_save_0(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
+                                    size_t e0, size_t n) {
   const int threads = STVK_KMAT33_2_BX * STVK_KMAT33_2_BY * STVK_KMAT33_2_BZ;
   const int lin = tx + STVK_KMAT33_2_BX * (ty + STVK_KMAT33_2_BY * tz);
-  const int quads = STVK_KMAT33_2_BY * 9 / 4;
+  const int vecs = STVK_KMAT33_2_BY * 9 / W;
   if (e0 + STVK_KMAT33_2_BY <= n) {
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
-        float4 v;
-        v.x = s[APLS + r * 4 * threads + 0];
-        v.y = s[APLS + r * 4 * threads + 1];
-        v.z = s[APLS + r * 4 * threads + 2];
-        v.w = s[APLS + r * 4 * threads + 3];
-        KAS_STORE4(g, e0 * 9 / 4 + (size_t)q, v);
+      if (q < vecs) {
+        real v[W];
+#pragma unroll
+        for (int b = 0; b < W; b++) v[b] = s[APLS + r * W * threads + b];
+        KAS_STOREV(g, GIDX(e0, 0) / W + (size_t)q, v);
       }
     }
   } else {
     const size_t valid = n > e0 ? (n - e0) * 9 : 0;
 #pragma unroll
-    for (int r = 0; r < (quads + threads - 1) / threads; r++) {
+    for (int r = 0; r < (vecs + threads - 1) / threads; r++) {
       const int q = lin + r * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < W; k++) {
           /* read unconditionally, so the read set does not depend on n */
-          const float v = s[APLS + r * 4 * threads + k];
-          const size_t off = 4 * (size_t)q + k;
-          if (off < valid) g[e0 * 9 + off] = v;
+          const real v = s[APLS + r * W * threads + k];
+          const size_t off = W * (size_t)q + k;
+          if (off < valid) g[GIDX(e0, 0) + off] = v;
         }
       }
     }
@@ -344,13 +326,12 @@ KAS_DEV void d_stvk_kmat33_2_save_0(KAS_BUF s, float *KAS_RESTRICT g,
 
 /* Result (matrix3x3), owner: each thread writes the row it computed, straight from the compute's
  * output (registers or shared); elements >= n are not written. */
-KAS_DEV void d_stvk_kmat33_2_save_1(KAS_BUF s, float *KAS_RESTRICT g,
-                                    int tx, int ty, int tz, size_t e0, size_t n)
-{
+KAS_DEV void d_stvk_kmat33_2_save_1(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
+                                    size_t e0, size_t n) {
   (void)tz;
   if (e0 + ty < n) {
 #pragma unroll
     for (int k = 0; k < 3; k++)
-      g[(e0 + ty) * 9 + tx*3 + k] = s[APLS + k];
+      g[GIDX(e0 + ty, tx*3 + k)] = s[APLS + k];
   }
 }

@@ -4,144 +4,138 @@
  * other one-thread-per-element calls.
  */
 
-/* Input 0 (tensor3x3x3), coalesced: the block copies its E*27 contiguous floats as float4s
- * (thread lin takes float4s lin, lin+T, ...); a partial last block goes float by float and
+/* Input 0 (tensor3x3x3), coalesced: the block copies its E*27 contiguous floats as vectors of W reals
+ * (thread lin takes vectors of W reals lin, lin+T, ...); a partial last block goes real by real and
  * zero-fills elements >= n. */
-KAS_DEV void d_ttmul311_1_load_0(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,
-                                 size_t e0, size_t n) {
+KAS_DEV void d_ttmul311_1_load_0(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                 int tz, size_t e0, size_t n) {
   (void)ty;
   (void)tz;
   const int lin = tx;
   const int threads = TTMUL311_1_BX;
-  const int quads = TTMUL311_1_BX * 27 / 4;
-  const float *chunk = g + e0 * 27;
+  const int vecs = TTMUL311_1_BX * 27 / W;
+  const real *chunk = g + GIDX(e0, 0);
   if (e0 + TTMUL311_1_BX <= n) {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
-        const float4 v = KAS_LOAD4(chunk, q);
-        s[APLS + k * 4 * threads + 0] = v.x;
-        s[APLS + k * 4 * threads + 1] = v.y;
-        s[APLS + k * 4 * threads + 2] = v.z;
-        s[APLS + k * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        real v[W];
+        KAS_LOADV(v, chunk, q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + k * W * threads + b] = v[b];
       }
     }
   } else {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int b = 0; b < 4; b++) {
-          const int f = 4 * q + b; /* float index in the chunk */
-          s[APLS + k * 4 * threads + b] = e0 + (size_t)(f / 27) < n ? chunk[f] : 0.0f;
+        for (int b = 0; b < W; b++) {
+          const int f = W * q + b; /* real index in the chunk */
+          s[APLS + k * W * threads + b] = e0 + (size_t)(f / 27) < n ? chunk[f] : 0;
         }
       }
     }
   }
 }
 
-/* Input 0 (tensor3x3x3), owner: each thread reads exactly its element's 27 floats of T, the
+/* Input 0 (tensor3x3x3), owner: each thread reads exactly its element's 27 reals of T, the
  * offsets its compute reads, so that the buffer can live in its registers; zeros for elements >=
  * n. */
-KAS_DEV void d_ttmul311_1_load_1(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,
-                                 size_t e0, size_t n) {
+KAS_DEV void d_ttmul311_1_load_1(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                 int tz, size_t e0, size_t n) {
   (void)ty;
   (void)tz;
   const size_t e = e0 + (size_t)tx; /* this thread's element */
-  const size_t at = e * 27;
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 27; k++)
-    s[APLS + k] = live ? g[at + k] : 0.0f;
+    s[APLS + k] = live ? g[GIDX(e, k)] : 0;
 }
 
-/* Input 1 (vector3), coalesced: the block copies its E*3 contiguous floats as float4s
- * (thread lin takes float4s lin, lin+T, ...); a partial last block goes float by float and
+/* Input 1 (vector3), coalesced: the block copies its E*3 contiguous floats as vectors of W reals
+ * (thread lin takes vectors of W reals lin, lin+T, ...); a partial last block goes real by real and
  * zero-fills elements >= n. */
-KAS_DEV void d_ttmul311_1_load_2(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,
-                                 size_t e0, size_t n) {
+KAS_DEV void d_ttmul311_1_load_2(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                 int tz, size_t e0, size_t n) {
   (void)ty;
   (void)tz;
   const int lin = tx;
   const int threads = TTMUL311_1_BX;
-  const int quads = TTMUL311_1_BX * 3 / 4;
-  const float *chunk = g + e0 * 3;
+  const int vecs = TTMUL311_1_BX * 3 / W;
+  const real *chunk = g + GIDX(e0, 0);
   if (e0 + TTMUL311_1_BX <= n) {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
-        const float4 v = KAS_LOAD4(chunk, q);
-        s[APLS + k * 4 * threads + 0] = v.x;
-        s[APLS + k * 4 * threads + 1] = v.y;
-        s[APLS + k * 4 * threads + 2] = v.z;
-        s[APLS + k * 4 * threads + 3] = v.w;
+      if (q < vecs) {
+        real v[W];
+        KAS_LOADV(v, chunk, q);
+#pragma unroll
+        for (int b = 0; b < W; b++) s[APLS + k * W * threads + b] = v[b];
       }
     }
   } else {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int b = 0; b < 4; b++) {
-          const int f = 4 * q + b; /* float index in the chunk */
-          s[APLS + k * 4 * threads + b] = e0 + (size_t)(f / 3) < n ? chunk[f] : 0.0f;
+        for (int b = 0; b < W; b++) {
+          const int f = W * q + b; /* real index in the chunk */
+          s[APLS + k * W * threads + b] = e0 + (size_t)(f / 3) < n ? chunk[f] : 0;
         }
       }
     }
   }
 }
 
-/* Input 1 (vector3), owner: each thread reads exactly its element's 3 floats of v, the offsets its
+/* Input 1 (vector3), owner: each thread reads exactly its element's 3 reals of v, the offsets its
  * compute reads, so that the buffer can live in its registers; zeros for elements >= n. */
-KAS_DEV void d_ttmul311_1_load_3(const float *KAS_RESTRICT g, KAS_BUF s, int tx, int ty, int tz,
-                                 size_t e0, size_t n) {
+KAS_DEV void d_ttmul311_1_load_3(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,
+                                 int tz, size_t e0, size_t n) {
   (void)ty;
   (void)tz;
   const size_t e = e0 + (size_t)tx; /* this thread's element */
-  const size_t at = e * 3;
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 3; k++)
-    s[APLS + k] = live ? g[at + k] : 0.0f;
+    s[APLS + k] = live ? g[GIDX(e, k)] : 0;
 }
 
-/* Output (matrix3x3), coalesced: the block writes its E*9 contiguous floats as float4s; a
- * partial last block goes float by float and writes no element >= n (but reads its whole
+/* Output (matrix3x3), coalesced: the block writes its E*9 contiguous floats as vectors of W reals; a
+ * partial last block goes real by real and writes no element >= n (but reads its whole
  * access set, which so does not depend on n). */
-KAS_DEV void d_ttmul311_1_save_0(KAS_BUF s, float *KAS_RESTRICT g, int tx, int ty, int tz,
+KAS_DEV void d_ttmul311_1_save_0(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
                                  size_t e0, size_t n) {
   (void)ty;
   (void)tz;
   const int lin = tx;
   const int threads = TTMUL311_1_BX;
-  const int quads = TTMUL311_1_BX * 9 / 4;
-  float *chunk = g + e0 * 9;
+  const int vecs = TTMUL311_1_BX * 9 / W;
+  real *chunk = g + GIDX(e0, 0);
   if (e0 + TTMUL311_1_BX <= n) {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
-        float4 v;
-        v.x = s[APLS + k * 4 * threads + 0];
-        v.y = s[APLS + k * 4 * threads + 1];
-        v.z = s[APLS + k * 4 * threads + 2];
-        v.w = s[APLS + k * 4 * threads + 3];
-        KAS_STORE4(chunk, q, v);
+      if (q < vecs) {
+        real v[W];
+#pragma unroll
+        for (int b = 0; b < W; b++) v[b] = s[APLS + k * W * threads + b];
+        KAS_STOREV(chunk, q, v);
       }
     }
   } else {
 #pragma unroll
-    for (int k = 0; k < (quads + threads - 1) / threads; k++) {
+    for (int k = 0; k < (vecs + threads - 1) / threads; k++) {
       const int q = lin + k * threads;
-      if (q < quads) {
+      if (q < vecs) {
 #pragma unroll
-        for (int b = 0; b < 4; b++) {
-          const int f = 4 * q + b; /* float index in the chunk */
-          const float v = s[APLS + k * 4 * threads + b];
+        for (int b = 0; b < W; b++) {
+          const int f = W * q + b; /* real index in the chunk */
+          const real v = s[APLS + k * W * threads + b];
           if (e0 + (size_t)(f / 9) < n) chunk[f] = v;
         }
       }
@@ -149,30 +143,30 @@ KAS_DEV void d_ttmul311_1_save_0(KAS_BUF s, float *KAS_RESTRICT g, int tx, int t
   }
 }
 
-/* Output (matrix3x3), owner: each thread writes its element's 9 floats of O, the offsets its
+/* Output (matrix3x3), owner: each thread writes its element's 9 reals of O, the offsets its
  * compute wrote (the buffer may be in its registers); nothing for elements >= n. */
-KAS_DEV void d_ttmul311_1_save_1(KAS_BUF s, float *KAS_RESTRICT g, int tx, int ty, int tz,
+KAS_DEV void d_ttmul311_1_save_1(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,
                                  size_t e0, size_t n) {
   (void)ty;
   (void)tz;
   const size_t e = e0 + (size_t)tx; /* this thread's element */
-  const size_t at = e * 9;
   const bool live = e < n;
 #pragma unroll
   for (int k = 0; k < 9; k++) {
-    const float v = s[APLS + k];
-    if (live) g[at + k] = v;
+    const real v = s[APLS + k];
+    if (live) g[GIDX(e, k)] = v;
   }
 }
 
 /* O[r] = sum_i T[i][r] v[i] for this thread's element (r = j*3+k). */
-KAS_DEV void d_ttmul311_1_compute(KAS_BUF a, KAS_BUF b, KAS_BUF c, int tx, int ty, int tz) {
+KAS_DEV void d_ttmul311_1_compute(KAS_BUF(real) a, KAS_BUF(real) b, KAS_BUF(real) c, int tx, int ty,
+                                  int tz) {
   (void)tx; /* the thread's position enters only through APIN0/APIN1/APOUT */
   (void)ty;
   (void)tz;
 #pragma unroll
   for (int r = 0; r < 9; r++) {
-    float acc = 0.0f;
+    real acc = 0;
 #pragma unroll
     for (int i = 0; i < 3; i++) acc += a[APIN0 + i * 9 + r] * b[APIN1 + i];
     c[APOUT + r] = acc;

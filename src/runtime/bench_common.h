@@ -12,9 +12,12 @@
 #define KB_NEVER (-3.0e38f)
 typedef struct {
   const char *impl, *kind; int index; const char *placement;
+  const char *precision; /* "single", "double": the real type of the kernel's arrays */
+  const char *layout;    /* "element", "component": of the array a load or save moves */
+  int width;             /* W: reals per vector access the routine was made with */
   int e, bx, by, bz;  /* elements per block, block shape */
   int own_smem;       /* bytes of the routine's own shared buffers */
-  const void *kernel; /* __global__ (const float*, float*, size_t, float) */
+  const void *kernel; /* __global__ (const real *, real *, size_t n, size_t ld, float seed) */
 } BenchEntry;
 
 /* The entries of one function's bench_<f>.cu. */

@@ -4,7 +4,8 @@
  * It runs every unit at n = 1, 7, 1000003, 4194304 (or the sizes given as arguments) against the
  * CPU reference (kas_check.h), checks that nothing is written beyond element n, and times the
  * largest size against the copy bandwidth measured in the same run (kas_gpu.h, shared with the
- * candidates' harness).  Depends on CUDA and libc.
+ * candidates' harness).  The units' arrays are element-major, of kas_real (kas_candidates.h).
+ * Depends on CUDA and libc.
  *
  *   check_gpu [N...]
  */
@@ -33,32 +34,39 @@ extern "C" void kas_cpu_graph(const double *const *in, double *const *out, size_
 /* One unit at one n: inputs on both sides, outputs with a poisoned guard zone behind them. */
 typedef struct {
   size_t n;
-  float *h_in[KAS_NIN1], *d_in[KAS_NIN1], *h_out[KAS_NOUTPUTS], *d_out[KAS_NOUTPUTS];
+  kas_real *h_in[KAS_NIN1], *d_in[KAS_NIN1], *h_out[KAS_NOUTPUTS], *d_out[KAS_NOUTPUTS];
   double *in_d[KAS_NIN1], *ref[KAS_NOUTPUTS];
   void *ws;
   double bytes; /* compulsory bytes moved: inputs read once, outputs written once */
 } Run;
 
+/* Random reals, never zero: every bit random in double precision. */
+static kas_real random_real(void) {
+  return sizeof(kas_real) == sizeof(double) ? (kas_real)kas_random_double(1)
+                                            : (kas_real)kas_random_value(1);
+}
+
 static void run_init(Run *r, const KasCandidate *c, size_t n) {
+  const size_t rb = sizeof(kas_real);
   memset(r, 0, sizeof *r);
   r->n = n;
   for (int i = 0; i < KAS_NINPUTS; i++) {
     size_t len = n * kas_input_floats[i];
-    r->bytes += 4.0 * (double)len;
-    r->h_in[i] = (float *)kas_host_alloc(len * 4);
+    r->bytes += (double)(rb * len);
+    r->h_in[i] = (kas_real *)kas_host_alloc(len * rb);
     r->in_d[i] = (double *)kas_host_alloc(len * 8);
-    for (size_t k = 0; k < len; k++) r->in_d[i][k] = r->h_in[i][k] = kas_random_value(1);
-    kas_cuda_check(cudaMalloc(&r->d_in[i], len * 4 + 16), "cudaMalloc input");
-    kas_cuda_check(cudaMemcpy(r->d_in[i], r->h_in[i], len * 4, cudaMemcpyHostToDevice),
+    for (size_t k = 0; k < len; k++) r->in_d[i][k] = r->h_in[i][k] = random_real();
+    kas_cuda_check(cudaMalloc(&r->d_in[i], len * rb + 16), "cudaMalloc input");
+    kas_cuda_check(cudaMemcpy(r->d_in[i], r->h_in[i], len * rb, cudaMemcpyHostToDevice),
                    "copy input");
   }
   for (int o = 0; o < KAS_NOUTPUTS; o++) {
     size_t len = n * kas_output_floats[o] + GUARD;
-    r->bytes += 4.0 * (double)(n * kas_output_floats[o]);
-    r->h_out[o] = (float *)kas_host_alloc(len * 4);
+    r->bytes += (double)(rb * n * kas_output_floats[o]);
+    r->h_out[o] = (kas_real *)kas_host_alloc(len * rb);
     r->ref[o] = (double *)kas_host_alloc(len * 8);
-    kas_cuda_check(cudaMalloc(&r->d_out[o], len * 4), "cudaMalloc output");
-    kas_cuda_check(cudaMemset(r->d_out[o], 0xFF, len * 4), "poison output"); /* NaN */
+    kas_cuda_check(cudaMalloc(&r->d_out[o], len * rb), "cudaMalloc output");
+    kas_cuda_check(cudaMemset(r->d_out[o], 0xFF, len * rb), "poison output"); /* NaN */
   }
   kas_cpu_graph(r->in_d, r->ref, n);
   size_t ws = c->workspace_bytes(n);
@@ -74,7 +82,8 @@ static void run_free(Run *r) {
 /* Output o is right up to element n and untouched behind it. */
 static bool check_output(const KasCandidate *c, Run *r, int o) {
   size_t len = r->n * kas_output_floats[o];
-  kas_cuda_check(cudaMemcpy(r->h_out[o], r->d_out[o], (len + GUARD) * 4, cudaMemcpyDeviceToHost),
+  kas_cuda_check(cudaMemcpy(r->h_out[o], r->d_out[o], (len + GUARD) * sizeof(kas_real),
+                            cudaMemcpyDeviceToHost),
                  "copy output");
   char what[96];
   snprintf(what, sizeof what, "%s: n=%zu", c->name, r->n);
@@ -98,14 +107,15 @@ typedef struct {
 static void run_unit(void *arg, int run) {
   const TimedRun *t = (const TimedRun *)arg;
   (void)run; /* every run is the same */
-  int rc = t->c->launch((const float *const *)t->r->d_in, t->r->d_out, t->r->ws, t->r->n, 0);
+  int rc = t->c->launch((const kas_real *const *)t->r->d_in, t->r->d_out, t->r->ws, t->r->n, 0,
+                        0);
   if (rc) kas_cuda_check((cudaError_t)rc, t->c->name);
 }
 
 static bool check_unit(const KasCandidate *c, size_t n, bool timed, double copy_gbs) {
   Run r;
   run_init(&r, c, n);
-  int err = c->launch((const float *const *)r.d_in, r.d_out, r.ws, n, 0);
+  int err = c->launch((const kas_real *const *)r.d_in, r.d_out, r.ws, n, 0, 0);
   if (!err) err = (int)cudaDeviceSynchronize();
   bool ok = err == 0;
   if (!ok)

@@ -4,12 +4,16 @@
  * with every candidate, it checks each against the CPU graph (float64), times it with CUDA
  * events, measures the device's copy bandwidth in the same run, and prints one table (also
  * results.xml and results.dat).  Depends on CUDA and libc; everything spec-specific comes from
- * kas_candidates.h.
+ * kas_candidates.h, the arrays' real type and layouts included (kas_layout.h).
  *
- *   harness [N | N=n | --n N] [--reps R] [--sizes a,b,c] [--check-only] [--signed]
+ *   harness [N | N=n | --n N] [--reps R] [--sizes a,b,c] [--check-only] [--signed] [--offset K]
  *
- * --sizes checks correctness at each size (no timing); --check-only checks at N.  Exit status 1
- * when any candidate is wrong, 2 on a CUDA error.
+ * --sizes checks correctness at each size (no timing); --check-only checks at N.  --offset K
+ * runs on a sub-range, as a FEM code calls kernels on a colour of its mesh: elements
+ * [K, K + N) of arrays of K + N elements (the pointers moved by K elements, aligned to their type
+ * only when K is odd; component-major arrays K + N apart); the timed table then also times every
+ * candidate on whole arrays of N elements and gives the sub-range's time against it.  Exit
+ * status 1 when any candidate is wrong, 2 on a CUDA error.
  */
 #include <cuda_runtime.h>
 #include <math.h>
@@ -21,6 +25,7 @@
 #define KAS_CANDIDATES_DEVICE
 #include "kas_candidates.h"
 #include "kas_gpu.h"
+#include "kas_layout.h"
 #include "kas_random.h"
 
 extern "C" void kas_cpu_graph(const double *const *in, double *const *out, size_t n);
@@ -30,21 +35,38 @@ extern "C" void kas_cpu_graph(const double *const *in, double *const *out, size_
 #define CPU_CHUNK 65536 /* elements per call of the CPU graph (bounds the float64 copies) */
 
 /* Values in [0.5, 1.5), or +-[0.5, 1.5) with --signed: never zero, so a kernel that forgets to
- * load or multiply cannot pass by accident. */
-static void fill_random(float *x, size_t count, int is_signed) {
-  for (size_t i = 0; i < count; i++) x[i] = kas_random_value(is_signed);
+ * load or multiply cannot pass by accident; every bit random in double precision. */
+static void fill_random(kas_real *x, size_t count, int is_signed) {
+  for (size_t i = 0; i < count; i++)
+    x[i] = sizeof(kas_real) == sizeof(double) ? (kas_real)kas_random_double(is_signed)
+                                              : (kas_real)kas_random_value(is_signed);
 }
 
+/* One problem: elements [first, first + n) of arrays of total = first + n elements (ld = total
+ * for the component-major ones), as device arrays and the host's element-major values. */
 typedef struct {
-  size_t n;
-  float *h_in[KAS_NIN1];      /* host inputs */
+  size_t n, first, total, ld;
+  kas_real *h_in[KAS_NIN1];      /* host inputs, element-major, the range only */
   double *ref[KAS_NOUTPUTS];     /* CPU graph outputs */
-  float *d_in[KAS_NIN1];      /* device inputs, copy 0 */
-  float *d_out[KAS_NOUTPUTS];
-  float *h_out[KAS_NOUTPUTS];
+  kas_real *d_in_array[KAS_NIN1]; /* device inputs, copy 0, laid out */
+  kas_real *d_in[KAS_NIN1];       /* what the candidates get: the range's first element */
+  kas_real *d_out_array[KAS_NOUTPUTS];
+  kas_real *d_out[KAS_NOUTPUTS];
+  kas_real *h_out_array[KAS_NOUTPUTS]; /* an output read back, laid out */
+  kas_real *h_out[KAS_NOUTPUTS];       /* the range, gathered element-major */
   void *d_work;
   size_t work_bytes;
 } Problem;
+
+static size_t input_reals(const Problem *p, int i) {
+  return kas_array_reals(kas_input_layouts[i] == KAS_COMPONENT, kas_input_floats[i], p->total,
+                         p->ld);
+}
+
+static size_t output_reals(const Problem *p, int o) {
+  return kas_array_reals(kas_output_layouts[o] == KAS_COMPONENT, kas_output_floats[o], p->total,
+                         p->ld);
+}
 
 static void cpu_reference(Problem *p) {
   double *in[KAS_NIN1], *out[KAS_NOUTPUTS];
@@ -71,23 +93,39 @@ static size_t max_workspace(size_t n) {
   return w;
 }
 
-static void problem_init(Problem *p, size_t n, int is_signed) {
+/* The range's place in an array of the given layout and size. */
+static size_t range_start(const Problem *p, int layout, int size) {
+  return kas_array_index(layout == KAS_COMPONENT, size, p->first, 0, p->ld);
+}
+
+static void problem_init(Problem *p, size_t n, size_t first, int is_signed) {
   memset(p, 0, sizeof *p);
   p->n = n;
+  p->first = first;
+  p->total = p->ld = first + n;
   for (int i = 0; i < KAS_NINPUTS; i++) {
-    size_t count = n * kas_input_floats[i];
-    p->h_in[i] = (float *)kas_host_alloc(count * sizeof(float));
-    fill_random(p->h_in[i], count, is_signed);
-    kas_cuda_check(cudaMalloc(&p->d_in[i], count * sizeof(float) + 16), "cudaMalloc input");
-    kas_cuda_check(cudaMemcpy(p->d_in[i], p->h_in[i], count * sizeof(float),
+    int s = kas_input_floats[i], comp = kas_input_layouts[i] == KAS_COMPONENT;
+    size_t reals = input_reals(p, i);
+    kas_real *staged = (kas_real *)kas_host_alloc(reals * sizeof(kas_real));
+    fill_random(staged, reals, is_signed); /* outside the range too: it must not matter */
+    p->h_in[i] = (kas_real *)kas_host_alloc(n * s * sizeof(kas_real));
+    KAS_GATHER(p->h_in[i], staged, comp, s, first, n, p->ld);
+    kas_cuda_check(cudaMalloc(&p->d_in_array[i], reals * sizeof(kas_real) + 16),
+                   "cudaMalloc input");
+    kas_cuda_check(cudaMemcpy(p->d_in_array[i], staged, reals * sizeof(kas_real),
                               cudaMemcpyHostToDevice),
-               "copy input");
+                   "copy input");
+    p->d_in[i] = p->d_in_array[i] + range_start(p, kas_input_layouts[i], s);
+    free(staged);
   }
   for (int o = 0; o < KAS_NOUTPUTS; o++) {
-    size_t count = n * kas_output_floats[o];
+    size_t count = n * kas_output_floats[o], reals = output_reals(p, o);
     p->ref[o] = (double *)kas_host_alloc(count * sizeof(double));
-    p->h_out[o] = (float *)kas_host_alloc(count * sizeof(float));
-    kas_cuda_check(cudaMalloc(&p->d_out[o], count * sizeof(float) + 16), "cudaMalloc output");
+    p->h_out[o] = (kas_real *)kas_host_alloc(count * sizeof(kas_real));
+    p->h_out_array[o] = (kas_real *)kas_host_alloc(reals * sizeof(kas_real));
+    kas_cuda_check(cudaMalloc(&p->d_out_array[o], reals * sizeof(kas_real) + 16),
+                   "cudaMalloc output");
+    p->d_out[o] = p->d_out_array[o] + range_start(p, kas_output_layouts[o], kas_output_floats[o]);
   }
   p->work_bytes = max_workspace(n);
   kas_cuda_check(cudaMalloc(&p->d_work, p->work_bytes + 256), "cudaMalloc workspace");
@@ -97,31 +135,47 @@ static void problem_init(Problem *p, size_t n, int is_signed) {
 static void problem_free(Problem *p) {
   for (int i = 0; i < KAS_NINPUTS; i++) {
     free(p->h_in[i]);
-    cudaFree(p->d_in[i]);
+    cudaFree(p->d_in_array[i]);
   }
   for (int o = 0; o < KAS_NOUTPUTS; o++) {
     free(p->ref[o]);
     free(p->h_out[o]);
-    cudaFree(p->d_out[o]);
+    free(p->h_out_array[o]);
+    cudaFree(p->d_out_array[o]);
   }
   cudaFree(p->d_work);
 }
 
-/* Fills outputs and workspace with NaN (all bits set) so that anything a candidate fails to write
- * is caught, also by a check that only looks at norms. */
+/* Fills outputs (whole arrays) and workspace with NaN (all bits set) so that anything a
+ * candidate fails to write is caught, also by a check that only looks at norms. */
 static void poison(Problem *p) {
   for (int o = 0; o < KAS_NOUTPUTS; o++)
-    kas_cuda_check(cudaMemset(p->d_out[o], 0xFF, p->n * kas_output_floats[o] * sizeof(float)),
-               "poison output");
+    kas_cuda_check(cudaMemset(p->d_out_array[o], 0xFF, output_reals(p, o) * sizeof(kas_real)),
+                   "poison output");
   if (p->work_bytes) kas_cuda_check(cudaMemset(p->d_work, 0xFF, p->work_bytes), "poison workspace");
+}
+
+/* Reads output o back: the range into h_out (element-major); false when something outside
+ * the range was written. */
+static bool read_output(Problem *p, int o) {
+  int s = kas_output_floats[o], comp = kas_output_layouts[o] == KAS_COMPONENT;
+  size_t reals = output_reals(p, o), outside = 0;
+  kas_cuda_check(cudaMemcpy(p->h_out_array[o], p->d_out_array[o], reals * sizeof(kas_real),
+                            cudaMemcpyDeviceToHost),
+                 "copy output");
+  KAS_GATHER(p->h_out[o], p->h_out_array[o], comp, s, p->first, p->n, p->ld);
+  for (size_t k = 0; k < reals; k++) outside += !isnan(p->h_out_array[o][k]);
+  for (size_t k = 0; k < p->n * (size_t)s; k++) outside -= !isnan(p->h_out[o][k]);
+  return outside == 0;
 }
 
 /* Runs candidate c once and compares each output with the CPU graph (kas_check.h), naming the
  * first wrong element; returns the largest normwise relative error over the outputs (INFINITY
- * when a launch fails or an output has an element wrong on its own). */
+ * when a launch fails, an output has an element wrong on its own or is written outside the
+ * range). */
 static double check_candidate(Problem *p, const KasCandidate *c) {
   poison(p);
-  int rc = c->launch((const float *const *)p->d_in, p->d_out, p->d_work, p->n, 0);
+  int rc = c->launch((const kas_real *const *)p->d_in, p->d_out, p->d_work, p->n, p->ld, 0);
   cudaError_t e = cudaDeviceSynchronize();
   if (rc != 0 || e != cudaSuccess) {
     printf("  %s: launch failed at n=%zu: %s\n", c->name, p->n,
@@ -129,34 +183,34 @@ static double check_candidate(Problem *p, const KasCandidate *c) {
     cudaGetLastError();
     return INFINITY;
   }
-  char what[64];
-  snprintf(what, sizeof what, "  %s: WRONG at n=%zu", c->name, p->n);
+  char what[96];
+  snprintf(what, sizeof what, "  %s: WRONG at n=%zu from element %zu", c->name, p->n, p->first);
   double worst = 0;
   for (int o = 0; o < KAS_NOUTPUTS; o++) {
     size_t count = p->n * kas_output_floats[o];
-    kas_cuda_check(cudaMemcpy(p->h_out[o], p->d_out[o], count * sizeof(float),
-                              cudaMemcpyDeviceToHost),
-                   "copy output");
+    bool inside = read_output(p, o);
+    if (!inside) printf("%s: output %s written outside the range\n", what, kas_output_names[o]);
     double err;
-    if (!kas_check_output(what, kas_output_names[o], p->h_out[o], p->ref[o], count,
-                          kas_output_floats[o], &err) &&
-        err < KAS_TOLERANCE)
-      err = INFINITY; /* right in the norm, wrong in an element */
+    if ((!kas_check_output(what, kas_output_names[o], p->h_out[o], p->ref[o], count,
+                           kas_output_floats[o], &err) && err < KAS_TOLERANCE) || !inside)
+      err = INFINITY; /* right in the norm, wrong in an element or outside */
     if (err > worst) worst = err;
   }
   return worst;
 }
 
 /* Timing inputs: `copies` sets of device inputs (copy 0 is the checked one), so that consecutive
- * runs read inputs that are not in L2: the sets together exceed three times the L2. */
+ * runs read inputs that are not in L2: the sets together exceed three times the L2.  A copy
+ * holds the whole arrays, its pointers at the range as copy 0's. */
 typedef struct {
   int copies;
-  float *in[16][KAS_NIN1];
+  kas_real *array[16][KAS_NIN1];
+  kas_real *in[16][KAS_NIN1];
 } InputCopies;
 
 static void make_copies(Problem *p, InputCopies *ic, long l2_bytes) {
   size_t set_bytes = 0;
-  for (int i = 0; i < KAS_NINPUTS; i++) set_bytes += p->n * kas_input_floats[i] * sizeof(float);
+  for (int i = 0; i < KAS_NINPUTS; i++) set_bytes += input_reals(p, i) * sizeof(kas_real);
   int copies = set_bytes ? (int)((3.0 * l2_bytes) / set_bytes) + 1 : 1;
   if (copies > 16) copies = 16;
   if (copies < 1) copies = 1;
@@ -164,15 +218,18 @@ static void make_copies(Problem *p, InputCopies *ic, long l2_bytes) {
   for (int i = 0; i < KAS_NINPUTS; i++) ic->in[0][i] = p->d_in[i];
   for (int c = 1; c < copies; c++)
     for (int i = 0; i < KAS_NINPUTS; i++) {
-      size_t bytes = p->n * kas_input_floats[i] * sizeof(float);
-      kas_cuda_check(cudaMalloc(&ic->in[c][i], bytes + 16), "cudaMalloc input copy");
-      kas_cuda_check(cudaMemcpy(ic->in[c][i], p->d_in[i], bytes, cudaMemcpyDeviceToDevice), "copy");
+      size_t bytes = input_reals(p, i) * sizeof(kas_real);
+      kas_cuda_check(cudaMalloc(&ic->array[c][i], bytes + 16), "cudaMalloc input copy");
+      kas_cuda_check(cudaMemcpy(ic->array[c][i], p->d_in_array[i], bytes,
+                                cudaMemcpyDeviceToDevice),
+                     "copy");
+      ic->in[c][i] = ic->array[c][i] + (p->d_in[i] - p->d_in_array[i]);
     }
 }
 
 static void free_copies(InputCopies *ic) {
   for (int c = 1; c < ic->copies; c++)
-    for (int i = 0; i < KAS_NINPUTS; i++) cudaFree(ic->in[c][i]);
+    for (int i = 0; i < KAS_NINPUTS; i++) cudaFree(ic->array[c][i]);
 }
 
 /* One timed run of a candidate: its inputs rotate among the copies. */
@@ -184,8 +241,8 @@ typedef struct {
 
 static void run_candidate(void *arg, int run) {
   const TimedRun *t = (const TimedRun *)arg;
-  const float *const *in = (const float *const *)t->ic->in[run % t->ic->copies];
-  int rc = t->c->launch(in, t->p->d_out, t->p->d_work, t->p->n, 0);
+  const kas_real *const *in = (const kas_real *const *)t->ic->in[run % t->ic->copies];
+  int rc = t->c->launch(in, t->p->d_out, t->p->d_work, t->p->n, t->p->ld, 0);
   if (rc) kas_cuda_check((cudaError_t)rc, t->c->name);
 }
 
@@ -262,14 +319,14 @@ static void xml_escaped(FILE *f, const char *s) {
 }
 
 static int bytes_per_element(void) {
-  int floats = 0;
-  for (int i = 0; i < KAS_NINPUTS; i++) floats += kas_input_floats[i];
-  for (int o = 0; o < KAS_NOUTPUTS; o++) floats += kas_output_floats[o];
-  return 4 * floats;
+  int reals = 0;
+  for (int i = 0; i < KAS_NINPUTS; i++) reals += kas_input_floats[i];
+  for (int o = 0; o < KAS_NOUTPUTS; o++) reals += kas_output_floats[o];
+  return (int)sizeof(kas_real) * reals;
 }
 
-static void write_xml(const char *path, const char *device, double copy_gbs, size_t n, int reps,
-                      int copies, const Row *rows, double rho) {
+static void write_xml(const char *path, const char *device, double copy_gbs, size_t n,
+                      size_t offset, int reps, int copies, const Row *rows, double rho) {
   FILE *f = fopen(path, "w");
   if (!f) {
     perror(path);
@@ -280,8 +337,10 @@ static void write_xml(const char *path, const char *device, double copy_gbs, siz
   fprintf(f, "  <device name=\"");
   xml_escaped(f, device);
   fprintf(f, "\" copy-gbs=\"%.2f\"/>\n", copy_gbs);
-  fprintf(f, "  <run n=\"%zu\" reps=\"%d\" input-copies=\"%d\" bytes-per-element=\"%d\"/>\n", n,
-          reps, copies, bytes_per_element());
+  fprintf(f, "  <run n=\"%zu\" reps=\"%d\" input-copies=\"%d\" bytes-per-element=\"%d\" "
+             "precision=\"%s\" offset=\"%zu\"/>\n",
+          n, reps, copies, bytes_per_element(), sizeof(kas_real) == 8 ? "double" : "single",
+          offset);
   for (int c = 0; c < KAS_NCANDIDATES; c++) {
     const KasCandidate *k = &kas_candidates[c];
     const Row *r = &rows[c];
@@ -320,10 +379,12 @@ static void write_dat(const char *path, const Row *rows) {
   fclose(f);
 }
 
-static void print_table(const char *device, double copy_gbs, size_t n, const Row *rows,
-                        double rho) {
-  printf("\n%s: %s, n = %zu, %d bytes/element compulsory, copy bandwidth %.1f GB/s\n",
-         KAS_SPEC_NAME, device, n, bytes_per_element(), copy_gbs);
+static void print_table(const char *device, double copy_gbs, size_t n, size_t offset,
+                        const Row *rows, double rho) {
+  printf("\n%s: %s, n = %zu%s, %s precision, %d bytes/element compulsory, copy bandwidth "
+         "%.1f GB/s\n",
+         KAS_SPEC_NAME, device, n, offset ? " (a sub-range, see below)" : "",
+         sizeof(kas_real) == 8 ? "double" : "single", bytes_per_element(), copy_gbs);
   printf("%-9s %-7s %10s %10s %9s %9s %7s %5s %5s  %s\n", "candidate", "kernels", "pred ns/e",
          "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "kernels (calls)");
   for (int c = 0; c < KAS_NCANDIDATES; c++) {
@@ -344,8 +405,9 @@ static void print_table(const char *device, double copy_gbs, size_t n, const Row
     printf("Spearman rank correlation: n/a (fewer than two ranked candidates)\n");
 }
 
-/* Correctness only, at every size of a comma-separated list. */
-static int check_sizes(const char *list, int is_signed) {
+/* Correctness only, at every size of a comma-separated list (each a sub-range from element
+ * offset). */
+static int check_sizes(const char *list, size_t offset, int is_signed) {
   int failures = 0;
   for (const char *s = list; *s;) {
     char *end;
@@ -355,7 +417,7 @@ static int check_sizes(const char *list, int is_signed) {
       return 2;
     }
     Problem p;
-    problem_init(&p, (size_t)n, is_signed);
+    problem_init(&p, (size_t)n, offset, is_signed);
     for (int c = 0; c < KAS_NCANDIDATES; c++) {
       double err = check_candidate(&p, &kas_candidates[c]);
       int ok = err < KAS_TOLERANCE;
@@ -384,8 +446,57 @@ static size_t parse_size(const char *s) {
   return (size_t)v;
 }
 
+/* Checks every candidate on the problem into rows; returns the number wrong. */
+static int check_all(Problem *p, Row *rows) {
+  int failures = 0;
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    rows[c].error = check_candidate(p, &kas_candidates[c]);
+    rows[c].correct = rows[c].error < KAS_TOLERANCE;
+    failures += !rows[c].correct;
+  }
+  return failures;
+}
+
+/* Times every candidate on the problem (rows: ms, ns/element, MElem/s, GB/s, % of copy). */
+static int time_all(Problem *p, Row *rows, int reps, double copy_gbs, long l2_bytes) {
+  InputCopies ic;
+  make_copies(p, &ic, l2_bytes);
+  double bytes = (double)bytes_per_element() * (double)p->n;
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    Row *r = &rows[c];
+    r->ms = time_candidate(p, &ic, &kas_candidates[c], reps);
+    r->ns_per_elem = p->n ? r->ms * 1e6 / (double)p->n : 0;
+    r->melem_s = r->ms > 0 ? (double)p->n / (r->ms * 1e-3) / 1e6 : 0;
+    r->gbs = r->ms > 0 ? bytes / (r->ms * 1e-3) / 1e9 : 0;
+    r->copy_pct = copy_gbs > 0 ? 100.0 * r->gbs / copy_gbs : 0;
+  }
+  free_copies(&ic);
+  return ic.copies;
+}
+
+/* --offset: every candidate on whole arrays of the same n, checked and timed, against the
+ * sub-range's time.  Returns the number wrong there. */
+static int compare_aligned(const Row *sub, size_t n, size_t offset, int reps, double copy_gbs,
+                           long l2_bytes, int is_signed) {
+  Problem a;
+  problem_init(&a, n, 0, is_signed);
+  Row whole[KAS_NCANDIDATES];
+  memset(whole, 0, sizeof whole);
+  int failures = check_all(&a, whole);
+  time_all(&a, whole, reps, copy_gbs, l2_bytes);
+  printf("\nSub-range from element %zu (pointers aligned to their type only) against whole "
+         "arrays, n = %zu:\n%-9s %12s %12s %8s\n", offset, n, "candidate", "sub ns/e",
+         "whole ns/e", "sub/whole");
+  for (int c = 0; c < KAS_NCANDIDATES; c++)
+    printf("%-9s %12.4f %12.4f %7.1f%%%s\n", kas_candidates[c].name, sub[c].ns_per_elem,
+           whole[c].ns_per_elem, whole[c].ms > 0 ? 100.0 * sub[c].ms / whole[c].ms : 0.0,
+           whole[c].correct ? "" : "  WRONG on whole arrays");
+  problem_free(&a);
+  return failures;
+}
+
 int main(int argc, char **argv) {
-  size_t n = KAS_DEFAULT_N;
+  size_t n = KAS_DEFAULT_N, offset = 0;
   int reps = 30, check_only = 0, is_signed = 0;
   const char *sizes = NULL;
   for (int a = 1; a < argc; a++) {
@@ -393,30 +504,26 @@ int main(int argc, char **argv) {
     else if (!strncmp(argv[a], "N=", 2)) n = parse_size(argv[a] + 2);
     else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = (int)parse_size(argv[++a]);
     else if (!strcmp(argv[a], "--sizes") && a + 1 < argc) sizes = argv[++a];
+    else if (!strcmp(argv[a], "--offset") && a + 1 < argc) offset = parse_size(argv[++a]);
     else if (!strcmp(argv[a], "--check-only")) check_only = 1;
     else if (!strcmp(argv[a], "--signed")) is_signed = 1;
     else if (argv[a][0] >= '0' && argv[a][0] <= '9') n = parse_size(argv[a]);
     else {
       fprintf(stderr, "usage: %s [N | N=n | --n N] [--reps R] [--sizes a,b,c] [--check-only] "
-                      "[--signed]\n", argv[0]);
+                      "[--signed] [--offset K]\n", argv[0]);
       return 2;
     }
   }
   if (reps < 20) reps = 20; /* a median of fewer runs is noise */
-  if (sizes) return check_sizes(sizes, is_signed);
+  if (sizes) return check_sizes(sizes, offset, is_signed);
 
   cudaDeviceProp prop;
   kas_cuda_check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   Problem p;
-  problem_init(&p, n, is_signed);
+  problem_init(&p, n, offset, is_signed);
   Row rows[KAS_NCANDIDATES];
   memset(rows, 0, sizeof rows);
-  int failures = 0;
-  for (int c = 0; c < KAS_NCANDIDATES; c++) {
-    rows[c].error = check_candidate(&p, &kas_candidates[c]);
-    rows[c].correct = rows[c].error < KAS_TOLERANCE;
-    failures += !rows[c].correct;
-  }
+  int failures = check_all(&p, rows);
   if (check_only) {
     for (int c = 0; c < KAS_NCANDIDATES; c++)
       printf("%-9s n=%zu %s (normwise relative error %.3g)\n", kas_candidates[c].name, n,
@@ -429,25 +536,16 @@ int main(int argc, char **argv) {
   size_t copy_bytes = (size_t)8 * prop.l2CacheSize;
   if (copy_bytes < ((size_t)256 << 20)) copy_bytes = (size_t)256 << 20;
   double copy_gbs = kas_copy_gbs(copy_bytes, reps);
-  InputCopies ic;
-  make_copies(&p, &ic, prop.l2CacheSize);
-  double bytes = (double)bytes_per_element() * (double)n;
-  for (int c = 0; c < KAS_NCANDIDATES; c++) {
-    Row *r = &rows[c];
-    r->ms = time_candidate(&p, &ic, &kas_candidates[c], reps);
-    r->ns_per_elem = n ? r->ms * 1e6 / (double)n : 0;
-    r->melem_s = r->ms > 0 ? (double)n / (r->ms * 1e-3) / 1e6 : 0;
-    r->gbs = r->ms > 0 ? bytes / (r->ms * 1e-3) / 1e9 : 0;
-    r->copy_pct = copy_gbs > 0 ? 100.0 * r->gbs / copy_gbs : 0;
-  }
+  int copies = time_all(&p, rows, reps, copy_gbs, prop.l2CacheSize);
+  problem_free(&p);
   assign_measured_ranks(rows);
   moving_average(rows);
   double rho = spearman(rows, KAS_NCANDIDATES);
-  print_table(prop.name, copy_gbs, n, rows, rho);
-  write_xml("results.xml", prop.name, copy_gbs, n, reps, ic.copies, rows, rho);
+  print_table(prop.name, copy_gbs, n, offset, rows, rho);
+  if (offset)
+    failures += compare_aligned(rows, n, offset, reps, copy_gbs, prop.l2CacheSize, is_signed);
+  write_xml("results.xml", prop.name, copy_gbs, n, offset, reps, copies, rows, rho);
   write_dat("results.dat", rows);
   printf("wrote results.xml and results.dat%s\n", failures ? "; SOME CANDIDATES ARE WRONG" : "");
-  free_copies(&ic);
-  problem_free(&p);
   return failures ? 1 : 0;
 }

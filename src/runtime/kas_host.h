@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static inline float *kas_host_floats(size_t count) {
-  float *p = (float *)aligned_alloc(64, (count * sizeof(float) + 63) / 64 * 64);
+static inline void *kas_host_block(size_t bytes) {
+  void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
   if (!p) {
     fputs("kas: out of memory\n", stderr);
     exit(1);
@@ -20,7 +20,20 @@ static inline float *kas_host_floats(size_t count) {
   return p;
 }
 
+/* Block memory of count reals: single precision, double precision. */
+static inline float *kas_host_floats(size_t count) {
+  return (float *)kas_host_block(count * sizeof(float));
+}
+
+static inline double *kas_host_doubles(size_t count) {
+  return (double *)kas_host_block(count * sizeof(double));
+}
+
 static inline void kas_host_poison(float *p, size_t count) {
+  for (size_t i = 0; i < count; i++) p[i] = NAN;
+}
+
+static inline void kas_host_poison(double *p, size_t count) {
   for (size_t i = 0; i < count; i++) p[i] = NAN;
 }
 #endif

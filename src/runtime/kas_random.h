@@ -17,7 +17,14 @@ static inline double kas_uniform(void) {
   return (double)((kas_rng_state * 2685821657736338717ull) >> 11) / 9007199254740992.0;
 }
 
-/* A value in [0.5, 1.5), negated with probability 1/2 when is_signed: never zero. */
+/* A value in [0.5, 1.5), negated with probability 1/2 when is_signed: never zero.  In double
+ * precision every bit is random (a float-valued double would hide a computation in float). */
+static inline double kas_random_double(int is_signed) {
+  double v = 0.5 + kas_uniform();
+  return is_signed && kas_uniform() < 0.5 ? -v : v;
+}
+
+/* The same rounded to float: the single-precision checkers' data. */
 static inline float kas_random_value(int is_signed) {
   float v = (float)(0.5 + kas_uniform());
   return is_signed && kas_uniform() < 0.5 ? -v : v;

@@ -1,10 +1,13 @@
 /*
  * fem_driver.c — a small C program standing for a FEM code that embeds a kasgen-generated spec
- * through its plain C API (embed/kas_<stem>.h; docs/design.md §7).  It is written once for every spec:
- * the header's KAS_EMBED_GENERIC names give it the spec's inputs and outputs.  It allocates with
- * cudaMalloc, fills random inputs (never zero), runs the API for n = 0, 1, 7, 1000003, checks
- * every output against the CPU graph (float64; normwise relative error < 1e-5), checks that
- * nothing beyond element n is written and that bad arguments are refused, and prints PASS/FAIL.
+ * through its plain C API (embed/kas_<stem>.h; docs/design.md §7).  It is written once for every
+ * spec, precision and layout: the header's KAS_EMBED_GENERIC names give it the spec's inputs and
+ * outputs, their real type, their layouts and whether the API takes a leading dimension.  Like a
+ * FEM code it keeps whole arrays of NTOTAL elements (component-major ones NTOTAL apart) and calls
+ * the API on sub-ranges of them: elements [0, n) and [1, 1 + n) (pointers then aligned to their
+ * type only), for n = 0, 1, 7, 1000003; it checks every output against the CPU graph (float64;
+ * normwise relative error < 1e-5 in single precision, 1e-12 in double), that nothing outside the
+ * range is written, and that bad arguments are refused and nothing else is; it prints PASS/FAIL.
  *
  *   make -C tests/fem_driver GEN=generated/stvenant STEM=stvenant && tests/fem_driver/build/...
  */
@@ -20,12 +23,16 @@
 
 void kas_cpu_graph(const double *const *in, double *const *out, size_t n);
 
+typedef KAS_EMBED_REAL real;
 #define NIN (KAS_EMBED_NINPUTS > 0 ? KAS_EMBED_NINPUTS : 1)
 #define NOUT KAS_EMBED_NOUTPUTS
-#define GUARD 8 /* elements past n that must stay untouched */
+#define NTOTAL 1000013 /* elements of every array; the largest call uses 1 + 1000003 of them */
+#define TOLERANCE (sizeof(real) == sizeof(double) ? 1e-12 : 1e-5)
 
 static const int in_floats[NIN] = KAS_EMBED_INPUT_FLOATS;
+static const int in_layouts[NIN] = KAS_EMBED_INPUT_LAYOUTS;
 static const int out_floats[NOUT] = KAS_EMBED_OUTPUT_FLOATS;
+static const int out_layouts[NOUT] = KAS_EMBED_OUTPUT_LAYOUTS;
 static const char *const out_names[NOUT] = KAS_EMBED_OUTPUT_NAMES;
 
 static int failures;
@@ -54,103 +61,165 @@ static void *host(size_t bytes) {
 }
 
 static uint64_t rng = 88172645463325252ull;
-static float random_value(void) { /* +-[0.5, 1.5): never zero */
+static real random_value(void) { /* +-[0.5, 1.5): never zero */
   rng ^= rng << 13;
   rng ^= rng >> 7;
   rng ^= rng << 17;
-  float v = 0.5f + (float)((rng >> 11) * (1.0 / 9007199254740992.0));
+  real v = (real)(0.5 + (double)(rng >> 11) * (1.0 / 9007199254740992.0));
   return (rng & 1) ? -v : v;
 }
 
-/* One run at n: returns the worst normwise relative error over the outputs. */
-static double run_and_check(size_t n, float *const *d_in, float *const *d_out, void *d_work) {
-  float *h_in[NIN];
-  double *d_in_cpu[NIN], *ref[NOUT];
+/* Reals from an array's start to component c of element e, in its layout (1: component-major,
+ * rows NTOTAL apart). */
+static size_t at(int component, int size, size_t e, int c) {
+  return component ? (size_t)c * NTOTAL + e : e * (size_t)size + (size_t)c;
+}
+
+static size_t array_reals(int size) { return (size_t)size * NTOTAL; }
+
+/* The pointer a FEM code passes for the sub-range starting at element first. */
+static real *range(real *array, int component, int size, size_t first) {
+  return array + at(component, size, first, 0);
+}
+
+static kas_status call(real *const *d_in, real *const *d_out, size_t first, size_t n,
+                       void *d_work) {
+  const real *in[NIN];
+  real *out[NOUT];
+  for (int i = 0; i < KAS_EMBED_NINPUTS; i++)
+    in[i] = range(d_in[i], in_layouts[i], in_floats[i], first);
+  for (int o = 0; o < NOUT; o++) out[o] = range(d_out[o], out_layouts[o], out_floats[o], first);
+#if KAS_EMBED_LD
+  return kas_embed_arrays(in, out, n, NTOTAL, d_work, NULL);
+#else
+  return kas_embed_arrays(in, out, n, d_work, NULL);
+#endif
+}
+
+/* Fills the inputs (all of their NTOTAL elements: what lies outside the range must not matter)
+ * and the CPU graph's element-major copy of the range. */
+static void fill_inputs(real *const *d_in, double **cpu_in, size_t first, size_t n) {
   for (int i = 0; i < KAS_EMBED_NINPUTS; i++) {
-    size_t count = n * in_floats[i];
-    h_in[i] = host(count * sizeof(float));
-    d_in_cpu[i] = host(count * sizeof(double));
-    for (size_t k = 0; k < count; k++) d_in_cpu[i][k] = h_in[i][k] = random_value();
-    cuda_or_die(cudaMemcpy(d_in[i], h_in[i], count * sizeof(float), cudaMemcpyHostToDevice),
+    int s = in_floats[i];
+    real *h = host(array_reals(s) * sizeof(real));
+    for (size_t k = 0; k < array_reals(s); k++) h[k] = random_value();
+    cpu_in[i] = host(n * s * sizeof(double));
+    for (size_t e = 0; e < n; e++)
+      for (int c = 0; c < s; c++) cpu_in[i][e * s + c] = h[at(in_layouts[i], s, first + e, c)];
+    cuda_or_die(cudaMemcpy(d_in[i], h, array_reals(s) * sizeof(real), cudaMemcpyHostToDevice),
                 "copy input");
+    free(h);
   }
+}
+
+/* Output o against the reference; *outside: whether anything outside the range was written. */
+static double check_output(real *d_out, int o, const double *ref, size_t first, size_t n,
+                           int *outside) {
+  int s = out_floats[o], comp = out_layouts[o];
+  real *h = host(array_reals(s) * sizeof(real));
+  cuda_or_die(cudaMemcpy(h, d_out, array_reals(s) * sizeof(real), cudaMemcpyDeviceToHost), "copy");
+  double diff2 = 0, ref2 = 0;
+  size_t written = 0;
+  for (size_t k = 0; k < array_reals(s); k++) written += !isnan(h[k]);
+  for (size_t e = 0; e < n; e++)
+    for (int c = 0; c < s; c++) {
+      real got = h[at(comp, s, first + e, c)];
+      double d = got - ref[e * s + c];
+      diff2 += isfinite(got) ? d * d : INFINITY;
+      ref2 += ref[e * s + c] * ref[e * s + c];
+      written -= !isnan(got);
+    }
+  *outside = written != 0;
+  free(h);
+  return n ? sqrt(diff2 / ref2) : 0;
+}
+
+/* One call on [first, first + n): returns the worst normwise relative error over the outputs. */
+static double run_and_check(size_t first, size_t n, real *const *d_in, real *const *d_out,
+                            void *d_work) {
+  double *cpu_in[NIN], *ref[NOUT];
+  fill_inputs(d_in, cpu_in, first, n);
   for (int o = 0; o < NOUT; o++) {
     ref[o] = host(n * out_floats[o] * sizeof(double));
-    /* NaN everywhere, the guard past n included */
-    cuda_or_die(cudaMemset(d_out[o], 0xFF, (n + GUARD) * out_floats[o] * sizeof(float)), "poison");
+    /* NaN everywhere, outside the range included */
+    cuda_or_die(cudaMemset(d_out[o], 0xFF, array_reals(out_floats[o]) * sizeof(real)), "poison");
   }
-  kas_cpu_graph((const double *const *)d_in_cpu, ref, n);
-  kas_status st = kas_embed_arrays((const float *const *)d_in, d_out, n, d_work, NULL);
+  kas_cpu_graph((const double *const *)cpu_in, ref, n);
+  kas_status st = call(d_in, d_out, first, n, d_work);
   cuda_or_die(cudaDeviceSynchronize(), "kernel");
   if (st != KAS_OK) {
-    printf("FAIL: n=%zu: %s\n", n, kas_embed_status_string(st));
+    printf("FAIL: n=%zu from element %zu: %s\n", n, first, kas_embed_status_string(st));
     failures++;
   }
   double worst = 0;
   for (int o = 0; o < NOUT; o++) {
-    size_t s = out_floats[o], count = (n + GUARD) * s;
-    float *h = host(count * sizeof(float));
-    cuda_or_die(cudaMemcpy(h, d_out[o], count * sizeof(float), cudaMemcpyDeviceToHost), "copy");
-    double diff2 = 0, ref2 = 0;
-    for (size_t k = 0; k < n * s; k++) {
-      double d = h[k] - ref[o][k];
-      diff2 += isfinite(h[k]) ? d * d : INFINITY;
-      ref2 += ref[o][k] * ref[o][k];
-    }
-    double err = n ? sqrt(diff2 / ref2) : 0;
+    int outside;
+    double err = check_output(d_out[o], o, ref[o], first, n, &outside);
     if (err > worst) worst = err;
-    int guard_ok = 1;
-    for (size_t k = n * s; k < count; k++) guard_ok &= isnan(h[k]);
-    if (!guard_ok) {
-      printf("FAIL: n=%zu: output %s written past element n\n", n, out_names[o]);
+    if (outside) {
+      printf("FAIL: n=%zu from element %zu: output %s written outside the range\n", n, first,
+             out_names[o]);
       failures++;
     }
-    free(h);
     free(ref[o]);
   }
-  for (int i = 0; i < KAS_EMBED_NINPUTS; i++) {
-    free(h_in[i]);
-    free(d_in_cpu[i]);
-  }
+  for (int i = 0; i < KAS_EMBED_NINPUTS; i++) free(cpu_in[i]);
   return worst;
 }
 
-/* Argument checks need no data: NULL pointers, misalignment, and n = 0 with no pointers at all. */
-static void check_arguments(float *const *d_in, float *const *d_out, void *d_work) {
-  expect(kas_embed_arrays(NULL, NULL, 0, NULL, NULL) == KAS_OK, "n = 0 with NULL pointers is a no-op");
-  float *bad_out[NOUT];
+/* Argument checks need no data: NULL pointers, a pointer not aligned to its type, a leading
+ * dimension below n, and n = 0 with no pointers at all; a pointer aligned to its type only is
+ * accepted. */
+static void check_arguments(real *const *d_in, real *const *d_out, void *d_work) {
+#if KAS_EMBED_LD
+  expect(kas_embed_arrays(NULL, NULL, 0, 0, NULL, NULL) == KAS_OK,
+         "n = 0 with NULL pointers is a no-op");
+  expect(kas_embed_arrays((const real *const *)d_in, d_out, 7, 6, d_work, NULL) ==
+             KAS_ERR_INVALID, "a leading dimension below n is refused");
+#define CALL(in, out, n, work) kas_embed_arrays(in, out, n, NTOTAL, work, NULL)
+#else
+  expect(kas_embed_arrays(NULL, NULL, 0, NULL, NULL) == KAS_OK,
+         "n = 0 with NULL pointers is a no-op");
+#define CALL(in, out, n, work) kas_embed_arrays(in, out, n, work, NULL)
+#endif
+  real *bad_out[NOUT];
   for (int o = 0; o < NOUT; o++) bad_out[o] = d_out[o];
   bad_out[NOUT - 1] = NULL;
-  expect(kas_embed_arrays((const float *const *)d_in, bad_out, 7, d_work, NULL) == KAS_ERR_INVALID,
+  expect(CALL((const real *const *)d_in, bad_out, 7, d_work) == KAS_ERR_INVALID,
          "a NULL output is refused");
-  bad_out[NOUT - 1] = d_out[NOUT - 1] + 1; /* 4 bytes off: not 16-byte aligned */
-  expect(kas_embed_arrays((const float *const *)d_in, bad_out, 7, d_work, NULL) == KAS_ERR_ALIGN,
-         "a misaligned output is refused");
+  bad_out[NOUT - 1] = (real *)((char *)d_out[NOUT - 1] + 1); /* not aligned to its type */
+  expect(CALL((const real *const *)d_in, bad_out, 7, d_work) == KAS_ERR_ALIGN,
+         "an output not aligned to its type is refused");
+  bad_out[NOUT - 1] = d_out[NOUT - 1] + 1; /* aligned to its type only: fine */
+  expect(CALL((const real *const *)d_in, bad_out, 7, d_work) == KAS_OK,
+         "an output aligned to its type only is accepted");
   if (kas_embed_workspace_bytes(7) > 0)
-    expect(kas_embed_arrays((const float *const *)d_in, d_out, 7, NULL, NULL) == KAS_ERR_INVALID,
+    expect(CALL((const real *const *)d_in, d_out, 7, NULL) == KAS_ERR_INVALID,
            "a missing workspace is refused");
+  cuda_or_die(cudaDeviceSynchronize(), "argument checks");
 }
 
 int main(void) {
-  static const size_t sizes[] = {0, 1, 7, 1000003};
-  const size_t nmax = 1000003;
-  float *d_in[NIN], *d_out[NOUT];
+  static const size_t sizes[] = {0, 1, 7, 1000003}, firsts[] = {0, 1};
+  real *d_in[NIN], *d_out[NOUT];
   void *d_work = NULL;
   for (int i = 0; i < KAS_EMBED_NINPUTS; i++)
-    cuda_or_die(cudaMalloc((void **)&d_in[i], nmax * in_floats[i] * sizeof(float)), "cudaMalloc");
-  for (int o = 0; o < NOUT; o++)
-    cuda_or_die(cudaMalloc((void **)&d_out[o], (nmax + GUARD) * out_floats[o] * sizeof(float)),
+    cuda_or_die(cudaMalloc((void **)&d_in[i], array_reals(in_floats[i]) * sizeof(real)),
                 "cudaMalloc");
-  size_t wbytes = kas_embed_workspace_bytes(nmax);
+  for (int o = 0; o < NOUT; o++)
+    cuda_or_die(cudaMalloc((void **)&d_out[o], array_reals(out_floats[o]) * sizeof(real)),
+                "cudaMalloc");
+  size_t wbytes = kas_embed_workspace_bytes(NTOTAL);
   if (wbytes) cuda_or_die(cudaMalloc(&d_work, wbytes), "cudaMalloc workspace");
   check_arguments(d_in, d_out, d_work);
-  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
-    double err = run_and_check(sizes[s], d_in, d_out, d_work);
-    int ok = err < 1e-5;
-    printf("%s n=%-8zu normwise relative error %.3g %s\n", KAS_EMBED_NAME, sizes[s], err,
-           ok ? "ok" : "WRONG");
-    failures += !ok;
-  }
+  for (size_t f = 0; f < sizeof firsts / sizeof *firsts; f++)
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+      double err = run_and_check(firsts[f], sizes[s], d_in, d_out, d_work);
+      int ok = err < TOLERANCE;
+      printf("%s n=%-8zu from element %zu: normwise relative error %.3g %s\n", KAS_EMBED_NAME,
+             sizes[s], firsts[f], err, ok ? "ok" : "WRONG");
+      failures += !ok;
+    }
   for (int i = 0; i < KAS_EMBED_NINPUTS; i++) cudaFree(d_in[i]);
   for (int o = 0; o < NOUT; o++) cudaFree(d_out[o]);
   cudaFree(d_work);

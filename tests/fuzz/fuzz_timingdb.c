@@ -24,7 +24,7 @@ static void check_routines(const TimingDb *db) {
   for (int i = 0; i < db->nroutines; i++) {
     const RoutineTiming *r = &db->routines[i];
     if (!r->impl || r->npoints < 1) abort();
-    if (timingdb_find(db, r->impl, r->kind, r->index, r->placement) != r) abort(); /* unique */
+    if (timingdb_find(db, r) != r) abort(); /* unique: its key finds itself */
     for (int p = 0; p < r->npoints; p++)
       if (!(r->points[p].ns >= 0 && r->points[p].ns <= 1e6) || r->points[p].e < 1) abort();
     static const int es[] = {1, 4, 32, 1024, 65536};

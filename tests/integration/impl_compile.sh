@@ -2,8 +2,10 @@
 # impl_compile.sh — every routine of the heavy library implementations (mmul33, mmul55, ttmul411,
 # ttmul311, ttmul3212; IMPLS="all" or a list of names to choose others) compiles as kasgen will
 # paste it: each load, save and compute is instantiated through instantiate_routine (the real
-# substitution of APLS/APINn/APOUT and the block-size constants) at E = 4 and at the
-# implementation's recommended E, in every placement its patterns allow, and the result must
+# substitution of APLS/APINn/APOUT, the block-size constants and the target's real, W and GIDX)
+# at E = 4 and at the implementation's recommended E, in every placement its patterns allow, in
+# single and double precision, each load and save with every binding of its array (element-major
+# at the precision's vector width and at W = 1, component-major), and the result must
 #   - compile with g++ -DKAS_HOST -Wall -Wextra -Werror (the CPU shim's and the tracer's view), and
 #   - compile with nvcc -arch=sm_90 inside one wrapper kernel per routine, with ptxas told to warn
 #     on any local-memory use and warnings made errors: a buffer placed in registers that is not
@@ -26,9 +28,10 @@ trap 'if [ -n "${KEEP:-}" ]; then echo "impl_compile: kept $tmp"; else rm -rf "$
 
 # The driver: instantiates routines and writes one .cu per implementation.
 cat >"$tmp/driver.c" <<'EOF'
-/* impl_compile driver: driver LIBDIR OUTDIR IMPL... writes OUTDIR/<impl>.cu holding every
- * routine of IMPL instantiated at E = 4 and at its recommended E, in every allowed placement, and
- * (for nvcc only) one wrapper kernel per instance that feeds and consumes its buffers. */
+/* impl_compile driver: driver LIBDIR OUTDIR IMPL... writes OUTDIR/<impl>_<precision>.cu holding
+ * every routine of IMPL instantiated at E = 4 and at its recommended E, in every allowed
+ * placement and binding, and (for nvcc only) one wrapper kernel per instance that feeds and
+ * consumes its buffers. */
 #include "kasgen.h"
 #include <stdlib.h>
 #include <string.h>
@@ -63,32 +66,45 @@ static PatArgs routine_pattern_args(const Impl *im, RoutineKind kind, int j) {
   return pa;
 }
 
+/* How a routine is instantiated besides its placement: precision, vector width, layout. */
+typedef struct {
+  Precision precision;
+  int w;
+  Layout layout;
+} Binding;
+
 /* The wrapper kernel: shared buffers are slices of dynamic shared memory, register buffers local
- * arrays filled from global memory; afterwards every buffer float is summed into go. */
-static void put_wrapper(StrBuf *sb, const Impl *im, RoutineKind kind, const char *name,
-                        unsigned coords, int e, const PatArgs *pa, const Placement *pl) {
+ * arrays filled from global memory; afterwards every buffer real is summed into go. */
+static void put_wrapper(StrBuf *sb, const Impl *im, RoutineKind kind, const RoutineInstance *ri,
+                        int e, const PatArgs *pa, const Placement *pl, Binding b) {
   BlockShape shape = impl_shape(im, e);
-  sb_printf(sb, "__global__ void w_%s(const float *__restrict__ gi, float *__restrict__ go, "
-                "size_t n) {\n  extern __shared__ float sm[];\n"
+  shape.w = b.w;
+  const char *name = ri->name, *real = target_real_name(b.precision);
+  unsigned coords = ri->coords;
+  sb_printf(sb, "__global__ void w_%s(const %s *__restrict__ gi, %s *__restrict__ go, "
+                "size_t n) {\n  extern __shared__ %s sm[];\n"
                 "  const int tx = threadIdx.x, ty = threadIdx.y, tz = threadIdx.z;\n"
                 "  (void)tx, (void)ty, (void)tz; /* a routine may take fewer */\n"
                 "  const size_t e0 = (size_t)blockIdx.x * %d;\n  (void)e0; /* computes take no e0 */\n"
-                "  float acc = 0.0f;\n", name, e);
+                "  %s acc = 0;\n", name, real, real, real, e, real);
   long offset = 0;
   for (int a = 0; a < pa->n; a++) {
     if (pl[a] == PLACE_REGISTER) {
       int ext = pattern_register_extent(pa->pat[a], shape);
-      sb_printf(sb, "  float b%d[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) "
-                    "b%d[k] = gi[threadIdx.x + k * 32];\n", a, ext, ext, a);
+      sb_printf(sb, "  %s b%d[%d];\n#pragma unroll\n  for (int k = 0; k < %d; k++) "
+                    "b%d[k] = gi[threadIdx.x + k * 32];\n", real, a, ext, ext, a);
     } else {
-      sb_printf(sb, "  float *b%d = sm + %ld;\n", a, offset);
+      sb_printf(sb, "  %s *b%d = sm + %ld;\n", real, a, offset);
       offset += (long)e * pa->size[a];
     }
   }
   static const char *const xyz[8] = {"", ", tx", ", ty", ", tx, ty", ", tz", ", tx, tz",
                                       ", ty, tz", ", tx, ty, tz"}; /* the routine's coordinates */
-  if (kind == ROUTINE_LOAD) sb_printf(sb, "  %s(gi, b0%s, e0, n);\n", name, xyz[coords & 7]);
-  else if (kind == ROUTINE_SAVE) sb_printf(sb, "  %s(b0, go%s, e0, n);\n", name, xyz[coords & 7]);
+  const char *ld = ri->takes_ld ? ", n" : ""; /* ld: one component's row of n reals */
+  if (kind == ROUTINE_LOAD)
+    sb_printf(sb, "  %s(gi, b0%s, e0, n%s);\n", name, xyz[coords & 7], ld);
+  else if (kind == ROUTINE_SAVE)
+    sb_printf(sb, "  %s(b0, go%s, e0, n%s);\n", name, xyz[coords & 7], ld);
   else {
     sb_printf(sb, "  %s(", name);
     for (int a = 0; a < pa->n; a++) sb_printf(sb, "%sb%d", a ? ", " : "", a);
@@ -106,8 +122,10 @@ static void put_wrapper(StrBuf *sb, const Impl *im, RoutineKind kind, const char
             shape.bx * shape.by * shape.bz);
 }
 
-/* Every allowed placement of one routine: register only where the pattern permits it. */
-static int put_routine(StrBuf *sb, StrBuf *wr, const Impl *im, RoutineKind kind, int j, int e) {
+/* Every allowed placement of one routine under a binding: register only where the pattern
+ * permits it. */
+static int put_routine(StrBuf *sb, StrBuf *wr, const Impl *im, RoutineKind kind, int j, int e,
+                       Binding b) {
   PatArgs pa = routine_pattern_args(im, kind, j);
   int errors = 0;
   for (int mask = 0; mask < (1 << pa.n); mask++) {
@@ -118,7 +136,9 @@ static int put_routine(StrBuf *sb, StrBuf *wr, const Impl *im, RoutineKind kind,
       if (pl[a] == PLACE_REGISTER && pa.pat[a]->noreg) allowed = false;
     }
     if (!allowed) continue;
-    RoutineRequest rq = {kind, j, e, impl_shape(im, e), {PLACE_SHARED}};
+    RoutineRequest rq = {kind, j, e, impl_shape(im, e), {PLACE_SHARED}, b.precision,
+                         {b.layout, 0, 0, 0}};
+    rq.shape.w = b.w;
     for (int a = 0; a < pa.n; a++) rq.place[a] = pl[a];
     RoutineInstance ri;
     if (!instantiate_routine(im, &rq, &ri)) {
@@ -126,7 +146,7 @@ static int put_routine(StrBuf *sb, StrBuf *wr, const Impl *im, RoutineKind kind,
       continue;
     }
     sb_printf(sb, "%s\n", ri.text);
-    put_wrapper(wr, im, kind, ri.name, ri.coords, e, &pa, pl);
+    put_wrapper(wr, im, kind, &ri, e, &pa, pl, b);
     routine_instance_free(&ri);
   }
   return errors;
@@ -139,23 +159,44 @@ static const Impl *find_impl(const Library *lib, const char *name) {
   return NULL;
 }
 
-/* OUTDIR/<impl>.cu: the routines at E = 4 and at the recommended E (when it fits a block). */
-static int write_impl(const Impl *im, const char *outdir) {
+/* Whether a load or save is instantiated with the binding (its array element-major at the
+ * precision's vector width; at W = 1 where its pattern uses W; component-major where it is not
+ * contiguous). */
+static bool takes_binding(const IoRoutine *io, Binding b) {
+  if (b.layout == LAYOUT_COMPONENT) return !io->contiguous;
+  return b.w == target_vector_width(b.precision) || io->ls.uses_w;
+}
+
+/* The loads and saves of one E under one binding, and the compute (once, with the first). */
+static int put_binding(StrBuf *sb, StrBuf *wr, const Impl *im, int e, Binding b, bool compute) {
+  int errors = 0;
+  for (int j = 0; j < im->nloads; j++)
+    if (takes_binding(&im->loads[j], b)) errors += put_routine(sb, wr, im, ROUTINE_LOAD, j, e, b);
+  for (int j = 0; j < im->nsaves; j++)
+    if (takes_binding(&im->saves[j], b)) errors += put_routine(sb, wr, im, ROUTINE_SAVE, j, e, b);
+  if (compute) errors += put_routine(sb, wr, im, ROUTINE_COMPUTE, 0, e, b);
+  return errors;
+}
+
+/* OUTDIR/<impl>_<precision>.cu: the routines at E = 4 and at the recommended E (when it fits a
+ * block), with every binding. */
+static int write_impl(const Impl *im, const char *outdir, Precision prec) {
   StrBuf sb, wr;
   sb_init(&sb);
   sb_init(&wr);
   int errors = 0;
   sb_puts(&sb, "#include \"kas_device.h\"\n\n");
   int es[2] = {4, im->recommended_e > 4 ? im->recommended_e : 32};
+  int w = target_vector_width(prec);
+  Binding binds[3] = {{prec, w, LAYOUT_ELEMENT}, {prec, 1, LAYOUT_ELEMENT},
+                      {prec, w, LAYOUT_COMPONENT}};
   for (int t = 0; t < 2; t++) {
     int e = es[t];
     if (impl_threads(im, e) > KAS_MAX_THREADS) continue;
-    for (int j = 0; j < im->nloads; j++) errors += put_routine(&sb, &wr, im, ROUTINE_LOAD, j, e);
-    for (int j = 0; j < im->nsaves; j++) errors += put_routine(&sb, &wr, im, ROUTINE_SAVE, j, e);
-    errors += put_routine(&sb, &wr, im, ROUTINE_COMPUTE, 0, e);
+    for (int b = 0; b < 3; b++) errors += put_binding(&sb, &wr, im, e, binds[b], b == 0);
   }
   sb_printf(&sb, "#ifdef __CUDACC__\n%s#endif\n", wr.data ? wr.data : "");
-  char *path = xasprintf("%s/%s.cu", outdir, im->name);
+  char *path = xasprintf("%s/%s_%s.cu", outdir, im->name, target_precision_name(prec));
   FILE *f = fopen(path, "w");
   if (!f || fputs(sb.data, f) == EOF || fclose(f) != 0) {
     fprintf(stderr, "%s: cannot write\n", path);
@@ -182,7 +223,7 @@ int main(int argc, char **argv) {
       errors++;
       continue;
     }
-    errors += write_impl(im, argv[2]);
+    errors += write_impl(im, argv[2], PREC_SINGLE) + write_impl(im, argv[2], PREC_DOUBLE);
   }
   library_free(lib);
   return errors ? 1 : 0;
@@ -210,7 +251,7 @@ if ! [ -x "$NVCC" ]; then
   echo "impl_compile: nvcc not found: skipping the device half (g++ -DKAS_HOST only)"
 fi
 files=0
-for cu in "$tmp"/*_[0-9]*.cu; do
+for cu in "$tmp"/*_[0-9]*_single.cu "$tmp"/*_[0-9]*_double.cu; do
   files=$((files + 1))
   g++ -x c++ -std=c++17 -DKAS_HOST -Wall -Wextra -Werror -Wno-unknown-pragmas \
     -I"$tmp" -c -o /dev/null "$cu" 2>"$cu.gxx.log" \
@@ -224,5 +265,6 @@ for cu in "$tmp"/*_[0-9]*.cu; do
 done
 ((files > 0)) || fail "no implementation instantiated"
 routines=$(grep -h -c '^__global__' "$tmp"/*_[0-9]*.cu | awk '{s += $1} END {print s}')
-echo "impl_compile: $files files, $routines routine instances compiled" \
+echo "impl_compile: $files files (single and double precision), $routines routine instances" \
+  "compiled" \
   "(g++ -DKAS_HOST$( ((have_nvcc)) && echo ', nvcc sm_90 with no local memory'))"

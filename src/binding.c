@@ -1,0 +1,34 @@
+/*
+ * binding.c — the words of a target that need no DAG (docs/design.md §5.4): the real types,
+ * vector widths and layout names, and how a routine addresses one array in global memory
+ * (GlobalBinding); instantiate.c uses them, target.c builds on them.
+ *
+ * Every load and save routine addresses global memory through one placeholder, GIDX(e, c), the
+ * index of component c of element e from the routine's array pointer; kasgen binds it per array
+ * (instantiate.c turns it into "e * 9 + c" or "e + c * ld").  The binding also carries where a
+ * value sits in a larger element record (an array slice), so that element-major and
+ * component-major slices are addressed by the same two strides and a base offset.
+ */
+#include "kasgen.h"
+
+bool binding_contiguous(const GlobalBinding *b) {
+  return b->layout == LAYOUT_ELEMENT && (b->record == 0 || b->record == b->size);
+}
+
+size_t binding_address(const GlobalBinding *b, size_t e, int c, size_t ld) {
+  size_t record = b->record > 0 ? (size_t)b->record : (size_t)b->size;
+  if (b->layout == LAYOUT_COMPONENT) return (size_t)b->offset * ld + e + (size_t)c * ld;
+  return (size_t)b->offset + e * record + (size_t)c;
+}
+
+int target_real_bytes(Precision p) { return p == PREC_DOUBLE ? 8 : 4; }
+
+const char *target_real_name(Precision p) { return p == PREC_DOUBLE ? "double" : "float"; }
+
+const char *target_precision_name(Precision p) { return p == PREC_DOUBLE ? "double" : "single"; }
+
+int target_vector_width(Precision p) { return 16 / target_real_bytes(p); }
+
+const char *target_layout_name(Layout l) {
+  return l == LAYOUT_COMPONENT ? "component" : "element";
+}

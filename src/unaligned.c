@@ -1,0 +1,91 @@
+/*
+ * unaligned.c — the plan a candidate runs when the caller's arrays are not 16-byte aligned
+ * (docs/design.md §5.4): a FEM code calls kernels on sub-ranges of its arrays (a colour of a mesh
+ * colouring, a batch), whose pointers are aligned only to their element type.  The contiguous
+ * routines move the block's chunk W reals at a time; at W = 1 (one real per access) they need
+ * no more than that alignment.  So the same partition into kernels is planned again, each kernel
+ * by combine.c at W = 1, which also re-derives the barriers and may choose other
+ * implementations; emit_cuda.c puts both plans behind one launch that picks by the pointers.
+ *
+ * One planner serves every candidate of an emission, so that what the model says about the
+ * database (no timings at W = 1) is said once; it does not warn about single routines missing
+ * from the database, which the search already did.
+ */
+#include "kasgen.h"
+
+#include <stdlib.h>
+
+#define AMORTIZE_ELEMENTS 4194304.0 /* the launch overhead's share, as search.c counts it */
+
+struct UnalignedPlanner {
+  Target *target; /* the search's, at W = 1 */
+  SearchContext *ctx;
+  const TimingDb *db;
+};
+
+UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t) {
+  UnalignedPlanner *u = xcalloc(1, sizeof *u);
+  u->target = target_unaligned(t ? t : target_default());
+  u->ctx = search_context_new(dag, db, u->target);
+  model_memo_quiet(u->ctx->model);
+  u->db = db;
+  return u;
+}
+
+void unaligned_planner_free(UnalignedPlanner *u) {
+  if (!u) return;
+  search_context_free(u->ctx);
+  target_free(u->target);
+  free(u);
+}
+
+/* Whether a plan moves one of its arrays W reals at a time with W > 1. */
+static bool moves_vectors(const KernelPlan *p) {
+  for (int b = 0; b < p->nbuffers && p->w > 1; b++) {
+    const Buffer *buf = &p->buffers[b];
+    if ((buf->load && buf->load->ls.uses_w) || (buf->save && buf->save->ls.uses_w)) return true;
+  }
+  return false;
+}
+
+/* The best plan of kernel k's calls at W = 1; NULL + diagnostic when none exists. */
+static KernelPlan *replan(SearchContext *ctx, const KernelPlan *k) {
+  int n = 0;
+  KernelPlan **plans = combine_fusion(ctx, k->nodes, false, &n);
+  KernelPlan *best = n > 0 ? plans[0] : NULL;
+  for (int i = 1; i < n; i++) kernel_plan_free(plans[i]);
+  free(plans);
+  if (!best)
+    diag_error((SrcLoc){.file = ctx->dag->spec->path}, "no plan for a kernel of %d calls with "
+               "arrays of any alignment", k->ncalls);
+  return best;
+}
+
+Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *failed) {
+  bool needed = false;
+  for (int k = 0; k < c->nkernels; k++) needed |= moves_vectors(c->kernels[k]);
+  if (!needed) return NULL;
+  Candidate *any = xcalloc(1, sizeof *any);
+  any->kernels = xcalloc((size_t)c->nkernels, sizeof *any->kernels);
+  any->rank = c->rank;
+  bool ok = true;
+  for (int k = 0; k < c->nkernels && ok; k++) {
+    any->kernels[k] = replan(u->ctx, c->kernels[k]);
+    ok = any->kernels[k] != NULL;
+    any->nkernels += ok;
+    if (ok) any->predicted_ns_per_elem += any->kernels[k]->predicted_ns_per_elem;
+  }
+  any->predicted_ns_per_elem +=
+      any->nkernels * model_launch_overhead_ns(u->db) / AMORTIZE_ELEMENTS;
+  if (ok) return any;
+  unaligned_candidate_free(any);
+  *failed = true;
+  return NULL;
+}
+
+void unaligned_candidate_free(Candidate *c) {
+  if (!c) return;
+  for (int k = 0; k < c->nkernels; k++) kernel_plan_free(c->kernels[k]);
+  free(c->kernels);
+  free(c);
+}
