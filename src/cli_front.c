@@ -155,7 +155,7 @@ static int print_edges(const Dag *dag) {
   printf("edges:\n");
   for (int u = 0; u < dag->nnodes; u++) {
     for (int v = u + 1; v < dag->nnodes; v++) {
-      if (!(dag->succ[u] & ((NodeSet)1 << v))) continue;
+      if (!nodeset_has(&dag->succ[u], v)) continue;
       nedges++;
       printf("  %s#%d -> %s#%d  (", dag->nodes[u].fn->name, u, dag->nodes[v].fn->name, v);
       const DagNode *nd = &dag->nodes[v];
@@ -199,7 +199,7 @@ int cmd_check(const CliOptions *o) {
     return o->dot_path ? EXIT_BAD_INPUT : EXIT_OK;
   }
   int nedges = 0;
-  for (int u = 0; u < dag->nnodes; u++) nedges += __builtin_popcountll(dag->succ[u]);
+  for (int u = 0; u < dag->nnodes; u++) nedges += nodeset_count(&dag->succ[u]);
   printf("%s: ok: %d calls, %d values, %d inputs, %d outputs, %d edges\n", f.spec->path,
          dag->nnodes, dag->nvalues, dag->ninputs, dag->noutputs, nedges);
   print_value_list(dag, "inputs:", dag->inputs, dag->ninputs);
@@ -220,16 +220,13 @@ int cmd_fusions(const CliOptions *o) {
     front_free(&f);
     return EXIT_BAD_INPUT;
   }
-  FusionSet fs = fusion_enumerate(f.dag, o->max_fusion);
+  FusionSet fs = fusion_enumerate(f.dag, o->max_fusion > 0 ? o->max_fusion : f.dag->nnodes);
   int status = fs.truncated ? EXIT_BAD_INPUT : EXIT_OK;
   if (!fs.truncated) {
     for (int i = 0; i < fs.n; i++) {
-      bool first = true;
-      for (int v = 0; v < f.dag->nnodes; v++) {
-        if (!(fs.sets[i] & ((NodeSet)1 << v))) continue;
-        printf("%s%s#%d", first ? "" : " ", f.dag->nodes[v].fn->name, v);
-        first = false;
-      }
+      NodeSet set = fusion_set_get(&fs, i);
+      for (int v = nodeset_next(&set, 0); v >= 0; v = nodeset_next(&set, v + 1))
+        printf("%s%s#%d", v == nodeset_next(&set, 0) ? "" : " ", f.dag->nodes[v].fn->name, v);
       putchar('\n');
     }
     printf("%d valid fusions\n", fs.n);

@@ -53,6 +53,59 @@ static bool output_possible(const CliOptions *o, const Spec *spec) {
   return ok;
 }
 
+/* ---- what the search did and what limited it (stderr) ------------------------------------- */
+
+static const char *plural(long n) { return n == 1 ? "" : "s"; }
+
+static void report_mode(const CliOptions *o, const SearchStats *st) {
+  SrcLoc at = {.file = o->spec};
+  if (st->mode == SEARCH_INTERVALS && st->too_many) {
+    diag_note(at, "search: more than %ld convex fusions (the exact search's limit): partitions "
+              "restricted to intervals of the statement order; %ld kernels combined, %ld from "
+              "isomorphic ones; %.2f s", st->exact_limit, st->combined, st->memo_hits,
+              st->seconds);
+    return;
+  }
+  if (st->mode == SEARCH_INTERVALS) {
+    diag_note(at, "search: %ld of %ld convex fusions could be in the top %d by their bounds "
+              "(more than the exact search's %ld): partitions restricted to intervals of the "
+              "statement order; %ld kernels combined, %ld from isomorphic ones; %.2f s",
+              st->candidates, st->fusions, o->top, st->combine_limit, st->combined,
+              st->memo_hits, st->seconds);
+    return;
+  }
+  diag_note(at, "search: %s over %ld convex fusion%s: %ld combined, %ld from isomorphic ones, "
+            "%ld bounded out; %.2f s", st->mode == SEARCH_EXACT ? "exact" : "exhaustive",
+            st->fusions, plural(st->fusions), st->combined, st->memo_hits, st->skipped,
+            st->seconds);
+}
+
+/* Every limit that may have kept a better candidate out, by the name of its option; and the
+ * gap between the predicted best and what no partition can beat. */
+static void report_search(const CliOptions *o, const Session *s) {
+  const SearchStats *st = &s->res->stats;
+  SrcLoc at = {.file = o->spec};
+  report_mode(o, st);
+  if (st->capped)
+    diag_note(at, "--max-fusion %d: kernels of more than %d calls were not considered; a "
+              "larger limit may find faster candidates", st->max_fusion, st->max_fusion);
+  if (st->timed_out && st->unplanned > 0)
+    diag_note(at, "--time-limit %g s reached: %ld fusion%s left uncombined; the ranking is the "
+              "best of what was combined", st->time_limit, st->unplanned, plural(st->unplanned));
+  else if (st->timed_out)
+    diag_note(at, "--time-limit %g s reached: the search stopped early; the ranking is the best "
+              "of the partitions found by then", st->time_limit);
+  if (st->beam_kernels > 0)
+    diag_note(at, "the implementations inside %d kernel%s of the ranking were chosen by a beam "
+              "of width %d (--beam-width); a wider beam may find faster plans", st->beam_kernels,
+              plural(st->beam_kernels), st->beam_width);
+  if (s->res->ncands > 0 && st->bound_ns > 0)
+    diag_note(at, "predicted #1 is %.1f%% above the compulsory-traffic bound (%.4f ns/elem: "
+              "%.0f bytes per element at %.0f GB/s)",
+              100.0 * (s->res->cands[0].predicted_ns_per_elem / st->bound_ns - 1), st->bound_ns,
+              st->bound_bytes, s->db->dev.copy_gbs);
+}
+
 /* Loads and searches; false after the failing stage has reported.  emits: the session will
  * write the output folder (checked, with what the emitters cannot write, before searching). */
 static bool open_session(const CliOptions *o, Session *s, bool emits) {
@@ -66,9 +119,12 @@ static bool open_session(const CliOptions *o, Session *s, bool emits) {
   if (o->dot_path && !write_dot(s->dag, o->dot_path)) return false;
   if (!(s->db = cli_load_timingdb(o))) return false;
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,
-                      .progress = isatty(STDERR_FILENO), .target = s->target};
+                      .progress = isatty(STDERR_FILENO), .exhaustive = o->exhaustive,
+                      .time_limit = o->time_limit, .beam_width = o->beam_width,
+                      .target = s->target};
   s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
+  report_search(o, s);
   if (s->res->ncands == 0) {
     diag_error((SrcLoc){.file = o->spec}, "no launchable partition into kernels was found");
     diag_note((SrcLoc){.file = s->db->path}, "on the device this database describes (%s: at most "

@@ -17,20 +17,22 @@
  * adding calls only adds routines, shared memory and barriers, so this is a cheap, optimistic
  * estimate of every completion.  Each level keeps the best child of every (E, implementation of
  * the call just decided) -- a block size or mapping that looks worse alone may pay off with later
- * calls -- plus the BEAM_WIDTH best others.  The best FINAL_BUILDS complete choices are built
+ * calls -- plus the best others up to the context's beam width (10 by default).  The best FINAL_BUILDS complete choices are built
  * exactly (once with overlapping shared buffers and, if bytes were reused, once with disjoint
  * ones: reuse can force write-after-read barriers) and the best KEEP_PLANS returned.
  *
- * Limits: a fusion of more than LIN_MAX_CALLS calls gets no plan (the subset DP of linearize.c);
- * fusions come from fusion.c with at most --max-fusion calls (default 6).
+ * Sizes are the fusion's: every table is allocated for its calls and values, so a fusion of any
+ * size up to a whole spec gets a plan (linearize.c orders up to LIN_EXACT_CALLS calls exactly,
+ * longer ones greedily).  Each value's uses (call, argument) are listed once, so a partial plan
+ * costs time in proportion to what it holds, not to the fusion.
  */
 #include "kasgen.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BEAM_WIDTH 10
 #define KEEP_PLANS 4
 #define FINAL_BUILDS 12 /* complete plans (exact barriers) built from the final beam */
 
@@ -38,40 +40,55 @@
 static const int E_CANDIDATES[] = {4, 8, 16, 32, 64, 96, 128, 192, 256};
 #define N_E_CANDIDATES ((int)(sizeof E_CANDIDATES / sizeof E_CANDIDATES[0]))
 
+/* A linearization, remembered per (active calls, which values sit in registers): partial plans
+ * of the beam ask for the same ones again and again. */
 typedef struct {
   int nactive;
-  uint64_t regmask[2];
-  int order[LIN_MAX_CALLS];
-  bool ok;
+  uint64_t hash;
+  uint64_t *regmask; /* FusionInfo.regwords words */
+  int *order;        /* local calls in execution order (nactive), NULL when none exists */
 } LinMemo;
+
+/* One use of a value by a call of the fusion: local call c reads it as argument a. */
+typedef struct {
+  int call, arg;
+} ValueUse;
 
 typedef struct {
   SearchContext *ctx;
   const Dag *dag; /* ctx->dag */
   NodeSet nodes;
   int ncalls;
-  int node[LIN_MAX_CALLS]; /* node index of local call c, ascending (topological) */
-  uint32_t pred[LIN_MAX_CALLS];
+  int *node;      /* node index of local call c, ascending (topological) */
+  NodeSet *pred;  /* per local call: the local calls it reads from */
   int nvals;
-  int value[LIN_MAX_VALUES];    /* dag value index */
-  int producer[LIN_MAX_VALUES]; /* local call, -1 = loaded */
-  uint32_t consumers[LIN_MAX_VALUES];
-  bool saved[LIN_MAX_VALUES];
-  int owner[LIN_MAX_VALUES];     /* loaded: local call whose load routine fills it */
-  int owner_arg[LIN_MAX_VALUES]; /* its argument position there */
-  int arg_value[LIN_MAX_CALLS][KAS_MAX_ARGS]; /* local value of each argument of local call c */
-  int result_value[LIN_MAX_CALLS];           /* local value call c produces */
-  int floats[LIN_MAX_VALUES];
+  int *value;     /* dag value index */
+  int *producer;  /* local call, -1 = loaded */
+  NodeSet *consumers; /* per value: the local calls reading it */
+  int *first_consumer; /* per value: the lowest local call reading it, INT_MAX if none */
+  ValueUse **uses;     /* per value: its reads, by call then argument */
+  int *nuses;
+  bool *saved;
+  int *owner;     /* loaded: local call whose load routine fills it */
+  int *owner_arg; /* its argument position there */
+  int (*arg_value)[KAS_MAX_ARGS]; /* local value of each argument of local call c */
+  int *result_value;              /* local value call c produces */
+  int *floats;
+  int *local_of_value; /* dag value -> local value, -1 */
   int smem_limit, thread_limit;
+  PatternUse *scratch_uses; /* room for every use of one value */
+  int regwords;             /* words of a register mask over the values */
   LinMemo *memo;
   int nmemo, capmemo;
+  int *memo_slot; /* hash table of memo indices + 1 (0 = free), capmemo * 2 slots */
 } FusionInfo;
 
+/* A choice of E and of an implementation, load and save variant per call and value. */
 typedef struct {
   int e;
-  const Impl *impl[LIN_MAX_CALLS];
-  int load[LIN_MAX_VALUES]; /* index into the owner impl's loads[] */
-  int save[LIN_MAX_VALUES]; /* index into the producer impl's saves[] */
+  const Impl **impl; /* per local call */
+  int *load;         /* per local value: index into the owner impl's loads[] */
+  int *save;         /* per local value: index into the producer impl's saves[] */
 } Choice;
 
 /* ---- the target (precision, layouts) ------------------------------------------------------- */
@@ -90,23 +107,16 @@ static bool routine_allowed(const FusionInfo *fi, int v, const IoRoutine *io) {
 /* ---- classification ------------------------------------------------------------------------ */
 
 static int local_value(FusionInfo *fi, int value) {
-  for (int v = 0; v < fi->nvals; v++)
-    if (fi->value[v] == value) return v;
-  if (fi->nvals == LIN_MAX_VALUES) return -1;
+  if (fi->local_of_value[value] >= 0) return fi->local_of_value[value];
   int v = fi->nvals++;
+  fi->local_of_value[value] = v;
   fi->value[v] = value;
   fi->producer[v] = -1;
-  fi->consumers[v] = 0;
   fi->owner[v] = -1;
+  fi->first_consumer[v] = INT_MAX;
   const KType *t = fi->dag->values[value].type;
   fi->floats[v] = t ? t->size : 1;
   return v;
-}
-
-static int local_call(const FusionInfo *fi, int node) {
-  for (int c = 0; c < fi->ncalls; c++)
-    if (fi->node[c] == node) return c;
-  return -1;
 }
 
 /* Whether the value is needed outside the fusion: returned, or read by a node not in it. */
@@ -114,38 +124,95 @@ static bool escapes(const FusionInfo *fi, int value) {
   const Value *val = &fi->dag->values[value];
   if (val->is_output) return true;
   for (int k = 0; k < val->nconsumers; k++)
-    if (!((fi->nodes >> val->consumers[k]) & 1)) return true;
+    if (!nodeset_has(&fi->nodes, val->consumers[k])) return true;
   return false;
 }
 
-static bool classify(FusionInfo *fi) {
+/* The tables, sized for the fusion: at most ncalls * (KAS_MAX_ARGS + 1) values. */
+static void allocate_tables(FusionInfo *fi) {
+  int n = fi->ncalls, maxv = n * (KAS_MAX_ARGS + 1);
+  fi->pred = xcalloc((size_t)n, sizeof *fi->pred);
+  fi->arg_value = xcalloc((size_t)n, sizeof *fi->arg_value);
+  fi->result_value = xcalloc((size_t)n, sizeof(int));
+  fi->value = xcalloc((size_t)maxv, sizeof(int));
+  fi->producer = xcalloc((size_t)maxv, sizeof(int));
+  fi->consumers = xcalloc((size_t)maxv, sizeof *fi->consumers);
+  fi->first_consumer = xcalloc((size_t)maxv, sizeof(int));
+  fi->uses = xcalloc((size_t)maxv, sizeof *fi->uses);
+  fi->nuses = xcalloc((size_t)maxv, sizeof(int));
+  fi->saved = xcalloc((size_t)maxv, sizeof(bool));
+  fi->owner = xcalloc((size_t)maxv, sizeof(int));
+  fi->owner_arg = xcalloc((size_t)maxv, sizeof(int));
+  fi->floats = xcalloc((size_t)maxv, sizeof(int));
+  fi->local_of_value = xmalloc(sizeof(int) * (size_t)fi->dag->nvalues);
+  for (int v = 0; v < fi->dag->nvalues; v++) fi->local_of_value[v] = -1;
+  fi->scratch_uses = xcalloc((size_t)(n * KAS_MAX_ARGS + 2), sizeof *fi->scratch_uses);
+}
+
+static void add_use(FusionInfo *fi, int v, int c, int a) {
+  fi->uses[v] = xrealloc(fi->uses[v], sizeof(ValueUse) * (size_t)(fi->nuses[v] + 1));
+  fi->uses[v][fi->nuses[v]++] = (ValueUse){c, a};
+  nodeset_add(&fi->consumers[v], c);
+  if (c < fi->first_consumer[v]) fi->first_consumer[v] = c;
+}
+
+static void classify(FusionInfo *fi) {
   const Dag *dag = fi->dag;
-  fi->ncalls = fi->nvals = 0;
-  for (int n = 0; n < dag->nnodes; n++)
-    if ((fi->nodes >> n) & 1) {
-      if (fi->ncalls == LIN_MAX_CALLS) return false;
-      fi->node[fi->ncalls++] = n;
-    }
+  fi->ncalls = nodeset_count(&fi->nodes);
+  fi->node = xmalloc(sizeof(int) * (size_t)fi->ncalls);
+  int *local_call = xmalloc(sizeof(int) * (size_t)dag->nnodes);
+  fi->ncalls = 0;
+  for (int n = 0; n < dag->nnodes; n++) {
+    local_call[n] = -1;
+    if (nodeset_has(&fi->nodes, n)) local_call[n] = fi->ncalls, fi->node[fi->ncalls++] = n;
+  }
+  allocate_tables(fi);
   for (int c = 0; c < fi->ncalls; c++) {
     const DagNode *nd = &dag->nodes[fi->node[c]];
-    fi->pred[c] = 0;
     for (int a = 0; a < nd->nargs; a++) {
       int v = local_value(fi, nd->args[a]);
-      if (v < 0) return false;
       fi->arg_value[c][a] = v;
-      fi->consumers[v] |= 1u << c;
-      int p = local_call(fi, dag->values[nd->args[a]].producer);
-      if (p >= 0) fi->pred[c] |= 1u << p;
+      add_use(fi, v, c, a);
+      int producer = dag->values[nd->args[a]].producer;
+      int p = producer >= 0 ? local_call[producer] : -1;
+      if (p >= 0) nodeset_add(&fi->pred[c], p);
       if (p < 0 && fi->owner[v] < 0) fi->owner[v] = c, fi->owner_arg[v] = a;
     }
     int r = local_value(fi, nd->result);
-    if (r < 0) return false;
     fi->result_value[c] = r;
     fi->producer[r] = c;
   }
   for (int v = 0; v < fi->nvals; v++)
     fi->saved[v] = fi->producer[v] >= 0 && escapes(fi, fi->value[v]);
-  return true;
+  fi->regwords = (fi->nvals + 63) / 64;
+  free(local_call);
+}
+
+static void fusion_info_free(FusionInfo *fi) {
+  for (int v = 0; v < fi->nvals; v++) free(fi->uses[v]);
+  for (int k = 0; k < fi->nmemo; k++) {
+    free(fi->memo[k].regmask);
+    free(fi->memo[k].order);
+  }
+  free(fi->memo);
+  free(fi->memo_slot);
+  free(fi->node);
+  free(fi->pred);
+  free(fi->arg_value);
+  free(fi->result_value);
+  free(fi->value);
+  free(fi->producer);
+  free(fi->consumers);
+  free(fi->first_consumer);
+  free(fi->uses);
+  free(fi->nuses);
+  free(fi->saved);
+  free(fi->owner);
+  free(fi->owner_arg);
+  free(fi->floats);
+  free(fi->local_of_value);
+  free(fi->scratch_uses);
+  free(fi);
 }
 
 /* ---- plan construction --------------------------------------------------------------------- */
@@ -162,13 +229,17 @@ static const IoRoutine *save_routine(const FusionInfo *fi, const Choice *ch, int
   return &ch->impl[fi->producer[v]]->saves[ch->save[v]];
 }
 
-/* Labels live in a fixed pool per build (freed at the end). */
+/* Labels live in a pool per build (freed at the end). */
 typedef struct {
-  char *s[LIN_MAX_VALUES * 8 + LIN_MAX_CALLS * 8];
-  int n;
+  char **s;
+  int n, cap;
 } LabelPool;
 
 static const char *pool_add(LabelPool *lp, char *s) {
+  if (lp->n == lp->cap) {
+    lp->cap = lp->cap ? 2 * lp->cap : 32;
+    lp->s = xrealloc(lp->s, sizeof *lp->s * (size_t)lp->cap);
+  }
   lp->s[lp->n++] = s;
   return s;
 }
@@ -178,14 +249,14 @@ static const char *pool_add(LabelPool *lp, char *s) {
 
 static void pool_free(LabelPool *lp) {
   for (int k = 0; k < lp->n; k++) free(lp->s[k]);
-  lp->n = 0;
+  free(lp->s);
+  *lp = (LabelPool){0};
 }
 
 /* Every routine use of local value v by the active calls. */
 static int value_uses(const FusionInfo *fi, const Choice *ch, int nactive, int v, PatternUse *uses,
                       LabelPool *lp) {
   int n = 0;
-  const DagNode *nodes = fi->dag->nodes;
   if (fi->producer[v] < 0) {
     const IoRoutine *ld = load_routine(fi, ch, v);
     int o = fi->owner[v];
@@ -197,13 +268,10 @@ static int value_uses(const FusionInfo *fi, const Choice *ch, int nactive, int v
     uses[n++] = (PatternUse){&ch->impl[p]->out, impl_shape(ch->impl[p], ch->e),
                              USE_LABEL(lp, "%s#%d OUTPATTERN", fn_name(fi, p), fi->node[p])};
   }
-  for (int c = 0; c < nactive; c++) {
-    const DagNode *nd = &nodes[fi->node[c]];
-    for (int a = 0; a < nd->nargs; a++)
-      if (nd->args[a] == fi->value[v])
-        uses[n++] = (PatternUse){&ch->impl[c]->in[a], impl_shape(ch->impl[c], ch->e),
-                                 USE_LABEL(lp, "%s#%d INPATTERN %d", fn_name(fi, c),
-                                           fi->node[c], a)};
+  for (int u = 0; u < fi->nuses[v] && fi->uses[v][u].call < nactive; u++) {
+    int c = fi->uses[v][u].call, a = fi->uses[v][u].arg;
+    uses[n++] = (PatternUse){&ch->impl[c]->in[a], impl_shape(ch->impl[c], ch->e),
+                             USE_LABEL(lp, "%s#%d INPATTERN %d", fn_name(fi, c), fi->node[c], a)};
   }
   if (fi->saved[v] && fi->producer[v] < nactive) {
     const IoRoutine *sv = save_routine(fi, ch, v);
@@ -216,8 +284,7 @@ static int value_uses(const FusionInfo *fi, const Choice *ch, int nactive, int v
 }
 
 static bool value_active(const FusionInfo *fi, int v, int nactive) {
-  return (fi->producer[v] >= 0 && fi->producer[v] < nactive) ||
-         (fi->consumers[v] & ((1u << nactive) - 1)) != 0;
+  return (fi->producer[v] >= 0 && fi->producer[v] < nactive) || fi->first_consumer[v] < nactive;
 }
 
 /* Writers (the load or the producer's compute, uses[0]) must cover every offset the readers
@@ -230,12 +297,59 @@ static bool covered(AccessCache *ac, const PatternUse *uses, int nuses, int nflo
          access_covers(ac, uses[0].pat, uses[0].shape, uses[0].pat, uses[0].shape, nfloats);
 }
 
-static const int *memo_order(FusionInfo *fi, const LinearizeProblem *lp, int nactive,
-                             const uint64_t regmask[2]) {
+static uint64_t regmask_hash(const uint64_t *mask, int words, int nactive) {
+  uint64_t h = (uint64_t)nactive * 0x9e3779b97f4a7c15ull;
+  for (int k = 0; k < words; k++) h = (h ^ mask[k]) * 0xff51afd7ed558ccdull;
+  return h ^ (h >> 31);
+}
+
+static void memo_rehash(FusionInfo *fi) {
+  size_t nslots = (size_t)fi->capmemo * 2;
+  free(fi->memo_slot);
+  fi->memo_slot = xcalloc(nslots, sizeof(int));
   for (int k = 0; k < fi->nmemo; k++) {
-    LinMemo *m = &fi->memo[k];
-    if (m->nactive == nactive && m->regmask[0] == regmask[0] && m->regmask[1] == regmask[1])
-      return m->ok ? m->order : NULL;
+    size_t i = fi->memo[k].hash & (nslots - 1);
+    while (fi->memo_slot[i]) i = (i + 1) & (nslots - 1);
+    fi->memo_slot[i] = k + 1;
+  }
+}
+
+/* The problem of the first nactive calls with the register values' sizes zeroed. */
+static bool linearize_active(const FusionInfo *fi, int nactive, const uint64_t *regmask,
+                             int *order) {
+  LinearizeProblem lp = {.ncalls = nactive, .pred = fi->pred, .nvals = fi->nvals};
+  int *size = xmalloc(sizeof(int) * (size_t)fi->nvals);
+  int *producer = xmalloc(sizeof(int) * (size_t)fi->nvals);
+  NodeSet *consumers = xmalloc(sizeof(NodeSet) * (size_t)fi->nvals);
+  NodeSet active = nodeset_range(0, nactive);
+  for (int v = 0; v < fi->nvals; v++) {
+    bool reg = (regmask[v / 64] >> (v % 64)) & 1;
+    bool in_plan = value_active(fi, v, nactive);
+    size[v] = !in_plan || reg ? 0 : fi->floats[v];
+    producer[v] = fi->producer[v] < nactive ? fi->producer[v] : -1;
+    consumers[v] = nodeset_inter(fi->consumers[v], active);
+  }
+  lp.size = size;
+  lp.producer = producer;
+  lp.consumers = consumers;
+  bool ok = linearize_order_cached(fi->ctx->orders, &lp, order);
+  free(size);
+  free(producer);
+  free(consumers);
+  return ok;
+}
+
+/* The order of the first nactive calls with the values of regmask in registers, linearized once
+ * per (nactive, regmask). */
+static const int *memo_order(FusionInfo *fi, int nactive, const uint64_t *regmask) {
+  uint64_t h = regmask_hash(regmask, fi->regwords, nactive);
+  size_t nslots = (size_t)fi->capmemo * 2;
+  size_t i = nslots ? h & (nslots - 1) : 0;
+  for (; nslots && fi->memo_slot[i]; i = (i + 1) & (nslots - 1)) {
+    const LinMemo *m = &fi->memo[fi->memo_slot[i] - 1];
+    if (m->hash == h && m->nactive == nactive &&
+        !memcmp(m->regmask, regmask, sizeof(uint64_t) * (size_t)fi->regwords))
+      return m->order;
   }
   if (fi->nmemo == fi->capmemo) {
     fi->capmemo = fi->capmemo ? fi->capmemo * 2 : 16;
@@ -243,21 +357,38 @@ static const int *memo_order(FusionInfo *fi, const LinearizeProblem *lp, int nac
   }
   LinMemo *m = &fi->memo[fi->nmemo++];
   m->nactive = nactive;
-  m->regmask[0] = regmask[0];
-  m->regmask[1] = regmask[1];
-  int peak, bars;
-  m->ok = linearize_order(lp, m->order, &peak, &bars);
-  return m->ok ? m->order : NULL;
+  m->hash = h;
+  m->regmask = xmalloc(sizeof(uint64_t) * (size_t)(fi->regwords ? fi->regwords : 1));
+  memcpy(m->regmask, regmask, sizeof(uint64_t) * (size_t)fi->regwords);
+  m->order = xmalloc(sizeof(int) * (size_t)nactive);
+  if (!linearize_active(fi, nactive, regmask, m->order)) {
+    free(m->order);
+    m->order = NULL;
+  }
+  memo_rehash(fi);
+  return m->order;
 }
 
 /* Everything decided about one plan while it is being built. */
 typedef struct {
-  int buf_of[LIN_MAX_VALUES]; /* local value -> buffer, -1 if not in the plan */
-  int val_of[LIN_MAX_VALUES]; /* buffer -> local value */
-  int pos_of[LIN_MAX_CALLS];  /* local call -> position in order */
-  int local_order[LIN_MAX_CALLS]; /* position -> local call */
+  int *buf_of;      /* local value -> buffer, -1 if not in the plan */
+  int *val_of;      /* buffer -> local value */
+  int *pos_of;      /* local call -> position in order */
+  int *local_order; /* position -> local call */
   LabelPool labels;
 } BuildState;
+
+static BuildState build_state_new(const FusionInfo *fi) {
+  int nv = fi->nvals ? fi->nvals : 1, nc = fi->ncalls ? fi->ncalls : 1;
+  int *ints = xmalloc(sizeof(int) * (size_t)(2 * nv + 2 * nc));
+  return (BuildState){.buf_of = ints, .val_of = ints + nv, .pos_of = ints + 2 * nv,
+                      .local_order = ints + 2 * nv + nc};
+}
+
+static void build_state_free(BuildState *bs) {
+  free(bs->buf_of);
+  pool_free(&bs->labels);
+}
 
 static Step *add_step(KernelPlan *p, RoutineKind kind, int call, const IoRoutine *io) {
   Step *s = &p->steps[p->nsteps++];
@@ -281,7 +412,7 @@ static void add_io_step(KernelPlan *p, RoutineKind kind, int b) {
 
 /* Steps in order: loads of a call's not-yet-loaded arguments, its compute, its saves. */
 static void make_steps(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
-  bool loaded[LIN_MAX_VALUES] = {0};
+  bool *loaded = xcalloc((size_t)(fi->nvals ? fi->nvals : 1), sizeof(bool));
   p->steps = xcalloc((size_t)(p->nbuffers * 2 + p->ncalls), sizeof *p->steps);
   for (int k = 0; k < p->ncalls; k++) {
     int c = bs->local_order[k];
@@ -299,6 +430,7 @@ static void make_steps(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
     for (int a = 0; a < compute->nbuf; a++) touch(&p->buffers[compute->buf[a]], p->nsteps - 1);
     if (p->buffers[result].save) add_io_step(p, ROUTINE_SAVE, result);
   }
+  free(loaded);
 }
 
 /* Placement of every active value; fills the buffers (not yet ordered or allocated).  Returns
@@ -310,7 +442,7 @@ static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, K
   for (int v = 0; v < fi->nvals; v++) {
     bs->buf_of[v] = -1;
     if (!value_active(fi, v, nactive)) continue;
-    PatternUse uses[KAS_MAX_ARGS * LIN_MAX_CALLS + 2];
+    PatternUse *uses = fi->scratch_uses;
     int nuses = value_uses(fi, ch, nactive, v, uses, explain ? &bs->labels : NULL);
     int b = p->nbuffers++;
     bs->buf_of[v] = b;
@@ -329,19 +461,20 @@ static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, K
   return true;
 }
 
+/* The order of the first nactive calls.  Up to LIN_EXACT_CALLS calls it depends on which values
+ * sit in registers (they take no shared memory); above, the greedy order counts every value as
+ * shared, so that a long fusion is ordered once per number of active calls instead of once per
+ * register placement of each partial plan of its beam. */
 static bool order_calls(FusionInfo *fi, int nactive, KernelPlan *p, BuildState *bs) {
-  LinearizeProblem lp = {.ncalls = nactive, .nvals = fi->nvals};
-  uint64_t regmask[2] = {0, 0};
-  for (int c = 0; c < nactive; c++) lp.pred[c] = fi->pred[c];
-  for (int v = 0; v < fi->nvals; v++) {
+  uint64_t stack_mask[4] = {0};
+  uint64_t *regmask = fi->regwords <= 4 ? stack_mask
+                                        : xcalloc((size_t)fi->regwords, sizeof(uint64_t));
+  for (int v = 0; v < fi->nvals && nactive <= LIN_EXACT_CALLS; v++) {
     int b = bs->buf_of[v];
-    bool reg = b >= 0 && p->buffers[b].place == PLACE_REGISTER;
-    if (reg) regmask[v / 64] |= 1ull << (v % 64);
-    lp.size[v] = b < 0 || reg ? 0 : fi->floats[v];
-    lp.producer[v] = fi->producer[v] < nactive ? fi->producer[v] : -1;
-    lp.consumers[v] = fi->consumers[v] & ((1u << nactive) - 1);
+    if (b >= 0 && p->buffers[b].place == PLACE_REGISTER) regmask[v / 64] |= 1ull << (v % 64);
   }
-  const int *order = memo_order(fi, &lp, nactive, regmask);
+  const int *order = memo_order(fi, nactive, regmask);
+  if (regmask != stack_mask) free(regmask);
   if (!order) return false;
   p->ncalls = nactive;
   p->order = xmalloc(sizeof(int) * (size_t)nactive);
@@ -447,7 +580,7 @@ static bool plan_barriers(const FusionInfo *fi, KernelPlan *p, BuildState *bs, b
 static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, bool full,
                               bool disjoint) {
   KernelPlan *p = xcalloc(1, sizeof *p);
-  BuildState bs = {0};
+  BuildState bs = build_state_new(fi);
   p->e = ch->e;
   p->precision = fi->ctx->target->precision;
   p->w = fi->ctx->target->w;
@@ -455,7 +588,7 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
   if (ok) {
     p->impl = xmalloc(sizeof(Impl *) * (size_t)nactive);
     for (int k = 0; k < nactive; k++) {
-      p->nodes |= (NodeSet)1 << p->order[k];
+      nodeset_add(&p->nodes, p->order[k]);
       p->impl[k] = (Impl *)ch->impl[bs.local_order[k]];
     }
     for (int v = 0; v < fi->nvals; v++) {
@@ -477,7 +610,7 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
     p->predicted_ns_per_elem = model_predict_kernel(fi->ctx, p);
     ok = isfinite(p->predicted_ns_per_elem);
   }
-  pool_free(&bs.labels);
+  build_state_free(&bs);
   if (!ok) {
     kernel_plan_free(p);
     return NULL;
@@ -499,12 +632,14 @@ static bool reuses_bytes(const KernelPlan *p) {
 
 /* The complete plan of a choice, with overlapping shared buffers or, when that reuse happened,
  * with disjoint ones if predicted faster (fewer barriers against lower occupancy). */
-static KernelPlan *build_best_full(FusionInfo *fi, const Choice *ch) {
+static KernelPlan *build_best_full(FusionInfo *fi, const Choice *ch, bool *disjoint) {
+  *disjoint = false;
   KernelPlan *p = build_plan(fi, ch, fi->ncalls, true, false);
   if (!p || !reuses_bytes(p)) return p;
   KernelPlan *q = build_plan(fi, ch, fi->ncalls, true, true);
   if (q && q->predicted_ns_per_elem < p->predicted_ns_per_elem) {
     kernel_plan_free(p);
+    *disjoint = true;
     return q;
   }
   kernel_plan_free(q);
@@ -595,24 +730,96 @@ static void apply_option(Choice *ch, int c, const CallOption *o) {
   if (o->saved_value >= 0) ch->save[o->saved_value] = o->save;
 }
 
+/* The complete plans of a fusion with the recipe of each (what rebuilds it). */
 typedef struct {
-  KernelPlan **v;
+  KernelPlan *plan;
+  PlanRecipe recipe;
+} Built;
+
+typedef struct {
+  Built *v;
   int n, cap;
+  bool pruned; /* the beam dropped children on the way */
 } PlanList;
 
-static void plan_push(PlanList *l, KernelPlan *p) {
+/* The recipe of a choice: the implementation's index per call, the variants per value. */
+static PlanRecipe recipe_of(const FusionInfo *fi, const Choice *ch, bool disjoint,
+                            double predicted, bool pruned) {
+  PlanRecipe r = {.e = ch->e, .disjoint = disjoint, .pruned = pruned,
+                  .predicted_ns_per_elem = predicted, .ncalls = fi->ncalls, .nvals = fi->nvals};
+  r.impl = xmalloc(sizeof(int) * (size_t)(fi->ncalls + 2 * fi->nvals));
+  r.load = r.impl + fi->ncalls;
+  r.save = r.load + fi->nvals;
+  for (int c = 0; c < fi->ncalls; c++)
+    r.impl[c] = ch->impl[c] ? (int)(ch->impl[c] - fi->dag->nodes[fi->node[c]].fn->impls) : 0;
+  memcpy(r.load, ch->load, sizeof(int) * (size_t)fi->nvals);
+  memcpy(r.save, ch->save, sizeof(int) * (size_t)fi->nvals);
+  return r;
+}
+
+void plan_recipe_free(PlanRecipe *r) {
+  free(r->impl);
+  *r = (PlanRecipe){0};
+}
+
+/* The complete plan of choice ch and its recipe, when it is valid. */
+static void plan_push(PlanList *l, FusionInfo *fi, const Choice *ch) {
+  bool disjoint;
+  KernelPlan *p = build_best_full(fi, ch, &disjoint);
+  if (!p) return;
   if (l->n == l->cap) {
     l->cap = l->cap ? l->cap * 2 : 16;
     l->v = xrealloc(l->v, sizeof *l->v * (size_t)l->cap);
   }
-  l->v[l->n++] = p;
+  l->v[l->n++] = (Built){p, recipe_of(fi, ch, disjoint, p->predicted_ns_per_elem, l->pruned)};
+}
+
+/* ---- choices and their storage --------------------------------------------------------- */
+
+/* The beam copies choices by the hundred per level: each lives in one block of a Choices pool
+ * (implementations, then loads, then saves), so that a copy is one memcpy and a level's
+ * children are one allocation. */
+typedef struct {
+  size_t block; /* bytes of one choice's arrays */
+  char *mem;
+  int n, cap;
+} Choices;
+
+static size_t choice_bytes(const FusionInfo *fi) {
+  return sizeof(const Impl *) * (size_t)fi->ncalls + 2 * sizeof(int) * (size_t)fi->nvals;
+}
+
+/* The choice stored in block k (valid until the pool grows). */
+static Choice choice_at(const FusionInfo *fi, const Choices *pool, int k, int e) {
+  char *m = pool->mem + pool->block * (size_t)k;
+  Choice ch = {.e = e, .impl = (const Impl **)(void *)m};
+  ch.load = (int *)(void *)(m + sizeof(const Impl *) * (size_t)fi->ncalls);
+  ch.save = ch.load + fi->nvals;
+  return ch;
+}
+
+/* A new block holding a copy of src (or zeros when src is NULL). */
+static int choice_add(const FusionInfo *fi, Choices *pool, const Choice *src) {
+  if (pool->n == pool->cap) {
+    pool->cap = pool->cap ? 2 * pool->cap : 64;
+    pool->mem = xrealloc(pool->mem, pool->block * (size_t)pool->cap);
+  }
+  int k = pool->n++;
+  Choice dst = choice_at(fi, pool, k, 0);
+  if (src) {
+    memcpy(dst.impl, src->impl, sizeof(const Impl *) * (size_t)fi->ncalls);
+    memcpy(dst.load, src->load, sizeof(int) * (size_t)fi->nvals);
+    memcpy(dst.save, src->save, sizeof(int) * (size_t)fi->nvals);
+  } else {
+    memset(pool->mem + pool->block * (size_t)k, 0, pool->block);
+  }
+  return k;
 }
 
 /* keep_all: every combination, depth first over the calls. */
 static void enumerate_all(FusionInfo *fi, Choice *ch, int c, PlanList *out) {
   if (c == fi->ncalls) {
-    KernelPlan *p = build_best_full(fi, ch);
-    if (p) plan_push(out, p);
+    plan_push(out, fi, ch);
     return;
   }
   OptionList opts = call_options(fi, c, ch->e);
@@ -624,7 +831,8 @@ static void enumerate_all(FusionInfo *fi, Choice *ch, int c, PlanList *out) {
 }
 
 typedef struct {
-  Choice ch;
+  int e;
+  int slot; /* its choice's block in the level's pool */
   double cost;
 } BeamState;
 
@@ -635,29 +843,38 @@ static int by_cost(const void *a, const void *b) {
 
 /* Children differing only in load/save variants that did not change the prediction are
  * duplicates for the beam's purpose: they would crowd out other implementations. */
-static bool same_kind(const BeamState *a, const BeamState *b, int ndecided) {
-  if (a->ch.e != b->ch.e || a->cost != b->cost) return false;
+static bool same_kind(const FusionInfo *fi, const Choices *pool, const BeamState *a,
+                      const BeamState *b, int ndecided) {
+  if (a->e != b->e || a->cost != b->cost) return false;
+  Choice x = choice_at(fi, pool, a->slot, a->e), y = choice_at(fi, pool, b->slot, b->e);
   for (int c = 0; c < ndecided; c++)
-    if (a->ch.impl[c] != b->ch.impl[c]) return false;
+    if (x.impl[c] != y.impl[c]) return false;
   return true;
+}
+
+static const Impl *decided_impl(const FusionInfo *fi, const Choices *pool, const BeamState *st,
+                                int call) {
+  return choice_at(fi, pool, st->slot, st->e).impl[call];
 }
 
 /* Moves the survivors to the front of the sorted children: first the best child of every
  * (E, implementation of the call just decided) -- a block size or an implementation that looks
  * worse alone may pay off with later calls (thread counts, compatible patterns) -- then
- * BEAM_WIDTH more of the best, skipping duplicates.  Returns how many survive. */
-static int diverse_survivors(BeamState *v, int n, int ndecided) {
+ * the beam width more of the best, skipping duplicates.  Returns how many survive. */
+static int diverse_survivors(const FusionInfo *fi, const Choices *pool, BeamState *v, int n,
+                             int ndecided) {
   bool *take = xcalloc((size_t)(n ? n : 1), sizeof *take);
   for (int i = 0; i < n; i++) {
     bool first = true;
+    const Impl *mine = decided_impl(fi, pool, &v[i], ndecided - 1);
     for (int j = 0; j < i && first; j++)
-      first = v[j].ch.e != v[i].ch.e || v[j].ch.impl[ndecided - 1] != v[i].ch.impl[ndecided - 1];
+      first = v[j].e != v[i].e || decided_impl(fi, pool, &v[j], ndecided - 1) != mine;
     take[i] = first;
   }
-  for (int i = 0, kept = 0; i < n && kept < BEAM_WIDTH; i++) {
+  for (int i = 0, kept = 0; i < n && kept < fi->ctx->beam_width; i++) {
     if (take[i]) continue;
     bool dup = false;
-    for (int j = 0; j < i && !dup; j++) dup = take[j] && same_kind(&v[i], &v[j], ndecided);
+    for (int j = 0; j < i && !dup; j++) dup = take[j] && same_kind(fi, pool, &v[i], &v[j], ndecided);
     if (!dup) take[i] = true, kept++;
   }
   int w = 0;
@@ -667,58 +884,82 @@ static int diverse_survivors(BeamState *v, int n, int ndecided) {
   return w;
 }
 
-/* Expands every state by every option of call c; keeps the best BEAM_WIDTH (sorted). */
-static int beam_step(FusionInfo *fi, BeamState *beam, int nbeam, int c, BeamState **next_out) {
-  BeamState *next = NULL;
-  int n = 0, cap = 0;
-  for (int s = 0; s < nbeam; s++) {
-    OptionList opts = call_options(fi, c, beam[s].ch.e);
+/* A level of the beam: its states and the pool holding their choices. */
+typedef struct {
+  BeamState *v;
+  int n, cap;
+  Choices pool;
+  bool pruned; /* children were dropped to make this level */
+} Beam;
+
+static void beam_free(Beam *b) {
+  free(b->v);
+  free(b->pool.mem);
+}
+
+/* Expands every state by every option of call c into the next level's children, sorted. */
+static Beam beam_step(FusionInfo *fi, const Beam *beam, int c) {
+  Beam next = {.pool = {.block = beam->pool.block}};
+  for (int s = 0; s < beam->n; s++) {
+    OptionList opts = call_options(fi, c, beam->v[s].e);
     for (int k = 0; k < opts.n; k++) {
-      Choice ch = beam[s].ch;
+      Choice parent = choice_at(fi, &beam->pool, beam->v[s].slot, beam->v[s].e);
+      int slot = choice_add(fi, &next.pool, &parent);
+      Choice ch = choice_at(fi, &next.pool, slot, beam->v[s].e);
       apply_option(&ch, c, &opts.v[k]);
       KernelPlan *p = build_plan(fi, &ch, c + 1, false, false);
-      if (!p) continue;
-      if (n == cap) {
-        cap = cap ? cap * 2 : 64;
-        next = xrealloc(next, sizeof *next * (size_t)cap);
+      if (!p) {
+        next.pool.n--; /* the block is reused by the next child */
+        continue;
       }
-      next[n++] = (BeamState){ch, p->predicted_ns_per_elem};
+      if (next.n == next.cap) {
+        next.cap = next.cap ? next.cap * 2 : 64;
+        next.v = xrealloc(next.v, sizeof *next.v * (size_t)next.cap);
+      }
+      next.v[next.n++] = (BeamState){ch.e, slot, p->predicted_ns_per_elem};
       kernel_plan_free(p);
     }
     free(opts.v);
   }
-  if (n > 1) qsort(next, (size_t)n, sizeof *next, by_cost);
-  *next_out = next;
-  return diverse_survivors(next, n, c + 1);
+  if (next.n > 1) qsort(next.v, (size_t)next.n, sizeof *next.v, by_cost);
+  int children = next.n;
+  next.n = diverse_survivors(fi, &next.pool, next.v, next.n, c + 1);
+  next.pruned = next.n < children;
+  return next;
 }
 
 static void beam_search(FusionInfo *fi, PlanList *out) {
-  BeamState *beam = xcalloc(N_E_CANDIDATES, sizeof *beam);
-  int nbeam = 0;
-  for (int k = 0; k < N_E_CANDIDATES; k++) beam[nbeam++].ch.e = E_CANDIDATES[k];
-  for (int c = 0; c < fi->ncalls && nbeam > 0; c++) {
-    BeamState *next;
-    nbeam = beam_step(fi, beam, nbeam, c, &next);
-    free(beam);
+  Beam beam = {.pool = {.block = choice_bytes(fi)}};
+  beam.v = xcalloc(N_E_CANDIDATES, sizeof *beam.v);
+  for (int k = 0; k < N_E_CANDIDATES; k++)
+    beam.v[beam.n++] = (BeamState){E_CANDIDATES[k], choice_add(fi, &beam.pool, NULL), 0};
+  for (int c = 0; c < fi->ncalls && beam.n > 0; c++) {
+    /* a fusion of one call is always planned: the unfused cover needs every call */
+    if (c > 0 && search_expired(fi->ctx)) beam.n = 0;
+    Beam next = beam_step(fi, &beam, c);
+    out->pruned |= next.pruned;
+    beam_free(&beam);
     beam = next;
   }
-  if (nbeam > 1) qsort(beam, (size_t)nbeam, sizeof *beam, by_cost);
-  for (int s = 0; s < nbeam && s < FINAL_BUILDS; s++) {
-    KernelPlan *p = build_best_full(fi, &beam[s].ch);
-    if (p) plan_push(out, p);
+  if (beam.n > 1) qsort(beam.v, (size_t)beam.n, sizeof *beam.v, by_cost);
+  out->pruned |= beam.n > FINAL_BUILDS;
+  for (int s = 0; s < beam.n && s < FINAL_BUILDS; s++) {
+    Choice ch = choice_at(fi, &beam.pool, beam.v[s].slot, beam.v[s].e);
+    plan_push(out, fi, &ch);
   }
-  free(beam);
+  fi->ctx->beam_pruned |= out->pruned;
+  beam_free(&beam);
 }
 
 static int by_prediction(const void *a, const void *b) {
-  double x = (*(KernelPlan *const *)a)->predicted_ns_per_elem;
-  double y = (*(KernelPlan *const *)b)->predicted_ns_per_elem;
+  double x = ((const Built *)a)->plan->predicted_ns_per_elem;
+  double y = ((const Built *)b)->plan->predicted_ns_per_elem;
   return (x > y) - (x < y);
 }
 
-static void fusion_info_init(FusionInfo *fi, SearchContext *ctx, NodeSet nodes) {
+static FusionInfo *fusion_info_new(SearchContext *ctx, NodeSet nodes) {
   const TimingDb *db = ctx->db;
-  memset(fi, 0, sizeof *fi);
+  FusionInfo *fi = xcalloc(1, sizeof *fi);
   fi->ctx = ctx;
   fi->dag = ctx->dag;
   fi->nodes = nodes;
@@ -728,31 +969,83 @@ static void fusion_info_init(FusionInfo *fi, SearchContext *ctx, NodeSet nodes) 
                              db->dev.max_threads_per_block < KAS_MAX_THREADS
                          ? db->dev.max_threads_per_block
                          : KAS_MAX_THREADS;
+  classify(fi);
+  return fi;
 }
 
-KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out) {
-  FusionInfo *fi = xmalloc(sizeof *fi);
-  fusion_info_init(fi, ctx, nodes);
+/* Every valid plan of the fusion (keep_all) or the beam's best, best first (a stable sort keeps
+ * the order of equal predictions). */
+static PlanList combine(SearchContext *ctx, NodeSet nodes, bool keep_all) {
   PlanList out = {0};
-  if (nodes != 0 && classify(fi)) {
+  NodeSet outside = nodeset_minus(nodes, nodeset_range(0, ctx->dag->nnodes));
+  if (!nodeset_is_empty(&nodes) && nodeset_is_empty(&outside)) {
+    FusionInfo *fi = fusion_info_new(ctx, nodes);
     if (keep_all) {
+      Choices pool = {.block = choice_bytes(fi)};
       for (int k = 0; k < N_E_CANDIDATES; k++) {
-        Choice ch = {.e = E_CANDIDATES[k]};
+        pool.n = 0;
+        Choice ch = choice_at(fi, &pool, choice_add(fi, &pool, NULL), E_CANDIDATES[k]);
         enumerate_all(fi, &ch, 0, &out);
       }
+      free(pool.mem);
     } else {
       beam_search(fi, &out);
     }
+    fusion_info_free(fi);
   }
   if (out.n > 1) qsort(out.v, (size_t)out.n, sizeof *out.v, by_prediction);
   if (!keep_all)
-    while (out.n > KEEP_PLANS) kernel_plan_free(out.v[--out.n]);
-  free(fi->memo);
-  free(fi);
+    while (out.n > KEEP_PLANS) {
+      out.n--;
+      kernel_plan_free(out.v[out.n].plan);
+      plan_recipe_free(&out.v[out.n].recipe);
+    }
+  return out;
+}
+
+KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out) {
+  PlanList out = combine(ctx, nodes, keep_all);
   *nplans_out = out.n;
-  if (out.n == 0) {
-    free(out.v);
-    return NULL;
+  KernelPlan **plans = out.n ? xmalloc(sizeof *plans * (size_t)out.n) : NULL;
+  for (int k = 0; k < out.n; k++) {
+    plans[k] = out.v[k].plan;
+    plan_recipe_free(&out.v[k].recipe);
   }
-  return out.v;
+  free(out.v);
+  return plans;
+}
+
+bool combine_best_recipe(SearchContext *ctx, NodeSet nodes, PlanRecipe *best) {
+  PlanList out = combine(ctx, nodes, false);
+  *best = (PlanRecipe){0};
+  for (int k = 0; k < out.n; k++) {
+    kernel_plan_free(out.v[k].plan);
+    if (k == 0) *best = out.v[k].recipe;
+    else plan_recipe_free(&out.v[k].recipe);
+  }
+  free(out.v);
+  return out.n > 0;
+}
+
+KernelPlan *combine_build(SearchContext *ctx, NodeSet nodes, const PlanRecipe *r) {
+  NodeSet outside = nodeset_minus(nodes, nodeset_range(0, ctx->dag->nnodes));
+  if (nodeset_is_empty(&nodes) || !nodeset_is_empty(&outside)) return NULL;
+  FusionInfo *fi = fusion_info_new(ctx, nodes);
+  KernelPlan *p = NULL;
+  if (fi->ncalls == r->ncalls && fi->nvals == r->nvals) {
+    Choices pool = {.block = choice_bytes(fi)};
+    Choice ch = choice_at(fi, &pool, choice_add(fi, &pool, NULL), r->e);
+    bool ok = true;
+    for (int c = 0; c < fi->ncalls; c++) {
+      const Function *fn = fi->dag->nodes[fi->node[c]].fn;
+      ok &= r->impl[c] >= 0 && r->impl[c] < fn->nimpls;
+      if (ok) ch.impl[c] = &fn->impls[r->impl[c]];
+    }
+    memcpy(ch.load, r->load, sizeof(int) * (size_t)fi->nvals);
+    memcpy(ch.save, r->save, sizeof(int) * (size_t)fi->nvals);
+    if (ok) p = build_plan(fi, &ch, fi->ncalls, true, r->disjoint);
+    free(pool.mem);
+  }
+  fusion_info_free(fi);
+  return p;
 }

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static NodeSet bit(int i) { return (NodeSet)1 << i; }
-
 /* Number of versions per variable: inputs have version 0, each assignment one more. */
 static int *count_versions(const Spec *spec) {
   int *n = xcalloc((size_t)spec->nvars, sizeof(int));
@@ -87,8 +85,8 @@ static void build_nodes(Dag *dag) {
       add_consumer(&dag->values[v], i);
       int p = dag->values[v].producer;
       if (p >= 0) {
-        dag->succ[p] |= bit(i);
-        dag->pred[i] |= bit(p);
+        nodeset_add(&dag->succ[p], i);
+        nodeset_add(&dag->pred[i], p);
       }
     }
   }
@@ -98,9 +96,9 @@ static void build_nodes(Dag *dag) {
  * relation: reach[i] = union over direct successors j of {j} and reach[j]. */
 static void build_reach(Dag *dag) {
   for (int i = dag->nnodes - 1; i >= 0; i--) {
-    NodeSet r = 0;
-    for (int j = i + 1; j < dag->nnodes; j++)
-      if (dag->succ[i] & bit(j)) r |= bit(j) | dag->reach[j];
+    NodeSet r = dag->succ[i];
+    for (int j = nodeset_next(&dag->succ[i], i + 1); j >= 0; j = nodeset_next(&dag->succ[i], j + 1))
+      nodeset_unite(&r, &dag->reach[j]);
     dag->reach[i] = r;
   }
 }
@@ -219,20 +217,20 @@ static void dot_source(FILE *out, const Dag *dag, int v) {
 /* The calls, each a box labelled function#index (and its implementation when known).  With
  * kernels, the calls of each kernel are drawn inside a cluster labelled with that kernel. */
 static void dot_calls(FILE *out, const Dag *dag, const DotKernel *kernels, int nkernels) {
-  NodeSet drawn = 0;
+  NodeSet drawn = nodeset_empty();
   for (int k = 0; k < nkernels; k++) {
     fprintf(out, "  subgraph cluster_k%d {\n    style=rounded; color=\"#1b7837\"; label=", k);
     dot_quoted(out, kernels[k].label);
     fputs(";\n", out);
     for (int i = 0; i < dag->nnodes; i++) {
-      if (!(kernels[k].nodes >> i & 1)) continue;
+      if (!nodeset_has(&kernels[k].nodes, i)) continue;
       fprintf(out, "    n%d [shape=box, label=\"%s#%d\"];\n", i, dag->nodes[i].fn->name, i);
-      drawn |= bit(i);
+      nodeset_add(&drawn, i);
     }
     fputs("  }\n", out);
   }
   for (int i = 0; i < dag->nnodes; i++)
-    if (!(drawn >> i & 1))
+    if (!nodeset_has(&drawn, i))
       fprintf(out, "  n%d [shape=box, label=\"%s#%d\"];\n", i, dag->nodes[i].fn->name, i);
 }
 

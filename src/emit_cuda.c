@@ -353,6 +353,7 @@ static bool prepare_routines(Emitter *em) {
 static void emitter_free(Emitter *em) {
   if (em->routines_of)
     for (int k = 0; k < em->cand->nkernels; k++) {
+      if (!em->routines_of[k]) continue; /* instantiation stopped at an earlier kernel */
       for (int s = 0; s < em->cand->kernels[k]->nsteps; s++) free(em->routines_of[k][s].name);
       free(em->routines_of[k]);
     }

@@ -173,7 +173,7 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
   bool ok = target != NULL;
   int nplans = 0;
   SearchContext *ctx = ok ? search_context_new(dag, db, target) : NULL;
-  KernelPlan **plans = ok ? combine_fusion(ctx, 1, true, &nplans) : NULL;
+  KernelPlan **plans = ok ? combine_fusion(ctx, nodeset_of(0), true, &nplans) : NULL;
   search_context_free(ctx);
   Unit units[MAX_UNITS_PER_FN];
   CandidateEntry entries[MAX_UNITS_PER_FN];

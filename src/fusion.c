@@ -23,21 +23,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static NodeSet bit(int i) { return (NodeSet)1 << i; }
-
-static NodeSet union_of(const NodeSet *per_node, NodeSet set, int n) {
-  NodeSet u = 0;
-  for (int i = 0; i < n; i++)
-    if (set & bit(i)) u |= per_node[i];
-  return u;
-}
-
-/* Works for any DAG (no ordering assumption): F is convex iff no node v outside F is reached
- * from F and reaches F. */
+/* F is convex iff no node v outside F is reached from F and reaches F.  Works for any DAG (no
+ * ordering assumption). */
 bool fusion_is_convex(const Dag *dag, NodeSet set) {
-  NodeSet outside_desc = union_of(dag->reach, set, dag->nnodes) & ~set;
-  for (int v = 0; v < dag->nnodes; v++)
-    if ((outside_desc & bit(v)) && (dag->reach[v] & set)) return false;
+  NodeSet desc = nodeset_empty();
+  for (int v = nodeset_next(&set, 0); v >= 0; v = nodeset_next(&set, v + 1))
+    nodeset_unite(&desc, &dag->reach[v]);
+  NodeSet outside_desc = nodeset_minus(desc, set);
+  for (int v = nodeset_next(&outside_desc, 0); v >= 0; v = nodeset_next(&outside_desc, v + 1))
+    if (nodeset_intersects(&dag->reach[v], &set)) return false;
   return true;
 }
 
@@ -45,45 +39,59 @@ bool fusion_is_convex(const Dag *dag, NodeSet set) {
 static NodeSet *ancestors(const Dag *dag) {
   NodeSet *anc = xcalloc((size_t)dag->nnodes, sizeof(NodeSet));
   for (int u = 0; u < dag->nnodes; u++)
-    for (int v = 0; v < dag->nnodes; v++)
-      if (dag->reach[u] & bit(v)) anc[v] |= bit(u);
+    for (int v = nodeset_next(&dag->reach[u], 0); v >= 0; v = nodeset_next(&dag->reach[u], v + 1))
+      nodeset_add(&anc[v], u);
   return anc;
 }
 
 static bool is_topologically_numbered(const Dag *dag) {
   for (int i = 0; i < dag->nnodes; i++) {
-    NodeSet at_or_below = i == 63 ? ~(NodeSet)0 : bit(i + 1) - 1;
-    if (dag->succ[i] & at_or_below) return false;
+    NodeSet at_or_below = nodeset_range(0, i + 1);
+    if (nodeset_intersects(&dag->succ[i], &at_or_below)) return false;
   }
   return true;
 }
 
+/* The enumeration touches only the words the DAG's nodes need (nwords), so that a spec of at
+ * most 64 calls runs on single words, as fast as 64-bit masks. */
 typedef struct {
   const Dag *dag;
   NodeSet *anc;
+  int nwords;
   int max_size;
+  long limit;
   FusionSet *by_size; /* by_size[s]: the convex sets of s nodes, lexicographic */
   long total;
   bool truncated;
 } Enumerator;
 
-static void push_set(FusionSet *fs, NodeSet s) {
+static void push_set(FusionSet *fs, const uint64_t *words) {
   if (fs->n == fs->cap) {
     fs->cap = fs->cap ? 2 * fs->cap : 64;
-    fs->sets = xrealloc(fs->sets, sizeof(NodeSet) * (size_t)fs->cap);
+    fs->words = xrealloc(fs->words, sizeof(uint64_t) * (size_t)fs->nwords * (size_t)fs->cap);
   }
-  fs->sets[fs->n++] = s;
+  memcpy(fs->words + (size_t)fs->n * (size_t)fs->nwords, words, sizeof(uint64_t) * (size_t)fs->nwords);
+  fs->n++;
 }
 
 /* Extends the convex set `set` (size `size`, largest node `last`, whose descendants and
  * ancestors are desc and anc) by each larger node, keeping the convex extensions. */
-static void extend(Enumerator *en, NodeSet set, int size, int last, NodeSet desc, NodeSet anc) {
+static void extend(Enumerator *en, const uint64_t *set, int size, int last, const uint64_t *desc,
+                   const uint64_t *anc) {
   const Dag *dag = en->dag;
+  int nw = en->nwords;
+  uint64_t s[NODESET_WORDS], d[NODESET_WORDS], a[NODESET_WORDS];
   for (int j = last + 1; j < dag->nnodes && !en->truncated; j++) {
-    NodeSet s = set | bit(j);
-    NodeSet d = desc | dag->reach[j], a = anc | en->anc[j];
-    if (d & a & ~s) continue; /* not convex, and no extension of it will be (fact 1) */
-    if (en->total >= KAS_MAX_FUSIONS) {
+    uint64_t violation = 0;
+    for (int k = 0; k < nw; k++) {
+      s[k] = set[k];
+      d[k] = desc[k] | dag->reach[j].w[k];
+      a[k] = anc[k] | en->anc[j].w[k];
+    }
+    s[j >> 6] |= (uint64_t)1 << (j & 63);
+    for (int k = 0; k < nw; k++) violation |= d[k] & a[k] & ~s[k];
+    if (violation) continue; /* not convex, and no extension of it will be (fact 1) */
+    if (en->total >= en->limit) {
       en->truncated = true;
       return;
     }
@@ -93,8 +101,9 @@ static void extend(Enumerator *en, NodeSet set, int size, int last, NodeSet desc
   }
 }
 
-FusionSet fusion_enumerate(const Dag *dag, int max_size) {
-  FusionSet out = {0};
+static FusionSet enumerate(const Dag *dag, int max_size, long limit) {
+  int nwords = dag->nnodes > 0 ? (dag->nnodes + 63) / 64 : 1;
+  FusionSet out = {.nwords = nwords};
   if (max_size > dag->nnodes) max_size = dag->nnodes;
   if (max_size <= 0) return out;
   if (!is_topologically_numbered(dag)) {
@@ -102,28 +111,40 @@ FusionSet fusion_enumerate(const Dag *dag, int max_size) {
     out.truncated = true;
     return out;
   }
-  Enumerator en = {.dag = dag, .anc = ancestors(dag), .max_size = max_size};
+  Enumerator en = {.dag = dag, .anc = ancestors(dag), .nwords = nwords, .max_size = max_size,
+                   .limit = limit};
   en.by_size = xcalloc((size_t)max_size + 1, sizeof(FusionSet));
-  extend(&en, 0, 0, -1, 0, 0);
+  for (int s = 0; s <= max_size; s++) en.by_size[s].nwords = nwords;
+  uint64_t zero[NODESET_WORDS] = {0};
+  extend(&en, zero, 0, -1, zero, zero);
   out.cap = (int)en.total;
-  out.sets = xmalloc(sizeof(NodeSet) * (size_t)(en.total ? en.total : 1));
+  out.words = xmalloc(sizeof(uint64_t) * (size_t)nwords * (size_t)(en.total ? en.total : 1));
   for (int s = 1; s <= max_size; s++) {
-    memcpy(out.sets + out.n, en.by_size[s].sets, sizeof(NodeSet) * (size_t)en.by_size[s].n);
+    memcpy(out.words + (size_t)out.n * (size_t)nwords, en.by_size[s].words,
+           sizeof(uint64_t) * (size_t)nwords * (size_t)en.by_size[s].n);
     out.n += en.by_size[s].n;
-    free(en.by_size[s].sets);
+    free(en.by_size[s].words);
   }
-  if (en.truncated) {
-    out.truncated = true;
-    diag_error((SrcLoc){0},
-               "more than %d valid fusions of at most %d calls; use a smaller --max-fusion",
-               KAS_MAX_FUSIONS, max_size);
-  }
+  out.truncated = en.truncated;
   free(en.by_size);
   free(en.anc);
   return out;
 }
 
+FusionSet fusion_enumerate(const Dag *dag, int max_size) {
+  FusionSet out = enumerate(dag, max_size, KAS_MAX_FUSIONS);
+  if (out.truncated && out.n > 0)
+    diag_error((SrcLoc){0},
+               "more than %d valid fusions of at most %d calls; use a smaller --max-fusion",
+               KAS_MAX_FUSIONS, max_size);
+  return out;
+}
+
+FusionSet fusion_enumerate_limited(const Dag *dag, int max_size, long limit) {
+  return enumerate(dag, max_size, limit);
+}
+
 void fusion_set_free(FusionSet *fs) {
-  free(fs->sets);
+  free(fs->words);
   *fs = (FusionSet){0};
 }

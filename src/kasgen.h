@@ -28,9 +28,9 @@
 
 #define KASGEN_VERSION "0.1.0"
 
-/* Limits.  A fusion is a bitmask over DAG nodes, so a DAG has at most 64 calls (dag_build
- * refuses a spec that unrolls to more). */
-#define KAS_MAX_NODES 64
+/* Limits.  A fusion is a set of DAG nodes (NodeSet, below), so a spec has at most
+ * KAS_MAX_NODES calls. */
+#define KAS_MAX_NODES 1024
 #define KAS_MAX_ARGS 6       /* inputs of one elementary function (stvk_kmat33 takes 5) */
 #define KAS_MAX_THREADS 1024 /* threads per block on every CUDA GPU we target */
 /* Dynamic shared memory per block: what every kernel may use without opting in (a launch needs
@@ -39,7 +39,108 @@
 #define KAS_SMEM_WITHOUT_OPTIN (48 * 1024)
 #define KAS_SMEM_OPTIN_FALLBACK (227 * 1024)
 
-typedef uint64_t NodeSet; /* bit i = DAG node i */
+/* A set of DAG nodes: bit i of the 1024 is node i.  A fixed size, so that sets are plain values
+ * (assigned, compared, stored in arrays) whatever the DAG; the helpers below are the only way
+ * the code touches the words. */
+#define NODESET_WORDS (KAS_MAX_NODES / 64)
+typedef struct {
+  uint64_t w[NODESET_WORDS];
+} NodeSet;
+
+static inline NodeSet nodeset_empty(void) {
+  NodeSet s = {{0}};
+  return s;
+}
+static inline NodeSet nodeset_of(int i) { /* {i} */
+  NodeSet s = {{0}};
+  s.w[i >> 6] = (uint64_t)1 << (i & 63);
+  return s;
+}
+static inline bool nodeset_has(const NodeSet *s, int i) { return (s->w[i >> 6] >> (i & 63)) & 1; }
+static inline void nodeset_add(NodeSet *s, int i) { s->w[i >> 6] |= (uint64_t)1 << (i & 63); }
+static inline void nodeset_remove(NodeSet *s, int i) { s->w[i >> 6] &= ~((uint64_t)1 << (i & 63)); }
+static inline NodeSet nodeset_union(NodeSet a, NodeSet b) {
+  for (int k = 0; k < NODESET_WORDS; k++) a.w[k] |= b.w[k];
+  return a;
+}
+static inline NodeSet nodeset_inter(NodeSet a, NodeSet b) {
+  for (int k = 0; k < NODESET_WORDS; k++) a.w[k] &= b.w[k];
+  return a;
+}
+static inline NodeSet nodeset_minus(NodeSet a, NodeSet b) { /* a \ b */
+  for (int k = 0; k < NODESET_WORDS; k++) a.w[k] &= ~b.w[k];
+  return a;
+}
+static inline void nodeset_unite(NodeSet *a, const NodeSet *b) { /* a |= b */
+  for (int k = 0; k < NODESET_WORDS; k++) a->w[k] |= b->w[k];
+}
+static inline bool nodeset_is_empty(const NodeSet *a) {
+  uint64_t any = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) any |= a->w[k];
+  return any == 0;
+}
+static inline bool nodeset_equal(const NodeSet *a, const NodeSet *b) {
+  uint64_t diff = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) diff |= a->w[k] ^ b->w[k];
+  return diff == 0;
+}
+static inline bool nodeset_intersects(const NodeSet *a, const NodeSet *b) {
+  uint64_t any = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) any |= a->w[k] & b->w[k];
+  return any != 0;
+}
+static inline bool nodeset_subset(const NodeSet *a, const NodeSet *b) { /* a ⊆ b */
+  uint64_t out = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) out |= a->w[k] & ~b->w[k];
+  return out == 0;
+}
+static inline int nodeset_count(const NodeSet *a) {
+  int n = 0;
+  for (int k = 0; k < NODESET_WORDS; k++) n += __builtin_popcountll(a->w[k]);
+  return n;
+}
+/* The smallest member >= from, or -1: `for (int v = nodeset_next(&s, 0); v >= 0;
+ * v = nodeset_next(&s, v + 1))` visits the members in increasing order. */
+static inline int nodeset_next(const NodeSet *a, int from) {
+  if (from < 0) from = 0;
+  for (int k = from >> 6; k < NODESET_WORDS; k++) {
+    uint64_t w = a->w[k];
+    if (k == from >> 6) w &= ~(uint64_t)0 << (from & 63);
+    if (w) return k * 64 + __builtin_ctzll(w);
+  }
+  return -1;
+}
+/* The largest member, or -1. */
+static inline int nodeset_last(const NodeSet *a) {
+  for (int k = NODESET_WORDS - 1; k >= 0; k--)
+    if (a->w[k]) return k * 64 + 63 - __builtin_clzll(a->w[k]);
+  return -1;
+}
+/* {lo, ..., hi - 1} (empty when hi <= lo). */
+static inline NodeSet nodeset_range(int lo, int hi) {
+  NodeSet s = {{0}};
+  for (int k = 0; k < NODESET_WORDS; k++) {
+    int a = lo - k * 64, b = hi - k * 64; /* the range within word k: [a, b) clamped to [0, 64) */
+    if (a < 0) a = 0;
+    if (b > 64) b = 64;
+    if (a >= b) continue;
+    uint64_t upto_b = b == 64 ? ~(uint64_t)0 : ((uint64_t)1 << b) - 1;
+    s.w[k] = upto_b & (~(uint64_t)0 << a);
+  }
+  return s;
+}
+/* A total order on sets (by their highest differing node: the set holding it is larger), for
+ * sorting and canonical tie-breaks. */
+static inline int nodeset_compare(const NodeSet *a, const NodeSet *b) {
+  for (int k = NODESET_WORDS - 1; k >= 0; k--)
+    if (a->w[k] != b->w[k]) return a->w[k] < b->w[k] ? -1 : 1;
+  return 0;
+}
+static inline uint64_t nodeset_hash(const NodeSet *a) {
+  uint64_t h = 1469598103934665603ull;
+  for (int k = 0; k < NODESET_WORDS; k++) h = (h ^ a->w[k]) * 1099511628211ull ^ (h >> 29);
+  return h;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* util.c: memory, strings, diagnostics                                                       */
@@ -83,6 +184,8 @@ void diag_warning(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf
 void diag_note(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int diag_error_count(void);
 void diag_reset(void);
+/* Seconds on a monotonic clock (for time budgets). */
+double clock_seconds(void);
 /* Progress on stderr, only when stderr is a terminal. */
 void progress(const char *what, long done, long total);
 void progress_done(void);
@@ -615,17 +718,29 @@ bool target_allows(const Target *t, const Dag *dag, int value, const IoRoutine *
 /* fusion.c: valid (convex) fusions, docs/design.md §6 step 1                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The sets are stored packed: each in the nwords low words that the DAG's nodes need (one word
+ * up to 64 calls), so that millions of fusions of a small spec cost what they did as 64-bit
+ * masks.  fusion_set_get unpacks one. */
 typedef struct {
-  NodeSet *sets;
+  uint64_t *words; /* set i is words[i * nwords ... i * nwords + nwords - 1] */
+  int nwords;
   int n, cap;
-  bool truncated; /* more than KAS_MAX_FUSIONS: an error was reported, sets is incomplete */
+  bool truncated; /* more than the limit: sets is incomplete (fusion_enumerate reported it) */
 } FusionSet;
 #define KAS_MAX_FUSIONS 20000000
 
+static inline NodeSet fusion_set_get(const FusionSet *fs, int i) {
+  NodeSet s = {{0}};
+  for (int k = 0; k < fs->nwords; k++) s.w[k] = fs->words[(size_t)i * (size_t)fs->nwords + k];
+  return s;
+}
 bool fusion_is_convex(const Dag *dag, NodeSet set);
 /* All convex, non-empty node sets of size <= max_size, in a deterministic order (by size, then
- * by lowest node indices). */
+ * by lowest node indices).  More than KAS_MAX_FUSIONS is an error (reported; truncated set). */
 FusionSet fusion_enumerate(const Dag *dag, int max_size);
+/* The same, stopping silently once more than `limit` sets exist (truncated set, no diagnostic):
+ * the search asks whether exact search is affordable. */
+FusionSet fusion_enumerate_limited(const Dag *dag, int max_size, long limit);
 void fusion_set_free(FusionSet *fs);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -651,6 +766,14 @@ typedef struct {
   int width;       /* the W it was instantiated with (version 1: 4) */
   TimingPoint *points;
   int npoints;
+  /* The loader's index for fast lookups (NULL in a routine built by hand, which is looked up
+   * point by point, with the same result): the points sorted by (e, extra_smem), ties in file
+   * order; the distinct E values ascending, and where each one's points start in by_e
+   * (e_start[ne] = npoints). */
+  TimingPoint *by_e;
+  int *e_values, *e_start;
+  int ne;
+  double min_ns; /* the least ns of any point: no interpolated value is below it */
 } RoutineTiming;
 
 typedef struct {
@@ -668,6 +791,7 @@ typedef struct {
   char *date, *nvcc_version;
   RoutineTiming *routines;
   int nroutines;
+  int *by_min_ns; /* routine indices by ascending min_ns (the loader's; NULL when built by hand) */
   bool analytic; /* true when no database was read: built-in H100 limits, analytic model */
 } TimingDb;
 
@@ -767,19 +891,61 @@ typedef struct {
   int rank; /* 1-based */
 } Candidate;
 
+/* The search (docs/search.md): exact where the convex fusions are few enough, intervals of node
+ * order beyond, every limit reported in SearchStats. */
+#define SEARCH_EXACT_LIMIT 20000  /* convex fusions up to which the default search is exact */
+#define SEARCH_COMBINE_LIMIT 1500 /* ... and fusions it may combine (those its bounds let in) */
+#define SEARCH_BEAM_WIDTH 10     /* combine.c's beam: survivors per level beyond the diverse ones */
+
 typedef struct {
-  int top;          /* N */
-  int max_fusion;   /* k */
+  int top;           /* N */
+  int max_fusion;    /* at most this many calls per kernel; 0 = any, up to the whole spec */
   bool progress;
+  bool exhaustive;   /* combine every convex fusion, no bound (the reference the tests use) */
+  double time_limit; /* seconds; 0 = none */
+  long exact_limit;  /* exact search while the convex fusions number at most this (0: default) */
+  int beam_width;    /* 0: SEARCH_BEAM_WIDTH */
   const Target *target; /* precision, layouts, vector width (NULL: target_default()) */
 } SearchOptions;
+
+typedef enum {
+  SEARCH_EXACT,      /* every convex fusion whose bound lets it into the top N was combined */
+  SEARCH_EXHAUSTIVE, /* every convex fusion was combined */
+  SEARCH_INTERVALS   /* too many convex fusions: partitions into intervals of node order */
+} SearchMode;
+
+/* What the search did and what may have kept a better candidate out (cli_search.c says it). */
+typedef struct {
+  SearchMode mode;
+  int max_fusion;       /* the cap on calls per kernel in force (the number of calls if none) */
+  bool capped;          /* max_fusion < calls: bigger kernels were not considered */
+  long fusions;         /* convex fusions of at most max_fusion calls (exact, exhaustive), or
+                           the count at which the exact search gave up (intervals) */
+  long exact_limit;
+  bool too_many;        /* more convex fusions than exact_limit: intervals */
+  long candidates;      /* exact: fusions whose bound lets them into the top N */
+  long combine_limit;   /* ... beyond which the search takes intervals instead */
+  long combined;        /* fusions combined (one per signature) */
+  long memo_hits;       /* fusions whose plan came from an isomorphic fusion's */
+  long skipped;         /* exact: fusions whose bound kept them out of the top N, not combined */
+  long unplanned;       /* fusions or segments left uncombined when the time ran out */
+  bool timed_out;
+  double time_limit;
+  int beam_width;
+  int beam_kernels;     /* kernels of the ranked candidates whose beam dropped children */
+  double bound_ns;      /* no partition is predicted below this: the whole spec's compulsory
+                           traffic at the copy bandwidth, plus one launch */
+  double bound_bytes;
+  double seconds;
+} SearchStats;
 
 typedef struct {
   Candidate *cands;
   int ncands;
   Candidate *unfused; /* one kernel per call, best plan each (KAS's fallback); always present */
-  KernelPlan **plans; /* every plan generated (owned), for --explain and reports */
+  KernelPlan **plans; /* every plan of the candidates (owned), for --explain and reports */
   int nplans;
+  SearchStats stats;
 } SearchResult;
 
 /* Thread mapping contract between plan construction (sync.c) and the emitters: a call whose
@@ -791,27 +957,38 @@ typedef struct {
  * call in order that reads the buffer, which may come earlier than load_call. */
 
 /* linearize.c: execution order of a fusion minimizing peak shared memory, then barriers.
- * The problem is abstract (local call and value indices) so that it can be tested alone. */
-#define LIN_MAX_CALLS 16
-#define LIN_MAX_VALUES 96
+ * The problem is abstract (local call and value indices) so that it can be tested alone; the
+ * caller owns the arrays.  Sets of local calls are NodeSets (bit c = local call c). */
+#ifndef LIN_EXACT_CALLS
+#define LIN_EXACT_CALLS 16 /* the subset DP's limit (O(2^n n)); above it, a greedy order */
+#endif
 typedef struct {
   int ncalls;
-  uint32_t pred[LIN_MAX_CALLS]; /* calls that must run before call c (bit = local call) */
+  const NodeSet *pred;      /* per call: the calls that must run before it */
   int nvals;
-  int size[LIN_MAX_VALUES];          /* shared floats per element; 0 = in registers */
-  int producer[LIN_MAX_VALUES];      /* local call producing it, -1 = loaded from global */
-  uint32_t consumers[LIN_MAX_VALUES]; /* local calls reading it */
+  const int *size;          /* per value: shared floats per element; 0 = in registers */
+  const int *producer;      /* per value: local call producing it, -1 = loaded from global */
+  const NodeSet *consumers; /* per value: the local calls reading it */
 } LinearizeProblem;
 /* Writes a topological order minimizing the peak of live shared floats (loads just before the
  * first reader, a buffer dies after its last reader or its save); among those, fewest barriers
  * under the conservative rule "a call reading a shared value produced since the last barrier
- * needs one" (exact for ncalls <= 10, else first found).  Returns false if pred is cyclic or
- * ncalls > LIN_MAX_CALLS. */
+ * needs one" (exact for ncalls <= 10, else first found).  Above LIN_EXACT_CALLS calls the order
+ * is greedy (the ready call that adds the least live memory, then frees the most) or the node
+ * order, whichever has the lower peak: heuristic.  Returns false if pred is cyclic or ncalls is
+ * not in 1..KAS_MAX_NODES. */
 bool linearize_order(const LinearizeProblem *p, int *order_out, int *peak_out,
                      int *barriers_out);
 /* Peak live shared floats and barrier count (same rules) of a given order; for tests/explain. */
 void linearize_evaluate(const LinearizeProblem *p, const int *order, int *peak_out,
                         int *barriers_out);
+/* linearize_order's order, remembered per problem (exact ones only: up to LIN_EXACT_CALLS
+ * calls) in a cache the search context owns: partial plans of fusions sharing calls pose the
+ * same problems.  NULL cache: no caching. */
+typedef struct LinearizeCache LinearizeCache;
+LinearizeCache *linearize_cache_new(void);
+void linearize_cache_free(LinearizeCache *c);
+bool linearize_order_cached(LinearizeCache *c, const LinearizeProblem *p, int *order_out);
 
 /* smem.c: offsets of shared buffers with overlapping live ranges.  Buffers with bytes <= 0 get
  * offset -1.  Live ranges are inclusive [first, last] step intervals.  Each offset is a multiple
@@ -827,16 +1004,28 @@ int smem_allocate(const int *bytes, const int *first, const int *last, int n, in
  * search driver, `units`, tests), the stages receive it, search_context_free ends it. */
 typedef struct AccessCache AccessCache;
 typedef struct ModelMemo ModelMemo;
+typedef struct PlanMemo PlanMemo;
 typedef struct {
   const Dag *dag;
   const TimingDb *db;
   const Target *target; /* never NULL: target_default() when none was given */
   AccessCache *access;  /* evaluates patterns at the target's vector width */
   ModelMemo *model;
+  PlanMemo *plans;   /* the best plan of every fusion combined, by signature (plan_memo.c) */
+  struct LinearizeCache *orders; /* exact linearizations, by problem (linearize.c) */
+  double deadline;   /* clock_seconds() after which long loops stop; 0 = none */
+  bool expired;      /* the deadline passed (sticky) */
+  int beam_width;    /* survivors per level of combine.c's beam beyond the diverse ones */
+  bool beam_pruned;  /* some beam of this search dropped children (the width limited it) */
 } SearchContext;
 /* search.c; target NULL = target_default(). */
 SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target);
 void search_context_free(SearchContext *ctx);
+/* Whether the search's time budget is spent; once true it stays true. */
+static inline bool search_expired(SearchContext *ctx) {
+  if (!ctx->expired && ctx->deadline > 0 && clock_seconds() > ctx->deadline) ctx->expired = true;
+  return ctx->expired;
+}
 
 /* access_cache.c: every thread's access set of a pattern at a shape, evaluated once per
  * context.  NULL after a diagnostic if an expression cannot be evaluated; else an array of
@@ -896,6 +1085,53 @@ int sync_estimate(AccessCache *ac, const KernelPlan *plan, const StepAccesses *p
  * dominated and clearly slow plans; true keeps every valid one (used by `kasgen units`). */
 KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out);
 void kernel_plan_free(KernelPlan *p);
+/* What rebuilds a complete plan: E, the implementation of each call (index into its function's
+ * impls, calls in node order) and the load and save variant of each value, numbered as
+ * combine.c numbers a fusion's values (by first appearance, call by call) -- so that a recipe
+ * made for one fusion rebuilds the same plan for any fusion with the same signature
+ * (plan_memo.c). */
+typedef struct {
+  int e;
+  bool disjoint; /* shared buffers never share bytes */
+  bool pruned;   /* the beam that found it dropped children (its width limited the search) */
+  double predicted_ns_per_elem;
+  int ncalls, nvals;
+  int *impl, *load, *save; /* one allocation, at impl */
+} PlanRecipe;
+/* The best plan's recipe of the fusion (the beam's; combine_fusion's first plan); false when it
+ * has no valid plan or the search's time ran out during its beam. */
+bool combine_best_recipe(SearchContext *ctx, NodeSet nodes, PlanRecipe *best);
+/* The complete plan of a recipe made for these nodes or an isomorphic fusion: the same plan with
+ * the same prediction, its own nodes, values and labels.  NULL if the recipe does not fit. */
+KernelPlan *combine_build(SearchContext *ctx, NodeSet nodes, const PlanRecipe *r);
+void plan_recipe_free(PlanRecipe *r);
+
+/* bounds.c: lower bounds from compulsory traffic.  The bytes per element a kernel running the
+ * calls of `nodes` must move (values read from outside once, values needed outside written
+ * once), and their time at the database's copy bandwidth (a hair below, against rounding):
+ * no plan of those calls is predicted faster, and no partition of them into kernels either. */
+double bound_bytes(const Dag *dag, const NodeSet *nodes);
+double bound_ns_of_bytes(const TimingDb *db, double bytes);
+double bound_kernel_ns(const SearchContext *ctx, const NodeSet *nodes);
+
+/* plan_memo.c: the best plan of a fusion, combined once per canonical signature (the calls in
+ * node order with their functions, each argument's source -- a call of the fusion or the k-th
+ * distinct outside value --, which results escape), so that isomorphic fusions (an unrolled
+ * loop's iterations) cost one combine.  The memo lives in the search context. */
+PlanMemo *plan_memo_new(void);
+void plan_memo_free(PlanMemo *m);
+/* The best plan's predicted ns per element (without launch overhead); INFINITY when the fusion
+ * has no valid plan or the time budget ran out before it was combined. */
+double plan_memo_cost(SearchContext *ctx, NodeSet nodes);
+/* Whether the fusion's signature was combined already (its cost costs no combine). */
+bool plan_memo_known(SearchContext *ctx, NodeSet nodes);
+/* The best plan's recipe (owned by the memo) or NULL; and the plan itself, built anew for these
+ * nodes (the caller frees it). */
+const PlanRecipe *plan_memo_recipe(SearchContext *ctx, NodeSet nodes);
+KernelPlan *plan_memo_build(SearchContext *ctx, NodeSet nodes);
+/* Combines done so far (one per signature), and lookups answered by the plan of another,
+ * isomorphic fusion. */
+void plan_memo_stats(const SearchContext *ctx, long *combined, long *isomorphic);
 
 /* model.c: predicted nanoseconds per element of one kernel (docs/design.md §6 step 8,
  * docs/model.md), and the fixed cost of one launch. */
@@ -928,10 +1164,31 @@ int select_top_partitions(const Dag *dag, const SelectItem *items, int nitems, i
                           int ***solutions_out);
 /* Items with non-finite cost, empty sets or nodes outside the DAG are ignored; among items with
  * equal node sets only the cheapest takes part, so the solutions are distinct partitions, in
- * non-decreasing total cost.  0 when no cover exists. */
+ * non-decreasing total cost, equal costs in a canonical order (fewer kernels, then the kernels'
+ * node sets): the solver's order among ties would depend on the items it was given.  0 when no
+ * cover exists.  _until stops solving at a clock_seconds() deadline (0: none), keeping what it
+ * found (at least the best cover when one exists). */
+int select_top_partitions_until(const Dag *dag, const SelectItem *items, int nitems, int top,
+                                double deadline, int ***solutions_out);
 /* Whether a partition's kernels can be ordered (its quotient graph is acyclic); uses dag->succ. */
 bool select_partition_orderable(const Dag *dag, const NodeSet *kernels, int nkernels);
 
+/* intervals.c: the `top` cheapest partitions of the calls into intervals of node order of at
+ * most max_len calls (0: any), best first: a segment costs its best plan (plan_memo.c) plus
+ * `overhead`, a partition the sum.  Exact among such partitions, evaluating only the segments
+ * whose compulsory-traffic bound lets them into the top.  With `estimate`, the segments to
+ * combine are chosen by their bound times the least cost/bound ratio seen for their length
+ * instead (heuristic: far fewer combines on long specs).  Returns how many (fewer when there are
+ * fewer; 0 when some call has no plan); *out is malloc'ed (intervals_free), *evaluated counts
+ * the segments combined (not found in the memo). */
+typedef struct {
+  int *starts;  /* kernel k runs the calls starts[k] .. starts[k + 1] - 1 */
+  int nkernels;
+  double cost;
+} IntervalPartition;
+int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, bool estimate,
+                  bool progress, IntervalPartition **out, long *evaluated);
+void intervals_free(IntervalPartition *parts, int n);
 /* unaligned.c: a candidate's plan for arrays that are not 16-byte aligned: the same partition
  * planned at vector width 1 (one real per access, any alignment), its kernels in the same
  * order.  One planner serves every candidate of a search's target t (NULL: target_default()).
@@ -1090,7 +1347,10 @@ typedef struct {
   const char *spec;    /* the operand: spec file, or folder for report */
   const char *library_dir, *db_path, *out_dir, *dot_path;
   int top;        /* --top N (default 10) */
-  int max_fusion; /* --max-fusion K (default 6) */
+  int max_fusion; /* --max-fusion K (default 0: any) */
+  double time_limit; /* --time-limit S (default 60; 0: none) */
+  bool exhaustive;   /* --exhaustive */
+  int beam_width;    /* --beam-width W (0: the default) */
   int explain;    /* --explain R (0 = off) */
   long n;         /* --n: default problem size written into generated harnesses (4194304) */
   bool no_db;     /* --no-db: use the analytic model even when a database exists */

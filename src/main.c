@@ -14,6 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The search stops after a minute by default: long enough for every spec we know (the 128-call
+ * element takes seconds), short enough that a user at a terminal never waits on a search that
+ * would not end (README, "Searching"). */
+#define DEFAULT_TIME_LIMIT 60.0
+
 /* The options, one bit each, in the order help lists them. */
 enum {
   OPT_TOP = 1 << 0,
@@ -25,8 +30,11 @@ enum {
   OPT_DOT = 1 << 6,
   OPT_EXPLAIN = 1 << 7,
   OPT_N = 1 << 8,
-  OPT_PRECISION = 1 << 9,
-  OPT_LAYOUT = 1 << 10,
+  OPT_EXHAUSTIVE = 1 << 9,
+  OPT_TIME_LIMIT = 1 << 10,
+  OPT_BEAM_WIDTH = 1 << 11,
+  OPT_PRECISION = 1 << 12,
+  OPT_LAYOUT = 1 << 13,
 };
 
 typedef struct {
@@ -39,7 +47,14 @@ typedef struct {
 static const OptionDoc option_docs[] = {
     {"top", "N", OPT_TOP, "the N best predicted candidates (default 10)"},
     {"out", "DIR", OPT_OUT, "output folder (its default: see the command's help)"},
-    {"max-fusion", "K", OPT_MAX_FUSION, "at most K calls per kernel (default 6)"},
+    {"max-fusion", "K", OPT_MAX_FUSION, "at most K calls per kernel (default: any number)"},
+    {"time-limit", "S", OPT_TIME_LIMIT,
+     "stop searching after S seconds and rank what was found (default 60; 0: none)"},
+    {"exhaustive", NULL, OPT_EXHAUSTIVE,
+     "combine every valid fusion, without the bounds that skip most (slow; for\n"
+     "checking the default search)"},
+    {"beam-width", "W", OPT_BEAM_WIDTH,
+     "keep W implementation choices per call inside a kernel (default 10)"},
     {"library", "DIR", OPT_LIBRARY,
      "elementary-function library (default $KASGEN_LIBRARY, else library/\n"
      "beside the binary or in the working directory)"},
@@ -64,9 +79,9 @@ typedef struct {
   const char *help;    /* what it does, for `kasgen COMMAND --help` */
 } Command;
 
-#define SEARCH_OPTIONS                                                                      \
-  (OPT_TOP | OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_NO_DB | OPT_DOT | OPT_PRECISION |       \
-   OPT_LAYOUT)
+#define SEARCH_OPTIONS                                                                          \
+  (OPT_TOP | OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY |     \
+   OPT_DB | OPT_NO_DB | OPT_DOT | OPT_PRECISION | OPT_LAYOUT)
 
 static const Command commands[] = {
     {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N, cmd_generate,
@@ -166,6 +181,16 @@ static bool parse_int(const char *s, long min, long max, long *out) {
   return true;
 }
 
+/* Seconds: a number from 0 (no limit) to a week. */
+static bool parse_seconds(const char *s, double *out) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= 0 && v <= 7 * 24 * 3600.0)) return false;
+  *out = v;
+  return true;
+}
+
 /* Stores one option's value; false for a value out of range. */
 static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   long v = 0;
@@ -175,6 +200,9 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
     return parse_int(arg, 1, KAS_MAX_NODES, &v) && ((o->max_fusion = (int)v), true);
   case OPT_EXPLAIN: return parse_int(arg, 1, 100000, &v) && ((o->explain = (int)v), true);
   case OPT_N: return parse_int(arg, 0, (long)1 << 40, &v) && ((o->n = v), true);
+  case OPT_BEAM_WIDTH: return parse_int(arg, 1, 1000, &v) && ((o->beam_width = (int)v), true);
+  case OPT_TIME_LIMIT: return parse_seconds(arg, &o->time_limit);
+  case OPT_EXHAUSTIVE: o->exhaustive = true; return true;
   case OPT_OUT: o->out_dir = arg; return true;
   case OPT_LIBRARY: o->library_dir = arg; return true;
   case OPT_DB: o->db_path = arg; return true;
@@ -266,8 +294,8 @@ static int run_help(const Parsed *p) {
 }
 
 static int run_kasgen(int argc, char **argv) {
-  CliOptions o = {.argv0 = argv[0], .command = "generate", .top = 10, .max_fusion = 6,
-                  .n = 4194304};
+  CliOptions o = {.argv0 = argv[0], .command = "generate", .top = 10, .max_fusion = 0,
+                  .time_limit = DEFAULT_TIME_LIMIT, .n = 4194304};
   Parsed p = {0};
   if (!parse_options(argc, argv, &o, &p)) {
     fputs("usage: kasgen [COMMAND] [SPEC|DIR] [OPTIONS]; kasgen --help lists them\n", stderr);

@@ -120,22 +120,69 @@ typedef struct {
   double useful;     /* useful bytes per warp */
 } EffMemo;
 
-/* A grid floor per database, E and shared memory (grid_floor). */
-typedef struct {
-  const TimingDb *db;
-  int e, smem;
-  double ns;
-} FloorMemo;
-#define FLOOR_MEMO_SLOTS 512
-
 /* What the model remembers during one search (it lives in the SearchContext): the access profile
- * of every global pattern it has counted, the grid floors it has looked up, and the routines
- * missing from the database that it has warned about (one warning each). */
+ * of every global pattern it has counted, the grid floors it has looked up, the database entry of
+ * every routine it has asked for, and the routines missing from the database that it has warned
+ * about (one warning each).  Each is a hash table on two 64-bit keys (a pointer and packed small
+ * numbers): a search asks them millions of times. */
+typedef struct {
+  uint64_t k1, k2;
+  union {
+    double ns;       /* grid floors */
+    const void *ptr; /* database entries (NULL: missing, already warned about) */
+    int index;       /* access profiles: index into ModelMemo.eff */
+  } v;
+  bool used;
+} MemoSlot;
+
+typedef struct {
+  MemoSlot *slots;
+  size_t cap, n; /* cap: a power of two, or 0 */
+} MemoMap;
+
+static size_t memo_hash(uint64_t k1, uint64_t k2) {
+  uint64_t h = (k1 ^ (k2 * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+  return (size_t)(h ^ (h >> 32));
+}
+
+/* The slot of (k1, k2): its entry, or the free slot where it belongs. */
+static MemoSlot *memo_slot(MemoMap *m, uint64_t k1, uint64_t k2) {
+  size_t i = memo_hash(k1, k2) & (m->cap - 1);
+  while (m->slots[i].used && (m->slots[i].k1 != k1 || m->slots[i].k2 != k2))
+    i = (i + 1) & (m->cap - 1);
+  return &m->slots[i];
+}
+
+static MemoSlot *memo_find(MemoMap *m, uint64_t k1, uint64_t k2) {
+  if (m->cap == 0) return NULL;
+  MemoSlot *s = memo_slot(m, k1, k2);
+  return s->used ? s : NULL;
+}
+
+/* The slot for a new key (not present), growing the table to stay at most half full. */
+static MemoSlot *memo_insert(MemoMap *m, uint64_t k1, uint64_t k2) {
+  if (2 * (m->n + 1) > m->cap) {
+    MemoMap bigger = {xcalloc(m->cap ? 2 * m->cap : 256, sizeof(MemoSlot)),
+                      m->cap ? 2 * m->cap : 256, m->n};
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->slots[i].used) *memo_slot(&bigger, m->slots[i].k1, m->slots[i].k2) = m->slots[i];
+    free(m->slots);
+    *m = bigger;
+  }
+  MemoSlot *s = memo_slot(m, k1, k2);
+  *s = (MemoSlot){.k1 = k1, .k2 = k2, .used = true};
+  m->n++;
+  return s;
+}
+
+static uint64_t key_ptr(const void *p) { return (uint64_t)(uintptr_t)p; }
+
 struct ModelMemo {
   EffMemo *eff;
   int neff, eff_cap;
-  FloorMemo floor[FLOOR_MEMO_SLOTS];
-  int nfloor, floor_next; /* slots used; the next to overwrite once all are */
+  MemoMap eff_index; /* (pattern, shape) -> index into eff */
+  MemoMap floors;    /* (database, E, shared bytes) -> grid floor */
+  MemoMap routines;  /* (implementation, kind, index, placement) -> database entry */
   char **warned;
   int nwarned;
   bool quiet; /* single missing routines are not warned about (model_memo_quiet) */
@@ -150,6 +197,9 @@ void model_memo_free(ModelMemo *m) {
   for (int i = 0; i < m->nwarned; i++) free(m->warned[i]);
   free(m->warned);
   free(m->eff);
+  free(m->eff_index.slots);
+  free(m->floors.slots);
+  free(m->routines.slots);
   free(m);
 }
 
@@ -237,13 +287,25 @@ static bool same_profile(const EffMemo *a, const EffMemo *b) {
          !memcmp(&a->binding, &b->binding, sizeof a->binding) && a->real_bytes == b->real_bytes;
 }
 
+/* The hash key of a profile beside its pattern: the block shape, the binding and the real size
+ * (a collision is caught by same_profile and only costs a recount). */
+static uint64_t profile_key(BlockShape shape, GlobalBinding b, int real_bytes) {
+  const int parts[] = {shape.bx, shape.by, shape.bz, shape.w, (int)b.layout,
+                       b.size,   b.record, b.offset, real_bytes};
+  uint64_t h = 1469598103934665603ull; /* FNV-1a over the fields */
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+    h = (h ^ (uint32_t)parts[i]) * 1099511628211ull;
+  return h;
+}
+
 /* The memo entry of pattern p at a shape for an array bound so: sampled on the first and the
  * last warp of the block (tails of cooperative copies differ). */
 static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape shape,
                                      GlobalBinding binding, int real_bytes) {
   EffMemo key = {.pat = p, .shape = shape, .binding = binding, .real_bytes = real_bytes};
-  for (int i = 0; i < m->neff; i++)
-    if (same_profile(&m->eff[i], &key)) return &m->eff[i];
+  uint64_t hashed = profile_key(shape, binding, real_bytes);
+  MemoSlot *known = memo_find(&m->eff_index, key_ptr(p), hashed);
+  if (known && same_profile(&m->eff[known->v.index], &key)) return &m->eff[known->v.index];
   int nthreads = shape.bx * shape.by * shape.bz;
   long count = pattern_count(p, shape);
   double useful = 0, sectors = 0, distinct = 0, eff = 1.0;
@@ -264,6 +326,8 @@ static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape 
   key.footprint = distinct * 32.0 / nwarps;
   key.useful = useful * real_bytes / nwarps;
   m->eff[m->neff] = key;
+  if (!known) known = memo_insert(&m->eff_index, key_ptr(p), hashed);
+  known->v.index = m->neff;
   return &m->eff[m->neff++];
 }
 
@@ -278,21 +342,31 @@ double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape 
 /* ---- registers -------------------------------------------------------------------------- */
 
 int model_estimate_registers(const KernelPlan *plan) {
-  /* Register buffers alive at the same step add up; without steps, all of them.  A double takes
-   * two registers. */
+  /* Register buffers alive at the same step add up (a sweep over their live ranges); without
+   * steps, all of them.  A double takes two registers. */
   int per_real = target_real_bytes(plan->precision) / 4;
   int peak = 0;
-  int nsteps = plan->nsteps > 0 ? plan->nsteps : 1;
-  for (int s = 0; s < nsteps; s++) {
-    int live = 0;
-    for (int b = 0; b < plan->nbuffers; b++) {
-      const Buffer *buf = &plan->buffers[b];
-      if (buf->place != PLACE_REGISTER) continue;
-      if (plan->nsteps == 0 || (buf->first_use <= s && s <= buf->last_use))
-        live += (buf->reg_floats > 0 ? buf->reg_floats : 1) * per_real;
-    }
+  if (plan->nsteps == 0) {
+    for (int b = 0; b < plan->nbuffers; b++)
+      if (plan->buffers[b].place == PLACE_REGISTER)
+        peak += (plan->buffers[b].reg_floats > 0 ? plan->buffers[b].reg_floats : 1) * per_real;
+    return BASE_REGISTERS + peak + 8;
+  }
+  int *delta = xcalloc((size_t)plan->nsteps + 1, sizeof(int));
+  for (int b = 0; b < plan->nbuffers; b++) {
+    const Buffer *buf = &plan->buffers[b];
+    int first = buf->first_use < 0 ? 0 : buf->first_use;
+    int last = buf->last_use >= plan->nsteps ? plan->nsteps - 1 : buf->last_use;
+    if (buf->place != PLACE_REGISTER || first > last) continue;
+    int reals = (buf->reg_floats > 0 ? buf->reg_floats : 1) * per_real;
+    delta[first] += reals;
+    delta[last + 1] -= reals;
+  }
+  for (int s = 0, live = 0; s < plan->nsteps; s++) {
+    live += delta[s];
     if (live > peak) peak = live;
   }
+  free(delta);
   return BASE_REGISTERS + peak + 8; /* + temporaries of the compute (products, sums) */
 }
 
@@ -350,28 +424,42 @@ static bool database_covers(const KernelCtx *k, const RoutineTiming *key) {
   return false;
 }
 
+/* The database entry timing a routine (a register variant never timed: its shared time bounds
+ * it), looked up once per search; NULL after one warning when the database lacks it. */
+static const RoutineTiming *routine_entry(const KernelCtx *k, const Impl *impl, RoutineKind kind,
+                                          int index, Placement pl, Layout layout) {
+  RoutineTiming key = routine_key(k, impl, kind, index, pl, layout);
+  uint64_t packed = (uint64_t)kind << 56 | (uint64_t)pl << 52 | (uint64_t)layout << 48 |
+                    (uint64_t)key.precision << 44 | (uint64_t)(uint32_t)key.width << 32 |
+                    (uint64_t)(uint32_t)index;
+  MemoSlot *known = memo_find(&k->memo->routines, key_ptr(impl), packed);
+  if (known) return known->v.ptr;
+  const RoutineTiming *r = NULL;
+  if (database_covers(k, &key)) {
+    r = timingdb_find(k->db, &key);
+    if (!r && pl == PLACE_REGISTER) {
+      key.placement = PLACE_SHARED;
+      r = timingdb_find(k->db, &key);
+      key.placement = pl;
+    }
+    if (!r && !k->memo->quiet)
+      warn_once(k, xasprintf("no timing for routine %s %s %d %s%s%s; predicting it with the "
+                             "analytic model", impl->name, kind == ROUTINE_LOAD ? "load"
+                             : kind == ROUTINE_SAVE ? "save" : "compute", index,
+                             pl == PLACE_REGISTER ? "register" : "shared",
+                             key.precision == PREC_DOUBLE ? " double" : "",
+                             key.layout == LAYOUT_COMPONENT ? " component-major" : ""));
+  }
+  memo_insert(&k->memo->routines, key_ptr(impl), packed)->v.ptr = r;
+  return r;
+}
+
 /* Database time of a routine, corrected for the kernel's lower occupancy; false if absent. */
 static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int index,
                     Placement pl, Layout layout, int own_smem, double bench_sat,
                     double kernel_sat, double *ns) {
   if (!k->db || k->db->analytic) return false;
-  RoutineTiming key = routine_key(k, impl, kind, index, pl, layout);
-  if (!database_covers(k, &key)) return false;
-  const RoutineTiming *r = timingdb_find(k->db, &key);
-  if (!r && pl == PLACE_REGISTER) { /* a register variant never timed: its shared time bounds it */
-    key.placement = PLACE_SHARED;
-    r = timingdb_find(k->db, &key);
-    key.placement = pl;
-  }
-  if (!r && !k->memo->quiet) {
-    warn_once(k, xasprintf("no timing for routine %s %s %d %s%s%s; predicting it with the "
-                           "analytic model", impl->name, kind == ROUTINE_LOAD ? "load"
-                           : kind == ROUTINE_SAVE ? "save" : "compute", index,
-                           pl == PLACE_REGISTER ? "register" : "shared",
-                           key.precision == PREC_DOUBLE ? " double" : "",
-                           key.layout == LAYOUT_COMPONENT ? " component-major" : ""));
-    return false;
-  }
+  const RoutineTiming *r = routine_entry(k, impl, kind, index, pl, layout);
   if (!r) return false;
   int extra = k->plan->smem_bytes - own_smem;
   /* A measured time includes the cost of running its grid, which a kernel pays once.  The two
@@ -486,17 +574,18 @@ static double grid_floor(const KernelCtx *k) {
   double life = BLOCK_LIFE_NS / ((double)k->occ.blocks_per_sm * plan->e * k->dev->sm_count);
   if (life > analytic) analytic = life;
   if (!k->db || k->db->analytic || k->db->nroutines == 0) return analytic;
-  ModelMemo *m = k->memo;
-  for (int i = 0; i < m->nfloor; i++)
-    if (m->floor[i].db == k->db && m->floor[i].e == plan->e && m->floor[i].smem == plan->smem_bytes)
-      return m->floor[i].ns;
+  uint64_t packed = (uint64_t)(uint32_t)plan->e << 32 | (uint32_t)plan->smem_bytes;
+  MemoSlot *known = memo_find(&k->memo->floors, key_ptr(k->db), packed);
+  if (known) return known->v.ns;
   double best = INFINITY;
-  for (int r = 0; r < k->db->nroutines; r++) {
-    double ns = timingdb_routine_ns(&k->db->routines[r], plan->e, plan->smem_bytes);
+  const int *order = k->db->by_min_ns;
+  for (int i = 0; i < k->db->nroutines; i++) {
+    const RoutineTiming *r = &k->db->routines[order ? order[i] : i];
+    if (order && r->min_ns >= best) break; /* no later routine can be cheaper */
+    double ns = timingdb_routine_ns(r, plan->e, plan->smem_bytes);
     if (ns < best) best = ns;
   }
-  int slot = m->nfloor < FLOOR_MEMO_SLOTS ? m->nfloor++ : m->floor_next++ % FLOOR_MEMO_SLOTS;
-  m->floor[slot] = (FloorMemo){k->db, plan->e, plan->smem_bytes, best};
+  memo_insert(&k->memo->floors, key_ptr(k->db), packed)->v.ns = best;
   return best;
 }
 

@@ -1,64 +1,285 @@
 /*
- * search.c — the search driver (docs/design.md §6, seed 004 §3.6): valid fusions (fusion.c) ->
- * implementation combinations per fusion (combine.c) -> best plan per fusion as a selection item
- * -> top-N exact covers (select.c) -> candidates in predicted order; plus the unfused candidate
- * (one kernel per call, its best plan), which KAS used as the fallback and the harness measures.
+ * search.c — the search driver (docs/search.md; docs/design.md §6, seed 004 §3.6): which
+ * partitions of the calls into fused kernels to predict, and the top N of them as candidates in
+ * predicted order, plus the unfused candidate (one kernel per call, its best plan), which KAS used
+ * as the fallback and the harness measures.
  *
- * A candidate's predicted time per element is the sum of its kernels' times plus the launch
- * overhead of each kernel amortized over the default problem size, so the selection items carry
- * that amortized overhead too: the cover minimizing Σ item costs is then exactly the candidate
- * with the lowest predicted time.
+ * A partition's predicted time is the sum of its kernels' plans plus each kernel's launch
+ * overhead amortized over the default problem size; every fusion's cost below carries that
+ * overhead, so the cheapest cover is exactly the candidate with the lowest predicted time.
+ *
+ *  - exact (the default while the convex fusions of at most --max-fusion calls number at most
+ *    the exact limit): the interval search (intervals.c) gives N partitions and so an upper
+ *    bound U of the N-th best; a fusion F can be in a partition costing at most U only if its
+ *    compulsory-traffic bound plus the rest's (bounds.c) is at most U, so only those fusions are
+ *    combined, and lp_solve selects among them (select.c).  The result is the exhaustive top N.
+ *  - exhaustive (--exhaustive): every convex fusion combined, lp_solve selects.
+ *  - intervals (too many convex fusions): the top N partitions into intervals of node order.
+ *
+ * Plans come from the plan memo (plan_memo.c): isomorphic fusions are combined once, and only
+ * the candidates' kernels are built as plans.  The time budget (SearchOptions.time_limit) stops
+ * the long loops; what was combined by then is ranked.  SearchStats says what limited the
+ * search.
  */
 #include "kasgen.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define AMORTIZE_ELEMENTS 4194304.0
 
-typedef struct {
-  SelectItem *items;
-  KernelPlan **best; /* per item */
-  int n, cap;
-} ItemList;
-
-static void item_push(ItemList *l, NodeSet nodes, double cost, KernelPlan *best) {
-  if (l->n == l->cap) {
-    l->cap = l->cap ? l->cap * 2 : 64;
-    l->items = xrealloc(l->items, sizeof *l->items * (size_t)l->cap);
-    l->best = xrealloc(l->best, sizeof *l->best * (size_t)l->cap);
-  }
-  l->items[l->n] = (SelectItem){nodes, cost};
-  l->best[l->n++] = best;
-}
-
-static void keep_plans(SearchResult *r, KernelPlan **plans, int n) {
-  r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + n));
-  memcpy(r->plans + r->nplans, plans, sizeof *plans * (size_t)n);
-  r->nplans += n;
-}
-
 static double per_kernel_overhead(const TimingDb *db) {
   return model_launch_overhead_ns(db) / AMORTIZE_ELEMENTS;
 }
 
+SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target) {
+  SearchContext *ctx = xmalloc(sizeof *ctx);
+  if (!target) target = target_default();
+  *ctx = (SearchContext){.dag = dag, .db = db, .target = target,
+                         .access = access_cache_new(target->w),
+                         .model = model_memo_new(), .plans = plan_memo_new(),
+                         .orders = linearize_cache_new(),
+                         .beam_width = SEARCH_BEAM_WIDTH};
+  return ctx;
+}
+
+void search_context_free(SearchContext *ctx) {
+  if (!ctx) return;
+  access_cache_free(ctx->access);
+  model_memo_free(ctx->model);
+  plan_memo_free(ctx->plans);
+  linearize_cache_free(ctx->orders);
+  free(ctx);
+}
+
+/* ---- partitions -------------------------------------------------------------------------- */
+
+/* A partition found by a search phase: its kernels' node sets. */
+typedef struct {
+  NodeSet *kernels;
+  int nkernels;
+} Partition;
+
+typedef struct {
+  Partition *v;
+  int n, cap;
+} Partitions;
+
+static void partitions_push(Partitions *ps, NodeSet *kernels, int nkernels) {
+  if (ps->n == ps->cap) {
+    ps->cap = ps->cap ? 2 * ps->cap : 16;
+    ps->v = xrealloc(ps->v, sizeof *ps->v * (size_t)ps->cap);
+  }
+  ps->v[ps->n++] = (Partition){kernels, nkernels};
+}
+
+static void partitions_free(Partitions *ps) {
+  for (int k = 0; k < ps->n; k++) free(ps->v[k].kernels);
+  free(ps->v);
+  *ps = (Partitions){0};
+}
+
+static void push_intervals(Partitions *ps, const IntervalPartition *ip) {
+  NodeSet *k = xmalloc(sizeof *k * (size_t)ip->nkernels);
+  for (int i = 0; i < ip->nkernels; i++) k[i] = nodeset_range(ip->starts[i], ip->starts[i + 1]);
+  partitions_push(ps, k, ip->nkernels);
+}
+
+/* ---- fusion costs -------------------------------------------------------------------------- */
+
+/* A fusion's cost as a selection item: its best plan plus one launch; INFINITY without plan. */
+static double fusion_cost(SearchContext *ctx, NodeSet nodes) {
+  return plan_memo_cost(ctx, nodes) + per_kernel_overhead(ctx->db);
+}
+
+/* Every call alone, first: the unfused cover needs them, and a call no implementation of which
+ * fits the device is an error, said at its statement. */
+static bool singles_plan(SearchContext *ctx) {
+  const Dag *dag = ctx->dag;
+  bool ok = true;
+  for (int v = 0; v < dag->nnodes; v++)
+    if (!isfinite(fusion_cost(ctx, nodeset_of(v)))) {
+      diag_error(dag->spec->stmts[v].loc,
+                 "no implementation of %s fits the device (threads, shared memory)",
+                 dag->nodes[v].fn->name);
+      ok = false;
+    }
+  return ok;
+}
+
+typedef struct {
+  SelectItem *v;
+  int n, cap;
+} Items;
+
+static void items_push(Items *it, NodeSet nodes, double cost) {
+  if (it->n == it->cap) {
+    it->cap = it->cap ? 2 * it->cap : 256;
+    it->v = xrealloc(it->v, sizeof *it->v * (size_t)it->cap);
+  }
+  it->v[it->n++] = (SelectItem){nodes, cost};
+}
+
+/* lp_solve's top N among the items, as partitions. */
+static void select_items(SearchContext *ctx, const Items *items, int top, Partitions *out) {
+  int **sols = NULL;
+  int n = select_top_partitions_until(ctx->dag, items->v, items->n, top, ctx->deadline, &sols);
+  for (int s = 0; s < n; s++) {
+    int m = 0;
+    while (sols[s][m] >= 0) m++;
+    NodeSet *k = xmalloc(sizeof *k * (size_t)(m ? m : 1));
+    for (int i = 0; i < m; i++) k[i] = items->v[sols[s][i]].nodes;
+    partitions_push(out, k, m);
+    free(sols[s]);
+  }
+  free(sols);
+}
+
+/* ---- the three searches ---------------------------------------------------------------------- */
+
+static void exhaustive_search(SearchContext *ctx, const SearchOptions *opt, const FusionSet *fs,
+                              SearchStats *st, Partitions *out) {
+  Items items = {0};
+  for (int f = 0; f < fs->n; f++) {
+    if (opt->progress) progress("combining implementations", f, fs->n);
+    NodeSet set = fusion_set_get(fs, f);
+    if (search_expired(ctx)) {
+      st->unplanned = fs->n - f;
+      break;
+    }
+    double cost = fusion_cost(ctx, set);
+    if (isfinite(cost)) items_push(&items, set, cost);
+  }
+  if (opt->progress) progress_done();
+  select_items(ctx, &items, opt->top, out);
+  free(items.v);
+}
+
+/* A fusion's bound with the rest's (treated as one kernel), launches included. */
+typedef struct {
+  int index;
+  double bound;
+} Bounded;
+
+static int by_bound(const void *a, const void *b) {
+  const Bounded *x = a, *y = b;
+  if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
+  return x->index - y->index;
+}
+
+/* The fusions whose bound lets them into a partition costing at most u, by ascending bound. */
+static Bounded *bounded_fusions(SearchContext *ctx, const FusionSet *fs, double u, int *n_out) {
+  double overhead = per_kernel_overhead(ctx->db);
+  NodeSet all = nodeset_range(0, ctx->dag->nnodes);
+  Bounded *b = xmalloc(sizeof *b * (size_t)(fs->n ? fs->n : 1));
+  int n = 0;
+  for (int f = 0; f < fs->n; f++) {
+    NodeSet set = fusion_set_get(fs, f), rest = nodeset_minus(all, set);
+    double bound = bound_kernel_ns(ctx, &set) + overhead;
+    if (!nodeset_is_empty(&rest)) bound += bound_kernel_ns(ctx, &rest) + overhead;
+    if (bound <= u) b[n++] = (Bounded){f, bound};
+  }
+  qsort(b, (size_t)n, sizeof *b, by_bound);
+  *n_out = n;
+  return b;
+}
+
+/* Exact: returns false, after filling parts with the interval partitions, when more fusions
+ * than the exact search may combine could be in the top N (the caller says intervals). */
+static bool exact_search(SearchContext *ctx, const SearchOptions *opt, const FusionSet *fs,
+                         SearchStats *st, Partitions *out) {
+  IntervalPartition *ip = NULL;
+  long evaluated = 0;
+  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx->db), false,
+                          opt->progress, &ip, &evaluated);
+  /* the N-th interval partition bounds the N-th best partition from above (a hair more, for
+   * sums in another order); with fewer than N there is no bound */
+  double u = nip >= opt->top ? ip[opt->top - 1].cost * (1 + 1e-9) : INFINITY;
+  int n;
+  Bounded *b = bounded_fusions(ctx, fs, u, &n);
+  st->candidates = n;
+  if (n > st->combine_limit) {
+    for (int k = 0; k < nip; k++) push_intervals(out, &ip[k]);
+    intervals_free(ip, nip);
+    free(b);
+    return false;
+  }
+  intervals_free(ip, nip);
+  st->skipped = fs->n - n;
+  Items items = {0};
+  for (int k = 0; k < n; k++) {
+    if (opt->progress) progress("combining implementations", k, n);
+    if (search_expired(ctx)) {
+      st->unplanned = n - k;
+      break;
+    }
+    NodeSet set = fusion_set_get(fs, b[k].index);
+    double cost = fusion_cost(ctx, set);
+    if (isfinite(cost)) items_push(&items, set, cost);
+  }
+  if (opt->progress) progress_done();
+  for (int v = 0; v < ctx->dag->nnodes; v++) /* the singles, bounded out or not */
+    items_push(&items, nodeset_of(v), fusion_cost(ctx, nodeset_of(v)));
+  select_items(ctx, &items, opt->top, out);
+  free(items.v);
+  free(b);
+  return true;
+}
+
+static void interval_search(SearchContext *ctx, const SearchOptions *opt, SearchStats *st,
+                            Partitions *out) {
+  IntervalPartition *ip = NULL;
+  long evaluated = 0;
+  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx->db), true,
+                          opt->progress, &ip, &evaluated);
+  for (int k = 0; k < nip; k++) push_intervals(out, &ip[k]);
+  intervals_free(ip, nip);
+  (void)evaluated;
+}
+
+/* ---- candidates ------------------------------------------------------------------------------ */
+
+/* The plans built for the candidates, one per distinct kernel (candidates share kernels). */
+typedef struct {
+  NodeSet *nodes;
+  KernelPlan **plan;
+  int n, cap;
+} PlanCache;
+
+static KernelPlan *plan_for(SearchContext *ctx, PlanCache *pc, NodeSet nodes) {
+  for (int k = 0; k < pc->n; k++)
+    if (nodeset_equal(&pc->nodes[k], &nodes)) return pc->plan[k];
+  KernelPlan *p = plan_memo_build(ctx, nodes);
+  if (!p) return NULL;
+  if (pc->n == pc->cap) {
+    pc->cap = pc->cap ? 2 * pc->cap : 32;
+    pc->nodes = xrealloc(pc->nodes, sizeof *pc->nodes * (size_t)pc->cap);
+    pc->plan = xrealloc(pc->plan, sizeof *pc->plan * (size_t)pc->cap);
+  }
+  pc->nodes[pc->n] = nodes;
+  pc->plan[pc->n++] = p;
+  return p;
+}
+
 /* Kernels in an executable order: repeatedly the first kernel whose external predecessors all
- * ran.  select.c returns only orderable partitions; false if this one is not (defensive). */
+ * ran.  Partitions are orderable by construction; false if this one is not (defensive). */
 static bool order_kernels(const Dag *dag, KernelPlan **k, int n) {
-  NodeSet done = 0;
+  NodeSet done = nodeset_empty();
   for (int placed = 0; placed < n; placed++) {
     int pick = -1;
     for (int i = placed; i < n && pick < 0; i++) {
-      NodeSet needs = 0;
-      for (int v = 0; v < dag->nnodes; v++)
-        if ((k[i]->nodes >> v) & 1) needs |= dag->pred[v];
-      if ((needs & ~k[i]->nodes & ~done) == 0) pick = i;
+      NodeSet needs = nodeset_empty();
+      for (int v = nodeset_next(&k[i]->nodes, 0); v >= 0; v = nodeset_next(&k[i]->nodes, v + 1))
+        nodeset_unite(&needs, &dag->pred[v]);
+      needs = nodeset_minus(nodeset_minus(needs, k[i]->nodes), done);
+      if (nodeset_is_empty(&needs)) pick = i;
     }
     if (pick < 0) return false;
     KernelPlan *t = k[placed];
     k[placed] = k[pick];
     k[pick] = t;
-    done |= k[placed]->nodes;
+    nodeset_unite(&done, &k[placed]->nodes);
   }
   return true;
 }
@@ -70,107 +291,143 @@ static void finish_candidate(Candidate *c, const TimingDb *db) {
   c->predicted_ns_per_elem += c->nkernels * per_kernel_overhead(db);
 }
 
+/* By predicted time, then canonically (fewer kernels, then the kernels' node sets in the order
+ * of their lowest calls, which is their execution order's): deterministic among equals. */
 static int by_predicted(const void *a, const void *b) {
-  double x = ((const Candidate *)a)->predicted_ns_per_elem;
-  double y = ((const Candidate *)b)->predicted_ns_per_elem;
-  return (x > y) - (x < y);
-}
-
-/* One candidate per call, in node order (already executable). */
-static Candidate *make_unfused(const Dag *dag, KernelPlan **single, const TimingDb *db) {
-  Candidate *c = xcalloc(1, sizeof *c);
-  c->kernels = xmalloc(sizeof *c->kernels * (size_t)dag->nnodes);
-  c->nkernels = dag->nnodes;
-  memcpy(c->kernels, single, sizeof *single * (size_t)dag->nnodes);
-  finish_candidate(c, db);
-  return c;
-}
-
-SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target) {
-  SearchContext *ctx = xmalloc(sizeof *ctx);
-  if (!target) target = target_default();
-  *ctx = (SearchContext){dag, db, target, access_cache_new(target->w), model_memo_new()};
-  return ctx;
-}
-
-void search_context_free(SearchContext *ctx) {
-  if (!ctx) return;
-  access_cache_free(ctx->access);
-  model_memo_free(ctx->model);
-  free(ctx);
-}
-
-/* Combines every fusion; fills items and single[node] (best single-call plan). */
-static void combine_all(SearchContext *ctx, const SearchOptions *opt, const FusionSet *fs,
-                        SearchResult *r, ItemList *items, KernelPlan **single) {
-  const TimingDb *db = ctx->db;
-  for (int f = 0; f < fs->n; f++) {
-    if (opt->progress) progress("combining implementations", f, fs->n);
-    int n;
-    KernelPlan **plans = combine_fusion(ctx, fs->sets[f], false, &n);
-    if (n == 0) continue;
-    keep_plans(r, plans, n);
-    item_push(items, fs->sets[f], plans[0]->predicted_ns_per_elem + per_kernel_overhead(db),
-              plans[0]);
-    if (__builtin_popcountll(fs->sets[f]) == 1) single[__builtin_ctzll(fs->sets[f])] = plans[0];
-    free(plans);
+  const Candidate *x = a, *y = b;
+  double p = x->predicted_ns_per_elem, q = y->predicted_ns_per_elem;
+  if (p != q) return p < q ? -1 : 1;
+  if (x->nkernels != y->nkernels) return x->nkernels - y->nkernels;
+  for (int k = 0; k < x->nkernels; k++) {
+    int c = nodeset_compare(&x->kernels[k]->nodes, &y->kernels[k]->nodes);
+    if (c) return c;
   }
-  if (opt->progress) progress_done();
+  return 0;
 }
 
-/* Every call must have a plan of its own, or no cover exists: say which call. */
-static bool every_call_has_a_plan(const Dag *dag, KernelPlan **single) {
+/* Fusions as fusion.c lists them: by size, then lexicographically by their calls. */
+static int by_enumeration_order(const void *a, const void *b) {
+  const NodeSet *x = a, *y = b;
+  int nx = nodeset_count(x), ny = nodeset_count(y);
+  if (nx != ny) return nx - ny;
+  for (int i = nodeset_next(x, 0), j = nodeset_next(y, 0); i >= 0;
+       i = nodeset_next(x, i + 1), j = nodeset_next(y, j + 1))
+    if (i != j) return i - j;
+  return 0;
+}
+
+/* A candidate from a partition: its kernels' plans, in an executable order that depends on the
+ * partition only (kernels in enumeration order, then the first executable each time). */
+static bool make_candidate(SearchContext *ctx, PlanCache *pc, const Partition *part,
+                           Candidate *c) {
+  qsort(part->kernels, (size_t)part->nkernels, sizeof *part->kernels, by_enumeration_order);
+  *c = (Candidate){.kernels = xmalloc(sizeof *c->kernels * (size_t)part->nkernels),
+                   .nkernels = part->nkernels};
   bool ok = true;
-  for (int v = 0; v < dag->nnodes; v++)
-    if (!single[v]) {
-      const Statement *st = &dag->spec->stmts[v];
-      diag_error(st->loc, "no implementation of %s fits the device (threads, shared memory)",
-                 dag->nodes[v].fn->name);
-      ok = false;
-    }
-  return ok;
+  for (int k = 0; k < part->nkernels && ok; k++)
+    ok = (c->kernels[k] = plan_for(ctx, pc, part->kernels[k])) != NULL;
+  ok = ok && order_kernels(ctx->dag, c->kernels, c->nkernels);
+  if (!ok) {
+    free(c->kernels);
+    return false;
+  }
+  finish_candidate(c, ctx->db);
+  return true;
 }
 
-static void build_candidates(const Dag *dag, const TimingDb *db, const ItemList *items,
-                             int **sols, int nsols, SearchResult *r) {
-  r->cands = xcalloc((size_t)(nsols ? nsols : 1), sizeof *r->cands);
-  for (int s = 0; s < nsols; s++) {
-    Candidate c = {0};
-    for (int k = 0; sols[s][k] >= 0; k++) c.nkernels++;
-    c.kernels = xmalloc(sizeof *c.kernels * (size_t)(c.nkernels ? c.nkernels : 1));
-    for (int k = 0; k < c.nkernels; k++) c.kernels[k] = items->best[sols[s][k]];
-    if (!order_kernels(dag, c.kernels, c.nkernels)) {
-      free(c.kernels);
-      continue;
-    }
-    finish_candidate(&c, db);
-    r->cands[r->ncands++] = c;
-  }
+static void build_candidates(SearchContext *ctx, PlanCache *pc, const Partitions *parts,
+                             SearchResult *r) {
+  r->cands = xcalloc((size_t)(parts->n ? parts->n : 1), sizeof *r->cands);
+  for (int s = 0; s < parts->n; s++)
+    if (make_candidate(ctx, pc, &parts->v[s], &r->cands[r->ncands])) r->ncands++;
   qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, by_predicted);
   for (int k = 0; k < r->ncands; k++) r->cands[k].rank = k + 1;
 }
 
-SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
-  SearchContext *ctx = search_context_new(dag, db, opt->target);
-  SearchResult *r = xcalloc(1, sizeof *r);
-  FusionSet fs = fusion_enumerate(dag, opt->max_fusion > 0 ? opt->max_fusion : 1);
-  ItemList items = {0};
-  KernelPlan **single = xcalloc((size_t)(dag->nnodes ? dag->nnodes : 1), sizeof *single);
-  combine_all(ctx, opt, &fs, r, &items, single);
-  bool ok = every_call_has_a_plan(dag, single);
-  if (ok) {
-    int **sols = NULL;
-    int nsols = select_top_partitions(dag, items.items, items.n, opt->top, &sols);
-    build_candidates(dag, db, &items, sols, nsols, r);
-    for (int s = 0; s < nsols; s++) free(sols[s]);
-    free(sols);
-    r->unfused = make_unfused(dag, single, db);
+/* One candidate per call, in node order (already executable). */
+static Candidate *make_unfused(SearchContext *ctx, PlanCache *pc) {
+  int n = ctx->dag->nnodes;
+  Candidate *c = xcalloc(1, sizeof *c);
+  c->kernels = xmalloc(sizeof *c->kernels * (size_t)n);
+  c->nkernels = n;
+  for (int v = 0; v < n; v++) c->kernels[v] = plan_for(ctx, pc, nodeset_of(v));
+  finish_candidate(c, ctx->db);
+  return c;
+}
+
+/* Kernels of the ranked candidates whose beam dropped children (the width limited them). */
+static int beam_limited_kernels(SearchContext *ctx, const PlanCache *pc) {
+  int n = 0;
+  for (int k = 0; k < pc->n; k++) {
+    const PlanRecipe *r = plan_memo_recipe(ctx, pc->nodes[k]);
+    n += r && r->pruned;
   }
-  free(single);
-  free(items.items);
-  free(items.best);
+  return n;
+}
+
+/* ---- the driver ------------------------------------------------------------------------------ */
+
+static SearchStats initial_stats(const SearchContext *ctx, const SearchOptions *opt) {
+  int n = ctx->dag->nnodes;
+  SearchStats st = {.max_fusion = opt->max_fusion > 0 && opt->max_fusion < n ? opt->max_fusion : n,
+                    .exact_limit = opt->exact_limit > 0 ? opt->exact_limit : SEARCH_EXACT_LIMIT,
+                    .combine_limit = SEARCH_COMBINE_LIMIT,
+                    .time_limit = opt->time_limit, .beam_width = ctx->beam_width};
+  st.capped = st.max_fusion < n;
+  NodeSet all = nodeset_range(0, n);
+  st.bound_bytes = bound_bytes(ctx->dag, &all);
+  st.bound_ns = bound_ns_of_bytes(ctx->db, st.bound_bytes) + per_kernel_overhead(ctx->db);
+  return st;
+}
+
+/* Chooses the search, runs it, and fills parts. */
+static void run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats *st,
+                       Partitions *parts) {
+  if (opt->exhaustive) {
+    st->mode = SEARCH_EXHAUSTIVE;
+    FusionSet fs = fusion_enumerate(ctx->dag, st->max_fusion);
+    st->fusions = fs.n;
+    if (!fs.truncated) exhaustive_search(ctx, opt, &fs, st, parts);
+    fusion_set_free(&fs);
+    return;
+  }
+  FusionSet fs = fusion_enumerate_limited(ctx->dag, st->max_fusion, st->exact_limit);
+  st->fusions = fs.n;
+  st->too_many = fs.truncated;
+  if (!fs.truncated) {
+    st->mode = SEARCH_EXACT;
+    if (!exact_search(ctx, opt, &fs, st, parts)) st->mode = SEARCH_INTERVALS;
+  } else {
+    st->mode = SEARCH_INTERVALS;
+    interval_search(ctx, opt, st, parts);
+  }
   fusion_set_free(&fs);
+}
+
+SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
+  double start = clock_seconds();
+  SearchContext *ctx = search_context_new(dag, db, opt->target);
+  if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
+  if (opt->time_limit > 0) ctx->deadline = start + opt->time_limit;
+  SearchResult *r = xcalloc(1, sizeof *r);
+  r->stats = initial_stats(ctx, opt);
+  bool ok = singles_plan(ctx);
+  Partitions parts = {0};
+  PlanCache pc = {0};
+  if (ok) {
+    run_search(ctx, opt, &r->stats, &parts);
+    build_candidates(ctx, &pc, &parts, r);
+    r->unfused = make_unfused(ctx, &pc);
+    r->stats.beam_kernels = beam_limited_kernels(ctx, &pc);
+    r->stats.timed_out = ctx->expired;
+    plan_memo_stats(ctx, &r->stats.combined, &r->stats.memo_hits);
+  }
+  partitions_free(&parts);
+  r->plans = pc.plan;
+  r->nplans = pc.n;
+  free(pc.nodes);
   search_context_free(ctx);
+  r->stats.seconds = clock_seconds() - start;
   if (!ok) {
     search_result_free(r);
     return NULL;

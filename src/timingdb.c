@@ -322,6 +322,66 @@ static void sort_routines(DbParser *p, TimingDb *db) {
   free(all);
 }
 
+/* ---- the lookup index -------------------------------------------------------------------- */
+
+static int cmp_point_e_smem(const void *a, const void *b) {
+  const TimingPoint *x = a, *y = b;
+  if (x->e != y->e) return x->e < y->e ? -1 : 1;
+  return (x->extra_smem > y->extra_smem) - (x->extra_smem < y->extra_smem);
+}
+
+/* The points by (e, extra_smem) with ties in file order (an index sort keeps the order that
+ * qsort, not being stable, would not), and the distinct E values. */
+static void index_routine(RoutineTiming *r) {
+  int n = r->npoints;
+  int *idx = xmalloc(sizeof(int) * (size_t)n);
+  TimingPoint *tagged = xmalloc(sizeof *tagged * (size_t)n);
+  for (int i = 0; i < n; i++) idx[i] = i;
+  /* insertion sort by (e, smem, file position): a routine has tens of points */
+  for (int i = 1; i < n; i++) {
+    int k = idx[i], j = i;
+    while (j > 0 && cmp_point_e_smem(&r->points[idx[j - 1]], &r->points[k]) > 0) {
+      idx[j] = idx[j - 1];
+      j--;
+    }
+    idx[j] = k;
+  }
+  for (int i = 0; i < n; i++) tagged[i] = r->points[idx[i]];
+  free(idx);
+  r->by_e = tagged;
+  r->e_values = xmalloc(sizeof(int) * (size_t)(n + 1));
+  r->e_start = xmalloc(sizeof(int) * (size_t)(n + 1));
+  r->ne = 0;
+  r->min_ns = INFINITY;
+  for (int i = 0; i < n; i++) {
+    if (i == 0 || tagged[i].e != tagged[i - 1].e) {
+      r->e_values[r->ne] = tagged[i].e;
+      r->e_start[r->ne++] = i;
+    }
+    if (tagged[i].ns < r->min_ns) r->min_ns = tagged[i].ns;
+  }
+  r->e_start[r->ne] = n;
+}
+
+static const TimingDb *min_ns_db; /* qsort's context: the database being indexed */
+static int cmp_min_ns(const void *a, const void *b) {
+  double x = min_ns_db->routines[*(const int *)a].min_ns;
+  double y = min_ns_db->routines[*(const int *)b].min_ns;
+  if (x != y) return x < y ? -1 : 1;
+  return *(const int *)a - *(const int *)b;
+}
+
+/* Every routine's index, and the routines by their least time (the grid floor of model.c scans
+ * them in that order and stops at the first that cannot beat the best found). */
+static void index_routines(TimingDb *db) {
+  for (int i = 0; i < db->nroutines; i++) index_routine(&db->routines[i]);
+  db->by_min_ns = xmalloc(sizeof(int) * (size_t)(db->nroutines ? db->nroutines : 1));
+  for (int i = 0; i < db->nroutines; i++) db->by_min_ns[i] = i;
+  min_ns_db = db;
+  qsort(db->by_min_ns, (size_t)db->nroutines, sizeof(int), cmp_min_ns);
+  min_ns_db = NULL;
+}
+
 /* kasgen-timings := <kasgen-timings version="1|2"> device generated? routine* </kasgen-timings> */
 static void parse_root(DbParser *p, xmlNodePtr root, TimingDb *db) {
   if (!root || !is_element(root, "kasgen-timings")) {
@@ -353,6 +413,7 @@ static void parse_root(DbParser *p, xmlNodePtr root, TimingDb *db) {
   }
   if (ndevices == 0) db_error(p, root, "<kasgen-timings> has no <device>");
   if (!p->failed) sort_routines(p, db);
+  if (!p->failed) index_routines(db);
 }
 
 TimingDb *timingdb_parse(const char *path, const char *text, size_t len) {
@@ -408,8 +469,12 @@ void timingdb_free(TimingDb *db) {
   for (int i = 0; i < db->nroutines; i++) {
     free(db->routines[i].impl);
     free(db->routines[i].points);
+    free(db->routines[i].by_e);
+    free(db->routines[i].e_values);
+    free(db->routines[i].e_start);
   }
   free(db->routines);
+  free(db->by_min_ns);
   free(db->dev.name);
   free(db->dev.slug);
   free(db->date);
@@ -442,7 +507,51 @@ static double interpolate_smem(const RoutineTiming *r, int e, int m) {
   return lerp(lo->extra_smem, lo->ns, hi->extra_smem, hi->ns, m);
 }
 
+/* interpolate_smem over the index: the points [from, to) of one E, sorted by extra_smem with
+ * ties in file order.  The point picked for each role is the one the scan above picks: the first
+ * in file order among those with the same extra_smem. */
+static double interpolate_indexed(const TimingPoint *pts, int from, int to, int m) {
+  int lo = from, hi = to; /* first point with extra_smem > m */
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (pts[mid].extra_smem <= m) lo = mid + 1;
+    else hi = mid;
+  }
+  int above = lo; /* pts[above] is the first with smem > m (or to) */
+  if (above == from) return pts[from].ns; /* nothing at or below m: the smallest smem */
+  int below = above - 1; /* the largest smem <= m: the first point of its group */
+  while (below > from && pts[below - 1].extra_smem == pts[below].extra_smem) below--;
+  if (pts[below].extra_smem == m) return pts[below].ns; /* a point at m: lerp would give it */
+  if (above == to) { /* nothing at or above m: the largest smem, first of its group */
+    int last = to - 1;
+    while (last > from && pts[last - 1].extra_smem == pts[last].extra_smem) last--;
+    return pts[last].ns;
+  }
+  return lerp(pts[below].extra_smem, pts[below].ns, pts[above].extra_smem, pts[above].ns, m);
+}
+
+/* timingdb_routine_ns through the loader's index: binary searches instead of scans. */
+static double routine_ns_indexed(const RoutineTiming *r, int e, int extra_smem) {
+  int lo = 0, hi = r->ne; /* first E value > e */
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (r->e_values[mid] <= e) lo = mid + 1;
+    else hi = mid;
+  }
+  int klo, khi;
+  if (lo == 0) klo = khi = 0;                              /* every E above: the smallest */
+  else if (r->e_values[lo - 1] == e) klo = khi = lo - 1;   /* measured at e */
+  else if (lo == r->ne) klo = khi = r->ne - 1;             /* every E below: the largest */
+  else klo = lo - 1, khi = lo;
+  double ylo = interpolate_indexed(r->by_e, r->e_start[klo], r->e_start[klo + 1], extra_smem);
+  double yhi = klo == khi ? ylo
+                          : interpolate_indexed(r->by_e, r->e_start[khi], r->e_start[khi + 1],
+                                                extra_smem);
+  return lerp(r->e_values[klo], ylo, r->e_values[khi], yhi, e);
+}
+
 double timingdb_routine_ns(const RoutineTiming *r, int e, int extra_smem) {
+  if (r->by_e) return routine_ns_indexed(r, e, extra_smem);
   int elo = -1, ehi = -1, emin = INT_MAX, emax = -1;
   for (int i = 0; i < r->npoints; i++) {
     int pe = r->points[i].e;

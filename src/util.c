@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The largest input file kasgen reads (specs, INI, .cu, databases, results, manifests). */
@@ -227,7 +228,13 @@ void diag_reset(void) {
   n_source_lines_shown = 0;
 }
 
-/* ---- progress ---------------------------------------------------------------------------- */
+/* ---- time and progress ------------------------------------------------------------------- */
+
+double clock_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static int progress_shown;
 

@@ -41,7 +41,7 @@ static void free_world(World *w) {
   library_free(w->lib);
 }
 
-static bool in_set(NodeSet s, int n) { return n >= 0 && ((s >> n) & 1); }
+static bool in_set(NodeSet s, int n) { return n >= 0 && nodeset_has(&s, n); }
 
 static bool escapes(const Dag *dag, NodeSet nodes, int value) {
   const Value *v = &dag->values[value];
@@ -75,16 +75,17 @@ static bool same_shape(BlockShape a, BlockShape b) {
 }
 
 static void check_order(const Dag *dag, const KernelPlan *p, NodeSet nodes) {
-  NodeSet seen = 0;
-  assert_int_equal(p->ncalls, __builtin_popcountll(nodes));
+  NodeSet seen = nodeset_empty();
+  assert_int_equal(p->ncalls, nodeset_count(&nodes));
   for (int k = 0; k < p->ncalls; k++) {
     int n = p->order[k];
     assert_true(in_set(nodes, n) && !in_set(seen, n));
-    assert_int_equal(dag->pred[n] & nodes & ~seen, 0);
+    NodeSet unmet = nodeset_minus(nodeset_inter(dag->pred[n], nodes), seen);
+    assert_true(nodeset_is_empty(&unmet));
     assert_ptr_equal(p->impl[k]->fn, dag->nodes[n].fn);
-    seen |= (NodeSet)1 << n;
+    nodeset_add(&seen, n);
   }
-  assert_true(p->nodes == nodes);
+  assert_true(nodeset_equal(&p->nodes, &nodes));
 }
 
 /* Buffers: one per value touched; loaded/saved classification. */
@@ -274,10 +275,11 @@ static void check_spec(const char *name, int maxf) {
   FusionSet fs = fusion_enumerate(w.dag, maxf);
   for (int f = 0; f < fs.n; f++) {
     int n;
-    KernelPlan **ps = combine_fusion(w.ctx, fs.sets[f], false, &n);
+    NodeSet set = fusion_set_get(&fs, f);
+    KernelPlan **ps = combine_fusion(w.ctx, set, false, &n);
     assert_true(n >= 1);
     for (int k = 0; k < n; k++) {
-      check_plan(&w, ps[k], fs.sets[f]);
+      check_plan(&w, ps[k], set);
       if (k) assert_true(ps[k - 1]->predicted_ns_per_elem <= ps[k]->predicted_ns_per_elem);
     }
     for (int k = 0; k < n; k++) kernel_plan_free(ps[k]);
@@ -307,7 +309,7 @@ static void test_stvenant_full_fusion(void **state) {
   (void)state;
   World w = load_world("stvenant");
   int n;
-  KernelPlan **ps = combine_fusion(w.ctx, 0xf, false, &n);
+  KernelPlan **ps = combine_fusion(w.ctx, mask_set(0xf), false, &n);
   assert_true(n >= 1);
   bool some_register = false;
   for (int k = 0; k < n; k++)
@@ -328,7 +330,7 @@ static void test_keep_all_single_calls(void **state) {
   static const int es[] = {4, 8, 16, 32, 64, 96, 128, 192, 256};
   for (int node = 0; node < w.dag->nnodes; node++) {
     const DagNode *nd = &w.dag->nodes[node];
-    NodeSet one = (NodeSet)1 << node;
+    NodeSet one = nodeset_of(node);
     bool saved = escapes(w.dag, one, nd->result);
     long brute = 0;
     for (size_t k = 0; k < sizeof es / sizeof *es; k++)
@@ -375,10 +377,11 @@ static void test_beam_close_to_exhaustive(void **state) {
     World w = load_world(specs[k]);
     FusionSet fs = fusion_enumerate(w.dag, 2);
     for (int f = 0; f < fs.n; f++) {
-      if (__builtin_popcountll(fs.sets[f]) != 2) continue;
+      NodeSet set = fusion_set_get(&fs, f);
+      if (nodeset_count(&set) != 2) continue;
       int n, m;
-      KernelPlan **all = combine_fusion(w.ctx, fs.sets[f], true, &n);
-      KernelPlan **beam = combine_fusion(w.ctx, fs.sets[f], false, &m);
+      KernelPlan **all = combine_fusion(w.ctx, set, true, &n);
+      KernelPlan **beam = combine_fusion(w.ctx, set, false, &m);
       assert_true(n >= 1 && m >= 1);
       assert_true(beam[0]->predicted_ns_per_elem >= all[0]->predicted_ns_per_elem - 1e-12);
       assert_true(beam[0]->predicted_ns_per_elem <= 1.03 * all[0]->predicted_ns_per_elem);

@@ -99,7 +99,7 @@ static Step compute_step(const Impl *im, int call, int a0, int a1, int result) {
  * registers saved by its owner. */
 static KernelPlan *fused_plan(const Fixture *f) {
   KernelPlan *p = xcalloc(1, sizeof *p);
-  p->nodes = 3;
+  p->nodes = nodeset_range(0, 2);
   p->ncalls = 2;
   p->order = xcalloc(2, sizeof(int));
   p->order[0] = 0;

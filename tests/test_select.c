@@ -9,20 +9,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A DAG with only what selection reads: nnodes and succ (plus pred and reach, for convexity). */
+/* The test's own sets are 64-bit masks (bit i = node i); the selector's are NodeSets. */
+typedef uint64_t Mask;
+
+/* A DAG with only what selection reads: nnodes and succ (plus pred and reach, for convexity);
+ * succm and reachm keep the same relations as masks for the brute force. */
+static Mask succm[64], reachm[64];
+
 static Dag *make_dag(int n, const int (*edges)[2], int nedges) {
   Dag *d = calloc(1, sizeof *d);
   d->nnodes = n;
   d->succ = calloc((size_t)n, sizeof(NodeSet));
   d->pred = calloc((size_t)n, sizeof(NodeSet));
   d->reach = calloc((size_t)n, sizeof(NodeSet));
+  memset(succm, 0, sizeof succm);
+  memset(reachm, 0, sizeof reachm);
   for (int e = 0; e < nedges; e++) {
-    d->succ[edges[e][0]] |= (NodeSet)1 << edges[e][1];
-    d->pred[edges[e][1]] |= (NodeSet)1 << edges[e][0];
+    nodeset_add(&d->succ[edges[e][0]], edges[e][1]);
+    nodeset_add(&d->pred[edges[e][1]], edges[e][0]);
+    succm[edges[e][0]] |= (Mask)1 << edges[e][1];
   }
   for (int u = n - 1; u >= 0; u--) /* edges go from lower to higher indices */
     for (int v = 0; v < n; v++)
-      if (d->succ[u] >> v & 1) d->reach[u] |= ((NodeSet)1 << v) | d->reach[v];
+      if (succm[u] >> v & 1) reachm[u] |= ((Mask)1 << v) | reachm[v];
+  for (int u = 0; u < n; u++) d->reach[u] = mask_set(reachm[u]);
   return d;
 }
 
@@ -33,13 +43,21 @@ static void free_dag(Dag *d) {
   free(d);
 }
 
-static bool convex(const Dag *d, NodeSet s) {
+static bool convex(const Dag *d, Mask s) {
   for (int u = 0; u < d->nnodes; u++) {
     if (!(s >> u & 1)) continue;
     for (int v = 0; v < d->nnodes; v++)
-      if ((d->succ[u] >> v & 1) && !(s >> v & 1) && (d->reach[v] & s)) return false;
+      if ((succm[u] >> v & 1) && !(s >> v & 1) && (reachm[v] & s)) return false;
   }
   return true;
+}
+
+static SelectItem item(Mask nodes, double cost) { return (SelectItem){mask_set(nodes), cost}; }
+
+static bool orderable(const Dag *d, const Mask *parts, int nparts) {
+  NodeSet sets[64];
+  for (int k = 0; k < nparts; k++) sets[k] = mask_set(parts[k]);
+  return select_partition_orderable(d, sets, nparts);
 }
 
 static void free_solutions(int **sols, int n) {
@@ -47,12 +65,13 @@ static void free_solutions(int **sols, int n) {
   free(sols);
 }
 
-static double solution_cost(const SelectItem *items, const int *sol, NodeSet *cover) {
+static double solution_cost(const SelectItem *items, const int *sol, Mask *cover) {
   double c = 0;
   *cover = 0;
   for (int k = 0; sol[k] >= 0; k++) {
-    assert_int_equal(*cover & items[sol[k]].nodes, 0); /* disjoint */
-    *cover |= items[sol[k]].nodes;
+    Mask m = set_mask(items[sol[k]].nodes);
+    assert_int_equal(*cover & m, 0); /* disjoint */
+    *cover |= m;
     c += items[sol[k]].cost;
   }
   return c;
@@ -62,7 +81,7 @@ static double solution_cost(const SelectItem *items, const int *sol, NodeSet *co
 
 typedef struct {
   double cost;
-  NodeSet parts[64];
+  Mask parts[64];
   int nparts;
 } Cover;
 
@@ -71,11 +90,11 @@ typedef struct {
   int n, cap;
 } Covers;
 
-static void enumerate(const Dag *d, const SelectItem *it, int nit, NodeSet covered, Cover *cur,
+static void enumerate(const Dag *d, const SelectItem *it, int nit, Mask covered, Cover *cur,
                       Covers *out) {
-  NodeSet all = ((NodeSet)1 << d->nnodes) - 1;
+  Mask all = ((Mask)1 << d->nnodes) - 1;
   if (covered == all) {
-    if (!select_partition_orderable(d, cur->parts, cur->nparts)) return;
+    if (!orderable(d, cur->parts, cur->nparts)) return;
     /* the same partition through another item of equal node set: keep the cheaper one */
     for (int i = 0; i < out->n; i++) {
       Cover *o = &out->v[i];
@@ -97,10 +116,11 @@ static void enumerate(const Dag *d, const SelectItem *it, int nit, NodeSet cover
   }
   int low = __builtin_ctzll(~covered & all);
   for (int i = 0; i < nit; i++) {
-    if (!(it[i].nodes >> low & 1) || (it[i].nodes & covered) || !isfinite(it[i].cost)) continue;
-    cur->parts[cur->nparts++] = it[i].nodes;
+    Mask m = set_mask(it[i].nodes);
+    if (!(m >> low & 1) || (m & covered) || !isfinite(it[i].cost)) continue;
+    cur->parts[cur->nparts++] = m;
     cur->cost += it[i].cost;
-    enumerate(d, it, nit, covered | it[i].nodes, cur, out);
+    enumerate(d, it, nit, covered | m, cur, out);
     cur->cost -= it[i].cost;
     cur->nparts--;
   }
@@ -131,10 +151,10 @@ static void test_random_vs_brute_force(void **state) {
     /* items: every convex set of size <= 3, some twice with another cost */
     SelectItem items[600];
     int nit = 0;
-    for (NodeSet s = 1; s < ((NodeSet)1 << n) && nit < 590; s++) {
+    for (Mask s = 1; s < ((Mask)1 << n) && nit < 590; s++) {
       if (__builtin_popcountll(s) > 3 || !convex(d, s)) continue;
-      items[nit++] = (SelectItem){s, 1 + rand() % 1000 / 100.0};
-      if (rand() % 5 == 0) items[nit++] = (SelectItem){s, 1 + rand() % 1000 / 100.0};
+      items[nit++] = item(s, 1 + rand() % 1000 / 100.0);
+      if (rand() % 5 == 0) items[nit++] = item(s, 1 + rand() % 1000 / 100.0);
     }
     Covers all = {0};
     Cover cur = {0};
@@ -146,20 +166,20 @@ static void test_random_vs_brute_force(void **state) {
     assert_int_equal(ns, all.n < top ? all.n : top);
     double prev = -1;
     for (int r = 0; r < ns; r++) {
-      NodeSet cover;
+      Mask cover;
       double c = solution_cost(items, sols[r], &cover);
-      assert_int_equal(cover, ((NodeSet)1 << n) - 1);
+      assert_int_equal(cover, ((Mask)1 << n) - 1);
       assert_true(c >= prev - 1e-9); /* non-decreasing */
       assert_float_equal(c, all.v[r].cost, 1e-6); /* the r-th best cost */
-      NodeSet parts[64];
+      Mask parts[64];
       int np = 0;
-      for (int k = 0; sols[r][k] >= 0; k++) parts[np++] = items[sols[r][k]].nodes;
-      assert_true(select_partition_orderable(d, parts, np));
+      for (int k = 0; sols[r][k] >= 0; k++) parts[np++] = set_mask(items[sols[r][k]].nodes);
+      assert_true(orderable(d, parts, np));
       /* distinct partitions */
       for (int q = 0; q < r; q++) {
         int same = 0, nq = 0;
         for (int k = 0; sols[q][k] >= 0; k++, nq++)
-          for (int m = 0; m < np; m++) same += items[sols[q][k]].nodes == parts[m];
+          for (int m = 0; m < np; m++) same += set_mask(items[sols[q][k]].nodes) == parts[m];
         assert_false(same == nq && nq == np);
       }
       prev = c;
@@ -179,17 +199,17 @@ static void test_cyclic_pair(void **state) {
   enum { A, B, C, D };
   const int edges[][2] = {{A, B}, {C, D}};
   Dag *d = make_dag(4, edges, 2);
-  NodeSet ad = 1 << A | 1 << D, bc = 1 << B | 1 << C;
+  Mask ad = 1 << A | 1 << D, bc = 1 << B | 1 << C;
   assert_true(convex(d, ad));
   assert_true(convex(d, bc));
-  NodeSet pair[2] = {ad, bc};
-  assert_false(select_partition_orderable(d, pair, 2));
-  SelectItem items[] = {{ad, 1}, {bc, 1}, {1 << A, 1.5}, {1 << B, 1.5}, {1 << C, 1.5},
-                        {1 << D, 1.6}};
+  Mask pair[2] = {ad, bc};
+  assert_false(orderable(d, pair, 2));
+  SelectItem items[] = {item(ad, 1),      item(bc, 1),      item(1 << A, 1.5),
+                        item(1 << B, 1.5), item(1 << C, 1.5), item(1 << D, 1.6)};
   int **sols;
   int ns = select_top_partitions(d, items, 6, 10, &sols);
   assert_int_equal(ns, 3); /* {ad,b,c} 4.0, {bc,a,d} 4.1, singletons 6.1 */
-  NodeSet cover;
+  Mask cover;
   assert_float_equal(solution_cost(items, sols[0], &cover), 4.0, 1e-9);
   assert_float_equal(solution_cost(items, sols[1], &cover), 4.1, 1e-9);
   assert_float_equal(solution_cost(items, sols[2], &cover), 6.1, 1e-9);
@@ -210,19 +230,19 @@ static void test_duplicates_and_ignored_items(void **state) {
   const int edges[][2] = {{0, 1}};
   Dag *d = make_dag(2, edges, 1);
   SelectItem items[] = {
-      {3, 5.0},      /* {0,1}, worse twin */
-      {3, 2.0},      /* {0,1}, best */
-      {1, INFINITY}, /* cannot launch: ignored */
-      {1, 1.5},      {2, 1.5},
-      {4, 0.1},      /* node 2 does not exist: ignored */
-      {0, 0.0},      /* empty: ignored */
+      item(3, 5.0),      /* {0,1}, worse twin */
+      item(3, 2.0),      /* {0,1}, best */
+      item(1, INFINITY), /* cannot launch: ignored */
+      item(1, 1.5),      item(2, 1.5),
+      item(4, 0.1),      /* node 2 does not exist: ignored */
+      item(0, 0.0),      /* empty: ignored */
   };
   int **sols;
   int ns = select_top_partitions(d, items, 7, 5, &sols);
   assert_int_equal(ns, 2); /* the worse twin is the same partition: not returned */
   assert_int_equal(sols[0][0], 1);
   assert_int_equal(sols[0][1], -1);
-  NodeSet cover;
+  Mask cover;
   assert_float_equal(solution_cost(items, sols[1], &cover), 3.0, 1e-9);
   free_solutions(sols, ns);
   free_dag(d);
@@ -231,7 +251,7 @@ static void test_duplicates_and_ignored_items(void **state) {
 static void test_infeasible_and_empty(void **state) {
   (void)state;
   Dag *d = make_dag(3, NULL, 0);
-  SelectItem items[] = {{1, 1}, {2, 1}}; /* node 2 uncovered */
+  SelectItem items[] = {item(1, 1), item(2, 1)}; /* node 2 uncovered */
   int **sols = (int **)1;
   assert_int_equal(select_top_partitions(d, items, 2, 3, &sols), 0);
   assert_null(sols);
@@ -246,12 +266,12 @@ static void test_larger(void **state) {
   Dag *d = make_dag(20, NULL, 0);
   SelectItem items[40];
   int n = 0;
-  for (int v = 0; v < 20; v++) items[n++] = (SelectItem){(NodeSet)1 << v, 1.0};
-  for (int v = 0; v < 20; v += 2) items[n++] = (SelectItem){(NodeSet)3 << v, 1.5};
+  for (int v = 0; v < 20; v++) items[n++] = item((Mask)1 << v, 1.0);
+  for (int v = 0; v < 20; v += 2) items[n++] = item((Mask)3 << v, 1.5);
   int **sols;
   int ns = select_top_partitions(d, items, n, 12, &sols);
   assert_int_equal(ns, 12);
-  NodeSet cover;
+  Mask cover;
   assert_float_equal(solution_cost(items, sols[0], &cover), 15.0, 1e-9);
   for (int r = 1; r <= 10; r++) /* one pair split: 10 ways of cost 15.5 */
     assert_float_equal(solution_cost(items, sols[r], &cover), 15.5, 1e-9);

@@ -1,6 +1,7 @@
 /*
  * test_timingdb.c — the timing database reader (src/timingdb.c): a good file's fields, lookup
- * interpolation and clamping, and a located error (file:line) for every kind of bad input.
+ * interpolation and clamping, the lookup index against a plain scan, and a located error
+ * (file:line) for every kind of bad input.
  */
 #include "testutil.h"
 
@@ -399,6 +400,55 @@ static void test_default_path(void **state) {
   free(p);
 }
 
+/* The loader's index (binary searches over points sorted by E and shared memory) gives exactly
+ * what a scan of the points gives, on the shipped H100 database at E and shared-memory values on,
+ * between and beyond the measured ones, and on a routine with repeated and unordered points; and
+ * min_ns bounds every interpolated value from below (the grid floor stops on it). */
+static double scanned_ns(const RoutineTiming *r, int e, int smem) {
+  RoutineTiming plain = *r; /* without the index: the scan */
+  plain.by_e = NULL;
+  return timingdb_routine_ns(&plain, e, smem);
+}
+
+static void check_index_against_scan(const RoutineTiming *r) {
+  static const int es[] = {1, 3, 4, 8, 12, 16, 32, 48, 64, 96, 128, 192, 256, 300, 1024};
+  static const int smems[] = {0, 1, 16, 1000, 4096, 8192, 12345, 16384, 32768, 65536, 100000,
+                              150000, 232448, 300000};
+  for (size_t a = 0; a < sizeof es / sizeof *es; a++)
+    for (size_t b = 0; b < sizeof smems / sizeof *smems; b++) {
+      double indexed = timingdb_routine_ns(r, es[a], smems[b]);
+      assert_true(indexed == scanned_ns(r, es[a], smems[b]));
+      assert_true(indexed >= r->min_ns);
+    }
+}
+
+static void test_index_equals_scan(void **state) {
+  (void)state;
+  TimingDb *db = load_quiet("benchmarks/nvidia-h100-80gb-hbm3.xml");
+  assert_non_null(db);
+  assert_true(db->nroutines > 300);
+  for (int i = 0; i < db->nroutines; i++) check_index_against_scan(&db->routines[i]);
+  for (int i = 1; i < db->nroutines; i++) /* by_min_ns orders the routines by min_ns */
+    assert_true(db->routines[db->by_min_ns[i - 1]].min_ns <= db->routines[db->by_min_ns[i]].min_ns);
+  timingdb_free(db);
+  const char *text =
+      "<kasgen-timings version=\"1\"><device name=\"G\" slug=\"g\" sm-count=\"1\" "
+      "smem-per-sm=\"233472\" smem-per-block-optin=\"232448\" regs-per-sm=\"65536\" "
+      "regs-per-block=\"65536\" max-threads-per-sm=\"2048\" max-blocks-per-sm=\"32\" "
+      "max-threads-per-block=\"1024\" warp-size=\"32\" l2-bytes=\"1\" copy-gbs=\"1\"/>"
+      "<routine impl=\"x_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
+      "<point e=\"32\" extra-smem=\"8192\" ns=\"5\"/><point e=\"8\" extra-smem=\"0\" ns=\"2\"/>"
+      "<point e=\"32\" extra-smem=\"0\" ns=\"3\"/><point e=\"32\" extra-smem=\"8192\" ns=\"7\"/>"
+      "<point e=\"8\" extra-smem=\"0\" ns=\"9\"/><point e=\"64\" extra-smem=\"4096\" ns=\"1\"/>"
+      "</routine></kasgen-timings>";
+  db = parse_quiet(text);
+  if (!db) fail_msg("%s", messages);
+  assert_int_equal(db->routines[0].ne, 3);
+  assert_true(db->routines[0].min_ns == 1);
+  check_index_against_scan(&db->routines[0]);
+  timingdb_free(db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_file),     cmocka_unit_test(test_lookup_interpolates_and_clamps),
@@ -406,7 +456,8 @@ int main(void) {
       cmocka_unit_test(test_errors),        cmocka_unit_test(test_error_files),
       cmocka_unit_test(test_default_path),  cmocka_unit_test(test_absurd_device_limits),
       cmocka_unit_test(test_absurd_timings), cmocka_unit_test(test_entities_are_never_expanded),
-      cmocka_unit_test(test_many_routines), cmocka_unit_test(test_version_2_keys),
+      cmocka_unit_test(test_many_routines), cmocka_unit_test(test_index_equals_scan),
+      cmocka_unit_test(test_version_2_keys),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   free(messages);

@@ -47,6 +47,24 @@ static inline void assert_contains(const char *text, const char *needle) {
   if (!strstr(text, needle)) fail_msg("expected \"%s\" in:\n%s", needle, text);
 }
 
+/* Whether the suite runs under the sanitizers (make test SAN=1): slower, so fewer cases. */
+static inline bool sanitized(void) {
+  const char *s = getenv("SAN");
+  return s && !strcmp(s, "1");
+}
+
+/* Node sets of small test DAGs written as 64-bit masks (bit i = node i), and back: the low
+ * word of a set, which must be all of it. */
+static inline NodeSet mask_set(uint64_t mask) {
+  NodeSet s = nodeset_empty();
+  s.w[0] = mask;
+  return s;
+}
+static inline uint64_t set_mask(NodeSet s) {
+  for (int k = 1; k < NODESET_WORDS; k++) assert_int_equal(s.w[k], 0);
+  return s.w[0];
+}
+
 /* Tests run from the repository root (tests/run.sh cds there). */
 #define TEST_LIBRARY "library"
 #define TEST_SPECS "specs"

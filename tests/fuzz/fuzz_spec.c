@@ -3,7 +3,7 @@
  * against a fixed fake library (the signatures of docs/design.md §5.2, see front_fake_library.h);
  * whatever parses is also turned into a DAG, written as DOT and has its fusions enumerated, so
  * that the parser's promises (consistent SSA references, <= KAS_MAX_SPEC_CALLS calls, a DAG for
- * any spec of <= 64) are exercised downstream.
+ * any spec of <= KAS_MAX_NODES) are exercised downstream.
  * Built by tests/fuzz/build.sh with the sources compiled in directly (no libkasgen.a, no INI
  * loader): this file defines the two library look-ups the parser needs.
  */

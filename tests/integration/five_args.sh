@@ -18,7 +18,8 @@ grep -q 'ok: 4 calls, 11 values, 7 inputs, 1 outputs' "$tmp/check" || fail "chec
 grep -q 'stvk_kmat33#0  K.0 = stvk_kmat33(F, dN, dM, lambda, mu)$' "$tmp/check" ||
   fail "check does not show the 5-argument call"
 
-"$KASGEN" plan "$spec" --top 5 --no-db >"$tmp/plan" 2>&1 || { cat "$tmp/plan"; fail "plan exit $?"; }
+"$KASGEN" plan "$spec" --top 5 --no-db >"$tmp/plan" 2>"$tmp/plan.err" ||
+  { cat "$tmp/plan" "$tmp/plan.err"; fail "plan exit $?"; }
 [ "$(wc -l <"$tmp/plan")" = 5 ] || { cat "$tmp/plan"; fail "plan did not print 5 candidates"; }
 while read -r _ _ rest; do
   calls=$(grep -o '#[0-9]*' <<<"$rest" | sort | tr '\n' ' ')

@@ -3,8 +3,8 @@
 #   - the unrolled twins in specs/ are what tests/unroll_spec.sh makes of their loop specs today;
 #   - `check` shows the arrays, the loop tree and each call's provenance, and a loop spec lists
 #     exactly the calls of its unrolled twin (an independent, textual unrolling);
-#   - the 64-call DAG limit: `check` still shows the 128-call element spec, `fusions` and `plan`
-#     refuse it with a located error;
+#   - the DAG limit (1024 calls): the 128-call element spec plans; a loop past the limit is
+#     shown by `check`, and `fusions` and `plan` refuse it with a located error;
 #   - array inputs/outputs: `fusions` and `plan` work, `kasgen SPEC` refuses before searching and
 #     writes nothing;
 #   - loops over plain variables run end to end: generated, checked on the CPU in both thread
@@ -60,12 +60,17 @@ grep -qx '  madd33#127  \[N=3, M=3\] matTangent\[3\]\[3\] = madd33(matTangentHel
   fail "element: call #127"
 
 # --- the DAG limit ----------------------------------------------------------------------------
+expect_rc 0 "$K" plan specs/stvenant_element.spec --top 2
+[ "$(wc -l <"$tmp/out")" -ge 2 ] || fail "plan element: fewer than 2 partitions"
+printf 'vector3 v;\nscalar s;\ninput v;\nfor i in 0..1030 {\n  s = venorm3(v);\n}\nreturn s;\n' >"$tmp/big.spec"
+expect_rc 0 "$K" check "$tmp/big.spec"
+grep -q 'ok: 1030 calls' "$tmp/out" || fail "check big: summary"
 for cmd in fusions plan; do
-  expect_rc 1 "$K" "$cmd" specs/stvenant_element.spec
-  grep -q '^specs/stvenant_element.spec:18:19: error: too many calls for the call DAG: the spec has 128' "$tmp/err" ||
-    fail "$cmd element: no located DAG-limit error"
+  expect_rc 1 "$K" "$cmd" "$tmp/big.spec"
+  grep -q "^$tmp/big.spec:5:7: error: too many calls for the call DAG: the spec has 1030" "$tmp/err" ||
+    fail "$cmd big: no located DAG-limit error"
 done
-expect_rc 1 "$K" check specs/stvenant_element.spec --dot "$tmp/g.dot"
+expect_rc 1 "$K" check "$tmp/big.spec" --dot "$tmp/g.dot"
 [ -e "$tmp/g.dot" ] && fail "check --dot wrote a DAG it does not have"
 
 # --- arrays at the API: searched, not emitted -------------------------------------------------

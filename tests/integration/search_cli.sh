@@ -2,7 +2,11 @@
 # search_cli.sh — the ranking commands end to end (src/cli_search.c): `kasgen plan` lines are
 # well-formed partitions in non-decreasing predicted order, `kasgen SPEC` prints the ranking for
 # the target GPU (analytic or a database) and emits, --explain explains, bad databases and bad
-# --explain values fail with the right exit code.  Run by tests/run.sh with $KASGEN set.
+# --explain values fail with the right exit code; the search's limits: the three specs that hung
+# before issue #10 (64 independent calls, big40 --top 1, chain12 --top 1000) finish under
+# `timeout`, and every limit that cut the search is named on stderr (--max-fusion, the exact
+# search's fusion limit, --time-limit), with the gap to the compulsory-traffic bound.  Run by
+# tests/run.sh with $KASGEN set.
 set -u
 KASGEN=${KASGEN:-./kasgen}
 tmp=$(mktemp -d)
@@ -68,6 +72,52 @@ mkdir -p "$tmp/busy/stvenant" && echo mine >"$tmp/busy/stvenant/notes.txt"
 "$KASGEN" specs/stvenant.spec --top 1 --no-db --out "$tmp/busy" >/dev/null 2>&1
 [ $? = 1 ] || fail "emission into a foreign folder did not exit 1"
 [ "$(cat "$tmp/busy/stvenant/notes.txt")" = mine ] || fail "user file touched"
+# --- the search's limits: no hang, and what cut the search is said ------------------------------
+# (timeout: generous for sanitizer builds on a shared CPU; a hang was minutes to forever)
+T=60; [ "${SAN:-0}" = 1 ] && T=300
+names=$(seq -s, -f 's%g' 0 63)
+{
+  echo 'vector3 v;'
+  echo "scalar $names;"
+  echo 'input v;'
+  for i in $(seq 0 63); do echo "s$i = venorm3(v);"; done
+  echo "return $names;"
+} >"$tmp/indep64.spec"
+hang_check() { # NAME WANT_LINES ARGS...: exit 0 within $T s, WANT_LINES lines of plan
+  local name=$1 want=$2; shift 2
+  rc=0; timeout "$T" "$KASGEN" plan "$@" >"$tmp/h.out" 2>"$tmp/h.err" || rc=$?
+  [ "$rc" = 0 ] || fail "$name: exit $rc (124: still searching after $T s)"
+  local got
+  got=$(wc -l <"$tmp/h.out")
+  [ "$got" = "$want" ] || fail "$name: $got candidates, wanted $want"
+  grep -q 'note: predicted #1 is [0-9.]*% above the compulsory-traffic bound' "$tmp/h.err" ||
+    fail "$name: no gap to the compulsory-traffic bound"
+}
+hang_check "64 independent calls" 10 "$tmp/indep64.spec" --top 10
+grep -q "exact search's limit): partitions restricted to intervals of the statement" "$tmp/h.err" ||
+  fail "64 independent calls: the exact search's limit is not named"
+hang_check "big40 --top 1" 1 tests/specs/big40.spec --top 1
+grep -q 'partitions restricted to intervals of the statement order' "$tmp/h.err" ||
+  fail "big40: the interval restriction is not named"
+hang_check "chain12 --top 1000" 1000 specs/chain12.spec --top 1000
+grep -q 'note: search: exact over' "$tmp/h.err" || fail "chain12: the search was not exact"
+grep -q 'max-fusion\|time-limit' "$tmp/h.err" && fail "chain12: a limit named that did not cut"
+# --max-fusion below the spec's size is named; the default considers kernels of every size
+"$KASGEN" plan specs/chain12.spec --top 3 --max-fusion 4 >"$tmp/mf" 2>"$tmp/mf.err" ||
+  fail "max-fusion exit $?"
+grep -q 'note: --max-fusion 4: kernels of more than 4 calls were not considered' "$tmp/mf.err" ||
+  fail "--max-fusion 4 not named"
+"$KASGEN" plan specs/chain12.spec --top 1 >"$tmp/mf" 2>/dev/null || fail "chain12 --top 1 exit $?"
+[ "$(grep -o '{' "$tmp/mf" | wc -l)" = 1 ] || fail "chain12: the best candidate is not one kernel"
+# a tiny --time-limit: exit 0 with candidates, and the cut is said
+rc=0
+timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --top 5 --time-limit 0.001 >"$tmp/tl" 2>"$tmp/tl.err" ||
+  rc=$?
+[ "$rc" = 0 ] || fail "--time-limit 0.001: exit $rc"
+[ -s "$tmp/tl" ] || fail "--time-limit 0.001: no candidates"
+grep -q "note: --time-limit 0.001 s reached: the search stopped early" "$tmp/tl.err" ||
+  fail "--time-limit: the cut is not said"
+
 # --- bench: one CUDA program over every routine of the library --------------------------------------
 "$KASGEN" bench --out "$tmp/bench" >"$tmp/bout" 2>&1 || { cat "$tmp/bout"; fail "bench exit $?"; }
 n=$(grep -o '[0-9]* routine benchmarks' "$tmp/bout" | cut -d' ' -f1)

@@ -1,0 +1,328 @@
+/*
+ * test_bounds.c — the search's parts that make it exact and fast (docs/search.md), each against
+ * an independent check:
+ *  - bounds.c: the compulsory-traffic bound is <= the prediction of every plan combine finds for
+ *    every convex fusion of the seed specs (all valid plans for fusions of up to 2 calls), with
+ *    the measured database and the analytic model; merging two kernels never adds compulsory
+ *    bytes (so the bound of a set of calls bounds every partition of it);
+ *  - plan_memo.c: a fusion and its isomorphic twin (two vertex pairs of the unrolled element)
+ *    cost one combine, get the plan a fresh combine finds for the twin, with identical
+ *    predictions, the same plan field by field and the same generated kernel up to names;
+ *  - intervals.c: the top partitions into intervals of node order equal a brute force over
+ *    all 2^(n-1) cut sets of the small seed specs, and the estimating (heuristic) mode never
+ *    reports a partition cheaper than the brute-force best.
+ */
+#include "testutil.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define H100_DB "benchmarks/nvidia-h100-80gb-hbm3.xml"
+
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+  TimingDb *db;
+  SearchContext *ctx;
+} World;
+
+static World load_world(const char *path, bool analytic) {
+  World w = {0};
+  w.lib = library_load(TEST_LIBRARY);
+  assert_non_null(w.lib);
+  w.spec = spec_load(path, w.lib);
+  assert_non_null(w.spec);
+  w.dag = dag_build(w.spec);
+  assert_non_null(w.dag);
+  w.db = analytic ? timingdb_analytic() : timingdb_load(H100_DB);
+  assert_non_null(w.db);
+  w.ctx = search_context_new(w.dag, w.db, NULL);
+  return w;
+}
+
+static void free_world(World *w) {
+  search_context_free(w->ctx);
+  dag_free(w->dag);
+  spec_free(w->spec);
+  timingdb_free(w->db);
+  library_free(w->lib);
+}
+
+static const char *SEED_SPECS[] = {"stvenant", "stvenant_inner", "bigfusion", "bigfusion_full",
+                                   "synctest", "chain12"};
+enum { NSEEDS = sizeof SEED_SPECS / sizeof *SEED_SPECS };
+
+static void seed_path(char *buf, size_t size, int k) {
+  snprintf(buf, size, "%s/%s.spec", TEST_SPECS, SEED_SPECS[k]);
+}
+
+/* ---- bounds ------------------------------------------------------------------------------- */
+
+/* Every plan of every convex fusion is predicted at or above the fusion's bound. */
+static long check_bound_below_plans(World *w) {
+  FusionSet fs = fusion_enumerate(w->dag, w->dag->nnodes);
+  long checked = 0;
+  for (int f = 0; f < fs.n; f++) {
+    NodeSet set = fusion_set_get(&fs, f);
+    double bound = bound_kernel_ns(w->ctx, &set);
+    assert_true(bound > 0);
+    int nplans = 0;
+    KernelPlan **plans = combine_fusion(w->ctx, set, nodeset_count(&set) <= 2, &nplans);
+    for (int p = 0; p < nplans; p++) {
+      if (plans[p]->predicted_ns_per_elem < bound)
+        fail_msg("%s: a plan of %d calls predicted %.9g below its bound %.9g", w->spec->path,
+                 plans[p]->ncalls, plans[p]->predicted_ns_per_elem, bound);
+      kernel_plan_free(plans[p]);
+      checked++;
+    }
+    free(plans);
+  }
+  fusion_set_free(&fs);
+  return checked;
+}
+
+static void test_bound_below_every_plan(void **state) {
+  (void)state;
+  long checked = 0;
+  for (int k = 0; k < NSEEDS; k++)
+    for (int analytic = 0; analytic < 2; analytic++) {
+      if (sanitized() && k == NSEEDS - 1) continue; /* chain12's 138 fusions: slow under ASan */
+      char path[256];
+      seed_path(path, sizeof path, k);
+      World w = load_world(path, analytic);
+      checked += check_bound_below_plans(&w);
+      free_world(&w);
+    }
+  print_message("%ld plans at or above their bound\n", checked);
+  assert_true(checked > 10000);
+}
+
+/* bound_bytes(A u B) <= bound_bytes(A) + bound_bytes(B) for disjoint A, B, and the whole spec's
+ * bound is what its inputs and outputs weigh. */
+static void test_merging_adds_no_compulsory_bytes(void **state) {
+  (void)state;
+  srand(77);
+  for (int k = 0; k < NSEEDS; k++) {
+    char path[256];
+    seed_path(path, sizeof path, k);
+    World w = load_world(path, true);
+    int n = w.dag->nnodes;
+    for (int t = 0; t < 500; t++) {
+      NodeSet a = nodeset_empty(), b = nodeset_empty();
+      for (int v = 0; v < n; v++) {
+        int r = rand() % 3;
+        if (r == 0) nodeset_add(&a, v);
+        if (r == 1) nodeset_add(&b, v);
+      }
+      NodeSet u = a;
+      nodeset_unite(&u, &b);
+      assert_true(bound_bytes(w.dag, &u) <= bound_bytes(w.dag, &a) + bound_bytes(w.dag, &b));
+    }
+    double io = 0;
+    for (int v = 0; v < w.dag->nvalues; v++) {
+      const Value *val = &w.dag->values[v];
+      if ((val->producer < 0 && val->nconsumers > 0) || val->is_output)
+        io += 4.0 * dag_value_floats(w.dag, v);
+    }
+    NodeSet all = nodeset_range(0, n);
+    assert_true(fabs(bound_bytes(w.dag, &all) - io) < 1e-9);
+    free_world(&w);
+  }
+}
+
+/* ---- the plan memo -------------------------------------------------------------------------- */
+
+static void assert_same_plan(const KernelPlan *a, const KernelPlan *b) {
+  assert_true(a->predicted_ns_per_elem == b->predicted_ns_per_elem);
+  assert_int_equal(a->ncalls, b->ncalls);
+  assert_int_equal(a->e, b->e);
+  assert_int_equal(a->threads, b->threads);
+  assert_int_equal(a->smem_bytes, b->smem_bytes);
+  assert_int_equal(a->barriers, b->barriers);
+  assert_int_equal(a->nbuffers, b->nbuffers);
+  assert_int_equal(a->nsteps, b->nsteps);
+  for (int c = 0; c < a->ncalls; c++) assert_ptr_equal(a->impl[c], b->impl[c]);
+  for (int k = 0; k < a->nbuffers; k++) {
+    const Buffer *x = &a->buffers[k], *y = &b->buffers[k];
+    assert_int_equal(x->place, y->place);
+    assert_int_equal(x->offset, y->offset);
+    assert_int_equal(x->bytes, y->bytes);
+    assert_ptr_equal(x->load, y->load);
+    assert_ptr_equal(x->save, y->save);
+    assert_int_equal(x->producer, y->producer);
+  }
+  for (int s = 0; s < a->nsteps; s++) {
+    assert_int_equal(a->steps[s].kind, b->steps[s].kind);
+    assert_int_equal(a->steps[s].call, b->steps[s].call);
+    assert_int_equal(a->steps[s].barrier_before, b->steps[s].barrier_before);
+  }
+}
+
+/* A kernel's generated text with its value names replaced by their buffer positions, comments
+ * dropped and numbers blanked (node numbers and spec lines differ between twins). */
+static char *kernel_text_up_to_names(const Dag *dag, KernelPlan *p) {
+  Candidate c = {.kernels = &p, .nkernels = 1, .predicted_ns_per_elem = p->predicted_ns_per_elem,
+                 .rank = 1};
+  char *text = emit_cuda_kernels(dag, NULL, &c, NULL, "cand01", "t", false);
+  assert_non_null(text);
+  for (int b = 0; b < p->nbuffers; b++) { /* each value's identifier -> "vB" */
+    char *id = emit_value_ident(dag, p->buffers[b].value), to[16];
+    snprintf(to, sizeof to, "v%d", b);
+    StrBuf out;
+    sb_init(&out);
+    size_t len = strlen(id);
+    for (const char *s = text; *s;) {
+      bool word = !strncmp(s, id, len) && !(isalnum((unsigned char)s[len]) || s[len] == '_') &&
+                  (s == text || !(isalnum((unsigned char)s[-1]) || s[-1] == '_'));
+      if (word) sb_puts(&out, to), s += len;
+      else sb_printf(&out, "%c", *s++);
+    }
+    free(text);
+    free(id);
+    text = sb_take(&out);
+  }
+  StrBuf out;
+  sb_init(&out);
+  for (const char *s = text; *s;) {
+    if (s[0] == '/' && (s[1] == '/' || s[1] == '*')) { /* comments */
+      const char *end = s[1] == '/' ? strchr(s, '\n') : strstr(s, "*/");
+      s = end ? end + (s[1] == '*' ? 2 : 0) : s + strlen(s);
+    } else if (isdigit((unsigned char)*s)) {
+      while (isdigit((unsigned char)*s)) s++;
+      sb_puts(&out, "#");
+    } else {
+      sb_printf(&out, "%c", *s++);
+    }
+  }
+  free(text);
+  return sb_take(&out);
+}
+
+/* The unrolled 2-vertex element: vertex pairs (0,0) (calls 8..14) and (1,1) (calls 29..35)
+ * are the same sub-DAG on other values. */
+static void test_memo_isomorphic_twins(void **state) {
+  (void)state;
+  World w = load_world("benchmarks/specs/stvenant_element2_unrolled.spec", false);
+  NodeSet f = nodeset_range(8, 15), g = nodeset_range(29, 36);
+  double cf = plan_memo_cost(w.ctx, f);
+  long combined, iso, combined2, iso2;
+  plan_memo_stats(w.ctx, &combined, &iso);
+  double cg = plan_memo_cost(w.ctx, g);
+  plan_memo_stats(w.ctx, &combined2, &iso2);
+  assert_true(isfinite(cf));
+  assert_true(cf == cg);
+  assert_int_equal(combined2, combined); /* no second combine */
+  assert_int_equal(iso2, iso + 1);
+  KernelPlan *pf = plan_memo_build(w.ctx, f), *pg = plan_memo_build(w.ctx, g);
+  assert_non_null(pf);
+  assert_non_null(pg);
+  assert_true(pg->predicted_ns_per_elem == cg);
+  for (int c = 0; c < pg->ncalls; c++) assert_true(nodeset_has(&g, pg->order[c]));
+  assert_same_plan(pf, pg);
+  /* the remapped plan is the plan a fresh combine of the twin finds */
+  SearchContext *fresh = search_context_new(w.dag, w.db, NULL);
+  int n = 0;
+  KernelPlan **direct = combine_fusion(fresh, g, false, &n);
+  assert_true(n >= 1);
+  assert_true(direct[0]->predicted_ns_per_elem == pg->predicted_ns_per_elem);
+  assert_true(model_predict_kernel(fresh, pg) == pg->predicted_ns_per_elem);
+  for (int k = 0; k < n; k++) kernel_plan_free(direct[k]);
+  free(direct);
+  search_context_free(fresh);
+  char *tf = kernel_text_up_to_names(w.dag, pf), *tg = kernel_text_up_to_names(w.dag, pg);
+  assert_true(strlen(tf) > 500);
+  assert_string_equal(tf, tg);
+  free(tf);
+  free(tg);
+  /* a fusion of another shape is not taken for a twin: (0,1) reads two vertices */
+  NodeSet h = nodeset_range(15, 22);
+  plan_memo_cost(w.ctx, h);
+  plan_memo_stats(w.ctx, &combined, &iso);
+  assert_int_equal(combined, combined2 + 1);
+  kernel_plan_free(pf);
+  kernel_plan_free(pg);
+  free_world(&w);
+}
+
+/* ---- intervals ------------------------------------------------------------------------------- */
+
+static int by_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Every partition into intervals, by its cut set (bit i: a cut after call i), costed from the
+ * memo's segment costs plus one overhead per segment; sorted. */
+static double *brute_force_intervals(SearchContext *ctx, int n, double overhead, long *count) {
+  long total = 1L << (n - 1);
+  double *cost = xmalloc(sizeof *cost * (size_t)total);
+  for (long cuts = 0; cuts < total; cuts++) {
+    double sum = 0;
+    int start = 0;
+    for (int i = 0; i < n; i++)
+      if (i == n - 1 || (cuts >> i & 1)) {
+        sum += plan_memo_cost(ctx, nodeset_range(start, i + 1)) + overhead;
+        start = i + 1;
+      }
+    cost[cuts] = sum;
+  }
+  qsort(cost, (size_t)total, sizeof *cost, by_double);
+  *count = total;
+  return cost;
+}
+
+static double interval_cost(SearchContext *ctx, const IntervalPartition *ip, int n,
+                            double overhead) {
+  double sum = 0;
+  for (int k = 0; k < ip->nkernels; k++) {
+    int end = k + 1 < ip->nkernels ? ip->starts[k + 1] : n;
+    assert_true(end > ip->starts[k]);
+    sum += plan_memo_cost(ctx, nodeset_range(ip->starts[k], end)) + overhead;
+  }
+  return sum;
+}
+
+static void test_intervals_against_brute_force(void **state) {
+  (void)state;
+  const double overhead = 0.0005;
+  enum { TOP = 6 };
+  for (int k = 0; k < NSEEDS; k++) {
+    char path[256];
+    seed_path(path, sizeof path, k);
+    World w = load_world(path, false);
+    int n = w.dag->nnodes;
+    long total;
+    double *all = brute_force_intervals(w.ctx, n, overhead, &total);
+    for (int estimate = 0; estimate < 2; estimate++) {
+      IntervalPartition *ip = NULL;
+      long evaluated = 0;
+      int got = intervals_top(w.ctx, 0, TOP, overhead, estimate, false, &ip, &evaluated);
+      assert_int_equal(got, total < TOP ? total : TOP);
+      for (int r = 0; r < got; r++) {
+        double c = interval_cost(w.ctx, &ip[r], n, overhead);
+        assert_true(fabs(c - ip[r].cost) <= 1e-12 * (1 + c));
+        if (r) assert_true(ip[r - 1].cost <= ip[r].cost);
+        if (!estimate && fabs(c - all[r]) > 1e-12 * (1 + c))
+          fail_msg("%s: interval partition %d costs %.12g, brute force %.12g", path, r + 1, c,
+                   all[r]);
+        if (estimate) assert_true(c >= all[r] - 1e-12 * (1 + c)); /* never better than exact */
+      }
+      intervals_free(ip, got);
+    }
+    free(all);
+    free_world(&w);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bound_below_every_plan),
+      cmocka_unit_test(test_merging_adds_no_compulsory_bytes),
+      cmocka_unit_test(test_memo_isomorphic_twins),
+      cmocka_unit_test(test_intervals_against_brute_force),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
