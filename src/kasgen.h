@@ -1065,6 +1065,34 @@ int bench_emit(const Library *lib, const char *out_dir);
  * how many functions), -1 after a diagnostic. */
 int units_emit(const Library *lib, const char *out_dir, Precision precision,
                int *nfunctions_out);
+/* results.c: the results file of a generated harness (results.xml; schema in results.c). */
+typedef struct {
+  char *name, *kernels;
+  long nkernels, predicted_rank, measured_rank, correct;
+  double predicted_ns, measured_ns, melem_s, gbs, copy_pct, error;
+  double round_min_ns, round_max_ns; /* the fastest and slowest round's median; NAN if absent */
+  long line; /* of its <candidate>, for messages */
+} ResultRow;
+typedef struct {
+  char *spec, *device;
+  double copy_gbs, file_spearman;
+  long n, reps, rounds, copies, bytes_per_elem;
+  ResultRow *rows;
+  int nrows, cap;
+} Results;
+/* Parses a results file held in memory (path names it in messages); false after located errors
+ * (and *r is then empty). */
+bool results_parse(const char *path, const char *text, size_t len, Results *r);
+void results_free(Results *r);
+/* dirfd's results.xml as text, read only as a plain file (a link or a FIFO is refused); path
+ * names it in messages.  NULL after a diagnostic. */
+char *results_read(int dirfd, const char *path, size_t *len);
+/* folder/results.xml read and parsed; *path_out (malloc'ed) names it.  false after located
+ * errors. */
+bool results_load(const char *folder, Results *r, char **path_out);
+/* Spearman's rank correlation of x and y (ties get their mean rank); NAN when n < 2 or one side
+ * is constant. */
+double rank_correlation(const double *x, const double *y, int n);
 /* report.c: reads folder/results.xml copied back from a GPU run; prints the table and draws
  * folder/plot.png with gnuplot.  false after a located diagnostic. */
 bool report_run(const char *folder);
