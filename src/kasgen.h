@@ -662,9 +662,23 @@ typedef struct {
   double launch_overhead_ns;
 } DeviceLimits;
 
+/* The model's constants fitted to measured fused kernels of one GPU (`kasgen calibrate`,
+ * calibrate.c, docs/model.md), read from <database>.measured.xml beside the database:
+ *   t(kernel) = hypot(work_scale * max(IO, COMPUTE), floor) + barrier_scale * barriers
+ *               + spills + kernel_ns
+ * Without a calibration (present false) the factors are 1 and kernel_ns 0. */
+typedef struct {
+  bool present;
+  double work_scale;    /* on a kernel's memory or compute time */
+  double barrier_scale; /* on its barrier time */
+  double kernel_ns;     /* a fixed cost per kernel, ns per element */
+  int nspecs, ncandidates; /* what it was fitted on */
+} ModelCalibration;
+
 typedef struct {
   char *path;
   DeviceLimits dev;
+  ModelCalibration calib;
   char *date, *nvcc_version;
   RoutineTiming *routines;
   int nroutines;
@@ -754,6 +768,8 @@ typedef struct {
   int smem_bytes;  /* peak dynamic shared memory */
   int barriers, barriers_possible;
   int regs_estimate; /* registers per thread (from nvcc report when known, else estimate) */
+  bool regs_from_ptxas; /* regs_estimate and spill_bytes are ptxas's (ptxas.c) */
+  int spill_bytes;   /* ptxas: bytes of spill stores + loads per thread; 0 when not known */
   double predicted_ns_per_elem;
   Precision precision; /* of the search's target: what its buffers hold */
   int w;               /* the target's vector width: the W of its routines */
@@ -900,6 +916,17 @@ void kernel_plan_free(KernelPlan *p);
 /* model.c: predicted nanoseconds per element of one kernel (docs/design.md §6 step 8,
  * docs/model.md), and the fixed cost of one launch. */
 double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan);
+/* The terms of that prediction before calibration (ns per element); false when the plan cannot
+ * launch.  model_predict_kernel combines them with the database's calibration
+ * (model_combine_terms). */
+typedef struct {
+  double work;    /* max(IO, COMPUTE) */
+  double floor;   /* the grid floor */
+  double barrier; /* barrier time */
+  double spill;   /* local-memory time of spilled registers */
+} ModelTerms;
+bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
+double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
 double model_launch_overhead_ns(const TimingDb *db);
 /* model_predict_kernel returns INFINITY for a plan that cannot launch on the device (shared
  * memory over the per-block limit, too many threads, zero resident blocks): drop such plans.
@@ -942,6 +969,12 @@ UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, cons
 void unaligned_planner_free(UnalignedPlanner *u);
 Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *failed);
 void unaligned_candidate_free(Candidate *c); /* frees its plans too */
+/* ptxas.c: for the top 30 candidates, the registers and spill bytes of every kernel from
+ * ptxas's report (nvcc -Xptxas -v, cached by kernel text), put into the plans
+ * (regs_from_ptxas), which are predicted again; the candidates are re-ranked.  Without nvcc it
+ * says so once and changes nothing. */
+void ptxas_rerank(const Dag *dag, const Library *lib, const TimingDb *db, const Target *t,
+                  SearchResult *res);
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
@@ -961,6 +994,10 @@ typedef struct {
   const char *out_dir; /* parent; output goes to out_dir/<spec-stem>/ */
   long default_n;
   const Target *target; /* the search's (NULL: target_default()) */
+  /* The candidate the embed wraps and why (`kasgen tune`: the measured best); NULL: the
+   * predicted best, res->cands[0]. */
+  const Candidate *embed;
+  const char *embed_why;
 } EmitOptions;
 
 /* emit_files.c: the output folder.  It may be new, or hold only files listed in its
@@ -1025,9 +1062,10 @@ bool emit_common(EmitDir *d, const Dag *dag, const Library *lib);
 /* Writes src/runtime/<name> (runtime_file) to folder/<name> ("": the output folder itself). */
 bool emit_runtime_file(EmitDir *d, const char *folder, const char *name);
 
-/* emit_embed.c: embed/kas_<stem>.h and .cu around the winner. */
+/* emit_embed.c: embed/kas_<stem>.h and .cu around the winner; why (plain text, NULL: "the
+ * predicted best candidate") says in the header why this candidate was chosen. */
 bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
-                const Candidate *winner, const Candidate *unaligned);
+                const Candidate *winner, const Candidate *unaligned, const char *why);
 
 /* emit.c: drives the emitters for one spec: the output folder, common/, every candidate, the
  * embed, and the files that list the candidates (kas_candidates.h, all_kernels.cu, Makefile,
@@ -1124,6 +1162,9 @@ typedef struct {
   bool no_db;     /* --no-db: use the analytic model even when a database exists */
   Precision precision; /* --precision single|double (default single) */
   const char *layouts; /* --layout: element, component, NAME=..., comma-separated (NULL: element) */
+  bool no_calibration; /* --uncalibrated: ignore the database's measured calibration */
+  bool no_ptxas;       /* --no-ptxas: keep the estimated register counts */
+  const char *spec_file; /* --spec FILE (tune, calibrate): the spec, where it cannot be found */
 } CliOptions;
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
@@ -1136,12 +1177,53 @@ bool cli_check_output(const char *path);
 int cmd_check(const CliOptions *o);
 int cmd_fusions(const CliOptions *o);
 int cmd_list(const CliOptions *o);
-/* cli_search.c: the main job (ranking, then emission) and plan / --explain. */
+/* cli_search.c: the main job (ranking, then emission) and plan / --explain.  A session is
+ * everything one search needs, loaded in pipeline order: library, spec, DAG, database (with its
+ * calibration unless --uncalibrated), the search, and the re-ranking by ptxas's register
+ * counts (unless --no-ptxas).  cli_open_session returns false after the failing stage has
+ * reported; emits: the session will write the output folder (checked, with what the emitters
+ * cannot write, before searching).  cli_close_session frees what was loaded. */
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+  Target *target; /* --precision, --layout */
+  TimingDb *db;
+  SearchResult *res;
+} Session;
+bool cli_open_session(const CliOptions *o, Session *s, bool emits);
+void cli_close_session(Session *s);
 int cmd_generate(const CliOptions *o);
 int cmd_plan(const CliOptions *o);
 /* cli_tools.c: units, bench, report. */
 int cmd_units(const CliOptions *o);
 int cmd_bench(const CliOptions *o);
 int cmd_report(const CliOptions *o);
+/* tune.c: `kasgen tune DIR`, and what calibrate.c shares with it. */
+int cmd_tune(const CliOptions *o);
+/* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
+char *tune_spec_of_folder(const char *dir);
+/* The search's candidate of a ranked results row: the one of its predicted rank, when it has the
+ * same kernels; unless strict, else the only candidate with those kernels; else NULL. */
+const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row, bool strict);
+/* A row's run-to-run spread: its slowest round's median minus its fastest's (0 when unknown). */
+double tune_spread(const ResultRow *row);
+/* A candidate predicted under calibration cal (its launch share kept as the search gave it). */
+double tune_predict(SearchContext *ctx, const Candidate *c, const ModelCalibration *cal);
+/* The figures the model is judged by, over n candidates' predicted and measured times. */
+typedef struct {
+  int n;
+  double spearman; /* rank correlation of predicted and measured */
+  double gap;      /* how much slower the predicted best ran than the measured best (0.02 = 2%) */
+  double error;    /* mean of |predicted - measured| / measured */
+} TuneFigures;
+void tune_figures(const double *pred, const double *meas, int n, TuneFigures *f);
+
+/* calibrate.c: `kasgen calibrate DIR`, and the calibration store beside a timing database
+ * (<db>.measured.xml: measured candidates and the fitted constants; schema in calibrate.c). */
+int cmd_calibrate(const CliOptions *o);
+/* The calibration stored beside db into *out (present false when there is none); false after
+ * a located error in the store. */
+bool calibration_read(const TimingDb *db, ModelCalibration *out);
 
 #endif
