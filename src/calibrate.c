@@ -1,9 +1,9 @@
 /*
  * calibrate.c — a model that learns from what it measured (docs/model.md, "Calibration").
  *
- * `kasgen calibrate DIR` reads the results of GPU runs (DIR/<spec>/results.xml of generated
- * folders, or DIR/<name>.xml files), finds each run's candidates again by searching for its spec
- * with the uncalibrated model (tune.c's check: the same kernels at the same rank), and fits
+ * `kasgen calibrate DIR` (cli_tune.c) reads the results of GPU runs (DIR/<spec>/results.xml of
+ * generated folders, or DIR/<name>.xml files), finds each run's candidates again by searching for
+ * its spec with the uncalibrated model (tune.c: the same kernels), and calibrate.c fits
  * three constants of the model (ModelCalibration) to the correct candidates' measured times:
  *
  *   t(candidate) = Σ_kernels [hypot(a · work, floor) + b · barriers + spills + c] + launches
@@ -30,7 +30,6 @@
  */
 #include "kasgen.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -133,13 +132,26 @@ typedef struct {
   double measured; /* ns per element */
 } Sample;
 
-typedef struct {
+struct CalibrationSamples {
   Sample *s;
   int n, cap;
   StrBuf store;  /* the <spec> elements of the new store */
   StrBuf fitted; /* the specs' names */
   int nspecs;
-} Samples;
+};
+typedef CalibrationSamples Samples;
+
+CalibrationSamples *calibration_samples_new(void) { return xcalloc(1, sizeof(Samples)); }
+
+void calibration_samples_free(CalibrationSamples *all) {
+  if (!all) return;
+  free(all->s);
+  sb_free(&all->store);
+  sb_free(&all->fitted);
+  free(all);
+}
+
+int calibration_sample_count(const CalibrationSamples *all) { return all->n; }
 
 static void xml_text(StrBuf *sb, const char *s) {
   for (; *s; s++) switch (*s) {
@@ -166,117 +178,26 @@ static void add_sample(Samples *all, SearchContext *ctx, const Candidate *c, dou
   all->n++;
 }
 
-/* One run: its spec searched with the uncalibrated model, its correct candidates as samples. */
-static bool add_run(const CliOptions *o, const char *rpath, const Results *r, const char *spec,
-                    Samples *all) {
-  CliOptions so = *o;
-  so.spec = spec;
-  so.no_calibration = true;
-  so.top = 1;
-  for (int i = 0; i < r->nrows; i++)
-    if (r->rows[i].predicted_rank > so.top) so.top = (int)r->rows[i].predicted_rank;
-  so.top += so.top / 2; /* room for candidates that ptxas's registers moved */
-  Session s = {0};
-  bool ok = cli_open_session(&so, &s, false);
-  int used = 0, skipped = 0;
-  if (ok) {
-    SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
-    sb_puts(&all->store, "  <spec name=\"");
-    xml_text(&all->store, r->spec);
-    sb_puts(&all->store, "\" device=\"");
-    xml_text(&all->store, r->device);
-    sb_puts(&all->store, "\">\n");
-    for (int i = 0; i < r->nrows; i++) {
-      const ResultRow *x = &r->rows[i];
-      const Candidate *c = tune_candidate_of(s.res, x, false);
-      if (x->predicted_rank == 0 || !x->correct || !(x->measured_ns > 0)) continue;
-      if (!c) { skipped++; continue; }
-      add_sample(all, ctx, c, x->measured_ns);
-      used++;
-      sb_printf(&all->store, "    <candidate name=\"cand%02ld\" predicted-rank=\"%ld\" kernels=\"",
-                x->predicted_rank, x->predicted_rank);
-      xml_text(&all->store, x->kernels);
-      sb_printf(&all->store, "\" measured-ns=\"%.6g\"/>\n", x->measured_ns);
-    }
-    sb_puts(&all->store, "  </spec>\n");
-    sb_printf(&all->fitted, "%s%s", all->nspecs++ ? " " : "", s.spec->name);
-    search_context_free(ctx);
-    printf("%s: %d measured candidates of %s", rpath, used, s.spec->name);
-    if (skipped) printf(" (%d left out: the search no longer gives them)", skipped);
-    putchar('\n');
-  }
-  cli_close_session(&s);
-  return ok;
+
+void calibration_begin_spec(CalibrationSamples *all, const char *spec, const char *device) {
+  sb_puts(&all->store, "  <spec name=\"");
+  xml_text(&all->store, spec);
+  sb_puts(&all->store, "\" device=\"");
+  xml_text(&all->store, device ? device : "");
+  sb_puts(&all->store, "\">\n");
+  sb_printf(&all->fitted, "%s%s", all->nspecs++ ? " " : "", spec);
 }
 
-/* ---- finding the runs ------------------------------------------------------------------- */
-
-static bool exists(const char *path) { return access(path, R_OK) == 0; }
-
-/* The spec of a results file DIR/<file>: DIR/<spec>.spec, specs/, benchmarks/specs/. */
-static char *spec_beside(const char *dir, const char *name) {
-  const char *where[] = {"%s/%s.spec", "specs/%s%s.spec", "benchmarks/specs/%s%s.spec"};
-  for (int i = 0; i < 3; i++) {
-    char *p = i ? xasprintf(where[i], "", name) : xasprintf(where[i], dir, name);
-    if (exists(p)) return p;
-    free(p);
-  }
-  diag_error((SrcLoc){.file = dir}, "no spec '%s' in this folder, specs/ or benchmarks/specs/",
-             name);
-  return NULL;
+void calibration_add(CalibrationSamples *all, SearchContext *ctx, const Candidate *c,
+                     const ResultRow *row) {
+  add_sample(all, ctx, c, row->measured_ns);
+  sb_printf(&all->store, "    <candidate name=\"cand%02ld\" predicted-rank=\"%ld\" kernels=\"",
+            row->predicted_rank, row->predicted_rank);
+  xml_text(&all->store, row->kernels ? row->kernels : "");
+  sb_printf(&all->store, "\" measured-ns=\"%.6g\"/>\n", row->measured_ns);
 }
 
-static int by_name(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Every run in dir, in name order; false after an error. */
-static bool add_runs(const CliOptions *o, const char *dir, Samples *all) {
-  DIR *d = opendir(dir);
-  if (!d) {
-    diag_error((SrcLoc){.file = dir}, "cannot open this folder: %s", strerror(errno));
-    return false;
-  }
-  char **names = NULL;
-  int n = 0;
-  for (struct dirent *e; (e = readdir(d));)
-    if (e->d_name[0] != '.') {
-      names = xrealloc(names, sizeof *names * (size_t)(n + 1));
-      names[n++] = xstrdup(e->d_name);
-    }
-  closedir(d);
-  if (n) qsort(names, (size_t)n, sizeof *names, by_name);
-  bool ok = true;
-  int runs = 0;
-  for (int i = 0; i < n && ok; i++) {
-    char *sub = xasprintf("%s/%s", dir, names[i]), *rx = xasprintf("%s/results.xml", sub);
-    size_t len = strlen(names[i]);
-    Results r;
-    char *rpath = NULL, *spec = NULL;
-    if (exists(rx)) {
-      ok = results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
-           add_run(o, rpath, &r, spec, all);
-      if (rpath) results_free(&r);
-      runs++;
-    } else if (len > 4 && !strcmp(names[i] + len - 4, ".xml")) {
-      size_t tl;
-      char *text = read_text_file(sub, &tl);
-      ok = text && results_parse(sub, text, tl, &r);
-      free(text);
-      if (ok) {
-        ok = (spec = spec_beside(dir, r.spec)) && add_run(o, sub, &r, spec, all);
-        results_free(&r);
-      }
-      runs++;
-    }
-    free(spec), free(rpath), free(rx), free(sub);
-  }
-  for (int i = 0; i < n; i++) free(names[i]);
-  free(names);
-  if (ok && !runs) diag_error((SrcLoc){.file = dir}, "no results here (<spec>/results.xml or "
-                                                     "<spec>.xml)");
-  return ok && runs;
-}
+void calibration_end_spec(CalibrationSamples *all) { sb_puts(&all->store, "  </spec>\n"); }
 
 /* ---- the fit ---------------------------------------------------------------------------- */
 
@@ -321,7 +242,8 @@ static ModelCalibration fit_linear(const Samples *all, double a) {
   return best;
 }
 
-static ModelCalibration fit(const Samples *all) {
+ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitted,
+                                 double *rms_plain) {
   ModelCalibration best = fit_linear(all, 1.0);
   double best_e = sq_error(all, &best);
   for (int step = 0; step <= 1000; step++) {
@@ -329,12 +251,20 @@ static ModelCalibration fit(const Samples *all) {
     double e = sq_error(all, &c);
     if (e < best_e) best_e = e, best = c;
   }
+  ModelCalibration none = {0};
+  *rms_fitted = all->n ? sqrt(best_e / all->n) : NAN;
+  *rms_plain = all->n ? sqrt(sq_error(all, &none) / all->n) : NAN;
+  best.nspecs = all->nspecs;
+  best.ncandidates = all->n;
   return best;
 }
 
-/* ---- the command ------------------------------------------------------------------------ */
+/* ---- the store, written ---------------------------------------------------------------- */
 
-static bool write_store(const char *path, const Samples *all, const ModelCalibration *c) {
+bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
+                       const ModelCalibration *c, char **path_out) {
+  char *path = store_path(db->path);
+  *path_out = path;
   char *temp = xasprintf("%s.kasgen-tmp", path);
   FILE *f = output_open(temp);
   if (!f) {
@@ -363,38 +293,3 @@ static bool write_store(const char *path, const Samples *all, const ModelCalibra
   return ok;
 }
 
-int cmd_calibrate(const CliOptions *o) {
-  Samples all = {0};
-  sb_init(&all.store);
-  sb_init(&all.fitted);
-  int rc = EXIT_BAD_INPUT;
-  TimingDb *db = cli_load_timingdb(&(CliOptions){.argv0 = o->argv0, .db_path = o->db_path,
-                                                 .no_db = o->no_db, .no_calibration = true});
-  if (db && db->analytic)
-    diag_error((SrcLoc){0}, "calibration needs a timing database (--db FILE): it is stored "
-                            "beside it");
-  else if (db && add_runs(o, o->spec, &all)) {
-    if (all.n < MIN_SAMPLES) {
-      diag_error((SrcLoc){.file = o->spec}, "only %d measured candidates; at least %d are needed",
-                 all.n, MIN_SAMPLES);
-    } else {
-      ModelCalibration none = {0}, c = fit(&all);
-      char *path = store_path(db->path);
-      printf("fitted on %d candidates of %d specs: work-scale %.4f, barrier-scale %.4f, "
-             "kernel-ns %.6f\nroot mean square relative error on them: %.2f%% (uncalibrated "
-             "%.2f%%); these are fitted figures, not predictions\n",
-             all.n, all.nspecs, c.work_scale, c.barrier_scale, c.kernel_ns,
-             100 * sqrt(sq_error(&all, &c) / all.n), 100 * sqrt(sq_error(&all, &none) / all.n));
-      if (write_store(path, &all, &c)) {
-        printf("wrote %s\n", path);
-        rc = EXIT_OK;
-      }
-      free(path);
-    }
-  }
-  timingdb_free(db);
-  free(all.s);
-  sb_free(&all.store);
-  sb_free(&all.fitted);
-  return rc;
-}

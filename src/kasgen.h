@@ -1199,8 +1199,10 @@ int cmd_plan(const CliOptions *o);
 int cmd_units(const CliOptions *o);
 int cmd_bench(const CliOptions *o);
 int cmd_report(const CliOptions *o);
-/* tune.c: `kasgen tune DIR`, and what calibrate.c shares with it. */
+/* cli_tune.c: tune, calibrate. */
 int cmd_tune(const CliOptions *o);
+int cmd_calibrate(const CliOptions *o);
+/* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
 /* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
 char *tune_spec_of_folder(const char *dir);
 /* The search's candidate of a ranked results row: the one of its predicted rank, when it has the
@@ -1218,10 +1220,40 @@ typedef struct {
   double error;    /* mean of |predicted - measured| / measured */
 } TuneFigures;
 void tune_figures(const double *pred, const double *meas, int n, TuneFigures *f);
+/* Whether the search gives every ranked row of the run at its rank (tune_candidate_of, strict);
+ * unless quiet, a located error names the first row it does not. */
+bool tune_reproduces(const Results *r, const SearchResult *res, const char *rpath, bool quiet);
+/* The predicted and measured ranks side by side, with the prediction under cal and the figures
+ * (as generated, and of the model now). */
+void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,
+                      const SearchResult *res, const ModelCalibration *cal);
+/* The candidate to ship: the measured best (correct, fastest median), unless the predicted best
+ * is correct and slower by no more than the larger run-to-run spread of the two; why (malloc'ed)
+ * says so.  false after an error (no correct candidate). */
+typedef struct {
+  const ResultRow *row;
+  char *why;
+} TuneChoice;
+bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch);
 
-/* calibrate.c: `kasgen calibrate DIR`, and the calibration store beside a timing database
- * (<db>.measured.xml: measured candidates and the fitted constants; schema in calibrate.c). */
-int cmd_calibrate(const CliOptions *o);
+/* calibrate.c: the calibration store beside a timing database (<db>.measured.xml: measured
+ * candidates and the fitted constants; schema in calibrate.c), and the fit.  Samples are
+ * measured candidates with their model terms, grouped by spec. */
+typedef struct CalibrationSamples CalibrationSamples;
+CalibrationSamples *calibration_samples_new(void);
+void calibration_samples_free(CalibrationSamples *all);
+void calibration_begin_spec(CalibrationSamples *all, const char *spec, const char *device);
+void calibration_add(CalibrationSamples *all, SearchContext *ctx, const Candidate *c,
+                     const ResultRow *row);
+void calibration_end_spec(CalibrationSamples *all);
+int calibration_sample_count(const CalibrationSamples *all);
+/* The constants minimizing the squared relative errors (docs/model.md); the root mean square
+ * relative error with them and without any calibration. */
+ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitted,
+                                 double *rms_plain);
+/* Writes the store beside db (*path_out, malloc'ed, names it); false after an error. */
+bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
+                       const ModelCalibration *c, char **path_out);
 /* The calibration stored beside db into *out (present false when there is none); false after
  * a located error in the store. */
 bool calibration_read(const TimingDb *db, ModelCalibration *out);

@@ -1,6 +1,6 @@
 /*
- * tune.c — `kasgen tune DIR`: closes the loop after a GPU run.  DIR is a folder the main job
- * generated and the harness ran in (`make run` wrote DIR/results.xml); tune
+ * tune.c — what `kasgen tune DIR` (cli_tune.c) does to close the loop after a GPU run.  DIR is
+ * a folder the main job generated and the harness ran in (`make run` wrote DIR/results.xml):
  *
  *   1. searches again for the spec DIR was generated from, and checks that the search gives the
  *      candidates of the run, rank by rank (the same kernels, implementation by implementation);
@@ -82,7 +82,7 @@ const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row
 
 /* Whether the search reproduces every ranked row; reports the first that differs when quiet is
  * false. */
-static bool reproduces(const Results *r, const SearchResult *res, const char *rpath, bool quiet) {
+bool tune_reproduces(const Results *r, const SearchResult *res, const char *rpath, bool quiet) {
   for (int i = 0; i < r->nrows; i++) {
     const ResultRow *row = &r->rows[i];
     if (row->predicted_rank == 0 || tune_candidate_of(res, row, true)) continue;
@@ -98,22 +98,6 @@ static bool reproduces(const Results *r, const SearchResult *res, const char *rp
     return false;
   }
   return true;
-}
-
-/* Opens the session of the run: the configured one, else with the calibration set aside (a run
- * generated before the calibration).  false after an error. */
-static bool open_run_session(const CliOptions *o, const Results *r, const char *rpath,
-                             Session *s) {
-  if (!cli_open_session(o, s, false)) return false;
-  if (reproduces(r, s->res, rpath, true)) return true;
-  bool retry = s->db->calib.present;
-  if (retry) {
-    cli_close_session(s);
-    CliOptions plain = *o;
-    plain.no_calibration = true;
-    if (!cli_open_session(&plain, s, false)) return false;
-  }
-  return reproduces(r, s->res, rpath, false);
 }
 
 /* ---- the figures ------------------------------------------------------------------------ */
@@ -160,11 +144,6 @@ double tune_predict(SearchContext *ctx, const Candidate *c, const ModelCalibrati
 
 /* ---- the choice ------------------------------------------------------------------------- */
 
-typedef struct {
-  const ResultRow *row; /* the chosen row */
-  char *why;            /* for the embed header and the user */
-} Choice;
-
 static const ResultRow *predicted_best(const Results *r) {
   for (int i = 0; i < r->nrows; i++)
     if (r->rows[i].predicted_rank == 1) return &r->rows[i];
@@ -181,7 +160,7 @@ static const ResultRow *measured_best(const Results *r) {
   return best;
 }
 
-static bool choose(const Results *r, const char *rpath, Choice *ch) {
+bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch) {
   const ResultRow *p = predicted_best(r), *b = measured_best(r);
   if (!b) {
     diag_error((SrcLoc){.file = rpath}, "no ranked candidate of this run is correct: nothing to "
@@ -222,20 +201,29 @@ static bool choose(const Results *r, const char *rpath, Choice *ch) {
 
 /* ---- the table -------------------------------------------------------------------------- */
 
-static void print_side_by_side(const Results *r, const Session *s, const ModelCalibration *cal) {
-  SearchContext *ctx = search_context_new(s->dag, s->db, s->target);
+void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,
+                      const SearchResult *res, const ModelCalibration *cal) {
+  SearchContext *ctx = search_context_new(dag, db, t);
   int n = 0;
   double *file = xcalloc((size_t)r->nrows + 1, sizeof *file);
   double *now = xcalloc((size_t)r->nrows + 1, sizeof *now);
   double *meas = xcalloc((size_t)r->nrows + 1, sizeof *meas);
-  printf("%s: predicted and measured ranks (%s)\n", s->spec->name, r->device);
+  printf("%s: predicted and measured ranks (%s)\n", dag->spec->name, r->device);
   printf("%4s %4s  %-9s %10s %10s %10s %9s  %s\n", "pred", "meas", "candidate", "pred ns/e",
          "model now", "meas ns/e", "spread", "kernels");
-  for (long rank = 1; rank <= s->res->ncands; rank++)
+  for (long rank = 1; rank <= r->nrows; rank++)
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
+      const Candidate *c = tune_candidate_of(res, x, false);
       if (x->predicted_rank != rank) continue;
-      double t = tune_predict(ctx, &s->res->cands[rank - 1], cal);
+      if (!c) {
+        char *name = c_safe_text(x->name);
+        printf("%4ld %4ld  %-9s %10.4f %10s   (not among the search's candidates now)\n", rank,
+               x->measured_rank, name, x->predicted_ns, "-");
+        free(name);
+        continue;
+      }
+      double t = tune_predict(ctx, c, cal);
       char *name = c_safe_text(x->name), *k = c_safe_text(x->kernels);
       printf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f  %s%s\n", rank, x->measured_rank, name,
              x->predicted_ns, t, x->measured_ns, tune_spread(x), k, x->correct ? "" : "  WRONG");
@@ -252,66 +240,3 @@ static void print_side_by_side(const Results *r, const Session *s, const ModelCa
   search_context_free(ctx);
 }
 
-/* ---- the command ------------------------------------------------------------------------ */
-
-/* DIR without trailing slashes, and its parent ("." when none). */
-static char *trimmed(const char *dir) {
-  char *d = xstrdup(dir);
-  for (size_t len = strlen(d); len > 1 && d[len - 1] == '/';) d[--len] = '\0';
-  return d;
-}
-
-static bool reemit(const CliOptions *o, const Session *s, const char *dir, const Choice *ch) {
-  const char *slash = strrchr(dir, '/');
-  const char *base = slash ? slash + 1 : dir;
-  if (strcmp(base, s->spec->name)) {
-    diag_error((SrcLoc){.file = dir}, "the folder of spec %s must be named %s to be written "
-               "again", s->spec->name, s->spec->name);
-    return false;
-  }
-  char *parent = slash ? xstrndup(dir, slash == dir ? 1 : (size_t)(slash - dir)) : xstrdup(".");
-  const Candidate *c = &s->res->cands[ch->row->predicted_rank - 1];
-  EmitOptions eo = {.out_dir = parent, .default_n = o->n, .target = s->target, .embed = c,
-                    .embed_why = ch->why};
-  bool ok = emit_all(s->dag, s->lib, s->db, s->res, &eo);
-  if (ok) printf("wrote %s/embed/ around cand%02d\n", dir, c->rank);
-  free(parent);
-  return ok;
-}
-
-int cmd_tune(const CliOptions *o) {
-  Results r;
-  char *rpath;
-  if (!results_load(o->spec, &r, &rpath)) return EXIT_BAD_INPUT;
-  char *dir = trimmed(o->spec);
-  char *spec = o->spec_file ? xstrdup(o->spec_file) : tune_spec_of_folder(dir);
-  int rc = EXIT_BAD_INPUT;
-  Session s = {0};
-  CliOptions so = *o;
-  so.spec = spec;
-  so.top = 1;
-  for (int i = 0; i < r.nrows; i++)
-    if (r.rows[i].predicted_rank > so.top) so.top = (int)r.rows[i].predicted_rank;
-  Choice ch = {0};
-  if (spec && open_run_session(&so, &r, rpath, &s)) {
-    ModelCalibration cal = s.db->calib;
-    if (!cal.present && !o->no_calibration && !calibration_read(s.db, &cal)) goto done;
-    if (strcmp(r.spec, s.spec->name))
-      diag_warning((SrcLoc){.file = rpath}, "the results are of spec '%s', the spec is '%s'",
-                   r.spec, s.spec->name);
-    print_side_by_side(&r, &s, &cal);
-    if (choose(&r, rpath, &ch)) {
-      printf("choice: %s\n", ch.why);
-      fflush(stdout);
-      if (reemit(o, &s, dir, &ch)) rc = EXIT_OK;
-    }
-  }
-done:
-  free(ch.why);
-  cli_close_session(&s);
-  results_free(&r);
-  free(rpath);
-  free(spec);
-  free(dir);
-  return rc;
-}
