@@ -121,6 +121,7 @@ static bool add_run(const CliOptions *o, const char *rpath, const Results *r, co
   int used = 0, skipped = 0;
   if (ok) {
     SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
+    model_memo_quiet(ctx->model);
     calibration_begin_spec(all, s.spec->name, r->device);
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];

@@ -204,6 +204,7 @@ bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch) {
 void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,
                       const SearchResult *res, const ModelCalibration *cal) {
   SearchContext *ctx = search_context_new(dag, db, t);
+  model_memo_quiet(ctx->model);
   int n = 0;
   double *file = xcalloc((size_t)r->nrows + 1, sizeof *file);
   double *now = xcalloc((size_t)r->nrows + 1, sizeof *now);
