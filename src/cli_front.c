@@ -26,11 +26,16 @@ Library *cli_load_library(const CliOptions *o) {
 
 TimingDb *cli_load_timingdb(const CliOptions *o) {
   if (o->no_db) return timingdb_analytic();
-  if (o->db_path) return timingdb_load(o->db_path);
-  char *path = timingdb_default_path(o->argv0);
-  if (path && access(path, R_OK) == 0) {
-    TimingDb *db = timingdb_load(path);
+  TimingDb *db = NULL;
+  char *path = o->db_path ? xstrdup(o->db_path) : timingdb_default_path(o->argv0);
+  if (path && (o->db_path || access(path, R_OK) == 0)) {
+    db = timingdb_load(path);
     free(path);
+    /* The constants fitted to this GPU's measured kernels, when `kasgen calibrate` stored them. */
+    if (db && !o->no_calibration && !calibration_read(db, &db->calib)) {
+      timingdb_free(db);
+      return NULL;
+    }
     return db;
   }
   free(path);

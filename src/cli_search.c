@@ -13,17 +13,7 @@
 
 #define DEFAULT_OUT "generated"
 
-/* Everything one search needs, loaded in pipeline order; freed by close_session. */
-typedef struct {
-  Library *lib;
-  Spec *spec;
-  Dag *dag;
-  Target *target; /* --precision, --layout */
-  TimingDb *db;
-  SearchResult *res;
-} Session;
-
-static void close_session(Session *s) {
+void cli_close_session(Session *s) {
   if (s->res) search_result_free(s->res);
   timingdb_free(s->db);
   target_free(s->target);
@@ -108,7 +98,7 @@ static void report_search(const CliOptions *o, const Session *s) {
 
 /* Loads and searches; false after the failing stage has reported.  emits: the session will
  * write the output folder (checked, with what the emitters cannot write, before searching). */
-static bool open_session(const CliOptions *o, Session *s, bool emits) {
+bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
   *s = (Session){0};
   if (!(s->lib = cli_load_library(o))) return false;
   if (!(s->spec = spec_load(o->spec, s->lib))) return false;
@@ -124,6 +114,8 @@ static bool open_session(const CliOptions *o, Session *s, bool emits) {
                       .target = s->target};
   s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
+  /* `plan` keeps the model's own ranking: the same on every machine (the goldens). */
+  if (!o->no_ptxas && strcmp(o->command, "plan")) ptxas_rerank(s->dag, s->lib, s->db, s->target, s->res);
   report_search(o, s);
   if (s->res->ncands == 0) {
     diag_error((SrcLoc){.file = o->spec}, "no launchable partition into kernels was found");
@@ -192,6 +184,10 @@ static void print_kernel(const KernelPlan *p, int k) {
          "%.4f ns/elem\n",
          p->e, p->threads, p->smem_bytes, register_buffers(p), p->nbuffers, p->barriers,
          p->barriers_possible, p->predicted_ns_per_elem);
+  printf("          %d registers per thread (%s)", p->regs_estimate,
+         p->regs_from_ptxas ? "ptxas" : "estimated");
+  if (p->spill_bytes > 0) printf("  SPILLS %d bytes per thread (penalized)", p->spill_bytes);
+  putchar('\n');
 }
 
 static void print_candidate(const Candidate *c, const char *label) {
@@ -278,7 +274,7 @@ static bool explain(const CliOptions *o, const Session *s) {
 int cmd_generate(const CliOptions *o) {
   Session s;
   int rc = EXIT_BAD_INPUT;
-  if (open_session(o, &s, true)) {
+  if (cli_open_session(o, &s, true)) {
     print_ranking(&s);
     if (!explain(o, &s)) {
       rc = EXIT_USAGE;
@@ -293,14 +289,14 @@ int cmd_generate(const CliOptions *o) {
       }
     }
   }
-  close_session(&s);
+  cli_close_session(&s);
   return rc;
 }
 
 int cmd_plan(const CliOptions *o) {
   Session s;
   int rc = EXIT_BAD_INPUT;
-  if (open_session(o, &s, false)) {
+  if (cli_open_session(o, &s, false)) {
     for (int r = 0; r < s.res->ncands; r++) {
       const Candidate *c = &s.res->cands[r];
       printf("%d %.6g", r + 1, c->predicted_ns_per_elem);
@@ -312,6 +308,6 @@ int cmd_plan(const CliOptions *o) {
     }
     rc = explain(o, &s) ? EXIT_OK : EXIT_USAGE;
   }
-  close_session(&s);
+  cli_close_session(&s);
   return rc;
 }

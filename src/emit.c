@@ -539,7 +539,12 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
   for (int i = 0; ok && i < count; i++)
     ok = emit_cuda_candidate(d, dag, t, ents[i].cand, ents[i].unaligned, ents[i].name) &&
          emit_fusion_picture(d, dag, &ents[i]);
-  if (ok && res->ncands > 0) ok = emit_embed(d, dag, lib, t, ents[0].cand, ents[0].unaligned);
+  if (ok && res->ncands > 0) { /* the predicted best, unless `kasgen tune` chose another */
+    int w = 0;
+    for (int i = 0; opt && opt->embed && i < count; i++)
+      if (ents[i].cand == opt->embed) w = i;
+    ok = emit_embed(d, dag, lib, t, ents[w].cand, ents[w].unaligned, opt ? opt->embed_why : NULL);
+  }
   ok = ok && emit_spec_files(d, dag, db, t, ents, count, default_n);
   free_entries(ents, count);
   bool closed = emit_dir_close(d);

@@ -785,9 +785,23 @@ typedef struct {
   double launch_overhead_ns;
 } DeviceLimits;
 
+/* The model's constants fitted to measured fused kernels of one GPU (`kasgen calibrate`,
+ * calibrate.c, docs/model.md), read from <database>.measured.xml beside the database:
+ *   t(kernel) = hypot(work_scale * max(IO, COMPUTE), floor) + barrier_scale * barriers
+ *               + spills + kernel_ns
+ * Without a calibration (present false) the factors are 1 and kernel_ns 0. */
+typedef struct {
+  bool present;
+  double work_scale;    /* on a kernel's memory or compute time */
+  double barrier_scale; /* on its barrier time */
+  double kernel_ns;     /* a fixed cost per kernel, ns per element */
+  int nspecs, ncandidates; /* what it was fitted on */
+} ModelCalibration;
+
 typedef struct {
   char *path;
   DeviceLimits dev;
+  ModelCalibration calib;
   char *date, *nvcc_version;
   RoutineTiming *routines;
   int nroutines;
@@ -878,6 +892,8 @@ typedef struct {
   int smem_bytes;  /* peak dynamic shared memory */
   int barriers, barriers_possible;
   int regs_estimate; /* registers per thread (from nvcc report when known, else estimate) */
+  bool regs_from_ptxas; /* regs_estimate and spill_bytes are ptxas's (ptxas.c) */
+  int spill_bytes;   /* ptxas: bytes of spill stores + loads per thread; 0 when not known */
   double predicted_ns_per_elem;
   Precision precision; /* of the search's target: what its buffers hold */
   int w;               /* the target's vector width: the W of its routines */
@@ -1136,6 +1152,17 @@ void plan_memo_stats(const SearchContext *ctx, long *combined, long *isomorphic)
 /* model.c: predicted nanoseconds per element of one kernel (docs/design.md §6 step 8,
  * docs/model.md), and the fixed cost of one launch. */
 double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan);
+/* The terms of that prediction before calibration (ns per element); false when the plan cannot
+ * launch.  model_predict_kernel combines them with the database's calibration
+ * (model_combine_terms). */
+typedef struct {
+  double work;    /* max(IO, COMPUTE) */
+  double floor;   /* the grid floor */
+  double barrier; /* barrier time */
+  double spill;   /* local-memory time of spilled registers */
+} ModelTerms;
+bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
+double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
 double model_launch_overhead_ns(const TimingDb *db);
 /* model_predict_kernel returns INFINITY for a plan that cannot launch on the device (shared
  * memory over the per-block limit, too many threads, zero resident blocks): drop such plans.
@@ -1199,6 +1226,12 @@ UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, cons
 void unaligned_planner_free(UnalignedPlanner *u);
 Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *failed);
 void unaligned_candidate_free(Candidate *c); /* frees its plans too */
+/* ptxas.c: for the top 30 candidates, the registers and spill bytes of every kernel from
+ * ptxas's report (nvcc -Xptxas -v, cached by kernel text), put into the plans
+ * (regs_from_ptxas), which are predicted again; the candidates are re-ranked.  Without nvcc it
+ * says so once and changes nothing. */
+void ptxas_rerank(const Dag *dag, const Library *lib, const TimingDb *db, const Target *t,
+                  SearchResult *res);
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
@@ -1218,6 +1251,10 @@ typedef struct {
   const char *out_dir; /* parent; output goes to out_dir/<spec-stem>/ */
   long default_n;
   const Target *target; /* the search's (NULL: target_default()) */
+  /* The candidate the embed wraps and why (`kasgen tune`: the measured best); NULL: the
+   * predicted best, res->cands[0]. */
+  const Candidate *embed;
+  const char *embed_why;
 } EmitOptions;
 
 /* emit_files.c: the output folder.  It may be new, or hold only files listed in its
@@ -1282,9 +1319,10 @@ bool emit_common(EmitDir *d, const Dag *dag, const Library *lib);
 /* Writes src/runtime/<name> (runtime_file) to folder/<name> ("": the output folder itself). */
 bool emit_runtime_file(EmitDir *d, const char *folder, const char *name);
 
-/* emit_embed.c: embed/kas_<stem>.h and .cu around the winner. */
+/* emit_embed.c: embed/kas_<stem>.h and .cu around the winner; why (plain text, NULL: "the
+ * predicted best candidate") says in the header why this candidate was chosen. */
 bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
-                const Candidate *winner, const Candidate *unaligned);
+                const Candidate *winner, const Candidate *unaligned, const char *why);
 
 /* emit.c: drives the emitters for one spec: the output folder, common/, every candidate, the
  * embed, and the files that list the candidates (kas_candidates.h, all_kernels.cu, Makefile,
@@ -1322,6 +1360,34 @@ int bench_emit(const Library *lib, const char *out_dir);
  * how many functions), -1 after a diagnostic. */
 int units_emit(const Library *lib, const char *out_dir, Precision precision,
                int *nfunctions_out);
+/* results.c: the results file of a generated harness (results.xml; schema in results.c). */
+typedef struct {
+  char *name, *kernels;
+  long nkernels, predicted_rank, measured_rank, correct;
+  double predicted_ns, measured_ns, melem_s, gbs, copy_pct, error;
+  double round_min_ns, round_max_ns; /* the fastest and slowest round's median; NAN if absent */
+  long line; /* of its <candidate>, for messages */
+} ResultRow;
+typedef struct {
+  char *spec, *device;
+  double copy_gbs, file_spearman;
+  long n, reps, rounds, copies, bytes_per_elem;
+  ResultRow *rows;
+  int nrows, cap;
+} Results;
+/* Parses a results file held in memory (path names it in messages); false after located errors
+ * (and *r is then empty). */
+bool results_parse(const char *path, const char *text, size_t len, Results *r);
+void results_free(Results *r);
+/* dirfd's results.xml as text, read only as a plain file (a link or a FIFO is refused); path
+ * names it in messages.  NULL after a diagnostic. */
+char *results_read(int dirfd, const char *path, size_t *len);
+/* folder/results.xml read and parsed; *path_out (malloc'ed) names it.  false after located
+ * errors. */
+bool results_load(const char *folder, Results *r, char **path_out);
+/* Spearman's rank correlation of x and y (ties get their mean rank); NAN when n < 2 or one side
+ * is constant. */
+double rank_correlation(const double *x, const double *y, int n);
 /* report.c: reads folder/results.xml copied back from a GPU run; prints the table and draws
  * folder/plot.png with gnuplot.  false after a located diagnostic. */
 bool report_run(const char *folder);
@@ -1356,6 +1422,9 @@ typedef struct {
   bool no_db;     /* --no-db: use the analytic model even when a database exists */
   Precision precision; /* --precision single|double (default single) */
   const char *layouts; /* --layout: element, component, NAME=..., comma-separated (NULL: element) */
+  bool no_calibration; /* --uncalibrated: ignore the database's measured calibration */
+  bool no_ptxas;       /* --no-ptxas: keep the estimated register counts */
+  const char *spec_file; /* --spec FILE (tune, calibrate): the spec, where it cannot be found */
 } CliOptions;
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
@@ -1368,12 +1437,85 @@ bool cli_check_output(const char *path);
 int cmd_check(const CliOptions *o);
 int cmd_fusions(const CliOptions *o);
 int cmd_list(const CliOptions *o);
-/* cli_search.c: the main job (ranking, then emission) and plan / --explain. */
+/* cli_search.c: the main job (ranking, then emission) and plan / --explain.  A session is
+ * everything one search needs, loaded in pipeline order: library, spec, DAG, database (with its
+ * calibration unless --uncalibrated), the search, and the re-ranking by ptxas's register
+ * counts (unless --no-ptxas).  cli_open_session returns false after the failing stage has
+ * reported; emits: the session will write the output folder (checked, with what the emitters
+ * cannot write, before searching).  cli_close_session frees what was loaded. */
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+  Target *target; /* --precision, --layout */
+  TimingDb *db;
+  SearchResult *res;
+} Session;
+bool cli_open_session(const CliOptions *o, Session *s, bool emits);
+void cli_close_session(Session *s);
 int cmd_generate(const CliOptions *o);
 int cmd_plan(const CliOptions *o);
 /* cli_tools.c: units, bench, report. */
 int cmd_units(const CliOptions *o);
 int cmd_bench(const CliOptions *o);
 int cmd_report(const CliOptions *o);
+/* cli_tune.c: tune, calibrate. */
+int cmd_tune(const CliOptions *o);
+int cmd_calibrate(const CliOptions *o);
+/* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
+/* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
+char *tune_spec_of_folder(const char *dir);
+/* The search's candidate of a ranked results row: the one of its predicted rank, when it has the
+ * same kernels; unless strict, else the only candidate with those kernels; else NULL. */
+const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row, bool strict);
+/* A row's run-to-run spread: its slowest round's median minus its fastest's (0 when unknown). */
+double tune_spread(const ResultRow *row);
+/* A candidate predicted under calibration cal (its launch share kept as the search gave it). */
+double tune_predict(SearchContext *ctx, const Candidate *c, const ModelCalibration *cal);
+/* The figures the model is judged by, over n candidates' predicted and measured times. */
+typedef struct {
+  int n;
+  double spearman; /* rank correlation of predicted and measured */
+  double gap;      /* how much slower the predicted best ran than the measured best (0.02 = 2%) */
+  double error;    /* mean of |predicted - measured| / measured */
+} TuneFigures;
+void tune_figures(const double *pred, const double *meas, int n, TuneFigures *f);
+/* Whether the search gives every ranked row of the run at its rank (tune_candidate_of, strict);
+ * unless quiet, a located error names the first row it does not. */
+bool tune_reproduces(const Results *r, const SearchResult *res, const char *rpath, bool quiet);
+/* The predicted and measured ranks side by side, with the prediction under cal and the figures
+ * (as generated, and of the model now). */
+void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,
+                      const SearchResult *res, const ModelCalibration *cal);
+/* The candidate to ship: the measured best (correct, fastest median), unless the predicted best
+ * is correct and slower by no more than the larger run-to-run spread of the two; why (malloc'ed)
+ * says so.  false after an error (no correct candidate). */
+typedef struct {
+  const ResultRow *row;
+  char *why;
+} TuneChoice;
+bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch);
+
+/* calibrate.c: the calibration store beside a timing database (<db>.measured.xml: measured
+ * candidates and the fitted constants; schema in calibrate.c), and the fit.  Samples are
+ * measured candidates with their model terms, grouped by spec. */
+typedef struct CalibrationSamples CalibrationSamples;
+CalibrationSamples *calibration_samples_new(void);
+void calibration_samples_free(CalibrationSamples *all);
+void calibration_begin_spec(CalibrationSamples *all, const char *spec, const char *device);
+void calibration_add(CalibrationSamples *all, SearchContext *ctx, const Candidate *c,
+                     const ResultRow *row);
+void calibration_end_spec(CalibrationSamples *all);
+int calibration_sample_count(const CalibrationSamples *all);
+/* The constants minimizing the squared relative errors (docs/model.md); the root mean square
+ * relative error with them and without any calibration. */
+ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitted,
+                                 double *rms_plain);
+/* Writes the store beside db (*path_out, malloc'ed, names it); false after an error. */
+bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
+                       const ModelCalibration *c, char **path_out);
+/* The calibration stored beside db into *out (present false when there is none); false after
+ * a located error in the store. */
+bool calibration_read(const TimingDb *db, ModelCalibration *out);
 
 #endif

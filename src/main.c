@@ -35,6 +35,9 @@ enum {
   OPT_BEAM_WIDTH = 1 << 11,
   OPT_PRECISION = 1 << 12,
   OPT_LAYOUT = 1 << 13,
+  OPT_NO_PTXAS = 1 << 14,
+  OPT_NO_CALIBRATION = 1 << 15,
+  OPT_SPEC = 1 << 16,
 };
 
 typedef struct {
@@ -67,6 +70,10 @@ static const OptionDoc option_docs[] = {
     {"layout", "L", OPT_LAYOUT,
      "arrays element-major (default) or component-major (p[c*ld + e]): element,\n"
      "component, or per input and output NAME=element|component, comma-separated"},
+    {"no-ptxas", NULL, OPT_NO_PTXAS, "keep the estimated register counts (no nvcc run)"},
+    {"uncalibrated", NULL, OPT_NO_CALIBRATION,
+     "ignore the calibration beside the database (<db>.measured.xml)"},
+    {"spec", "FILE", OPT_SPEC, "the spec DIR was generated from (default: as index.txt says)"},
 };
 enum { NOPTIONS = sizeof option_docs / sizeof option_docs[0] };
 
@@ -81,10 +88,14 @@ typedef struct {
 
 #define SEARCH_OPTIONS                                                                          \
   (OPT_TOP | OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY |     \
-   OPT_DB | OPT_NO_DB | OPT_DOT | OPT_PRECISION | OPT_LAYOUT)
+   OPT_DB | OPT_NO_DB | OPT_DOT | OPT_PRECISION | OPT_LAYOUT | OPT_NO_CALIBRATION)
+#define TUNE_OPTIONS                                                                            \
+  (OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY | OPT_DB |      \
+   OPT_NO_DB | OPT_NO_CALIBRATION | OPT_NO_PTXAS | OPT_N | OPT_PRECISION | OPT_LAYOUT)
 
 static const Command commands[] = {
-    {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N, cmd_generate,
+    {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N | OPT_NO_PTXAS,
+     cmd_generate,
      "rank the candidates and write them to DIR/<spec>/ (the main job)",
      "Ranks the fusions of the computation in SPEC for the GPU of the timing database, prints\n"
      "the ranking, and writes the best candidates, the unfused form, a benchmark harness, a CPU\n"
@@ -110,6 +121,20 @@ static const Command commands[] = {
     {"report", "DIR", 0, cmd_report, "read results.xml copied back from a GPU run",
      "Reads DIR/results.xml written by a generated harness on a GPU and copied back, prints\n"
      "the table with the rank correlation, and draws DIR/plot.png with gnuplot."},
+    {"tune", "DIR", TUNE_OPTIONS | OPT_SPEC, cmd_tune,
+     "ship the measured best of a GPU run in DIR/embed/",
+     "Reads DIR/results.xml of a GPU run of the generated folder DIR, shows the predicted and\n"
+     "measured ranks side by side (and the current model's prediction), and re-emits DIR with\n"
+     "embed/ around the measured best candidate (correct, fastest median), unless it is slower\n"
+     "than the predicted best by less than the run-to-run spread of the rounds: then the\n"
+     "predicted best stays.  The embed header says which candidate and why."},
+    {"calibrate", "DIR", OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_NO_PTXAS, cmd_calibrate,
+     "fit the model's constants to measured candidates",
+     "Reads the results of GPU runs in DIR (DIR/<spec>/results.xml, or DIR/<spec>.xml), fits\n"
+     "the model's constants for that GPU to them (docs/model.md), and stores the measured\n"
+     "times with the constants beside the timing database (<db>.measured.xml, replaced), where\n"
+     "the model reads them.  Each spec is found as DIR/<spec>/index.txt says, or\n"
+     "as DIR/<spec>.spec, specs/<spec>.spec or benchmarks/specs/<spec>.spec."},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -213,6 +238,9 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
     o->precision = !strcmp(arg, "double") ? PREC_DOUBLE : PREC_SINGLE;
     return true;
   case OPT_LAYOUT: o->layouts = arg; return true;
+  case OPT_NO_PTXAS: o->no_ptxas = true; return true;
+  case OPT_NO_CALIBRATION: o->no_calibration = true; return true;
+  case OPT_SPEC: o->spec_file = arg; return true;
   default: return false;
   }
 }

@@ -599,14 +599,32 @@ static double barrier_time(const KernelCtx *k) {
   return plan->barriers * per_block / ((double)plan->e * blocks * k->dev->sm_count);
 }
 
-/* Local-memory traffic of registers beyond the per-thread maximum (stored and reloaded). */
+/* Local-memory traffic of spilled registers: ptxas's spill bytes per thread when known, else the
+ * registers beyond the per-thread maximum, stored and reloaded.  It mostly stays in L1/L2, hence
+ * twice the copy bandwidth. */
 static double spill_time(const KernelCtx *k, int regs) {
-  if (regs <= MAX_REGISTERS) return 0;
-  double bytes = (regs - MAX_REGISTERS) * 8.0 * k->plan->threads / k->plan->e;
+  double per_thread = k->plan->regs_from_ptxas ? k->plan->spill_bytes
+                      : regs > MAX_REGISTERS    ? (regs - MAX_REGISTERS) * 8.0
+                                                : 0;
+  double bytes = per_thread * k->plan->threads / k->plan->e;
   return bytes / (k->dev->copy_gbs * 2.0);
 }
 
+/* ---- calibration (docs/model.md; fitted by calibrate.c) ----------------------------------- */
+
+double model_combine_terms(const ModelTerms *t, const ModelCalibration *c) {
+  if (!c || !c->present) return hypot(t->work, t->floor) + t->barrier + t->spill;
+  return hypot(c->work_scale * t->work, t->floor) + c->barrier_scale * t->barrier + t->spill +
+         c->kernel_ns;
+}
+
 double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan) {
+  ModelTerms t;
+  if (!model_kernel_terms(ctx, plan, &t)) return INFINITY; /* cannot launch */
+  return model_combine_terms(&t, &ctx->db->calib);
+}
+
+bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out) {
   const Dag *dag = ctx->dag;
   const TimingDb *db = ctx->db;
   const DeviceLimits *dev = &db->dev;
@@ -614,7 +632,7 @@ double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan) {
   KernelCtx k = {plan, dag, db, ctx->model, dev,
                  occupancy(dev, plan->threads, plan->smem_bytes, regs), 0, ctx->target,
                  target_real_bytes(ctx->target->precision)};
-  if (k.occ.blocks_per_sm == 0 || plan->e <= 0) return INFINITY; /* cannot launch */
+  if (k.occ.blocks_per_sm == 0 || plan->e <= 0) return false; /* cannot launch */
   k.floor_ns = grid_floor(&k);
   double io = 0, compute = 0;
   for (int b = 0; b < plan->nbuffers; b++) {
@@ -625,8 +643,9 @@ double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan) {
   /* The compute steps come in call order. */
   for (int s = 0; s < plan->nsteps; s++)
     if (plan->steps[s].kind == ROUTINE_COMPUTE) compute += compute_time(&k, &plan->steps[s]);
-  double t = io > compute ? io : compute;
-  return hypot(t, k.floor_ns) + barrier_time(&k) + spill_time(&k, regs);
+  *out = (ModelTerms){io > compute ? io : compute, k.floor_ns, barrier_time(&k),
+                      spill_time(&k, regs)};
+  return true;
 }
 
 double model_launch_overhead_ns(const TimingDb *db) {

@@ -17,6 +17,10 @@ echo "nvcc: ${NVCC:-none (make deps installs one)}; python: $PYTHON"
 export KASGEN="$PWD/$BUILD/kasgen"
 export KASGEN_LIBRARY="$PWD/library"
 export SAN=${SAN:-0}
+# ptxas's register reports (src/ptxas.c) are cached for the run only, never in the user's home.
+KASGEN_CACHE=$(mktemp -d)
+export KASGEN_CACHE
+trap 'rm -rf "$KASGEN_CACHE"' EXIT
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 passed=0 failed=0 failures=()

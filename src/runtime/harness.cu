@@ -6,8 +6,14 @@
  * results.xml and results.dat).  Depends on CUDA and libc; everything spec-specific comes from
  * kas_candidates.h, the arrays' real type and layouts included (kas_layout.h).
  *
- *   harness [N | N=n | --n N] [--reps R] [--sizes a,b,c] [--check-only] [--signed] [--offset K]
+ *   harness [N | N=n | --n N] [--reps R] [--rounds K] [--sizes a,b,c] [--check-only] [--signed]
+ *           [--offset K]
  *
+ * Timing is repeated: K rounds (default 5), each timing every candidate in turn (the median of R
+ * runs), so that a slow stretch of the GPU (clocks, another process) falls on all candidates
+ * alike.  A candidate's time is the median of its rounds; the fastest and slowest round are
+ * written too (round-min-ns, round-max-ns): the run-to-run spread `kasgen tune` compares
+ * differences with.
  * --sizes checks correctness at each size (no timing); --check-only checks at N.  --offset K
  * runs on a sub-range, as a FEM code calls kernels on a colour of its mesh: elements
  * [K, K + N) of arrays of K + N elements (the pointers moved by K elements, aligned to their type
@@ -254,8 +260,11 @@ static double time_candidate(Problem *p, InputCopies *ic, const KasCandidate *c,
 
 typedef struct {
   double error, ms, ns_per_elem, melem_s, gbs, copy_pct, avg_melem_s;
+  double round_min_ns, round_max_ns; /* the fastest and slowest round's median */
   int measured_rank, correct;
 } Row;
+
+#define MAX_ROUNDS 64
 
 /* Spearman's rank correlation of the predicted and measured ranks (Pearson on ranks). */
 static double spearman(const Row *rows, int count) {
@@ -326,7 +335,8 @@ static int bytes_per_element(void) {
 }
 
 static void write_xml(const char *path, const char *device, double copy_gbs, size_t n,
-                      size_t offset, int reps, int copies, const Row *rows, double rho) {
+                      size_t offset, int reps, int rounds, int copies, const Row *rows,
+                      double rho) {
   FILE *f = fopen(path, "w");
   if (!f) {
     perror(path);
@@ -337,10 +347,10 @@ static void write_xml(const char *path, const char *device, double copy_gbs, siz
   fprintf(f, "  <device name=\"");
   xml_escaped(f, device);
   fprintf(f, "\" copy-gbs=\"%.2f\"/>\n", copy_gbs);
-  fprintf(f, "  <run n=\"%zu\" reps=\"%d\" input-copies=\"%d\" bytes-per-element=\"%d\" "
-             "precision=\"%s\" offset=\"%zu\"/>\n",
-          n, reps, copies, bytes_per_element(), sizeof(kas_real) == 8 ? "double" : "single",
-          offset);
+  fprintf(f, "  <run n=\"%zu\" reps=\"%d\" rounds=\"%d\" input-copies=\"%d\" "
+             "bytes-per-element=\"%d\" precision=\"%s\" offset=\"%zu\"/>\n",
+          n, reps, rounds, copies, bytes_per_element(),
+          sizeof(kas_real) == 8 ? "double" : "single", offset);
   for (int c = 0; c < KAS_NCANDIDATES; c++) {
     const KasCandidate *k = &kas_candidates[c];
     const Row *r = &rows[c];
@@ -349,10 +359,11 @@ static void write_xml(const char *path, const char *device, double copy_gbs, siz
     fprintf(f,
             "\" nkernels=\"%d\" predicted-ns=\"%.6g\" measured-ns=\"%.6g\" melem-s=\"%.6g\" "
             "compulsory-gbs=\"%.6g\" copy-percent=\"%.4g\" predicted-rank=\"%d\" "
-            "measured-rank=\"%d\" correct=\"%d\" error=\"%.3g\"/>\n",
+            "measured-rank=\"%d\" correct=\"%d\" error=\"%.3g\" round-min-ns=\"%.6g\" "
+            "round-max-ns=\"%.6g\"/>\n",
             k->nkernels, k->predicted_ns_per_elem, r->ns_per_elem, r->melem_s, r->gbs,
             r->copy_pct, k->predicted_rank, r->measured_rank, r->correct,
-            isfinite(r->error) ? r->error : 1e300);
+            isfinite(r->error) ? r->error : 1e300, r->round_min_ns, r->round_max_ns);
   }
   if (isfinite(rho))
     fprintf(f, "  <spearman value=\"%.4f\"/>\n", rho);
@@ -457,14 +468,29 @@ static int check_all(Problem *p, Row *rows) {
   return failures;
 }
 
-/* Times every candidate on the problem (rows: ms, ns/element, MElem/s, GB/s, % of copy). */
-static int time_all(Problem *p, Row *rows, int reps, double copy_gbs, long l2_bytes) {
+/* Times every candidate on the problem (rows: ms, ns/element, MElem/s, GB/s, % of copy) in
+ * `rounds` rounds, each timing every candidate in turn (the median of reps runs); a candidate's
+ * time is the median of its rounds, its spread the fastest and slowest round. */
+static int time_all(Problem *p, Row *rows, int reps, int rounds, double copy_gbs,
+                    long l2_bytes) {
+  static float per_round[KAS_NCANDIDATES][MAX_ROUNDS];
   InputCopies ic;
   make_copies(p, &ic, l2_bytes);
   double bytes = (double)bytes_per_element() * (double)p->n;
+  double to_ns = p->n ? 1e6 / (double)p->n : 0;
+  for (int k = 0; k < rounds; k++)
+    for (int c = 0; c < KAS_NCANDIDATES; c++)
+      per_round[c][k] = (float)time_candidate(p, &ic, &kas_candidates[c], reps);
   for (int c = 0; c < KAS_NCANDIDATES; c++) {
     Row *r = &rows[c];
-    r->ms = time_candidate(p, &ic, &kas_candidates[c], reps);
+    float lo = per_round[c][0], hi = per_round[c][0];
+    for (int k = 1; k < rounds; k++) {
+      if (per_round[c][k] < lo) lo = per_round[c][k];
+      if (per_round[c][k] > hi) hi = per_round[c][k];
+    }
+    r->round_min_ns = lo * to_ns;
+    r->round_max_ns = hi * to_ns;
+    r->ms = kas_median(per_round[c], rounds);
     r->ns_per_elem = p->n ? r->ms * 1e6 / (double)p->n : 0;
     r->melem_s = r->ms > 0 ? (double)p->n / (r->ms * 1e-3) / 1e6 : 0;
     r->gbs = r->ms > 0 ? bytes / (r->ms * 1e-3) / 1e9 : 0;
@@ -483,7 +509,7 @@ static int compare_aligned(const Row *sub, size_t n, size_t offset, int reps, do
   Row whole[KAS_NCANDIDATES];
   memset(whole, 0, sizeof whole);
   int failures = check_all(&a, whole);
-  time_all(&a, whole, reps, copy_gbs, l2_bytes);
+  time_all(&a, whole, reps, 1, copy_gbs, l2_bytes);
   printf("\nSub-range from element %zu (pointers aligned to their type only) against whole "
          "arrays, n = %zu:\n%-9s %12s %12s %8s\n", offset, n, "candidate", "sub ns/e",
          "whole ns/e", "sub/whole");
@@ -497,24 +523,27 @@ static int compare_aligned(const Row *sub, size_t n, size_t offset, int reps, do
 
 int main(int argc, char **argv) {
   size_t n = KAS_DEFAULT_N, offset = 0;
-  int reps = 30, check_only = 0, is_signed = 0;
+  int reps = 30, rounds = 5, check_only = 0, is_signed = 0;
   const char *sizes = NULL;
   for (int a = 1; a < argc; a++) {
     if (!strcmp(argv[a], "--n") && a + 1 < argc) n = parse_size(argv[++a]);
     else if (!strncmp(argv[a], "N=", 2)) n = parse_size(argv[a] + 2);
     else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = (int)parse_size(argv[++a]);
+    else if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = (int)parse_size(argv[++a]);
     else if (!strcmp(argv[a], "--sizes") && a + 1 < argc) sizes = argv[++a];
     else if (!strcmp(argv[a], "--offset") && a + 1 < argc) offset = parse_size(argv[++a]);
     else if (!strcmp(argv[a], "--check-only")) check_only = 1;
     else if (!strcmp(argv[a], "--signed")) is_signed = 1;
     else if (argv[a][0] >= '0' && argv[a][0] <= '9') n = parse_size(argv[a]);
     else {
-      fprintf(stderr, "usage: %s [N | N=n | --n N] [--reps R] [--sizes a,b,c] [--check-only] "
-                      "[--signed] [--offset K]\n", argv[0]);
+      fprintf(stderr, "usage: %s [N | N=n | --n N] [--reps R] [--rounds K] [--sizes a,b,c] "
+                      "[--check-only] [--signed] [--offset K]\n", argv[0]);
       return 2;
     }
   }
   if (reps < 20) reps = 20; /* a median of fewer runs is noise */
+  if (rounds < 1) rounds = 1;
+  if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
   if (sizes) return check_sizes(sizes, offset, is_signed);
 
   cudaDeviceProp prop;
@@ -536,7 +565,7 @@ int main(int argc, char **argv) {
   size_t copy_bytes = (size_t)8 * prop.l2CacheSize;
   if (copy_bytes < ((size_t)256 << 20)) copy_bytes = (size_t)256 << 20;
   double copy_gbs = kas_copy_gbs(copy_bytes, reps);
-  int copies = time_all(&p, rows, reps, copy_gbs, prop.l2CacheSize);
+  int copies = time_all(&p, rows, reps, rounds, copy_gbs, prop.l2CacheSize);
   problem_free(&p);
   assign_measured_ranks(rows);
   moving_average(rows);
@@ -544,7 +573,7 @@ int main(int argc, char **argv) {
   print_table(prop.name, copy_gbs, n, offset, rows, rho);
   if (offset)
     failures += compare_aligned(rows, n, offset, reps, copy_gbs, prop.l2CacheSize, is_signed);
-  write_xml("results.xml", prop.name, copy_gbs, n, offset, reps, copies, rows, rho);
+  write_xml("results.xml", prop.name, copy_gbs, n, offset, reps, rounds, copies, rows, rho);
   write_dat("results.dat", rows);
   printf("wrote results.xml and results.dat%s\n", failures ? "; SOME CANDIDATES ARE WRONG" : "");
   return failures ? 1 : 0;

@@ -1,0 +1,245 @@
+/*
+ * cli_tune.c — the commands that close the loop after a GPU run, thin drivers over tune.c and
+ * calibrate.c:
+ *   kasgen tune DIR        the measured best of DIR/results.xml shipped in DIR/embed/
+ *   kasgen calibrate DIR   the model's constants fitted to the runs in DIR, stored beside the
+ *                          database
+ * Both search again for the runs' specs through cli_search.c's session.  Results go to stdout,
+ * diagnostics to stderr; exit 0 ok, 1 bad input.
+ */
+#include "kasgen.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MIN_SAMPLES 3
+
+/* ---- kasgen tune ------------------------------------------------------------------------ */
+
+/* Opens the session of the run: the configured one, else with the calibration set aside (a run
+ * generated before the calibration).  *exact: the search reproduces every ranked row (else the
+ * rows are matched by their kernels, for the table only, after an error).  false after an
+ * error. */
+static bool open_run_session(const CliOptions *o, const Results *r, const char *rpath,
+                             Session *s, bool *exact) {
+  if (!cli_open_session(o, s, false)) return false;
+  *exact = tune_reproduces(r, s->res, rpath, true);
+  if (*exact || !s->db->calib.present) {
+    if (!*exact) tune_reproduces(r, s->res, rpath, false);
+    return true;
+  }
+  cli_close_session(s);
+  CliOptions plain = *o;
+  plain.no_calibration = true;
+  if (!cli_open_session(&plain, s, false)) return false;
+  *exact = tune_reproduces(r, s->res, rpath, false);
+  return true;
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+/* DIR without trailing slashes, and its parent ("." when none). */
+static char *trimmed(const char *dir) {
+  char *d = xstrdup(dir);
+  for (size_t len = strlen(d); len > 1 && d[len - 1] == '/';) d[--len] = '\0';
+  return d;
+}
+
+static bool reemit(const CliOptions *o, const Session *s, const char *dir, const TuneChoice *ch) {
+  const char *slash = strrchr(dir, '/');
+  const char *base = slash ? slash + 1 : dir;
+  if (strcmp(base, s->spec->name)) {
+    diag_error((SrcLoc){.file = dir}, "the folder of spec %s must be named %s to be written "
+               "again", s->spec->name, s->spec->name);
+    return false;
+  }
+  char *parent = slash ? xstrndup(dir, slash == dir ? 1 : (size_t)(slash - dir)) : xstrdup(".");
+  const Candidate *c = &s->res->cands[ch->row->predicted_rank - 1];
+  EmitOptions eo = {.out_dir = parent, .default_n = o->n, .target = s->target, .embed = c,
+                    .embed_why = ch->why};
+  bool ok = emit_all(s->dag, s->lib, s->db, s->res, &eo);
+  if (ok) printf("wrote %s/embed/ around cand%02d\n", dir, c->rank);
+  free(parent);
+  return ok;
+}
+
+int cmd_tune(const CliOptions *o) {
+  Results r;
+  char *rpath;
+  if (!results_load(o->spec, &r, &rpath)) return EXIT_BAD_INPUT;
+  char *dir = trimmed(o->spec);
+  char *spec = o->spec_file ? xstrdup(o->spec_file) : tune_spec_of_folder(dir);
+  int rc = EXIT_BAD_INPUT;
+  Session s = {0};
+  CliOptions so = *o;
+  so.spec = spec;
+  so.top = 1;
+  for (int i = 0; i < r.nrows; i++)
+    if (r.rows[i].predicted_rank > so.top) so.top = (int)r.rows[i].predicted_rank;
+  TuneChoice ch = {0};
+  bool exact = false;
+  if (spec && open_run_session(&so, &r, rpath, &s, &exact)) {
+    ModelCalibration cal = s.db->calib;
+    if (!cal.present && !o->no_calibration && !calibration_read(s.db, &cal)) goto done;
+    if (strcmp(r.spec, s.spec->name))
+      diag_warning((SrcLoc){.file = rpath}, "the results are of spec '%s', the spec is '%s'",
+                   r.spec, s.spec->name);
+    tune_print_table(&r, s.dag, s.db, s.target, s.res, &cal);
+    if (exact && tune_choose(&r, rpath, &ch)) {
+      printf("choice: %s\n", ch.why);
+      fflush(stdout);
+      if (reemit(o, &s, dir, &ch)) rc = EXIT_OK;
+    }
+  }
+done:
+  free(ch.why);
+  cli_close_session(&s);
+  results_free(&r);
+  free(rpath);
+  free(spec);
+  free(dir);
+  return rc;
+}
+
+/* ---- kasgen calibrate ------------------------------------------------------------------- */
+
+/* One run: its spec searched with the uncalibrated model, its correct candidates as samples. */
+static bool add_run(const CliOptions *o, const char *rpath, const Results *r, const char *spec,
+                    CalibrationSamples *all) {
+  CliOptions so = *o;
+  so.spec = spec;
+  so.no_calibration = true;
+  so.top = 1;
+  for (int i = 0; i < r->nrows; i++)
+    if (r->rows[i].predicted_rank > so.top) so.top = (int)r->rows[i].predicted_rank;
+  so.top += so.top / 2; /* room for candidates that ptxas's registers moved */
+  Session s = {0};
+  bool ok = cli_open_session(&so, &s, false);
+  int used = 0, skipped = 0;
+  if (ok) {
+    SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
+    model_memo_quiet(ctx->model);
+    calibration_begin_spec(all, s.spec->name, r->device);
+    for (int i = 0; i < r->nrows; i++) {
+      const ResultRow *x = &r->rows[i];
+      const Candidate *c = tune_candidate_of(s.res, x, false);
+      if (x->predicted_rank == 0 || !x->correct || !(x->measured_ns > 0)) continue;
+      if (!c) { skipped++; continue; }
+      calibration_add(all, ctx, c, x);
+      used++;
+    }
+    calibration_end_spec(all);
+    search_context_free(ctx);
+    printf("%s: %d measured candidates of %s", rpath, used, s.spec->name);
+    if (skipped) printf(" (%d left out: the search no longer gives them)", skipped);
+    putchar('\n');
+  }
+  cli_close_session(&s);
+  return ok;
+}
+
+/* ---- finding the runs ------------------------------------------------------------------- */
+
+static bool exists(const char *path) { return access(path, R_OK) == 0; }
+
+/* The spec of a results file DIR/<file>: DIR/<spec>.spec, specs/, benchmarks/specs/. */
+static char *spec_beside(const char *dir, const char *name) {
+  const char *where[] = {"%s/%s.spec", "specs/%s%s.spec", "benchmarks/specs/%s%s.spec"};
+  for (int i = 0; i < 3; i++) {
+    char *p = i ? xasprintf(where[i], "", name) : xasprintf(where[i], dir, name);
+    if (exists(p)) return p;
+    free(p);
+  }
+  diag_error((SrcLoc){.file = dir}, "no spec '%s' in this folder, specs/ or benchmarks/specs/",
+             name);
+  return NULL;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every run in dir, in name order; false after an error. */
+static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *all) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    diag_error((SrcLoc){.file = dir}, "cannot open this folder: %s", strerror(errno));
+    return false;
+  }
+  char **names = NULL;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (e->d_name[0] != '.') {
+      names = xrealloc(names, sizeof *names * (size_t)(n + 1));
+      names[n++] = xstrdup(e->d_name);
+    }
+  closedir(d);
+  if (n) qsort(names, (size_t)n, sizeof *names, by_name);
+  bool ok = true;
+  int runs = 0;
+  for (int i = 0; i < n && ok; i++) {
+    char *sub = xasprintf("%s/%s", dir, names[i]), *rx = xasprintf("%s/results.xml", sub);
+    size_t len = strlen(names[i]);
+    Results r;
+    char *rpath = NULL, *spec = NULL;
+    if (exists(rx)) {
+      ok = results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
+           add_run(o, rpath, &r, spec, all);
+      if (rpath) results_free(&r);
+      runs++;
+    } else if (len > 4 && !strcmp(names[i] + len - 4, ".xml")) {
+      size_t tl;
+      char *text = read_text_file(sub, &tl);
+      ok = text && results_parse(sub, text, tl, &r);
+      free(text);
+      if (ok) {
+        ok = (spec = spec_beside(dir, r.spec)) && add_run(o, sub, &r, spec, all);
+        results_free(&r);
+      }
+      runs++;
+    }
+    free(spec), free(rpath), free(rx), free(sub);
+  }
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+  if (ok && !runs) diag_error((SrcLoc){.file = dir}, "no results here (<spec>/results.xml or "
+                                                     "<spec>.xml)");
+  return ok && runs;
+}
+
+int cmd_calibrate(const CliOptions *o) {
+  CalibrationSamples *all = calibration_samples_new();
+  int rc = EXIT_BAD_INPUT;
+  TimingDb *db = cli_load_timingdb(&(CliOptions){.argv0 = o->argv0, .db_path = o->db_path,
+                                                 .no_db = o->no_db, .no_calibration = true});
+  if (db && db->analytic)
+    diag_error((SrcLoc){0}, "calibration needs a timing database (--db FILE): it is stored "
+                            "beside it");
+  else if (db && add_runs(o, o->spec, all)) {
+    int n = calibration_sample_count(all);
+    if (n < MIN_SAMPLES) {
+      diag_error((SrcLoc){.file = o->spec}, "only %d measured candidates; at least %d are needed",
+                 n, MIN_SAMPLES);
+    } else {
+      double fitted, plain;
+      ModelCalibration c = calibration_fit(all, &fitted, &plain);
+      printf("fitted on %d candidates of %d specs: work-scale %.4f, barrier-scale %.4f, "
+             "kernel-ns %.6f\nroot mean square relative error on them: %.2f%% (uncalibrated "
+             "%.2f%%); these are fitted figures, not predictions\n",
+             c.ncandidates, c.nspecs, c.work_scale, c.barrier_scale, c.kernel_ns, 100 * fitted,
+             100 * plain);
+      char *path;
+      if (calibration_write(db, all, &c, &path)) {
+        printf("wrote %s\n", path);
+        rc = EXIT_OK;
+      }
+      free(path);
+    }
+  }
+  timingdb_free(db);
+  calibration_samples_free(all);
+  return rc;
+}

@@ -1,0 +1,370 @@
+/*
+ * results.c — the results file a generated harness writes on a GPU machine (results.xml), read
+ * back on the host by `kasgen report`, `kasgen tune` and `kasgen calibrate`.  A malformed file
+ * gets located errors (file:line), at most MAX_RESULTS_ERRORS of them; nothing in it is ever
+ * executed.  Schema (version 1; the attributes marked ? are optional, absent from files written
+ * before the harness repeated its timing):
+ *
+ *   results     = <kasgen-results version="1" spec=NAME> device run candidate+ spearman? </...>
+ *   device      = <device name=TEXT copy-gbs=NUM/>
+ *   run         = <run n=INT reps=INT rounds=INT? input-copies=INT bytes-per-element=INT/>
+ *   candidate   = <candidate name=TEXT kernels=TEXT nkernels=INT predicted-ns=NUM
+ *                  measured-ns=NUM melem-s=NUM compulsory-gbs=NUM copy-percent=NUM
+ *                  predicted-rank=INT measured-rank=INT correct=0|1 error=NUM
+ *                  round-min-ns=NUM? round-max-ns=NUM?/>
+ *   spearman    = <spearman value=NUM|nan/>
+ *
+ * predicted-rank 0 marks "unfused" (shown, not ranked).  measured-ns is the median of the
+ * rounds' medians; round-min-ns and round-max-ns are the fastest and slowest round's median, the
+ * run-to-run spread that `kasgen tune` compares differences with.
+ */
+#include "kasgen.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+typedef struct {
+  const char *path, *text;
+  bool failed;
+  int nerrors; /* reported so far; reading stops after MAX_RESULTS_ERRORS */
+} ResultsParser;
+
+enum { MAX_RESULTS_ERRORS = 50 };
+
+static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void results_error_at(ResultsParser *p, long line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void vresults_error(ResultsParser *p, long line, const char *fmt, va_list ap) {
+  p->failed = true;
+  if (++p->nerrors > MAX_RESULTS_ERRORS) return;
+  char buf[512];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  diag_error((SrcLoc){.file = p->path, .text = p->text, .line = line > 0 ? (int)line : 0}, "%s",
+             buf);
+  if (p->nerrors == MAX_RESULTS_ERRORS)
+    diag_note((SrcLoc){.file = p->path}, "too many errors; the rest are not shown");
+}
+
+static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vresults_error(p, xml_line(node), fmt, ap);
+  va_end(ap);
+}
+
+static void results_error_at(ResultsParser *p, long line, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vresults_error(p, line, fmt, ap);
+  va_end(ap);
+}
+
+/* The attribute's text (malloc'ed) or NULL after an error naming it. */
+static char *required_attr(ResultsParser *p, xmlNodePtr node, const char *attr) {
+  xmlChar *v = xmlGetProp(node, (const xmlChar *)attr);
+  if (!v) {
+    results_error(p, node, "<%s> lacks the attribute %s", (const char *)node->name, attr);
+    return NULL;
+  }
+  char *s = xstrdup((const char *)v);
+  xmlFree(v);
+  return s;
+}
+
+/* number = a finite decimal with nothing after it; "nan" only where allow_nan. */
+static bool number_attr(ResultsParser *p, xmlNodePtr node, const char *attr, bool allow_nan,
+                        double *out) {
+  char *s = required_attr(p, node, attr);
+  if (!s) return false;
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  bool ok = end != s && !*end && errno == 0 && (isfinite(v) || (allow_nan && isnan(v)));
+  if (!ok) results_error(p, node, "%s=\"%s\" of <%s> is not a number", attr, s,
+                         (const char *)node->name);
+  else *out = v;
+  free(s);
+  return ok;
+}
+
+static bool int_attr(ResultsParser *p, xmlNodePtr node, const char *attr, long min, long max,
+                     long *out) {
+  char *s = required_attr(p, node, attr);
+  if (!s) return false;
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  bool ok = end != s && !*end && errno == 0 && v >= min && v <= max;
+  if (!ok)
+    results_error(p, node, "%s=\"%s\" of <%s> is not an integer in [%ld, %ld]", attr, s,
+                  (const char *)node->name, min, max);
+  else
+    *out = v;
+  free(s);
+  return ok;
+}
+
+static bool nonnegative(ResultsParser *p, xmlNodePtr node, const char *attr, double *out) {
+  if (!number_attr(p, node, attr, false, out)) return false;
+  if (*out < 0) {
+    results_error(p, node, "%s of <%s> is negative", attr, (const char *)node->name);
+    return false;
+  }
+  return true;
+}
+
+static bool has_attr(xmlNodePtr node, const char *attr) {
+  return xmlHasProp(node, (const xmlChar *)attr) != NULL;
+}
+
+static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
+  if (r->nrows == r->cap) {
+    r->cap = r->cap ? 2 * r->cap : 16;
+    r->rows = xrealloc(r->rows, (size_t)r->cap * sizeof *r->rows);
+  }
+  ResultRow *row = &r->rows[r->nrows++];
+  *row = (ResultRow){.line = xml_line(c)};
+  row->name = required_attr(p, c, "name");
+  row->kernels = required_attr(p, c, "kernels");
+  int_attr(p, c, "nkernels", 1, INT_MAX, &row->nkernels);
+  nonnegative(p, c, "predicted-ns", &row->predicted_ns);
+  nonnegative(p, c, "measured-ns", &row->measured_ns);
+  nonnegative(p, c, "melem-s", &row->melem_s);
+  nonnegative(p, c, "compulsory-gbs", &row->gbs);
+  nonnegative(p, c, "copy-percent", &row->copy_pct);
+  int_attr(p, c, "predicted-rank", 0, INT_MAX, &row->predicted_rank);
+  int_attr(p, c, "measured-rank", 0, INT_MAX, &row->measured_rank);
+  int_attr(p, c, "correct", 0, 1, &row->correct);
+  nonnegative(p, c, "error", &row->error);
+  row->round_min_ns = row->round_max_ns = NAN;
+  if (has_attr(c, "round-min-ns") || has_attr(c, "round-max-ns")) {
+    nonnegative(p, c, "round-min-ns", &row->round_min_ns);
+    nonnegative(p, c, "round-max-ns", &row->round_max_ns);
+    if (row->round_min_ns > row->round_max_ns)
+      results_error(p, c, "round-min-ns is larger than round-max-ns");
+  }
+  if (row->predicted_rank == 0 && row->measured_rank != 0)
+    results_error(p, c, "an unranked candidate (predicted-rank 0) has measured-rank %ld",
+                  row->measured_rank);
+  if (row->predicted_rank > 0 && row->measured_rank == 0)
+    results_error(p, c, "a ranked candidate has no measured-rank");
+}
+
+/* Duplicates among the rows (a rank or a name twice), found by sorting pointers to the rows by
+ * one key and then by line: O(n log n), each reported at its second occurrence.  A key is a
+ * comparison and a label: what the message calls the value, NULL for values that may repeat
+ * (rank 0 marks the unranked "unfused"). */
+typedef struct {
+  int (*cmp)(const ResultRow *a, const ResultRow *b);
+  char *(*label)(const ResultRow *r); /* malloc'ed */
+} RowKey;
+
+static int cmp_predicted(const ResultRow *a, const ResultRow *b) {
+  return (a->predicted_rank > b->predicted_rank) - (a->predicted_rank < b->predicted_rank);
+}
+
+static int cmp_measured(const ResultRow *a, const ResultRow *b) {
+  return (a->measured_rank > b->measured_rank) - (a->measured_rank < b->measured_rank);
+}
+
+static int cmp_name(const ResultRow *a, const ResultRow *b) {
+  return strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+static char *predicted_label(const ResultRow *r) {
+  return r->predicted_rank ? xasprintf("predicted-rank %ld", r->predicted_rank) : NULL;
+}
+
+static char *measured_label(const ResultRow *r) {
+  return r->measured_rank ? xasprintf("measured-rank %ld", r->measured_rank) : NULL;
+}
+
+static char *name_label(const ResultRow *r) {
+  if (!r->name) return NULL;
+  char *shown = c_safe_text(r->name), *label = xasprintf("candidate '%s'", shown);
+  free(shown);
+  return label;
+}
+
+static const RowKey *sort_key; /* for qsort, which takes no context */
+
+static int cmp_by_key_then_line(const void *x, const void *y) {
+  const ResultRow *a = *(const ResultRow *const *)x, *b = *(const ResultRow *const *)y;
+  int c = sort_key->cmp(a, b);
+  return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+static void report_duplicates(ResultsParser *p, const Results *r, const RowKey *key) {
+  const ResultRow **sorted = xmalloc(sizeof *sorted * (size_t)(r->nrows ? r->nrows : 1));
+  for (int i = 0; i < r->nrows; i++) sorted[i] = &r->rows[i];
+  sort_key = key;
+  if (r->nrows > 1) qsort(sorted, (size_t)r->nrows, sizeof *sorted, cmp_by_key_then_line);
+  for (int i = 1; i < r->nrows && p->nerrors < MAX_RESULTS_ERRORS; i++) {
+    if (key->cmp(sorted[i - 1], sorted[i]) != 0) continue;
+    char *label = key->label(sorted[i]);
+    if (label) results_error_at(p, sorted[i]->line, "%s appears twice", label);
+    free(label);
+  }
+  free(sorted);
+}
+
+static bool is_element(xmlNodePtr n, const char *name) {
+  return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name);
+}
+
+static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
+  if (!root || !is_element(root, "kasgen-results")) {
+    results_error(p, root, "the root element must be <kasgen-results>");
+    return;
+  }
+  long version = 0;
+  if (int_attr(p, root, "version", 0, INT_MAX, &version) && version != 1)
+    results_error(p, root, "results version %ld; this kasgen reads version 1", version);
+  r->spec = required_attr(p, root, "spec");
+  int ndevice = 0, nrun = 0, nspearman = 0;
+  r->file_spearman = NAN;
+  for (xmlNodePtr c = root->children; c && p->nerrors < MAX_RESULTS_ERRORS; c = c->next) {
+    if (c->type != XML_ELEMENT_NODE) continue;
+    if (is_element(c, "device")) {
+      if (ndevice++) { results_error(p, c, "more than one <device>"); continue; }
+      r->device = required_attr(p, c, "name");
+      nonnegative(p, c, "copy-gbs", &r->copy_gbs);
+    } else if (is_element(c, "run")) {
+      if (nrun++) { results_error(p, c, "more than one <run>"); continue; }
+      int_attr(p, c, "n", 0, LONG_MAX, &r->n);
+      int_attr(p, c, "reps", 1, INT_MAX, &r->reps);
+      int_attr(p, c, "input-copies", 1, INT_MAX, &r->copies);
+      int_attr(p, c, "bytes-per-element", 0, INT_MAX, &r->bytes_per_elem);
+      r->rounds = 1;
+      if (has_attr(c, "rounds")) int_attr(p, c, "rounds", 1, INT_MAX, &r->rounds);
+    } else if (is_element(c, "candidate")) {
+      parse_candidate(p, c, r);
+    } else if (is_element(c, "spearman")) {
+      if (nspearman++) { results_error(p, c, "more than one <spearman>"); continue; }
+      number_attr(p, c, "value", true, &r->file_spearman);
+    } else {
+      results_error(p, c, "unknown element <%s> in <kasgen-results>", (const char *)c->name);
+    }
+  }
+  if (!ndevice) results_error(p, root, "<kasgen-results> has no <device>");
+  if (!nrun) results_error(p, root, "<kasgen-results> has no <run>");
+  if (!r->nrows) results_error(p, root, "<kasgen-results> has no <candidate>");
+  static const RowKey keys[] = {{cmp_predicted, predicted_label}, {cmp_measured, measured_label},
+                                {cmp_name, name_label}};
+  for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) report_duplicates(p, r, &keys[k]);
+}
+
+void results_free(Results *r) {
+  for (int i = 0; i < r->nrows; i++) {
+    free(r->rows[i].name);
+    free(r->rows[i].kernels);
+  }
+  free(r->rows);
+  free(r->spec);
+  free(r->device);
+}
+
+bool results_parse(const char *path, const char *text, size_t len, Results *r) {
+  ResultsParser p = {.path = path, .text = text};
+  *r = (Results){0};
+  xmlDocPtr doc = xml_read_untrusted(path, text, len);
+  if (!doc) return false;
+  parse_results_root(&p, xmlDocGetRootElement(doc), r);
+  xmlFreeDoc(doc);
+  if (p.failed) results_free(r);
+  return !p.failed;
+}
+
+/* DIR/results.xml, read as a plain file only (a link or a FIFO there is refused). */
+char *results_read(int dirfd, const char *path, size_t *len) {
+  int fd = openat(dirfd, "results.xml", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    diag_error((SrcLoc){.file = path}, "cannot read: %s",
+               errno == ELOOP ? "a symbolic link; kasgen reads results.xml only as a plain file"
+                              : strerror(errno));
+    return NULL;
+  }
+  char *text = read_text_fd(fd, path, len);
+  close(fd);
+  return text;
+}
+
+
+bool results_load(const char *folder, Results *r, char **path_out) {
+  *path_out = NULL;
+  if (!*folder) {
+    diag_error((SrcLoc){0}, "an empty folder name was given; expected the folder holding "
+                            "results.xml");
+    return false;
+  }
+  char *dir = xstrdup(folder);
+  for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/';) dir[--len] = '\0';
+  char *path = xasprintf("%s/results.xml", dir);
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  size_t len = 0;
+  char *text = NULL;
+  if (dirfd < 0)
+    diag_error((SrcLoc){.file = dir}, "cannot open this folder: %s", strerror(errno));
+  else
+    text = results_read(dirfd, path, &len);
+  if (dirfd >= 0) close(dirfd);
+  bool ok = text && results_parse(path, text, len, r);
+  if (!text)
+    diag_note((SrcLoc){.file = dir}, "results.xml is written by `make run` in a generated "
+                                     "folder on the GPU machine; copy it back here");
+  free(text);
+  free(dir);
+  if (ok) *path_out = path;
+  else free(path);
+  return ok;
+}
+
+/* Ranks 1..n of v (ties get the mean of their ranks), into rank[]. */
+static const double *rank_values; /* for qsort, which takes no context */
+
+static int cmp_by_value(const void *x, const void *y) {
+  double a = rank_values[*(const int *)x], b = rank_values[*(const int *)y];
+  return (a > b) - (a < b);
+}
+
+static void ranks_of(const double *v, int n, double *rank) {
+  int *order = xmalloc(sizeof *order * (size_t)n);
+  for (int i = 0; i < n; i++) order[i] = i;
+  rank_values = v;
+  qsort(order, (size_t)n, sizeof *order, cmp_by_value);
+  for (int i = 0; i < n;) {
+    int j = i;
+    while (j + 1 < n && v[order[j + 1]] == v[order[i]]) j++;
+    for (int k = i; k <= j; k++) rank[order[k]] = (i + j) / 2.0 + 1;
+    i = j + 1;
+  }
+  free(order);
+}
+
+double rank_correlation(const double *x, const double *y, int n) {
+  if (n < 2) return NAN;
+  double *a = xmalloc(sizeof *a * (size_t)n), *b = xmalloc(sizeof *b * (size_t)n);
+  ranks_of(x, n, a);
+  ranks_of(y, n, b);
+  double mean = (n + 1) / 2.0, cov = 0, va = 0, vb = 0;
+  for (int i = 0; i < n; i++) {
+    cov += (a[i] - mean) * (b[i] - mean);
+    va += (a[i] - mean) * (a[i] - mean);
+    vb += (b[i] - mean) * (b[i] - mean);
+  }
+  free(a);
+  free(b);
+  return va > 0 && vb > 0 ? cov / sqrt(va * vb) : NAN;
+}

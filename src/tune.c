@@ -1,0 +1,243 @@
+/*
+ * tune.c — what `kasgen tune DIR` (cli_tune.c) does to close the loop after a GPU run.  DIR is
+ * a folder the main job generated and the harness ran in (`make run` wrote DIR/results.xml):
+ *
+ *   1. searches again for the spec DIR was generated from, and checks that the search gives the
+ *      candidates of the run, rank by rank (the same kernels, implementation by implementation);
+ *      a calibration written since the run is set aside when the run was generated without it;
+ *   2. shows the predicted and measured ranks side by side, with the current model's prediction
+ *      (calibrated, when a calibration is stored) and the three figures the model is judged by:
+ *      Spearman's rho, the predicted best's measured gap to the measured best, the mean relative
+ *      error;
+ *   3. chooses the candidate to ship: the measured best (correct, fastest median), unless the
+ *      predicted best is correct and slower than it by no more than the run-to-run spread (the
+ *      range of the harness's rounds, the larger of the two candidates'): a difference within
+ *      the noise does not overturn the model;
+ *   4. re-emits DIR (the same candidates, from their plans) with embed/ around the chosen one,
+ *      and says in the embed header which candidate and why.
+ *
+ * The embed is always generated from the plan (emit_cuda_kernels), never copied from files in
+ * DIR: what a results file says is data, checked, and never executed.
+ */
+#include "kasgen.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* DIR/index.txt's first line names the spec: "kasgen V: spec NAME (PATH), ...". */
+char *tune_spec_of_folder(const char *dir) {
+  char *path = xasprintf("%s/index.txt", dir);
+  char *text = read_text_file(path, NULL);
+  char *spec = NULL;
+  if (text) {
+    char *nl = strchr(text, '\n');
+    if (nl) *nl = '\0';
+    char *open = strstr(text, " (");
+    char *close = open ? strstr(open, "), ") : NULL;
+    if (open && close && !memchr(open, '\\', (size_t)(close - open)))
+      spec = xstrndup(open + 2, (size_t)(close - open - 2));
+    else
+      diag_error((SrcLoc){.file = path, .text = text, .line = 1},
+                 "cannot tell the spec from this line");
+  }
+  if (!spec) diag_note((SrcLoc){0}, "name the spec DIR was generated from with --spec FILE");
+  free(text);
+  free(path);
+  return spec;
+}
+
+/* "mvmul33_1+svmul3_1 | ttmul411_1": the implementations per kernel, as the harness names them. */
+static char *kernels_text(const Candidate *c) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "");
+  for (int k = 0; k < c->nkernels; k++) {
+    const KernelPlan *p = c->kernels[k];
+    if (k) sb_puts(&sb, " | ");
+    for (int i = 0; i < p->ncalls; i++) sb_printf(&sb, "%s%s", i ? "+" : "", p->impl[i]->name);
+  }
+  return sb_take(&sb);
+}
+
+static bool same_kernels(const Candidate *c, const ResultRow *row) {
+  char *k = kernels_text(c);
+  bool same = row->kernels && !strcmp(k, row->kernels);
+  free(k);
+  return same;
+}
+
+const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row, bool strict) {
+  if (row->predicted_rank >= 1 && row->predicted_rank <= res->ncands &&
+      same_kernels(&res->cands[row->predicted_rank - 1], row))
+    return &res->cands[row->predicted_rank - 1];
+  const Candidate *found = NULL;
+  for (int c = 0; !strict && c < res->ncands; c++)
+    if (same_kernels(&res->cands[c], row)) {
+      if (found) return NULL; /* ambiguous */
+      found = &res->cands[c];
+    }
+  return found;
+}
+
+/* Whether the search reproduces every ranked row; reports the first that differs when quiet is
+ * false. */
+bool tune_reproduces(const Results *r, const SearchResult *res, const char *rpath, bool quiet) {
+  for (int i = 0; i < r->nrows; i++) {
+    const ResultRow *row = &r->rows[i];
+    if (row->predicted_rank == 0 || tune_candidate_of(res, row, true)) continue;
+    if (!quiet) {
+      char *shown = c_safe_text(row->name ? row->name : "");
+      diag_error((SrcLoc){.file = rpath, .line = (int)row->line},
+                 "the search no longer gives the candidate measured as %s (predicted rank %ld); "
+                 "the library, the database or the model changed since DIR was generated",
+                 shown, row->predicted_rank);
+      diag_note((SrcLoc){0}, "generate the folder again and run it on the GPU again");
+      free(shown);
+    }
+    return false;
+  }
+  return true;
+}
+
+/* ---- the figures ------------------------------------------------------------------------ */
+
+double tune_spread(const ResultRow *row) {
+  return isfinite(row->round_min_ns) && isfinite(row->round_max_ns)
+             ? row->round_max_ns - row->round_min_ns
+             : 0;
+}
+
+void tune_figures(const double *pred, const double *meas, int n, TuneFigures *f) {
+  *f = (TuneFigures){.n = n, .spearman = rank_correlation(pred, meas, n), .gap = NAN,
+                     .error = NAN};
+  if (n == 0) return;
+  int best_pred = 0, best_meas = 0;
+  double err = 0;
+  for (int i = 0; i < n; i++) {
+    if (pred[i] < pred[best_pred]) best_pred = i;
+    if (meas[i] < meas[best_meas]) best_meas = i;
+    err += fabs(pred[i] - meas[i]) / meas[i];
+  }
+  f->gap = meas[best_pred] / meas[best_meas] - 1;
+  f->error = err / n;
+}
+
+static void print_figures(const char *what, const TuneFigures *f) {
+  printf("%s: spearman %.3f, predicted best %.1f%% slower than the measured best, mean relative "
+         "error %.1f%% (%d candidates)\n",
+         what, f->spearman, 100 * f->gap, 100 * f->error, f->n);
+}
+
+/* The current model's prediction of candidate c under calibration cal: its kernels' terms
+ * combined anew, plus the launch share the search gave it. */
+double tune_predict(SearchContext *ctx, const Candidate *c, const ModelCalibration *cal) {
+  double t = c->predicted_ns_per_elem;
+  for (int k = 0; k < c->nkernels; k++) {
+    ModelTerms terms;
+    t -= c->kernels[k]->predicted_ns_per_elem;
+    t += model_kernel_terms(ctx, c->kernels[k], &terms) ? model_combine_terms(&terms, cal)
+                                                        : INFINITY;
+  }
+  return t;
+}
+
+/* ---- the choice ------------------------------------------------------------------------- */
+
+static const ResultRow *predicted_best(const Results *r) {
+  for (int i = 0; i < r->nrows; i++)
+    if (r->rows[i].predicted_rank == 1) return &r->rows[i];
+  return NULL;
+}
+
+static const ResultRow *measured_best(const Results *r) {
+  const ResultRow *best = NULL;
+  for (int i = 0; i < r->nrows; i++) {
+    const ResultRow *x = &r->rows[i];
+    if (x->predicted_rank > 0 && x->correct && (!best || x->measured_ns < best->measured_ns))
+      best = x;
+  }
+  return best;
+}
+
+bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch) {
+  const ResultRow *p = predicted_best(r), *b = measured_best(r);
+  if (!b) {
+    diag_error((SrcLoc){.file = rpath}, "no ranked candidate of this run is correct: nothing to "
+                                        "ship");
+    return false;
+  }
+  char *dev = c_safe_text(r->device ? r->device : "the GPU");
+  char *bn = c_safe_text(b->name), *pn = c_safe_text(p ? p->name : "");
+  double noise = p ? fmax(tune_spread(p), tune_spread(b)) : 0;
+  bool spread = p && isfinite(p->round_min_ns) && isfinite(b->round_min_ns);
+  if (p == b) {
+    ch->row = b;
+    ch->why = xasprintf("%s, the predicted best, also measured best on %s (%.4f ns per "
+                        "element).", bn, dev, b->measured_ns);
+  } else if (p && p->correct && p->measured_ns - b->measured_ns <= noise) {
+    ch->row = p;
+    ch->why = xasprintf("%s measured %.4f ns per element on %s against %.4f for the predicted "
+                        "best %s, a difference within the run-to-run spread (%.4f ns): the "
+                        "predicted best stays.", bn, b->measured_ns, dev, p->measured_ns, pn,
+                        noise);
+  } else {
+    ch->row = b;
+    ch->why = xasprintf("%s measured best on %s: %.4f ns per element against %.4f for the "
+                        "predicted best %s (%.1f%% faster%s; run-to-run spread %s).",
+                        bn, dev, b->measured_ns, p ? p->measured_ns : NAN, pn,
+                        p ? 100 * (p->measured_ns / b->measured_ns - 1) : NAN,
+                        p && !p->correct ? ", and the predicted best is WRONG" : "",
+                        spread ? "measured" : "not in the file, taken as 0");
+    if (spread) {
+      char *w = ch->why;
+      ch->why = xasprintf("%s The spread of the two was %.4f ns.", w, noise);
+      free(w);
+    }
+  }
+  free(dev), free(bn), free(pn);
+  return true;
+}
+
+/* ---- the table -------------------------------------------------------------------------- */
+
+void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,
+                      const SearchResult *res, const ModelCalibration *cal) {
+  SearchContext *ctx = search_context_new(dag, db, t);
+  model_memo_quiet(ctx->model);
+  int n = 0;
+  double *file = xcalloc((size_t)r->nrows + 1, sizeof *file);
+  double *now = xcalloc((size_t)r->nrows + 1, sizeof *now);
+  double *meas = xcalloc((size_t)r->nrows + 1, sizeof *meas);
+  printf("%s: predicted and measured ranks (%s)\n", dag->spec->name, r->device);
+  printf("%4s %4s  %-9s %10s %10s %10s %9s  %s\n", "pred", "meas", "candidate", "pred ns/e",
+         "model now", "meas ns/e", "spread", "kernels");
+  for (long rank = 1; rank <= r->nrows; rank++)
+    for (int i = 0; i < r->nrows; i++) {
+      const ResultRow *x = &r->rows[i];
+      const Candidate *c = tune_candidate_of(res, x, false);
+      if (x->predicted_rank != rank) continue;
+      if (!c) {
+        char *name = c_safe_text(x->name);
+        printf("%4ld %4ld  %-9s %10.4f %10s   (not among the search's candidates now)\n", rank,
+               x->measured_rank, name, x->predicted_ns, "-");
+        free(name);
+        continue;
+      }
+      double t = tune_predict(ctx, c, cal);
+      char *name = c_safe_text(x->name), *k = c_safe_text(x->kernels);
+      printf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f  %s%s\n", rank, x->measured_rank, name,
+             x->predicted_ns, t, x->measured_ns, tune_spread(x), k, x->correct ? "" : "  WRONG");
+      free(name), free(k);
+      if (!x->correct || !(x->measured_ns > 0)) continue;
+      file[n] = x->predicted_ns, now[n] = t, meas[n++] = x->measured_ns;
+    }
+  TuneFigures f;
+  tune_figures(file, meas, n, &f);
+  print_figures("as generated", &f);
+  tune_figures(now, meas, n, &f);
+  print_figures(cal->present ? "model now (calibrated)" : "model now", &f);
+  free(file), free(now), free(meas);
+  search_context_free(ctx);
+}
+

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# tune.sh — `kasgen tune DIR` and `kasgen calibrate DIR` on results files written by this test
+# (synthetic measurements of a real generated folder), and ptxas's register counts:
+#   - a measured best faster than the predicted best by more than the spread is shipped: the
+#     embed wraps it (its symbols, the reason in the header);
+#   - one faster by less than the spread of the rounds keeps the predicted best;
+#   - bad results files (a bad number, kernels the search no longer gives, nothing correct, no
+#     file) get located errors and exit 1, and leave the embed as it was;
+#   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
+#     them; a malformed store is a located error;
+#   - with nvcc, the main job reads registers from ptxas and a rerun compiles nothing (cache).
+set -eu
+: "${KASGEN:?set KASGEN to the kasgen binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+export KASGEN_CACHE="$tmp/cache"
+db="$tmp/db.xml"
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$db"
+dir="$tmp/gen/synctest"
+"$KASGEN" specs/synctest.spec --top 4 --db "$db" --no-ptxas --out "$tmp/gen" >/dev/null
+
+# results.xml with measured times (ns per element) and round spreads for cand01..cand04, in the
+# harness's format; the kernels come from the folder's own index.txt.
+write_results() { # file, then per candidate "measured min max correct"
+  local f=$1; shift
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo '<kasgen-results version="1" spec="synctest">'
+    echo '  <device name="Test GPU" copy-gbs="3000"/>'
+    echo '  <run n="4194304" reps="30" rounds="5" input-copies="2" bytes-per-element="72"/>'
+    local rank=1
+    for m in "$@"; do
+      set -- $m
+      local kernels pred
+      kernels=$(awk -v r="$rank" '$1 == r { for (i = 5; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : ""; exit }' "$dir/index.txt")
+      pred=$(awk -v r="$rank" '$1 == r { print $3; exit }' "$dir/index.txt")
+      echo "  <candidate name=\"cand0$rank\" kernels=\"$kernels\" nkernels=\"1\" predicted-ns=\"$pred\" measured-ns=\"$1\" melem-s=\"1\" compulsory-gbs=\"1\" copy-percent=\"1\" predicted-rank=\"$rank\" measured-rank=\"$rank\" correct=\"$4\" error=\"1e-8\" round-min-ns=\"$2\" round-max-ns=\"$3\"/>"
+      rank=$((rank + 1))
+    done
+    echo '</kasgen-results>'
+  } >"$f"
+}
+header="$dir/embed/kas_synctest.h"
+source="$dir/embed/kas_synctest.cu"
+
+# 1. cand03 measured 10% faster than cand01, spreads 1%: cand03 ships.
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+"$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "tune: exit $?"; }
+grep -q '^   1    1  cand01 ' "$tmp/out" || fail "side-by-side table: cand01 row"
+grep -q '^as generated: spearman ' "$tmp/out" || fail "figures"
+grep -q 'Chosen by kasgen tune: cand03 measured best on Test GPU' "$header" || fail "header: choice"
+grep -q 'kas_synctest_cand03_launch' "$source" || fail "embed does not wrap cand03"
+! grep -q 'kas_synctest_cand01_' "$source" || fail "embed still wraps cand01"
+[ -f "$dir/results.xml" ] || fail "results.xml removed"
+[ -f "$dir/cand01/kernels.cu" ] || fail "candidates removed"
+awk 'length > 100 { exit 1 }' "$header" || fail "header lines over 100 columns"
+
+# 2. cand02 faster than cand01 by 0.0005, within cand02's spread of 0.002: cand01 stays.
+write_results "$dir/results.xml" "0.0300 0.0299 0.0301 1" "0.0295 0.0285 0.0305 1" \
+  "0.040 0.0399 0.0401 1" "0.041 0.0409 0.0411 1"
+"$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>&1 || fail "tune (noise): exit $?"
+grep -q '^choice: cand02 .*within the run-to-run spread (0.0020 ns): the predicted best stays' \
+  "$tmp/out" || fail "noise: the predicted best should stay"
+grep -q 'Chosen by kasgen tune: cand02 measured 0.0295' "$header" || fail "noise: header"
+grep -q 'kas_synctest_cand01_launch' "$source" || fail "noise: embed does not wrap cand01"
+
+# 3. The predicted best is wrong: the measured best ships even within the spread.
+write_results "$dir/results.xml" "0.0300 0.0299 0.0301 0" "0.0301 0.0285 0.0305 1" \
+  "0.040 0.0399 0.0401 1" "0.041 0.0409 0.0411 1"
+"$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>&1 || fail "tune (wrong): exit $?"
+grep -q 'kas_synctest_cand02_launch' "$source" || fail "wrong: embed does not wrap cand02"
+cp "$source" "$tmp/source.before"
+
+# 4. Bad files: located errors, exit 1, the embed untouched.
+expect_error() { # what, message
+  local rc=0
+  "$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>"$tmp/err" || rc=$?
+  [ "$rc" = 1 ] || fail "$1: exit $rc, expected 1"
+  grep -q "$2" "$tmp/err" || { cat "$tmp/err" >&2; fail "$1: message"; }
+  cmp -s "$source" "$tmp/source.before" || fail "$1: the embed changed"
+}
+sed -i 's/measured-ns="0.040"/measured-ns="0.04x"/' "$dir/results.xml"
+expect_error "bad number" 'results.xml:7:.*error: measured-ns="0.04x" of <candidate> is not a number'
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 0" "0.031 0.0309 0.0312 0" \
+  "0.027 0.0269 0.0271 0" "0.032 0.0319 0.0322 0"
+expect_error "nothing correct" 'results.xml: error: no ranked candidate of this run is correct'
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+sed -i '0,/madd33_3+madd33_3 | madd33_3+madd33_3/s//madd33_1 | madd33_3+madd33_3/' "$dir/results.xml"
+expect_error "other kernels" 'results.xml:7:.*error: the search no longer gives the candidate measured as cand03'
+sed -i 's/round-min-ns="0.0309"/round-min-ns="0.04"/' "$dir/results.xml"
+expect_error "min above max" 'results.xml:6:.*error: round-min-ns is larger than round-max-ns'
+rm "$dir/results.xml"
+expect_error "no file" 'results.xml: error: cannot read'
+
+# 5. calibrate: two runs in a folder of <spec>.xml files; the constants are stored beside the
+# database copy and used by tune's "model now".
+mkdir "$tmp/runs"
+cp benchmarks/h100-2026-11-23/synctest.xml benchmarks/h100-2026-11-23/bigfusion.xml "$tmp/runs/"
+"$KASGEN" calibrate "$tmp/runs" --db "$db" --no-ptxas >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "calibrate: exit $?"; }
+store="$tmp/db.measured.xml"
+grep -q '<calibration work-scale="[0-9.]*" barrier-scale=' "$store" || fail "calibrate: no constants stored"
+grep -q 'fitted-on="bigfusion synctest"' "$store" || fail "calibrate: fitted-on"
+grep -q 'these are fitted figures, not predictions' "$tmp/out" || fail "calibrate: fitted figures not labelled"
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+"$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "tune (calibrated): exit"; }
+grep -q '^model now (calibrated): ' "$tmp/out" || fail "tune: calibrated model not used"
+"$KASGEN" tune "$dir" --db "$db" --no-ptxas --uncalibrated >"$tmp/out" 2>&1 || fail "tune --uncalibrated"
+grep -q '^model now: ' "$tmp/out" || fail "tune --uncalibrated still calibrated"
+sed -i 's/work-scale="[0-9.]*"/work-scale="-1"/' "$store"
+rc=0
+"$KASGEN" plan specs/synctest.spec --db "$db" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] || fail "bad store: exit $rc"
+grep -q 'db.measured.xml:4:.*error: the calibration.s constants are out of range' "$tmp/err" \
+  || { cat "$tmp/err"; fail "bad store: message"; }
+rm "$tmp/runs/synctest.xml" "$tmp/runs/bigfusion.xml"
+rc=0
+"$KASGEN" calibrate "$tmp/runs" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'error: no results here' "$tmp/err" || fail "calibrate: empty folder"
+
+# 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
+if [ -n "${NVCC:-}" ]; then
+  "$KASGEN" specs/synctest.spec --top 4 --db benchmarks/nvidia-h100-80gb-hbm3.xml \
+    --out "$tmp/p" >"$tmp/out" 2>&1 || fail "ptxas: exit"
+  grep -q 'registers per thread (ptxas)' "$tmp/out" || fail "ptxas: registers not read"
+  n1=$(ls "$KASGEN_CACHE" | wc -l)
+  [ "$n1" -ge 1 ] || fail "ptxas: nothing cached"
+  touch "$tmp/stamp"
+  "$KASGEN" specs/synctest.spec --top 4 --db benchmarks/nvidia-h100-80gb-hbm3.xml \
+    --out "$tmp/p" >"$tmp/out2" 2>&1 || fail "ptxas rerun: exit"
+  [ -z "$(find "$KASGEN_CACHE" -newer "$tmp/stamp")" ] || fail "ptxas rerun compiled again"
+  diff <(grep -v '^wrote' "$tmp/out") <(grep -v '^wrote' "$tmp/out2") || fail "ptxas rerun differs"
+fi
+NVCC=/nonexistent/nvcc "$KASGEN" specs/synctest.spec --top 4 --out "$tmp/q" >"$tmp/out" 2>"$tmp/err" \
+  || fail "no nvcc: exit"
+[ "$(grep -c 'no nvcc found' "$tmp/err")" = 1 ] || fail "no nvcc: not said once"
+grep -q 'registers per thread (estimated)' "$tmp/out" || fail "no nvcc: estimate not kept"
+echo "tune: all checks passed"
