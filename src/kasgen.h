@@ -1067,6 +1067,8 @@ bool emit_runtime_file(EmitDir *d, const char *folder, const char *name);
 /* emit_embed.c: embed/kas_<stem>.h and .cu around the winner. */
 bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
                 const Candidate *winner, const Candidate *unaligned);
+/* emit_embed_build.c: embed/kas_<stem>.pc (pkg-config) and embed/kas_<stem>.cmake (CMake). */
+bool emit_embed_build_files(EmitDir *d, const Dag *dag, const char *stem);
 
 /* emit.c: drives the emitters for one spec: the output folder, common/, every candidate, the
  * embed, and the files that list the candidates (kas_candidates.h, all_kernels.cu, Makefile,

@@ -515,6 +515,7 @@ int main(int argc, char **argv) {
     }
   }
   if (reps < 20) reps = 20; /* a median of fewer runs is noise */
+  kas_require_gpu("harness");
   if (sizes) return check_sizes(sizes, offset, is_signed);
 
   cudaDeviceProp prop;
