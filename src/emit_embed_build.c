@@ -70,8 +70,12 @@ static char *cmake_text(const char *stem, const char *from) {
       "  CUDA_ARCHITECTURES \"${KAS_CUDA_ARCHITECTURES}\" CUDA_RUNTIME_LIBRARY None)\n"
       "# No libstdc++ needed: nvcc's launch stubs would call __cxa_guard_* otherwise.\n"
       "target_compile_options(kas_%s PRIVATE -O3 -Xcompiler=-fno-threadsafe-statics)\n"
-      "target_link_libraries(kas_%s PUBLIC CUDA::cudart)\n",
-      stem, KASGEN_VERSION, from, stem, stem, stem, stem, stem, stem, stem, stem, stem, stem);
+      "target_link_libraries(kas_%s PUBLIC CUDA::cudart)\n"
+      "# CMake gives no run path to the toolkit's own folders: a toolkit outside the loader's\n"
+      "# path (e.g. from PyPI) would leave the program without libcudart.so at run time.\n"
+      "target_link_options(kas_%s INTERFACE \"LINKER:-rpath,${CUDAToolkit_LIBRARY_DIR}\")\n",
+      stem, KASGEN_VERSION, from, stem, stem, stem, stem, stem, stem, stem, stem, stem, stem,
+      stem);
 }
 
 bool emit_embed_build_files(EmitDir *d, const Dag *dag, const char *stem) {

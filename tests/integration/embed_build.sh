@@ -50,9 +50,15 @@ int main(void) {
   return !ok;
 }
 EOF
-run_fem() { # $1: the program; its run proves the loader finds libcudart
+# Runs the program $1 (built by $2); the loader must take libcudart from $NVCC's toolkit (the
+# run path the build gave), not from wherever this machine happens to have another copy.
+toolkit=$(realpath "${NVCC%/bin/nvcc}")
+run_fem() {
   "$1" >"$tmp/fem.out" 2>&1 || { cat "$tmp/fem.out"; fail "$2: the program failed"; }
   grep -q 'API answers as documented' "$tmp/fem.out" || fail "$2: unexpected output"
+  local cudart
+  cudart=$(realpath "$(ldd "$1" | awk '/libcudart/ { print $3 }')")
+  case $cudart in "$toolkit"/*) ;; *) fail "$2: libcudart from $cudart, not $toolkit" ;; esac
 }
 
 # make embed: the static library, free of C++ (nm), for ARCH=sm_90.
