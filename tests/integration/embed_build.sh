@@ -40,11 +40,11 @@ cat >"$tmp/fem.c" <<'EOF'
 int main(void) {
   const float *in[KAS_EMBED_NINPUTS];
   float *out[KAS_EMBED_NOUTPUTS];
-  for (int i = 0; i < KAS_EMBED_NINPUTS; i++) in[i] = (const float *)(uintptr_t)(4096 + 4);
+  for (int i = 0; i < KAS_EMBED_NINPUTS; i++) in[i] = (const float *)(uintptr_t)(4096 + 2);
   for (int o = 0; o < KAS_EMBED_NOUTPUTS; o++) out[o] = (float *)(uintptr_t)8192;
   int ok = kas_embed_arrays(in, out, 0, NULL, NULL) == KAS_OK &&             /* n = 0: nothing */
            kas_embed_arrays(NULL, out, 5, NULL, NULL) == KAS_ERR_INVALID &&  /* no inputs */
-           kas_embed_arrays(in, out, 5, NULL, NULL) == KAS_ERR_ALIGN &&      /* misaligned */
+           kas_embed_arrays(in, out, 5, NULL, NULL) == KAS_ERR_ALIGN &&      /* odd address */
            strstr(kas_embed_status_string(KAS_ERR_ALIGN), "aligned") != NULL;
   printf("%s\n", ok ? "fem: API answers as documented" : "fem: WRONG");
   return !ok;
