@@ -1,6 +1,7 @@
 /*
  * cli_front.c — the commands of the front end and what every command shares:
  *   kasgen check SPEC [--dot FILE]   parse and validate; print the DAG; optionally write it
+ *                                    (--dot -: to the standard output, instead of the listing)
  *   kasgen fusions SPEC              every valid (convex) fusion of at most --max-fusion calls
  *   kasgen list                      the library: types, functions, implementations
  * plus cli_load_library (--library, $KASGEN_LIBRARY, beside the binary, ./library),
@@ -24,12 +25,32 @@ Library *cli_load_library(const CliOptions *o) {
   return lib;
 }
 
+Spec *cli_load_spec(const CliOptions *o, const Library *lib) {
+  Spec *spec = spec_load(o->spec, lib);
+  if (spec && o->name) {
+    free(spec->name);
+    spec->name = xstrdup(o->name);
+  }
+  return spec;
+}
+
+/* --db FILE, or "-": the standard input, called STDIN_NAME in messages and the ranking. */
+static TimingDb *load_db_option(const char *path) {
+  if (!is_stdio_path(path)) return timingdb_load(path);
+  size_t len;
+  char *text = read_text_file(path, &len);
+  if (!text) return NULL;
+  TimingDb *db = timingdb_parse(STDIN_NAME, text, len);
+  free(text);
+  return db;
+}
+
 TimingDb *cli_load_timingdb(const CliOptions *o) {
   if (o->no_db) return timingdb_analytic();
   TimingDb *db = NULL;
   char *path = o->db_path ? xstrdup(o->db_path) : timingdb_default_path(o->argv0);
   if (path && (o->db_path || access(path, R_OK) == 0)) {
-    db = timingdb_load(path);
+    db = load_db_option(path); /* "-": the standard input */
     free(path);
     /* The constants fitted to this GPU's measured kernels, when `kasgen calibrate` stored them. */
     if (db && !o->no_calibration && !calibration_read(db, &db->calib)) {
@@ -97,7 +118,7 @@ static bool front_load(const CliOptions *o, Front *f, bool dag_optional) {
   *f = (Front){0};
   f->lib = cli_load_library(o);
   if (!f->lib) return false;
-  f->spec = spec_load(o->spec, f->lib);
+  f->spec = cli_load_spec(o, f->lib);
   if (!f->spec) return false;
   if (dag_optional && f->spec->nstmts > KAS_MAX_NODES) return true;
   f->dag = dag_build(f->spec);
@@ -180,7 +201,13 @@ static int print_edges(const Dag *dag) {
   return nedges;
 }
 
+/* "-" is the standard output, which then holds only the DAG (cmd_check); stdout_checked in
+ * main.c reports a failed write. */
 static bool write_dot_file(const Dag *dag, const char *path) {
+  if (is_stdio_path(path)) {
+    dag_write_dot(dag, stdout);
+    return true;
+  }
   FILE *f = output_open(path);
   if (!f) return false;
   dag_write_dot(dag, f);
@@ -194,12 +221,21 @@ int cmd_check(const CliOptions *o) {
     return EXIT_BAD_INPUT;
   }
   const Dag *dag = f.dag;
+  bool dot_only = is_stdio_path(o->dot_path); /* --dot -: the DAG in place of the listing */
+  if (dag && dot_only) {
+    write_dot_file(dag, o->dot_path);
+    front_free(&f);
+    return EXIT_OK;
+  }
   if (!dag) { /* too many calls for a DAG: the parsed spec only */
-    printf("%s: ok: %d calls (values and edges not shown: the call DAG holds at most %d for "
-           "now)\n", f.spec->path, f.spec->nstmts, KAS_MAX_NODES);
-    print_calls(f.spec);
+    if (!dot_only) {
+      printf("%s: ok: %d calls (values and edges not shown: the call DAG holds at most %d for "
+             "now)\n", f.spec->path, f.spec->nstmts, KAS_MAX_NODES);
+      print_calls(f.spec);
+    }
     if (o->dot_path)
-      diag_error((SrcLoc){.file = o->dot_path}, "not written: the spec has no call DAG");
+      diag_error((SrcLoc){.file = dot_only ? "<stdout>" : o->dot_path},
+                 "not written: the spec has no call DAG");
     front_free(&f);
     return o->dot_path ? EXIT_BAD_INPUT : EXIT_OK;
   }

@@ -161,8 +161,14 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reads a whole file; on failure reports "file: error: cannot read: <reason>" and returns NULL.
- * Files containing NUL bytes are rejected with a located error (they are never text). */
+ * Files containing NUL bytes are rejected with a located error (they are never text).  The path
+ * "-" is the standard input (a pipe, a terminal or a file; not a folder), named STDIN_NAME in
+ * messages and read at most once per run: a second "-" is refused. */
 char *read_text_file(const char *path, size_t *len_out);
+#define STDIN_NAME "<stdin>"
+bool is_stdio_path(const char *path); /* "-": the standard input or output */
+/* What messages call an input: STDIN_NAME for "-", otherwise the path itself. */
+const char *input_name(const char *path);
 /* The same for a file already open on fd (name is for messages): refuses anything but a regular
  * file (a FIFO, a device, a folder) with a message saying what it is. */
 char *read_text_fd(int fd, const char *name, size_t *len_out);
@@ -183,9 +189,35 @@ void diag_error(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 
 void diag_warning(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_note(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int diag_error_count(void);
-void diag_reset(void);
+void diag_reset(void); /* also restarts the count of spelling-hint searches */
 /* Seconds on a monotonic clock (for time budgets). */
 double clock_seconds(void);
+
+/* Spelling hints ("did you mean 'mmul33'?") for an unknown name: the closest of the names a
+ * caller offers, by Damerau-Levenshtein distance (optimal string alignment; letter case does not
+ * count), accepted when the distance is at most HINT_MAX_DISTANCE and less than half the unknown
+ * name's length.  Ties go to the fewer edits counting letter case, then to the name first in
+ * strcmp order, so the hint never depends on the order names are offered in.  Work is bounded
+ * on hostile input: a name longer than HINT_MAX_NAME gets no hint, a candidate whose length
+ * differs by more than the accepted distance costs one comparison, any other costs a band of
+ * 2 * HINT_MAX_DISTANCE + 1 cells per character, and a run searches at most HINT_MAX_SEARCHES
+ * times (later unknown names get no hint). */
+enum { HINT_MAX_DISTANCE = 2, HINT_MAX_NAME = 64, HINT_MAX_SEARCHES = 100 };
+typedef struct {
+  const char *name; /* the unknown name (not necessarily NUL-terminated) */
+  size_t len;
+  int limit;          /* the largest accepted distance; -1: no hint will be given */
+  const char *best;   /* the closest name offered so far, NULL while none is close enough */
+  int best_distance;  /* ignoring case */
+  int best_case_cost; /* counting case (capped) */
+  int best_id;        /* the caller's id of best */
+} NameHint;
+void name_hint_start(NameHint *h, const char *name, size_t len);
+void name_hint_offer(NameHint *h, const char *candidate, int id);
+/* The edit distance behind the hints, or cap + 1 when it exceeds cap (cap <= HINT_MAX_DISTANCE;
+ * strings longer than HINT_MAX_NAME + cap count as far from everything). */
+int edit_distance_capped(const char *a, size_t alen, const char *b, size_t blen, int cap,
+                         bool fold_case);
 /* Progress on stderr, only when stderr is a terminal. */
 void progress(const char *what, long done, long total);
 void progress_done(void);
@@ -358,6 +390,10 @@ Library *library_load(const char *dir);
 void library_free(Library *lib);
 KType *library_find_type(const Library *lib, const char *name); /* case-insensitive */
 Function *library_find_function(const Library *lib, const char *name);
+/* The function or type whose name is closest to name[0 .. len-1] (a spelling hint, see
+ * NameHint), or NULL when none is close enough. */
+const Function *library_closest_function(const Library *lib, const char *name, size_t len);
+const KType *library_closest_type(const Library *lib, const char *name, size_t len);
 /* Thread count of impl at E elements per block, and its block shape. */
 int impl_threads(const Impl *impl, int e);
 BlockShape impl_shape(const Impl *impl, int e);
@@ -585,7 +621,10 @@ typedef struct {
 
 /* Parses and checks a spec against the library. NULL after reporting every error found. */
 Spec *spec_parse(const char *path, const char *text, const Library *lib);
+/* Reads and parses the file at path; "-" is the standard input, called STDIN_NAME in messages
+ * and named SPEC_STDIN_STEM. */
 Spec *spec_load(const char *path, const Library *lib);
+#define SPEC_STDIN_STEM "stdin"
 void spec_free(Spec *spec);
 /* "name" when the variable has one version, "name.k" when it is reassigned (the DAG's value
  * label); malloc'ed. */
@@ -1323,6 +1362,8 @@ bool emit_runtime_file(EmitDir *d, const char *folder, const char *name);
  * predicted best candidate") says in the header why this candidate was chosen. */
 bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
                 const Candidate *winner, const Candidate *unaligned, const char *why);
+/* emit_embed_build.c: embed/kas_<stem>.pc (pkg-config) and embed/kas_<stem>.cmake (CMake). */
+bool emit_embed_build_files(EmitDir *d, const Dag *dag, const char *stem);
 
 /* emit.c: drives the emitters for one spec: the output folder, common/, every candidate, the
  * embed, and the files that list the candidates (kas_candidates.h, all_kernels.cu, Makefile,
@@ -1379,18 +1420,19 @@ typedef struct {
  * (and *r is then empty). */
 bool results_parse(const char *path, const char *text, size_t len, Results *r);
 void results_free(Results *r);
-/* dirfd's results.xml as text, read only as a plain file (a link or a FIFO is refused); path
- * names it in messages.  NULL after a diagnostic. */
-char *results_read(int dirfd, const char *path, size_t *len);
+/* name in dirfd (AT_FDCWD: the working folder) as text, read only as a plain file (a link or a
+ * FIFO is refused); path names it in messages.  NULL after a diagnostic. */
+char *results_read(int dirfd, const char *name, const char *path, size_t *len);
 /* folder/results.xml read and parsed; *path_out (malloc'ed) names it.  false after located
  * errors. */
 bool results_load(const char *folder, Results *r, char **path_out);
 /* Spearman's rank correlation of x and y (ties get their mean rank); NAN when n < 2 or one side
  * is constant. */
 double rank_correlation(const double *x, const double *y, int n);
-/* report.c: reads folder/results.xml copied back from a GPU run; prints the table and draws
- * folder/plot.png with gnuplot.  false after a located diagnostic. */
-bool report_run(const char *folder);
+/* report.c: reads a results file copied back from a GPU run, prints the table and draws the plot
+ * with gnuplot: operand is a folder (its results.xml; plot.png there), a file (the plot beside
+ * it) or "-" (the standard input; no plot).  false after a located diagnostic. */
+bool report_run(const char *operand);
 /* The reader behind report_run, for tests and the fuzzer: parses a results file held in memory,
  * prints the table to out (unless NULL) and returns the gnuplot script in *script (malloc'ed,
  * unless script is NULL); false after located errors. */
@@ -1411,7 +1453,8 @@ typedef struct {
   const char *command; /* "generate" (the main job), "check", "fusions", "list", "plan",
                           "bench", "report", "units" */
   const char *spec;    /* the operand: spec file, or folder for report */
-  const char *library_dir, *db_path, *out_dir, *dot_path;
+  const char *library_dir, *db_path, *out_dir, *dot_path; /* "-": stdin or stdout (main.c) */
+  const char *name; /* --name: the spec's name instead of its file's (required for SPEC -) */
   int top;        /* --top N (default 10) */
   int max_fusion; /* --max-fusion K (default 0: any) */
   double time_limit; /* --time-limit S (default 60; 0: none) */
@@ -1429,6 +1472,8 @@ typedef struct {
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
 Library *cli_load_library(const CliOptions *o);
+/* The spec of o->spec ("-": the standard input) named o->name when given. */
+Spec *cli_load_spec(const CliOptions *o, const Library *lib);
 TimingDb *cli_load_timingdb(const CliOptions *o); /* default database, --db, or analytic */
 /* A cheap check, before any work, that output can go to folder path: it is a folder, or it can
  * be created (its nearest existing ancestor is a writable folder).  Writes nothing; false after

@@ -309,8 +309,11 @@ static void function_section(IniFile *f, const char *name, SrcLoc loc) {
 /* Resolves a type name at loc, or reports it. */
 static KType *lookup_type(Library *lib, const char *name, SrcLoc loc) {
   KType *t = library_find_type(lib, name);
-  if (!t) diag_error(loc, "unknown type '%s' (see types.ini)", name);
-  return t;
+  if (t) return t;
+  diag_error(loc, "unknown type '%s' (see types.ini)", name);
+  const KType *close = library_closest_type(lib, name, strlen(name));
+  if (close) diag_note(close->loc, "did you mean '%s'?", close->name);
+  return NULL;
 }
 
 /* params = type ("," type)* */
@@ -367,6 +370,8 @@ static void function_pair(IniFile *f, const char *section, const char *key, cons
   case FK_NAME:
     if (strcmp(value, c->folder) != 0)
       diag_error(value_loc, "function name '%s' does not match its folder '%s'", value, c->folder);
+    else
+      c->fn->loc = value_loc; /* where the function is declared, for messages that name it */
     break;
   case FK_PARAMS: function_params(c, value, value_loc); break;
   case FK_RESULT: c->fn->result = lookup_type(c->lib, value, value_loc); break;
@@ -1073,6 +1078,20 @@ Function *library_find_function(const Library *lib, const char *name) {
   for (int f = 0; f < lib->nfuncs; f++)
     if (!strcmp(lib->funcs[f].name, name)) return &lib->funcs[f];
   return NULL;
+}
+
+const Function *library_closest_function(const Library *lib, const char *name, size_t len) {
+  NameHint h;
+  name_hint_start(&h, name, len);
+  for (int f = 0; f < lib->nfuncs; f++) name_hint_offer(&h, lib->funcs[f].name, f);
+  return h.best ? &lib->funcs[h.best_id] : NULL;
+}
+
+const KType *library_closest_type(const Library *lib, const char *name, size_t len) {
+  NameHint h;
+  name_hint_start(&h, name, len);
+  for (int t = 0; t < lib->ntypes; t++) name_hint_offer(&h, lib->types[t].name, t);
+  return h.best ? &lib->types[h.best_id] : NULL;
 }
 
 int impl_threads(const Impl *impl, int e) {

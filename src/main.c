@@ -6,6 +6,10 @@
  *
  *   kasgen [COMMAND] [OPERAND] [OPTIONS]     no command word: the main job on a SPEC
  *   kasgen COMMAND --help, kasgen help COMMAND
+ *
+ * An unknown command or option gets a "did you mean" note when a close name exists.  "-" is the
+ * standard input for SPEC, --db and report's operand, and the standard output for check's
+ * --dot; stdio_usage_ok says where it is refused and why.
  */
 #include "kasgen.h"
 
@@ -13,6 +17,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The search stops after a minute by default: long enough for every spec we know (the 128-call
  * element takes seconds), short enough that a user at a terminal never waits on a search that
@@ -38,6 +43,7 @@ enum {
   OPT_NO_PTXAS = 1 << 14,
   OPT_NO_CALIBRATION = 1 << 15,
   OPT_SPEC = 1 << 16,
+  OPT_NAME = 1 << 17,
 };
 
 typedef struct {
@@ -61,9 +67,11 @@ static const OptionDoc option_docs[] = {
     {"library", "DIR", OPT_LIBRARY,
      "elementary-function library (default $KASGEN_LIBRARY, else library/\n"
      "beside the binary or in the working directory)"},
-    {"db", "FILE", OPT_DB, "timing database (default benchmarks/nvidia-h100-80gb-hbm3.xml)"},
+    {"db", "FILE", OPT_DB,
+     "timing database (default benchmarks/nvidia-h100-80gb-hbm3.xml;\n"
+     "- reads the standard input)"},
     {"no-db", NULL, OPT_NO_DB, "predict with the analytic model only"},
-    {"dot", "FILE", OPT_DOT, "write the DAG for Graphviz"},
+    {"dot", "FILE", OPT_DOT, "write the DAG for Graphviz (check: - for the standard output)"},
     {"explain", "R", OPT_EXPLAIN, "say why each buffer and barrier of candidate R is where it is"},
     {"n", "N", OPT_N, "default element count of the generated harness (default 4194304)"},
     {"precision", "P", OPT_PRECISION, "real type of generated code: single (default) or double"},
@@ -74,6 +82,10 @@ static const OptionDoc option_docs[] = {
     {"uncalibrated", NULL, OPT_NO_CALIBRATION,
      "ignore the calibration beside the database (<db>.measured.xml)"},
     {"spec", "FILE", OPT_SPEC, "the spec DIR was generated from (default: as index.txt says)"},
+    {"name", "NAME", OPT_NAME,
+     "the spec's name: its output folder DIR/NAME/ and C API kas_NAME\n"
+     "(default: SPEC's file name without its extension; required\n"
+     "when SPEC is -)"},
 };
 enum { NOPTIONS = sizeof option_docs / sizeof option_docs[0] };
 
@@ -94,20 +106,27 @@ typedef struct {
    OPT_NO_DB | OPT_NO_CALIBRATION | OPT_NO_PTXAS | OPT_N | OPT_PRECISION | OPT_LAYOUT)
 
 static const Command commands[] = {
-    {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N | OPT_NO_PTXAS,
+    {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N | OPT_NO_PTXAS | OPT_NAME,
      cmd_generate,
      "rank the candidates and write them to DIR/<spec>/ (the main job)",
      "Ranks the fusions of the computation in SPEC for the GPU of the timing database, prints\n"
      "the ranking, and writes the best candidates, the unfused form, a benchmark harness, a CPU\n"
-     "check and a C API for the winner to DIR/<spec>/ (--out, default generated/)."},
+     "check and a C API for the winner to DIR/<spec>/ (--out, default generated/).\n"
+     "SPEC - reads the spec from the standard input; --name NAME is then required, since it\n"
+     "names the output folder and the C API.  --db - reads the database from the standard\n"
+     "input (not both); --dot - is refused, the standard output holding the ranking."},
     {"check", "SPEC", OPT_LIBRARY | OPT_DOT, cmd_check, "validate SPEC and print its DAG",
-     "Parses SPEC, checks it against the library and prints its calls, values and edges."},
+     "Parses SPEC, checks it against the library and prints its calls, values and edges.\n"
+     "SPEC - reads the spec from the standard input (called <stdin> in messages).  With\n"
+     "--dot - the standard output gets the DAG for Graphviz instead of the listing."},
     {"fusions", "SPEC", OPT_MAX_FUSION | OPT_LIBRARY, cmd_fusions,
      "every valid fusion of SPEC, one per line",
      "Prints every valid (convex) fusion of at most --max-fusion calls as function#index\n"
-     "tokens, one per line, then their count."},
+     "tokens, one per line, then their count.  SPEC - reads the standard input."},
     {"plan", "SPEC", SEARCH_OPTIONS | OPT_EXPLAIN, cmd_plan, "the ranking, one line per candidate",
-     "Prints one line per candidate, for scripts: rank ns_per_element {f#i f#i} {...}."},
+     "Prints one line per candidate, for scripts: rank ns_per_element {f#i f#i} {...}.\n"
+     "SPEC - or --db - reads the standard input (not both); --dot - is refused, the standard\n"
+     "output holding the ranking."},
     {"list", NULL, OPT_LIBRARY, cmd_list, "the library's types, functions and implementations",
      "Lists the library: types, functions, and implementations with their shapes and load\n"
      "and save variants."},
@@ -118,9 +137,12 @@ static const Command commands[] = {
     {"bench", NULL, OPT_LIBRARY | OPT_OUT, cmd_bench, "the micro-benchmarks of the timing database",
      "Writes the micro-benchmark program that measures a GPU's timing database, both precisions\n"
      "and both layouts, to DIR (--out, default bench/out); on a GPU, `make benchdb` runs it."},
-    {"report", "DIR", 0, cmd_report, "read results.xml copied back from a GPU run",
+    {"report", "DIR|FILE", 0, cmd_report, "read results.xml copied back from a GPU run",
      "Reads DIR/results.xml written by a generated harness on a GPU and copied back, prints\n"
-     "the table with the rank correlation, and draws DIR/plot.png with gnuplot."},
+     "the table with the rank correlation, and draws DIR/plot.png with gnuplot.\n"
+     "Given a results FILE instead, draws the plot beside it: plot.png for a file named\n"
+     "results.xml, NAME.png for NAME.xml; when that folder is not writable, the table only,\n"
+     "with a note.  FILE - reads the standard input: the table only, no plot."},
     {"tune", "DIR", TUNE_OPTIONS | OPT_SPEC, cmd_tune,
      "ship the measured best of a GPU run in DIR/embed/",
      "Reads DIR/results.xml of a GPU run of the generated folder DIR, shows the predicted and\n"
@@ -142,6 +164,15 @@ static const Command *find_command(const char *name) {
   for (int c = 0; c < NCOMMANDS; c++)
     if (!strcmp(commands[c].name, name)) return &commands[c];
   return NULL;
+}
+
+/* The command word closest to word (a spelling hint), or NULL. */
+static const char *closest_command(const char *word) {
+  NameHint h;
+  name_hint_start(&h, word, strlen(word));
+  for (int c = 0; c < NCOMMANDS; c++) name_hint_offer(&h, commands[c].name, c);
+  name_hint_offer(&h, "help", -1);
+  return h.best;
 }
 
 /* ---- help ------------------------------------------------------------------------------------ */
@@ -176,7 +207,8 @@ static void option_help(FILE *out, const OptionDoc *d) {
 
 static void usage(FILE *out) {
   for (int c = 0; c < NCOMMANDS; c++) usage_line(out, c ? "       " : "usage: ", &commands[c]);
-  fputs("\nGenerates fused CUDA kernels for a map computation described in SPEC.\n\n", out);
+  fputs("\nGenerates fused CUDA kernels for a map computation described in SPEC.\n"
+        "A - in place of SPEC, FILE or --db's FILE reads the standard input.\n\n", out);
   for (int c = 0; c < NCOMMANDS; c++)
     fprintf(out, "  %-9s %s\n", c ? commands[c].name : "(none)", commands[c].summary);
   fputs("\n", out);
@@ -216,6 +248,14 @@ static bool parse_seconds(const char *s, double *out) {
   return true;
 }
 
+/* --name NAME names folders, files and C identifiers: what a spec's file name keeps. */
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+#define NAME_RULE ": a name is 1 to 64 letters, digits, '_' and '-' (not first)"
+static bool valid_name(const char *s) {
+  size_t len = strlen(s);
+  return len > 0 && len <= 64 && s[0] != '-' && strspn(s, NAME_CHARS) == len;
+}
+
 /* Stores one option's value; false for a value out of range. */
 static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   long v = 0;
@@ -241,11 +281,73 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   case OPT_NO_PTXAS: o->no_ptxas = true; return true;
   case OPT_NO_CALIBRATION: o->no_calibration = true; return true;
   case OPT_SPEC: o->spec_file = arg; return true;
+  case OPT_NAME: return valid_name(arg) && ((o->name = arg), true);
   default: return false;
   }
 }
 
-enum { HELP = 'h', VERSION = 'V' };
+/* getopt_long's value for option_docs[k] is OPTION_BASE + k, apart from every character. */
+enum { HELP = 'h', VERSION = 'V', OPTION_BASE = 256 };
+
+/* The long options' names, for hints: the table's, then help and version. */
+static const char *long_option_name(int i) {
+  return i < NOPTIONS ? option_docs[i].name : i == NOPTIONS ? "help" : "version";
+}
+
+/* The length of an option's name written as "tpo=3" (after its dashes): "tpo". */
+static size_t option_name_length(const char *name) {
+  const char *eq = strchr(name, '=');
+  return eq ? (size_t)(eq - name) : strlen(name);
+}
+
+/* "kasgen: note: did you mean '--top'?" for an option name (without dashes) close to one. */
+static void hint_long_option(const char *name, size_t len) {
+  NameHint h;
+  name_hint_start(&h, name, len);
+  for (int i = 0; i < NOPTIONS + 2; i++) name_hint_offer(&h, long_option_name(i), i);
+  if (h.best) fprintf(stderr, "kasgen: note: did you mean '--%s'?\n", h.best);
+}
+
+/* An unknown or ambiguous long option (getopt_long accepts unique abbreviations). */
+static void unknown_long_option(const char *arg) {
+  const char *name = arg + 2;
+  size_t len = option_name_length(name);
+  int matches = 0;
+  for (int i = 0; i < NOPTIONS + 2; i++) matches += !strncmp(long_option_name(i), name, len);
+  if (matches > 1) {
+    fprintf(stderr, "kasgen: error: option '--%.*s' is ambiguous; it could be", (int)len, name);
+    for (int i = 0, shown = 0; i < NOPTIONS + 2; i++)
+      if (!strncmp(long_option_name(i), name, len))
+        fprintf(stderr, "%s--%s", shown++ ? ", " : " ", long_option_name(i));
+    fputc('\n', stderr);
+    return;
+  }
+  fprintf(stderr, "kasgen: error: unknown option '--%.*s'\n", (int)len, name);
+  hint_long_option(name, len);
+}
+
+/* getopt_long's error, in kasgen's words (opterr is off): c is ':' (a value missing) or '?'.
+ * getopt_long has just passed a long option (argv[optind - 1]); an unknown short option is in
+ * the word it is reading (argv[optind]) or has just finished (argv[optind - 1]). */
+static void option_error(int c, int argc, char **argv) {
+  const char *word = optind > 0 && optind <= argc ? argv[optind - 1] : NULL;
+  if (optind < argc && argv[optind][0] == '-' && argv[optind][1] == optopt) word = argv[optind];
+  bool is_long = word && !strncmp(word, "--", 2);
+  if (c == ':' && optopt >= OPTION_BASE) { /* only long options take values */
+    const OptionDoc *d = &option_docs[optopt - OPTION_BASE];
+    fprintf(stderr, "kasgen: error: option '--%s' needs a value (%s)\n", d->name, d->arg);
+  } else if (optopt >= OPTION_BASE || (is_long && (optopt == HELP || optopt == VERSION))) {
+    const char *name = word + 2; /* a flag given a value: --no-db=1 */
+    fprintf(stderr, "kasgen: error: option '--%.*s' takes no value\n",
+            (int)option_name_length(name), name);
+  } else if (optopt) {
+    fprintf(stderr, "kasgen: error: unknown option '-%c'\n", optopt);
+    if (word && word[0] == '-' && word[1] == optopt && word[2]) /* -top: a long one? */
+      hint_long_option(word + 1, option_name_length(word + 1));
+  } else {
+    unknown_long_option(word ? word : "--");
+  }
+}
 
 typedef struct {
   unsigned given; /* bits of the options on the command line */
@@ -259,23 +361,27 @@ static bool parse_options(int argc, char **argv, CliOptions *o, Parsed *p) {
   struct option longopts[NOPTIONS + 3];
   for (int k = 0; k < NOPTIONS; k++)
     longopts[k] = (struct option){option_docs[k].name,
-                                  option_docs[k].arg ? required_argument : no_argument, 0, k};
+                                  option_docs[k].arg ? required_argument : no_argument, 0,
+                                  OPTION_BASE + k};
   longopts[NOPTIONS] = (struct option){"help", no_argument, 0, HELP};
   longopts[NOPTIONS + 1] = (struct option){"version", no_argument, 0, VERSION};
   longopts[NOPTIONS + 2] = (struct option){0, 0, 0, 0};
   int c;
-  while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+  opterr = 0; /* kasgen says what is wrong itself, with a hint */
+  while ((c = getopt_long(argc, argv, ":hV", longopts, NULL)) != -1) {
     if (c == HELP || c == VERSION) {
       *(c == HELP ? &p->help : &p->version) = true;
-    } else if (c >= 0 && c < NOPTIONS) {
-      p->given |= option_docs[c].bit;
-      if (!set_option(o, option_docs[c].bit, optarg)) {
-        fprintf(stderr, "kasgen: error: invalid value '%s' for --%s\n", optarg,
-                option_docs[c].name);
+    } else if (c >= OPTION_BASE && c < OPTION_BASE + NOPTIONS) {
+      const OptionDoc *d = &option_docs[c - OPTION_BASE];
+      p->given |= d->bit;
+      if (!set_option(o, d->bit, optarg)) {
+        fprintf(stderr, "kasgen: error: invalid value '%s' for --%s%s\n", optarg, d->name,
+                d->bit == OPT_NAME ? NAME_RULE : "");
         return false;
       }
     } else {
-      return false; /* getopt_long has said what is wrong */
+      option_error(c, argc, argv);
+      return false;
     }
   }
   p->nargs = argc - optind;
@@ -314,11 +420,54 @@ static int run_help(const Parsed *p) {
   }
   const Command *c = find_command(p->args[1]);
   if (p->nargs > 2 || !c) {
-    fprintf(stderr, "kasgen: error: no command '%s'\n", p->args[p->nargs > 2 ? 2 : 1]);
+    const char *word = p->args[p->nargs > 2 ? 2 : 1], *close = closest_command(word);
+    fprintf(stderr, "kasgen: error: no command '%s'\n", word);
+    if (close) fprintf(stderr, "kasgen: note: did you mean '%s'?\n", close);
     return EXIT_USAGE;
   }
   command_help(stdout, c);
   return EXIT_OK;
+}
+
+/* Whether the first word, which names no command, was meant as one: a plain word (letters,
+ * digits, '_' and '-', not first: no path) that names no file, and either an operand follows it
+ * or a command is close to it (alone, it is otherwise a spec's name).  Reports it if so. */
+static bool mistyped_command(const Parsed *p) {
+  const char *word = p->args[0];
+  struct stat st;
+  if (!*word || *word == '-' || strspn(word, NAME_CHARS) != strlen(word) || lstat(word, &st) == 0)
+    return false;
+  const char *close = closest_command(word);
+  if (!close && p->nargs < 2) return false;
+  fprintf(stderr, "kasgen: error: unknown command '%s'\n", word);
+  if (close)
+    fprintf(stderr, "kasgen: note: did you mean '%s'?\n", close);
+  else
+    fputs("kasgen: note: kasgen --help lists the commands\n", stderr);
+  return true;
+}
+
+/* Where "-" may stand, and where not: false after a usage error saying why.  SPEC, --db and
+ * report's FILE read the standard input, which holds one input; check's --dot - writes the DAG
+ * to the standard output in place of the listing, while the main job's and plan's standard
+ * output holds the ranking.  The main job names its output folder and C API after the spec, so
+ * a spec without a file name needs --name.  Folders (--out, --library) cannot be "-". */
+static bool stdio_usage_ok(const Command *c, const CliOptions *o) {
+  const char *why = NULL;
+  bool spec_stdin = c->operand && !strcmp(c->operand, "SPEC") && is_stdio_path(o->spec);
+  if (is_stdio_path(o->out_dir))
+    why = "--out names a folder; '-' cannot be one";
+  else if (is_stdio_path(o->library_dir))
+    why = "--library names a folder; '-' cannot be one";
+  else if (spec_stdin && is_stdio_path(o->db_path))
+    why = "SPEC and --db are both '-', but the standard input holds only one of them";
+  else if (is_stdio_path(o->dot_path) && c->run != cmd_check)
+    why = "--dot -: the standard output holds the ranking; give --dot a file name";
+  else if (spec_stdin && c->run == cmd_generate && !o->name)
+    why = "a spec read from the standard input needs --name NAME: its output folder and C API "
+          "are named after it";
+  if (why) fprintf(stderr, "kasgen: error: %s\n", why);
+  return why == NULL;
 }
 
 static int run_kasgen(int argc, char **argv) {
@@ -326,7 +475,7 @@ static int run_kasgen(int argc, char **argv) {
                   .time_limit = DEFAULT_TIME_LIMIT, .n = 4194304};
   Parsed p = {0};
   if (!parse_options(argc, argv, &o, &p)) {
-    fputs("usage: kasgen [COMMAND] [SPEC|DIR] [OPTIONS]; kasgen --help lists them\n", stderr);
+    fputs("usage: kasgen [COMMAND] [SPEC|DIR|FILE] [OPTIONS]; kasgen --help lists them\n", stderr);
     return EXIT_USAGE;
   }
   if (p.version) {
@@ -338,6 +487,8 @@ static int run_kasgen(int argc, char **argv) {
   if (c) {
     p.args++;
     p.nargs--;
+  } else if (p.nargs > 0 && !p.help && mistyped_command(&p)) {
+    return EXIT_USAGE;
   } else {
     c = &commands[0]; /* the main job */
   }
@@ -353,6 +504,10 @@ static int run_kasgen(int argc, char **argv) {
   }
   o.command = c->name;
   if (c->operand) o.spec = p.args[0];
+  if (!stdio_usage_ok(c, &o)) {
+    usage_line(stderr, "usage: ", c);
+    return EXIT_USAGE;
+  }
   return c->run(&o);
 }
 

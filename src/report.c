@@ -3,6 +3,10 @@
  * machine and copied back, prints the table with the rank correlation recomputed
  * from the ranks, and draws DIR/plot.png with gnuplot when it is installed (measured performance
  * in predicted order, like seed 004's Graf 5.1-5.4).  A malformed file gets located errors.
+ * `kasgen report FILE` reads a results file of any name and draws the plot beside it (plot_name);
+ * `kasgen report -` reads the standard input and prints the table only.  A folder kasgen may not
+ * write in gets no plot, and a note saying so; a file in the plot's place that is not a PNG is
+ * never replaced.
  *
  * The file's schema and its reader are in results.c.
  *
@@ -167,6 +171,32 @@ static char *plot_script(const Results *r, int k) {
   return sb_take(&sb);
 }
 
+/* The plot of a results file named base (no folder): plot.png for results.xml, as a folder's
+ * report draws it (and as generated folders expect); NAME.png for NAME.xml; base.png otherwise.
+ * Never base itself. */
+static char *plot_name(const char *base) {
+  if (!strcmp(base, "results.xml")) return xstrdup("plot.png");
+  size_t len = strlen(base);
+  if (len > 4 && !strcmp(base + len - 4, ".xml"))
+    return xasprintf("%.*s.png", (int)(len - 4), base);
+  return xasprintf("%s.png", base);
+}
+
+/* Whether name in dirfd may be replaced by the plot: absent, or anything but a regular file (a
+ * link is replaced, never followed), or a regular file that is a PNG already (an earlier plot).
+ * A user's other file of that name is kept. */
+static bool plot_replaceable(int dirfd, const char *name) {
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return true;
+  struct stat st;
+  unsigned char head[8] = {0};
+  bool ok = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+            (read(fd, head, sizeof head) == (ssize_t)sizeof head &&
+             !memcmp(head, "\x89PNG\r\n\x1a\n", sizeof head));
+  close(fd);
+  return ok;
+}
+
 /* Creates a fresh temporary file in dirfd for the plot (exclusively, not through a link); its
  * name goes to *name (malloc'ed).  -1 with errno set. */
 static int create_plot_temp(int dirfd, char **name) {
@@ -220,31 +250,52 @@ static int run_gnuplot(const char *script, int out_fd) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* DIR/plot.png: measured MElem/s in predicted order, a moving average over five, and the
- * prediction.  0 drawn, 1 after an error (nothing of the user's changed), 2 gnuplot missing. */
-static int draw_plot(const Results *r, int k, int dirfd, const char *dir) {
-  char *script = plot_script(r, k);
+/* What draw_plot did. */
+typedef enum { PLOT_DRAWN, PLOT_FAILED, PLOT_NO_GNUPLOT, PLOT_NOT_WRITABLE } PlotOutcome;
+
+static bool not_writable(int err) { return err == EACCES || err == EPERM || err == EROFS; }
+
+/* DIR/NAME (plot.png): measured MElem/s in predicted order, a moving average over five, and the
+ * prediction.  PLOT_FAILED after an error; nothing of the user's is changed in any case. */
+static PlotOutcome draw_plot(const Results *r, int k, int dirfd, const char *dir,
+                             const char *name) {
+  char *png = strcmp(dir, ".") ? xasprintf("%s/%s", dir, name) : xstrdup(name);
+  if (!plot_replaceable(dirfd, name)) {
+    diag_error((SrcLoc){.file = png}, "exists and is not a PNG image: not replaced, the plot is "
+               "not drawn");
+    free(png);
+    return PLOT_FAILED;
+  }
   char *temp;
   int fd = create_plot_temp(dirfd, &temp);
+  if (fd < 0 && not_writable(errno)) {
+    diag_note((SrcLoc){.file = dir}, "cannot write in this folder (%s): no plot drawn",
+              strerror(errno));
+    free(png);
+    return PLOT_NOT_WRITABLE;
+  }
+  char *script = plot_script(r, k);
   int status = fd < 0 ? -1 : run_gnuplot(script, fd);
   free(script);
   struct stat st;
   bool written = fd >= 0 && status == 0 && fstat(fd, &st) == 0 && st.st_size > 0;
   int saved = errno;
   if (fd >= 0 && close(fd) != 0 && written) written = false, saved = errno;
-  if (written && renameat(dirfd, temp, dirfd, "plot.png") != 0) written = false, saved = errno;
+  if (written && renameat(dirfd, temp, dirfd, name) != 0) written = false, saved = errno;
   if (!written && temp) unlinkat(dirfd, temp, 0);
   free(temp);
-  if (written) return 0;
-  if (status == 127) return 2;
-  char *png = xasprintf("%s/plot.png", dir);
-  if (fd < 0 || status == 0)
+  PlotOutcome outcome = written ? PLOT_DRAWN : status == 127 ? PLOT_NO_GNUPLOT : PLOT_FAILED;
+  if (outcome == PLOT_DRAWN)
+    printf("wrote %s\n", png);
+  else if (outcome == PLOT_NO_GNUPLOT)
+    printf("gnuplot not found: no plot drawn\n");
+  else if (fd < 0 || status == 0)
     diag_error((SrcLoc){.file = png}, "cannot write: %s; the plot is lost", strerror(saved));
   else
     diag_error((SrcLoc){.file = png}, "gnuplot failed (status %d); the plot is not drawn",
                status);
   free(png);
-  return 1;
+  return outcome;
 }
 
 bool report_text(const char *path, const char *text, size_t len, FILE *out, char **script) {
@@ -259,49 +310,88 @@ bool report_text(const char *path, const char *text, size_t len, FILE *out, char
   return true;
 }
 
-bool report_run(const char *folder) {
-  if (!*folder) {
-    diag_error((SrcLoc){0}, "an empty folder name was given; expected the folder holding "
-                            "results.xml");
-    return false;
-  }
+/* Parses text (a results file called path), prints the table, and draws the plot as dir/name
+ * when plot_dirfd is a folder (not for the standard input, -1).  false after an error. */
+static bool report_results(const char *path, const char *text, size_t len, int plot_dirfd,
+                           const char *dir, const char *name) {
+  Results r;
+  if (!results_parse(path, text, len, &r)) return false;
+  qsort(r.rows, (size_t)r.nrows, sizeof *r.rows, compare_rows);
+  int k;
+  double rho = spearman_of(&r, &k);
+  print_results(&r, rho, k, stdout);
+  if (isfinite(rho) && isfinite(r.file_spearman) && fabs(rho - r.file_spearman) > 1e-3)
+    diag_warning((SrcLoc){.file = path}, "the file says Spearman %.4f; recomputed from its "
+                 "ranks %.4f (shown above)", r.file_spearman, rho);
+  fflush(stdout);
+  bool ok = plot_dirfd < 0 || draw_plot(&r, k, plot_dirfd, dir, name) != PLOT_FAILED;
+  results_free(&r);
+  return ok;
+}
+
+/* DIR: DIR/results.xml, the plot DIR/plot.png. */
+static bool report_folder(int dirfd, const char *folder) {
   char *dir = xstrdup(folder);
   for (size_t len = strlen(dir); len > 1 && dir[len - 1] == '/';) dir[--len] = '\0';
   char *path = xasprintf("%s/results.xml", dir);
-  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   size_t len;
-  char *text = NULL;
-  if (dirfd < 0)
-    diag_error((SrcLoc){.file = dir}, "cannot open this folder: %s", strerror(errno));
-  else
-    text = results_read(dirfd, path, &len);
-  Results r;
-  bool ok = text && results_parse(path, text, len, &r);
+  char *text = results_read(dirfd, "results.xml", path, &len);
   if (!text)
     diag_note((SrcLoc){.file = dir}, "results.xml is written by `make run` in a generated "
                                      "folder on the GPU machine; copy it back here");
+  bool ok = text && report_results(path, text, len, dirfd, dir, "plot.png");
   free(text);
-  int rc = ok ? EXIT_OK : EXIT_BAD_INPUT;
-  if (ok) {
-    qsort(r.rows, (size_t)r.nrows, sizeof *r.rows, compare_rows);
-    int k;
-    double rho = spearman_of(&r, &k);
-    print_results(&r, rho, k, stdout);
-    if (isfinite(rho) && isfinite(r.file_spearman) && fabs(rho - r.file_spearman) > 1e-3)
-      diag_warning((SrcLoc){.file = path}, "the file says Spearman %.4f; recomputed from its "
-                   "ranks %.4f (shown above)", r.file_spearman, rho);
-    fflush(stdout);
-    int drawn = draw_plot(&r, k, dirfd, dir);
-    if (drawn == 0)
-      printf("wrote %s/plot.png\n", dir);
-    else if (drawn == 2)
-      printf("gnuplot not found: no plot drawn\n");
-    else
-      rc = EXIT_BAD_INPUT;
-    results_free(&r);
-  }
-  if (dirfd >= 0) close(dirfd);
   free(path);
   free(dir);
-  return rc == EXIT_OK;
+  return ok;
+}
+
+/* FILE: the plot beside it (plot_name). */
+static bool report_file(const char *path) {
+  size_t len;
+  char *text = results_read(AT_FDCWD, path, path, &len);
+  if (!text) return false;
+  const char *slash = strrchr(path, '/');
+  char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+  char *name = plot_name(slash ? slash + 1 : path);
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    diag_note((SrcLoc){.file = dir}, "cannot open this folder (%s): no plot drawn",
+              strerror(errno));
+  bool ok = report_results(path, text, len, dirfd, dir, name);
+  if (dirfd >= 0) close(dirfd);
+  free(name);
+  free(dir);
+  free(text);
+  return ok;
+}
+
+/* -: the standard input, the table only. */
+static bool report_stdin(void) {
+  size_t len;
+  char *text = read_text_file("-", &len);
+  bool ok = text && report_results(STDIN_NAME, text, len, -1, NULL, NULL);
+  free(text);
+  return ok;
+}
+
+bool report_run(const char *operand) {
+  if (!*operand) {
+    diag_error((SrcLoc){0}, "an empty name was given; expected the folder holding results.xml, "
+                            "or a results file");
+    return false;
+  }
+  if (is_stdio_path(operand)) return report_stdin();
+  /* O_NONBLOCK: a FIFO is refused (ENOTDIR, then by read_results), never waited on. */
+  int dirfd = open(operand, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+  if (dirfd >= 0) {
+    bool ok = report_folder(dirfd, operand);
+    close(dirfd);
+    return ok;
+  }
+  if (errno == ENOTDIR) return report_file(operand);
+  diag_error((SrcLoc){.file = operand}, "cannot open: %s", strerror(errno));
+  diag_note((SrcLoc){.file = operand}, "give the folder holding results.xml (written by `make "
+            "run` in a generated folder on the GPU machine), or a results file");
+  return false;
 }

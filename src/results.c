@@ -287,12 +287,13 @@ bool results_parse(const char *path, const char *text, size_t len, Results *r) {
   return !p.failed;
 }
 
-/* DIR/results.xml, read as a plain file only (a link or a FIFO there is refused). */
-char *results_read(int dirfd, const char *path, size_t *len) {
-  int fd = openat(dirfd, "results.xml", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+/* name in dirfd (AT_FDCWD: the working folder), read as a plain file only: a link or a FIFO
+ * there is refused; path names it in messages. */
+char *results_read(int dirfd, const char *name, const char *path, size_t *len) {
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     diag_error((SrcLoc){.file = path}, "cannot read: %s",
-               errno == ELOOP ? "a symbolic link; kasgen reads results.xml only as a plain file"
+               errno == ELOOP ? "a symbolic link; kasgen reads a results file only as a plain file"
                               : strerror(errno));
     return NULL;
   }
@@ -300,7 +301,6 @@ char *results_read(int dirfd, const char *path, size_t *len) {
   close(fd);
   return text;
 }
-
 
 bool results_load(const char *folder, Results *r, char **path_out) {
   *path_out = NULL;
@@ -318,7 +318,7 @@ bool results_load(const char *folder, Results *r, char **path_out) {
   if (dirfd < 0)
     diag_error((SrcLoc){.file = dir}, "cannot open this folder: %s", strerror(errno));
   else
-    text = results_read(dirfd, path, &len);
+    text = results_read(dirfd, "results.xml", path, &len);
   if (dirfd >= 0) close(dirfd);
   bool ok = text && results_parse(path, text, len, r);
   if (!text)

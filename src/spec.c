@@ -180,6 +180,7 @@ struct Parser {
   bool *stmt_result_read; /* per statement */
   unsigned *source_flags; /* per source call, FLAG_* */
   int open_loops[KAS_MAX_LOOP_DEPTH]; /* the loops being read, outermost first */
+  SrcLoc open_var_locs[KAS_MAX_LOOP_DEPTH]; /* where each one's variable is named */
   int nopen;
   bool seen_input, seen_return, seen_stmt, missing_input_reported;
   bool too_many_vars_reported, too_many_elements_reported;
@@ -455,15 +456,50 @@ static int find_open_loop(const Parser *ps, Token name) {
   return -1;
 }
 
+/* ---- spelling hints: "note: did you mean 'X'?" at X's declaration, after the error about an
+ * unknown name (NameHint in util.c: the closest name, within 2 edits and less than half the
+ * name; at most MAX_ERRORS searches per spec, since each follows an error). */
+
+/* Among the declared variables and arrays (not their elements). */
+static void hint_variable(Parser *ps, Token name) {
+  NameHint h;
+  name_hint_start(&h, name.start, (size_t)name.len);
+  const Spec *sp = ps->spec;
+  for (int v = 0; v < sp->nvars; v++)
+    if (sp->vars[v].array < 0) name_hint_offer(&h, sp->vars[v].name, v);
+  if (h.best) note_at(ps, sp->vars[h.best_id].loc, "did you mean '%s'?", h.best);
+}
+
+/* Among the variables of the loops around the index. */
+static void hint_loop_variable(Parser *ps, Token name) {
+  NameHint h;
+  name_hint_start(&h, name.start, (size_t)name.len);
+  for (int i = 0; i < ps->nopen; i++)
+    name_hint_offer(&h, ps->spec->loops[ps->open_loops[i]].var, i);
+  if (h.best) note_at(ps, ps->open_var_locs[h.best_id], "did you mean '%s'?", h.best);
+}
+
+static void hint_function(Parser *ps, Token name) {
+  const Function *fn = library_closest_function(ps->lib, name.start, (size_t)name.len);
+  if (fn) note_at(ps, fn->loc, "did you mean '%s'?", fn->name);
+}
+
+static void hint_type(Parser *ps, Token name) {
+  const KType *t = library_closest_type(ps->lib, name.start, (size_t)name.len);
+  if (t) note_at(ps, t->loc, "did you mean '%s'?", t->name);
+}
+
 /* Looks up a variable named by a token; reports it if undeclared. */
 static int lookup_var(Parser *ps, Token name) {
   int v = find_var(ps, name.start, name.len);
   if (v >= 0) return v;
-  if (find_open_loop(ps, name) >= 0)
+  if (find_open_loop(ps, name) >= 0) {
     error_at(ps, tok_loc(ps, name), "%s is a loop variable: it can only index an array",
              show_tok(name).s);
-  else
+  } else {
     error_at(ps, tok_loc(ps, name), "undeclared variable %s", show_tok(name).s);
+    hint_variable(ps, name);
+  }
   return -1;
 }
 
@@ -529,7 +565,10 @@ static void parse_declaration(Parser *ps) {
   char *type_name = xstrndup(type_tok.start, (size_t)type_tok.len);
   KType *type = library_find_type(ps->lib, type_name);
   free(type_name);
-  if (!type) error_at(ps, tok_loc(ps, type_tok), "unknown type %s", show_tok(type_tok).s);
+  if (!type) {
+    error_at(ps, tok_loc(ps, type_tok), "unknown type %s", show_tok(type_tok).s);
+    hint_type(ps, type_tok);
+  }
   if (ps->seen_input)
     error_at(ps, tok_loc(ps, type_tok), "declaration after the 'input' line");
   advance(ps);
@@ -724,8 +763,10 @@ static int parse_index(Parser *ps, SpecIndex *ix) {
     return -1;
   }
   ix->loop = find_open_loop(ps, ps->tok);
-  if (ix->loop < 0)
+  if (ix->loop < 0) {
     error_at(ps, tok_loc(ps, ps->tok), "unknown loop variable %s", show_tok(ps->tok).s);
+    hint_loop_variable(ps, ps->tok);
+  }
   advance(ps);
   if (!tok_is(ps->tok, "+") && !tok_is(ps->tok, "-")) return ix->loop >= 0;
   int sign = tok_is(ps->tok, "-") ? -1 : 1;
@@ -952,7 +993,10 @@ static int parse_call(Parser *ps, int loop) {
   char *fn_name = xstrndup(fn_tok.start, (size_t)fn_tok.len);
   sc.fn = library_find_function(ps->lib, fn_name);
   free(fn_name);
-  if (!sc.fn) error_at(ps, tok_loc(ps, fn_tok), "unknown function %s", show_tok(fn_tok).s);
+  if (!sc.fn) {
+    error_at(ps, tok_loc(ps, fn_tok), "unknown function %s", show_tok(fn_tok).s);
+    hint_function(ps, fn_tok);
+  }
   sc.loc = tok_loc(ps, fn_tok);
   advance(ps);
   if (!tok_is(ps->tok, "(")) {
@@ -1140,6 +1184,7 @@ static int parse_loop(Parser *ps, int parent) {
     ps->spec->loops[l].var = xstrndup(var.start, (size_t)var.len);
     check_loop(ps, var, lo_tok, hi_tok, &ps->spec->loops[l].lo, &ps->spec->loops[l].hi);
   }
+  ps->open_var_locs[ps->nopen] = tok_loc(ps, var);
   ps->open_loops[ps->nopen++] = l;
   int written = parse_body(ps, l);
   ps->nopen--;
@@ -1416,10 +1461,11 @@ static char *file_stem(const char *path) {
   return stem;
 }
 
-Spec *spec_parse(const char *path, const char *text, const Library *lib) {
+/* stem: the spec's name (owned by the Spec), from its file name or given. */
+static Spec *parse_named(const char *path, char *stem, const char *text, const Library *lib) {
   Spec *sp = xcalloc(1, sizeof *sp);
   sp->path = xstrdup(path);
-  sp->name = file_stem(path);
+  sp->name = stem;
   sp->text = xstrdup(text);
   Parser ps = {.lib = lib, .spec = sp};
   ps.lx = (Lexer){.text = sp->text, .p = sp->text, .line = 1, .col = 1};
@@ -1439,10 +1485,17 @@ Spec *spec_parse(const char *path, const char *text, const Library *lib) {
   return sp;
 }
 
+Spec *spec_parse(const char *path, const char *text, const Library *lib) {
+  return parse_named(path, file_stem(path), text, lib);
+}
+
+/* "-" is the standard input: named STDIN_NAME in messages, SPEC_STDIN_STEM otherwise (the main
+ * job asks for --name instead, cli_load_spec). */
 Spec *spec_load(const char *path, const Library *lib) {
   char *text = read_text_file(path, NULL);
   if (!text) return NULL;
-  Spec *sp = spec_parse(path, text, lib);
+  Spec *sp = is_stdio_path(path) ? parse_named(STDIN_NAME, xstrdup(SPEC_STDIN_STEM), text, lib)
+                                 : spec_parse(path, text, lib);
   free(text);
   return sp;
 }

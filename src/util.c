@@ -1,11 +1,15 @@
 /*
- * util.c — memory helpers that never return NULL, growable strings, GCC-style diagnostics
- * (file:line:col: error: message, then the source line and a caret) and terminal progress.
+ * util.c — memory helpers that never return NULL, growable strings, the file reader (plain
+ * files only, and "-" for the standard input), GCC-style diagnostics (file:line:col: error:
+ * message, then the source line and a caret), "did you mean" spelling hints (a banded edit
+ * distance) and terminal progress.
  */
 #include "kasgen.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,28 +75,19 @@ static const char *kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-char *read_text_fd(int fd, const char *name, size_t *len_out) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    diag_error((SrcLoc){.file = name}, "cannot read: %s", strerror(errno));
-    return NULL;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    diag_error((SrcLoc){.file = name}, "cannot read: it is %s, not a regular file",
-               kind_of(st.st_mode));
-    return NULL;
-  }
-  if (st.st_size > MAX_INPUT_BYTES) {
-    diag_error((SrcLoc){.file = name}, "cannot read: %lld bytes, more than kasgen reads (%d MiB)",
-               (long long)st.st_size, MAX_INPUT_BYTES >> 20);
-    return NULL;
-  }
+/* Reads fd to its end, whatever it is (the caller has looked at what it is).  A descriptor left
+ * non-blocking by whoever started kasgen (a pipe on stdin) is waited on, not failed. */
+static char *read_all(int fd, const char *name, size_t *len_out) {
   StrBuf sb;
   sb_init(&sb);
   char chunk[65536];
   for (;;) {
     ssize_t got = read(fd, chunk, sizeof chunk);
     if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      poll(&(struct pollfd){.fd = fd, .events = POLLIN}, 1, -1);
+      continue;
+    }
     if (got < 0) {
       diag_error((SrcLoc){.file = name}, "read failed: %s", strerror(errno));
       sb_free(&sb);
@@ -104,7 +99,7 @@ char *read_text_fd(int fd, const char *name, size_t *len_out) {
       diag_error((SrcLoc){.file = name}, "binary file (contains a NUL byte), expected text");
       return NULL;
     }
-    if (sb.len + (size_t)got > MAX_INPUT_BYTES) { /* it grew while we read it */
+    if (sb.len + (size_t)got > MAX_INPUT_BYTES) { /* it grew while we read it, or a pipe */
       sb_free(&sb);
       diag_error((SrcLoc){.file = name}, "cannot read: more than kasgen reads (%d MiB)",
                  MAX_INPUT_BYTES >> 20);
@@ -123,11 +118,58 @@ char *read_text_fd(int fd, const char *name, size_t *len_out) {
   return sb.data;
 }
 
+char *read_text_fd(int fd, const char *name, size_t *len_out) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    diag_error((SrcLoc){.file = name}, "cannot read: %s", strerror(errno));
+    return NULL;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    diag_error((SrcLoc){.file = name}, "cannot read: it is %s, not a regular file",
+               kind_of(st.st_mode));
+    return NULL;
+  }
+  if (st.st_size > MAX_INPUT_BYTES) {
+    diag_error((SrcLoc){.file = name}, "cannot read: %lld bytes, more than kasgen reads (%d MiB)",
+               (long long)st.st_size, MAX_INPUT_BYTES >> 20);
+    return NULL;
+  }
+  return read_all(fd, name, len_out);
+}
+
+bool is_stdio_path(const char *path) { return path && !strcmp(path, "-"); }
+
+const char *input_name(const char *path) { return is_stdio_path(path) ? STDIN_NAME : path; }
+
+/* "-": the standard input, which the user chose to give (a pipe, a terminal, a redirected file
+ * or device), so anything but a folder is read; once, since a second read would find it empty.
+ * The command line refuses two "-" inputs before this is reached. */
+static char *read_stdin(size_t *len_out) {
+  static bool consumed;
+  if (consumed) {
+    diag_error((SrcLoc){.file = STDIN_NAME}, "cannot read: the standard input was already read "
+               "for an earlier '-'");
+    return NULL;
+  }
+  consumed = true;
+  struct stat st;
+  if (fstat(STDIN_FILENO, &st) != 0) {
+    diag_error((SrcLoc){.file = STDIN_NAME}, "cannot read: %s", strerror(errno));
+    return NULL;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    diag_error((SrcLoc){.file = STDIN_NAME}, "cannot read: it is a folder, not a file");
+    return NULL;
+  }
+  return read_all(STDIN_FILENO, STDIN_NAME, len_out);
+}
+
 char *read_text_file(const char *path, size_t *len_out) {
   if (!path || !*path) {
     diag_error((SrcLoc){0}, "an empty file name was given where a file to read is expected");
     return NULL;
   }
+  if (is_stdio_path(path)) return read_stdin(len_out);
   /* stat first, so that a device is never even opened; O_NONBLOCK so that a FIFO that appears
    * in between cannot block the open; read_text_fd's fstat has the last word. */
   struct stat st;
@@ -223,9 +265,78 @@ void diag_note(SrcLoc loc, const char *fmt, ...) {
 }
 
 int diag_error_count(void) { return n_errors; }
+
+static int hint_searches; /* name_hint_start calls this run (HINT_MAX_SEARCHES bounds them) */
+
 void diag_reset(void) {
   n_errors = 0;
   n_source_lines_shown = 0;
+  hint_searches = 0;
+}
+
+/* ---- spelling hints ------------------------------------------------------------------------ */
+
+static bool same_char(char x, char y, bool fold_case) {
+  return fold_case ? tolower((unsigned char)x) == tolower((unsigned char)y) : x == y;
+}
+
+/* Optimal string alignment distance (Levenshtein plus transposition of two adjacent
+ * characters), computed only in the band |i - j| <= cap: a cell outside it is at least cap + 1
+ * away, so the band decides every answer up to cap.  Three rows of the table, rotated; the cells
+ * just outside each row's band are set to cap + 1 so that the next rows read no stale value. */
+int edit_distance_capped(const char *a, size_t alen, const char *b, size_t blen, int cap,
+                         bool fold_case) {
+  enum { MAX_LEN = HINT_MAX_NAME + HINT_MAX_DISTANCE };
+  int far = cap + 1;
+  if (cap < 0 || cap > HINT_MAX_DISTANCE || alen > MAX_LEN || blen > MAX_LEN) return far;
+  if ((alen > blen ? alen - blen : blen - alen) > (size_t)cap) return far;
+  int rows[3][MAX_LEN + 2];
+  int *before = rows[0], *prev = rows[1], *cur = rows[2];
+  int n = (int)alen, m = (int)blen;
+  for (int j = 0; j <= m + 1; j++) prev[j] = j <= cap ? j : far;
+  for (int i = 1; i <= n; i++) {
+    int lo = i - cap > 1 ? i - cap : 1, hi = i + cap < m ? i + cap : m;
+    cur[lo - 1] = lo == 1 ? (i <= cap ? i : far) : far;
+    for (int j = lo; j <= hi; j++) {
+      int cost = same_char(a[i - 1], b[j - 1], fold_case) ? 0 : 1;
+      int d = prev[j - 1] + cost;
+      if (prev[j] + 1 < d) d = prev[j] + 1;
+      if (cur[j - 1] + 1 < d) d = cur[j - 1] + 1;
+      if (i > 1 && j > 1 && same_char(a[i - 1], b[j - 2], fold_case) &&
+          same_char(a[i - 2], b[j - 1], fold_case) && before[j - 2] + 1 < d)
+        d = before[j - 2] + 1;
+      cur[j] = d < far ? d : far;
+    }
+    if (hi + 1 <= m + 1) cur[hi + 1] = far;
+    int *spare = before;
+    before = prev, prev = cur, cur = spare;
+  }
+  return prev[m] < far ? prev[m] : far;
+}
+
+void name_hint_start(NameHint *h, const char *name, size_t len) {
+  *h = (NameHint){.name = name, .len = len, .limit = -1, .best_id = -1};
+  if (++hint_searches > HINT_MAX_SEARCHES || len == 0 || len > HINT_MAX_NAME) return;
+  int half = (int)((len - 1) / 2); /* the largest distance less than half the length */
+  h->limit = half < HINT_MAX_DISTANCE ? half : HINT_MAX_DISTANCE;
+}
+
+void name_hint_offer(NameHint *h, const char *candidate, int id) {
+  if (h->limit < 0 || !candidate) return;
+  size_t clen = strlen(candidate);
+  if ((clen > h->len ? clen - h->len : h->len - clen) > (size_t)h->limit) return;
+  int d = edit_distance_capped(h->name, h->len, candidate, clen, h->limit, true);
+  if (d > h->limit || (h->best && d > h->best_distance)) return;
+  int case_cost =
+      edit_distance_capped(h->name, h->len, candidate, clen, HINT_MAX_DISTANCE, false);
+  if (h->best && d == h->best_distance &&
+      (case_cost > h->best_case_cost ||
+       (case_cost == h->best_case_cost && strcmp(candidate, h->best) >= 0)))
+    return;
+  h->best = candidate;
+  h->best_distance = d;
+  h->best_case_cost = case_cost;
+  h->best_id = id;
 }
 
 /* ---- time and progress ------------------------------------------------------------------- */

@@ -17,9 +17,10 @@ venv=$root/.venv
 marker=$venv/.kasgen-venv # says the folder is ours to update (a user's own .venv is left alone)
 
 # What the build (C11, inih, libxml2, lp_solve), the tests (cmocka, Graphviz, gnuplot, groff
-# for the man pages, python3-venv for .venv) and `make fuzz` (clang) need.
+# for the man pages, python3-venv for .venv, cmake for the embed's CMake snippet) and
+# `make fuzz` (clang) need.
 debian_packages=(build-essential pkg-config libinih-dev libxml2-dev liblpsolve55-dev
-                 libcmocka-dev gnuplot-nox graphviz clang groff-base python3 python3-venv)
+                 libcmocka-dev gnuplot-nox graphviz clang groff-base python3 python3-venv cmake)
 
 die() { echo "make deps: error: $*" >&2; exit 1; }
 

@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
     for (int a = 1; a < argc && nsizes < MAX_SIZES; a++)
       sizes[nsizes++] = strtoull(argv[a], NULL, 10);
   }
+  kas_require_gpu("check_gpu");
   cudaDeviceProp prop;
   kas_cuda_check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   double copy_gbs = kas_copy_gbs(COPY_BYTES, TIMED_RUNS);

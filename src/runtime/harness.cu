@@ -544,6 +544,7 @@ int main(int argc, char **argv) {
   if (reps < 20) reps = 20; /* a median of fewer runs is noise */
   if (rounds < 1) rounds = 1;
   if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
+  kas_require_gpu("harness");
   if (sizes) return check_sizes(sizes, offset, is_signed);
 
   cudaDeviceProp prop;

@@ -24,6 +24,32 @@ static inline void kas_cuda_check(cudaError_t e, const char *what) {
   }
 }
 
+/* Exits (status 2) with a plain sentence when this machine cannot run the kernels: no driver
+ * (the runtime then reports cudaErrorInsufficientDriver, whose own text, "CUDA driver version is
+ * insufficient", sends a user without a GPU looking for a driver update), a driver older than
+ * the runtime, or no device (cudaErrorNoDevice, also under CUDA_VISIBLE_DEVICES=-1). */
+static inline void kas_require_gpu(const char *program) {
+  int devices = 0, driver = 0, runtime = 0;
+  cudaError_t e = cudaGetDeviceCount(&devices);
+  if (e == cudaSuccess && devices > 0) return;
+  cudaDriverGetVersion(&driver); /* 0: no driver installed */
+  cudaRuntimeGetVersion(&runtime);
+  const char *name = e == cudaSuccess ? "no device" : cudaGetErrorName(e);
+  if (e == cudaErrorInsufficientDriver && driver > 0)
+    fprintf(stderr, "%s: the CUDA driver on this machine (%d.%d) is older than the CUDA runtime "
+                    "the kernels were built with (%d.%d) (%s): update the driver\n",
+            program, driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10, name);
+  else if (e == cudaSuccess || e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
+    fprintf(stderr, "%s: no CUDA GPU on this machine (%s%s).\n"
+                    "%s: the kernels were built but cannot run here: run this on a GPU machine\n"
+                    "    (`make check-cpu` runs every candidate on the CPU, without a GPU)\n",
+            program, name, driver ? "" : ": no CUDA driver installed", program);
+  else
+    fprintf(stderr, "%s: no usable CUDA GPU: cudaGetDeviceCount: %s (%s)\n", program,
+            cudaGetErrorString(e), name);
+  exit(2);
+}
+
 static inline void *kas_host_alloc(size_t bytes) {
   void *p = malloc(bytes ? bytes : 1);
   if (!p) {

@@ -197,7 +197,7 @@ expect 1 "vcopy3_1.ini: error: cannot read: it is a folder" "folder as an INI fi
 k ""
 expect 1 "error: an empty file name was given where a file to read is expected" "kasgen \"\""
 k report ""
-expect 1 "error: an empty folder name was given" "kasgen report \"\""
+expect 1 "error: an empty name was given; expected the folder holding results.xml, or a results file" "kasgen report \"\""
 
 [ "$fails" = 0 ] && echo "adversarial: all checks passed"
 exit "$((fails > 0))"

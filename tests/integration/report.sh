@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # report.sh — `kasgen report DIR` on results files as a GPU run writes them: the table and the
 # Spearman correlation recomputed from the ranks, plot.png when gnuplot exists, and located errors
-# (file:line) with exit 1 for every kind of malformed file in tests/fixtures/results/.
+# (file:line) with exit 1 for every kind of malformed file in tests/fixtures/results/.  Also
+# `kasgen report FILE` (the plot beside the file, a user's file of that name kept, no plot and a
+# note where the folder is not writable, links and FIFOs refused) and `kasgen report -` (the
+# table from the standard input, no plot).
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 fixtures=tests/fixtures/results
@@ -64,4 +67,90 @@ mkdir "$tmp/empty"
 rc=0; "$KASGEN" report "$tmp/empty" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] || fail "empty: exit $rc"
 grep -q "results.xml.*error: cannot read" "$tmp/err" || fail "empty: message"
+# --- report FILE: the same table; the plot beside the file -----------------------------------------
+is_png() { head -c 8 "$1" | od -An -c | grep -q 'P   N   G'; }
+"$KASGEN" report "$tmp/good" >"$tmp/want" 2>/dev/null || fail "good again: exit $?"
+mkdir "$tmp/files"
+cp "$fixtures/good/results.xml" "$tmp/files/h100-run1.xml"
+"$KASGEN" report "$tmp/files/h100-run1.xml" >"$tmp/out" 2>"$tmp/err" || fail "FILE: exit $?"
+[ ! -s "$tmp/err" ] || { cat "$tmp/err" >&2; fail "FILE: diagnostics"; }
+diff <(grep -v '^wrote \|^gnuplot' "$tmp/want") <(grep -v '^wrote \|^gnuplot' "$tmp/out") >/dev/null ||
+  fail "FILE: the table differs from the folder's"
+if command -v gnuplot >/dev/null; then
+  [ "$(tail -1 "$tmp/out")" = "wrote $tmp/files/h100-run1.png" ] || fail "FILE: last line '$(tail -1 "$tmp/out")'"
+  is_png "$tmp/files/h100-run1.png" || fail "FILE: no PNG beside the file"
+  # results.xml given as a file draws plot.png, as its folder's report does.
+  "$KASGEN" report "$tmp/good/results.xml" >"$tmp/out" 2>&1 || fail "results.xml as a FILE: exit $?"
+  [ "$(tail -1 "$tmp/out")" = "wrote $tmp/good/plot.png" ] || fail "results.xml as a FILE: '$(tail -1 "$tmp/out")'"
+  # A name without .xml gets .png added; one in the working folder is named without ./
+  cp "$fixtures/good/results.xml" "$tmp/files/run2"
+  (cd "$tmp/files" && "$KASGEN" report run2 >"$tmp/out" 2>&1) || fail "FILE run2: exit $?"
+  [ "$(tail -1 "$tmp/out")" = "wrote run2.png" ] || fail "FILE run2: '$(tail -1 "$tmp/out")'"
+  is_png "$tmp/files/run2.png" || fail "FILE run2: no run2.png"
+  # A second report replaces its own earlier plot.
+  "$KASGEN" report "$tmp/files/h100-run1.xml" >/dev/null 2>&1 || fail "FILE again: exit $?"
+fi
+# A user's file where the plot would go is kept: exit 1, the table printed, the file unchanged.
+cp "$fixtures/good/results.xml" "$tmp/files/notes.xml"
+echo "my notes" >"$tmp/files/notes.png"
+rc=0; "$KASGEN" report "$tmp/files/notes.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] || fail "notes.png in the way: exit $rc"
+grep -q "notes.png: error: exists and is not a PNG image: not replaced" "$tmp/err" || fail "notes.png: message"
+[ "$(cat "$tmp/files/notes.png")" = "my notes" ] || fail "notes.png was overwritten"
+grep -q 'candidates): 0.600' "$tmp/out" || fail "notes.png in the way: no table"
+ls "$tmp/files" | grep -q kasgen-tmp && fail "a temporary file was left behind"
+# A link or a FIFO as the results file is refused; a missing one is named.
+ln -s "$tmp/files/h100-run1.xml" "$tmp/files/link.xml"
+rc=0; "$KASGEN" report "$tmp/files/link.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] || fail "link: exit $rc"
+grep -q "link.xml: error: cannot read: a symbolic link" "$tmp/err" || fail "link: message"
+mkfifo "$tmp/files/fifo.xml"
+rc=0; timeout 20 "$KASGEN" report "$tmp/files/fifo.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] || fail "FIFO: exit $rc"
+grep -q "fifo.xml: error: cannot read: it is a FIFO" "$tmp/err" || fail "FIFO: message"
+rc=0; "$KASGEN" report "$tmp/files/none.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] || fail "missing FILE: exit $rc"
+grep -q "none.xml: error: cannot open: No such file or directory" "$tmp/err" || fail "missing FILE: message"
+# A malformed file: located errors, as for a folder.
+cp "$fixtures/bad-number/results.xml" "$tmp/files/bad.xml"
+rc=0; "$KASGEN" report "$tmp/files/bad.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] || fail "bad FILE: exit $rc"
+grep -q "bad.xml:7:.*error: melem-s=\"5000x\"" "$tmp/err" || fail "bad FILE: message"
+[ ! -e "$tmp/files/bad.png" ] || fail "bad FILE: a plot was drawn"
+
+# --- a folder kasgen may not write in: the table, a note, no plot, exit 0 ----------------------------
+# As root every folder is writable, so the report runs as nobody there (setpriv).
+mkdir -m 755 "$tmp/ro" && cp "$fixtures/good/results.xml" "$tmp/ro/run.xml" && chmod 644 "$tmp/ro/run.xml"
+chmod 755 "$tmp"
+as_user=()
+if [ "$(id -u)" = 0 ]; then
+  command -v setpriv >/dev/null && as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+else
+  chmod 555 "$tmp/ro"
+fi
+if [ "$(id -u)" != 0 ] || [ ${#as_user[@]} -gt 0 ]; then
+  for target in "$tmp/ro/run.xml" "$tmp/ro"; do
+    [ "$target" = "$tmp/ro" ] && cp "$tmp/ro/run.xml" "$tmp/ro/results.xml" 2>/dev/null
+    rc=0; "${as_user[@]}" "$KASGEN" report "$target" >"$tmp/out" 2>"$tmp/err" || rc=$?
+    [ "$rc" = 0 ] || { cat "$tmp/err" >&2; fail "read-only folder ($target): exit $rc"; }
+    grep -q "^$tmp/ro: note: cannot write in this folder (Permission denied): no plot drawn$" "$tmp/err" ||
+      fail "read-only folder ($target): note '$(cat "$tmp/err")'"
+    grep -q 'candidates): 0.600' "$tmp/out" || fail "read-only folder ($target): no table"
+  done
+  [ -z "$(ls "$tmp/ro" | grep -v '\.xml$')" ] || fail "something was written in the read-only folder"
+else
+  echo "report: read-only folder not checked (root without setpriv)"
+fi
+chmod 755 "$tmp/ro"
+
+# --- report -: the table from the standard input, nothing written ----------------------------------
+mkdir "$tmp/cwd"
+(cd "$tmp/cwd" && "$KASGEN" report - >"$tmp/out" 2>"$tmp/err") <"$fixtures/good/results.xml" ||
+  fail "report -: exit $?"
+[ ! -s "$tmp/err" ] || { cat "$tmp/err" >&2; fail "report -: diagnostics"; }
+diff <(grep -v '^wrote \|^gnuplot' "$tmp/want") "$tmp/out" >/dev/null || fail "report -: not exactly the table"
+[ -z "$(ls -A "$tmp/cwd")" ] || fail "report - wrote $(ls -A "$tmp/cwd")"
+rc=0; "$KASGEN" report - <"$fixtures/duplicate-rank/results.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] || fail "report - of a bad file: exit $rc"
+grep -q "^<stdin>:8: error: predicted-rank 2 appears twice" "$tmp/err" || fail "report - of a bad file: message"
 echo "report: all checks passed"
