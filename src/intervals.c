@@ -157,51 +157,12 @@ typedef struct PathNode {
 
 typedef struct {
   double key;  /* a bound of every completion (exact once the last segment is evaluated) */
+  long order;  /* push order: ties go to the earlier (key and order first: a QueueKey) */
   double g;    /* cost of the evaluated segments */
-  long order;  /* push order: ties go to the earlier */
   int start, end;
   bool pending; /* segment [start, end) not yet evaluated */
   const PathNode *path; /* the segments before start */
 } Entry;
-
-typedef struct {
-  Entry *v;
-  int n, cap;
-  long pushed;
-} Queue;
-
-static bool before(const Entry *a, const Entry *b) {
-  return a->key < b->key || (a->key == b->key && a->order < b->order);
-}
-
-static void push(Queue *q, Entry e) {
-  if (q->n == q->cap) {
-    q->cap = q->cap ? 2 * q->cap : 256;
-    q->v = xrealloc(q->v, sizeof *q->v * (size_t)q->cap);
-  }
-  e.order = q->pushed++;
-  int k = q->n++;
-  while (k > 0 && before(&e, &q->v[(k - 1) / 2])) {
-    q->v[k] = q->v[(k - 1) / 2];
-    k = (k - 1) / 2;
-  }
-  q->v[k] = e;
-}
-
-static Entry pop(Queue *q) {
-  Entry top = q->v[0], last = q->v[--q->n];
-  int k = 0;
-  for (;;) {
-    int c = 2 * k + 1;
-    if (c >= q->n) break;
-    if (c + 1 < q->n && before(&q->v[c + 1], &q->v[c])) c++;
-    if (!before(&q->v[c], &last)) break;
-    q->v[k] = q->v[c];
-    k = c;
-  }
-  if (q->n > 0) q->v[k] = last;
-  return top;
-}
 
 /* Path nodes live until the search ends. */
 typedef struct {
@@ -250,11 +211,11 @@ static double key_of(const Segments *s, const double *best, const Entry *e) {
   return e->g + (e->pending ? value_of(s, e->start, e->end) : 0) + best[e->end];
 }
 
-static void push_children(Segments *s, Queue *q, const double *best, const Entry *from) {
+static void push_children(Segments *s, BestFirstQueue *q, const double *best, const Entry *from) {
   for (int j = from->end + 1; j <= s->n && j - from->end <= s->max_len; j++) {
     Entry e = {.g = from->g, .start = from->end, .end = j, .pending = true, .path = from->path};
     e.key = key_of(s, best, &e);
-    if (isfinite(e.key)) push(q, e);
+    if (isfinite(e.key)) queue_push(q, &e);
   }
 }
 
@@ -277,19 +238,20 @@ enum { MAX_POPS = 4000000 };
  * guesses change as segments are evaluated, so a popped entry whose key grew goes back (lazy
  * re-keying); the paths found are then sorted by cost (heuristic). */
 static int top_paths(Segments *s, double *best, int top, IntervalPartition *out) {
-  Queue q = {0};
+  BestFirstQueue q = {.size = sizeof(Entry)};
   PathPool pp = {0};
   int found = 0;
   Entry root = {.g = 0, .end = 0, .path = NULL};
   push_children(s, &q, best, &root);
   for (long pops = 0; q.n > 0 && found < top && pops < MAX_POPS; pops++) {
-    Entry e = pop(&q);
+    Entry e;
+    queue_pop(&q, &e);
     if (s->estimate) {
       double now = key_of(s, best, &e);
       if (!isfinite(now)) continue;
-      if (now > e.key && q.n > 0 && now > q.v[0].key) {
+      if (now > e.key && q.n > 0 && now > queue_least_key(&q)) {
         e.key = now;
-        push(&q, e);
+        queue_push(&q, &e);
         continue;
       }
     }
@@ -301,7 +263,7 @@ static int top_paths(Segments *s, double *best, int top, IntervalPartition *out)
       Entry done = {.g = e.g + c, .start = e.start, .end = e.end,
                     .path = path_add(&pp, e.path, e.start, e.end)};
       done.key = key_of(s, best, &done);
-      if (isfinite(done.key)) push(&q, done);
+      if (isfinite(done.key)) queue_push(&q, &done);
     } else if (e.end == s->n) {
       out[found++] = partition_of(e.path, e.g);
     } else {
@@ -310,7 +272,7 @@ static int top_paths(Segments *s, double *best, int top, IntervalPartition *out)
   }
   for (int b = 0; b < pp.nblocks; b++) free(pp.blocks[b]);
   free(pp.blocks);
-  free(q.v);
+  queue_free(&q);
   return found;
 }
 

@@ -157,6 +157,24 @@ typedef struct {
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
 void *xrealloc(void *p, size_t n);
+/* A best-first queue (a binary min-heap) of fixed-size entries, each a struct whose first two
+ * members are those of a QueueKey: least key first, ties to the earlier pushed, so that a
+ * search's order never depends on the heap's shape.  Set size (the entry's sizeof) before the
+ * first push; queue_pop needs n > 0. */
+typedef struct {
+  double key;
+  long order; /* set by queue_push */
+} QueueKey;
+typedef struct {
+  unsigned char *v; /* cap + 1 entries: the last is scratch space */
+  size_t size;
+  int n, cap;
+  long pushed;
+} BestFirstQueue;
+void queue_push(BestFirstQueue *q, const void *entry);
+void queue_pop(BestFirstQueue *q, void *out);
+double queue_least_key(const BestFirstQueue *q);
+void queue_free(BestFirstQueue *q);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

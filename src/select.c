@@ -317,50 +317,12 @@ typedef struct PartialCover {
 } PartialCover;
 
 typedef struct {
-  double key, g;
+  double key; /* key and order first: a QueueKey */
   long order;
+  double g;
   NodeSet covered;
   const PartialCover *cover;
 } CoverEntry;
-
-typedef struct {
-  CoverEntry *v;
-  int n, cap;
-  long pushed;
-} CoverQueue;
-
-static bool cover_before(const CoverEntry *a, const CoverEntry *b) {
-  return a->key < b->key || (a->key == b->key && a->order < b->order);
-}
-
-static void cover_push(CoverQueue *q, CoverEntry e) {
-  if (q->n == q->cap) {
-    q->cap = q->cap ? 2 * q->cap : 256;
-    q->v = xrealloc(q->v, sizeof *q->v * (size_t)q->cap);
-  }
-  e.order = q->pushed++;
-  int k = q->n++;
-  while (k > 0 && cover_before(&e, &q->v[(k - 1) / 2])) {
-    q->v[k] = q->v[(k - 1) / 2];
-    k = (k - 1) / 2;
-  }
-  q->v[k] = e;
-}
-
-static CoverEntry cover_pop(CoverQueue *q) {
-  CoverEntry top = q->v[0], last = q->v[--q->n];
-  int k = 0;
-  for (;;) {
-    int c = 2 * k + 1;
-    if (c >= q->n) break;
-    if (c + 1 < q->n && cover_before(&q->v[c + 1], &q->v[c])) c++;
-    if (!cover_before(&q->v[c], &last)) break;
-    q->v[k] = q->v[c];
-    k = c;
-  }
-  if (q->n > 0) q->v[k] = last;
-  return top;
-}
 
 /* Partial covers live until the enumeration ends. */
 typedef struct {
@@ -399,14 +361,18 @@ static void enumerate_covers(const Dag *dag, const Columns *c, double deadline, 
   double rest_all = 0;
   for (int v = 0; v < n; v++) rest_all += share[v];
   NodeSet all = nodeset_range(0, n);
-  CoverQueue q = {0};
+  BestFirstQueue q = {.size = sizeof(CoverEntry)};
   CoverPool pool = {0};
   int *chosen = xmalloc(sizeof(int) * (size_t)(n + 1));
   NodeSet *kernels = xmalloc(sizeof(NodeSet) * (size_t)(n + 1));
-  if (isfinite(rest_all)) cover_push(&q, (CoverEntry){.key = rest_all, .covered = nodeset_empty()});
+  if (isfinite(rest_all)) {
+    CoverEntry first = {.key = rest_all, .covered = nodeset_empty()};
+    queue_push(&q, &first);
+  }
   for (long pops = 0; q.n > 0 && !found_full(f) && pops < MAX_COVER_POPS; pops++) {
     if (deadline > 0 && (pops & 1023) == 0 && clock_seconds() > deadline && f->n > 0) break;
-    CoverEntry e = cover_pop(&q);
+    CoverEntry e;
+    queue_pop(&q, &e);
     if (f->n >= f->top && e.key > f->cutoff) break;
     NodeSet open = nodeset_minus(all, e.covered);
     int low = nodeset_next(&open, 0);
@@ -427,12 +393,12 @@ static void enumerate_covers(const Dag *dag, const Columns *c, double deadline, 
       for (int v = nodeset_next(&left, 0); v >= 0; v = nodeset_next(&left, v + 1)) rest += share[v];
       next.key = next.g + rest;
       next.cover = cover_add(&pool, e.cover, j);
-      cover_push(&q, next);
+      queue_push(&q, &next);
     }
   }
   for (int b = 0; b < pool.nblocks; b++) free(pool.blocks[b]);
   free(pool.blocks);
-  free(q.v);
+  queue_free(&q);
   for (int v = 0; v < n; v++) free(by_low[v]);
   free(by_low);
   free(nlow);

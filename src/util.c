@@ -188,6 +188,66 @@ char *read_text_file(const char *path, size_t *len_out) {
   return text;
 }
 
+/* ---- a best-first queue -------------------------------------------------------------------- */
+
+static unsigned char *queue_slot(const BestFirstQueue *q, int k) {
+  return q->v + (size_t)k * q->size;
+}
+
+/* The entries' keys are read through memcpy: an entry only begins like a QueueKey. */
+static bool queue_before(const void *a, const void *b) {
+  QueueKey x, y;
+  memcpy(&x, a, sizeof x);
+  memcpy(&y, b, sizeof y);
+  return x.key < y.key || (x.key == y.key && x.order < y.order);
+}
+
+void queue_push(BestFirstQueue *q, const void *entry) {
+  if (q->n == q->cap) {
+    q->cap = q->cap ? 2 * q->cap : 256;
+    q->v = xrealloc(q->v, q->size * (size_t)(q->cap + 1));
+  }
+  unsigned char *e = queue_slot(q, q->cap);
+  memcpy(e, entry, q->size);
+  QueueKey key;
+  memcpy(&key, e, sizeof key);
+  key.order = q->pushed++;
+  memcpy(e, &key, sizeof key);
+  int k = q->n++;
+  while (k > 0 && queue_before(e, queue_slot(q, (k - 1) / 2))) {
+    memcpy(queue_slot(q, k), queue_slot(q, (k - 1) / 2), q->size);
+    k = (k - 1) / 2;
+  }
+  memcpy(queue_slot(q, k), e, q->size);
+}
+
+void queue_pop(BestFirstQueue *q, void *out) {
+  memcpy(out, queue_slot(q, 0), q->size);
+  unsigned char *last = queue_slot(q, q->cap);
+  memcpy(last, queue_slot(q, --q->n), q->size);
+  int k = 0;
+  for (;;) {
+    int c = 2 * k + 1;
+    if (c >= q->n) break;
+    if (c + 1 < q->n && queue_before(queue_slot(q, c + 1), queue_slot(q, c))) c++;
+    if (!queue_before(queue_slot(q, c), last)) break;
+    memcpy(queue_slot(q, k), queue_slot(q, c), q->size);
+    k = c;
+  }
+  if (q->n > 0) memcpy(queue_slot(q, k), last, q->size);
+}
+
+double queue_least_key(const BestFirstQueue *q) {
+  QueueKey key;
+  memcpy(&key, q->v, sizeof key);
+  return key.key;
+}
+
+void queue_free(BestFirstQueue *q) {
+  free(q->v);
+  *q = (BestFirstQueue){.size = q->size};
+}
+
 /* ---- diagnostics ------------------------------------------------------------------------ */
 
 static int n_errors;

@@ -280,9 +280,60 @@ static void test_larger(void **state) {
   free_dag(d);
 }
 
+
+/* The best-first queue both searches use (util.c), against sorting: random keys with many ties
+ * and pops interleaved with pushes come out least key first, ties in push order. */
+typedef struct {
+  double key;
+  long order;
+  int id;
+  char pad[37]; /* an entry larger than its key, of an odd size */
+} QueuedItem;
+
+static void test_best_first_queue(void **state) {
+  (void)state;
+  srand(7);
+  BestFirstQueue q = {.size = sizeof(QueuedItem)};
+  QueuedItem all[3000];
+  int n = 0, live[3000], nlive = 0;
+  double last_key = -1;
+  long last_order = -1;
+  for (int step = 0; step < 6000; step++) {
+    bool push = nlive == 0 || (n < 3000 && rand() % 3 != 0);
+    if (push) {
+      QueuedItem it = {.key = rand() % 50, .id = n};
+      memset(it.pad, n & 0x7f, sizeof it.pad);
+      all[n] = it;
+      live[nlive++] = n++;
+      queue_push(&q, &it);
+      last_key = -1; /* a push may bring a smaller key: ordering restarts */
+      continue;
+    }
+    /* the expected entry: least key among the live ones, then the earliest pushed */
+    int best = 0;
+    for (int k = 1; k < nlive; k++)
+      if (all[live[k]].key < all[live[best]].key ||
+          (all[live[k]].key == all[live[best]].key && live[k] < live[best]))
+        best = k;
+    assert_true(queue_least_key(&q) == all[live[best]].key);
+    QueuedItem got;
+    queue_pop(&q, &got);
+    assert_int_equal(got.id, live[best]);
+    assert_true(got.key >= last_key);
+    if (got.key == last_key) assert_true(got.order > last_order);
+    for (size_t b = 0; b < sizeof got.pad; b++) assert_int_equal(got.pad[b], got.id & 0x7f);
+    last_key = got.key;
+    last_order = got.order;
+    live[best] = live[--nlive];
+  }
+  assert_int_equal(q.n, nlive);
+  queue_free(&q);
+  assert_null(q.v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_random_vs_brute_force), cmocka_unit_test(test_cyclic_pair),
+      cmocka_unit_test(test_best_first_queue), cmocka_unit_test(test_random_vs_brute_force), cmocka_unit_test(test_cyclic_pair),
       cmocka_unit_test(test_duplicates_and_ignored_items),
       cmocka_unit_test(test_infeasible_and_empty), cmocka_unit_test(test_larger),
   };
