@@ -20,11 +20,11 @@ echo "built $out/fuzz_spec"
 # the results-file reader behind `kasgen report`, and the output-folder logic.
 xml_libs=$(pkg-config --libs libxml-2.0)
 xml_cflags=$(pkg-config --cflags libxml-2.0)
-"$cc" "${flags[@]}" $xml_cflags -o "$out/fuzz_timingdb" tests/fuzz/fuzz_timingdb.c src/timingdb.c \
+"$cc" "${flags[@]}" $xml_cflags -o "$out/fuzz_timingdb" tests/fuzz/fuzz_timingdb.c src/timingdb.c src/binding.c \
   src/xml_input.c src/util.c $xml_libs -lm
 echo "built $out/fuzz_timingdb"
 "$cc" "${flags[@]}" $xml_cflags -o "$out/fuzz_results" tests/fuzz/fuzz_results.c src/report.c \
-  src/xml_input.c src/util.c $xml_libs -lm
+  src/results.c src/xml_input.c src/util.c $xml_libs -lm
 echo "built $out/fuzz_results"
 "$cc" "${flags[@]}" -o "$out/fuzz_outdir" tests/fuzz/fuzz_outdir.c src/emit_files.c src/util.c
 echo "built $out/fuzz_outdir"

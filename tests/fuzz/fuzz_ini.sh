@@ -16,7 +16,7 @@ cc=${FUZZ_CC:-clang}
 flags=(-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Isrc
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
 "$cc" "${flags[@]}" -o "$out/fuzz_ini" tests/fuzz/fuzz_ini.c src/library.c src/pattern.c \
-  src/instantiate.c src/util.c $(pkg-config --libs inih 2>/dev/null || echo -linih)
+  src/instantiate.c src/binding.c src/util.c $(pkg-config --libs inih 2>/dev/null || echo -linih)
 echo "built $out/fuzz_ini"
 [ "$seconds" = 0 ] && exit 0
 # Seeds: every implementation INI of the library and the fixtures, plus the other INI files and

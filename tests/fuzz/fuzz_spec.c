@@ -5,7 +5,7 @@
  * that the parser's promises (consistent SSA references, <= KAS_MAX_SPEC_CALLS calls, a DAG for
  * any spec of <= KAS_MAX_NODES) are exercised downstream.
  * Built by tests/fuzz/build.sh with the sources compiled in directly (no libkasgen.a, no INI
- * loader): this file defines the two library look-ups the parser needs.
+ * loader): this file defines the library look-ups the parser needs.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +25,21 @@ Function *library_find_function(const Library *lib, const char *name) {
   for (int i = 0; i < lib->nfuncs; i++)
     if (!strcmp(lib->funcs[i].name, name)) return &lib->funcs[i];
   return NULL;
+}
+
+/* The parser's "did you mean" look-ups, over the fake library (as library.c does them). */
+const Function *library_closest_function(const Library *lib, const char *name, size_t len) {
+  NameHint h;
+  name_hint_start(&h, name, len);
+  for (int f = 0; f < lib->nfuncs; f++) name_hint_offer(&h, lib->funcs[f].name, f);
+  return h.best ? &lib->funcs[h.best_id] : NULL;
+}
+
+const KType *library_closest_type(const Library *lib, const char *name, size_t len) {
+  NameHint h;
+  name_hint_start(&h, name, len);
+  for (int t = 0; t < lib->ntypes; t++) name_hint_offer(&h, lib->types[t].name, t);
+  return h.best ? &lib->types[h.best_id] : NULL;
 }
 
 static Library *lib;
@@ -51,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       dag_write_dot(dag, devnull);
       FusionSet fs = fusion_enumerate(dag, 3);
       for (int i = 0; i < fs.n; i++)
-        if (!fusion_is_convex(dag, fs.sets[i])) abort();
+        if (!fusion_is_convex(dag, fusion_set_get(&fs, i))) abort();
       fusion_set_free(&fs);
       dag_free(dag);
     }
