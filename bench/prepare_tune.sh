@@ -2,11 +2,11 @@
 # bench/prepare_tune.sh DIR [TOP] — on the host, before bench/gpu_tune.sh: generates the top TOP
 # (default 30) candidates of every spec in specs/ and benchmarks/specs/ that code can be
 # generated for, into DIR/<spec>/ (default gpu-tune/), with ptxas's registers where nvcc is found
-# (as `kasgen tune` will search again).  Specs that cannot be generated (arrays) are listed and
-# skipped.  Afterwards, on the GPU machine: bash bench/gpu_tune.sh DIR OUT; back here:
-#     kasgen calibrate OUT                      (fits the model to the runs)
-#     cp OUT/<spec>/results.xml DIR/<spec>/ && kasgen tune DIR/<spec>   (ships the measured best)
-#     KASGEN_FLAGS= benchmarks/model_eval.sh OUT                        (held-out figures)
+# (--ptxas; give `kasgen tune` and `kasgen calibrate` --ptxas too, so that they search the same
+# way).  Specs that cannot be generated (arrays) are listed and skipped.  Afterwards, on the GPU machine: bash bench/gpu_tune.sh DIR OUT; back here:
+#     kasgen calibrate OUT --ptxas                     (fits the model to the runs)
+#     cp OUT/<spec>/results.xml DIR/<spec>/ && kasgen tune DIR/<spec> --ptxas   (ships the measured best)
+#     KASGEN_FLAGS=--ptxas benchmarks/model_eval.sh OUT                        (held-out figures)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-gpu-tune}
@@ -16,7 +16,7 @@ mkdir -p "$dir"
 for spec in specs/*.spec benchmarks/specs/*.spec; do
   [ -f "$spec" ] || continue
   name=$(basename "$spec" .spec)
-  if "$kasgen" "$spec" --top "$top" --uncalibrated --out "$dir" >"$dir/.$name.log" 2>&1; then
+  if "$kasgen" "$spec" --top "$top" --uncalibrated --ptxas --out "$dir" >"$dir/.$name.log" 2>&1; then
     echo "prepared $dir/$name ($(ls -d "$dir/$name"/cand* | wc -l) candidates)"
   else
     echo "skipped $spec: $(grep -m1 'error:' "$dir/.$name.log" || tail -1 "$dir/.$name.log")"

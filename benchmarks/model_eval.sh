@@ -16,14 +16,14 @@
 # RESULTS: a folder of <spec>.xml (as benchmarks/h100-2026-11-23/) or of <spec>/results.xml with
 # <spec>/index.txt (as bench/gpu_tune.sh leaves them); default benchmarks/h100-2026-11-23.
 # DB: the database of the GPU they were measured on (default benchmarks/nvidia-h100-80gb-hbm3.xml).
-# KASGEN_FLAGS: flags of the generation that was measured (default --no-ptxas, as the committed
+# KASGEN_FLAGS: flags of the generation that was measured (default none, as the committed
 # H100 results were generated before ptxas's registers; bench/gpu_tune.sh's runs: "").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=${1:-benchmarks/h100-2026-11-23}
 db=${2:-benchmarks/nvidia-h100-80gb-hbm3.xml}
 kasgen=${KASGEN:-./kasgen}
-flags=${KASGEN_FLAGS---no-ptxas}
+flags=${KASGEN_FLAGS-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export KASGEN_CACHE=${KASGEN_CACHE:-$tmp/cache}

@@ -115,7 +115,10 @@ bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
   s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
   /* `plan` keeps the model's own ranking: the same on every machine (the goldens). */
-  if (!o->no_ptxas && strcmp(o->command, "plan")) ptxas_rerank(s->dag, s->lib, s->db, s->target, s->res);
+  /* Opt-in: a cold nvcc run costs seconds, and the default must stay interactive (docs/search.md);
+   * `plan` keeps the model's own ranking: the same on every machine (the goldens). */
+  if (o->ptxas && strcmp(o->command, "plan"))
+    ptxas_rerank(s->dag, s->lib, s->db, s->target, s->res);
   report_search(o, s);
   if (s->res->ncands == 0) {
     diag_error((SrcLoc){.file = o->spec}, "no launchable partition into kernels was found");

@@ -1484,7 +1484,8 @@ typedef struct {
   Precision precision; /* --precision single|double (default single) */
   const char *layouts; /* --layout: element, component, NAME=..., comma-separated (NULL: element) */
   bool no_calibration; /* --uncalibrated: ignore the database's measured calibration */
-  bool no_ptxas;       /* --no-ptxas: keep the estimated register counts */
+  bool ptxas;          /* --ptxas: registers from the compiler for the top 30 (off by default:
+                          one nvcc run per new kernel costs seconds, docs/model.md) */
   const char *spec_file; /* --spec FILE (tune, calibrate): the spec, where it cannot be found */
 } CliOptions;
 
@@ -1503,7 +1504,7 @@ int cmd_list(const CliOptions *o);
 /* cli_search.c: the main job (ranking, then emission) and plan / --explain.  A session is
  * everything one search needs, loaded in pipeline order: library, spec, DAG, database (with its
  * calibration unless --uncalibrated), the search, and the re-ranking by ptxas's register
- * counts (unless --no-ptxas).  cli_open_session returns false after the failing stage has
+ * counts (with --ptxas).  cli_open_session returns false after the failing stage has
  * reported; emits: the session will write the output folder (checked, with what the emitters
  * cannot write, before searching).  cli_close_session frees what was loaded. */
 typedef struct {

@@ -40,7 +40,7 @@ enum {
   OPT_BEAM_WIDTH = 1 << 11,
   OPT_PRECISION = 1 << 12,
   OPT_LAYOUT = 1 << 13,
-  OPT_NO_PTXAS = 1 << 14,
+  OPT_PTXAS = 1 << 14,
   OPT_NO_CALIBRATION = 1 << 15,
   OPT_SPEC = 1 << 16,
   OPT_NAME = 1 << 17,
@@ -78,7 +78,7 @@ static const OptionDoc option_docs[] = {
     {"layout", "L", OPT_LAYOUT,
      "arrays element-major (default) or component-major (p[c*ld + e]): element,\n"
      "component, or per input and output NAME=element|component, comma-separated"},
-    {"no-ptxas", NULL, OPT_NO_PTXAS, "keep the estimated register counts (no nvcc run)"},
+    {"ptxas", NULL, OPT_PTXAS, "re-rank the top 30 with ptxas's register counts (nvcc; cached)"},
     {"uncalibrated", NULL, OPT_NO_CALIBRATION,
      "ignore the calibration beside the database (<db>.measured.xml)"},
     {"spec", "FILE", OPT_SPEC, "the spec DIR was generated from (default: as index.txt says)"},
@@ -103,10 +103,10 @@ typedef struct {
    OPT_DB | OPT_NO_DB | OPT_DOT | OPT_PRECISION | OPT_LAYOUT | OPT_NO_CALIBRATION)
 #define TUNE_OPTIONS                                                                            \
   (OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY | OPT_DB |      \
-   OPT_NO_DB | OPT_NO_CALIBRATION | OPT_NO_PTXAS | OPT_N | OPT_PRECISION | OPT_LAYOUT)
+   OPT_NO_DB | OPT_NO_CALIBRATION | OPT_PTXAS | OPT_N | OPT_PRECISION | OPT_LAYOUT)
 
 static const Command commands[] = {
-    {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N | OPT_NO_PTXAS | OPT_NAME,
+    {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N | OPT_PTXAS | OPT_NAME,
      cmd_generate,
      "rank the candidates and write them to DIR/<spec>/ (the main job)",
      "Ranks the fusions of the computation in SPEC for the GPU of the timing database, prints\n"
@@ -150,7 +150,7 @@ static const Command commands[] = {
      "embed/ around the measured best candidate (correct, fastest median), unless it is slower\n"
      "than the predicted best by less than the run-to-run spread of the rounds: then the\n"
      "predicted best stays.  The embed header says which candidate and why."},
-    {"calibrate", "DIR", OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_NO_PTXAS, cmd_calibrate,
+    {"calibrate", "DIR", OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_PTXAS, cmd_calibrate,
      "fit the model's constants to measured candidates",
      "Reads the results of GPU runs in DIR (DIR/<spec>/results.xml, or DIR/<spec>.xml), fits\n"
      "the model's constants for that GPU to them (docs/model.md), and stores the measured\n"
@@ -278,7 +278,7 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
     o->precision = !strcmp(arg, "double") ? PREC_DOUBLE : PREC_SINGLE;
     return true;
   case OPT_LAYOUT: o->layouts = arg; return true;
-  case OPT_NO_PTXAS: o->no_ptxas = true; return true;
+  case OPT_PTXAS: o->ptxas = true; return true;
   case OPT_NO_CALIBRATION: o->no_calibration = true; return true;
   case OPT_SPEC: o->spec_file = arg; return true;
   case OPT_NAME: return valid_name(arg) && ((o->name = arg), true);

@@ -8,7 +8,8 @@
 #     file) get located errors and exit 1, and leave the embed as it was;
 #   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
 #     them; a malformed store is a located error;
-#   - with nvcc, the main job reads registers from ptxas and a rerun compiles nothing (cache).
+#   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
+#     nothing (cache); without --ptxas nvcc is never run.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -18,7 +19,7 @@ export KASGEN_CACHE="$tmp/cache"
 db="$tmp/db.xml"
 cp benchmarks/nvidia-h100-80gb-hbm3.xml "$db"
 dir="$tmp/gen/synctest"
-"$KASGEN" specs/synctest.spec --top 4 --db "$db" --no-ptxas --out "$tmp/gen" >/dev/null
+"$KASGEN" specs/synctest.spec --top 4 --db "$db" --out "$tmp/gen" >/dev/null
 
 # results.xml with measured times (ns per element) and round spreads for cand01..cand04, in the
 # harness's format; the kernels come from the folder's own index.txt.
@@ -47,7 +48,7 @@ source="$dir/embed/kas_synctest.cu"
 # 1. cand03 measured 10% faster than cand01, spreads 1%: cand03 ships.
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
-"$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "tune: exit $?"; }
+"$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "tune: exit $?"; }
 grep -q '^   1    1  cand01 ' "$tmp/out" || fail "side-by-side table: cand01 row"
 grep -q '^as generated: spearman ' "$tmp/out" || fail "figures"
 grep -q 'Chosen by kasgen tune: cand03 measured best on Test GPU' "$header" || fail "header: choice"
@@ -60,7 +61,7 @@ awk 'length > 100 { exit 1 }' "$header" || fail "header lines over 100 columns"
 # 2. cand02 faster than cand01 by 0.0005, within cand02's spread of 0.002: cand01 stays.
 write_results "$dir/results.xml" "0.0300 0.0299 0.0301 1" "0.0295 0.0285 0.0305 1" \
   "0.040 0.0399 0.0401 1" "0.041 0.0409 0.0411 1"
-"$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>&1 || fail "tune (noise): exit $?"
+"$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || fail "tune (noise): exit $?"
 grep -q '^choice: cand02 .*within the run-to-run spread (0.0020 ns): the predicted best stays' \
   "$tmp/out" || fail "noise: the predicted best should stay"
 grep -q 'Chosen by kasgen tune: cand02 measured 0.0295' "$header" || fail "noise: header"
@@ -69,14 +70,14 @@ grep -q 'kas_synctest_cand01_launch' "$source" || fail "noise: embed does not wr
 # 3. The predicted best is wrong: the measured best ships even within the spread.
 write_results "$dir/results.xml" "0.0300 0.0299 0.0301 0" "0.0301 0.0285 0.0305 1" \
   "0.040 0.0399 0.0401 1" "0.041 0.0409 0.0411 1"
-"$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>&1 || fail "tune (wrong): exit $?"
+"$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || fail "tune (wrong): exit $?"
 grep -q 'kas_synctest_cand02_launch' "$source" || fail "wrong: embed does not wrap cand02"
 cp "$source" "$tmp/source.before"
 
 # 4. Bad files: located errors, exit 1, the embed untouched.
 expect_error() { # what, message
   local rc=0
-  "$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>"$tmp/err" || rc=$?
+  "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>"$tmp/err" || rc=$?
   [ "$rc" = 1 ] || fail "$1: exit $rc, expected 1"
   grep -q "$2" "$tmp/err" || { cat "$tmp/err" >&2; fail "$1: message"; }
   cmp -s "$source" "$tmp/source.before" || fail "$1: the embed changed"
@@ -99,16 +100,16 @@ expect_error "no file" 'results.xml: error: cannot read'
 # database copy and used by tune's "model now".
 mkdir "$tmp/runs"
 cp benchmarks/h100-2026-11-23/synctest.xml benchmarks/h100-2026-11-23/bigfusion.xml "$tmp/runs/"
-"$KASGEN" calibrate "$tmp/runs" --db "$db" --no-ptxas >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "calibrate: exit $?"; }
+"$KASGEN" calibrate "$tmp/runs" --db "$db" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "calibrate: exit $?"; }
 store="$tmp/db.measured.xml"
 grep -q '<calibration work-scale="[0-9.]*" barrier-scale=' "$store" || fail "calibrate: no constants stored"
 grep -q 'fitted-on="bigfusion synctest"' "$store" || fail "calibrate: fitted-on"
 grep -q 'these are fitted figures, not predictions' "$tmp/out" || fail "calibrate: fitted figures not labelled"
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
-"$KASGEN" tune "$dir" --db "$db" --no-ptxas >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "tune (calibrated): exit"; }
+"$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "tune (calibrated): exit"; }
 grep -q '^model now (calibrated): ' "$tmp/out" || fail "tune: calibrated model not used"
-"$KASGEN" tune "$dir" --db "$db" --no-ptxas --uncalibrated >"$tmp/out" 2>&1 || fail "tune --uncalibrated"
+"$KASGEN" tune "$dir" --db "$db" --uncalibrated >"$tmp/out" 2>&1 || fail "tune --uncalibrated"
 grep -q '^model now: ' "$tmp/out" || fail "tune --uncalibrated still calibrated"
 sed -i 's/work-scale="[0-9.]*"/work-scale="-1"/' "$store"
 rc=0
@@ -123,21 +124,25 @@ rc=0
 
 # 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
 if [ -n "${NVCC:-}" ]; then
-  "$KASGEN" specs/synctest.spec --top 4 --db benchmarks/nvidia-h100-80gb-hbm3.xml \
+  "$KASGEN" specs/synctest.spec --top 4 --db benchmarks/nvidia-h100-80gb-hbm3.xml --ptxas \
     --out "$tmp/p" >"$tmp/out" 2>&1 || fail "ptxas: exit"
   grep -q 'registers per thread (ptxas)' "$tmp/out" || fail "ptxas: registers not read"
   n1=$(ls "$KASGEN_CACHE" | wc -l)
   [ "$n1" -ge 1 ] || fail "ptxas: nothing cached"
   touch "$tmp/stamp"
-  "$KASGEN" specs/synctest.spec --top 4 --db benchmarks/nvidia-h100-80gb-hbm3.xml \
+  "$KASGEN" specs/synctest.spec --top 4 --db benchmarks/nvidia-h100-80gb-hbm3.xml --ptxas \
     --out "$tmp/p" >"$tmp/out2" 2>&1 || fail "ptxas rerun: exit"
   [ -z "$(find "$KASGEN_CACHE" -newer "$tmp/stamp")" ] || fail "ptxas rerun compiled again"
   # the search's note carries its own run time (seconds), which differs between runs
   same() { grep -v -e '^wrote' -e 'note: search: ' "$1"; }
   diff <(same "$tmp/out") <(same "$tmp/out2") || fail "ptxas rerun differs"
 fi
-NVCC=/nonexistent/nvcc "$KASGEN" specs/synctest.spec --top 4 --out "$tmp/q" >"$tmp/out" 2>"$tmp/err" \
+NVCC=/nonexistent/nvcc "$KASGEN" specs/synctest.spec --top 4 --ptxas --out "$tmp/q" >"$tmp/out" 2>"$tmp/err" \
   || fail "no nvcc: exit"
 [ "$(grep -c 'no nvcc found' "$tmp/err")" = 1 ] || fail "no nvcc: not said once"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "no nvcc: estimate not kept"
+n0=$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)
+"$KASGEN" specs/stvenant.spec --top 4 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "default: exit"
+grep -q 'registers per thread (estimated)' "$tmp/out" || fail "default: ptxas ran without --ptxas"
+[ "$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)" = "$n0" ] || fail "default: nvcc ran without --ptxas"
 echo "tune: all checks passed"
