@@ -60,6 +60,15 @@ fail=0
 check_units single || fail=1
 check_units double || fail=1
 
+# ARCH= in a units folder (built above): the same ARCH runs no nvcc, another rebuilds with it.
+if [ -x "$NVCC" ]; then
+  u="$tmp/units-single/venorm3"
+  n=$(make -C "$u" compile NVCC="$NVCC" 2>&1 | grep -c -- '-arch=' || true)
+  [ "$n" -eq 0 ] || { echo "units: make compile with the same ARCH ran nvcc $n times"; fail=1; }
+  make -C "$u" compile NVCC="$NVCC" ARCH=sm_80 2>&1 | grep -q -- '-arch=sm_80' \
+    || { echo "units: ARCH=sm_80 did not rebuild"; fail=1; }
+fi
+
 # Rerunning over kasgen's own output is allowed (the manifest lists every file).
 "$KASGEN" units --library library --out "$tmp/units-single" >/dev/null
 
