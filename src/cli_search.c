@@ -141,12 +141,9 @@ static void print_arrays(const Session *s) {
     return;
   }
   const Dag *dag = s->dag;
-  for (int k = 0, first = 1; k < dag->ninputs + dag->noutputs; k++) {
-    bool in = k < dag->ninputs;
-    int v = in ? dag->inputs[k] : dag->outputs[k - dag->ninputs];
-    Layout l = in ? t->inputs[k] : t->outputs[k - dag->ninputs];
-    if (l != LAYOUT_COMPONENT) continue;
-    printf("%s%s", first ? "" : ", ", dag->spec->vars[dag->values[v].var].name);
+  for (int k = 0, first = 1; k < dag->nin_args + dag->nout_args; k++) {
+    if (target_arg_layout(t, dag, k) != LAYOUT_COMPONENT) continue;
+    printf("%s%s", first ? "" : ", ", dag_arg_name(dag, dag_api_arg(dag, k)));
     first = 0;
   }
   printf(" component-major, the others element-major\n");

@@ -234,6 +234,14 @@ static void dot_calls(FILE *out, const Dag *dag, const DotKernel *kernels, int n
       fprintf(out, "  n%d [shape=box, label=\"%s#%d\"];\n", i, dag->nodes[i].fn->name, i);
 }
 
+const DagArg *dag_api_arg(const Dag *dag, int k) {
+  return k < dag->nin_args ? &dag->in_args[k] : &dag->out_args[k - dag->nin_args];
+}
+
+const char *dag_arg_name(const Dag *dag, const DagArg *arg) {
+  return dag->spec->vars[arg->var].name;
+}
+
 int dag_value_floats(const Dag *dag, int value) {
   const KType *t = dag->values[value].type;
   return t ? t->size : 1;

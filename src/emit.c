@@ -19,10 +19,6 @@
 /* Name of ranked candidate r (1-based): "cand01".  The winner is cand01 (docs/generated.md). */
 static char *candidate_name(int rank) { return xasprintf("cand%02d", rank); }
 
-static const char *value_var_name(const Dag *dag, int v) {
-  return dag->spec->vars[dag->values[v].var].name;
-}
-
 /* "mvmul33_1+svmul3_2 | ttmul411_1": implementations per kernel, in execution order. */
 static char *describe_kernels(const Candidate *c) {
   StrBuf sb;
@@ -110,10 +106,10 @@ static char *c_literal(const char *s) {
   return sb_take(&sb);
 }
 
-/* kas_<side>_names, kas_<side>_floats and kas_<side>_layouts of the spec's inputs or outputs. */
+/* kas_<side>_names, kas_<side>_floats and kas_<side>_layouts of the API's input or output
+ * arguments (an array is one, of its whole record). */
 static void io_table(StrBuf *sb, const Dag *dag, const Target *t, bool outputs) {
-  const int *vals = outputs ? dag->outputs : dag->inputs;
-  int nv = outputs ? dag->noutputs : dag->ninputs;
+  int first = outputs ? dag->nin_args : 0, nv = outputs ? dag->nout_args : dag->nin_args;
   const char *side = outputs ? "output" : "input";
   const char *count = outputs ? "KAS_NOUTPUTS" : "KAS_NINPUTS";
   /* A spec may have no inputs (constants only): keep the arrays non-empty for C++. */
@@ -121,11 +117,11 @@ static void io_table(StrBuf *sb, const Dag *dag, const Target *t, bool outputs) 
   char **floats = xcalloc((size_t)nv + 1, sizeof *floats);
   char **layouts = xcalloc((size_t)nv + 1, sizeof *layouts);
   for (int i = 0; i < nv; i++) {
-    names[i] = c_literal(value_var_name(dag, vals[i]));
-    floats[i] = xasprintf("%d", dag_value_floats(dag, vals[i]));
-    Layout l = outputs ? (t->outputs ? t->outputs[i] : LAYOUT_ELEMENT)
-                       : (t->inputs ? t->inputs[i] : LAYOUT_ELEMENT);
-    layouts[i] = xstrdup(l == LAYOUT_COMPONENT ? "KAS_COMPONENT" : "KAS_ELEMENT");
+    const DagArg *arg = dag_api_arg(dag, first + i);
+    names[i] = c_literal(dag_arg_name(dag, arg));
+    floats[i] = xasprintf("%d", arg->record);
+    layouts[i] = xstrdup(target_arg_layout(t, dag, first + i) == LAYOUT_COMPONENT
+                             ? "KAS_COMPONENT" : "KAS_ELEMENT");
   }
   if (!nv) names[0] = xstrdup("0"), floats[0] = xstrdup("0"), layouts[0] = xstrdup("0");
   char *open = xasprintf("static const char *const kas_%s_names[%s > 0 ? %s : 1] = {", side, count,
@@ -153,7 +149,8 @@ static void io_tables(StrBuf *sb, const Dag *dag, const Target *t) {
   sb_puts(sb, "/* Layouts: element e of an array of s reals at p + e*s (KAS_ELEMENT), or component "
               "c of\n * element e at p[c*ld + e] (KAS_COMPONENT; --layout). */\n"
               "enum { KAS_ELEMENT = 0, KAS_COMPONENT = 1 };\n");
-  sb_printf(sb, "#define KAS_NINPUTS %d\n#define KAS_NOUTPUTS %d\n", dag->ninputs, dag->noutputs);
+  sb_printf(sb, "#define KAS_NINPUTS %d\n#define KAS_NOUTPUTS %d\n", dag->nin_args,
+            dag->nout_args);
   io_table(sb, dag, t, false);
   io_table(sb, dag, t, true);
 }
@@ -372,12 +369,9 @@ static void describe_layouts(StrBuf *sb, const Dag *dag, const Target *t) {
     sb_puts(sb, "every array element-major");
     return;
   }
-  for (int k = 0; k < dag->ninputs + dag->noutputs; k++) {
-    bool in = k < dag->ninputs;
-    int v = in ? dag->inputs[k] : dag->outputs[k - dag->ninputs];
-    Layout l = in ? t->inputs[k] : t->outputs[k - dag->ninputs];
-    sb_printf(sb, "%s%s %s-major", k ? ", " : "", value_var_name(dag, v), target_layout_name(l));
-  }
+  for (int k = 0; k < dag->nin_args + dag->nout_args; k++)
+    sb_printf(sb, "%s%s %s-major", k ? ", " : "", dag_arg_name(dag, dag_api_arg(dag, k)),
+              target_layout_name(target_arg_layout(t, dag, k)));
 }
 
 static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
@@ -519,21 +513,36 @@ static bool emit_fusion_picture(EmitDir *d, const Dag *dag, const CandidateEntry
   return ok;
 }
 
-/* Code generation addresses one value per API argument; arrays (one argument holding several
- * values at offsets) and their elements' names are not handled yet, so such a spec is refused
- * before anything is written. */
+static int by_string(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Generated code names each value "<variable>_<version>", an array element "B[1][2]" as
+ * "B_1_2_0" (emit_value_ident); a spec in which two values get one name (an element of array B
+ * and a plain variable B_1_2, or arrays B and B_1) is refused before anything is written. */
 bool emit_supports_dag(const Dag *dag) {
-  for (int v = 0; v < dag->nvalues; v++) {
-    const SpecVar *var = &dag->spec->vars[dag->values[v].var];
-    if (var->array < 0) continue;
-    const SpecVar *arr = &dag->spec->vars[var->array];
-    diag_error(arr->loc,
-               "'%s' is an array: code generation for arrays is not written yet (kasgen check, "
-               "fusions and plan accept it)",
-               arr->name);
-    return false;
+  char **names = xcalloc((size_t)dag->nvalues + 1, sizeof *names);
+  for (int v = 0; v < dag->nvalues; v++) names[v] = emit_value_ident(dag, v);
+  qsort(names, (size_t)dag->nvalues, sizeof *names, by_string);
+  bool ok = true;
+  for (int v = 1; v < dag->nvalues && ok; v++) {
+    if (strcmp(names[v - 1], names[v])) continue;
+    for (int w = 0; w < dag->nvalues && ok; w++) {
+      char *id = emit_value_ident(dag, w);
+      const SpecVar *var = &dag->spec->vars[dag->values[w].var];
+      if (!strcmp(id, names[v]) && var->array >= 0) {
+        diag_error(dag->spec->vars[var->array].loc,
+                   "array element '%s' would be named %s in generated code, as another value is:"
+                   " rename the array or that variable",
+                   var->name, id);
+        ok = false;
+      }
+      free(id);
+    }
   }
-  return true;
+  for (int v = 0; v < dag->nvalues; v++) free(names[v]);
+  free(names);
+  return ok;
 }
 
 bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const SearchResult *res,

@@ -79,6 +79,14 @@ static char *graph_operand(const Dag *dag, int v) {
   return s;
 }
 
+/* Where element e's value v starts in its argument: "e * 9", or "e * 12 + 3" for an array's
+ * element in the array's record. */
+static char *record_place(const Dag *dag, int v) {
+  const Value *val = &dag->values[v];
+  if (val->arg_offset == 0) return xasprintf("e * %d", val->arg_record);
+  return xasprintf("e * %d + %d", val->arg_record, val->arg_offset);
+}
+
 static char *cpu_graph_c(const Dag *dag) {
   const Function *fns[KAS_MAX_NODES];
   int nf = used_functions(dag, fns);
@@ -97,10 +105,10 @@ static char *cpu_graph_c(const Dag *dag) {
   for (int k = 0; k < dag->ninputs; k++) {
     int v = dag->inputs[k];
     if (dag->values[v].nconsumers == 0 && emit_output_slot(dag, v) < 0) continue;
-    char *op = graph_operand(dag, v);
-    sb_printf(&sb, "    const double *const %s = in[%d] + e * %d;\n", op, k,
-              dag_value_floats(dag, v));
+    char *op = graph_operand(dag, v), *at = record_place(dag, v);
+    sb_printf(&sb, "    const double *const %s = in[%d] + %s;\n", op, dag->values[v].arg, at);
     free(op);
+    free(at);
   }
   for (int i = 0; i < dag->nnodes; i++) {
     const DagNode *node = &dag->nodes[i];
@@ -117,10 +125,11 @@ static char *cpu_graph_c(const Dag *dag) {
   }
   for (int o = 0; o < dag->noutputs; o++) {
     int v = dag->outputs[o];
-    char *op = graph_operand(dag, v);
-    int f = dag_value_floats(dag, v);
-    sb_printf(&sb, "    for (int k = 0; k < %d; k++) out[%d][e * %d + k] = %s[k];\n", f, o, f, op);
+    char *op = graph_operand(dag, v), *at = record_place(dag, v);
+    sb_printf(&sb, "    for (int k = 0; k < %d; k++) out[%d][%s + k] = %s[k];\n",
+              dag_value_floats(dag, v), dag->values[v].arg, at, op);
     free(op);
+    free(at);
   }
   sb_puts(&sb, "  }\n}\n");
   return sb_take(&sb);

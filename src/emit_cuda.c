@@ -109,7 +109,16 @@ static void free_strings(char **v, int n) {
 
 char *emit_value_ident(const Dag *dag, int value) {
   const Value *v = &dag->values[value];
-  return xasprintf("%s_%d", dag->spec->vars[v->var].name, v->version);
+  const SpecVar *var = &dag->spec->vars[v->var];
+  if (var->array < 0) return xasprintf("%s_%d", var->name, v->version);
+  /* An array element "B[1][2]" (assigned once): "B_1_2_0"; emit_supports_dag refuses a spec in
+   * which that name is also another value's. */
+  StrBuf sb;
+  sb_init(&sb);
+  for (const char *c = var->name; *c; c++)
+    if (*c != ']') sb_putc(&sb, *c == '[' ? '_' : *c);
+  sb_printf(&sb, "_%d", v->version);
+  return sb_take(&sb);
 }
 
 int emit_input_slot(const Dag *dag, int value) {
@@ -160,16 +169,14 @@ static char *io_name(const char *var, char *const *taken, int ntaken) {
 }
 
 IoNames emit_io_names(const Dag *dag) {
-  int n = dag->ninputs + dag->noutputs;
+  int n = dag->nin_args + dag->nout_args;
   char **all = xcalloc((size_t)n + 1, sizeof *all);
-  for (int k = 0; k < n; k++) {
-    int value = k < dag->ninputs ? dag->inputs[k] : dag->outputs[k - dag->ninputs];
-    all[k] = io_name(dag->spec->vars[dag->values[value].var].name, all, k);
-  }
-  IoNames io = {xcalloc((size_t)dag->ninputs + 1, sizeof(char *)),
-                xcalloc((size_t)dag->noutputs + 1, sizeof(char *)), dag->ninputs, dag->noutputs};
-  memcpy(io.input, all, sizeof *all * (size_t)dag->ninputs);
-  memcpy(io.output, all + dag->ninputs, sizeof *all * (size_t)dag->noutputs);
+  for (int k = 0; k < n; k++) all[k] = io_name(dag_arg_name(dag, dag_api_arg(dag, k)), all, k);
+  IoNames io = {xcalloc((size_t)dag->nin_args + 1, sizeof(char *)),
+                xcalloc((size_t)dag->nout_args + 1, sizeof(char *)), dag->nin_args,
+                dag->nout_args};
+  memcpy(io.input, all, sizeof *all * (size_t)dag->nin_args);
+  memcpy(io.output, all + dag->nin_args, sizeof *all * (size_t)dag->nout_args);
   free(all);
   return io;
 }
@@ -288,19 +295,20 @@ typedef struct {
   RoutineSet *routines;      /* the candidate's: both plans' routines, each once */
 } Emitter;
 
-/* The pointer to a value's global array inside a launch function: the caller's array (moved to
- * an array slice's place in its record) or the workspace's. */
+/* Which global array a value lives in: its API argument (dag_api_arg numbering: an array
+ * element lives in its whole array's), or for an intermediate its own workspace array. */
+static int global_key(const Dag *dag, int value) {
+  const Value *v = &dag->values[value];
+  if (v->arg < 0) return dag->nin_args + dag->nout_args + value;
+  return v->producer < 0 ? v->arg : dag->nin_args + v->arg;
+}
+
+/* The pointer to a value's global array inside a launch function: the caller's array (a whole
+ * array for an array element) or the workspace's. */
 static char *global_array(const Emitter *em, int value) {
-  int slot = emit_input_slot(em->dag, value);
-  const char *name = slot >= 0 ? em->io.input[slot] : NULL;
-  slot = emit_output_slot(em->dag, value);
-  if (!name && slot >= 0) name = em->io.output[slot];
-  if (name) {
-    GlobalBinding b = target_binding(em->target, em->dag, value);
-    if (b.offset == 0) return xstrdup(name);
-    return b.layout == LAYOUT_COMPONENT ? xasprintf("%s + %d * ld", name, b.offset)
-                                        : xasprintf("%s + %d", name, b.offset);
-  }
+  int key = global_key(em->dag, value);
+  if (key < em->io.ninputs) return xstrdup(em->io.input[key]);
+  if (key < em->io.ninputs + em->io.noutputs) return xstrdup(em->io.output[key - em->io.ninputs]);
   char *id = emit_value_ident(em->dag, value);
   char *s = xasprintf("w_%s", id);
   free(id);
@@ -325,15 +333,27 @@ static void collect_workspace(Emitter *em) {
   free(saved);
 }
 
-/* The buffers of a kernel that are parameters (loaded or saved), in parameter order: the loaded
- * ones first.  Returns the count. */
-static int kernel_params(const KernelPlan *p, int *params) {
+/* The global arrays of a kernel's parameters, one per array, in parameter order (the loaded
+ * ones first), each as the first of its buffers that is loaded or saved.  Returns the count. */
+static int kernel_params(const Dag *dag, const KernelPlan *p, int *params) {
   int n = 0;
   for (int pass = 0; pass < 2; pass++)
-    for (int b = 0; b < p->nbuffers; b++)
-      if (pass == 0 ? p->buffers[b].load != NULL : p->buffers[b].save && !p->buffers[b].load)
-        params[n++] = b;
+    for (int b = 0; b < p->nbuffers; b++) {
+      const Buffer *buf = &p->buffers[b];
+      if (pass == 0 ? buf->load == NULL : !buf->save || buf->load) continue;
+      int key = global_key(dag, buf->value), k = 0;
+      while (k < n && global_key(dag, p->buffers[params[k]].value) != key) k++;
+      if (k == n) params[n++] = b;
+    }
   return n;
+}
+
+/* Whether the kernel only reads the global array of buffer b's value (a const parameter). */
+static bool param_read_only(const Dag *dag, const KernelPlan *p, int b) {
+  int key = global_key(dag, p->buffers[b].value);
+  for (int i = 0; i < p->nbuffers; i++)
+    if (p->buffers[i].save && global_key(dag, p->buffers[i].value) == key) return false;
+  return true;
 }
 
 static bool prepare_routines(Emitter *em) {
@@ -470,11 +490,25 @@ static char *buffer_name(const Dag *dag, const Buffer *b) {
   return s;
 }
 
-/* The kernel parameter of a value's global array: g_<ident>. */
-static char *param_name(const Dag *dag, int value) {
-  char *id = emit_value_ident(dag, value);
-  char *s = xasprintf("g_%s", id);
-  free(id);
+/* The kernel parameter of a value's global array: g_<argument> for the caller's arrays (an
+ * array element's is its whole array's), g_<ident> for the workspace's. */
+static char *param_name(const Emitter *em, int value) {
+  bool caller = global_key(em->dag, value) < em->io.ninputs + em->io.noutputs;
+  char *array = caller ? global_array(em, value) : emit_value_ident(em->dag, value);
+  char *s = xasprintf("g_%s", array);
+  free(array);
+  return s;
+}
+
+/* What a load or save routine gets for its array: the parameter, moved to an array element's
+ * place in the array's record ("g_vec3DPhi + 3", component-major "g_vec3DPhi + 3 * ld"). */
+static char *routine_array(const Emitter *em, int value) {
+  char *g = param_name(em, value);
+  GlobalBinding b = target_binding(em->target, em->dag, value);
+  if (b.offset == 0) return g;
+  char *s = b.layout == LAYOUT_COMPONENT ? xasprintf("%s + %d * ld", g, b.offset)
+                                         : xasprintf("%s + %d", g, b.offset);
+  free(g);
   return s;
 }
 
@@ -487,9 +521,9 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   char *args[KAS_MAX_ARGS + 8];
   int n = 0;
   const Buffer *b0 = &p->buffers[s->buf[0]];
-  if (s->kind == ROUTINE_LOAD) args[n++] = param_name(em->dag, b0->value);
+  if (s->kind == ROUTINE_LOAD) args[n++] = routine_array(em, b0->value);
   for (int i = 0; i < s->nbuf; i++) args[n++] = buffer_name(em->dag, &p->buffers[s->buf[i]]);
-  if (s->kind == ROUTINE_SAVE) args[n++] = param_name(em->dag, b0->value);
+  if (s->kind == ROUTINE_SAVE) args[n++] = routine_array(em, b0->value);
   for (int c = 0; c < 3; c++)
     if (r->coords >> c & 1) args[n++] = xstrdup(coord_names[c]);
   if (s->kind != ROUTINE_COMPUTE) args[n++] = xstrdup("e0"), args[n++] = xstrdup("n");
@@ -614,11 +648,12 @@ static bool kernel_takes_ld(const Emitter *em, int k) {
 static void kernel_param_list(StrBuf *sb, const Emitter *em, int k, bool device) {
   const KernelPlan *p = em->cand->kernels[k];
   int *params = xcalloc((size_t)p->nbuffers, sizeof(int));
-  int np = kernel_params(p, params);
+  int np = kernel_params(em->dag, p, params);
   for (int i = 0; i < np; i++) {
     const Buffer *b = &p->buffers[params[i]];
-    char *g = param_name(em->dag, b->value);
-    sb_printf(sb, "\n    %s%s *%s%s,", b->load ? "const " : "", em->real,
+    char *g = param_name(em, b->value);
+    sb_printf(sb, "\n    %s%s *%s%s,", param_read_only(em->dag, p, params[i]) ? "const " : "",
+              em->real,
               device ? "__restrict__ " : "", g);
     free(g);
   }
@@ -721,11 +756,13 @@ static void emit_launch_pointers(StrBuf *sb, const Emitter *em) {
     for (int b = 0; b < p->nbuffers; b++)
       used[p->buffers[b].value] |= p->buffers[b].load || p->buffers[b].save;
   }
-  for (int o = 0; o < em->dag->noutputs; o++) used[em->dag->outputs[o]] = true;
-  for (int i = 0; i < em->dag->ninputs; i++)
-    if (used[em->dag->inputs[i]])
-      sb_printf(sb, "  const %s *const %s = in[%d];\n", em->real, em->io.input[i], i);
-  for (int o = 0; o < em->dag->noutputs; o++)
+  for (int i = 0; i < em->dag->nin_args; i++) {
+    const DagArg *arg = &em->dag->in_args[i];
+    bool any = false;
+    for (int k = 0; k < arg->nvalues; k++) any |= used[arg->values[k]];
+    if (any) sb_printf(sb, "  const %s *const %s = in[%d];\n", em->real, em->io.input[i], i);
+  }
+  for (int o = 0; o < em->dag->nout_args; o++)
     sb_printf(sb, "  %s *const %s = out[%d];\n", em->real, em->io.output[o], o);
   free(used);
   if (em->nws) sb_puts(sb, "  char *ws = (char *)workspace;\n");
@@ -745,7 +782,7 @@ static void emit_launch_pointers(StrBuf *sb, const Emitter *em) {
 static int launch_args(const Emitter *em, int k, char **args) {
   const KernelPlan *p = em->cand->kernels[k];
   int *params = xcalloc((size_t)p->nbuffers, sizeof(int));
-  int np = kernel_params(p, params);
+  int np = kernel_params(em->dag, p, params);
   for (int i = 0; i < np; i++) args[i] = global_array(em, p->buffers[params[i]].value);
   free(params);
   args[np++] = xstrdup("n");
@@ -753,65 +790,11 @@ static int launch_args(const Emitter *em, int k, char **args) {
   return np;
 }
 
-/* Outputs that no kernel saves into their out[] slot: a returned input, or a value returned twice
- * (saved into its first slot).  The launch copies them from where they are. */
-static int output_source(const Emitter *em, int slot) {
-  int v = em->dag->outputs[slot];
-  if (emit_output_slot(em->dag, v) != slot) return v; /* duplicate: copy from the first slot */
-  if (emit_input_slot(em->dag, v) >= 0) return v;
-  return -1;
-}
-
-/* A copy of one output from where it is: n elements of a component-major array are each
- * component's row of n reals, ld apart (the device copies them as one 2-D copy). */
-static void emit_output_copy(StrBuf *sb, const Emitter *em, int slot, int v, bool device) {
-  int src = emit_input_slot(em->dag, v);
-  const char *from = src >= 0 ? em->io.input[src] : em->io.output[emit_output_slot(em->dag, v)];
-  const char *to = em->io.output[slot];
-  int size = dag_value_floats(em->dag, v);
-  if (target_binding(em->target, em->dag, v).layout == LAYOUT_COMPONENT) {
-    char *pitch = xasprintf("ld * sizeof(%s)", em->real);
-    char *args[8] = {xstrdup(to), pitch, xstrdup(from), xstrdup(pitch),
-                     xasprintf("n * sizeof(%s)", em->real), xasprintf("%d", size),
-                     xstrdup("cudaMemcpyDeviceToDevice"), xstrdup("stream")};
-    if (device) {
-      put_call(sb, 1, "err = cudaMemcpy2DAsync", args, 8, ";\n");
-      sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
-    } else {
-      sb_printf(sb, "  for (int c = 0; c < %d; c++)\n", size);
-      sb_printf(sb, "    memcpy(%s + c * ld, %s + c * ld, n * sizeof(%s));\n", to, from, em->real);
-    }
-    for (int i = 0; i < 8; i++)
-      if (i != 3) free(args[i]);
-    return;
-  }
-  char *args[5] = {xstrdup(to), xstrdup(from), xasprintf("n * %d * sizeof(%s)", size, em->real),
-                   xstrdup("cudaMemcpyDeviceToDevice"), xstrdup("stream")};
-  if (device) {
-    put_call(sb, 1, "err = cudaMemcpyAsync", args, 5, ";\n");
-    sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
-  } else {
-    put_call(sb, 1, "memcpy", args, 3, ";\n");
-  }
-  for (int i = 0; i < 5; i++) free(args[i]);
-}
-
-static void emit_output_copies(StrBuf *sb, const Emitter *em, bool device) {
-  for (int o = 0; o < em->dag->noutputs; o++) {
-    int v = output_source(em, o);
-    if (v >= 0) emit_output_copy(sb, em, o, v, device);
-  }
-}
-
-/* Whether the candidate's launch needs the leading dimension: a kernel takes it, or an output
- * is copied between component-major arrays. */
+/* Whether the candidate's launch needs the leading dimension: a kernel takes it.  (Every output
+ * is saved by a kernel: the spec language returns no input and no variable twice.) */
 static bool uses_ld(const Emitter *em) {
   for (int k = 0; k < em->cand->nkernels; k++)
     if (kernel_takes_ld(em, k)) return true;
-  for (int o = 0; o < em->dag->noutputs; o++) {
-    int v = output_source(em, o);
-    if (v >= 0 && target_binding(em->target, em->dag, v).layout == LAYOUT_COMPONENT) return true;
-  }
   return false;
 }
 
@@ -889,7 +872,6 @@ static void emit_device_launch(StrBuf *sb, const Emitter *em) {
   if (em->nws) sb_puts(sb, "  if (!workspace) return (int)cudaErrorInvalidValue;\n");
   sb_puts(sb, "  cudaError_t err;\n");
   for (int k = 0; k < em->cand->nkernels; k++) emit_kernel_launch(sb, em, k);
-  emit_output_copies(sb, em, true);
   sb_puts(sb, "  return 0;\n}\n");
 }
 
@@ -1147,7 +1129,6 @@ static void emit_host_launch(StrBuf *sb, const Emitter *em) {
     free(call);
     free(head);
   }
-  emit_output_copies(sb, em, false);
   sb_puts(sb, "}\n");
 }
 

@@ -59,8 +59,6 @@ typedef struct {
   IoNames io; /* the API's parameter names */
 } Embed;
 
-static const char *var_of(const Dag *dag, int v) { return dag->spec->vars[dag->values[v].var].name; }
-
 /* "<lead>kas_<stem>(const float *<input>..., float *<output>..., size_t n, void *workspace,
  * void *stream)<tail>", wrapped within 100 columns. */
 static void api_prototype(StrBuf *sb, const Embed *em, const char *lead, const char *tail) {
@@ -116,18 +114,18 @@ static void io_macros(StrBuf *sb, const Embed *em) {
   sb_printf(sb, "#define KAS_%s_REAL %s\n", em->upper, em->real);
   sb_printf(sb, "#define KAS_%s_LD %d /* 1: the API takes ld (an argument is component-major) */\n",
             em->upper, em->ld);
-  sb_printf(sb, "#define KAS_%s_NINPUTS %d\n#define KAS_%s_NOUTPUTS %d\n", em->upper, dag->ninputs,
-            em->upper, dag->noutputs);
+  sb_printf(sb, "#define KAS_%s_NINPUTS %d\n#define KAS_%s_NOUTPUTS %d\n", em->upper,
+            dag->nin_args, em->upper, dag->nout_args);
   for (int s = 0; s < 2; s++) {
-    const int *vals = s ? dag->outputs : dag->inputs;
-    int nv = s ? dag->noutputs : dag->ninputs;
+    int first = s ? dag->nin_args : 0, nv = s ? dag->nout_args : dag->nin_args;
     char **floats = xcalloc((size_t)nv + 1, sizeof *floats);
     char **names = xcalloc((size_t)nv + 1, sizeof *names);
     char **layouts = xcalloc((size_t)nv + 1, sizeof *layouts);
     for (int i = 0; i < nv; i++) {
-      floats[i] = xasprintf("%d", dag_value_floats(dag, vals[i]));
-      names[i] = xasprintf("\"%s\"", var_of(dag, vals[i]));
-      layouts[i] = xasprintf("%d", target_value_layout(em->target, dag, vals[i]));
+      const DagArg *arg = dag_api_arg(dag, first + i);
+      floats[i] = xasprintf("%d", arg->record);
+      names[i] = xasprintf("\"%s\"", dag_arg_name(dag, arg));
+      layouts[i] = xasprintf("%d", target_arg_layout(em->target, dag, first + i));
     }
     if (!nv) names[0] = xstrdup("\"\""), nv = -1; /* one empty name, no reals */
     side_macro(sb, em, side[s], "FLOATS", floats, nv > 0 ? nv : 0);
@@ -157,20 +155,26 @@ static void embed_choice(StrBuf *sb, const char *why) {
   free(safe);
 }
 
-/* The pointer rules, per argument (inputs, then outputs): "F (matrix3x3) component-major". */
+/* The API's name of argument k (inputs, then outputs). */
+static const char *arg_param(const Embed *em, int k) {
+  return k < em->io.ninputs ? em->io.input[k] : em->io.output[k - em->io.ninputs];
+}
+
+/* The pointer rules, per argument (inputs, then outputs): "F element-major: element e at
+ * p + e*9", and for an array where its elements are in the element's record. */
 static void describe_arguments(StrBuf *sb, const Embed *em) {
   const Dag *dag = em->dag;
-  for (int k = 0; k < dag->ninputs + dag->noutputs; k++) {
-    int v = k < dag->ninputs ? dag->inputs[k] : dag->outputs[k - dag->ninputs];
-    Layout l = target_value_layout(em->target, dag, v);
-    int s = dag_value_floats(dag, v);
-    if (l == LAYOUT_COMPONENT)
+  for (int k = 0; k < dag->nin_args + dag->nout_args; k++) {
+    const DagArg *arg = dag_api_arg(dag, k);
+    int s = arg->record;
+    if (target_arg_layout(em->target, dag, k) == LAYOUT_COMPONENT)
       sb_printf(sb, " *   %-18s component-major: component c of element e at p[c*ld + e] "
-                    "(c < %d)\n", k < dag->ninputs ? em->io.input[k]
-                                                  : em->io.output[k - dag->ninputs], s);
+                    "(c < %d)\n", arg_param(em, k), s);
     else
-      sb_printf(sb, " *   %-18s element-major: element e at p + e*%d\n",
-                k < dag->ninputs ? em->io.input[k] : em->io.output[k - dag->ninputs], s);
+      sb_printf(sb, " *   %-18s element-major: element e at p + e*%d\n", arg_param(em, k), s);
+    if (arg->nvalues > 1)
+      sb_printf(sb, " *   %-18s   %d %ss in C order, [k] from component %d*k of the record\n",
+                "", arg->nvalues, arg->type->name, arg->type->size);
   }
 }
 
@@ -320,21 +324,19 @@ static void arrays_function(StrBuf *sb, const Embed *em) {
             "      cout[o] = out[o] + start * kas_out_stride[o];\n"
             "    int err = kas_launch(cin, cout, workspace, m, %s, (cudaStream_t)stream);\n"
             "    if (err != 0) return KAS_ERR_CUDA;\n  }\n  return KAS_OK;\n}\n\n",
-            u, u, u, u, s, r, dag->ninputs > 0 ? dag->ninputs : 1, r,
-            dag->noutputs > 0 ? dag->noutputs : 1, u, u, em->ld ? "ld" : "0");
+            u, u, u, u, s, r, dag->nin_args > 0 ? dag->nin_args : 1, r,
+            dag->nout_args > 0 ? dag->nout_args : 1, u, u, em->ld ? "ld" : "0");
 }
 
 /* "static const int kas_<side>_stride[N] = {...};": reals between consecutive elements of each
  * array (its size element-major, 1 component-major). */
 static void stride_table(StrBuf *sb, const Embed *em, bool outputs) {
   const Dag *dag = em->dag;
-  int nv = outputs ? dag->noutputs : dag->ninputs;
+  int first = outputs ? dag->nin_args : 0, nv = outputs ? dag->nout_args : dag->nin_args;
   char **items = xcalloc((size_t)nv + 1, sizeof *items);
-  for (int i = 0; i < nv; i++) {
-    int v = outputs ? dag->outputs[i] : dag->inputs[i];
-    items[i] = xasprintf("%d", target_value_layout(em->target, dag, v) == LAYOUT_COMPONENT
-                                   ? 1 : dag_value_floats(dag, v));
-  }
+  for (int i = 0; i < nv; i++)
+    items[i] = xasprintf("%d", target_arg_layout(em->target, dag, first + i) == LAYOUT_COMPONENT
+                                   ? 1 : dag_api_arg(dag, first + i)->record);
   if (!nv) items[0] = xstrdup("0");
   char *open = xasprintf("static const size_t kas_%s_stride[%d] = {", outputs ? "out" : "in",
                          nv > 0 ? nv : 1);
@@ -364,13 +366,12 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
   arrays_function(sb, em);
   api_prototype(sb, em, "extern \"C\" ", " {\n");
   char *zero[1] = {(char *)"0"}; /* a spec without inputs: C++ has no empty arrays */
-  char *open = xasprintf("const %s *in[%d] = {", em->real, dag->ninputs > 0 ? dag->ninputs : 1);
-  emit_list(sb, 1, open, dag->ninputs ? em->io.input : zero, dag->ninputs ? dag->ninputs : 1,
-            "};\n");
+  int ni = dag->nin_args, no = dag->nout_args;
+  char *open = xasprintf("const %s *in[%d] = {", em->real, ni > 0 ? ni : 1);
+  emit_list(sb, 1, open, ni ? em->io.input : zero, ni ? ni : 1, "};\n");
   free(open);
-  open = xasprintf("%s *out[%d] = {", em->real, dag->noutputs > 0 ? dag->noutputs : 1);
-  emit_list(sb, 1, open, dag->noutputs ? em->io.output : zero, dag->noutputs ? dag->noutputs : 1,
-            "};\n");
+  open = xasprintf("%s *out[%d] = {", em->real, no > 0 ? no : 1);
+  emit_list(sb, 1, open, no ? em->io.output : zero, no ? no : 1, "};\n");
   free(open);
   sb_printf(sb, "  return kas_%s_arrays(in, out, n, %sworkspace, stream);\n}\n\n", s,
             em->ld ? "ld, " : "");

@@ -727,6 +727,10 @@ void dag_free(Dag *dag);
  * ("vec3NodeStiff.1"; the variable's name when the DAG was built without labels). */
 int dag_value_floats(const Dag *dag, int value);
 const char *dag_value_label(const Dag *dag, int value);
+/* API argument k of the generated code, inputs first: in_args[k] for k < nin_args, else
+ * out_args[k - nin_args]; and its name (the spec's plain variable or array). */
+const DagArg *dag_api_arg(const Dag *dag, int k);
+const char *dag_arg_name(const Dag *dag, const DagArg *arg);
 void dag_write_dot(const Dag *dag, FILE *out);
 /* The same DAG with the calls of each kernel drawn in a labelled cluster (a chosen partition). */
 typedef struct {
@@ -740,8 +744,9 @@ typedef struct {
   Precision precision;
   int w;            /* reals per vector access of contiguous routines (the pattern variable W):
                        16 bytes (4 floats, 2 doubles); 1 for arrays aligned to their type only */
-  Layout *inputs;   /* per spec input, in `input` order (NULL: all element-major) */
-  Layout *outputs;  /* per spec output, in `return` order (NULL: all element-major) */
+  Layout *inputs;   /* per API input argument (dag->in_args: a plain variable or a whole array),
+                       in `input` order (NULL: all element-major) */
+  Layout *outputs;  /* per API output argument (dag->out_args), in `return` order */
   int ninputs, noutputs;
 } Target;
 
@@ -763,8 +768,11 @@ Target *target_unaligned(const Target *t);
 void target_free(Target *t);
 /* Whether any array of the target is component-major (its code then takes a leading dimension). */
 bool target_has_component(const Target *t);
-/* The layout of a value's global array: its input's or output's (an input first, as the launch
- * reads it), element-major for intermediates (the workspace is kasgen's own). */
+/* The layout of API argument k (dag_api_arg numbering: inputs, then outputs). */
+Layout target_arg_layout(const Target *t, const Dag *dag, int k);
+/* The layout of a value's global array: its API argument's (an array element: the whole
+ * array's), element-major for intermediates (the workspace is kasgen's own).  Its binding
+ * places an array element at its offset in the array's record. */
 Layout target_value_layout(const Target *t, const Dag *dag, int value);
 GlobalBinding target_binding(const Target *t, const Dag *dag, int value);
 /* Whether load or save routine io may move the value (a contiguous routine needs a contiguous

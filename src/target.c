@@ -23,16 +23,15 @@ static bool parse_layout_word(const char *s, size_t len, Layout *out) {
   return true;
 }
 
-/* Sets the layout of every input and output named `name` (len bytes); false when none is. */
+/* Sets the layout of the API argument (input or output, a plain variable or a whole array) named
+ * `name` (len bytes); false when none is. */
 static bool set_named(Target *t, const Dag *dag, const char *name, size_t len, Layout l) {
   bool found = false;
-  for (int k = 0; k < dag->ninputs + dag->noutputs; k++) {
-    bool input = k < dag->ninputs;
-    int value = input ? dag->inputs[k] : dag->outputs[k - dag->ninputs];
-    const char *var = dag->spec->vars[dag->values[value].var].name;
+  for (int k = 0; k < dag->nin_args + dag->nout_args; k++) {
+    const char *var = dag_arg_name(dag, dag_api_arg(dag, k));
     if (strlen(var) != len || strncmp(var, name, len)) continue;
-    if (input) t->inputs[k] = l;
-    else t->outputs[k - dag->ninputs] = l;
+    if (k < dag->nin_args) t->inputs[k] = l;
+    else t->outputs[k - dag->nin_args] = l;
     found = true;
   }
   return found;
@@ -60,34 +59,21 @@ static bool apply_layout_item(Target *t, const Dag *dag, const char *item, size_
   return false;
 }
 
-/* A value returned twice is saved once and copied into its second slot, which needs the same
- * layout (a copy does not transpose). */
-static bool repeated_outputs_agree(const Target *t, const Dag *dag) {
-  for (int a = 0; a < dag->noutputs; a++)
-    for (int b = a + 1; b < dag->noutputs; b++)
-      if (dag->outputs[a] == dag->outputs[b] && t->outputs[a] != t->outputs[b]) {
-        diag_error((SrcLoc){.file = "--layout"}, "output %s is returned twice with two "
-                   "layouts; give both the same", dag_value_label(dag, dag->outputs[a]));
-        return false;
-      }
-  return true;
-}
-
 Target *target_new(const Dag *dag, Precision precision, const char *layouts) {
   Target *t = xcalloc(1, sizeof *t);
   t->precision = precision;
   t->w = target_vector_width(precision);
-  t->ninputs = dag->ninputs;
-  t->noutputs = dag->noutputs;
-  t->inputs = xcalloc((size_t)dag->ninputs + 1, sizeof *t->inputs);
-  t->outputs = xcalloc((size_t)dag->noutputs + 1, sizeof *t->outputs);
+  t->ninputs = dag->nin_args;
+  t->noutputs = dag->nout_args;
+  t->inputs = xcalloc((size_t)dag->nin_args + 1, sizeof *t->inputs);
+  t->outputs = xcalloc((size_t)dag->nout_args + 1, sizeof *t->outputs);
   bool ok = true;
   for (const char *s = layouts ? layouts : ""; ok && *s;) {
     size_t len = strcspn(s, ",");
     ok = apply_layout_item(t, dag, s, len);
     s += len + (s[len] == ',');
   }
-  if (ok && repeated_outputs_agree(t, dag)) return t;
+  if (ok) return t;
   target_free(t);
   return NULL;
 }
@@ -118,17 +104,23 @@ bool target_has_component(const Target *t) {
   return false;
 }
 
+Layout target_arg_layout(const Target *t, const Dag *dag, int k) {
+  if (k < dag->nin_args) return t->inputs && k < t->ninputs ? t->inputs[k] : LAYOUT_ELEMENT;
+  k -= dag->nin_args;
+  return t->outputs && k < t->noutputs ? t->outputs[k] : LAYOUT_ELEMENT;
+}
+
 Layout target_value_layout(const Target *t, const Dag *dag, int value) {
-  for (int k = 0; t->inputs && k < dag->ninputs && k < t->ninputs; k++)
-    if (dag->inputs[k] == value) return t->inputs[k];
-  for (int k = 0; t->outputs && k < dag->noutputs && k < t->noutputs; k++)
-    if (dag->outputs[k] == value) return t->outputs[k];
-  return LAYOUT_ELEMENT;
+  const Value *v = &dag->values[value];
+  if (v->arg < 0) return LAYOUT_ELEMENT;
+  return target_arg_layout(t, dag, v->producer < 0 ? v->arg : dag->nin_args + v->arg);
 }
 
 GlobalBinding target_binding(const Target *t, const Dag *dag, int value) {
+  const Value *v = &dag->values[value];
   int size = dag_value_floats(dag, value);
-  return (GlobalBinding){target_value_layout(t, dag, value), size, size, 0};
+  if (v->arg < 0) return (GlobalBinding){LAYOUT_ELEMENT, size, size, 0};
+  return (GlobalBinding){target_value_layout(t, dag, value), size, v->arg_record, v->arg_offset};
 }
 
 bool target_allows(const Target *t, const Dag *dag, int value, const IoRoutine *io) {

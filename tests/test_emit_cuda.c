@@ -237,11 +237,11 @@ static void test_fused_kernel_text(void **state) {
   assert_int_equal(count(cu, "void d_svmul3_1_compute_e32_srr("), 1);
   assert_int_equal(count(cu, "void d_mvmul33_2_load_3_e32_r("), 1);
   assert_non_null(strstr(cu, "  /* mvmul33#0 load M (coalesced) */\n"
-                             "  d_mvmul33_2_load_0_e32_s(g_M_0, s_M_0, tx, ty, tz, e0, n);\n"));
+                             "  d_mvmul33_2_load_0_e32_s(g_M, s_M_0, tx, ty, tz, e0, n);\n"));
   /* only the coordinates each routine uses */
   assert_non_null(strstr(cu, "d_mvmul33_2_compute_e32_srs(s_M_0, r_v_0, s_w_0, tx, ty);"));
   assert_non_null(strstr(cu, "d_svmul3_1_compute_e32_srr(s_w_0, r_s_0, r_r_0, ctx);"));
-  assert_non_null(strstr(cu, "d_svmul3_1_save_1_e32_r(r_r_0, g_r_0, ctx, e0, n);"));
+  assert_non_null(strstr(cu, "d_svmul3_1_save_1_e32_r(r_r_0, g_r, ctx, e0, n);"));
   /* launch: 1-D grid of ceil(n/32) blocks of 3 x 32 threads, no workspace, 1536 bytes; the
    * arguments named after the spec's variables */
   assert_non_null(strstr(cu, "const size_t blocks1 = (n + 31) / 32;"));
@@ -525,10 +525,10 @@ static void test_double_component_major(void **state) {
   assert_non_null(strstr(cu, "extern __shared__ double2 kas_smem[];"));
   assert_non_null(strstr(cu, "double *const s_w_0 = (double *)kas_smem + 288;"));
   assert_non_null(strstr(cu, "double r_v_0[3];"));
-  assert_non_null(strstr(cu, "const double *__restrict__ g_M_0,"));
-  assert_non_null(strstr(cu, "double *__restrict__ g_r_0,\n    size_t n, size_t ld) {"));
-  assert_non_null(strstr(cu, "d_mvmul33_2_load_3_e32_r_cm(g_v_0, r_v_0, ty, e0, n, ld);"));
-  assert_non_null(strstr(cu, "d_mvmul33_2_load_0_e32_s(g_M_0, s_M_0, tx, ty, tz, e0, n);"));
+  assert_non_null(strstr(cu, "const double *__restrict__ g_M,"));
+  assert_non_null(strstr(cu, "double *__restrict__ g_r,\n    size_t n, size_t ld) {"));
+  assert_non_null(strstr(cu, "d_mvmul33_2_load_3_e32_r_cm(g_v, r_v_0, ty, e0, n, ld);"));
+  assert_non_null(strstr(cu, "d_mvmul33_2_load_0_e32_s(g_M, s_M_0, tx, ty, tz, e0, n);"));
   assert_non_null(strstr(cu, "  if (ld == 0) ld = n; /* component-major arrays of exactly n "));
   assert_non_null(strstr(cu, "stream>>>(M, v, s, r, n, ld);"));
   assert_non_null(strstr(cu, "const bool aligned = kas_aligned16(in[0]);"));
