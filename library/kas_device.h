@@ -13,7 +13,9 @@
 #include <math.h>
 
 #if defined(__CUDACC__) && !defined(KAS_HOST)
+#ifndef KAS_DEV /* a file that runs the routines on the host as well defines it __host__ too */
 #define KAS_DEV __device__ __forceinline__
+#endif
 #define KAS_RESTRICT __restrict__
 #define KAS_VECTOR_ALIGNED(p) ((void)0)
 #else

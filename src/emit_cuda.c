@@ -75,8 +75,11 @@ void emit_list(StrBuf *sb, int level, const char *open, char *const *items, int 
                const char *close) {
   indent(sb, level);
   sb_puts(sb, open);
-  size_t under = column(sb), deep = (size_t)(2 * level + 4);
-  if (under > 60) under = deep;
+  size_t under = column(sb), deep = (size_t)(2 * level + 4), longest = 0;
+  for (int i = 0; i < n; i++)
+    if (strlen(items[i]) > longest) longest = strlen(items[i]);
+  /* Under the open parenthesis while the longest item fits there, else a deeper indent. */
+  if (under > 60 || under + longest + 2 > MAX_LINE) under = deep;
   size_t close_len = strcspn(close, "\n");
   for (int i = 0; i < n; i++) {
     size_t need = (i ? 2 : 0) + strlen(items[i]) + (i + 1 < n ? 1 : close_len);
@@ -1132,18 +1135,25 @@ static void emit_host_launch(StrBuf *sb, const Emitter *em) {
   sb_puts(sb, "}\n");
 }
 
-static char *kernels_host_cpp(const CandidateText *ct) {
+/* The host form of a candidate's kernels.  whole_file: kernels_host.cpp with its includes,
+ * helpers and routines; otherwise the kernels and launch functions alone, for a translation unit
+ * that holds the candidate's device text (kernels_cu), whose routines and helpers they share
+ * (the embed's kas_<stem>_host). */
+static char *kernels_host_text(const CandidateText *ct, bool whole_file) {
   const Emitter *em = &ct->plan[0];
   StrBuf sb;
   sb_init(&sb);
-  file_banner(&sb, em, "kernels_host.cpp",
-              "The kernels of kernels.cu run on the CPU: each block's threads one after another,\n"
-              " * phase by phase between barriers, in ascending (order +1) or descending (-1) "
-              "order.");
-  sb_puts(&sb, "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
-               "#include \"../common/kas_device.h\"\n#include \"../common/kas_host.h\"\n\n");
-  if (em->nws || (ct->nplans > 1 && ct->plan[1].nws)) sb_puts(&sb, align256_fn);
-  sb_puts(&sb, ct->routines.text.data ? ct->routines.text.data : "");
+  if (whole_file) {
+    file_banner(&sb, em, "kernels_host.cpp",
+                "The kernels of kernels.cu run on the CPU: each block's threads one after "
+                "another,\n * phase by phase between barriers, in ascending (order +1) or "
+                "descending (-1) order.");
+    sb_puts(&sb, "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+                 "#include <string.h>\n#include \"../common/kas_device.h\"\n"
+                 "#include \"../common/kas_host.h\"\n\n");
+    if (em->nws || (ct->nplans > 1 && ct->plan[1].nws)) sb_puts(&sb, align256_fn);
+    sb_puts(&sb, ct->routines.text.data ? ct->routines.text.data : "");
+  }
   for (int p = 0; p < ct->nplans; p++)
     for (int k = 0; k < ct->plan[p].cand->nkernels; k++) emit_host_kernel(&sb, &ct->plan[p], k);
   for (int p = 0; p < ct->nplans; p++) {
@@ -1152,7 +1162,7 @@ static char *kernels_host_cpp(const CandidateText *ct) {
   }
   if (ct->nplans > 1) {
     sb_putc(&sb, '\n');
-    sb_puts(&sb, aligned16_fn);
+    if (whole_file) sb_puts(&sb, aligned16_fn);
     emit_choosing_launch(&sb, ct, false);
   }
   return sb_take(&sb);
@@ -1260,13 +1270,22 @@ char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
   return text;
 }
 
+char *emit_cuda_host_kernels(const Dag *dag, const Target *t, const Candidate *cand,
+                             const Candidate *unaligned, const char *name, const char *prefix) {
+  CandidateText ct;
+  bool ok = candidate_text_init(&ct, dag, t, cand, unaligned, name, prefix, true);
+  char *text = ok ? kernels_host_text(&ct, false) : NULL;
+  candidate_text_free(&ct);
+  return text;
+}
+
 bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Target *t, const Candidate *cand,
                          const Candidate *unaligned, const char *name) {
   CandidateText ct;
   bool ok = candidate_text_init(&ct, dag, t, cand, unaligned, name, name, false);
   if (ok) {
     char *cu = kernels_cu(&ct, true);
-    char *host = kernels_host_cpp(&ct);
+    char *host = kernels_host_text(&ct, true);
     char *cu_path = xasprintf("%s/kernels.cu", name);
     char *host_path = xasprintf("%s/kernels_host.cpp", name);
     ok = emit_dir_write(d, cu_path, cu) && emit_dir_write(d, host_path, host);

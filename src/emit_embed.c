@@ -13,6 +13,13 @@
  *   kas_status kas_<stem>_arrays(const real *const *in, real *const *out, size_t n,
  *                                [size_t ld,] void *workspace, void *stream);
  *   const char *kas_<stem>_status_string(kas_status s);
+ * and the same computation on the CPU, on host pointers, by the winner's kernels run thread by
+ * thread (their host form, as `make check-cpu` runs them; for checks and GPU-less machines):
+ *   size_t kas_<stem>_host_workspace_bytes(size_t n);
+ *   kas_status kas_<stem>_host(<the arguments of kas_<stem>>);    (stream unused)
+ *   kas_status kas_<stem>_host_arrays(<the arguments of kas_<stem>_arrays>);
+ * An array of the spec (`vector3 dphi[4]`) is one pointer, its elements in C order in each
+ * element's record (docs/loops.md).
  *
  * Pointers need only the alignment of their element type: the winner's launch runs its plan
  * that moves arrays 16 bytes at a time where they allow it, and the same partition planned for
@@ -61,7 +68,8 @@ typedef struct {
 
 /* "<lead>kas_<stem>(const float *<input>..., float *<output>..., size_t n, void *workspace,
  * void *stream)<tail>", wrapped within 100 columns. */
-static void api_prototype(StrBuf *sb, const Embed *em, const char *lead, const char *tail) {
+static void api_prototype(StrBuf *sb, const Embed *em, const char *lead, const char *suffix,
+                          const char *tail) {
   int n = 0, total = em->io.ninputs + em->io.noutputs + 4; /* n, ld, workspace, stream */
   char **params = xcalloc((size_t)total, sizeof *params);
   for (int i = 0; i < em->io.ninputs; i++)
@@ -72,7 +80,8 @@ static void api_prototype(StrBuf *sb, const Embed *em, const char *lead, const c
   if (em->ld) params[n++] = xstrdup("size_t ld");
   params[n++] = xstrdup("void *workspace");
   params[n++] = xstrdup("void *stream");
-  char *open = xasprintf("%skas_status kas_%s(", lead, em->stem), *close = xasprintf(")%s", tail);
+  char *open = xasprintf("%skas_status kas_%s%s(", lead, em->stem, suffix);
+  char *close = xasprintf(")%s", tail);
   emit_list(sb, 0, open, params, n, close);
   for (int i = 0; i < n; i++) free(params[i]);
   free(params);
@@ -238,7 +247,7 @@ static char *header_text(const Embed *em) {
                  "size_t kas_%s_workspace_bytes(size_t n);\n\n"
                  "/* Runs the computation on n elements. */\n",
             em->stem);
-  api_prototype(&sb, em, "", ";\n\n");
+  api_prototype(&sb, em, "", "", ";\n\n");
   sb_printf(&sb, "/* The same with the pointers in arrays (in: KAS_%s_NINPUTS,\n"
                  " * out: KAS_%s_NOUTPUTS). */\n"
                  "kas_status kas_%s_arrays(const %s *const *in, %s *const *out, size_t n,\n"
@@ -246,6 +255,15 @@ static char *header_text(const Embed *em) {
                  "const char *kas_%s_status_string(kas_status s);\n\n",
             em->upper, em->upper, em->stem, em->real, em->real, em->ld ? "size_t ld, " : "",
             em->stem);
+  sb_printf(&sb, "/* The CPU: the same computation by the same generated kernels, run thread by "
+                 "thread\n * (their host form), on host pointers; the stream is unused.  For "
+                 "checks and machines\n * without a GPU: far slower than the GPU. */\n"
+                 "size_t kas_%s_host_workspace_bytes(size_t n); /* host memory */\n",
+            em->stem);
+  api_prototype(&sb, em, "", "_host", ";\n");
+  sb_printf(&sb, "kas_status kas_%s_host_arrays(const %s *const *in, %s *const *out, size_t n,\n"
+                 "    %svoid *workspace, void *stream);\n\n",
+            em->stem, em->real, em->real, em->ld ? "size_t ld, " : "");
   sb_printf(&sb,
             "/* Spec-independent names, for drivers written once for every spec. */\n"
             "#ifdef KAS_EMBED_GENERIC\n#define KAS_EMBED_NAME \"%s\"\n"
@@ -259,9 +277,11 @@ static char *header_text(const Embed *em) {
             "#define KAS_EMBED_OUTPUT_NAMES KAS_%s_OUTPUT_NAMES\n"
             "#define kas_embed_workspace_bytes kas_%s_workspace_bytes\n"
             "#define kas_embed_arrays kas_%s_arrays\n"
+            "#define kas_embed_host_workspace_bytes kas_%s_host_workspace_bytes\n"
+            "#define kas_embed_host_arrays kas_%s_host_arrays\n"
             "#define kas_embed_status_string kas_%s_status_string\n#endif\n\n",
             em->stem, em->upper, em->upper, em->upper, em->upper, em->upper, em->upper, em->upper,
-            em->upper, em->upper, em->upper, em->stem, em->stem, em->stem);
+            em->upper, em->upper, em->upper, em->stem, em->stem, em->stem, em->stem, em->stem);
   sb_printf(&sb, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
   return sb_take(&sb);
 }
@@ -270,7 +290,8 @@ static char *header_text(const Embed *em) {
  * nvcc) looks its kernel up once, into a function-local static; compiled with
  * -fno-threadsafe-statics (so that a C program links without libstdc++), that static has no
  * guard, so launches take a lock (GCC atomics: libc only).  Every launch does, not only the
- * first: which of the winner's plans (aligned or any) runs is decided inside its launch. */
+ * first: which of the winner's plans (aligned or any) runs is decided inside its launch.  The
+ * host form needs none: it has no launch stubs. */
 static void launch_lock(StrBuf *sb, const Embed *em) {
   sb_printf(sb,
             "/* Launches take turns: nvcc's launch stubs set a static on first use, unguarded\n"
@@ -286,19 +307,25 @@ static void launch_lock(StrBuf *sb, const Embed *em) {
             em->real, em->real, em->stem, em->cand);
 }
 
-/* kas_<stem>_arrays: checks the arguments, then launches the winner chunk by chunk (an
- * element-major array moves chunk * its reals per chunk, a component-major one chunk reals;
- * the leading dimension stays). */
-static void arrays_function(StrBuf *sb, const Embed *em) {
+static void misaligned_function(StrBuf *sb, const Embed *em) {
+  sb_printf(sb, "/* Whether p is not aligned to the element type: the only alignment refused. */\n"
+                "static int kas_misaligned(const void *p) { return ((size_t)p %% sizeof(%s)) != 0; "
+                "}\n\n",
+            em->real);
+}
+
+/* kas_<stem>_arrays (host: kas_<stem>_host_arrays): checks the arguments, then runs the winner
+ * chunk by chunk, on the GPU or in its host form (an element-major array moves chunk * its reals
+ * per chunk, a component-major one chunk reals; the leading dimension stays). */
+static void arrays_function(StrBuf *sb, const Embed *em, bool host) {
   const Dag *dag = em->dag;
-  const char *s = em->stem, *u = em->upper, *r = em->real;
+  const char *s = em->stem, *u = em->upper, *r = em->real, *side = host ? "_host" : "";
   sb_printf(sb,
-            "/* Whether p is not aligned to the element type: the only alignment refused. */\n"
-            "static int kas_misaligned(const void *p) { return ((size_t)p %% sizeof(%s)) != 0; }\n\n"
-            "extern \"C\" kas_status kas_%s_arrays(const %s *const *in, %s *const *out,\n"
-            "    size_t n, %svoid *workspace, void *stream) {\n"
-            "  if (n == 0) return KAS_OK;\n",
-            r, s, r, r, em->ld ? "size_t ld, " : "");
+            "extern \"C\" kas_status kas_%s%s_arrays(const %s *const *in, %s *const *out,\n"
+            "    size_t n, %svoid *workspace, void *stream) {\n",
+            s, side, r, r, em->ld ? "size_t ld, " : "");
+  if (host) sb_puts(sb, "  (void)stream; /* the host form runs at once */\n");
+  sb_puts(sb, "  if (n == 0) return KAS_OK;\n");
   if (em->ld)
     sb_puts(sb, "  if (ld == 0) ld = n;\n  if (ld < n) return KAS_ERR_INVALID;\n");
   sb_printf(sb,
@@ -310,10 +337,12 @@ static void arrays_function(StrBuf *sb, const Embed *em) {
             "  for (int o = 0; o < KAS_%s_NOUTPUTS; o++) {\n"
             "    if (!out[o]) return KAS_ERR_INVALID;\n"
             "    if (kas_misaligned(out[o])) return KAS_ERR_ALIGN;\n  }\n"
-            "  if (kas_%s_workspace_bytes(n) > 0) {\n"
+            "  if (kas_%s%s_workspace_bytes(n) > 0) {\n"
             "    if (!workspace) return KAS_ERR_INVALID;\n"
-            "    if (kas_misaligned(workspace)) return KAS_ERR_ALIGN;\n  }\n"
-            "  /* Chunks keep every grid small; they run in order on the stream and reuse the\n"
+            "    if (kas_misaligned(workspace)) return KAS_ERR_ALIGN;\n  }\n",
+            u, u, u, u, s, side);
+  sb_printf(sb,
+            "  /* Chunks keep every grid small; they run in order%s and reuse the\n"
             "     workspace.  Offsets are size_t: element counts beyond 2^31 are fine. */\n"
             "  for (size_t start = 0; start < n; start += kas_chunk) {\n"
             "    size_t m = n - start < kas_chunk ? n - start : kas_chunk;\n"
@@ -321,11 +350,17 @@ static void arrays_function(StrBuf *sb, const Embed *em) {
             "    for (int i = 0; i < KAS_%s_NINPUTS; i++)\n"
             "      cin[i] = in[i] + start * kas_in_stride[i];\n"
             "    for (int o = 0; o < KAS_%s_NOUTPUTS; o++)\n"
-            "      cout[o] = out[o] + start * kas_out_stride[o];\n"
-            "    int err = kas_launch(cin, cout, workspace, m, %s, (cudaStream_t)stream);\n"
-            "    if (err != 0) return KAS_ERR_CUDA;\n  }\n  return KAS_OK;\n}\n\n",
-            u, u, u, u, s, r, dag->nin_args > 0 ? dag->nin_args : 1, r,
-            dag->nout_args > 0 ? dag->nout_args : 1, u, u, em->ld ? "ld" : "0");
+            "      cout[o] = out[o] + start * kas_out_stride[o];\n",
+            host ? "" : " on the stream", r, dag->nin_args > 0 ? dag->nin_args : 1, r,
+            dag->nout_args > 0 ? dag->nout_args : 1, u, u);
+  if (host)
+    sb_printf(sb, "    kas_%s_%s_launch_host(cin, cout, workspace, m, %s, 1);\n  }\n"
+                  "  return KAS_OK;\n}\n\n",
+              s, em->cand, em->ld ? "ld" : "0");
+  else
+    sb_printf(sb, "    int err = kas_launch(cin, cout, workspace, m, %s, (cudaStream_t)stream);\n"
+                  "    if (err != 0) return KAS_ERR_CUDA;\n  }\n  return KAS_OK;\n}\n\n",
+              em->ld ? "ld" : "0");
 }
 
 /* "static const int kas_<side>_stride[N] = {...};": reals between consecutive elements of each
@@ -346,8 +381,19 @@ static void stride_table(StrBuf *sb, const Embed *em, bool outputs) {
   free(items);
 }
 
+/* The API function's pointers gathered into in[] and out[]. */
+static void api_arrays(StrBuf *sb, const Embed *em) {
+  char *zero[1] = {(char *)"0"}; /* a spec without inputs: C++ has no empty arrays */
+  int ni = em->dag->nin_args, no = em->dag->nout_args;
+  char *open = xasprintf("const %s *in[%d] = {", em->real, ni > 0 ? ni : 1);
+  emit_list(sb, 1, open, ni ? em->io.input : zero, ni ? ni : 1, "};\n");
+  free(open);
+  open = xasprintf("%s *out[%d] = {", em->real, no > 0 ? no : 1);
+  emit_list(sb, 1, open, no ? em->io.output : zero, no ? no : 1, "};\n");
+  free(open);
+}
+
 static void wrapper_functions(StrBuf *sb, const Embed *em) {
-  const Dag *dag = em->dag;
   const char *s = em->stem, *c = em->cand;
   sb_printf(sb,
             "/* ---- the C API ---------------------------------------------------------- */\n\n"
@@ -358,23 +404,20 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
             CHUNK_LOG2);
   stride_table(sb, em, false);
   stride_table(sb, em, true);
-  sb_printf(sb,
-            "\nextern \"C\" size_t kas_%s_workspace_bytes(size_t n) {\n"
-            "  return kas_%s_%s_workspace_bytes(n < kas_chunk ? n : kas_chunk);\n}\n\n",
-            s, s, c);
   launch_lock(sb, em);
-  arrays_function(sb, em);
-  api_prototype(sb, em, "extern \"C\" ", " {\n");
-  char *zero[1] = {(char *)"0"}; /* a spec without inputs: C++ has no empty arrays */
-  int ni = dag->nin_args, no = dag->nout_args;
-  char *open = xasprintf("const %s *in[%d] = {", em->real, ni > 0 ? ni : 1);
-  emit_list(sb, 1, open, ni ? em->io.input : zero, ni ? ni : 1, "};\n");
-  free(open);
-  open = xasprintf("%s *out[%d] = {", em->real, no > 0 ? no : 1);
-  emit_list(sb, 1, open, no ? em->io.output : zero, no ? no : 1, "};\n");
-  free(open);
-  sb_printf(sb, "  return kas_%s_arrays(in, out, n, %sworkspace, stream);\n}\n\n", s,
-            em->ld ? "ld, " : "");
+  misaligned_function(sb, em);
+  for (int host = 0; host < 2; host++) {
+    const char *side = host ? "_host" : "";
+    sb_printf(sb,
+              "extern \"C\" size_t kas_%s%s_workspace_bytes(size_t n) {\n"
+              "  return kas_%s_%s%s_workspace_bytes(n < kas_chunk ? n : kas_chunk);\n}\n\n",
+              s, side, s, c, side);
+    arrays_function(sb, em, host);
+    api_prototype(sb, em, "extern \"C\" ", side, " {\n");
+    api_arrays(sb, em);
+    sb_printf(sb, "  return kas_%s%s_arrays(in, out, n, %sworkspace, stream);\n}\n\n", s, side,
+              em->ld ? "ld, " : "");
+  }
   sb_printf(sb,
             "extern \"C\" const char *kas_%s_status_string(kas_status st) {\n"
             "  switch (st) {\n"
@@ -387,7 +430,8 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
             s);
 }
 
-static char *source_text(const Embed *em, const char *device_h, const char *kernels) {
+static char *source_text(const Embed *em, const char *device_h, const char *kernels,
+                         const char *host_kernels) {
   StrBuf sb;
   sb_init(&sb);
   const Dag *dag = em->dag;
@@ -403,13 +447,20 @@ static char *source_text(const Embed *em, const char *device_h, const char *kern
   sb_printf(&sb, "#include <cuda_runtime.h>\n#include <math.h>\n#include <stddef.h>\n"
                  "#include <stdint.h>\n#include \"kas_%s.h\"\n\n",
             em->stem);
+  sb_printf(&sb, "/* The routines serve the kernels and their host form (kas_%s_host) alike. */\n"
+                 "#define KAS_DEV __host__ __device__ __forceinline__\n\n", em->stem);
   sb_puts(&sb, "/* ---- kas_device.h (from the library) ------------------------------------- */\n");
   sb_puts(&sb, device_h);
+  sb_puts(&sb, "\n/* ---- kas_host.h (kasgen's runtime: block memory of the host form) ---------- */\n");
+  sb_puts(&sb, runtime_file("kas_host.h"));
   sb_printf(&sb, "\n/* ---- the kernels of %s ------------------------------------------------ */\n"
                  "/* Internal to this file: the routines of every embedded spec share names. */\n"
                  "namespace {\n\n",
             em->cand);
   sb_puts(&sb, kernels);
+  sb_printf(&sb, "\n\n/* ---- the host form of %s: its kernels run thread by thread "
+                 "---------------- */\n\n", em->cand);
+  sb_puts(&sb, host_kernels);
   sb_puts(&sb, "\n} /* namespace */\n\n");
   wrapper_functions(&sb, em);
   return sb_take(&sb);
@@ -426,12 +477,13 @@ bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
   em.cand = xasprintf("cand%02d", winner->rank > 0 ? winner->rank : 1);
   char *prefix = xasprintf("%s_%s", em.stem, em.cand);
   char *kernels = emit_cuda_kernels(dag, t, winner, unaligned, em.cand, prefix, true);
+  char *host_kernels = emit_cuda_host_kernels(dag, t, winner, unaligned, em.cand, prefix);
   char *dpath = xasprintf("%s/kas_device.h", lib->dir);
   char *dtext = kernels ? read_text_file(dpath, NULL) : NULL;
-  bool ok = kernels && dtext;
+  bool ok = kernels && host_kernels && dtext;
   if (ok) {
     char *hrel = xasprintf("embed/kas_%s.h", em.stem), *crel = xasprintf("embed/kas_%s.cu", em.stem);
-    char *h = header_text(&em), *cu = source_text(&em, dtext, kernels);
+    char *h = header_text(&em), *cu = source_text(&em, dtext, kernels, host_kernels);
     ok = emit_dir_write(d, hrel, h) && emit_dir_write(d, crel, cu) &&
          emit_embed_build_files(d, dag, em.stem);
     free(h);
@@ -440,6 +492,7 @@ bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
     free(crel);
   }
   free(kernels);
+  free(host_kernels);
   free(dtext);
   free(dpath);
   free(prefix);

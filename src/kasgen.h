@@ -1350,6 +1350,12 @@ bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Target *t, const Cand
 char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
                         const Candidate *unaligned, const char *name, const char *prefix,
                         bool embedded);
+/* The host form of the same kernels (run thread by thread on the CPU; kas_<prefix>_launch_host,
+ * kas_<prefix>_host_workspace_bytes), for the translation unit that holds emit_cuda_kernels'
+ * embedded text of the same arguments: it shares that text's routines and helpers, which must
+ * then be host and device functions (KAS_DEV).  NULL after a diagnostic. */
+char *emit_cuda_host_kernels(const Dag *dag, const Target *t, const Candidate *cand,
+                             const Candidate *unaligned, const char *name, const char *prefix);
 /* "<variable>_<version>", a value's name in generated code: unique because the version after the
  * last '_' is a plain number. */
 char *emit_value_ident(const Dag *dag, int value);
