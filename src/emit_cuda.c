@@ -737,8 +737,10 @@ static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
 static void emit_workspace_bytes_fn(StrBuf *sb, const Emitter *em, const char *fname) {
   if (em->nws == 0) {
     sb_printf(sb, "/* No intermediate crosses kernels: no workspace. */\n"
-                  "%ssize_t %s(size_t /* n */) { return 0; }\n\n",
-              em->linkage, fname);
+                  "%ssize_t %s(size_t /* n */) {%sreturn 0;%s}\n\n",
+              em->linkage, fname,
+              strlen(em->linkage) + strlen(fname) + 40 > 100 ? "\n  " : " ",
+              strlen(em->linkage) + strlen(fname) + 40 > 100 ? "\n" : " ");
     return;
   }
   sb_printf(sb, "/* Bytes of workspace for n elements: the intermediates that cross kernels. */\n"

@@ -15,8 +15,8 @@
 #   5. the GPU mode compiles warning-free with nvcc (against the embed folder when kasgen emits
 #      one; until then against the declarations the example's README expects of it);
 #   6. THE KASGEN PATH: when kasgen emits the spec, the CPU mode built on the generated host form
-#      (kas_stvk_tet_host) agrees with scikit-fem to 1e-5.  Today kasgen refuses array specs,
-#      and this part says so; once emission succeeds it must pass (no silent skip).
+#      (kas_stvk_tet_host) agrees with scikit-fem to 1e-5 (kasgen emits array specs: it must
+#      pass; a refusal to emit is reported as such, never skipped silently).
 # Run by tests/run.sh with $KASGEN, $PYTHON and $NVCC set.
 set -u
 KASGEN=${KASGEN:-./kasgen}
