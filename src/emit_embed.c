@@ -262,8 +262,8 @@ static char *header_text(const Embed *em) {
             em->stem);
   api_prototype(&sb, em, "", "_host", ";\n");
   sb_printf(&sb, "kas_status kas_%s_host_arrays(\n    const %s *const *in, %s *const *out, size_t n,"
-                 " %svoid *workspace, void *stream);\n\n",
-            em->stem, em->real, em->real, em->ld ? "size_t ld, " : "");
+                 "%s\n    void *workspace, void *stream);\n\n",
+            em->stem, em->real, em->real, em->ld ? " size_t ld," : "");
   sb_printf(&sb,
             "/* Spec-independent names, for drivers written once for every spec. */\n"
             "#ifdef KAS_EMBED_GENERIC\n#define KAS_EMBED_NAME \"%s\"\n"
@@ -322,8 +322,8 @@ static void arrays_function(StrBuf *sb, const Embed *em, bool host) {
   const char *s = em->stem, *u = em->upper, *r = em->real, *side = host ? "_host" : "";
   sb_printf(sb,
             "extern \"C\" kas_status kas_%s%s_arrays(\n    const %s *const *in, %s *const *out, "
-            "size_t n, %svoid *workspace, void *stream) {\n",
-            s, side, r, r, em->ld ? "size_t ld, " : "");
+            "size_t n,%s\n    void *workspace, void *stream) {\n",
+            s, side, r, r, em->ld ? " size_t ld," : "");
   if (host) sb_puts(sb, "  (void)stream; /* the host form runs at once */\n");
   sb_puts(sb, "  if (n == 0) return KAS_OK;\n");
   if (em->ld)
