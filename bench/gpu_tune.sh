@@ -6,8 +6,8 @@
 #
 #     bash bench/gpu_tune.sh DIR OUT
 #
-# Builds run in parallel (all cores, one make per spec); the timings run one spec at a time, so
-# that they never overlap.  No sanitizers: the correctness checks are bench/gpu_verify.sh's.
+# Builds use all cores, one spec after another (a spec's candidates compile in parallel, so the
+# load stays even); the timings run one spec at a time, so that they never overlap.  No sanitizers: the correctness checks are bench/gpu_verify.sh's.
 # Each harness still checks every candidate against the CPU before timing it.
 set -uo pipefail
 src=${1:?folder prepared by bench/prepare_tune.sh}
@@ -17,11 +17,9 @@ mkdir -p "$out"
 jobs=$(nproc)
 specs=$(cd "$src" && ls -d */ | tr -d /)
 nspecs=$(echo "$specs" | wc -w)
-per=$(( jobs / (nspecs > 0 ? nspecs : 1) )); [ "$per" -ge 2 ] || per=2
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 t0=$SECONDS
-for s in $specs; do make -C "$src/$s" -j"$per" build/harness >"$out/build_$s.log" 2>&1 & done
-wait
+for s in $specs; do make -C "$src/$s" -j"$jobs" build/harness >"$out/build_$s.log" 2>&1; done
 echo "built $nspecs specs in $((SECONDS - t0)) s"
 status=0
 for s in $specs; do

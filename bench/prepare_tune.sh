@@ -3,7 +3,8 @@
 # (default 30) candidates of every spec in specs/ and benchmarks/specs/ that code can be
 # generated for, into DIR/<spec>/ (default gpu-tune/), with ptxas's registers where nvcc is found
 # (--ptxas; give `kasgen tune` and `kasgen calibrate` --ptxas too, so that they search the same
-# way).  Specs that cannot be generated (arrays) are listed and skipped.  Afterwards, on the GPU machine: bash bench/gpu_tune.sh DIR OUT; back here:
+# way).  SPECS="a.spec b.spec" limits it to those specs.  Specs that cannot be generated are
+# listed and skipped.  Afterwards, on the GPU machine: bash bench/gpu_tune.sh DIR OUT; back here:
 #     kasgen calibrate OUT --ptxas                     (fits the model to the runs)
 #     cp OUT/<spec>/results.xml DIR/<spec>/ && kasgen tune DIR/<spec> --ptxas   (ships the measured best)
 #     KASGEN_FLAGS=--ptxas benchmarks/model_eval.sh OUT                        (held-out figures)
@@ -13,7 +14,7 @@ dir=${1:-gpu-tune}
 top=${2:-30}
 kasgen=${KASGEN:-./kasgen}
 mkdir -p "$dir"
-for spec in specs/*.spec benchmarks/specs/*.spec; do
+for spec in ${SPECS:-specs/*.spec benchmarks/specs/*.spec}; do
   [ -f "$spec" ] || continue
   name=$(basename "$spec" .spec)
   if "$kasgen" "$spec" --top "$top" --uncalibrated --ptxas --out "$dir" >"$dir/.$name.log" 2>&1; then
