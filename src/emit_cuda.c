@@ -296,6 +296,7 @@ typedef struct {
   int nws;
   StepRoutine **routines_of; /* [kernel][step]: the instantiated routine the step calls */
   RoutineSet *routines;      /* the candidate's: both plans' routines, each once */
+  Staging *staging;          /* [kernel]: arrays moved whole through shared memory */
 } Emitter;
 
 /* Which global array a value lives in: its API argument (dag_api_arg numbering: an array
@@ -362,8 +363,10 @@ static bool param_read_only(const Dag *dag, const KernelPlan *p, int b) {
 static bool prepare_routines(Emitter *em) {
   const Candidate *c = em->cand;
   em->routines_of = xcalloc((size_t)c->nkernels, sizeof *em->routines_of);
+  em->staging = xcalloc((size_t)c->nkernels, sizeof *em->staging);
   for (int k = 0; k < c->nkernels; k++) {
     const KernelPlan *p = c->kernels[k];
+    em->staging[k] = staging_of(em->dag, em->target, p);
     em->routines_of[k] = xcalloc((size_t)p->nsteps, sizeof(StepRoutine));
     for (int s = 0; s < p->nsteps; s++)
       if (!instantiate_step(em->routines, em->dag, em->target, p, &p->steps[s],
@@ -381,6 +384,9 @@ static void emitter_free(Emitter *em) {
       free(em->routines_of[k]);
     }
   free(em->routines_of);
+  if (em->staging)
+    for (int k = 0; k < em->cand->nkernels; k++) staging_free(&em->staging[k]);
+  free(em->staging);
   free(em->ws_values);
   emit_io_names_free(&em->io);
 }
@@ -515,6 +521,59 @@ static char *routine_array(const Emitter *em, int value) {
   return s;
 }
 
+/* The name of a staged array's shared copy: "st_F". */
+static char *staged_name(const Emitter *em, int arg) {
+  return xasprintf("st_%s", dag_arg_name(em->dag, dag_api_arg(em->dag, arg)));
+}
+
+/* Where a routine finds an element of a staged array: its slice in the copy ("st_F + 9"). */
+static char *staged_slice(const Emitter *em, int value) {
+  const Value *v = &em->dag->values[value];
+  int arg = v->producer < 0 ? v->arg : em->dag->nin_args + v->arg;
+  char *st = staged_name(em, arg);
+  if (v->arg_offset == 0) return st;
+  char *s = xasprintf("%s + %d", st, v->arg_offset);
+  free(st);
+  return s;
+}
+
+/* The copies of a kernel's staged arrays, in (output false) before its first step or out
+ * (output true) after its last: the block's ne records of each, W reals at a time where the
+ * block is whole.  On the host one "thread" copies everything. */
+static void emit_staging_copies(StrBuf *sb, int level, const Emitter *em, int k, bool output,
+                                bool device) {
+  const KernelPlan *p = em->cand->kernels[k];
+  const Staging *st = &em->staging[k];
+  for (int i = 0; i < st->n; i++) {
+    const StagedArray *a = &st->v[i];
+    if (a->output != output) continue;
+    const DagArg *arg = dag_api_arg(em->dag, a->arg);
+    char *name = staged_name(em, a->arg);
+    char *g = param_name(em, arg->values[0]);
+    int reals = p->e * a->record;
+    int w = device && reals % p->w == 0 ? p->w : 1;
+    indent(sb, level);
+    sb_printf(sb, "/* %s: the block's %d-real records, %s shared memory in one run */\n",
+              dag_arg_name(em->dag, arg), a->record, output ? "copied out of" : "copied into");
+    indent(sb, level);
+    if (output)
+      sb_printf(sb, "kas_stage_out<%d>(%s, %s + e0 * %d, %d, (int)ne * %d, %s, %d);\n", w, name,
+                g, a->record, reals, a->record, device ? "lin" : "0", device ? p->threads : 1);
+    else
+      sb_printf(sb, "kas_stage_in<%d>(%s, %s + e0 * %d, %d, (int)ne * %d, %s, %d);\n", w, name,
+                g, a->record, reals, a->record, device ? "lin" : "0", device ? p->threads : 1);
+    free(g);
+    free(name);
+  }
+}
+
+/* Whether kernel k stages an input (output false) or output array. */
+static bool stages(const Emitter *em, int k, bool output) {
+  for (int i = 0; i < em->staging[k].n; i++)
+    if (em->staging[k].v[i].output == output) return true;
+  return false;
+}
+
 /* One routine call, "d_..._e32_ss(g_a_0, s_a_0, tx, e0, n);", under a comment that says what
  * it does. */
 static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
@@ -524,12 +583,19 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   char *args[KAS_MAX_ARGS + 8];
   int n = 0;
   const Buffer *b0 = &p->buffers[s->buf[0]];
-  if (s->kind == ROUTINE_LOAD) args[n++] = routine_array(em, b0->value);
+  const StagedArray *staged =
+      s->kind == ROUTINE_COMPUTE ? NULL : staging_find(&em->staging[k], em->dag, b0->value);
+  char *array = s->kind == ROUTINE_COMPUTE ? NULL
+                : staged                    ? staged_slice(em, b0->value)
+                                            : routine_array(em, b0->value);
+  if (s->kind == ROUTINE_LOAD) args[n++] = array;
   for (int i = 0; i < s->nbuf; i++) args[n++] = buffer_name(em->dag, &p->buffers[s->buf[i]]);
-  if (s->kind == ROUTINE_SAVE) args[n++] = routine_array(em, b0->value);
+  if (s->kind == ROUTINE_SAVE) args[n++] = array;
   for (int c = 0; c < 3; c++)
     if (r->coords >> c & 1) args[n++] = xstrdup(coord_names[c]);
-  if (s->kind != ROUTINE_COMPUTE) args[n++] = xstrdup("e0"), args[n++] = xstrdup("n");
+  /* A staged slice is addressed in the block's copy: its element 0 is e0, and ne are valid. */
+  if (s->kind != ROUTINE_COMPUTE)
+    args[n++] = xstrdup(staged ? "0" : "e0"), args[n++] = xstrdup(staged ? "ne" : "n");
   if (r->takes_ld) args[n++] = xstrdup("ld");
   const DagNode *node = &em->dag->nodes[p->order[s->call]];
   char *variant = c_safe_text(s->io && s->io->variant ? s->io->variant : ""); /* INI text */
@@ -623,8 +689,8 @@ static void kernel_header(StrBuf *sb, const Emitter *em, const KernelPlan *p, in
                             "(%d x %d x %d), %d bytes of shared memory, %d of %d possible "
                             "barriers.",
                             k + 1, em->name, p->ncalls, p->ncalls == 1 ? "" : "s", p->e,
-                            p->threads, p->block.bx, p->block.by, p->block.bz, p->smem_bytes,
-                            p->barriers, p->barriers_possible);
+                            p->threads, p->block.bx, p->block.by, p->block.bz,
+                            em->staging[k].smem_bytes, p->barriers, p->barriers_possible);
   sb_puts(sb, "/* ");
   put_words(sb, summary, " * ");
   sb_putc(sb, '\n');
@@ -678,8 +744,10 @@ static void emit_barrier(StrBuf *sb, int level, const Step *s, bool device) {
 
 /* Buffer declarations: shared ones as views of the dynamic shared array (byte offsets are
  * multiples of 16, so real offsets are whole), register ones as arrays. */
-static void declare_buffers(StrBuf *sb, const Emitter *em, const KernelPlan *p) {
-  bool any_shared = false;
+static void declare_buffers(StrBuf *sb, const Emitter *em, int k) {
+  const KernelPlan *p = em->cand->kernels[k];
+  const Staging *st = &em->staging[k];
+  bool any_shared = st->n > 0;
   int rb = target_real_bytes(p->precision);
   for (int b = 0; b < p->nbuffers; b++) any_shared |= p->buffers[b].place == PLACE_SHARED;
   if (any_shared)
@@ -695,6 +763,12 @@ static void declare_buffers(StrBuf *sb, const Emitter *em, const KernelPlan *p) 
     else
       sb_printf(sb, "  %s *const %s = (%s *)kas_smem + %d;\n", em->real, name, em->real,
                 buf->offset / rb);
+    free(name);
+  }
+  for (int i = 0; i < st->n; i++) {
+    char *name = staged_name(em, st->v[i].arg);
+    sb_printf(sb, "  %s *const %s = (%s *)kas_smem + %d; /* staged (staging.c) */\n", em->real,
+              name, em->real, st->v[i].offset / rb);
     free(name);
   }
 }
@@ -717,18 +791,30 @@ static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
   kernel_param_list(sb, em, k, true);
   sb_puts(sb, ") {\n");
   free(kn);
-  declare_buffers(sb, em, p);
+  declare_buffers(sb, em, k);
   sb_printf(sb, "  const size_t e0 = (size_t)blockIdx.x * %d;\n", p->e);
+  bool staged_in = stages(em, k, false), staged_out = stages(em, k, true);
+  if (staged_in || staged_out)
+    sb_printf(sb, "  const size_t ne = n - e0 < %d ? n - e0 : %d; /* elements of this block */\n",
+              p->e, p->e);
   unsigned used = coords_used(em, k, 0, p->nsteps);
   if (used & COORD_TX) sb_puts(sb, "  const int tx = threadIdx.x;\n");
   if (used & COORD_TY) sb_puts(sb, "  const int ty = threadIdx.y;\n");
   if (used & COORD_TZ) sb_puts(sb, "  const int tz = threadIdx.z;\n");
-  if (used & USES_LIN) declare_lin(sb, p->block);
+  if ((used & USES_LIN) || staged_in || staged_out) declare_lin(sb, p->block);
+  if (staged_in) {
+    emit_staging_copies(sb, 1, em, k, false, true);
+    sb_puts(sb, "  __syncthreads(); /* the staged copies are complete */\n");
+  }
   for (int s = 0; s < p->nsteps;) {
     if (p->steps[s].barrier_before) emit_barrier(sb, 1, &p->steps[s], true);
     int to = group_end(p, s);
     emit_group(sb, 1, em, p, k, s, to);
     s = to;
+  }
+  if (staged_out) {
+    sb_puts(sb, "  __syncthreads(); /* every slice of the staged outputs is written */\n");
+    emit_staging_copies(sb, 1, em, k, true, true);
   }
   sb_puts(sb, "}\n\n");
 }
@@ -842,12 +928,16 @@ static void emit_kernel_launch(StrBuf *sb, const Emitter *em, int k) {
   sb_printf(sb, "  const size_t blocks%d = (n + %d) / %d;\n", k + 1, p->e - 1, p->e);
   sb_printf(sb, "  if (blocks%d > %ldu) return (int)cudaErrorInvalidConfiguration;\n", k + 1,
             MAX_GRID_X);
-  if (p->smem_bytes > KAS_SMEM_WITHOUT_OPTIN)
-    sb_printf(sb, "  err = cudaFuncSetAttribute(%s, cudaFuncAttributeMaxDynamicSharedMemorySize,\n"
-                  "                             %d);\n  if (err != cudaSuccess) return (int)err;\n",
-              kn, p->smem_bytes);
+  int smem = em->staging[k].smem_bytes;
+  if (smem > KAS_SMEM_WITHOUT_OPTIN) {
+    char *attr[3] = {xstrdup(kn), xstrdup("cudaFuncAttributeMaxDynamicSharedMemorySize"),
+                     xasprintf("%d", smem)};
+    put_call(sb, 1, "err = cudaFuncSetAttribute", attr, 3, ";\n");
+    sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
+    for (int i = 0; i < 3; i++) free(attr[i]);
+  }
   char *head = xasprintf("%s<<<(unsigned)blocks%d, dim3(%d, %d, %d), %d, stream>>>", kn, k + 1,
-                         p->block.bx, p->block.by, p->block.bz, p->smem_bytes);
+                         p->block.bx, p->block.by, p->block.bz, smem);
   char *args[KAS_MAX_NODES * 2 + 2];
   int n = launch_args(em, k, args);
   put_call(sb, 1, head, args, n, ";\n");
@@ -1052,9 +1142,11 @@ static void emit_host_phase(StrBuf *sb, const Emitter *em, const KernelPlan *p, 
 }
 
 /* Allocation (begin) or release of a host kernel's shared memory and register files. */
-static void host_block_memory(StrBuf *sb, const Emitter *em, const KernelPlan *p, bool begin) {
+static void host_block_memory(StrBuf *sb, const Emitter *em, int k, bool begin) {
+  const KernelPlan *p = em->cand->kernels[k];
+  const Staging *st = &em->staging[k];
   int rb = target_real_bytes(p->precision);
-  int smem_reals = (p->smem_bytes + rb - 1) / rb;
+  int smem_reals = (st->smem_bytes + rb - 1) / rb;
   const char *alloc = rb == 8 ? "kas_host_doubles" : "kas_host_floats";
   if (smem_reals && begin)
     sb_printf(sb, "  %s *const smem = %s(%d);\n", em->real, alloc, smem_reals);
@@ -1074,6 +1166,12 @@ static void host_block_memory(StrBuf *sb, const Emitter *em, const KernelPlan *p
       sb_printf(sb, "  %s *const %s = smem + %d;\n", em->real, name, buf->offset / rb);
     free(name);
   }
+  for (int i = 0; i < st->n && begin; i++) {
+    char *name = staged_name(em, st->v[i].arg);
+    sb_printf(sb, "  %s *const %s = smem + %d; /* staged (staging.c) */\n", em->real, name,
+              st->v[i].offset / rb);
+    free(name);
+  }
 }
 
 static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
@@ -1088,12 +1186,12 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
   sb_puts(sb, ",\n    int order) {\n");
   free(kn);
   sb_printf(sb, "  const size_t blocks = (n + %d) / %d;\n", p->e - 1, p->e);
-  host_block_memory(sb, em, p, true);
+  host_block_memory(sb, em, k, true);
   sb_puts(sb, "  for (size_t block = 0; block < blocks; block++) {\n");
   sb_printf(sb, "    const size_t e0 = block * %d;\n", p->e);
   int rb = target_real_bytes(p->precision);
-  if (p->smem_bytes)
-    sb_printf(sb, "    kas_host_poison(smem, %d);\n", (p->smem_bytes + rb - 1) / rb);
+  int smem = em->staging[k].smem_bytes;
+  if (smem) sb_printf(sb, "    kas_host_poison(smem, %d);\n", (smem + rb - 1) / rb);
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
     if (buf->place != PLACE_REGISTER) continue;
@@ -1101,6 +1199,11 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
     sb_printf(sb, "    kas_host_poison(%s_all, %d * %d);\n", name, p->threads, buf->reg_floats);
     free(name);
   }
+  bool staged_in = stages(em, k, false), staged_out = stages(em, k, true);
+  if (staged_in || staged_out)
+    sb_printf(sb, "    const size_t ne = n - e0 < %d ? n - e0 : %d; /* elements of this block */\n",
+              p->e, p->e);
+  emit_staging_copies(sb, 2, em, k, false, false);
   for (int s = 0; s < p->nsteps;) {
     int to = s + 1;
     while (to < p->nsteps && !p->steps[to].barrier_before) to++;
@@ -1108,8 +1211,9 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
     emit_host_phase(sb, em, p, k, s, to);
     s = to;
   }
+  emit_staging_copies(sb, 2, em, k, true, false);
   sb_puts(sb, "  }\n");
-  host_block_memory(sb, em, p, false);
+  host_block_memory(sb, em, k, false);
   sb_puts(sb, "}\n\n");
 }
 

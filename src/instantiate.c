@@ -758,11 +758,62 @@ static bool routine_binding(const Impl *impl, const RoutineRequest *rq, GlobalBi
   const KType *t = rq->kind == ROUTINE_LOAD ? impl->fn->params[io->arg] : impl->fn->result;
   out->size = t ? t->size : 1;
   if (out->record <= 0) out->record = out->size;
-  if (!io->contiguous || binding_contiguous(out)) return true;
+  if (!io->contiguous || out->layout == LAYOUT_ELEMENT) return true;
   diag_error((SrcLoc){.file = impl->ini_path}, "internal error: %s moves a contiguous chunk, but "
-             "its array is %s", io->symbol, out->layout == LAYOUT_COMPONENT ? "component-major"
-                                                                            : "an array slice");
+             "its array is component-major", io->symbol);
   return false;
+}
+
+/* Whether a routine that copies the block's chunk as one run is asked for an element-major
+ * slice of a larger record (`F[q]`: 9 reals of each element's 72): the chunk is then strided. */
+static bool chunk_of_slice(const Impl *impl, const RoutineRequest *rq, const GlobalBinding *b) {
+  if (rq->kind == ROUTINE_COMPUTE) return false;
+  const IoRoutine *io =
+      rq->kind == ROUTINE_LOAD ? &impl->loads[rq->io_index] : &impl->saves[rq->io_index];
+  return io->contiguous && !binding_contiguous(b);
+}
+
+/* The text that replaces a contiguous routine for a slice.  The library's routine copies the
+ * block's E * size reals as one run into the shared buffer in chunk order (real f is component
+ * f % size of element e0 + f / size); a slice's reals are `record` apart per element, so kasgen
+ * moves the same chunk order itself: thread lin takes reals lin, lin + T, ..., so consecutive
+ * threads touch consecutive reals of an element (the owner routine's threads would each read
+ * their own element, `record` reals apart, and waste most of every sector).  Elements >= n are
+ * zero-filled (load) or skipped (save), as in the library's routines. */
+static char *slice_chunk_text(const RoutineArgs *ra, const RoutineRequest *rq,
+                              const GlobalBinding *b) {
+  BlockShape sh = rq->shape;
+  int threads = sh.bx * sh.by * sh.bz, reals = rq->e * b->size, w = sh.w > 0 ? sh.w : 1;
+  int vecs = (reals + w - 1) / w;
+  StrBuf sb;
+  sb_init(&sb);
+  if (rq->kind == ROUTINE_LOAD)
+    sb_printf(&sb, "KAS_DEV void %s(const real *KAS_RESTRICT g, KAS_BUF(real) s, int tx, int ty,"
+                   " int tz,\n    size_t e0, size_t n) {\n", ra->symbol);
+  else
+    sb_printf(&sb, "KAS_DEV void %s(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,"
+                   "\n    size_t e0, size_t n) {\n", ra->symbol);
+  /* The same reals per thread as the library's routine (its pattern: W-real groups lin,
+   * lin + T, ...), which the barrier analysis relies on; only the global side differs. */
+  sb_printf(&sb, "  /* kasgen's, for an array slice: the block's chunk of %d-real values in "
+                 "%d-real records,\n   * in chunk order, thread lin taking reals %d * lin .. "
+                 "+%d, then %d further, ... */\n", b->size, b->record, w, w - 1, w * threads);
+  if (sh.bz > 1) sb_printf(&sb, "  const int lin = tx + %d * (ty + %d * tz);\n", sh.bx, sh.by);
+  else if (sh.by > 1) sb_printf(&sb, "  const int lin = tx + %d * ty;\n", sh.bx);
+  else sb_puts(&sb, "  const int lin = tx;\n");
+  sb_printf(&sb, "#pragma unroll\n  for (int r = 0; r < %d; r++) {\n",
+            (vecs + threads - 1) / threads);
+  sb_printf(&sb, "#pragma unroll\n    for (int b = 0; b < %d; b++) {\n", w);
+  sb_printf(&sb, "      const int f = %d * (lin + r * %d) + b;\n", w, threads);
+  if (vecs % threads || reals % w) sb_printf(&sb, "      if (f >= %d) break;\n", reals);
+  sb_printf(&sb, "      const size_t e = e0 + (size_t)(f / %d);\n", b->size);
+  if (rq->kind == ROUTINE_LOAD)
+    sb_printf(&sb, "      s[f] = e < n ? g[e * %d + f %% %d] : 0;\n", b->record, b->size);
+  else
+    sb_printf(&sb, "      const real v = s[f]; /* read whatever n is: the read set stays fixed */"
+                   "\n      if (e < n) g[e * %d + f %% %d] = v;\n", b->record, b->size);
+  sb_puts(&sb, "    }\n  }\n}\n");
+  return sb_take(&sb);
 }
 
 /* <symbol>_e<E>_<one s or r per pattern argument>, then what else makes its text differ:
@@ -787,9 +838,15 @@ bool instantiate_routine(const Impl *impl, const RoutineRequest *rq, RoutineInst
   if (!routine_args(impl, rq->kind, rq->io_index, &ra)) return false;
   Subst st = {.impl = impl, .ra = &ra, .rq = rq};
   if (!routine_binding(impl, rq, &st.global)) return false;
-  char *text = instantiate_extract(impl, ra.symbol);
+  bool slice = chunk_of_slice(impl, rq, &st.global);
+  char *text = slice ? slice_chunk_text(&ra, rq, &st.global) : instantiate_extract(impl, ra.symbol);
   if (!text) return false;
   char *name = instance_name(&ra, rq, text, &st.global);
+  if (slice) {
+    char *longer = xasprintf("%s_rec%d", name, st.global.record);
+    free(name);
+    name = longer;
+  }
   st.new_name = name;
   char *substituted = substitute(&st, text);
   free(text);

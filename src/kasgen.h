@@ -964,6 +964,30 @@ typedef struct {
   int w;               /* the target's vector width: the W of its routines */
 } KernelPlan;
 
+/* staging.c: element-major array arguments a kernel moves whole through shared memory.
+ * A kernel that loads at least half of the elements of an input array (or saves every element
+ * of an output array) copies the block's chunk of whole records in one coalesced run, and its routines move
+ * the elements' slices from and to that copy instead of global memory, where the slices are
+ * strided by the record (docs/loops.md, "Arrays in memory"). */
+typedef struct {
+  int arg;        /* dag_api_arg numbering: inputs, then outputs */
+  bool output;    /* copied out at the kernel's end (an output array), else in at its start */
+  int record;     /* reals per element */
+  int offset;     /* bytes into the dynamic shared array, after the plan's own buffers */
+  int moved;      /* values of the array the kernel's routines move, of */
+  int nvalues;    /* all of them (an input is staged when it reads at least half) */
+} StagedArray;
+typedef struct {
+  StagedArray *v;
+  int n;
+  int smem_bytes; /* the plan's shared memory plus the copies, 16-byte aligned */
+} Staging;
+/* The arrays kernel plan p stages; free with staging_free. */
+Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p);
+void staging_free(Staging *s);
+/* The staged array holding value v, or NULL (a value of an argument the kernel does not stage). */
+const StagedArray *staging_find(const Staging *s, const Dag *dag, int value);
+
 /* A candidate: a partition of the DAG into kernels, in an executable order. */
 typedef struct {
   KernelPlan **kernels;

@@ -383,6 +383,7 @@ typedef struct {
   double floor_ns; /* per-element cost of running the grid at all (block scheduling) */
   const Target *target;
   int real_bytes;  /* of the target's precision */
+  const Staging *staging; /* arrays moved whole through shared memory (staging.c) */
 } KernelCtx;
 
 /* Warns once per message (per search): a routine missing from the database, or a whole
@@ -472,6 +473,34 @@ static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int 
   return true;
 }
 
+/* The analytic time of moving `bytes` per element through routine io bound so: DRAM at the copy
+ * bandwidth, or the sectors the warps request (a partly used sector costs a whole one) served by
+ * L1 or L2, whichever is slower. */
+static double analytic_io_ns(const KernelCtx *k, const IoRoutine *io, BlockShape shape,
+                             GlobalBinding binding, int threads, double bytes,
+                             double kernel_sat) {
+  double dram = bytes / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
+  const EffMemo *a = access_profile(k->memo, &io->ls, shape, binding, k->real_bytes);
+  double requested = bytes / (a->efficiency > 0 ? a->efficiency : 1); /* sector bytes */
+  double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
+  /* Stores go to L2 sector by sector: a partly written sector costs a whole one. */
+  if (io->kind == ROUTINE_SAVE)
+    return requested / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
+  /* Loads re-requesting sectors of earlier rounds hit L1 while the resident warps' footprints
+   * fit beside the shared memory; otherwise every round goes to L2. */
+  double warps = (double)k->occ.blocks_per_sm * ((threads + 31) / 32);
+  double l1_free = L1_SMEM_BYTES_PER_SM - (double)k->occ.blocks_per_sm * k->plan->smem_bytes;
+  if (l1_free > L1_USABLE_BYTES) l1_free = L1_USABLE_BYTES;
+  /* A slice of an element-major record shares its sectors with the record's other slices, which
+   * the kernel reads too: what must stay in L1 for the re-reads to hit is the whole record. */
+  double footprint = a->footprint;
+  if (binding.layout == LAYOUT_ELEMENT && binding.record > binding.size)
+    footprint *= (double)binding.record / binding.size;
+  double path = warps * footprint <= l1_free ? L1_SECTOR_GBS : L2_SECTOR_GBS;
+  double served = requested / (path * scale * kernel_sat);
+  return served > dram ? served : dram;
+}
+
 /* Time of one load or save of buffer b by routine io of impl (ns per element). */
 static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
                       const IoRoutine *io) {
@@ -487,28 +516,47 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
   double kernel_sat = saturation(k->dev, (double)k->occ.blocks_per_sm * threads, per_thread);
   Occupancy alone = occupancy(k->dev, threads, plan->smem_bytes, BASE_REGISTERS + 8);
   double bench_sat = saturation(k->dev, (double)alone.blocks_per_sm * threads, per_thread);
+  /* A slice of a staged array moves from or to the kernel's shared copy of the block's records,
+   * which one coalesced run fills or drains: its share of that run, at the copy bandwidth. */
+  const StagedArray *staged = staging_find(k->staging, k->dag, b->value);
+  if (staged) {
+    /* Every thread issues its share of the whole records back to back: that is what it keeps
+     * in flight, not its share of the slice. */
+    double run = (double)k->real_bytes * staged->record * plan->e / plan->threads;
+    double sat = saturation(k->dev, (double)k->occ.blocks_per_sm * plan->threads, run);
+    /* The copy moves whole records: each moved slice pays for the unused ones too. */
+    double share = (double)staged->nvalues / staged->moved;
+    return share * bytes / (k->dev->copy_gbs * COPY_EFFICIENCY * sat);
+  }
+  /* A slice written straight to an element-major record leaves every sector it touches partly
+   * written, and memory then moves whole records: measured on the H100, the element's 16
+   * strided 9-real slices of 144-real records cost about what writing each whole record would. */
+  if (kind == ROUTINE_SAVE && binding.layout == LAYOUT_ELEMENT && binding.record > binding.size)
+    return (double)k->real_bytes * binding.record /
+           (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
   double ns;
   int own = b->place == PLACE_SHARED ? b->bytes : 0;
   /* No routine moves its compulsory bytes faster than the copy bandwidth; this bound matters
    * at small E, where a measured time is mostly the grid floor and says little of the routine. */
   double bound = bytes / (k->dev->copy_gbs * kernel_sat);
   if (db_time(k, impl, kind, io->index, b->place, binding.layout, own, bench_sat, kernel_sat,
-              &ns))
-    return ns > bound ? ns : bound;
-  double dram = bytes / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
-  const EffMemo *a = access_profile(k->memo, &io->ls, shape, binding, k->real_bytes);
-  double requested = bytes / (a->efficiency > 0 ? a->efficiency : 1); /* sector bytes */
-  double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
-  /* Stores go to L2 sector by sector: a partly written sector costs a whole one. */
-  if (kind == ROUTINE_SAVE) return requested / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
-  /* Loads re-requesting sectors of earlier rounds hit L1 while the resident warps' footprints
-   * fit beside the shared memory; otherwise every round goes to L2. */
-  double warps = (double)k->occ.blocks_per_sm * ((threads + 31) / 32);
-  double l1_free = L1_SMEM_BYTES_PER_SM - (double)k->occ.blocks_per_sm * plan->smem_bytes;
-  if (l1_free > L1_USABLE_BYTES) l1_free = L1_USABLE_BYTES;
-  double path = warps * a->footprint <= l1_free ? L1_SECTOR_GBS : L2_SECTOR_GBS;
-  double served = requested / (path * scale * kernel_sat);
-  return served > dram ? served : dram;
+              &ns)) {
+    if (ns < bound) ns = bound;
+    /* The database timed the routine on whole values (record = size).  A slice of a larger
+     * record (an array element, `F[q]` of a 72-real record) is strided: its warps use fewer
+     * bytes of each sector they request.  Scale the measured time by what the access analysis
+     * says the stride costs (measured on the H100: owner loads of 9-real slices of 72-real
+     * records ran at 30% of copy where whole 9-real values run at copy speed). */
+    if (binding.record > binding.size) {
+      GlobalBinding whole = binding;
+      whole.record = whole.size, whole.offset = 0;
+      double strided = analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat);
+      double plain = analytic_io_ns(k, io, shape, whole, threads, bytes, kernel_sat);
+      if (plain > 0 && strided > plain) ns *= strided / plain;
+    }
+    return ns;
+  }
+  return analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat);
 }
 
 /* Whether the compute step's buffer argument a repeats an earlier one (f(x, x)). */
@@ -591,12 +639,15 @@ static double grid_floor(const KernelCtx *k) {
 
 static double barrier_time(const KernelCtx *k) {
   const KernelPlan *plan = k->plan;
-  if (plan->barriers <= 0) return 0;
+  int barriers = plan->barriers; /* and one after staging in, one before staging out */
+  for (int i = 0; i < k->staging->n; i++)
+    barriers += i == 0 || k->staging->v[i].output != k->staging->v[i - 1].output;
+  if (barriers <= 0) return 0;
   /* A barrier waits for the block's slowest warp; the memory latency it exposes is hidden only
    * by the other resident blocks. */
   double blocks = k->occ.blocks_per_sm;
   double per_block = BARRIER_NS + DRAM_LATENCY_NS * (1.0 - k->occ.occupancy) / blocks;
-  return plan->barriers * per_block / ((double)plan->e * blocks * k->dev->sm_count);
+  return barriers * per_block / ((double)plan->e * blocks * k->dev->sm_count);
 }
 
 /* Local-memory traffic of spilled registers: ptxas's spill bytes per thread when known, else the
@@ -629,10 +680,14 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   const TimingDb *db = ctx->db;
   const DeviceLimits *dev = &db->dev;
   int regs = plan->regs_estimate > 0 ? plan->regs_estimate : model_estimate_registers(plan);
+  Staging staging = staging_of(dag, ctx->target, plan);
   KernelCtx k = {plan, dag, db, ctx->model, dev,
-                 occupancy(dev, plan->threads, plan->smem_bytes, regs), 0, ctx->target,
-                 target_real_bytes(ctx->target->precision)};
-  if (k.occ.blocks_per_sm == 0 || plan->e <= 0) return false; /* cannot launch */
+                 occupancy(dev, plan->threads, staging.smem_bytes, regs), 0, ctx->target,
+                 target_real_bytes(ctx->target->precision), &staging};
+  if (k.occ.blocks_per_sm == 0 || plan->e <= 0) { /* cannot launch */
+    staging_free(&staging);
+    return false;
+  }
   k.floor_ns = grid_floor(&k);
   double io = 0, compute = 0;
   for (int b = 0; b < plan->nbuffers; b++) {
@@ -645,6 +700,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
     if (plan->steps[s].kind == ROUTINE_COMPUTE) compute += compute_time(&k, &plan->steps[s]);
   *out = (ModelTerms){io > compute ? io : compute, k.floor_ns, barrier_time(&k),
                       spill_time(&k, regs)};
+  staging_free(&staging);
   return true;
 }
 

@@ -125,6 +125,6 @@ GlobalBinding target_binding(const Target *t, const Dag *dag, int value) {
 
 bool target_allows(const Target *t, const Dag *dag, int value, const IoRoutine *io) {
   if (!io->contiguous) return true;
-  GlobalBinding b = target_binding(t, dag, value);
-  return binding_contiguous(&b);
+  /* An element-major slice of a record is served too: instantiate.c moves its strided chunk. */
+  return target_value_layout(t, dag, value) == LAYOUT_ELEMENT;
 }

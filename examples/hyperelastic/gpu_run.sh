@@ -18,7 +18,8 @@
 #   5. torch_reference.py, eager and with torch.compile: checked against step 3's output at 1e-5,
 #      then timed on the same mesh as step 4;
 #   6. summary.txt: the lines to record in benchmarks/RESULTS.md.
-# HEXES, CHECK_HEXES, PASSES (default 5), PYTHON (default python3), NVCC (default nvcc) override.
+# HEXES, CHECK_HEXES, PASSES (default 5), PYTHON (default python3), NVCC (default nvcc) override;
+# HARNESS=0 skips step 1 (when the harness already ran in the same session).
 # Exit status: 0 when every step ran and every check passed; 1 otherwise (PyTorch missing
 # included: the comparison is part of the job).
 set -u
@@ -42,9 +43,14 @@ step "device"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee "$results/device.txt"
 
 step "1. the generated harness: candidates checked and timed, copy bandwidth"
-make -C "$gen" run NVCC="$NVCC" >"$results/harness.log" 2>&1 || bad "make -C $gen run"
-tail -25 "$results/harness.log"
-cp "$gen/results.xml" "$results/" 2>/dev/null || bad "no results.xml from the harness"
+if [ "${HARNESS:-1}" = 0 ]; then
+  echo "skipped (HARNESS=0: the harness ran in the same session, e.g. bench/gpu_verify.sh)"
+  : >"$results/harness.log"
+else
+  make -C "$gen" run NVCC="$NVCC" >"$results/harness.log" 2>&1 || bad "make -C $gen run"
+  tail -25 "$results/harness.log"
+  cp "$gen/results.xml" "$results/" 2>/dev/null || bad "no results.xml from the harness"
+fi
 
 step "2. the example's GPU mode"
 make -C "$here" gpu GEN="$gen" NVCC="$NVCC" BUILD="$results/build" >"$results/build.log" 2>&1 ||

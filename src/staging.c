@@ -1,0 +1,65 @@
+/*
+ * staging.c — which array arguments a kernel moves whole through shared memory.
+ *
+ * An array is stored per element contiguously (docs/loops.md): element e's `F[8]` of 3x3
+ * matrices is the 72 reals at p + e*72, and `F[q]` is 9 of them.  A routine moving one slice
+ * touches 9 reals of every 72, so its warps use a fraction of each sector they request and the
+ * slices of one record are fetched again and again: measured on the H100, the quadrature spec ran
+ * at 30% of the copy bandwidth with per-thread slice loads and 56% with block-wide ones.  A kernel
+ * that reads at least half of the elements of an input array instead copies the block's chunk of whole records
+ * (E * 72 contiguous reals) into shared memory in one coalesced run, and its slice routines read
+ * that copy; an output array whose every element the kernel writes is assembled there and copied
+ * out at the end.  Arrays used less are not staged: copying whole records for one slice would
+ * move bytes nobody reads.  Component-major arrays need none of this (their slices are rows).
+ */
+#include <stdlib.h>
+
+#include "kasgen.h"
+
+/* How many values of argument a the plan loads (input) or saves (output). */
+static int values_moved(const KernelPlan *p, const DagArg *a, bool output) {
+  int moved = 0;
+  for (int i = 0; i < a->nvalues; i++) {
+    bool found = false;
+    for (int b = 0; b < p->nbuffers && !found; b++) {
+      const Buffer *buf = &p->buffers[b];
+      found = buf->value == a->values[i] && (output ? buf->save != NULL : buf->load != NULL);
+    }
+    moved += found;
+  }
+  return moved;
+}
+
+Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
+  Staging s = {0};
+  int rb = target_real_bytes(p->precision);
+  int at = (p->smem_bytes + 15) / 16 * 16;
+  for (int k = 0; k < dag->nin_args + dag->nout_args; k++) {
+    const DagArg *a = dag_api_arg(dag, k);
+    bool output = k >= dag->nin_args;
+    if (a->nvalues < 2 || target_arg_layout(t, dag, k) != LAYOUT_ELEMENT) continue;
+    /* An output is staged only whole (the copy-out writes every real of the records); an
+     * input when the kernel reads at least half of it (the copy reads the rest for nothing). */
+    int moved = values_moved(p, a, output);
+    if (output ? moved < a->nvalues : 2 * moved < a->nvalues) continue;
+    if (!s.v) s.v = xmalloc(sizeof *s.v * (size_t)(dag->nin_args + dag->nout_args));
+    s.v[s.n++] = (StagedArray){k, output, a->record, at, moved, a->nvalues};
+    at += (p->e * a->record * rb + 15) / 16 * 16;
+  }
+  s.smem_bytes = s.n ? at : p->smem_bytes;
+  return s;
+}
+
+void staging_free(Staging *s) {
+  free(s->v);
+  *s = (Staging){0};
+}
+
+const StagedArray *staging_find(const Staging *s, const Dag *dag, int value) {
+  const Value *v = &dag->values[value];
+  if (v->arg < 0) return NULL;
+  int k = v->producer < 0 ? v->arg : dag->nin_args + v->arg;
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i].arg == k) return &s->v[i];
+  return NULL;
+}

@@ -1,0 +1,120 @@
+/*
+ * test_staging.c — which array arguments a kernel moves whole through shared memory
+ * (src/staging.c), against a brute-force oracle: for every subset of an input array's elements
+ * a plan loads and every subset of an output array's elements it saves, the input is staged
+ * exactly when at least half of its elements are loaded, the output exactly when all are saved,
+ * each copy sits after the plan's own shared memory at a 16-byte boundary, and component-major
+ * arrays are never staged.  What the staged code computes is checked by running every candidate
+ * of the array specs on the CPU (tests/integration/loops.sh).
+ */
+#include "testutil.h"
+
+/* v[4] in, r[2] out, a plain s in: r[0] = v0 + v1, r[1] = v2 + v3 (madd33 on 3x3 values). */
+static const char spec_text[] = "matrix3x3 v[4], r[2];\nscalar s;\ninput v, s;\n"
+                                "r[0] = madd33(v[0], v[1]);\nr[1] = madd33(v[2], v[3]);\n"
+                                "return r;\n";
+
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+} Fixture;
+
+static int setup(void **state) {
+  Fixture *f = xcalloc(1, sizeof *f);
+  f->lib = library_load(TEST_LIBRARY);
+  if (!f->lib) return -1;
+  f->spec = spec_parse("staging.spec", spec_text, f->lib);
+  if (!f->spec) return -1;
+  f->dag = dag_build(f->spec);
+  if (!f->dag) return -1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  Fixture *f = *state;
+  dag_free(f->dag);
+  spec_free(f->spec);
+  library_free(f->lib);
+  free(f);
+  return 0;
+}
+
+/* A plan of E = 32 whose buffers load the inputs in `loads` (bit k: v[k]) and save the outputs
+ * in `saves` (bit k: r[k]); only the buffers' values and routines matter to staging. */
+static KernelPlan plan_moving(const Dag *dag, unsigned loads, unsigned saves, Buffer *bufs) {
+  static const IoRoutine some_routine;
+  KernelPlan p = {.e = 32, .threads = 32, .precision = PREC_SINGLE, .smem_bytes = 1000,
+                  .buffers = bufs};
+  const DagArg *v = &dag->in_args[0], *r = &dag->out_args[0];
+  for (int k = 0; k < 4; k++)
+    if (loads >> k & 1)
+      bufs[p.nbuffers++] = (Buffer){.value = v->values[k], .load = &some_routine, .producer = -1};
+  for (int k = 0; k < 2; k++)
+    if (saves >> k & 1)
+      bufs[p.nbuffers++] = (Buffer){.value = r->values[k], .save = &some_routine};
+  return p;
+}
+
+static int bits(unsigned x) { return __builtin_popcount(x); }
+
+static void test_against_oracle(void **state) {
+  Fixture *f = *state;
+  Target *t = target_new(f->dag, PREC_SINGLE, NULL);
+  assert_non_null(t);
+  assert_int_equal(f->dag->in_args[0].record, 36);
+  for (unsigned loads = 0; loads < 16; loads++)
+    for (unsigned saves = 0; saves < 4; saves++) {
+      Buffer bufs[8];
+      KernelPlan p = plan_moving(f->dag, loads, saves, bufs);
+      Staging s = staging_of(f->dag, t, &p);
+      bool in = 2 * bits(loads) >= 4, out = saves == 3;
+      assert_int_equal(s.n, in + out);
+      int at = 1008; /* 1000 rounded up to 16 */
+      if (in) {
+        const StagedArray *a = staging_find(&s, f->dag, f->dag->in_args[0].values[0]);
+        assert_non_null(a);
+        assert_false(a->output);
+        assert_int_equal(a->record, 36);
+        assert_int_equal(a->offset, at);
+        assert_int_equal(a->moved, bits(loads));
+        at += 32 * 36 * 4;
+      }
+      if (out) {
+        const StagedArray *a = staging_find(&s, f->dag, f->dag->out_args[0].values[1]);
+        assert_non_null(a);
+        assert_true(a->output);
+        assert_int_equal(a->record, 18);
+        assert_int_equal(a->offset, at);
+        at += 32 * 18 * 4;
+      }
+      assert_int_equal(s.smem_bytes, s.n ? at : 1000);
+      /* The plain scalar is never staged, whatever the plan moves. */
+      assert_null(staging_find(&s, f->dag, f->dag->in_args[1].values[0]));
+      staging_free(&s);
+    }
+  target_free(t);
+}
+
+static void test_component_major_never_staged(void **state) {
+  Fixture *f = *state;
+  Target *t = target_new(f->dag, PREC_DOUBLE, "component");
+  assert_non_null(t);
+  Buffer bufs[8];
+  KernelPlan p = plan_moving(f->dag, 15, 3, bufs);
+  p.precision = PREC_DOUBLE;
+  Staging s = staging_of(f->dag, t, &p);
+  assert_int_equal(s.n, 0);
+  assert_int_equal(s.smem_bytes, 1000);
+  staging_free(&s);
+  target_free(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_against_oracle),
+      cmocka_unit_test(test_component_major_never_staged),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
