@@ -93,7 +93,7 @@ template <class T> KAS_DEV void kas_storev(T *g, size_t q, const T (&v)[1]) { g[
 #define KAS_STOREV(g, q, v) kas_storev(g, q, v)
 #endif
 
-/* Staging (kasgen's staging.c): a kernel that moves every element of an array copies the
+/* Staging (kasgen's staging.c): a kernel that moves most elements of an array copies the
  * block's chunk of whole element records between global memory g (at the block's first record)
  * and its shared copy s in one run, thread lin of `threads` taking W-real vectors lin,
  * lin + threads, ...; `reals` is the whole block's chunk, `valid` the part inside the n elements

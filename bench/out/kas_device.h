@@ -93,4 +93,39 @@ template <class T> KAS_DEV void kas_storev(T *g, size_t q, const T (&v)[1]) { g[
 #define KAS_STOREV(g, q, v) kas_storev(g, q, v)
 #endif
 
+/* Staging (kasgen's staging.c): a kernel that moves most elements of an array copies the
+ * block's chunk of whole element records between global memory g (at the block's first record)
+ * and its shared copy s in one run, thread lin of `threads` taking W-real vectors lin,
+ * lin + threads, ...; `reals` is the whole block's chunk, `valid` the part inside the n elements
+ * (a partial last block goes real by real). */
+template <int W, class T>
+KAS_DEV void kas_stage_in(T *s, const T *KAS_RESTRICT g, int reals, int valid, int lin,
+                          int threads) {
+  if (W > 1 && valid == reals) {
+    for (int q = lin; q < reals / W; q += threads) {
+      T v[W];
+      KAS_LOADV(v, g, (size_t)q);
+#pragma unroll
+      for (int b = 0; b < W; b++) s[W * q + b] = v[b];
+    }
+  } else {
+    for (int f = lin; f < valid; f += threads) s[f] = g[f];
+  }
+}
+
+template <int W, class T>
+KAS_DEV void kas_stage_out(const T *s, T *KAS_RESTRICT g, int reals, int valid, int lin,
+                           int threads) {
+  if (W > 1 && valid == reals) {
+    for (int q = lin; q < reals / W; q += threads) {
+      T v[W];
+#pragma unroll
+      for (int b = 0; b < W; b++) v[b] = s[W * q + b];
+      KAS_STOREV(g, (size_t)q, v);
+    }
+  } else {
+    for (int f = lin; f < valid; f += threads) g[f] = s[f];
+  }
+}
+
 #endif
