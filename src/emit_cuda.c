@@ -551,7 +551,7 @@ static void emit_staging_copies(StrBuf *sb, int level, const Emitter *em, int k,
     char *name = staged_name(em, a->arg);
     char *g = param_name(em, arg->values[0]);
     int reals = p->e * a->record;
-    int w = device && reals % p->w == 0 ? p->w : 1;
+    int w = device ? staging_copy_width(p, a) : 1;
     indent(sb, level);
     sb_printf(sb, "/* %s: the block's %d-real records, %s shared memory in one run */\n",
               dag_arg_name(em->dag, arg), a->record, output ? "copied out of" : "copied into");
@@ -1024,6 +1024,15 @@ static int vector_arrays(const Emitter *em, char **names) {
         if (!strcmp(names[i], name)) free(name), name = NULL;
       if (name) names[n++] = name;
     }
+    /* Staged arrays are copied whole, 16 bytes at a time where the plan allows. */
+    for (int i = 0; i < em->staging[k].n; i++) {
+      const StagedArray *a = &em->staging[k].v[i];
+      if (staging_copy_width(p, a) == 1) continue;
+      char *name = checked_pointer(em, dag_api_arg(em->dag, a->arg)->values[0]);
+      for (int j = 0; name && j < n; j++)
+        if (!strcmp(names[j], name)) free(name), name = NULL;
+      if (name) names[n++] = name;
+    }
   }
   qsort(names, (size_t)n, sizeof *names, by_name);
   return n;
@@ -1032,6 +1041,75 @@ static int vector_arrays(const Emitter *em, char **names) {
 static const char aligned16_fn[] =
     "/* Whether p may be read and written 16 bytes at a time. */\n"
     "static bool kas_aligned16(const void *p) { return ((size_t)p & 15) == 0; }\n\n";
+
+/* "in[2] + h * 9" (element-major, 9 reals per element) or "in[2] + h" (component-major): API
+ * argument k moved forward by h elements. */
+static char *moved_argument(const Emitter *em, int k) {
+  const Dag *dag = em->dag;
+  bool input = k < dag->nin_args;
+  int slot = input ? k : k - dag->nin_args;
+  const char *name = input ? "in" : "out";
+  if (target_arg_layout(em->target, dag, k) == LAYOUT_COMPONENT)
+    return xasprintf("%s[%d] + h", name, slot);
+  int record = dag_api_arg(dag, k)->record;
+  if (record == 1) return xasprintf("%s[%d] + h", name, slot);
+  return xasprintf("%s[%d] + h * %d", name, slot, record);
+}
+
+/* A sub-range of 16-byte-aligned arrays (elements [e0, e0 + n), e0 not a multiple of 4) leaves
+ * every array pointer aligned to its real only, but moved alike: after the first h elements
+ * (h < 16 bytes' worth of reals) they are aligned again.  So the first h elements run the plan
+ * of any alignment and the rest the 16-byte plan, when some such h aligns every pointer the fast
+ * plan moves 16 bytes at a time (docs/generated.md, "Alignment").  Emitted inside the choosing
+ * launch after the aligned case; falls through when no h works. */
+static void emit_peeled_launch(StrBuf *sb, const Emitter *fast, const Emitter *any,
+                               const char *h, const char *last, bool device) {
+  const Dag *dag = fast->dag;
+  int width = target_vector_width(fast->target->precision);
+  char *checked[KAS_MAX_NODES * 2];
+  int nchecked = vector_arrays(fast, checked);
+  sb_printf(sb, "  { /* peel h < %d elements so that the rest is 16-byte aligned */\n", width);
+  sb_puts(sb, "    const size_t lda = ld ? ld : n; /* the sub-launches have fewer elements */\n");
+  sb_printf(sb, "    for (size_t h = 1; h < %d && h < n; h++) {\n", width);
+  char *items[KAS_MAX_NODES * 2];
+  for (int pass = 0; pass < 2; pass++) {
+    int from = pass == 0 ? 0 : dag->nin_args;
+    int to = pass == 0 ? dag->nin_args : dag->nin_args + dag->nout_args;
+    if (to == from) continue;
+    for (int k = from; k < to; k++) items[k - from] = moved_argument(fast, k);
+    char *open = pass == 0 ? xasprintf("const %s *const in_h[%d] = {", fast->real, to - from)
+                           : xasprintf("%s *const out_h[%d] = {", fast->real, to - from);
+    emit_list(sb, 3, open, items, to - from, "};\n");
+    free(open);
+    for (int k = 0; k < to - from; k++) free(items[k]);
+  }
+  sb_puts(sb, "      if (!(");
+  for (int i = 0; i < nchecked; i++) {
+    char *moved = !strncmp(checked[i], "in[", 3)    ? xasprintf("in_h%s", checked[i] + 2)
+                  : !strncmp(checked[i], "out[", 4) ? xasprintf("out_h%s", checked[i] + 3)
+                                                    : xstrdup(checked[i]);
+    char *test = xasprintf("kas_aligned16(%s)%s", moved, i + 1 < nchecked ? " &&" : "))");
+    if (i && column(sb) + 1 + strlen(test) > MAX_LINE) sb_printf(sb, "\n%12s", "");
+    else if (i) sb_putc(sb, ' ');
+    sb_puts(sb, test);
+    free(test);
+    free(moved);
+    free(checked[i]);
+  }
+  sb_puts(sb, " continue;\n");
+  const char *ins = dag->nin_args ? "in_h" : "in";
+  if (device)
+    sb_printf(sb, "      const int err = kas_%s_launch(in, out, workspace, h, lda, stream);\n"
+                  "      if (err != 0) return err;\n"
+                  "      return kas_%s_launch(%s, out_h, workspace, n - h, lda, stream);\n",
+              any->entry, fast->entry, ins);
+  else
+    sb_printf(sb, "      kas_%s_launch%s(in, out, workspace, h, lda, %s);\n"
+                  "      kas_%s_launch%s(%s, out_h, workspace, n - h, lda, %s);\n"
+                  "      return;\n",
+              any->entry, h, last, fast->entry, h, ins, last);
+  sb_puts(sb, "    }\n  }\n");
+}
 
 /* The candidate's own entry points over its two plans: the workspace both need, and the launch
  * that runs the plan moving arrays 16 bytes at a time when they allow it (device: "" for the
@@ -1071,10 +1149,15 @@ static void emit_choosing_launch(StrBuf *sb, const CandidateText *ct, bool devic
     free(checked[i]);
   }
   const char *last = device ? "stream" : "order";
-  sb_printf(sb, "\n  if (aligned)\n    %skas_%s_launch%s(in, out, workspace, n, ld, %s);\n",
-            device ? "return " : "", fast->entry, h, last);
-  sb_printf(sb, "%skas_%s_launch%s(in, out, workspace, n, ld, %s);\n}\n",
-            device ? "  return " : "  else\n    ", any->entry, h, last);
+  if (device)
+    sb_printf(sb, "\n  if (aligned)\n    return kas_%s_launch(in, out, workspace, n, ld, %s);\n",
+              fast->entry, last);
+  else
+    sb_printf(sb, "\n  if (aligned) {\n    kas_%s_launch_host(in, out, workspace, n, ld, %s);\n"
+                  "    return;\n  }\n", fast->entry, last);
+  emit_peeled_launch(sb, fast, any, h, last, device);
+  sb_printf(sb, "  %skas_%s_launch%s(in, out, workspace, n, ld, %s);\n}\n",
+            device ? "return " : "", any->entry, h, last);
 }
 
 static char *kernels_cu(const CandidateText *ct, bool whole_file) {

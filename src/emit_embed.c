@@ -217,7 +217,9 @@ static void header_comment(StrBuf *sb, const Embed *em) {
   sb_printf(sb,
             " * A pointer needs only its type's alignment (%d bytes): where every array the "
             "winner moves\n * 16 bytes at a time is 16-byte aligned (cudaMalloc's are) that plan "
-            "runs, elsewhere the\n * same kernels planned for any alignment.  workspace: device "
+            "runs; a sub-range\n * whose pointers are all moved alike runs it after a few "
+            "elements (docs/generated.md,\n * \"Alignment\"); elsewhere the same kernels planned "
+            "for any alignment.\n * workspace: device "
             "memory of\n"
             " * kas_%s_workspace_bytes(n) bytes (NULL when that is 0).  stream: a cudaStream_t\n"
             " * passed as void * (NULL = default stream) so that C code needs no CUDA headers; the "

@@ -987,6 +987,11 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p);
 void staging_free(Staging *s);
 /* The staged array holding value v, or NULL (a value of an argument the kernel does not stage). */
 const StagedArray *staging_find(const Staging *s, const Dag *dag, int value);
+/* Reals per access of a staged array's copy on the GPU: the plan's vector width when the block's
+ * chunk is whole vectors (every block's chunk then starts 16-byte aligned), else 1. */
+int staging_copy_width(const KernelPlan *p, const StagedArray *a);
+/* Whether plan p copies some staged array 16 bytes at a time (it then needs aligned pointers). */
+bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p);
 
 /* A candidate: a partition of the DAG into kernels, in an executable order. */
 typedef struct {

@@ -63,3 +63,15 @@ const StagedArray *staging_find(const Staging *s, const Dag *dag, int value) {
     if (s->v[i].arg == k) return &s->v[i];
   return NULL;
 }
+
+int staging_copy_width(const KernelPlan *p, const StagedArray *a) {
+  return p->w > 1 && p->e * a->record % p->w == 0 ? p->w : 1;
+}
+
+bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p) {
+  Staging s = staging_of(dag, t, p);
+  bool vectors = false;
+  for (int i = 0; i < s.n; i++) vectors |= staging_copy_width(p, &s.v[i]) > 1;
+  staging_free(&s);
+  return vectors;
+}
