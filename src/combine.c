@@ -562,6 +562,24 @@ void kernel_plan_free(KernelPlan *p) {
   free(p);
 }
 
+/* A copy of p that owns its own arrays and strings (what kernel_plan_free releases). */
+static void *copy_of(const void *p, size_t bytes) {
+  return p && bytes ? memcpy(xmalloc(bytes), p, bytes) : NULL;
+}
+
+KernelPlan *kernel_plan_clone(const KernelPlan *p) {
+  KernelPlan *c = copy_of(p, sizeof *p);
+  c->order = copy_of(p->order, sizeof *p->order * (size_t)p->ncalls);
+  c->impl = copy_of(p->impl, sizeof *p->impl * (size_t)p->ncalls);
+  c->buffers = copy_of(p->buffers, sizeof *p->buffers * (size_t)p->nbuffers);
+  c->steps = copy_of(p->steps, sizeof *p->steps * (size_t)p->nsteps);
+  for (int b = 0; b < p->nbuffers; b++)
+    if (p->buffers[b].why) c->buffers[b].why = xstrdup(p->buffers[b].why);
+  for (int s = 0; s < p->nsteps; s++)
+    if (p->steps[s].barrier_why) c->steps[s].barrier_why = xstrdup(p->steps[s].barrier_why);
+  return c;
+}
+
 /* Barriers from exact access sets (full plans; false after a diagnostic), or estimated per
  * buffer (partial plans of the beam, where the exact planning would dominate the time). */
 static bool plan_barriers(const FusionInfo *fi, KernelPlan *p, BuildState *bs, bool full) {

@@ -1088,7 +1088,8 @@ static void emit_peeled_launch(StrBuf *sb, const Emitter *fast, const Emitter *a
     char *moved = !strncmp(checked[i], "in[", 3)    ? xasprintf("in_h%s", checked[i] + 2)
                   : !strncmp(checked[i], "out[", 4) ? xasprintf("out_h%s", checked[i] + 3)
                                                     : xstrdup(checked[i]);
-    char *test = xasprintf("kas_aligned16(%s)%s", moved, i + 1 < nchecked ? " &&" : "))");
+    const char *after = i + 1 < nchecked ? " &&" : ")) continue;";
+    char *test = xasprintf("kas_aligned16(%s)%s", moved, after);
     if (i && column(sb) + 1 + strlen(test) > MAX_LINE) sb_printf(sb, "\n%12s", "");
     else if (i) sb_putc(sb, ' ');
     sb_puts(sb, test);
@@ -1096,7 +1097,7 @@ static void emit_peeled_launch(StrBuf *sb, const Emitter *fast, const Emitter *a
     free(moved);
     free(checked[i]);
   }
-  sb_puts(sb, " continue;\n");
+  sb_putc(sb, '\n');
   const char *ins = dag->nin_args ? "in_h" : "in";
   if (device)
     sb_printf(sb, "      const int err = kas_%s_launch(in, out, workspace, h, lda, stream);\n"

@@ -966,9 +966,9 @@ typedef struct {
 
 /* staging.c: element-major array arguments a kernel moves whole through shared memory.
  * A kernel that loads at least half of the elements of an input array (or saves every element
- * of an output array) copies the block's chunk of whole records in one coalesced run, and its routines move
- * the elements' slices from and to that copy instead of global memory, where the slices are
- * strided by the record (docs/loops.md, "Arrays in memory"). */
+ * of an output array) copies the block's chunk of whole records in one coalesced run, and its
+ * routines move the elements' slices from and to that copy instead of global memory, where the
+ * slices are strided by the record (docs/loops.md, "Arrays in memory"). */
 typedef struct {
   int arg;        /* dag_api_arg numbering: inputs, then outputs */
   bool output;    /* copied out at the kernel's end (an output array), else in at its start */
@@ -1195,6 +1195,8 @@ int sync_estimate(AccessCache *ac, const KernelPlan *plan, const StepAccesses *p
  * dominated and clearly slow plans; true keeps every valid one (used by `kasgen units`). */
 KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out);
 void kernel_plan_free(KernelPlan *p);
+/* A deep copy (its own arrays and strings), for a plan shared by several candidates. */
+KernelPlan *kernel_plan_clone(const KernelPlan *p);
 /* What rebuilds a complete plan: E, the implementation of each call (index into its function's
  * impls, calls in node order) and the load and save variant of each value, numbered as
  * combine.c numbers a fusion's values (by first appearance, call by call) -- so that a recipe

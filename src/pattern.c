@@ -603,10 +603,16 @@ static bool access_into(const Pattern *p, BlockShape shape, int lin, Scratch *s,
   long count = pattern_count(p, shape);
   if (count < 0 || !expr_eval(p->start, &env, start, p->start_loc)) return false;
   long acc = *start;
+  /* Most blocks and strides do not depend on the round i: evaluated once, not per round (this
+   * loop dominates the search's time on small specs). */
+  bool block_varies = expr_uses(p->block, "i"), stride_varies = expr_uses(p->stride, "i");
+  long block = 0, stride = 0;
+  if (count > 0 && !block_varies && !expr_eval(p->block, &env, &block, p->block_loc)) return false;
+  if (count > 1 && !stride_varies && !expr_eval(p->stride, &env, &stride, p->stride_loc))
+    return false;
   for (long k = 0; k < count; k++) {
     env.i = k;
-    long block;
-    if (!expr_eval(p->block, &env, &block, p->block_loc)) return false;
+    if (block_varies && !expr_eval(p->block, &env, &block, p->block_loc)) return false;
     if (block < 0) {
       diag_error(p->block_loc, "block %ld is negative at i = %ld (thread %d)", block, k, lin);
       return false;
@@ -624,8 +630,7 @@ static bool access_into(const Pattern *p, BlockShape shape, int lin, Scratch *s,
       scratch_push(s, off);
     }
     if (k + 1 < count) { /* stride(c) only for c < k: the last round's stride is never used */
-      long stride;
-      if (!expr_eval(p->stride, &env, &stride, p->stride_loc)) return false;
+      if (stride_varies && !expr_eval(p->stride, &env, &stride, p->stride_loc)) return false;
       if (__builtin_add_overflow(acc, stride, &acc)) {
         diag_error(p->stride_loc, "offset overflows at i = %ld", k);
         return false;

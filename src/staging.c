@@ -5,12 +5,13 @@
  * matrices is the 72 reals at p + e*72, and `F[q]` is 9 of them.  A routine moving one slice
  * touches 9 reals of every 72, so its warps use a fraction of each sector they request and the
  * slices of one record are fetched again and again: measured on the H100, the quadrature spec ran
- * at 30% of the copy bandwidth with per-thread slice loads and 56% with block-wide ones.  A kernel
- * that reads at least half of the elements of an input array instead copies the block's chunk of whole records
- * (E * 72 contiguous reals) into shared memory in one coalesced run, and its slice routines read
- * that copy; an output array whose every element the kernel writes is assembled there and copied
- * out at the end.  Arrays used less are not staged: copying whole records for one slice would
- * move bytes nobody reads.  Component-major arrays need none of this (their slices are rows).
+ * at 30% of the copy bandwidth with per-thread slice loads and 56% with block-wide ones.  A
+ * kernel that reads at least half of the elements of an input array instead copies the block's
+ * chunk of whole records (E * 72 contiguous reals) into shared memory in one coalesced run, and
+ * its slice routines read that copy (92% of copy for the quadrature spec); an output array whose
+ * every element the kernel writes is assembled there and copied out at the end.  Arrays used less
+ * are not staged: copying whole records for one slice would move bytes nobody reads.
+ * Component-major arrays need none of this (their slices are rows).
  */
 #include <stdlib.h>
 

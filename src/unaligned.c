@@ -21,6 +21,10 @@ struct UnalignedPlanner {
   Target *target; /* the search's, at W = 1 */
   SearchContext *ctx;
   const TimingDb *db;
+  /* The kernels planned so far: candidates of one ranking share most of their kernels, and a
+   * kernel's plan at W = 1 depends on its calls alone. */
+  KernelPlan **planned;
+  int nplanned, cap;
 };
 
 UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t) {
@@ -34,6 +38,8 @@ UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, cons
 
 void unaligned_planner_free(UnalignedPlanner *u) {
   if (!u) return;
+  for (int i = 0; i < u->nplanned; i++) kernel_plan_free(u->planned[i]);
+  free(u->planned);
   search_context_free(u->ctx);
   target_free(u->target);
   free(u);
@@ -61,6 +67,20 @@ static KernelPlan *replan(SearchContext *ctx, const KernelPlan *k) {
   return best;
 }
 
+/* replan, remembered per set of calls: a copy of the plan found the first time. */
+static KernelPlan *replan_once(UnalignedPlanner *u, const KernelPlan *k) {
+  for (int i = 0; i < u->nplanned; i++)
+    if (nodeset_equal(&u->planned[i]->nodes, &k->nodes)) return kernel_plan_clone(u->planned[i]);
+  KernelPlan *p = replan(u->ctx, k);
+  if (!p) return NULL;
+  if (u->nplanned == u->cap) {
+    u->cap = u->cap ? 2 * u->cap : 16;
+    u->planned = xrealloc(u->planned, sizeof *u->planned * (size_t)u->cap);
+  }
+  u->planned[u->nplanned++] = p;
+  return kernel_plan_clone(p);
+}
+
 Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *failed) {
   bool needed = false;
   for (int k = 0; k < c->nkernels; k++)
@@ -72,7 +92,7 @@ Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *fa
   any->rank = c->rank;
   bool ok = true;
   for (int k = 0; k < c->nkernels && ok; k++) {
-    any->kernels[k] = replan(u->ctx, c->kernels[k]);
+    any->kernels[k] = replan_once(u, c->kernels[k]);
     ok = any->kernels[k] != NULL;
     any->nkernels += ok;
     if (ok) any->predicted_ns_per_elem += any->kernels[k]->predicted_ns_per_elem;
