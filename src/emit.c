@@ -12,8 +12,12 @@
  */
 #include "kasgen.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Name of ranked candidate r (1-based): "cand01".  The winner is cand01 (docs/generated.md). */
@@ -466,50 +470,67 @@ static char *fusion_dot(const Dag *dag, const Candidate *cand, const char *name)
   return text ? text : xstrdup("");
 }
 
-/* Runs `dot -Tsvg` on the text; NULL when Graphviz is missing or fails (the .dot stays). */
-static char *render_svg(const char *dot_text) {
-  char tmp[] = "/tmp/kasgen-dot-XXXXXX";
-  int fd = mkstemp(tmp);
-  if (fd < 0) return NULL;
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    close(fd);
-    unlink(tmp);
-    return NULL;
-  }
-  fputs(dot_text, f);
-  fclose(f);
-  char *cmd = xasprintf("dot -Tsvg '%s' 2>/dev/null", tmp);
-  FILE *p = popen(cmd, "r");
-  free(cmd);
-  StrBuf sb;
-  sb_init(&sb);
-  if (p) {
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk - 1, p)) > 0) {
-      chunk[got] = '\0';
-      sb_puts(&sb, chunk);
-    }
-    if (pclose(p) != 0) sb_free(&sb);
-  }
-  unlink(tmp);
-  return sb.len ? sb_take(&sb) : (sb_free(&sb), NULL);
+/* Runs Graphviz's dot once (no shell) on files[0..n): `dot -Tsvg -O` writes <file>.svg beside
+ * each.  One process for all the candidates: dot's start-up is most of the time of a small
+ * picture, and the default `kasgen SPEC` draws eleven. */
+static void run_dot(char **files, int n) {
+  char **argv = xcalloc((size_t)n + 4, sizeof *argv);
+  argv[0] = "dot", argv[1] = "-Tsvg", argv[2] = "-O";
+  for (int i = 0; i < n; i++) argv[3 + i] = files[i];
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  extern char **environ;
+  pid_t pid;
+  int status;
+  if (posix_spawnp(&pid, "dot", &fa, NULL, argv, environ) == 0)
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  posix_spawn_file_actions_destroy(&fa);
+  free(argv);
 }
 
-static bool emit_fusion_picture(EmitDir *d, const Dag *dag, const CandidateEntry *e) {
-  char *dot = fusion_dot(dag, e->cand, e->name);
-  char *rel = xasprintf("%s/fusion.dot", e->name);
-  bool ok = emit_dir_write(d, rel, dot);
-  free(rel);
-  char *svg = ok ? render_svg(dot) : NULL;
-  if (svg) {
-    rel = xasprintf("%s/fusion.svg", e->name);
-    ok = emit_dir_write(d, rel, svg);
+/* Each candidate's chosen fusions as a picture: fusion.dot always, fusion.svg where Graphviz is
+ * installed (missing or failing, it only costs the pictures). */
+static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const CandidateEntry *ents,
+                                 int count) {
+  char **dots = xcalloc((size_t)count, sizeof *dots), **files = xcalloc((size_t)count, sizeof *files);
+  bool ok = true;
+  for (int i = 0; i < count && ok; i++) {
+    dots[i] = fusion_dot(dag, ents[i].cand, ents[i].name);
+    char *rel = xasprintf("%s/fusion.dot", ents[i].name);
+    ok = emit_dir_write(d, rel, dots[i]);
     free(rel);
-    free(svg);
   }
-  free(dot);
+  char tmp[] = "/tmp/kasgen-dot-XXXXXX";
+  bool have_tmp = ok && mkdtemp(tmp) != NULL;
+  int nfiles = 0;
+  for (int i = 0; have_tmp && i < count; i++) {
+    files[i] = xasprintf("%s/%d.dot", tmp, i);
+    FILE *f = fopen(files[i], "w");
+    if (f) fputs(dots[i], f);
+    if (f && fclose(f) == 0) nfiles++;
+  }
+  if (have_tmp && nfiles == count) run_dot(files, count);
+  for (int i = 0; have_tmp && i < count; i++) {
+    char *svg_path = xasprintf("%s.svg", files[i]);
+    size_t len;
+    char *svg = ok && nfiles == count && access(svg_path, R_OK) == 0
+                    ? read_text_file(svg_path, &len) : NULL;
+    if (svg) {
+      char *rel = xasprintf("%s/fusion.svg", ents[i].name);
+      ok = emit_dir_write(d, rel, svg);
+      free(rel);
+      free(svg);
+    }
+    unlink(svg_path);
+    unlink(files[i]);
+    free(svg_path);
+  }
+  if (have_tmp) rmdir(tmp);
+  for (int i = 0; i < count; i++) free(dots[i]), free(files[i]);
+  free(dots);
+  free(files);
   return ok;
 }
 
@@ -563,8 +584,8 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
   }
   bool ok = emit_common(d, dag, lib);
   for (int i = 0; ok && i < count; i++)
-    ok = emit_cuda_candidate(d, dag, t, ents[i].cand, ents[i].unaligned, ents[i].name) &&
-         emit_fusion_picture(d, dag, &ents[i]);
+    ok = emit_cuda_candidate(d, dag, t, ents[i].cand, ents[i].unaligned, ents[i].name);
+  ok = ok && emit_fusion_pictures(d, dag, ents, count);
   if (ok && res->ncands > 0) { /* the predicted best, unless `kasgen tune` chose another */
     int w = 0;
     for (int i = 0; opt && opt->embed && i < count; i++)
