@@ -1045,6 +1045,50 @@ bool combine_best_recipe(SearchContext *ctx, NodeSet nodes, PlanRecipe *best) {
   return out.n > 0;
 }
 
+/* The position in p's execution order of DAG node n, or -1. */
+static int order_position(const KernelPlan *p, int n) {
+  for (int k = 0; k < p->ncalls; k++)
+    if (p->order[k] == n) return k;
+  return -1;
+}
+
+/* Whether p's shared buffers never share bytes (how its shared memory was allocated). */
+static bool buffers_disjoint(const KernelPlan *p) {
+  for (int a = 0; a < p->nbuffers; a++)
+    for (int b = a + 1; b < p->nbuffers; b++) {
+      const Buffer *x = &p->buffers[a], *y = &p->buffers[b];
+      if (x->place == PLACE_SHARED && y->place == PLACE_SHARED &&
+          x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes)
+        return false;
+    }
+  return true;
+}
+
+bool combine_recipe_of(SearchContext *ctx, const KernelPlan *p, PlanRecipe *out) {
+  FusionInfo *fi = fusion_info_new(ctx, p->nodes);
+  Choices pool = {.block = choice_bytes(fi)};
+  Choice ch = choice_at(fi, &pool, choice_add(fi, &pool, NULL), p->e);
+  bool ok = fi->ncalls == p->ncalls;
+  for (int c = 0; c < fi->ncalls && ok; c++) {
+    int k = order_position(p, fi->node[c]);
+    ok = k >= 0;
+    if (ok) ch.impl[c] = p->impl[k];
+  }
+  for (int b = 0; b < p->nbuffers && ok; b++) {
+    const Buffer *buf = &p->buffers[b];
+    int v = fi->local_of_value[buf->value];
+    if (v < 0) continue;
+    if (buf->load && fi->owner[v] >= 0)
+      ch.load[v] = (int)(buf->load - ch.impl[fi->owner[v]]->loads);
+    if (buf->save && fi->producer[v] >= 0)
+      ch.save[v] = (int)(buf->save - ch.impl[fi->producer[v]]->saves);
+  }
+  if (ok) *out = recipe_of(fi, &ch, buffers_disjoint(p), p->predicted_ns_per_elem, false);
+  free(pool.mem);
+  fusion_info_free(fi);
+  return ok;
+}
+
 KernelPlan *combine_build(SearchContext *ctx, NodeSet nodes, const PlanRecipe *r) {
   NodeSet outside = nodeset_minus(nodes, nodeset_range(0, ctx->dag->nnodes));
   if (nodeset_is_empty(&nodes) || !nodeset_is_empty(&outside)) return NULL;

@@ -1217,6 +1217,10 @@ bool combine_best_recipe(SearchContext *ctx, NodeSet nodes, PlanRecipe *best);
  * the same prediction, its own nodes, values and labels.  NULL if the recipe does not fit. */
 KernelPlan *combine_build(SearchContext *ctx, NodeSet nodes, const PlanRecipe *r);
 void plan_recipe_free(PlanRecipe *r);
+/* The recipe that rebuilds plan p (its implementations, E and routine variants), to build the
+ * same plan under another target (combine_build with another context); false if p's calls do
+ * not match its nodes. */
+bool combine_recipe_of(SearchContext *ctx, const KernelPlan *p, PlanRecipe *out);
 
 /* bounds.c: lower bounds from compulsory traffic.  The bytes per element a kernel running the
  * calls of `nodes` must move (values read from outside once, values needed outside written

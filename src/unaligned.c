@@ -76,7 +76,15 @@ static KernelPlan *replan(SearchContext *ctx, const KernelPlan *k) {
 static KernelPlan *replan_once(UnalignedPlanner *u, const KernelPlan *k) {
   for (int i = 0; i < u->nplanned; i++)
     if (nodeset_equal(&u->planned[i]->nodes, &k->nodes)) return kernel_plan_clone(u->planned[i]);
-  KernelPlan *p = replan(u->ctx, k);
+  /* The same plan at W = 1 (every routine exists at any width), which needs no search; a
+   * search only where it cannot be built. */
+  PlanRecipe r;
+  KernelPlan *p = NULL;
+  if (combine_recipe_of(u->ctx, k, &r)) {
+    p = combine_build(u->ctx, k->nodes, &r);
+    plan_recipe_free(&r);
+  }
+  if (!p) p = replan(u->ctx, k);
   if (!p) return NULL;
   if (u->nplanned == u->cap) {
     u->cap = u->cap ? 2 * u->cap : 16;
