@@ -3,9 +3,11 @@
  * (docs/design.md §5.4): a FEM code calls kernels on sub-ranges of its arrays (a colour of a mesh
  * colouring, a batch), whose pointers are aligned only to their element type.  The contiguous
  * routines move the block's chunk W reals at a time; at W = 1 (one real per access) they need
- * no more than that alignment.  So the same partition into kernels is planned again, each kernel
- * by combine.c at W = 1, which also re-derives the barriers and may choose other
- * implementations; emit_cuda.c puts both plans behind one launch that picks by the pointers.
+ * no more than that alignment.  So each kernel of the candidate is rebuilt at W = 1 from its
+ * recipe (the same implementations, E and routine variants; combine.c re-derives the buffers
+ * and barriers and predicts it anew), and planned by a narrow search only where that cannot be
+ * built.  A kernel shared by several candidates is rebuilt once.  emit_cuda.c puts both plans
+ * behind one launch that picks by the pointers (and peels sub-ranges: docs/generated.md).
  *
  * One planner serves every candidate of an emission, so that what the model says about the
  * database (no timings at W = 1) is said once; it does not warn about single routines missing
@@ -32,9 +34,9 @@ UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, cons
   UnalignedPlanner *u = xcalloc(1, sizeof *u);
   u->target = target_unaligned(t ? t : target_default());
   u->ctx = search_context_new(dag, db, u->target);
-  /* The fallback plan runs only where a pointer cannot be aligned even by peeling (a base not
-   * 16-byte aligned): a narrow beam finds a good enough plan at a fraction of the main search's
-   * time, which the default `kasgen SPEC` must not double. */
+  /* Searched only for a kernel its recipe cannot rebuild, and run only where a pointer cannot
+   * be aligned even by peeling: a narrow beam finds a good enough plan at a fraction of the
+   * main search's time, which the default `kasgen SPEC` must not double. */
   u->ctx->beam_width = UNALIGNED_BEAM_WIDTH;
   model_memo_quiet(u->ctx->model);
   u->db = db;
