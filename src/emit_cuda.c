@@ -804,7 +804,8 @@ static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
   if ((used & USES_LIN) || staged_in || staged_out) declare_lin(sb, p->block);
   if (staged_in) {
     emit_staging_copies(sb, 1, em, k, false, true);
-    sb_puts(sb, "  __syncthreads(); /* the staged copies are complete */\n");
+    sb_puts(sb, "  kas_stage_wait(); /* this thread's copies, issued asynchronously */\n"
+                "  __syncthreads(); /* the staged copies are complete */\n");
   }
   for (int s = 0; s < p->nsteps;) {
     if (p->steps[s].barrier_before) emit_barrier(sb, 1, &p->steps[s], true);
