@@ -562,19 +562,22 @@ static void test_unaligned_plan_behind_one_launch(void **state) {
   assert_non_null(strstr(cu, "  const bool aligned = kas_aligned16(in[0]);\n  if (aligned)\n"
                              "    return kas_cand01_aligned_launch(in, out, workspace, n, ld, "
                              "stream);\n"));
-  /* A sub-range moved alike (M of 9 reals, v of 3, s of 1: all by h elements) is peeled: h < 4
-   * elements through the plan of any alignment, the rest through the 16-byte plan once M is
-   * aligned; otherwise the plan of any alignment runs everything. */
-  assert_non_null(strstr(cu, "    for (size_t h = 1; h < 4 && h < n; h++) {\n"
-                             "      const float *const in_h[3] = {in[0] + h * 9, in[1] + h * 3, "
+  /* A sub-range moved alike (M of 9 reals, v of 3, s of 1: all by h elements) is peeled: the
+   * least h that starts M on a 128-byte line (else 64, 32, 16 bytes) through the plan of any
+   * alignment, the rest through the 16-byte plan; otherwise the plan of any alignment runs
+   * everything. */
+  assert_non_null(strstr(cu, "    for (size_t line = 128; line >= 16; line /= 2) {\n"
+                             "      for (size_t h = 1; h < line / sizeof(float) && h < n; h++) {\n"
+                             "        const float *const in_h[3] = {in[0] + h * 9, in[1] + h * 3, "
                              "in[2] + h};\n"
-                             "      float *const out_h[1] = {out[0] + h * 3};\n"
-                             "      if (!(kas_aligned16(in_h[0]))) continue;\n"
-                             "      const int err = kas_cand01_any_launch(in, out, workspace, h, "
+                             "        float *const out_h[1] = {out[0] + h * 3};\n"
+                             "        if (!(kas_aligned_to(in_h[0], line))) continue;\n"
+                             "        const int err = kas_cand01_any_launch(in, out, workspace, h, "
                              "lda, stream);\n"
-                             "      if (err != 0) return err;\n"
-                             "      return kas_cand01_aligned_launch(in_h, out_h, workspace, "
-                             "n - h, lda, stream);\n"));
+                             "        if (err != 0) return err;\n"
+                             "        return kas_cand01_aligned_launch(in_h, out_h, workspace, "
+                             "n - h, lda, stream);\n"
+                             "      }\n    }\n  }\n"));
   assert_non_null(strstr(cu, "  }\n  return kas_cand01_any_launch(in, out, workspace, n, ld, "
                              "stream);\n}\n"));
   free(cu);
