@@ -1104,17 +1104,18 @@ static void emit_peeled_launch(StrBuf *sb, const Emitter *fast, const Emitter *a
     free(checked[i]);
   }
   sb_putc(sb, '\n');
-  const char *ins = dag->nin_args ? "in_h" : "in";
-  if (device)
-    sb_printf(sb, "        const int err = kas_%s_launch(in, out, workspace, h, lda, stream);\n"
-                  "        if (err != 0) return err;\n"
-                  "        return kas_%s_launch(%s, out_h, workspace, n - h, lda, stream);\n",
-              any->entry, fast->entry, ins);
-  else
-    sb_printf(sb, "        kas_%s_launch%s(in, out, workspace, h, lda, %s);\n"
-                  "        kas_%s_launch%s(%s, out_h, workspace, n - h, lda, %s);\n"
-                  "        return;\n",
-              any->entry, h, last, fast->entry, h, ins, last);
+  /* The first h elements through the plan of any alignment, the rest through the fast one. */
+  char *ins = dag->nin_args ? "in_h" : "in", *stream = (char *)last; /* or order */
+  char *peeled[6] = {"in", "out", "workspace", "h", "lda", stream};
+  char *rest[6] = {ins, "out_h", "workspace", "n - h", "lda", stream};
+  char *first = xasprintf("%skas_%s_launch%s", device ? "const int err = " : "", any->entry, h);
+  char *second = xasprintf("%skas_%s_launch%s", device ? "return " : "", fast->entry, h);
+  put_call(sb, 4, first, peeled, 6, ";\n");
+  if (device) sb_puts(sb, "        if (err != 0) return err;\n");
+  put_call(sb, 4, second, rest, 6, ";\n");
+  if (!device) sb_puts(sb, "        return;\n");
+  free(first);
+  free(second);
   sb_puts(sb, "      }\n    }\n  }\n");
 }
 

@@ -13,6 +13,7 @@
 #include <math.h>
 
 #if defined(__CUDACC__) && !defined(KAS_HOST)
+#include <cuda_pipeline.h> /* __pipeline_memcpy_async: staging's asynchronous copies */
 #ifndef KAS_DEV /* a file that runs the routines on the host as well defines it __host__ too */
 #define KAS_DEV __device__ __forceinline__
 #endif
@@ -101,6 +102,19 @@ template <class T> KAS_DEV void kas_storev(T *g, size_t q, const T (&v)[1]) { g[
 template <int W, class T>
 KAS_DEV void kas_stage_in(T *s, const T *KAS_RESTRICT g, int reals, int valid, int lin,
                           int threads) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(KAS_HOST)
+  /* Asynchronous copies (cp.async, sm_80 and later): every copy of the thread is in flight at
+   * once and none passes through registers.  A staging kernel's blocks are few per SM (their
+   * shared memory is large), so what each thread keeps in flight sets the bandwidth; the loop
+   * of the host and of older GPUs (below) waits for about one load at a time. */
+  if (W > 1 && valid == reals) {
+    for (int q = lin; q < reals / W; q += threads)
+      __pipeline_memcpy_async(s + W * q, g + (size_t)W * q, sizeof(T) * W);
+  } else {
+    for (int f = lin; f < valid; f += threads) __pipeline_memcpy_async(s + f, g + f, sizeof(T));
+  }
+  __pipeline_commit(); /* kas_stage_wait waits, after every staged array is under way */
+#else
   if (W > 1 && valid == reals) {
     for (int q = lin; q < reals / W; q += threads) {
       T v[W];
@@ -111,6 +125,15 @@ KAS_DEV void kas_stage_in(T *s, const T *KAS_RESTRICT g, int reals, int valid, i
   } else {
     for (int f = lin; f < valid; f += threads) s[f] = g[f];
   }
+#endif
+}
+
+/* Waits for this thread's copies of kas_stage_in (nothing to wait for on the host); the
+ * barrier after it makes every thread's copies visible to the block. */
+KAS_DEV void kas_stage_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(KAS_HOST)
+  __pipeline_wait_prior(0);
+#endif
 }
 
 template <int W, class T>
