@@ -4,7 +4,8 @@
  *                                    (--dot -: to the standard output, instead of the listing)
  *   kasgen fusions SPEC              every valid (convex) fusion of at most --max-fusion calls
  *   kasgen list                      the library: types, functions, implementations
- * plus cli_load_library (--library, $KASGEN_LIBRARY, beside the binary, ./library),
+ * plus cli_load_library (--library, $KASGEN_LIBRARY, beside the binary, ./library; with
+ * cli_load_library_and_spec, only the spec's functions' patterns are checked),
  * cli_load_timingdb (--no-db, --db FILE, the default database, else the analytic model) and
  * cli_check_output (a cheap look at --out before any work).
  * Results go to stdout, diagnostics to stderr; exit 0 ok, 1 bad input (main.c handles usage).
@@ -32,6 +33,19 @@ Spec *cli_load_spec(const CliOptions *o, const Library *lib) {
     spec->name = xstrdup(o->name);
   }
   return spec;
+}
+
+bool cli_load_library_and_spec(const CliOptions *o, Library **lib, Spec **spec) {
+  *spec = NULL;
+  char *dir = library_locate(o->library_dir, o->argv0);
+  *lib = dir ? library_open(dir) : NULL;
+  free(dir);
+  if (!*lib || !(*spec = cli_load_spec(o, *lib))) return false;
+  bool *used = xcalloc((size_t)(*lib)->nfuncs, sizeof *used);
+  for (int c = 0; c < (*spec)->nsources; c++) used[(*spec)->sources[c].fn - (*lib)->funcs] = true;
+  bool ok = library_check_patterns(*lib, used);
+  free(used);
+  return ok;
 }
 
 /* --db FILE, or "-": the standard input, called STDIN_NAME in messages and the ranking. */
@@ -116,10 +130,7 @@ typedef struct {
 /* dag_optional: a spec with more calls than a DAG holds loads without one (check shows it). */
 static bool front_load(const CliOptions *o, Front *f, bool dag_optional) {
   *f = (Front){0};
-  f->lib = cli_load_library(o);
-  if (!f->lib) return false;
-  f->spec = cli_load_spec(o, f->lib);
-  if (!f->spec) return false;
+  if (!cli_load_library_and_spec(o, &f->lib, &f->spec)) return false;
   if (dag_optional && f->spec->nstmts > KAS_MAX_NODES) return true;
   f->dag = dag_build(f->spec);
   return f->dag != NULL;

@@ -100,8 +100,7 @@ static void report_search(const CliOptions *o, const Session *s) {
  * write the output folder (checked, with what the emitters cannot write, before searching). */
 bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
   *s = (Session){0};
-  if (!(s->lib = cli_load_library(o))) return false;
-  if (!(s->spec = cli_load_spec(o, s->lib))) return false;
+  if (!cli_load_library_and_spec(o, &s->lib, &s->spec)) return false;
   if (emits && !output_possible(o, s->spec)) return false;
   if (!(s->dag = dag_build(s->spec))) return false;
   if (emits && !emit_supports_dag(s->dag)) return false;

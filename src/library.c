@@ -831,7 +831,9 @@ static void impl_names(Impl *im, const char *path, const Function *fn) {
     im->index = atoi(im->name + fl + 1);
 }
 
-bool library_parse_impl_ini_text(const char *path, const char *text, Function *fn, Impl *out) {
+/* The INI of one implementation; its patterns evaluated too when check_patterns is set. */
+static bool parse_impl_ini(const char *path, const char *text, Function *fn, Impl *out,
+                           bool check_patterns) {
   int errors = diag_error_count();
   memset(out, 0, sizeof *out);
   out->fn = fn;
@@ -847,7 +849,7 @@ bool library_parse_impl_ini_text(const char *path, const char *text, Function *f
     impl_check_keys(&c, file);
     impl_check_io(&c, true, file);
     impl_check_io(&c, false, file);
-    if (diag_error_count() == errors) impl_check_patterns(out);
+    if (check_patterns && diag_error_count() == errors) impl_check_patterns(out);
   }
   char *dir = xstrdup(path);
   char *slash = strrchr(dir, '/');
@@ -857,6 +859,10 @@ bool library_parse_impl_ini_text(const char *path, const char *text, Function *f
   free(dir);
   free(c.source);
   return diag_error_count() == errors;
+}
+
+bool library_parse_impl_ini_text(const char *path, const char *text, Function *fn, Impl *out) {
+  return parse_impl_ini(path, text, fn, out, true);
 }
 
 void library_impl_free(Impl *im) {
@@ -883,9 +889,12 @@ void library_impl_free(Impl *im) {
   memset(im, 0, sizeof *im);
 }
 
-/* Reads the implementation's .cu file and checks that it defines every routine. */
-static void impl_read_cu(Impl *im) {
-  im->cu_text = read_text_file(im->cu_path, NULL);
+/* Reads the implementation's .cu file (its routines are checked with its patterns). */
+static void impl_read_cu(Impl *im) { im->cu_text = read_text_file(im->cu_path, NULL); }
+
+/* Checks that the implementation's .cu file defines every routine, by the rules instantiation
+ * relies on. */
+static void impl_check_cu(const Impl *im) {
   if (!im->cu_text) return;
   SrcLoc at = {.file = im->cu_path};
   size_t b, e;
@@ -975,7 +984,7 @@ static void load_impls(Library *lib, Function *fn, const char *fdir) {
       keep_text(lib, text);
       fn->impls = xrealloc(fn->impls, (size_t)(fn->nimpls + 1) * sizeof *fn->impls);
       Impl *im = &fn->impls[fn->nimpls++];
-      if (library_parse_impl_ini_text(path, text, fn, im)) impl_read_cu(im);
+      if (parse_impl_ini(path, text, fn, im, false)) impl_read_cu(im);
     }
     free(path);
   }
@@ -1031,6 +1040,29 @@ static void load_functions(Library *lib) {
 }
 
 Library *library_load(const char *dir) {
+  Library *lib = library_open(dir);
+  if (lib && !library_check_patterns(lib, NULL)) {
+    library_free(lib);
+    return NULL;
+  }
+  return lib;
+}
+
+bool library_check_patterns(Library *lib, const bool *used) {
+  int errors = diag_error_count();
+  for (int f = 0; f < lib->nfuncs; f++) {
+    Function *fn = &lib->funcs[f];
+    if ((used && !used[f]) || fn->checked) continue;
+    for (int i = 0; i < fn->nimpls; i++) {
+      impl_check_cu(&fn->impls[i]);
+      impl_check_patterns(&fn->impls[i]);
+    }
+    fn->checked = true;
+  }
+  return diag_error_count() == errors;
+}
+
+Library *library_open(const char *dir) {
   int errors = diag_error_count();
   Library *lib = xcalloc(1, sizeof *lib);
   lib->dir = xstrdup(dir);
