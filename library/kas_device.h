@@ -13,7 +13,6 @@
 #include <math.h>
 
 #if defined(__CUDACC__) && !defined(KAS_HOST)
-#include <cuda_pipeline.h> /* __pipeline_memcpy_async: staging's asynchronous copies */
 #ifndef KAS_DEV /* a file that runs the routines on the host as well defines it __host__ too */
 #define KAS_DEV __device__ __forceinline__
 #endif
@@ -94,6 +93,22 @@ template <class T> KAS_DEV void kas_storev(T *g, size_t q, const T (&v)[1]) { g[
 #define KAS_STOREV(g, q, v) kas_storev(g, q, v)
 #endif
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(KAS_HOST)
+/* One asynchronous copy of BYTES (4, 8 or 16) from global g to shared s: the PTX instruction
+ * itself (cp.async, sm_80 and later) as cuda_pipeline.h's __pipeline_memcpy_async issues it
+ * (.cg, past L1, for 16 bytes; .ca, the only form of the smaller sizes, otherwise), without
+ * that header's dependence on CCCL, which the PyPI compiler lacks. */
+template <int BYTES> __device__ __forceinline__ void kas_copy_async(void *s, const void *g) {
+  const unsigned shared = (unsigned)__cvta_generic_to_shared(s);
+  if (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared), "l"(g) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(shared), "l"(g),
+                 "n"(BYTES)
+                 : "memory");
+}
+#endif
+
 /* Staging (kasgen's staging.c): a kernel that moves most elements of an array copies the
  * block's chunk of whole element records between global memory g (at the block's first record)
  * and its shared copy s in one run, thread lin of `threads` taking W-real vectors lin,
@@ -109,11 +124,12 @@ KAS_DEV void kas_stage_in(T *s, const T *KAS_RESTRICT g, int reals, int valid, i
    * of the host and of older GPUs (below) waits for about one load at a time. */
   if (W > 1 && valid == reals) {
     for (int q = lin; q < reals / W; q += threads)
-      __pipeline_memcpy_async(s + W * q, g + (size_t)W * q, sizeof(T) * W);
+      kas_copy_async<sizeof(T) * W>(s + W * q, g + (size_t)W * q);
   } else {
-    for (int f = lin; f < valid; f += threads) __pipeline_memcpy_async(s + f, g + f, sizeof(T));
+    for (int f = lin; f < valid; f += threads) kas_copy_async<sizeof(T)>(s + f, g + f);
   }
-  __pipeline_commit(); /* kas_stage_wait waits, after every staged array is under way */
+  /* kas_stage_wait waits for the group, after every staged array is under way */
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
 #else
   if (W > 1 && valid == reals) {
     for (int q = lin; q < reals / W; q += threads) {
@@ -132,7 +148,7 @@ KAS_DEV void kas_stage_in(T *s, const T *KAS_RESTRICT g, int reals, int valid, i
  * barrier after it makes every thread's copies visible to the block. */
 KAS_DEV void kas_stage_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(KAS_HOST)
-  __pipeline_wait_prior(0);
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 #endif
 }
 
