@@ -89,7 +89,9 @@ write_results "$dir/results.xml" "0.030 0.0299 0.0302 0" "0.031 0.0309 0.0312 0"
 expect_error "nothing correct" 'results.xml: error: no ranked candidate of this run is correct'
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
-sed -i '0,/madd33_3+madd33_3 | madd33_3+madd33_3/s//madd33_1 | madd33_3+madd33_3/' "$dir/results.xml"
+# cand03 (line 7) measured with another implementation of its first call than the search gives
+sed -i -E '7{/kernels="madd33_1/{s/kernels="madd33_1/kernels="madd33_3/;b};s/kernels="madd33_[0-9]+/kernels="madd33_1/}' \
+  "$dir/results.xml"
 expect_error "other kernels" 'results.xml:7:.*error: the search no longer gives the candidate measured as cand03'
 sed -i 's/round-min-ns="0.0309"/round-min-ns="0.04"/' "$dir/results.xml"
 expect_error "min above max" 'results.xml:6:.*error: round-min-ns is larger than round-max-ns'
