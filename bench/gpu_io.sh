@@ -8,7 +8,7 @@
 # What it does, in this order, each step skipped (and said so in the table) when the time left
 # (BUDGET seconds from the start, default 520) would not cover it:
 #   1. starts building the timing-database benchmark (bench/out, `make benchdb`'s program) in
-#      the background, at low priority (BENCHDB=0: no database, step 4 skipped too);
+#      the background, at low priority (BENCHDB=0: no database, step 5 skipped too);
 #   2. builds every configuration's spec folders (gpu/<precision>-<layout>/<spec>/) in parallel;
 #      a folder whose build/harness exists is kept as it is (built on the host with the same
 #      CUDA compiler: `make -C FOLDER build/harness`, so the GPU's time goes to the GPU);

@@ -18,13 +18,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-Library *cli_load_library(const CliOptions *o) {
+/* The library that --library, $KASGEN_LIBRARY or the defaults name: every implementation
+ * checked (library_load), or none yet (library_open: the caller checks what it uses). */
+static Library *locate_library(const CliOptions *o, bool check_all) {
   char *dir = library_locate(o->library_dir, o->argv0);
-  if (!dir) return NULL;
-  Library *lib = library_load(dir);
+  Library *lib = !dir ? NULL : check_all ? library_load(dir) : library_open(dir);
   free(dir);
   return lib;
 }
+
+Library *cli_load_library(const CliOptions *o) { return locate_library(o, true); }
 
 Spec *cli_load_spec(const CliOptions *o, const Library *lib) {
   Spec *spec = spec_load(o->spec, lib);
@@ -37,13 +40,11 @@ Spec *cli_load_spec(const CliOptions *o, const Library *lib) {
 
 bool cli_load_library_and_spec(const CliOptions *o, Library **lib, Spec **spec) {
   *spec = NULL;
-  char *dir = library_locate(o->library_dir, o->argv0);
-  *lib = dir ? library_open(dir) : NULL;
-  free(dir);
+  *lib = locate_library(o, false);
   if (!*lib || !(*spec = cli_load_spec(o, *lib))) return false;
   bool *used = xcalloc((size_t)(*lib)->nfuncs, sizeof *used);
   for (int c = 0; c < (*spec)->nsources; c++) used[(*spec)->sources[c].fn - (*lib)->funcs] = true;
-  bool ok = library_check_patterns(*lib, used);
+  bool ok = library_check(*lib, used);
   free(used);
   return ok;
 }

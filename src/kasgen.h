@@ -391,7 +391,7 @@ struct Function {
   Impl *impls;
   int nimpls;
   SrcLoc loc;
-  bool checked; /* library_check_patterns has checked its implementations */
+  bool checked; /* library_check has checked its implementations */
 };
 
 typedef struct {
@@ -408,12 +408,12 @@ typedef struct {
 Library *library_load(const char *dir);
 /* library_load without checking the implementations (their access patterns evaluated at
  * sample block sizes, their .cu files searched for every routine: half of a small spec's run):
- * a command that uses some functions checks only those, by library_check_patterns. */
+ * a command that uses some functions checks only those, by library_check. */
 Library *library_open(const char *dir);
 /* Checks every implementation of the functions flagged in used (indexed as lib->funcs; NULL:
  * every function) not checked yet: its patterns and its routines' definitions.  False after
  * reporting errors. */
-bool library_check_patterns(Library *lib, const bool *used);
+bool library_check(Library *lib, const bool *used);
 void library_free(Library *lib);
 KType *library_find_type(const Library *lib, const char *name); /* case-insensitive */
 Function *library_find_function(const Library *lib, const char *name);
@@ -1551,9 +1551,9 @@ typedef struct {
 Library *cli_load_library(const CliOptions *o);
 /* The spec of o->spec ("-": the standard input) named o->name when given. */
 Spec *cli_load_spec(const CliOptions *o, const Library *lib);
-/* The library, opened without its pattern checks, then the spec, then the checks of the
- * functions the spec calls: what a command that works on one spec needs (the other functions
- * are never used, and a third of a small spec's run went to checking them).  False after the
+/* The library, opened without checking its implementations, then the spec, then the checks of
+ * the functions the spec calls: what a command that works on one spec needs (the other
+ * functions are never used, and half of a small spec's run went to checking them).  False after the
  * failing step has reported; *lib and *spec are then what was loaded, or NULL. */
 bool cli_load_library_and_spec(const CliOptions *o, Library **lib, Spec **spec);
 TimingDb *cli_load_timingdb(const CliOptions *o); /* default database, --db, or analytic */

@@ -889,7 +889,7 @@ void library_impl_free(Impl *im) {
   memset(im, 0, sizeof *im);
 }
 
-/* Reads the implementation's .cu file (its routines are checked with its patterns). */
+/* Reads the implementation's .cu file (library_check checks its routines). */
 static void impl_read_cu(Impl *im) { im->cu_text = read_text_file(im->cu_path, NULL); }
 
 /* Checks that the implementation's .cu file defines every routine, by the rules instantiation
@@ -1041,14 +1041,14 @@ static void load_functions(Library *lib) {
 
 Library *library_load(const char *dir) {
   Library *lib = library_open(dir);
-  if (lib && !library_check_patterns(lib, NULL)) {
+  if (lib && !library_check(lib, NULL)) {
     library_free(lib);
     return NULL;
   }
   return lib;
 }
 
-bool library_check_patterns(Library *lib, const bool *used) {
+bool library_check(Library *lib, const bool *used) {
   int errors = diag_error_count();
   for (int f = 0; f < lib->nfuncs; f++) {
     Function *fn = &lib->funcs[f];

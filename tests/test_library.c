@@ -356,7 +356,7 @@ static void test_fixtures_bad(void **state) {
 }
 
 /* library_open defers the checks of the implementations (patterns at sample block sizes, the
- * routines' definitions) to library_check_patterns, which checks only the functions asked for,
+ * routines' definitions) to library_check, which checks only the functions asked for,
  * once: every bad fixture still fails with its located message, whichever of the two finds it. */
 static void test_fixtures_bad_deferred(void **state) {
   (void)state;
@@ -385,12 +385,12 @@ static void test_fixtures_bad_deferred(void **state) {
     free(out);
     bool unused[1] = {false}; /* the fixture's one function, vcopy3, not called */
     capture_start();
-    assert_true(library_check_patterns(lib, unused));
+    assert_true(library_check(lib, unused));
     out = capture_end();
     assert_int_equal(diag_error_count(), before);
     free(out);
     capture_start();
-    assert_false(library_check_patterns(lib, NULL));
+    assert_false(library_check(lib, NULL));
     out = capture_end();
     assert_contains(out, where);
     assert_contains(out, bad[k].message);
@@ -398,7 +398,7 @@ static void test_fixtures_bad_deferred(void **state) {
     int after = diag_error_count();
     assert_true(after > before);
     capture_start();
-    assert_true(library_check_patterns(lib, NULL)); /* checked once: nothing new to report */
+    assert_true(library_check(lib, NULL)); /* checked once: nothing new to report */
     free(capture_end());
     assert_int_equal(diag_error_count(), after);
     library_free(lib);
