@@ -1268,7 +1268,7 @@ typedef struct {
   double work;    /* max(IO, COMPUTE) */
   double floor;   /* the grid floor */
   double barrier; /* barrier time */
-  double spill;   /* local-memory time of spilled registers */
+  double spill;   /* what spilled registers' local-memory traffic adds beyond work */
 } ModelTerms;
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
@@ -1279,6 +1279,11 @@ double model_launch_overhead_ns(const TimingDb *db);
 /* Registers per thread: base + the register buffers live at once + temporaries; combine.c
  * fills KernelPlan.regs_estimate with it when no nvcc report is known. */
 int model_estimate_registers(const KernelPlan *plan);
+/* Bytes per element that memory moves, in lines of `line` bytes, to serve slices [lo[i], lo[i] +
+ * len[i]) (reals of real_bytes) of every element's record of `record` reals, the records
+ * contiguous (element-major): lines shared by neighbouring elements count once. */
+double model_line_bytes(const int *lo, const int *len, int n, int record, int real_bytes,
+                        int line);
 /* Used bytes / touched 32-byte-sector bytes of a warp's global accesses through pattern p at a
  * block shape (1 = fully coalesced); memoized in the context. */
 double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape shape);

@@ -13,7 +13,7 @@
  *  - barriers: each stalls its block; the cost per element shrinks with E and resident blocks;
  *  - idle threads: a call with fewer threads than the kernel's block takes the same time for
  *    fewer elements' worth of work, so its compute is scaled by threads / its threads;
- *  - register spills beyond 255 registers per thread go through local memory.
+ *  - spilled registers go through local memory, on the chip beside the DRAM stream.
  *
  * With no database (or a routine missing from it), a routine costs its compulsory bytes over the
  * copy bandwidth, divided by the access efficiency of its global pattern: the fraction of the
@@ -58,6 +58,11 @@
  * SM it is not hidden. */
 #define BLOCK_LIFE_NS 2000.0
 #define L1_SMEM_BYTES_PER_SM (256 * 1024) /* L1 and shared memory together */
+/* What memory moves per line touched by a partial read of a record: a blend of DRAM's 64-byte
+ * access and L2's 128-byte line, weights measured on the H100 (overfetch_time). */
+enum { LINE_SIZES = 2 };
+static const int LINE_BYTES[LINE_SIZES] = {64, 128};
+static const double LINE_WEIGHT[LINE_SIZES] = {0.77, 0.23};
 #define L1_USABLE_BYTES (128 * 1024)      /* hits fall off long before L1 is full */
 
 /* ---- occupancy -------------------------------------------------------------------------- */
@@ -544,7 +549,9 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
     double sat = saturation(k->dev, (double)k->occ.blocks_per_sm * plan->threads, run);
     /* The copy moves whole records: each moved slice pays for the unused ones too. */
     double share = (double)staged->nvalues / staged->moved;
-    return share * bytes / (k->dev->copy_gbs * COPY_EFFICIENCY * sat);
+    /* Whole records in 16-byte asynchronous copies: a plain stream, at the copy bandwidth
+     * (measured on the H100: quadrature's staged kernel 101.6% of copy). */
+    return share * bytes / (k->dev->copy_gbs * sat);
   }
   /* A slice written straight to an element-major record leaves every sector it touches partly
    * written, and memory then moves whole records: measured on the H100, the element's 16
@@ -668,15 +675,98 @@ static double barrier_time(const KernelCtx *k) {
   return barriers * per_block / ((double)plan->e * blocks * k->dev->sm_count);
 }
 
-/* Local-memory traffic of spilled registers: ptxas's spill bytes per thread when known, else the
- * registers beyond the per-thread maximum, stored and reloaded.  It mostly stays in L1/L2, hence
- * twice the copy bandwidth. */
-static double spill_time(const KernelCtx *k, int regs) {
+static int compare_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+/* The distinct lines of `line` bytes that slices [lo[i], lo[i] + len[i]) (reals) of elements
+ * [0, elements) touch, the records being `rec` bytes apart. */
+static long distinct_lines(const int *lo, const int *len, int n, long rec, int real_bytes,
+                           int line, long elements, long *scratch) {
+  long count = 0;
+  for (long e = 0; e < elements; e++)
+    for (int i = 0; i < n; i++) {
+      long first = e * rec + (long)lo[i] * real_bytes;
+      long last = first + (long)len[i] * real_bytes - 1;
+      for (long l = first / line; l <= last / line; l++) scratch[count++] = l;
+    }
+  qsort(scratch, (size_t)count, sizeof *scratch, compare_long);
+  long distinct = 0;
+  for (long i = 0; i < count; i++) distinct += i == 0 || scratch[i] != scratch[i - 1];
+  return distinct;
+}
+
+/* Counted as the lines one period of the records' alignment to lines adds after another. */
+double model_line_bytes(const int *lo, const int *len, int n, int record, int real_bytes,
+                        int line) {
+  long rec = (long)record * real_bytes, period = 1;
+  while (period * rec % line) period++;
+  long per_element = 0;
+  for (int i = 0; i < n; i++) per_element += (long)len[i] * real_bytes / line + 2;
+  long *scratch = xmalloc(sizeof *scratch * (size_t)(2 * period * per_element));
+  long one = distinct_lines(lo, len, n, rec, real_bytes, line, period, scratch);
+  long two = distinct_lines(lo, len, n, rec, real_bytes, line, 2 * period, scratch);
+  free(scratch);
+  return (double)(two - one) * line / period;
+}
+
+/* Memory moves whole lines, not the bytes a kernel reads: a kernel that reads some slices of an
+ * element-major array's records (F[0] and F[1] of F[8]: 72 of every 288 bytes) pays for the
+ * rest of the lines they touch.  A kernel reading every slice of the records pays nothing extra
+ * (the slices share their lines), and neither does one that stages the records whole (staging.c
+ * charges that copy).  The bytes per line, between DRAM's 64-byte access and L2's 128-byte line,
+ * were measured on the H100 (docs/model.md, "Lines"). */
+static double overfetch_time(const KernelCtx *k) {
+  const KernelPlan *plan = k->plan;
+  const Dag *dag = k->dag;
+  int nargs = dag->nin_args + dag->nout_args;
+  double extra = 0;
+  int *lo = xmalloc(sizeof *lo * (size_t)(plan->nbuffers + 1));
+  int *len = xmalloc(sizeof *len * (size_t)(plan->nbuffers + 1));
+  for (int arg = 0; arg < nargs; arg++) {
+    int n = 0, record = 0;
+    double useful = 0;
+    for (int b = 0; b < plan->nbuffers; b++) {
+      const Buffer *buf = &plan->buffers[b];
+      const Value *v = &dag->values[buf->value];
+      if (!buf->load || v->arg < 0) continue;
+      int api = v->producer < 0 ? v->arg : dag->nin_args + v->arg;
+      GlobalBinding g = target_binding(k->target, dag, buf->value);
+      if (api != arg || g.layout != LAYOUT_ELEMENT || g.record <= g.size) continue;
+      if (staging_find(k->staging, dag, buf->value)) continue;
+      lo[n] = g.offset, len[n] = g.size, record = g.record;
+      useful += (double)g.size * k->real_bytes;
+      n++;
+    }
+    if (n == 0) continue;
+    double moved = 0;
+    for (int i = 0; i < LINE_SIZES; i++)
+      moved += LINE_WEIGHT[i] * model_line_bytes(lo, len, n, record, k->real_bytes, LINE_BYTES[i]);
+    if (moved > useful) extra += moved - useful;
+  }
+  free(lo);
+  free(len);
+  return extra / (k->dev->copy_gbs * COPY_EFFICIENCY);
+}
+
+/* Local-memory traffic of spilled registers: ptxas's spill bytes (stores plus loads) per thread
+ * when known, else the registers beyond the per-thread maximum, stored and reloaded.  Local
+ * memory is cached on the chip: the traffic runs at L1's sector bandwidth while the resident
+ * threads' spill slots fit beside the shared memory, else at L2's; either way beside the DRAM
+ * stream, not after it (measured on the H100: stvenant's single kernel spilling 108 bytes per
+ * thread, and chain12's kernels spilling 60, ran at copy speed). */
+static double spill_traffic_time(const KernelCtx *k, int regs) {
   double per_thread = k->plan->regs_from_ptxas ? k->plan->spill_bytes
                       : regs > MAX_REGISTERS    ? (regs - MAX_REGISTERS) * 8.0
                                                 : 0;
+  if (per_thread <= 0) return 0;
   double bytes = per_thread * k->plan->threads / k->plan->e;
-  return bytes / (k->dev->copy_gbs * 2.0);
+  double resident = (double)k->occ.blocks_per_sm * k->plan->threads * per_thread / 2;
+  double l1_free = L1_SMEM_BYTES_PER_SM - (double)k->occ.blocks_per_sm * k->plan->smem_bytes;
+  if (l1_free > L1_USABLE_BYTES) l1_free = L1_USABLE_BYTES;
+  double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
+  return bytes / ((resident <= l1_free ? L1_SECTOR_GBS : L2_SECTOR_GBS) * scale);
 }
 
 /* ---- calibration (docs/model.md; fitted by calibrate.c) ----------------------------------- */
@@ -734,8 +824,12 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   /* The compute steps come in call order. */
   for (int s = 0; s < plan->nsteps; s++)
     if (plan->steps[s].kind == ROUTINE_COMPUTE) compute += compute_time(&k, &plan->steps[s]);
-  *out = (ModelTerms){io > compute ? io : compute, k.floor_ns, barrier_time(&k),
-                      spill_time(&k, regs)};
+  io += overfetch_time(&k);
+  /* Spill traffic shares the chip with the compute: what it adds beyond the memory time is the
+   * spill term. */
+  double work = io > compute ? io : compute;
+  double spilled = compute + spill_traffic_time(&k, regs);
+  *out = (ModelTerms){work, k.floor_ns, barrier_time(&k), spilled > work ? spilled - work : 0};
   staging_free(&staging);
   return true;
 }
