@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Call A: slice micro-benchmark (model lines), then the double half of the timing database.
+set -u
+cd gpu
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/gpu.txt
+./slice/slice | tee $OUT/slice.txt
+xz -d -k bench/kasbench.xz && chmod +x bench/kasbench
+mkdir -p $OUT/db
+start=$(date +%s)
+timeout 480 ./bench/kasbench $OUT/db double > $OUT/db/kasbench.log 2>&1; echo "rc $? in $(( $(date +%s) - start )) s" | tee -a $OUT/db/kasbench.log
+tail -3 $OUT/db/kasbench.log; ls -la $OUT/db
