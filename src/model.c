@@ -722,6 +722,13 @@ static double overfetch_time(const KernelCtx *k) {
   const Dag *dag = k->dag;
   int nargs = dag->nin_args + dag->nout_args;
   double extra = 0;
+  bool slices = false; /* most kernels load no slice of a larger record: nothing to count */
+  for (int b = 0; b < plan->nbuffers && !slices; b++) {
+    const Value *v = &dag->values[plan->buffers[b].value];
+    slices = plan->buffers[b].load && v->arg >= 0 && v->arg_record > dag_value_floats(dag,
+                                                                      plan->buffers[b].value);
+  }
+  if (!slices) return 0;
   int *lo = xmalloc(sizeof *lo * (size_t)(plan->nbuffers + 1));
   int *len = xmalloc(sizeof *len * (size_t)(plan->nbuffers + 1));
   for (int arg = 0; arg < nargs; arg++) {

@@ -86,9 +86,12 @@ xmlDocPtr xml_read_untrusted(const char *path, const char *text, size_t len) {
   ctxt->sax->startElementNs = start_element_with_line;
   ctxt->_private = &doctype_seen;
   /* NONET: never fetch anything; NOERROR/NOWARNING: errors are reported here, located.  No
-   * NOENT, no DTDLOAD, no XINCLUDE. */
+   * NOENT, no DTDLOAD, no XINCLUDE.  NOBLANKS, COMPACT: kasgen's formats carry everything in
+   * attributes, so the indentation between elements need not become nodes (half of a timing
+   * database's nodes), and small strings live in the nodes. */
   xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
+                                        XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
   if (doctype_seen.doctype) {
     xmlFreeDoc(doc);
     doc = NULL;
