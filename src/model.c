@@ -493,6 +493,12 @@ static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int 
   return true;
 }
 
+/* L1 bytes per SM left beside the resident blocks' shared memory, as far as hits go. */
+static double l1_free_bytes(const KernelCtx *k) {
+  double free_bytes = L1_SMEM_BYTES_PER_SM - (double)k->occ.blocks_per_sm * k->plan->smem_bytes;
+  return free_bytes < L1_USABLE_BYTES ? free_bytes : L1_USABLE_BYTES;
+}
+
 /* The analytic time of moving `bytes` per element through routine io bound so: DRAM at the copy
  * bandwidth, or the sectors the warps request (a partly used sector costs a whole one) served by
  * L1 or L2, whichever is slower. */
@@ -509,8 +515,7 @@ static double analytic_io_ns(const KernelCtx *k, const IoRoutine *io, BlockShape
   /* Loads re-requesting sectors of earlier rounds hit L1 while the resident warps' footprints
    * fit beside the shared memory; otherwise every round goes to L2. */
   double warps = (double)k->occ.blocks_per_sm * ((threads + 31) / 32);
-  double l1_free = L1_SMEM_BYTES_PER_SM - (double)k->occ.blocks_per_sm * k->plan->smem_bytes;
-  if (l1_free > L1_USABLE_BYTES) l1_free = L1_USABLE_BYTES;
+  double l1_free = l1_free_bytes(k);
   /* A slice of an element-major record shares its sectors with the record's other slices, which
    * the kernel reads too: what must stay in L1 for the re-reads to hit is the whole record. */
   double footprint = a->footprint;
@@ -675,26 +680,18 @@ static double barrier_time(const KernelCtx *k) {
   return barriers * per_block / ((double)plan->e * blocks * k->dev->sm_count);
 }
 
-static int compare_long(const void *a, const void *b) {
-  long x = *(const long *)a, y = *(const long *)b;
-  return (x > y) - (x < y);
-}
-
 /* The distinct lines of `line` bytes that slices [lo[i], lo[i] + len[i]) (reals) of elements
  * [0, elements) touch, the records being `rec` bytes apart. */
 static long distinct_lines(const int *lo, const int *len, int n, long rec, int real_bytes,
                            int line, long elements, long *scratch) {
-  long count = 0;
+  int count = 0;
   for (long e = 0; e < elements; e++)
     for (int i = 0; i < n; i++) {
       long first = e * rec + (long)lo[i] * real_bytes;
       long last = first + (long)len[i] * real_bytes - 1;
       for (long l = first / line; l <= last / line; l++) scratch[count++] = l;
     }
-  qsort(scratch, (size_t)count, sizeof *scratch, compare_long);
-  long distinct = 0;
-  for (long i = 0; i < count; i++) distinct += i == 0 || scratch[i] != scratch[i - 1];
-  return distinct;
+  return count_distinct(scratch, count);
 }
 
 /* Counted as the lines one period of the records' alignment to lines adds after another. */
@@ -720,36 +717,32 @@ double model_line_bytes(const int *lo, const int *len, int n, int record, int re
 static double overfetch_time(const KernelCtx *k) {
   const KernelPlan *plan = k->plan;
   const Dag *dag = k->dag;
-  int nargs = dag->nin_args + dag->nout_args;
+  /* The kernel's unstaged loads of slices of element-major records, argument by argument
+   * (the buffers of one array are its slices in load order, which counting lines ignores). */
+  int n = 0, *lo = NULL, *len = NULL;
   double extra = 0;
-  bool slices = false; /* most kernels load no slice of a larger record: nothing to count */
-  for (int b = 0; b < plan->nbuffers && !slices; b++) {
-    const Value *v = &dag->values[plan->buffers[b].value];
-    slices = plan->buffers[b].load && v->arg >= 0 && v->arg_record > dag_value_floats(dag,
-                                                                      plan->buffers[b].value);
-  }
-  if (!slices) return 0;
-  int *lo = xmalloc(sizeof *lo * (size_t)(plan->nbuffers + 1));
-  int *len = xmalloc(sizeof *len * (size_t)(plan->nbuffers + 1));
-  for (int arg = 0; arg < nargs; arg++) {
-    int n = 0, record = 0;
-    double useful = 0;
+  for (int arg = 0; arg < dag->nin_args + dag->nout_args; arg++) {
+    int record = 0;
+    n = 0;
     for (int b = 0; b < plan->nbuffers; b++) {
       const Buffer *buf = &plan->buffers[b];
       const Value *v = &dag->values[buf->value];
-      if (!buf->load || v->arg < 0) continue;
-      int api = v->producer < 0 ? v->arg : dag->nin_args + v->arg;
+      if (!buf->load || v->arg < 0 || (v->producer < 0 ? v->arg : dag->nin_args + v->arg) != arg)
+        continue;
       GlobalBinding g = target_binding(k->target, dag, buf->value);
-      if (api != arg || g.layout != LAYOUT_ELEMENT || g.record <= g.size) continue;
+      if (g.layout != LAYOUT_ELEMENT || g.record <= g.size) continue;
       if (staging_find(k->staging, dag, buf->value)) continue;
+      if (!lo) { /* most kernels load no slice: nothing is allocated for them */
+        lo = xmalloc(sizeof *lo * (size_t)plan->nbuffers);
+        len = xmalloc(sizeof *len * (size_t)plan->nbuffers);
+      }
       lo[n] = g.offset, len[n] = g.size, record = g.record;
-      useful += (double)g.size * k->real_bytes;
       n++;
     }
-    if (n == 0) continue;
-    double moved = 0;
-    for (int i = 0; i < LINE_SIZES; i++)
-      moved += LINE_WEIGHT[i] * model_line_bytes(lo, len, n, record, k->real_bytes, LINE_BYTES[i]);
+    double useful = 0, moved = 0;
+    for (int i = 0; i < n; i++) useful += (double)len[i] * k->real_bytes;
+    for (int l = 0; l < LINE_SIZES && n > 0; l++)
+      moved += LINE_WEIGHT[l] * model_line_bytes(lo, len, n, record, k->real_bytes, LINE_BYTES[l]);
     if (moved > useful) extra += moved - useful;
   }
   free(lo);
@@ -770,10 +763,8 @@ static double spill_traffic_time(const KernelCtx *k, int regs) {
   if (per_thread <= 0) return 0;
   double bytes = per_thread * k->plan->threads / k->plan->e;
   double resident = (double)k->occ.blocks_per_sm * k->plan->threads * per_thread / 2;
-  double l1_free = L1_SMEM_BYTES_PER_SM - (double)k->occ.blocks_per_sm * k->plan->smem_bytes;
-  if (l1_free > L1_USABLE_BYTES) l1_free = L1_USABLE_BYTES;
   double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
-  return bytes / ((resident <= l1_free ? L1_SECTOR_GBS : L2_SECTOR_GBS) * scale);
+  return bytes / ((resident <= l1_free_bytes(k) ? L1_SECTOR_GBS : L2_SECTOR_GBS) * scale);
 }
 
 /* ---- calibration (docs/model.md; fitted by calibrate.c) ----------------------------------- */
