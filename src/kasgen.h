@@ -892,6 +892,28 @@ struct _xmlDoc *xml_read_untrusted(const char *path, const char *text, size_t le
 /* The line where an element of such a document starts, also past libxml2's 65535; 0 unknown. */
 long xml_line(const struct _xmlNode *node);
 
+/* The same reading as a stream, for files too large to hold as a tree (a timing database of
+ * 100,000 elements): no tree is built; each element's start tag reaches `start` and its end tag
+ * `end`, with its depth (0 for the root), the line where its start tag ends (as xml_line gives)
+ * and its attributes as NUL-terminated strings, valid during the call only.  Text is ignored.
+ * A handler returns false to stop the reading (too many errors).  false after a located error
+ * of the XML itself (what the handlers report is theirs to count). */
+typedef struct {
+  const char *name;
+  int depth, line;
+  int nattrs;
+  const char *const *attr_names;
+  const char *const *attr_values;
+} XmlElement;
+typedef struct {
+  void *ctx;
+  bool (*start)(void *ctx, const XmlElement *el);
+  bool (*end)(void *ctx, const XmlElement *el); /* name, depth and line; no attributes */
+} XmlHandler;
+bool xml_stream_untrusted(const char *path, const char *text, size_t len, const XmlHandler *h);
+/* The value of an element's attribute, or NULL. */
+const char *xml_attr(const XmlElement *el, const char *name);
+
 TimingDb *timingdb_load(const char *path); /* NULL after a located error */
 /* The schema version this kasgen writes; it also reads version 1 (single precision,
  * element-major, W = 4 throughout). */

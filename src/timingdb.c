@@ -2,7 +2,7 @@
  * timingdb.c — the per-GPU timing database (docs/design.md §8, schema in docs/timingdb.md).
  *
  * The database is XML written by the micro-benchmarks on a GPU machine; kasgen reads it here with
- * libxml2 to predict for that GPU without running on it.  Every error names file:line.  Lookups
+ * libxml2 (as a stream: no tree) to predict for that GPU without running on it.  Every error names file:line.  Lookups
  * interpolate a routine's nanoseconds per element linearly in extra shared memory and in E,
  * clamped to the measured range.  With no database, timingdb_analytic() gives the built-in H100
  * SXM limits and no routine timings (the model then uses its analytic form).
@@ -15,8 +15,6 @@
  */
 #include "kasgen.h"
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -33,20 +31,21 @@ typedef struct {
   const char *text;
   bool failed;
   int nerrors;       /* reported so far; parsing stops after MAX_DB_ERRORS */
-  int *lines;        /* per routine of the TimingDb being built: its line, for duplicates */
+  TimingDb *db;      /* being built */
+  int *lines;        /* per routine of db: its line, for duplicates */
   int lines_cap;
+  int points_cap;    /* of the routine last started */
+  const char *parent; /* the name of the entry (depth 1) being read, "" between entries */
+  int root_line;
+  int ndevices, ngenerated;
 } DbParser;
 
 enum { MAX_DB_ERRORS = 50 };
 
-static SrcLoc node_loc(DbParser *p, xmlNodePtr node) {
-  return (SrcLoc){.file = p->path, .text = p->text, .line = (int)xml_line(node)};
-}
-
-static void db_error(DbParser *p, xmlNodePtr node, const char *fmt, ...)
+static void db_error(DbParser *p, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void db_error(DbParser *p, xmlNodePtr node, const char *fmt, ...) {
+static void db_error(DbParser *p, int line, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -54,84 +53,78 @@ static void db_error(DbParser *p, xmlNodePtr node, const char *fmt, ...) {
   va_end(ap);
   p->failed = true;
   if (++p->nerrors > MAX_DB_ERRORS) return;
-  diag_error(node_loc(p, node), "%s", msg);
+  diag_error((SrcLoc){.file = p->path, .text = p->text, .line = line}, "%s", msg);
   if (p->nerrors == MAX_DB_ERRORS)
     diag_note((SrcLoc){.file = p->path}, "too many errors; the rest are not shown");
 }
 
 /* ---- attributes ------------------------------------------------------------------------- */
 
-/* Returns the attribute's value (malloc'ed) or NULL after "missing attribute" when required. */
-static char *get_attr(DbParser *p, xmlNodePtr node, const char *name, bool required) {
-  xmlChar *v = xmlGetProp(node, (const xmlChar *)name);
-  if (!v) {
-    if (required)
-      db_error(p, node, "<%s> lacks the attribute '%s'", (const char *)node->name, name);
-    return NULL;
-  }
-  char *s = xstrdup((const char *)v);
-  xmlFree(v);
-  return s;
+/* Returns the attribute's value or NULL after "missing attribute" when required. */
+static const char *attr(DbParser *p, const XmlElement *el, const char *name, bool required) {
+  const char *v = xml_attr(el, name);
+  if (!v && required) db_error(p, el->line, "<%s> lacks the attribute '%s'", el->name, name);
+  return v;
+}
+
+/* The same, malloc'ed: for the strings a database keeps. */
+static char *get_attr(DbParser *p, const XmlElement *el, const char *name, bool required) {
+  const char *v = attr(p, el, name, required);
+  return v ? xstrdup(v) : NULL;
 }
 
 /* A finite, non-negative number. */
-static bool attr_double(DbParser *p, xmlNodePtr node, const char *name, bool required,
+static bool attr_double(DbParser *p, const XmlElement *el, const char *name, bool required,
                         double *out) {
-  char *s = get_attr(p, node, name, required);
+  const char *s = attr(p, el, name, required);
   if (!s) return !required;
   char *end;
   errno = 0;
   double v = strtod(s, &end);
   bool ok = end != s && *end == '\0' && errno == 0 && isfinite(v) && v >= 0;
   if (!ok)
-    db_error(p, node, "attribute '%s' must be a finite non-negative number, not '%s'", name, s);
+    db_error(p, el->line, "attribute '%s' must be a finite non-negative number, not '%s'", name, s);
   else
     *out = v;
-  free(s);
   return ok;
 }
 
 /* An integer in [min, max]; the message gives the range, which real GPUs span comfortably. */
-static bool attr_long(DbParser *p, xmlNodePtr node, const char *name, bool required, long min,
+static bool attr_long(DbParser *p, const XmlElement *el, const char *name, bool required, long min,
                       long max, long *out) {
-  char *s = get_attr(p, node, name, required);
+  const char *s = attr(p, el, name, required);
   if (!s) return !required;
   char *end;
   errno = 0;
   long v = strtol(s, &end, 10);
   bool ok = end != s && *end == '\0' && errno == 0 && v >= min && v <= max;
   if (!ok)
-    db_error(p, node, "attribute '%s' must be an integer in [%ld, %ld], not '%s'", name, min,
+    db_error(p, el->line, "attribute '%s' must be an integer in [%ld, %ld], not '%s'", name, min,
              max, s);
   else
     *out = v;
-  free(s);
   return ok;
 }
 
-static void attr_int(DbParser *p, xmlNodePtr node, const char *name, long min, long max,
+static void attr_int(DbParser *p, const XmlElement *el, const char *name, long min, long max,
                      int *out) {
   long v = 0;
-  if (attr_long(p, node, name, true, min, max, &v)) *out = (int)v;
+  if (attr_long(p, el, name, true, min, max, &v)) *out = (int)v;
 }
 
 /* A number in [min, max] (both finite). */
-static void attr_bounded(DbParser *p, xmlNodePtr node, const char *name, bool required, double min,
+static void attr_bounded(DbParser *p, const XmlElement *el, const char *name, bool required, double min,
                          double max, double *out) {
   double v = *out;
-  if (!attr_double(p, node, name, required, &v)) return;
+  if (!attr_double(p, el, name, required, &v)) return;
   if (v < min || v > max)
-    db_error(p, node, "attribute '%s' = %g is outside [%g, %g]: not a real GPU's figure", name, v,
+    db_error(p, el->line, "attribute '%s' = %g is outside [%g, %g]: not a real GPU's figure", name, v,
              min, max);
   else
     *out = v;
 }
 
 /* ---- elements --------------------------------------------------------------------------- */
-
-static bool is_element(xmlNodePtr n, const char *name) {
-  return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name);
-}
 
 /* Plausible ranges of the device limits: generous around every CUDA GPU so far, tight enough
  * that the model's integer arithmetic (threads x warps x registers) cannot overflow. */
@@ -147,32 +140,32 @@ static bool is_element(xmlNodePtr n, const char *name) {
 #define MAX_NS_PER_ELEMENT 1e6    /* a millisecond per element and routine */
 
 /* <device name slug sm-count ... copy-gbs launch-overhead-ns/> */
-static void parse_device(DbParser *p, xmlNodePtr node, DeviceLimits *d) {
-  d->name = get_attr(p, node, "name", true);
-  d->slug = get_attr(p, node, "slug", true);
-  attr_int(p, node, "sm-count", 1, MAX_SMS, &d->sm_count);
-  attr_int(p, node, "smem-per-sm", 1, MAX_SMEM_BYTES, &d->smem_per_sm);
-  attr_int(p, node, "smem-per-block-optin", 0, MAX_SMEM_BYTES, &d->smem_per_block_optin);
-  attr_int(p, node, "regs-per-sm", 1, MAX_REGS, &d->regs_per_sm);
-  attr_int(p, node, "regs-per-block", 0, MAX_REGS, &d->regs_per_block);
-  attr_int(p, node, "max-threads-per-sm", 1, MAX_THREADS_PER_SM, &d->max_threads_per_sm);
-  attr_int(p, node, "max-blocks-per-sm", 1, MAX_BLOCKS_PER_SM, &d->max_blocks_per_sm);
-  attr_int(p, node, "max-threads-per-block", 1, MAX_THREADS_PER_SM, &d->max_threads_per_block);
-  attr_int(p, node, "warp-size", 1, MAX_WARP, &d->warp_size);
-  attr_long(p, node, "l2-bytes", true, 0, MAX_L2_BYTES, &d->l2_bytes);
+static void parse_device(DbParser *p, const XmlElement *el, DeviceLimits *d) {
+  d->name = get_attr(p, el, "name", true);
+  d->slug = get_attr(p, el, "slug", true);
+  attr_int(p, el, "sm-count", 1, MAX_SMS, &d->sm_count);
+  attr_int(p, el, "smem-per-sm", 1, MAX_SMEM_BYTES, &d->smem_per_sm);
+  attr_int(p, el, "smem-per-block-optin", 0, MAX_SMEM_BYTES, &d->smem_per_block_optin);
+  attr_int(p, el, "regs-per-sm", 1, MAX_REGS, &d->regs_per_sm);
+  attr_int(p, el, "regs-per-block", 0, MAX_REGS, &d->regs_per_block);
+  attr_int(p, el, "max-threads-per-sm", 1, MAX_THREADS_PER_SM, &d->max_threads_per_sm);
+  attr_int(p, el, "max-blocks-per-sm", 1, MAX_BLOCKS_PER_SM, &d->max_blocks_per_sm);
+  attr_int(p, el, "max-threads-per-block", 1, MAX_THREADS_PER_SM, &d->max_threads_per_block);
+  attr_int(p, el, "warp-size", 1, MAX_WARP, &d->warp_size);
+  attr_long(p, el, "l2-bytes", true, 0, MAX_L2_BYTES, &d->l2_bytes);
   d->copy_gbs = 0;
-  attr_bounded(p, node, "copy-gbs", true, 0, MAX_COPY_GBS, &d->copy_gbs);
+  attr_bounded(p, el, "copy-gbs", true, 0, MAX_COPY_GBS, &d->copy_gbs);
   d->launch_overhead_ns = 2500;
-  attr_bounded(p, node, "launch-overhead-ns", false, 0, MAX_LAUNCH_NS, &d->launch_overhead_ns);
+  attr_bounded(p, el, "launch-overhead-ns", false, 0, MAX_LAUNCH_NS, &d->launch_overhead_ns);
   if (p->failed) return;
   /* A zero bandwidth would make the model divide by zero; it is never a real device. */
-  if (d->copy_gbs <= 0) db_error(p, node, "<device>: copy-gbs must be positive");
+  if (d->copy_gbs <= 0) db_error(p, el->line, "<device>: copy-gbs must be positive");
 }
 
 /* <generated date nvcc kasgen elements/>: provenance, shown to the user. */
-static void parse_generated(DbParser *p, xmlNodePtr node, TimingDb *db) {
-  db->date = get_attr(p, node, "date", true);
-  db->nvcc_version = get_attr(p, node, "nvcc", true);
+static void parse_generated(DbParser *p, const XmlElement *el, TimingDb *db) {
+  db->date = get_attr(p, el, "date", true);
+  db->nvcc_version = get_attr(p, el, "nvcc", true);
 }
 
 static bool parse_kind(const char *s, RoutineKind *out) {
@@ -192,30 +185,28 @@ static bool parse_placement(const char *s, Placement *out) {
 
 /* precision="single|double", layout="element|component", width="W" (version 2; absent: what
  * version 1 measured, single precision element-major at W = 4, or the precision's 16 bytes). */
-static void parse_routine_target(DbParser *p, xmlNodePtr node, RoutineTiming *r) {
-  char *prec = get_attr(p, node, "precision", false);
-  char *layout = get_attr(p, node, "layout", false);
+static void parse_routine_target(DbParser *p, const XmlElement *el, RoutineTiming *r) {
+  const char *prec = attr(p, el, "precision", false);
+  const char *layout = attr(p, el, "layout", false);
   r->precision = PREC_SINGLE;
   r->layout = LAYOUT_ELEMENT;
   if (prec && !strcmp(prec, "double")) r->precision = PREC_DOUBLE;
   else if (prec && strcmp(prec, "single"))
-    db_error(p, node, "unknown precision '%s' (expected single or double)", prec);
+    db_error(p, el->line, "unknown precision '%s' (expected single or double)", prec);
   if (layout && !strcmp(layout, "component")) r->layout = LAYOUT_COMPONENT;
   else if (layout && strcmp(layout, "element"))
-    db_error(p, node, "unknown layout '%s' (expected element or component)", layout);
+    db_error(p, el->line, "unknown layout '%s' (expected element or component)", layout);
   long width = target_vector_width(r->precision);
-  attr_long(p, node, "width", false, 1, 16, &width);
+  attr_long(p, el, "width", false, 1, 16, &width);
   r->width = (int)width;
-  free(prec);
-  free(layout);
 }
 
 /* <point e extra-smem ns/> */
-static void parse_point(DbParser *p, xmlNodePtr node, TimingPoint *pt) {
+static void parse_point(DbParser *p, const XmlElement *el, TimingPoint *pt) {
   long e = 0, smem = 0;
-  attr_long(p, node, "e", true, 1, KAS_MAX_THREADS * 64L, &e);
-  attr_long(p, node, "extra-smem", true, 0, MAX_SMEM_BYTES, &smem);
-  attr_bounded(p, node, "ns", true, 0, MAX_NS_PER_ELEMENT, &pt->ns);
+  attr_long(p, el, "e", true, 1, KAS_MAX_THREADS * 64L, &e);
+  attr_long(p, el, "extra-smem", true, 0, MAX_SMEM_BYTES, &smem);
+  attr_bounded(p, el, "ns", true, 0, MAX_NS_PER_ELEMENT, &pt->ns);
   pt->e = (int)e;
   pt->extra_smem = (int)smem;
 }
@@ -242,47 +233,47 @@ static int routine_cmp(const RoutineTiming *a, const RoutineTiming *b) {
 
 static int cmp_routines(const void *a, const void *b) { return routine_cmp(a, b); }
 
-/* <routine impl kind index placement> <point/>+ </routine> */
-static void parse_routine(DbParser *p, xmlNodePtr node, TimingDb *db) {
+/* <routine impl kind index placement precision? layout? width?>: appended to the database at
+ * once (so that it is freed with it whatever follows); its points come as the stream goes on. */
+static void start_routine(DbParser *p, const XmlElement *el, TimingDb *db) {
   RoutineTiming r = {0};
-  r.impl = get_attr(p, node, "impl", true);
-  char *kind = get_attr(p, node, "kind", true);
-  char *place = get_attr(p, node, "placement", true);
+  r.impl = get_attr(p, el, "impl", true);
+  const char *kind = attr(p, el, "kind", true);
+  const char *place = attr(p, el, "placement", true);
   long index = 0;
-  attr_long(p, node, "index", true, 0, 1000, &index);
+  attr_long(p, el, "index", true, 0, 1000, &index);
   r.index = (int)index;
   if (kind && !parse_kind(kind, &r.kind))
-    db_error(p, node, "unknown routine kind '%s' (expected load, compute or save)", kind);
+    db_error(p, el->line, "unknown routine kind '%s' (expected load, compute or save)", kind);
   if (place && !parse_placement(place, &r.placement))
-    db_error(p, node, "unknown placement '%s' (expected shared or register)", place);
-  parse_routine_target(p, node, &r);
-  free(kind);
-  free(place);
-  int cap = 0;
-  for (xmlNodePtr c = node->children; c && p->nerrors < MAX_DB_ERRORS; c = c->next) {
-    if (c->type != XML_ELEMENT_NODE) continue;
-    if (!is_element(c, "point")) {
-      db_error(p, c, "unexpected <%s> inside <routine> (expected <point>)",
-               (const char *)c->name);
-      continue;
-    }
-    if (r.npoints == cap) {
-      cap = cap ? 2 * cap : 8;
-      r.points = xrealloc(r.points, sizeof *r.points * (size_t)cap);
-    }
-    r.points[r.npoints] = (TimingPoint){0};
-    parse_point(p, c, &r.points[r.npoints++]);
-  }
-  if (r.npoints == 0 && !p->failed)
-    db_error(p, node, "<routine impl=\"%s\"> has no <point>", r.impl);
+    db_error(p, el->line, "unknown placement '%s' (expected shared or register)", place);
+  parse_routine_target(p, el, &r);
   if (!r.impl) r.impl = xstrdup(""); /* already reported; keeps the sort total */
   if (db->nroutines == p->lines_cap) {
     p->lines_cap = p->lines_cap ? 2 * p->lines_cap : 64;
     db->routines = xrealloc(db->routines, sizeof *db->routines * (size_t)p->lines_cap);
     p->lines = xrealloc(p->lines, sizeof *p->lines * (size_t)p->lines_cap);
   }
-  p->lines[db->nroutines] = (int)xml_line(node);
-  db->routines[db->nroutines++] = r; /* kept even on error so that it is freed with db */
+  p->lines[db->nroutines] = el->line;
+  db->routines[db->nroutines++] = r;
+  p->points_cap = 0;
+}
+
+/* <point e extra-smem ns/> of the routine last started. */
+static void add_point(DbParser *p, const XmlElement *el, RoutineTiming *r) {
+  if (r->npoints == p->points_cap) {
+    p->points_cap = p->points_cap ? 2 * p->points_cap : 8;
+    r->points = xrealloc(r->points, sizeof *r->points * (size_t)p->points_cap);
+  }
+  r->points[r->npoints] = (TimingPoint){0};
+  parse_point(p, el, &r->points[r->npoints++]);
+}
+
+/* </routine> */
+static void end_routine(DbParser *p, const TimingDb *db) {
+  const RoutineTiming *r = &db->routines[db->nroutines - 1];
+  if (r->npoints == 0 && !p->failed)
+    db_error(p, p->lines[db->nroutines - 1], "<routine impl=\"%s\"> has no <point>", r->impl);
 }
 
 /* A routine with the line it was read from, for sorting and for naming both duplicates. */
@@ -383,49 +374,70 @@ static void index_routines(TimingDb *db) {
 }
 
 /* kasgen-timings := <kasgen-timings version="1|2"> device generated? routine* </kasgen-timings> */
-static void parse_root(DbParser *p, xmlNodePtr root, TimingDb *db) {
-  if (!root || !is_element(root, "kasgen-timings")) {
-    db_error(p, root, "root element must be <kasgen-timings>, not <%s>",
-             root ? (const char *)root->name : "(none)");
+static void start_root(DbParser *p, const XmlElement *el) {
+  p->root_line = el->line;
+  if (strcmp(el->name, "kasgen-timings")) {
+    db_error(p, el->line, "root element must be <kasgen-timings>, not <%s>", el->name);
     return;
   }
-  char *version = get_attr(p, root, "version", true);
+  const char *version = attr(p, el, "version", true);
   if (version && strcmp(version, "1") && strcmp(version, "2"))
-    db_error(p, root, "unsupported database version '%s' (this kasgen reads versions 1 and 2)",
-             version);
-  free(version);
-  if (p->failed) return;
-  int ndevices = 0, ngenerated = 0;
-  for (xmlNodePtr c = root->children; c && p->nerrors < MAX_DB_ERRORS; c = c->next) {
-    if (c->type != XML_ELEMENT_NODE) continue;
-    if (is_element(c, "device")) {
-      if (ndevices++) db_error(p, c, "more than one <device>");
-      else parse_device(p, c, &db->dev);
-    } else if (is_element(c, "generated")) {
-      /* counted, not db->date: a first one without a date was read twice, and leaked */
-      if (ngenerated++) db_error(p, c, "more than one <generated>");
-      else parse_generated(p, c, db);
-    } else if (is_element(c, "routine")) {
-      parse_routine(p, c, db);
-    } else {
-      db_error(p, c, "unknown element <%s> in <kasgen-timings>", (const char *)c->name);
-    }
+    db_error(p, el->line,
+             "unsupported database version '%s' (this kasgen reads versions 1 and 2)", version);
+}
+
+/* An element inside the root. */
+static void start_entry(DbParser *p, const XmlElement *el) {
+  p->parent = el->name;
+  if (!strcmp(el->name, "device")) {
+    if (p->ndevices++) db_error(p, el->line, "more than one <device>");
+    else parse_device(p, el, &p->db->dev);
+  } else if (!strcmp(el->name, "generated")) {
+    /* counted, not db->date: a first one without a date was read twice, and leaked */
+    if (p->ngenerated++) db_error(p, el->line, "more than one <generated>");
+    else parse_generated(p, el, p->db);
+  } else if (!strcmp(el->name, "routine")) {
+    start_routine(p, el, p->db);
+  } else {
+    db_error(p, el->line, "unknown element <%s> in <kasgen-timings>", el->name);
   }
-  if (ndevices == 0) db_error(p, root, "<kasgen-timings> has no <device>");
-  if (!p->failed) sort_routines(p, db);
-  if (!p->failed) index_routines(db);
+}
+
+/* The stream's start tags: the root, its entries, and a routine's points (what lies inside
+ * other entries is not read). */
+static bool db_start(void *ctx, const XmlElement *el) {
+  DbParser *p = ctx;
+  if (el->depth == 0) start_root(p, el);
+  else if (el->depth == 1) start_entry(p, el);
+  else if (el->depth == 2 && !strcmp(p->parent, "routine")) {
+    if (strcmp(el->name, "point"))
+      db_error(p, el->line, "unexpected <%s> inside <routine> (expected <point>)", el->name);
+    else
+      add_point(p, el, &p->db->routines[p->db->nroutines - 1]);
+  }
+  /* a wrong root or version: nothing after it means anything */
+  return p->nerrors < MAX_DB_ERRORS && !(el->depth == 0 && p->failed);
+}
+
+static bool db_end(void *ctx, const XmlElement *el) {
+  DbParser *p = ctx;
+  if (el->depth == 1 && !strcmp(el->name, "routine")) end_routine(p, p->db);
+  if (el->depth == 1) p->parent = "";
+  if (el->depth == 0 && p->ndevices == 0)
+    db_error(p, p->root_line, "<kasgen-timings> has no <device>");
+  return p->nerrors < MAX_DB_ERRORS;
 }
 
 TimingDb *timingdb_parse(const char *path, const char *text, size_t len) {
-  DbParser p = {.path = path, .text = text};
-  xmlDocPtr doc = xml_read_untrusted(path, text, len);
-  if (!doc) return NULL;
   TimingDb *db = xcalloc(1, sizeof *db);
   db->path = xstrdup(path);
-  parse_root(&p, xmlDocGetRootElement(doc), db);
-  xmlFreeDoc(doc);
+  DbParser p = {.path = path, .text = text, .db = db, .parent = ""};
+  XmlHandler handler = {.ctx = &p, .start = db_start, .end = db_end};
+  bool read = xml_stream_untrusted(path, text, len, &handler);
+  if (read && !p.failed) sort_routines(&p, db);
+  if (read && !p.failed) index_routines(db);
   free(p.lines);
-  if (p.failed) {
+  if (!read || p.failed) {
     timingdb_free(db);
     return NULL;
   }

@@ -5,6 +5,10 @@
  * predefined ones, hence no entity expansion (a "billion laughs" file, or one that references a
  * large entity 40,000 times in an attribute, costs a linear parse and an error), and nothing is
  * ever fetched (XML_PARSE_NONET, no DTD loading, no XInclude).  Errors are located file:line:col.
+ *
+ * Two readings: a tree (xml_read_untrusted, for results files and the calibration store), and a
+ * stream of start and end tags (xml_stream_untrusted) for the timing database, whose 100,000
+ * elements cost more to build and free as a tree (0.14 s) than the search of a seed spec.
  */
 #include "kasgen.h"
 
@@ -17,12 +21,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Set by refuse_doctype while a parse runs (libxml2 calls it from inside xmlCtxtReadMemory);
- * reached through the context's _private pointer. */
+/* A reading in progress, reached from libxml2's callbacks through the context's _private
+ * pointer: whether a <!DOCTYPE> was met (set by refuse_doctype), and for a stream the handler,
+ * the depth, and the buffers that hold the current element's attributes NUL-terminated. */
 typedef struct {
   bool doctype;
   int line, col;
-} DoctypeSeen;
+  const XmlHandler *handler;
+  bool stopped; /* the handler asked to stop */
+  int depth;
+  char *chars;  /* the attribute values, one after another */
+  size_t chars_cap;
+  const char **names, **values;
+  int attrs_cap;
+} Reading;
 
 /* SAX callback for <!DOCTYPE ...>: stop before any declaration inside it is read. */
 static void refuse_doctype(void *ctx, const xmlChar *name, const xmlChar *external_id,
@@ -31,7 +43,7 @@ static void refuse_doctype(void *ctx, const xmlChar *name, const xmlChar *extern
   (void)external_id;
   (void)system_id;
   xmlParserCtxtPtr ctxt = ctx;
-  DoctypeSeen *seen = ctxt->_private;
+  Reading *seen = ctxt->_private;
   seen->doctype = true;
   seen->line = ctxt->input ? ctxt->input->line : 0;
   seen->col = ctxt->input ? ctxt->input->col : 0;
@@ -71,7 +83,8 @@ static void report_libxml_error(const char *path, const char *text, xmlParserCtx
   free(msg);
 }
 
-xmlDocPtr xml_read_untrusted(const char *path, const char *text, size_t len) {
+/* A parser that refuses a <!DOCTYPE> and reports nothing itself; NULL after an error. */
+static xmlParserCtxtPtr new_parser(const char *path, size_t len, Reading *reading) {
   if (len > INT_MAX) {
     diag_error((SrcLoc){.file = path}, "file too large for the XML parser");
     return NULL;
@@ -81,27 +94,148 @@ xmlDocPtr xml_read_untrusted(const char *path, const char *text, size_t len) {
     diag_error((SrcLoc){.file = path}, "cannot create an XML parser");
     return NULL;
   }
-  DoctypeSeen doctype_seen = {0};
-  ctxt->sax->internalSubset = refuse_doctype;
-  ctxt->sax->startElementNs = start_element_with_line;
-  ctxt->_private = &doctype_seen;
-  /* NONET: never fetch anything; NOERROR/NOWARNING: errors are reported here, located.  No
-   * NOENT, no DTDLOAD, no XINCLUDE.  NOBLANKS, COMPACT: kasgen's formats carry everything in
-   * attributes, so the indentation between elements need not become nodes (half of a timing
-   * database's nodes), and small strings live in the nodes. */
-  xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-                                        XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
-  if (doctype_seen.doctype) {
-    xmlFreeDoc(doc);
-    doc = NULL;
-    diag_error((SrcLoc){.file = path, .text = text, .line = doctype_seen.line,
-                        .col = doctype_seen.col},
+  ctxt->_private = reading;
+  return ctxt;
+}
+
+/* NONET: never fetch anything; NOERROR/NOWARNING: errors are reported here, located.  No NOENT,
+ * no DTDLOAD, no XINCLUDE. */
+enum { SAFE_OPTIONS = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING };
+
+/* After a parse: the located error of a <!DOCTYPE> or of malformed XML; true when neither. */
+static bool check_parse(const char *path, const char *text, xmlParserCtxtPtr ctxt,
+                        const Reading *reading) {
+  if (reading->doctype) {
+    diag_error((SrcLoc){.file = path, .text = text, .line = reading->line, .col = reading->col},
                "a document type declaration (<!DOCTYPE>) is not allowed here: the format has "
                "no DTD and kasgen expands no entities");
-  } else if (!doc) {
+    return false;
+  }
+  if (reading->stopped) return false; /* the handler has said why */
+  if (!ctxt->wellFormed) {
     report_libxml_error(path, text, ctxt);
+    return false;
+  }
+  return true;
+}
+
+xmlDocPtr xml_read_untrusted(const char *path, const char *text, size_t len) {
+  Reading reading = {0};
+  xmlParserCtxtPtr ctxt = new_parser(path, len, &reading);
+  if (!ctxt) return NULL;
+  ctxt->sax->internalSubset = refuse_doctype;
+  ctxt->sax->startElementNs = start_element_with_line;
+  /* NOBLANKS, COMPACT: kasgen's formats carry everything in attributes, so the indentation
+   * between elements need not become nodes, and small strings live in the nodes. */
+  xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL,
+                                    SAFE_OPTIONS | XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
+  if (!check_parse(path, text, ctxt, &reading) || !doc) {
+    if (!doc && !reading.doctype && ctxt->wellFormed) report_libxml_error(path, text, ctxt);
+    xmlFreeDoc(doc);
+    doc = NULL;
   }
   xmlFreeParserCtxt(ctxt);
   return doc;
+}
+
+/* ---- the stream --------------------------------------------------------------------------- */
+
+/* Copies an attribute value NUL-terminated.  Without entity replacement libxml2 hands over a
+ * value with every reference decoded except an ampersand, which it leaves as "&#38;" (its SAX2
+ * tree builder decodes that one itself); so does this. */
+static char *copy_value(char *to, const xmlChar *from, const xmlChar *end) {
+  static const char amp[] = "&#38;";
+  while (from < end) {
+    size_t left = (size_t)(end - from);
+    if (*from == '&' && left >= sizeof amp - 1 && !memcmp(from, amp, sizeof amp - 1)) {
+      *to++ = '&';
+      from += sizeof amp - 1;
+    } else {
+      *to++ = (char)*from++;
+    }
+  }
+  *to++ = '\0';
+  return to;
+}
+
+/* The element's attributes into the reading's buffers (grown, never shrunk: after the first few
+ * elements of a database no allocation is made). */
+static void gather_attributes(Reading *r, int nattrs, const xmlChar **attributes) {
+  size_t need = 1;
+  for (int i = 0; i < nattrs; i++)
+    need += (size_t)(attributes[5 * i + 4] - attributes[5 * i + 3]) + 1;
+  if (need > r->chars_cap) {
+    r->chars_cap = 2 * need;
+    r->chars = xrealloc(r->chars, r->chars_cap);
+  }
+  if (nattrs > r->attrs_cap) {
+    r->attrs_cap = 2 * nattrs;
+    r->names = xrealloc(r->names, sizeof *r->names * (size_t)r->attrs_cap);
+    r->values = xrealloc(r->values, sizeof *r->values * (size_t)r->attrs_cap);
+  }
+  char *at = r->chars;
+  for (int i = 0; i < nattrs; i++) {
+    r->names[i] = (const char *)attributes[5 * i];
+    r->values[i] = at;
+    at = copy_value(at, attributes[5 * i + 3], attributes[5 * i + 4]);
+  }
+}
+
+static void stop_stream(xmlParserCtxtPtr ctxt, Reading *r) {
+  r->stopped = true;
+  xmlStopParser(ctxt);
+}
+
+static void stream_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
+                         const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
+                         int nb_attributes, int nb_defaulted, const xmlChar **attributes) {
+  (void)prefix;
+  (void)uri;
+  (void)nb_namespaces;
+  (void)namespaces;
+  (void)nb_defaulted; /* none: there is no DTD to default them */
+  xmlParserCtxtPtr ctxt = ctx;
+  Reading *r = ctxt->_private;
+  if (r->stopped) return;
+  gather_attributes(r, nb_attributes, attributes);
+  XmlElement el = {.name = (const char *)localname, .depth = r->depth++,
+                   .line = ctxt->input ? ctxt->input->line : 0, .nattrs = nb_attributes,
+                   .attr_names = r->names, .attr_values = r->values};
+  if (!r->handler->start(r->handler->ctx, &el)) stop_stream(ctxt, r);
+}
+
+static void stream_end(void *ctx, const xmlChar *localname, const xmlChar *prefix,
+                       const xmlChar *uri) {
+  (void)prefix;
+  (void)uri;
+  xmlParserCtxtPtr ctxt = ctx;
+  Reading *r = ctxt->_private;
+  if (r->stopped) return;
+  XmlElement el = {.name = (const char *)localname, .depth = --r->depth,
+                   .line = ctxt->input ? ctxt->input->line : 0};
+  if (r->handler->end && !r->handler->end(r->handler->ctx, &el)) stop_stream(ctxt, r);
+}
+
+bool xml_stream_untrusted(const char *path, const char *text, size_t len, const XmlHandler *h) {
+  Reading reading = {.handler = h};
+  xmlParserCtxtPtr ctxt = new_parser(path, len, &reading);
+  if (!ctxt) return false;
+  /* Only these callbacks: no document, no nodes, no text. */
+  xmlSAXHandler sax = {.initialized = XML_SAX2_MAGIC, .internalSubset = refuse_doctype,
+                       .startElementNs = stream_start, .endElementNs = stream_end};
+  *ctxt->sax = sax;
+  xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL, SAFE_OPTIONS);
+  xmlFreeDoc(doc); /* none is built; freed should libxml2 ever make one */
+  bool ok = check_parse(path, text, ctxt, &reading);
+  xmlFreeParserCtxt(ctxt);
+  free(reading.chars);
+  free(reading.names);
+  free(reading.values);
+  return ok;
+}
+
+const char *xml_attr(const XmlElement *el, const char *name) {
+  for (int i = 0; i < el->nattrs; i++)
+    if (!strcmp(el->attr_names[i], name)) return el->attr_values[i];
+  return NULL;
 }
