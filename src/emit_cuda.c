@@ -526,13 +526,15 @@ static char *staged_name(const Emitter *em, int arg) {
   return xasprintf("st_%s", dag_arg_name(em->dag, dag_api_arg(em->dag, arg)));
 }
 
-/* Where a routine finds an element of a staged array: its slice in the copy ("st_F + 9"). */
-static char *staged_slice(const Emitter *em, int value) {
+/* Where a routine finds an element of a staged array: its slice in the copy ("st_F + 9"), or
+ * for rows (component-major, E apart) its first row ("st_F + 3 * 256"). */
+static char *staged_slice(const Emitter *em, const KernelPlan *p, const StagedArray *a,
+                          int value) {
   const Value *v = &em->dag->values[value];
-  int arg = v->producer < 0 ? v->arg : em->dag->nin_args + v->arg;
-  char *st = staged_name(em, arg);
+  char *st = staged_name(em, a->arg);
   if (v->arg_offset == 0) return st;
-  char *s = xasprintf("%s + %d", st, v->arg_offset);
+  char *s = a->rows ? xasprintf("%s + %d * %d", st, v->arg_offset, p->e)
+                    : xasprintf("%s + %d", st, v->arg_offset);
   free(st);
   return s;
 }
@@ -553,6 +555,16 @@ static void emit_staging_copies(StrBuf *sb, int level, const Emitter *em, int k,
     int reals = p->e * a->record;
     int w = device ? staging_copy_width(p, a) : 1;
     indent(sb, level);
+    if (a->rows) {
+      sb_printf(sb, "/* %s: the block's %d rows, copied out of shared memory from sectors */\n",
+                dag_arg_name(em->dag, arg), a->record);
+      indent(sb, level);
+      sb_printf(sb, "kas_stage_out_rows(%s, %s + e0, %d, %d, (int)ne, ld, %s, %d);\n", name, g,
+                p->e, a->record, device ? "lin" : "0", device ? p->threads : 1);
+      free(g);
+      free(name);
+      continue;
+    }
     sb_printf(sb, "/* %s: the block's %d-real records, %s shared memory in one run */\n",
               dag_arg_name(em->dag, arg), a->record, output ? "copied out of" : "copied into");
     indent(sb, level);
@@ -586,7 +598,7 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   const StagedArray *staged =
       s->kind == ROUTINE_COMPUTE ? NULL : staging_find(&em->staging[k], em->dag, b0->value);
   char *array = s->kind == ROUTINE_COMPUTE ? NULL
-                : staged                    ? staged_slice(em, b0->value)
+                : staged                    ? staged_slice(em, p, staged, b0->value)
                                             : routine_array(em, b0->value);
   if (s->kind == ROUTINE_LOAD) args[n++] = array;
   for (int i = 0; i < s->nbuf; i++) args[n++] = buffer_name(em->dag, &p->buffers[s->buf[i]]);
@@ -596,7 +608,8 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   /* A staged slice is addressed in the block's copy: its element 0 is e0, and ne are valid. */
   if (s->kind != ROUTINE_COMPUTE)
     args[n++] = xstrdup(staged ? "0" : "e0"), args[n++] = xstrdup(staged ? "ne" : "n");
-  if (r->takes_ld) args[n++] = xstrdup("ld");
+  /* rows of a staged copy are E apart */
+  if (r->takes_ld) args[n++] = staged && staged->rows ? xasprintf("%d", p->e) : xstrdup("ld");
   const DagNode *node = &em->dag->nodes[p->order[s->call]];
   char *variant = c_safe_text(s->io && s->io->variant ? s->io->variant : ""); /* INI text */
   char *what = s->kind == ROUTINE_COMPUTE
@@ -996,6 +1009,7 @@ typedef struct {
   const char *linkage; /* of the candidate's entry points */
   const char *prefix;  /* kas_<prefix>_launch, ... */
   char *names[3];      /* owned: the plans' prefixes and entries */
+  Target *any_target;  /* owned: the target of the plan for any alignment (it stages rows) */
 } CandidateText;
 
 /* What an array argument the choosing launch checks is called there: in[i], out[o], workspace. */
@@ -1044,7 +1058,72 @@ static const char aligned16_fn[] =
     "static bool kas_aligned16(const void *p) { return ((size_t)p & 15) == 0; }\n\n"
     "/* Whether p starts a block of `bytes` (a power of two) in memory. */\n"
     "static bool kas_aligned_to(const void *p, size_t bytes) {\n"
-    "  return ((size_t)p & (bytes - 1)) == 0;\n}\n\n";
+    "  return ((size_t)p & (bytes - 1)) == 0;\n}\n\n"
+    "/* Whether every row of a component-major array at p, rows ld_bytes apart, starts on a\n"
+    " * 32-byte sector. */\n"
+    "static bool kas_rows_on_sectors(const void *p, size_t ld_bytes) {\n"
+    "  return (((size_t)p | ld_bytes) & 31) == 0;\n}\n\n";
+
+/* The component-major outputs that the plan for any alignment stages (written from sectors), as
+ * checked_pointer names them, each once, sorted; returns their count. */
+static int staged_rows(const Emitter *any, char **names) {
+  int n = 0;
+  for (int k = 0; k < any->cand->nkernels; k++)
+    for (int i = 0; i < any->staging[k].n; i++) {
+      const StagedArray *a = &any->staging[k].v[i];
+      if (!a->rows) continue;
+      char *name = checked_pointer(any, dag_api_arg(any->dag, a->arg)->values[0]);
+      for (int j = 0; name && j < n; j++)
+        if (!strcmp(names[j], name)) free(name), name = NULL;
+      if (name) names[n++] = name;
+    }
+  qsort(names, (size_t)n, sizeof *names, by_name);
+  return n;
+}
+
+/* An array as the peeled launch names it after moving it h elements on: "in_h[0]". */
+static char *moved_name(const char *name) {
+  if (!strncmp(name, "in[", 3)) return xasprintf("in_h%s", name + 2);
+  if (!strncmp(name, "out[", 4)) return xasprintf("out_h%s", name + 3);
+  return xstrdup(name);
+}
+
+/* The tests under which the fast plan may run (malloc'ed, into tests; returns their count):
+ * each array it moves 16 bytes at a time aligned (`vector`, a printf format taking the array's
+ * name), and the rows of each output that the plan for any alignment stages on sectors.  With
+ * `moved`, the arrays are those moved h elements on (the peeled launch's). */
+static int alignment_tests(const Emitter *fast, const Emitter *any, const char *vector,
+                           bool moved, char **tests) {
+  char *names[KAS_MAX_NODES * 2];
+  int n = vector_arrays(fast, names), ntests = 0;
+  for (int i = 0; i < n; i++) {
+    char *name = moved ? moved_name(names[i]) : xstrdup(names[i]);
+    tests[ntests++] = xasprintf(vector, name);
+    free(name);
+    free(names[i]);
+  }
+  n = staged_rows(any, names);
+  for (int i = 0; i < n; i++) {
+    char *name = moved ? moved_name(names[i]) : xstrdup(names[i]);
+    tests[ntests++] = xasprintf("kas_rows_on_sectors(%s, lda * sizeof(%s))", name, any->real);
+    free(name);
+    free(names[i]);
+  }
+  return ntests;
+}
+
+/* "tests[0] && tests[1] ...", wrapped at MAX_LINE with continuation lines indented to `indent`
+ * columns, then `after`; frees the tests. */
+static void put_conjunction(StrBuf *sb, char **tests, int ntests, int indent, const char *after) {
+  for (int i = 0; i < ntests; i++) {
+    char *test = xasprintf("%s%s", tests[i], i + 1 < ntests ? " &&" : after);
+    if (i && column(sb) + 1 + strlen(test) > MAX_LINE) sb_printf(sb, "\n%*s", indent, "");
+    else if (i) sb_putc(sb, ' ');
+    sb_puts(sb, test);
+    free(test);
+    free(tests[i]);
+  }
+}
 
 /* "in[2] + h * 9" (element-major, 9 reals per element) or "in[2] + h" (component-major): API
  * argument k moved forward by h elements. */
@@ -1071,10 +1150,9 @@ static char *moved_argument(const Emitter *em, int k) {
 static void emit_peeled_launch(StrBuf *sb, const Emitter *fast, const Emitter *any,
                                const char *h, const char *last, bool device) {
   const Dag *dag = fast->dag;
-  char *checked[KAS_MAX_NODES * 2];
-  int nchecked = vector_arrays(fast, checked);
+  char *tests[KAS_MAX_NODES * 4];
+  int ntests = alignment_tests(fast, any, "kas_aligned_to(%s, line)", true, tests);
   sb_puts(sb, "  { /* peel h elements so that the rest starts on a line (or sector) */\n");
-  sb_puts(sb, "    const size_t lda = ld ? ld : n; /* the sub-launches have fewer elements */\n");
   sb_puts(sb, "    for (size_t line = 128; line >= 16; line /= 2) {\n");
   sb_printf(sb, "      for (size_t h = 1; h < line / sizeof(%s) && h < n; h++) {\n", fast->real);
   char *items[KAS_MAX_NODES * 2];
@@ -1090,19 +1168,7 @@ static void emit_peeled_launch(StrBuf *sb, const Emitter *fast, const Emitter *a
     for (int k = 0; k < to - from; k++) free(items[k]);
   }
   sb_puts(sb, "        if (!(");
-  for (int i = 0; i < nchecked; i++) {
-    char *moved = !strncmp(checked[i], "in[", 3)    ? xasprintf("in_h%s", checked[i] + 2)
-                  : !strncmp(checked[i], "out[", 4) ? xasprintf("out_h%s", checked[i] + 3)
-                                                    : xstrdup(checked[i]);
-    const char *after = i + 1 < nchecked ? " &&" : ")) continue;";
-    char *test = xasprintf("kas_aligned_to(%s, line)%s", moved, after);
-    if (i && column(sb) + 1 + strlen(test) > MAX_LINE) sb_printf(sb, "\n%14s", "");
-    else if (i) sb_putc(sb, ' ');
-    sb_puts(sb, test);
-    free(test);
-    free(moved);
-    free(checked[i]);
-  }
+  put_conjunction(sb, tests, ntests, 14, ")) continue;");
   sb_putc(sb, '\n');
   /* The first h elements through the plan of any alignment, the rest through the fast one. */
   char *ins = dag->nin_args ? "in_h" : "in", *stream = (char *)last; /* or order */
@@ -1119,6 +1185,16 @@ static void emit_peeled_launch(StrBuf *sb, const Emitter *fast, const Emitter *a
   sb_puts(sb, "      }\n    }\n  }\n");
 }
 
+/* "before a, b and c after" into text; nothing when there are no names. */
+static void put_series(StrBuf *text, const char *before, char *const *names, int n,
+                       const char *after) {
+  if (n == 0) return;
+  sb_puts(text, before);
+  for (int i = 0; i < n; i++)
+    sb_printf(text, "%s%s", i == 0 ? "" : i + 1 == n ? " and " : ", ", names[i]);
+  sb_puts(text, after);
+}
+
 /* The candidate's own entry points over its two plans: the workspace both need, and the launch
  * that runs the plan moving arrays 16 bytes at a time when they allow it (device: "" for the
  * kernels, "_host" for the CPU forms). */
@@ -1132,30 +1208,32 @@ static void emit_choosing_launch(StrBuf *sb, const CandidateText *ct, bool devic
                 "  return aligned > any ? aligned : any;\n}\n\n",
             ct->linkage, ct->prefix, device ? "" : "_host", fast->entry, device ? "" : "_host",
             any->entry, device ? "" : "_host");
-  char *checked[KAS_MAX_NODES * 2];
-  int nchecked = vector_arrays(fast, checked);
+  char *checked[KAS_MAX_NODES * 2], *rows[KAS_MAX_NODES * 2];
+  int nchecked = vector_arrays(fast, checked), nrows = staged_rows(any, rows);
   StrBuf text;
   sb_init(&text);
-  sb_puts(&text, "Runs the candidate: its plan moves ");
-  for (int i = 0; i < nchecked; i++)
-    sb_printf(&text, "%s%s", i == 0 ? "" : i + 1 == nchecked ? " and " : ", ", checked[i]);
-  sb_puts(&text, " 16 bytes at a time and runs where they are 16-byte aligned; elsewhere the "
-                 "same partition planned for arrays of any alignment (one real per access) runs.");
+  sb_puts(&text, "Runs the candidate: ");
+  put_series(&text, "its plan moves ", checked, nchecked,
+             " 16 bytes at a time and runs where they are 16-byte aligned");
+  put_series(&text, nchecked ? ", and where the rows of " : "its plan runs where the rows of ",
+             rows, nrows, " start on 32-byte sectors");
+  sb_puts(&text, "; elsewhere the same partition planned for arrays of any alignment (one real "
+                 "per access");
+  sb_puts(&text, nrows ? ", component-major outputs written out from sectors) runs." : ") runs.");
   put_comment(sb, 0, text.data);
   sb_free(&text);
+  for (int i = 0; i < nchecked; i++) free(checked[i]);
+  for (int i = 0; i < nrows; i++) free(rows[i]);
   char *head = xasprintf("%s%s kas_%s_launch%s", ct->linkage, device ? "int" : "void", ct->prefix,
                          h);
   launch_params(sb, fast, head, device ? "cudaStream_t stream" : "int order", true, true);
   free(head);
-  sb_printf(sb, "  if (n == 0) return%s;\n  const bool aligned = ", device ? " 0" : "");
-  for (int i = 0; i < nchecked; i++) {
-    char *test = xasprintf("kas_aligned16(%s)%s", checked[i], i + 1 < nchecked ? " &&" : ";");
-    if (i && column(sb) + 1 + strlen(test) > MAX_LINE) sb_printf(sb, "\n%23s", "");
-    else if (i) sb_putc(sb, ' ');
-    sb_puts(sb, test);
-    free(test);
-    free(checked[i]);
-  }
+  sb_printf(sb, "  if (n == 0) return%s;\n", device ? " 0" : "");
+  sb_puts(sb, "  const size_t lda = ld ? ld : n; /* the sub-launches have fewer elements */\n");
+  sb_puts(sb, "  const bool aligned = ");
+  char *tests[KAS_MAX_NODES * 4];
+  int ntests = alignment_tests(fast, any, "kas_aligned16(%s)", false, tests);
+  put_conjunction(sb, tests, ntests, 23, ";");
   const char *last = device ? "stream" : "order";
   if (device)
     sb_printf(sb, "\n  if (aligned)\n    return kas_%s_launch(in, out, workspace, n, ld, %s);\n",
@@ -1443,9 +1521,10 @@ static bool candidate_text_init(CandidateText *ct, const Dag *dag, const Target 
   ct->names[1] = xasprintf("%s_any", prefix);
   bool ok = emitter_init(&ct->plan[0], ct, dag, t, cand, name, prefix, ct->names[0], "static ");
   ct->nplans = 1;
-  if (ok) { /* the same layouts; the plans carry their vector width */
-    ok = emitter_init(&ct->plan[1], ct, dag, t, unaligned, name, ct->names[1], ct->names[1],
-                      "static ");
+  if (ok) { /* the same layouts, as unaligned.c planned it */
+    ct->any_target = target_unaligned(t ? t : target_default());
+    ok = emitter_init(&ct->plan[1], ct, dag, ct->any_target, unaligned, name, ct->names[1],
+                      ct->names[1], "static ");
     ct->nplans = 2;
   }
   return ok;
@@ -1455,6 +1534,7 @@ static void candidate_text_free(CandidateText *ct) {
   for (int p = 0; p < ct->nplans; p++) emitter_free(&ct->plan[p]);
   routine_set_free(&ct->routines);
   for (int k = 0; k < 3; k++) free(ct->names[k]);
+  target_free(ct->any_target);
 }
 
 char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,

@@ -757,6 +757,8 @@ typedef struct {
                        in `input` order (NULL: all element-major) */
   Layout *outputs;  /* per API output argument (dag->out_args), in `return` order */
   int ninputs, noutputs;
+  bool stage_rows;  /* component-major outputs assembled in shared memory and written out from
+                       32-byte sectors (staging.c): the plan for rows of any alignment */
 } Target;
 
 /* single precision, every array element-major, 16-byte vector accesses: what kasgen made before
@@ -772,7 +774,8 @@ const char *target_layout_name(Layout l);           /* "element", "component" */
  * (the spec input or output NAME), later items overriding earlier ones.  NULL after a
  * diagnostic naming the bad item. */
 Target *target_new(const Dag *dag, Precision precision, const char *layouts);
-/* The same target for arrays of any alignment (w = 1). */
+/* The same target for arrays of any alignment: w = 1, and component-major outputs staged
+ * (stage_rows). */
 Target *target_unaligned(const Target *t);
 void target_free(Target *t);
 /* Whether any array of the target is component-major (its code then takes a leading dimension). */
@@ -1007,6 +1010,8 @@ typedef struct {
   int offset;     /* bytes into the dynamic shared array, after the plan's own buffers */
   int moved;      /* values of the array the kernel's routines move, of */
   int nvalues;    /* all of them (an input is staged when it reads at least half) */
+  bool rows;      /* component-major: the copy holds component c of the block's element j at
+                     c * E + j, and goes out row by row from sector boundaries */
 } StagedArray;
 typedef struct {
   StagedArray *v;
@@ -1021,6 +1026,8 @@ const StagedArray *staging_find(const Staging *s, const Dag *dag, int value);
 /* Reals per access of a staged array's copy on the GPU: the plan's vector width when the block's
  * chunk is whole vectors (every block's chunk then starts 16-byte aligned), else 1. */
 int staging_copy_width(const KernelPlan *p, const StagedArray *a);
+/* Whether plan p, under target t, writes a component-major output from sectors (t->stage_rows). */
+bool staging_has_rows(const Dag *dag, const Target *t, const KernelPlan *p);
 /* Whether plan p copies some staged array 16 bytes at a time (it then needs aligned pointers). */
 bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p);
 

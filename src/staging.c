@@ -11,7 +11,18 @@
  * its slice routines read that copy (92% of copy for the quadrature spec); an output array whose
  * every element the kernel writes is assembled there and copied out at the end.  Arrays used less
  * are not staged: copying whole records for one slice would move bytes nobody reads.
- * Component-major arrays need none of this (their slices are rows).
+ * Component-major arrays need none of this for reading (their slices are rows).
+ *
+ * Rows of any alignment are another matter.  A sub-range of a component-major array whose leading
+ * dimension moves each row differently (ld odd) cannot be peeled into alignment, and a warp's 32
+ * consecutive reals written from mid-sector share a sector at each end with the next warp: on
+ * the H100, double rows written so ran 7% slower than aligned ones (loads misaligned alike cost
+ * 2.5%; benchmarks/RESULTS.md, session 23).  So the plan for arrays of any alignment
+ * (target.stage_rows) assembles each component-major output that a kernel writes whole in shared
+ * memory, component c of the block's element j at c * E + j, and copies every row out from the
+ * sector boundary at or before its start (kas_stage_out_rows): only the block's two ends write
+ * part of a sector.  Measured in the same micro-benchmark: 102.4-103.0% of the aligned time, and
+ * the same as direct stores on aligned rows.
  */
 #include <stdlib.h>
 
@@ -31,6 +42,10 @@ static int values_moved(const KernelPlan *p, const DagArg *a, bool output) {
   return moved;
 }
 
+/* Shared memory that rows' copies may bring a block to: beyond it the occupancy they cost would
+ * outweigh the partial sectors they save (the micro-benchmark's copies were 18 KB). */
+#define ROW_STAGING_MAX_SMEM (48 * 1024)
+
 Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
   Staging s = {0};
   int rb = target_real_bytes(p->precision);
@@ -38,14 +53,17 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
   for (int k = 0; k < dag->nin_args + dag->nout_args; k++) {
     const DagArg *a = dag_api_arg(dag, k);
     bool output = k >= dag->nin_args;
-    if (a->nvalues < 2 || target_arg_layout(t, dag, k) != LAYOUT_ELEMENT) continue;
+    bool rows = target_arg_layout(t, dag, k) == LAYOUT_COMPONENT;
+    if (rows ? !(output && t->stage_rows) : a->nvalues < 2) continue;
     /* An output is staged only whole (the copy-out writes every real of the records); an
      * input when the kernel reads at least half of it (the copy reads the rest for nothing). */
     int moved = values_moved(p, a, output);
     if (output ? moved < a->nvalues : 2 * moved < a->nvalues) continue;
+    int bytes = (p->e * a->record * rb + 15) / 16 * 16;
+    if (rows && at + bytes > ROW_STAGING_MAX_SMEM) continue;
     if (!s.v) s.v = xmalloc(sizeof *s.v * (size_t)(dag->nin_args + dag->nout_args));
-    s.v[s.n++] = (StagedArray){k, output, a->record, at, moved, a->nvalues};
-    at += (p->e * a->record * rb + 15) / 16 * 16;
+    s.v[s.n++] = (StagedArray){k, output, a->record, at, moved, a->nvalues, rows};
+    at += bytes;
   }
   s.smem_bytes = s.n ? at : p->smem_bytes;
   return s;
@@ -66,7 +84,15 @@ const StagedArray *staging_find(const Staging *s, const Dag *dag, int value) {
 }
 
 int staging_copy_width(const KernelPlan *p, const StagedArray *a) {
-  return p->w > 1 && p->e * a->record % p->w == 0 ? p->w : 1;
+  return !a->rows && p->w > 1 && p->e * a->record % p->w == 0 ? p->w : 1;
+}
+
+bool staging_has_rows(const Dag *dag, const Target *t, const KernelPlan *p) {
+  Staging s = staging_of(dag, t, p);
+  bool rows = false;
+  for (int i = 0; i < s.n; i++) rows |= s.v[i].rows;
+  staging_free(&s);
+  return rows;
 }
 
 bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p) {

@@ -100,7 +100,8 @@ Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *fa
   bool needed = false;
   for (int k = 0; k < c->nkernels; k++)
     needed |= moves_vectors(c->kernels[k]) ||
-              staging_moves_vectors(u->ctx->dag, u->ctx->target, c->kernels[k]);
+              staging_moves_vectors(u->ctx->dag, u->ctx->target, c->kernels[k]) ||
+              staging_has_rows(u->ctx->dag, u->ctx->target, c->kernels[k]);
   if (!needed) return NULL;
   Candidate *any = xcalloc(1, sizeof *any);
   any->kernels = xcalloc((size_t)c->nkernels, sizeof *any->kernels);
