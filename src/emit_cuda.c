@@ -1009,7 +1009,6 @@ typedef struct {
   const char *linkage; /* of the candidate's entry points */
   const char *prefix;  /* kas_<prefix>_launch, ... */
   char *names[3];      /* owned: the plans' prefixes and entries */
-  Target *any_target;  /* owned: the target of the plan for any alignment (it stages rows) */
 } CandidateText;
 
 /* What an array argument the choosing launch checks is called there: in[i], out[o], workspace. */
@@ -1521,10 +1520,9 @@ static bool candidate_text_init(CandidateText *ct, const Dag *dag, const Target 
   ct->names[1] = xasprintf("%s_any", prefix);
   bool ok = emitter_init(&ct->plan[0], ct, dag, t, cand, name, prefix, ct->names[0], "static ");
   ct->nplans = 1;
-  if (ok) { /* the same layouts, as unaligned.c planned it */
-    ct->any_target = target_unaligned(t ? t : target_default());
-    ok = emitter_init(&ct->plan[1], ct, dag, ct->any_target, unaligned, name, ct->names[1],
-                      ct->names[1], "static ");
+  if (ok) { /* the same layouts; the plans carry their vector width and staged rows */
+    ok = emitter_init(&ct->plan[1], ct, dag, t, unaligned, name, ct->names[1], ct->names[1],
+                      "static ");
     ct->nplans = 2;
   }
   return ok;
@@ -1534,7 +1532,6 @@ static void candidate_text_free(CandidateText *ct) {
   for (int p = 0; p < ct->nplans; p++) emitter_free(&ct->plan[p]);
   routine_set_free(&ct->routines);
   for (int k = 0; k < 3; k++) free(ct->names[k]);
-  target_free(ct->any_target);
 }
 
 char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,

@@ -757,8 +757,9 @@ typedef struct {
                        in `input` order (NULL: all element-major) */
   Layout *outputs;  /* per API output argument (dag->out_args), in `return` order */
   int ninputs, noutputs;
-  bool stage_rows;  /* component-major outputs assembled in shared memory and written out from
-                       32-byte sectors (staging.c): the plan for rows of any alignment */
+  bool misaligned_rows; /* component-major rows may start mid-sector (the plan for arrays of
+                           any alignment): the model charges the sectors they share, and a
+                           kernel may stage its outputs' rows (staging.c) */
 } Target;
 
 /* single precision, every array element-major, 16-byte vector accesses: what kasgen made before
@@ -774,8 +775,8 @@ const char *target_layout_name(Layout l);           /* "element", "component" */
  * (the spec input or output NAME), later items overriding earlier ones.  NULL after a
  * diagnostic naming the bad item. */
 Target *target_new(const Dag *dag, Precision precision, const char *layouts);
-/* The same target for arrays of any alignment: w = 1, and component-major outputs staged
- * (stage_rows). */
+/* The same target for arrays of any alignment: w = 1, and component-major rows that may start
+ * mid-sector (misaligned_rows, when there are component-major arrays). */
 Target *target_unaligned(const Target *t);
 void target_free(Target *t);
 /* Whether any array of the target is component-major (its code then takes a leading dimension). */
@@ -996,6 +997,8 @@ typedef struct {
   double predicted_ns_per_elem;
   Precision precision; /* of the search's target: what its buffers hold */
   int w;               /* the target's vector width: the W of its routines */
+  bool stage_rows;     /* its component-major outputs written whole go out of shared memory
+                          from sectors (staging.c; unaligned.c sets it where it pays) */
 } KernelPlan;
 
 /* staging.c: element-major array arguments a kernel moves whole through shared memory.
@@ -1026,7 +1029,7 @@ const StagedArray *staging_find(const Staging *s, const Dag *dag, int value);
 /* Reals per access of a staged array's copy on the GPU: the plan's vector width when the block's
  * chunk is whole vectors (every block's chunk then starts 16-byte aligned), else 1. */
 int staging_copy_width(const KernelPlan *p, const StagedArray *a);
-/* Whether plan p, under target t, writes a component-major output from sectors (t->stage_rows). */
+/* Whether plan p, under target t, writes a component-major output from sectors (p->stage_rows). */
 bool staging_has_rows(const Dag *dag, const Target *t, const KernelPlan *p);
 /* Whether plan p copies some staged array 16 bytes at a time (it then needs aligned pointers). */
 bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p);
@@ -1302,6 +1305,8 @@ typedef struct {
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
 double model_launch_overhead_ns(const TimingDb *db);
+/* Blocks of plan p resident on one SM when each uses smem_bytes of shared memory. */
+int model_resident_blocks(const TimingDb *db, const KernelPlan *plan, int smem_bytes);
 /* model_predict_kernel returns INFINITY for a plan that cannot launch on the device (shared
  * memory over the per-block limit, too many threads, zero resident blocks): drop such plans.
  * Routines missing from a database are warned about once each and predicted analytically. */
@@ -1362,8 +1367,10 @@ void intervals_free(IntervalPartition *parts, int n);
 /* unaligned.c: a candidate's plan for arrays that are not 16-byte aligned: the same partition
  * planned at vector width 1 (one real per access, any alignment), its kernels in the same
  * order.  One planner serves every candidate of a search's target t (NULL: target_default()).
- * unaligned_candidate returns NULL when the candidate moves no array 16 bytes at a time (it
- * needs none), and after a diagnostic (then *failed is set). */
+ * Where rows may start mid-sector (component-major arrays), a kernel stages its outputs' rows
+ * when the model predicts that faster and at least 4 of its blocks stay resident per SM.
+ * unaligned_candidate returns NULL when the candidate moves no array 16 bytes at a time and
+ * stages no rows (the plan would be the same), and after a diagnostic (then *failed is set). */
 typedef struct UnalignedPlanner UnalignedPlanner;
 UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t);
 void unaligned_planner_free(UnalignedPlanner *u);

@@ -527,8 +527,8 @@ static double analytic_io_ns(const KernelCtx *k, const IoRoutine *io, BlockShape
 }
 
 /* Time of one load or save of buffer b by routine io of impl (ns per element). */
-static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
-                      const IoRoutine *io) {
+static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *impl,
+                              const IoRoutine *io) {
   RoutineKind kind = io->kind;
   const KernelPlan *plan = k->plan;
   int threads = impl_threads(impl, plan->e);
@@ -587,6 +587,24 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
     return ns;
   }
   return analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat);
+}
+
+/* What a component-major row that starts mid-sector adds to its moves, as a share of their
+ * time: a warp's run shares a sector at each end with the next warp's.  From the misalignment
+ * micro-benchmark on the H100 (benchmarks/h100-2026-11-26-s23/misalign: a kernel of equal loads
+ * and stores, 7.2% slower with its stores misaligned, 2.5% with its loads), not from any
+ * candidate: stores 14.4%, loads 5% of their own time. */
+#define MISALIGNED_ROW_SAVE 0.144
+#define MISALIGNED_ROW_LOAD 0.05
+
+/* The time of a buffer's load or save; in the plan for arrays of any alignment, component-major
+ * rows moved straight (not staged) pay for the sectors they share. */
+static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
+                      const IoRoutine *io) {
+  double ns = io_time_aligned(k, b, impl, io);
+  if (!k->target->misaligned_rows || staging_find(k->staging, k->dag, b->value)) return ns;
+  if (target_binding(k->target, k->dag, b->value).layout != LAYOUT_COMPONENT) return ns;
+  return ns * (1 + (io->kind == ROUTINE_SAVE ? MISALIGNED_ROW_SAVE : MISALIGNED_ROW_LOAD));
 }
 
 /* Whether the compute step's buffer argument a repeats an earlier one (f(x, x)). */
@@ -830,6 +848,11 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   *out = (ModelTerms){work, k.floor_ns, barrier_time(&k), spilled > work ? spilled - work : 0};
   staging_free(&staging);
   return true;
+}
+
+int model_resident_blocks(const TimingDb *db, const KernelPlan *plan, int smem_bytes) {
+  int regs = plan->regs_estimate > 0 ? plan->regs_estimate : model_estimate_registers(plan);
+  return occupancy(&db->dev, plan->threads, smem_bytes, regs).blocks_per_sm;
 }
 
 double model_launch_overhead_ns(const TimingDb *db) {

@@ -17,12 +17,13 @@
  * dimension moves each row differently (ld odd) cannot be peeled into alignment, and a warp's 32
  * consecutive reals written from mid-sector share a sector at each end with the next warp: on
  * the H100, double rows written so ran 7% slower than aligned ones (loads misaligned alike cost
- * 2.5%; benchmarks/RESULTS.md, session 23).  So the plan for arrays of any alignment
- * (target.stage_rows) assembles each component-major output that a kernel writes whole in shared
- * memory, component c of the block's element j at c * E + j, and copies every row out from the
- * sector boundary at or before its start (kas_stage_out_rows): only the block's two ends write
- * part of a sector.  Measured in the same micro-benchmark: 102.4-103.0% of the aligned time, and
- * the same as direct stores on aligned rows.
+ * 2.5%; benchmarks/RESULTS.md, session 23).  So a kernel of the plan for arrays of any alignment
+ * may assemble each component-major output that it writes whole in shared memory (plan.stage_rows),
+ * component c of the block's element j at c * E + j, and copy every row out from the sector
+ * boundary at or before its start (kas_stage_out_rows): only the block's two ends write part of a
+ * sector.  Measured in the same micro-benchmark: 102.4-103.0% of the aligned time.  The copy costs
+ * shared memory, hence occupancy (stvenant's one-kernel candidate ran 47% slower with its 27-real
+ * rows staged), so unaligned.c stages where the model predicts it pays.
  */
 #include <stdlib.h>
 
@@ -54,7 +55,7 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
     const DagArg *a = dag_api_arg(dag, k);
     bool output = k >= dag->nin_args;
     bool rows = target_arg_layout(t, dag, k) == LAYOUT_COMPONENT;
-    if (rows ? !(output && t->stage_rows) : a->nvalues < 2) continue;
+    if (rows ? !(output && p->stage_rows) : a->nvalues < 2) continue;
     /* An output is staged only whole (the copy-out writes every real of the records); an
      * input when the kernel reads at least half of it (the copy reads the rest for nothing). */
     int moved = values_moved(p, a, output);

@@ -86,8 +86,7 @@ Target *target_unaligned(const Target *t) {
   u->outputs = xcalloc((size_t)t->noutputs + 1, sizeof *u->outputs);
   if (t->inputs) memcpy(u->inputs, t->inputs, sizeof *u->inputs * (size_t)t->ninputs);
   if (t->outputs) memcpy(u->outputs, t->outputs, sizeof *u->outputs * (size_t)t->noutputs);
-  for (int k = 0; t->outputs && k < t->noutputs; k++)
-    u->stage_rows |= t->outputs[k] == LAYOUT_COMPONENT;
+  u->misaligned_rows = target_has_component(t);
   return u;
 }
 

@@ -74,6 +74,37 @@ static KernelPlan *replan(SearchContext *ctx, const KernelPlan *k) {
   return best;
 }
 
+/* A staged kernel ends in a barrier and the copy-out of its rows: that phase overlaps other
+ * blocks' work only where several are resident.  Measured on the H100 (benchmarks/RESULTS.md,
+ * session 23, call H; sub-range against whole arrays, every output staged): kernels of 4 to 8
+ * resident blocks ran at 103.1-104.7%, kernels of 2 or 3 at 112-147% (stvenant's single kernel,
+ * 174 registers, 146.7%), where the model predicted staging 1% faster. */
+#define ROW_STAGING_MIN_BLOCKS 4
+
+/* Where rows may start mid-sector: the plan with its component-major outputs staged (written
+ * out from sectors) when the model predicts that faster than writing them straight, the
+ * sectors they share charged, and enough blocks stay resident (staging.c says what the copy
+ * costs and saves). */
+static KernelPlan *choose_row_staging(UnalignedPlanner *u, KernelPlan *p) {
+  if (!u->target->misaligned_rows) return p;
+  KernelPlan *staged = kernel_plan_clone(p);
+  staged->stage_rows = true;
+  Staging s = staging_of(u->ctx->dag, u->target, staged);
+  bool rows = false;
+  for (int i = 0; i < s.n; i++) rows |= s.v[i].rows;
+  if (rows && model_resident_blocks(u->db, staged, s.smem_bytes) >= ROW_STAGING_MIN_BLOCKS) {
+    staged->predicted_ns_per_elem = model_predict_kernel(u->ctx, staged);
+    if (staged->predicted_ns_per_elem < p->predicted_ns_per_elem) {
+      staging_free(&s);
+      kernel_plan_free(p);
+      return staged;
+    }
+  }
+  staging_free(&s);
+  kernel_plan_free(staged);
+  return p;
+}
+
 /* replan, remembered per set of calls: a copy of the plan found the first time. */
 static KernelPlan *replan_once(UnalignedPlanner *u, const KernelPlan *k) {
   for (int i = 0; i < u->nplanned; i++)
@@ -88,6 +119,7 @@ static KernelPlan *replan_once(UnalignedPlanner *u, const KernelPlan *k) {
   }
   if (!p) p = replan(u->ctx, k);
   if (!p) return NULL;
+  p = choose_row_staging(u, p);
   if (u->nplanned == u->cap) {
     u->cap = u->cap ? 2 * u->cap : 16;
     u->planned = xrealloc(u->planned, sizeof *u->planned * (size_t)u->cap);
@@ -100,9 +132,9 @@ Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *fa
   bool needed = false;
   for (int k = 0; k < c->nkernels; k++)
     needed |= moves_vectors(c->kernels[k]) ||
-              staging_moves_vectors(u->ctx->dag, u->ctx->target, c->kernels[k]) ||
-              staging_has_rows(u->ctx->dag, u->ctx->target, c->kernels[k]);
-  if (!needed) return NULL;
+              staging_moves_vectors(u->ctx->dag, u->ctx->target, c->kernels[k]);
+  /* Rows of any alignment: a kernel may be faster with its outputs' rows staged. */
+  if (!needed && !u->target->misaligned_rows) return NULL;
   Candidate *any = xcalloc(1, sizeof *any);
   any->kernels = xcalloc((size_t)c->nkernels, sizeof *any->kernels);
   any->rank = c->rank;
@@ -115,7 +147,12 @@ Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *fa
   }
   any->predicted_ns_per_elem +=
       any->nkernels * model_launch_overhead_ns(u->db) / AMORTIZE_ELEMENTS;
-  if (ok) return any;
+  for (int k = 0; k < any->nkernels && !needed; k++) needed = any->kernels[k]->stage_rows;
+  if (ok && needed) return any;
+  if (ok) { /* the same plan as the fast one: no second plan */
+    unaligned_candidate_free(any);
+    return NULL;
+  }
   unaligned_candidate_free(any);
   *failed = true;
   return NULL;

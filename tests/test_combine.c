@@ -322,6 +322,66 @@ static void test_stvenant_full_fusion(void **state) {
   free_world(&w);
 }
 
+/* Component-major rows of any alignment (issue #13): the model charges the sectors that rows
+ * moved straight share (a prediction above the aligned target's, by less than the stores'
+ * share), and the plan for any alignment stages a kernel's output rows exactly when the oracle
+ * says so: staged predicted faster and at least 4 blocks resident per SM; under the analytic
+ * model and the H100's database (whose best whole-spec plans are large: 2 blocks per SM). */
+static void test_misaligned_rows(void **state) {
+  (void)state;
+  static const char *const specs[] = {"synctest", "stvenant", "stvenant_inner"};
+  int staged_count = 0, straight_count = 0;
+  for (int i = 0; i < 6; i++) {
+    for (int prec = 0; prec < 2; prec++) {
+      World w = load_world(specs[i % 3]);
+      if (i >= 3) { /* the H100's database: plans of 2 resident blocks, which stage nothing */
+        timingdb_free(w.db);
+        w.db = timingdb_load("benchmarks/nvidia-h100-80gb-hbm3.xml");
+        assert_non_null(w.db);
+      }
+      Precision precision = prec ? PREC_DOUBLE : PREC_SINGLE;
+      Target *t = target_new(w.dag, precision, "component");
+      Target *any = target_unaligned(t);
+      SearchContext *aligned = search_context_new(w.dag, w.db, t);
+      SearchContext *rows = search_context_new(w.dag, w.db, any);
+      int n;
+      KernelPlan **ps = combine_fusion(rows, mask_set((1u << w.dag->nnodes) - 1), false, &n);
+      assert_true(n >= 1);
+      KernelPlan *p = ps[0];
+      double straight = model_predict_kernel(rows, p), plain = model_predict_kernel(aligned, p);
+      assert_true(straight > plain);
+      assert_true(straight < plain * 1.145);
+      KernelPlan *staged = kernel_plan_clone(p);
+      staged->stage_rows = true;
+      Staging s = staging_of(w.dag, any, staged);
+      bool expect = s.n > 0 &&
+                    model_resident_blocks(w.db, staged, s.smem_bytes) >= 4 &&
+                    model_predict_kernel(rows, staged) < straight;
+      staging_free(&s);
+      /* the same kernel as the fast plan's only kernel */
+      KernelPlan *fast_kernel = p;
+      Candidate c = {.kernels = &fast_kernel, .nkernels = 1};
+      UnalignedPlanner *u = unaligned_planner_new(w.dag, w.db, t);
+      bool failed = false;
+      Candidate *got = unaligned_candidate(u, &c, &failed);
+      assert_false(failed);
+      assert_int_equal(got && got->kernels[0]->stage_rows, expect);
+      staged_count += expect, straight_count += !expect;
+      unaligned_candidate_free(got);
+      unaligned_planner_free(u);
+      kernel_plan_free(staged);
+      for (int k = 0; k < n; k++) kernel_plan_free(ps[k]);
+      free(ps);
+      search_context_free(rows);
+      search_context_free(aligned);
+      target_free(any);
+      target_free(t);
+      free_world(&w);
+    }
+  }
+  assert_true(staged_count > 0 && straight_count > 0); /* both ways were checked */
+}
+
 /* keep_all on every single call: every plan distinct, none more than the brute-force count of
  * (E, impl, load variants, save variant), the pruned best no better than the exhaustive best. */
 static void test_keep_all_single_calls(void **state) {
@@ -400,6 +460,7 @@ int main(void) {
       cmocka_unit_test(test_stvenant_plans),
       cmocka_unit_test(test_seed_specs_plans),
       cmocka_unit_test(test_stvenant_full_fusion),
+      cmocka_unit_test(test_misaligned_rows),
       cmocka_unit_test(test_keep_all_single_calls),
       cmocka_unit_test(test_beam_close_to_exhaustive),
   };

@@ -4,8 +4,8 @@
  * a plan loads and every subset of an output array's elements it saves, the input is staged
  * exactly when at least half of its elements are loaded, the output exactly when all are saved,
  * each copy sits after the plan's own shared memory at a 16-byte boundary, and component-major
- * arrays are staged only in the plan for rows of any alignment: an output written whole, while
- * the copies stay within 48 KB.  What the staged code computes is checked by running every
+ * arrays are staged only by a plan that stages rows (the plan for rows of any alignment chooses
+ * it, unaligned.c): an output written whole, while the copies stay within 48 KB.  What the staged code computes is checked by running every
  * candidate of the array specs on the CPU (tests/integration/loops.sh), and of the component-major
  * seed specs on sub-ranges whose rows no peel aligns (tests/integration/targets.sh).
  */
@@ -113,25 +113,27 @@ static void test_component_major_not_staged_when_aligned(void **state) {
   target_free(t);
 }
 
-/* Under the target for any alignment (stage_rows), a component-major output written whole is
- * staged as rows, E * record reals after the plan's shared memory, and an input never; the same
- * against an oracle over every subset of saved elements, and the 48 KB bound on the copies. */
-static void test_rows_staged_for_any_alignment(void **state) {
+/* A plan that stages rows (plan.stage_rows) stages a component-major output written whole as
+ * rows, E * record reals after the plan's shared memory, and an input never; the same against
+ * an oracle over every subset of saved elements, and the 48 KB bound on the copies.  The target
+ * for any alignment says rows may be misaligned; the aligned one does not. */
+static void test_rows_staged_by_the_plan(void **state) {
   Fixture *f = *state;
   Target *t = target_new(f->dag, PREC_DOUBLE, "component");
   assert_non_null(t);
   Target *any = target_unaligned(t);
-  assert_false(t->stage_rows);
-  assert_true(any->stage_rows);
+  assert_false(t->misaligned_rows);
+  assert_true(any->misaligned_rows);
   for (unsigned saves = 0; saves < 4; saves++) {
     Buffer bufs[8];
     KernelPlan p = plan_moving(f->dag, 15, saves, bufs);
     p.precision = PREC_DOUBLE;
+    assert_false(staging_has_rows(f->dag, any, &p));
+    p.stage_rows = true;
     Staging s = staging_of(f->dag, any, &p);
     bool out = saves == 3;
     assert_int_equal(s.n, out);
-    assert_int_equal(staging_has_rows(f->dag, any, &p), out);
-    assert_false(staging_has_rows(f->dag, t, &p));
+    assert_int_equal(staging_has_rows(f->dag, t, &p), out);
     if (out) {
       const StagedArray *a = &s.v[0];
       assert_true(a->rows && a->output);
@@ -148,6 +150,7 @@ static void test_rows_staged_for_any_alignment(void **state) {
     KernelPlan p = plan_moving(f->dag, 0, 3, bufs);
     p.precision = PREC_DOUBLE;
     p.e = p.threads = e;
+    p.stage_rows = true;
     Staging s = staging_of(f->dag, any, &p);
     assert_int_equal(s.n, 1008 + e * 144 <= 48 * 1024);
     staging_free(&s);
@@ -160,7 +163,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_against_oracle),
       cmocka_unit_test(test_component_major_not_staged_when_aligned),
-      cmocka_unit_test(test_rows_staged_for_any_alignment),
+      cmocka_unit_test(test_rows_staged_by_the_plan),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
