@@ -81,53 +81,28 @@ static KernelPlan *replan(SearchContext *ctx, const KernelPlan *k) {
  * 174 registers, 146.7%), where the model predicted staging 1% faster. */
 #define ROW_STAGING_MIN_BLOCKS 4
 
-/* Plan p with its rows staged (a new plan), or NULL when it stages none or too few of its blocks
- * would stay resident; predicted. */
-static KernelPlan *staged_variant(UnalignedPlanner *u, const KernelPlan *p) {
+/* Where rows may start mid-sector: the plan with its component-major outputs staged (written
+ * out from sectors) when the model predicts that faster than writing them straight, the
+ * sectors they share charged, and enough blocks stay resident (staging.c says what the copy
+ * costs and saves). */
+static KernelPlan *choose_row_staging(UnalignedPlanner *u, KernelPlan *p) {
+  if (!u->target->misaligned_rows) return p;
   KernelPlan *staged = kernel_plan_clone(p);
   staged->stage_rows = true;
   Staging s = staging_of(u->ctx->dag, u->target, staged);
   bool rows = false;
   for (int i = 0; i < s.n; i++) rows |= s.v[i].rows;
-  bool resident = model_resident_blocks(u->db, staged, s.smem_bytes) >= ROW_STAGING_MIN_BLOCKS;
+  if (rows && model_resident_blocks(u->db, staged, s.smem_bytes) >= ROW_STAGING_MIN_BLOCKS) {
+    staged->predicted_ns_per_elem = model_predict_kernel(u->ctx, staged);
+    if (staged->predicted_ns_per_elem < p->predicted_ns_per_elem) {
+      staging_free(&s);
+      kernel_plan_free(p);
+      return staged;
+    }
+  }
   staging_free(&s);
-  if (!rows || !resident) {
-    kernel_plan_free(staged);
-    return NULL;
-  }
-  staged->predicted_ns_per_elem = model_predict_kernel(u->ctx, staged);
-  return staged;
-}
-
-/* Where rows may start mid-sector: kernel plan p (rebuilt from recipe r, or NULL) or the same
- * calls with their component-major outputs staged (written out from sectors), whichever the
- * model predicts faster, the sectors that rows moved straight share charged (staging.c says
- * what the copy costs and saves).  A kernel rebuilt from its recipe is also tried staged at
- * half its E, halved again while that is a whole number of warps: smaller blocks, more of them
- * resident (a register-bound kernel of 2 blocks of 192 threads runs 4 of 96). */
-static KernelPlan *choose_row_staging(UnalignedPlanner *u, const PlanRecipe *r, KernelPlan *p) {
-  if (!u->target->misaligned_rows) return p;
-  KernelPlan *best = p;
-  for (int e = p->e; e > 0; e /= 2) {
-    if (e != p->e && (!r || e < 32 || e % 32)) break; /* no recipe, or not whole warps */
-    KernelPlan *at_e = p;
-    if (e != p->e) {
-      PlanRecipe smaller = *r;
-      smaller.e = e;
-      at_e = combine_build(u->ctx, p->nodes, &smaller);
-      if (!at_e) continue;
-    }
-    KernelPlan *staged = staged_variant(u, at_e);
-    if (at_e != p) kernel_plan_free(at_e);
-    if (staged && staged->predicted_ns_per_elem < best->predicted_ns_per_elem) {
-      if (best != p) kernel_plan_free(best);
-      best = staged;
-    } else {
-      kernel_plan_free(staged);
-    }
-  }
-  if (best != p) kernel_plan_free(p);
-  return best;
+  kernel_plan_free(staged);
+  return p;
 }
 
 /* replan, remembered per set of calls: a copy of the plan found the first time. */
@@ -137,13 +112,14 @@ static KernelPlan *replan_once(UnalignedPlanner *u, const KernelPlan *k) {
   /* The same plan at W = 1 (every routine exists at any width), which needs no search; a
    * search only where it cannot be built. */
   PlanRecipe r;
-  bool recipe = combine_recipe_of(u->ctx, k, &r);
-  KernelPlan *p = recipe ? combine_build(u->ctx, k->nodes, &r) : NULL;
-  bool rebuilt = p != NULL;
+  KernelPlan *p = NULL;
+  if (combine_recipe_of(u->ctx, k, &r)) {
+    p = combine_build(u->ctx, k->nodes, &r);
+    plan_recipe_free(&r);
+  }
   if (!p) p = replan(u->ctx, k);
-  if (p) p = choose_row_staging(u, rebuilt ? &r : NULL, p);
-  if (recipe) plan_recipe_free(&r);
   if (!p) return NULL;
+  p = choose_row_staging(u, p);
   if (u->nplanned == u->cap) {
     u->cap = u->cap ? 2 * u->cap : 16;
     u->planned = xrealloc(u->planned, sizeof *u->planned * (size_t)u->cap);

@@ -325,23 +325,22 @@ static void test_stvenant_full_fusion(void **state) {
 /* Component-major rows of any alignment (issue #13): the model charges the sectors that rows
  * moved straight share (a prediction above the aligned target's, by less than the stores'
  * share), and the plan for any alignment stages a kernel's output rows exactly when the oracle
- * says so, at the E it says: staged (at E, E/2, ... in whole warps) predicted faster than
- * straight, with at least 4 blocks resident per SM; under the analytic
- * model and the H100's database, and with the output element-major (nothing to stage). */
+ * says so: staged predicted faster and at least 4 blocks resident per SM; under the analytic
+ * model and the H100's database (whose best whole-spec plans are large: 2 blocks per SM). */
 static void test_misaligned_rows(void **state) {
   (void)state;
   static const char *const specs[] = {"synctest", "stvenant", "stvenant_inner"};
   int staged_count = 0, straight_count = 0;
-  for (int i = 0; i < 7; i++) {
+  for (int i = 0; i < 6; i++) {
     for (int prec = 0; prec < 2; prec++) {
-      World w = load_world(specs[i % 3]); /* i = 6: synctest's output element-major */
-      if (i >= 3) { /* the H100's database */
+      World w = load_world(specs[i % 3]);
+      if (i >= 3) { /* the H100's database: plans of 2 resident blocks, which stage nothing */
         timingdb_free(w.db);
         w.db = timingdb_load("benchmarks/nvidia-h100-80gb-hbm3.xml");
         assert_non_null(w.db);
       }
       Precision precision = prec ? PREC_DOUBLE : PREC_SINGLE;
-      Target *t = target_new(w.dag, precision, i == 6 ? "component,F=element" : "component");
+      Target *t = target_new(w.dag, precision, "component");
       Target *any = target_unaligned(t);
       SearchContext *aligned = search_context_new(w.dag, w.db, t);
       SearchContext *rows = search_context_new(w.dag, w.db, any);
@@ -350,29 +349,15 @@ static void test_misaligned_rows(void **state) {
       assert_true(n >= 1);
       KernelPlan *p = ps[0];
       double straight = model_predict_kernel(rows, p), plain = model_predict_kernel(aligned, p);
-      assert_true(straight > plain); /* the input's rows */
+      assert_true(straight > plain);
       assert_true(straight < plain * 1.145);
-      /* the oracle: the fastest prediction of the plan straight and staged at E, E/2, ... (whole
-       * warps), a staged one counting only with 4 or more blocks resident */
-      double best = straight;
-      int best_e = 0;
-      PlanRecipe r;
-      assert_true(combine_recipe_of(rows, p, &r));
-      for (int e = p->e; e > 0 && (e == p->e || (e >= 32 && e % 32 == 0)); e /= 2) {
-        PlanRecipe at = r;
-        at.e = e;
-        KernelPlan *staged = combine_build(rows, p->nodes, &at);
-        if (!staged) continue;
-        staged->stage_rows = true;
-        Staging s = staging_of(w.dag, any, staged);
-        double t_staged = model_predict_kernel(rows, staged);
-        if (s.n > 0 && model_resident_blocks(w.db, staged, s.smem_bytes) >= 4 && t_staged < best)
-          best = t_staged, best_e = e;
-        staging_free(&s);
-        kernel_plan_free(staged);
-      }
-      plan_recipe_free(&r);
-      bool expect = best_e > 0;
+      KernelPlan *staged = kernel_plan_clone(p);
+      staged->stage_rows = true;
+      Staging s = staging_of(w.dag, any, staged);
+      bool expect = s.n > 0 &&
+                    model_resident_blocks(w.db, staged, s.smem_bytes) >= 4 &&
+                    model_predict_kernel(rows, staged) < straight;
+      staging_free(&s);
       /* the same kernel as the fast plan's only kernel */
       KernelPlan *fast_kernel = p;
       Candidate c = {.kernels = &fast_kernel, .nkernels = 1};
@@ -381,10 +366,10 @@ static void test_misaligned_rows(void **state) {
       Candidate *got = unaligned_candidate(u, &c, &failed);
       assert_false(failed);
       assert_int_equal(got && got->kernels[0]->stage_rows, expect);
-      if (expect) assert_int_equal(got->kernels[0]->e, best_e);
       staged_count += expect, straight_count += !expect;
       unaligned_candidate_free(got);
       unaligned_planner_free(u);
+      kernel_plan_free(staged);
       for (int k = 0; k < n; k++) kernel_plan_free(ps[k]);
       free(ps);
       search_context_free(rows);
