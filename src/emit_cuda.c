@@ -1057,7 +1057,9 @@ static const char aligned16_fn[] =
     "static bool kas_aligned16(const void *p) { return ((size_t)p & 15) == 0; }\n\n"
     "/* Whether p starts a block of `bytes` (a power of two) in memory. */\n"
     "static bool kas_aligned_to(const void *p, size_t bytes) {\n"
-    "  return ((size_t)p & (bytes - 1)) == 0;\n}\n\n"
+    "  return ((size_t)p & (bytes - 1)) == 0;\n}\n\n";
+
+static const char rows_on_sectors_fn[] =
     "/* Whether every row of a component-major array at p, rows ld_bytes apart, starts on a\n"
     " * 32-byte sector. */\n"
     "static bool kas_rows_on_sectors(const void *p, size_t ld_bytes) {\n"
@@ -1078,6 +1080,17 @@ static int staged_rows(const Emitter *any, char **names) {
     }
   qsort(names, (size_t)n, sizeof *names, by_name);
   return n;
+}
+
+/* The tests' helpers that the choosing launch of ct uses (unused static functions would warn). */
+static void put_alignment_helpers(StrBuf *sb, const CandidateText *ct) {
+  char *names[KAS_MAX_NODES * 2];
+  int nvec = vector_arrays(&ct->plan[0], names);
+  for (int i = 0; i < nvec; i++) free(names[i]);
+  int nrows = staged_rows(&ct->plan[1], names);
+  for (int i = 0; i < nrows; i++) free(names[i]);
+  if (nvec) sb_puts(sb, aligned16_fn);
+  if (nrows) sb_puts(sb, rows_on_sectors_fn);
 }
 
 /* An array as the peeled launch names it after moving it h elements on: "in_h[0]". */
@@ -1262,7 +1275,7 @@ static char *kernels_cu(const CandidateText *ct, bool whole_file) {
     sb_putc(&sb, '\n');
   }
   if (ct->nplans > 1) {
-    sb_puts(&sb, aligned16_fn);
+    put_alignment_helpers(&sb, ct);
     emit_choosing_launch(&sb, ct, true);
   }
   if (sb.len >= 2 && sb.data[sb.len - 2] == '\n') sb.data[--sb.len] = '\0';
@@ -1436,7 +1449,7 @@ static char *kernels_host_text(const CandidateText *ct, bool whole_file) {
   }
   if (ct->nplans > 1) {
     sb_putc(&sb, '\n');
-    if (whole_file) sb_puts(&sb, aligned16_fn);
+    if (whole_file) put_alignment_helpers(&sb, ct);
     emit_choosing_launch(&sb, ct, false);
   }
   return sb_take(&sb);
