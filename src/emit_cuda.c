@@ -1024,6 +1024,16 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Appends name (owned) to names[0 .. *n) unless it is there already (then frees it). */
+static void add_name(char **names, int *n, char *name) {
+  for (int i = 0; i < *n; i++)
+    if (!strcmp(names[i], name)) {
+      free(name);
+      return;
+    }
+  names[(*n)++] = name;
+}
+
 /* The arrays the plan moves 16 bytes at a time (a routine using W at W > 1), each once, as
  * checked_pointer names them, sorted (in[], out[], workspace); returns their count. */
 static int vector_arrays(const Emitter *em, char **names) {
@@ -1032,20 +1042,14 @@ static int vector_arrays(const Emitter *em, char **names) {
     const KernelPlan *p = em->cand->kernels[k];
     for (int b = 0; b < p->nbuffers && p->w > 1; b++) {
       const Buffer *buf = &p->buffers[b];
-      bool vector = (buf->load && buf->load->ls.uses_w) || (buf->save && buf->save->ls.uses_w);
-      char *name = vector ? checked_pointer(em, buf->value) : NULL;
-      for (int i = 0; name && i < n; i++)
-        if (!strcmp(names[i], name)) free(name), name = NULL;
-      if (name) names[n++] = name;
+      if ((buf->load && buf->load->ls.uses_w) || (buf->save && buf->save->ls.uses_w))
+        add_name(names, &n, checked_pointer(em, buf->value));
     }
     /* Staged arrays are copied whole, 16 bytes at a time where the plan allows. */
     for (int i = 0; i < em->staging[k].n; i++) {
       const StagedArray *a = &em->staging[k].v[i];
-      if (staging_copy_width(p, a) == 1) continue;
-      char *name = checked_pointer(em, dag_api_arg(em->dag, a->arg)->values[0]);
-      for (int j = 0; name && j < n; j++)
-        if (!strcmp(names[j], name)) free(name), name = NULL;
-      if (name) names[n++] = name;
+      if (staging_copy_width(p, a) > 1)
+        add_name(names, &n, checked_pointer(em, dag_api_arg(em->dag, a->arg)->values[0]));
     }
   }
   qsort(names, (size_t)n, sizeof *names, by_name);
@@ -1072,11 +1076,8 @@ static int staged_rows(const Emitter *any, char **names) {
   for (int k = 0; k < any->cand->nkernels; k++)
     for (int i = 0; i < any->staging[k].n; i++) {
       const StagedArray *a = &any->staging[k].v[i];
-      if (!a->rows) continue;
-      char *name = checked_pointer(any, dag_api_arg(any->dag, a->arg)->values[0]);
-      for (int j = 0; name && j < n; j++)
-        if (!strcmp(names[j], name)) free(name), name = NULL;
-      if (name) names[n++] = name;
+      if (a->rows)
+        add_name(names, &n, checked_pointer(any, dag_api_arg(any->dag, a->arg)->values[0]));
     }
   qsort(names, (size_t)n, sizeof *names, by_name);
   return n;
