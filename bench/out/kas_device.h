@@ -167,4 +167,22 @@ KAS_DEV void kas_stage_out(const T *s, T *KAS_RESTRICT g, int reals, int valid, 
   }
 }
 
+/* The block's `valid` elements of `rows` component-major rows, from a copy whose rows are `e`
+ * apart, to g (element e0 of row 0) whose rows are ld apart.  Each row is written from the 32-byte
+ * sector boundary at or before its start, so that a warp's run covers whole sectors and only the
+ * block's two ends write part of one (src/staging.c says why). */
+template <class T>
+KAS_DEV void kas_stage_out_rows(const T *s, T *KAS_RESTRICT g, int e, int rows, int valid,
+                                size_t ld, int lin, int threads) {
+  const int per_sector = 32 / (int)sizeof(T);
+  for (int c = 0; c < rows; c++) {
+    T *row = g + (size_t)c * ld;
+    const int shift = (int)(((size_t)row / sizeof(T)) % (size_t)per_sector);
+    for (int i = lin; i < valid + shift; i += threads) {
+      const int j = i - shift; /* element j of the block */
+      if (j >= 0) row[j] = s[c * e + j];
+    }
+  }
+}
+
 #endif
