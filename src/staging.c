@@ -22,8 +22,9 @@
  * component c of the block's element j at c * E + j, and copy every row out from the sector
  * boundary at or before its start (kas_stage_out_rows): only the block's two ends write part of a
  * sector.  Measured in the same micro-benchmark: 102.4-103.0% of the aligned time.  The copy costs
- * shared memory, hence occupancy (stvenant's one-kernel candidate ran 47% slower with its 27-real
- * rows staged), so unaligned.c stages where the model predicts it pays.
+ * shared memory and a barrier at the kernel's end (stvenant's one-kernel candidate in double, 2
+ * blocks per SM, ran 47% slower with its 30 rows staged), so unaligned.c stages only where the
+ * model predicts it pays and 4 or more blocks stay resident.
  */
 #include <stdlib.h>
 
