@@ -129,8 +129,9 @@ xmlDocPtr xml_read_untrusted(const char *path, const char *text, size_t len) {
    * between elements need not become nodes, and small strings live in the nodes. */
   xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL,
                                     SAFE_OPTIONS | XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
-  if (!check_parse(path, text, ctxt, &reading) || !doc) {
-    if (!doc && !reading.doctype && ctxt->wellFormed) report_libxml_error(path, text, ctxt);
+  bool ok = check_parse(path, text, ctxt, &reading);
+  if (ok && !doc) report_libxml_error(path, text, ctxt); /* well-formed, yet no document */
+  if (!ok || !doc) {
     xmlFreeDoc(doc);
     doc = NULL;
   }
