@@ -14,7 +14,7 @@
  */
 #include "kasgen.h"
 
-double bound_bytes(const Dag *dag, const NodeSet *nodes) {
+double bound_bytes(const Dag *dag, const NodeSet *nodes, int real_bytes) {
   double bytes = 0;
   for (int v = 0; v < dag->nvalues; v++) {
     const Value *val = &dag->values[v];
@@ -26,7 +26,7 @@ double bound_bytes(const Dag *dag, const NodeSet *nodes) {
     }
     if ((!produced_inside && read_inside) ||
         (produced_inside && (val->is_output || read_outside)))
-      bytes += 4.0 * dag_value_floats(dag, v);
+      bytes += (double)real_bytes * dag_value_floats(dag, v);
   }
   return bytes;
 }
@@ -37,5 +37,5 @@ double bound_ns_of_bytes(const TimingDb *db, double bytes) {
 }
 
 double bound_kernel_ns(const SearchContext *ctx, const NodeSet *nodes) {
-  return bound_ns_of_bytes(ctx->db, bound_bytes(ctx->dag, nodes));
+  return bound_ns_of_bytes(ctx->db, bound_bytes(ctx->dag, nodes, target_real_bytes(ctx->target->precision)));
 }

@@ -46,6 +46,7 @@ static size_t seg_index(const Segments *s, int i, int j) {
  * produced, uncounted once every reader is inside and it is not returned). */
 static void bounds_from(Segments *s, int i, int *inside_readers, bool *read) {
   const Dag *dag = s->ctx->dag;
+  const double real_bytes = target_real_bytes(s->ctx->target->precision);
   memset(inside_readers, 0, sizeof(int) * (size_t)dag->nvalues);
   memset(read, 0, sizeof(bool) * (size_t)dag->nvalues);
   double bytes = 0;
@@ -57,7 +58,7 @@ static void bounds_from(Segments *s, int i, int *inside_readers, bool *read) {
       for (int b = 0; b < a; b++) repeated |= nd->args[b] == v;
       if (repeated) continue;
       const Value *val = &dag->values[v];
-      double size = 4.0 * dag_value_floats(dag, v);
+      double size = real_bytes * dag_value_floats(dag, v);
       if (val->producer >= i) {
         if (++inside_readers[v] == val->nconsumers && !val->is_output) bytes -= size;
       } else if (!read[v]) {
@@ -66,7 +67,7 @@ static void bounds_from(Segments *s, int i, int *inside_readers, bool *read) {
       }
     }
     const Value *res = &dag->values[nd->result];
-    if (res->is_output || res->nconsumers > 0) bytes += 4.0 * dag_value_floats(dag, nd->result);
+    if (res->is_output || res->nconsumers > 0) bytes += real_bytes * dag_value_floats(dag, nd->result);
     s->lb[seg_index(s, i, j)] = bound_ns_of_bytes(s->ctx->db, bytes) + s->overhead;
   }
 }

@@ -1267,7 +1267,7 @@ bool combine_recipe_of(SearchContext *ctx, const KernelPlan *p, PlanRecipe *out)
  * calls of `nodes` must move (values read from outside once, values needed outside written
  * once), and their time at the database's copy bandwidth (a hair below, against rounding):
  * no plan of those calls is predicted faster, and no partition of them into kernels either. */
-double bound_bytes(const Dag *dag, const NodeSet *nodes);
+double bound_bytes(const Dag *dag, const NodeSet *nodes, int real_bytes);
 double bound_ns_of_bytes(const TimingDb *db, double bytes);
 double bound_kernel_ns(const SearchContext *ctx, const NodeSet *nodes);
 

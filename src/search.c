@@ -375,7 +375,7 @@ static SearchStats initial_stats(const SearchContext *ctx, const SearchOptions *
                     .time_limit = opt->time_limit, .beam_width = ctx->beam_width};
   st.capped = st.max_fusion < n;
   NodeSet all = nodeset_range(0, n);
-  st.bound_bytes = bound_bytes(ctx->dag, &all);
+  st.bound_bytes = bound_bytes(ctx->dag, &all, target_real_bytes(ctx->target->precision));
   st.bound_ns = bound_ns_of_bytes(ctx->db, st.bound_bytes) + per_kernel_overhead(ctx->db);
   return st;
 }

@@ -26,10 +26,11 @@ typedef struct {
   Spec *spec;
   Dag *dag;
   TimingDb *db;
+  Target *target;
   SearchContext *ctx;
 } World;
 
-static World load_world(const char *path, bool analytic) {
+static World load_world_at(const char *path, bool analytic, Precision precision) {
   World w = {0};
   w.lib = library_load(TEST_LIBRARY);
   assert_non_null(w.lib);
@@ -39,12 +40,19 @@ static World load_world(const char *path, bool analytic) {
   assert_non_null(w.dag);
   w.db = analytic ? timingdb_analytic() : timingdb_load(H100_DB);
   assert_non_null(w.db);
-  w.ctx = search_context_new(w.dag, w.db, NULL);
+  w.target = target_new(w.dag, precision, NULL);
+  assert_non_null(w.target);
+  w.ctx = search_context_new(w.dag, w.db, w.target);
   return w;
+}
+
+static World load_world(const char *path, bool analytic) {
+  return load_world_at(path, analytic, PREC_SINGLE);
 }
 
 static void free_world(World *w) {
   search_context_free(w->ctx);
+  target_free(w->target);
   dag_free(w->dag);
   spec_free(w->spec);
   timingdb_free(w->db);
@@ -100,6 +108,27 @@ static void test_bound_below_every_plan(void **state) {
   assert_true(checked > 10000);
 }
 
+/* In double precision every real weighs 8 bytes: the bound doubles and still lies below every
+ * plan, which moves twice the bytes (the note after a search printed 4-byte bounds in double). */
+static void test_bound_below_every_plan_in_double(void **state) {
+  (void)state;
+  long checked = 0;
+  for (int k = 0; k < NSEEDS - 1; k++) {
+    char path[256];
+    seed_path(path, sizeof path, k);
+    World single = load_world_at(path, false, PREC_SINGLE);
+    World twice = load_world_at(path, false, PREC_DOUBLE);
+    NodeSet all = nodeset_range(0, single.dag->nnodes);
+    assert_true(fabs(bound_kernel_ns(twice.ctx, &all) - 2 * bound_kernel_ns(single.ctx, &all)) <
+                1e-9);
+    checked += check_bound_below_plans(&twice);
+    free_world(&single);
+    free_world(&twice);
+  }
+  print_message("%ld double-precision plans at or above their bound\n", checked);
+  assert_true(checked > 1000);
+}
+
 /* bound_bytes(A u B) <= bound_bytes(A) + bound_bytes(B) for disjoint A, B, and the whole spec's
  * bound is what its inputs and outputs weigh. */
 static void test_merging_adds_no_compulsory_bytes(void **state) {
@@ -119,7 +148,7 @@ static void test_merging_adds_no_compulsory_bytes(void **state) {
       }
       NodeSet u = a;
       nodeset_unite(&u, &b);
-      assert_true(bound_bytes(w.dag, &u) <= bound_bytes(w.dag, &a) + bound_bytes(w.dag, &b));
+      assert_true(bound_bytes(w.dag, &u, 4) <= bound_bytes(w.dag, &a, 4) + bound_bytes(w.dag, &b, 4));
     }
     double io = 0;
     for (int v = 0; v < w.dag->nvalues; v++) {
@@ -128,7 +157,8 @@ static void test_merging_adds_no_compulsory_bytes(void **state) {
         io += 4.0 * dag_value_floats(w.dag, v);
     }
     NodeSet all = nodeset_range(0, n);
-    assert_true(fabs(bound_bytes(w.dag, &all) - io) < 1e-9);
+    assert_true(fabs(bound_bytes(w.dag, &all, 4) - io) < 1e-9);
+    assert_true(fabs(bound_bytes(w.dag, &all, 8) - 2 * io) < 1e-9);
     free_world(&w);
   }
 }
@@ -320,6 +350,7 @@ static void test_intervals_against_brute_force(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bound_below_every_plan),
+      cmocka_unit_test(test_bound_below_every_plan_in_double),
       cmocka_unit_test(test_merging_adds_no_compulsory_bytes),
       cmocka_unit_test(test_memo_isomorphic_twins),
       cmocka_unit_test(test_intervals_against_brute_force),
