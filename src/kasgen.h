@@ -1031,6 +1031,8 @@ const StagedArray *staging_find(const Staging *s, const Dag *dag, int value);
 int staging_copy_width(const KernelPlan *p, const StagedArray *a);
 /* Whether plan p, under target t, writes a component-major output from sectors (p->stage_rows). */
 bool staging_has_rows(const Dag *dag, const Target *t, const KernelPlan *p);
+/* The same question of a Staging already built (a caller that also needs its shared memory). */
+bool staging_holds_rows(const Staging *s);
 /* Whether plan p copies some staged array 16 bytes at a time (it then needs aligned pointers). */
 bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p);
 

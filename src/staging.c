@@ -89,10 +89,15 @@ int staging_copy_width(const KernelPlan *p, const StagedArray *a) {
   return !a->rows && p->w > 1 && p->e * a->record % p->w == 0 ? p->w : 1;
 }
 
+bool staging_holds_rows(const Staging *s) {
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i].rows) return true;
+  return false;
+}
+
 bool staging_has_rows(const Dag *dag, const Target *t, const KernelPlan *p) {
   Staging s = staging_of(dag, t, p);
-  bool rows = false;
-  for (int i = 0; i < s.n; i++) rows |= s.v[i].rows;
+  bool rows = staging_holds_rows(&s);
   staging_free(&s);
   return rows;
 }
