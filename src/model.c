@@ -123,6 +123,9 @@ typedef struct {
   double efficiency; /* useful bytes / bytes of the sectors requested round by round */
   double footprint;  /* distinct sectors a warp touches over all rounds, in bytes */
   double useful;     /* useful bytes per warp */
+  double round_bytes; /* sector bytes a warp requests per round: what must stay in L1 while the
+                         next rounds re-read those sectors (an owner load of a record longer
+                         than a sector re-reads each of its sectors round after round) */
 } EffMemo;
 
 /* What the model remembers during one search (it lives in the SearchContext): the access profile
@@ -330,6 +333,7 @@ static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape 
   key.efficiency = eff;
   key.footprint = distinct * 32.0 / nwarps;
   key.useful = useful * real_bytes / nwarps;
+  key.round_bytes = ok && count > 0 ? sectors * 32.0 / (nwarps * (double)count) : 0;
   m->eff[m->neff] = key;
   if (!known) known = memo_insert(&m->eff_index, key_ptr(p), hashed);
   known->v.index = m->neff;
@@ -493,10 +497,68 @@ static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int 
   return true;
 }
 
-/* L1 bytes per SM left beside the resident blocks' shared memory, as far as hits go. */
-static double l1_free_bytes(const KernelCtx *k) {
-  double free_bytes = L1_SMEM_BYTES_PER_SM - (double)k->occ.blocks_per_sm * k->plan->smem_bytes;
+/* L1 bytes per SM left beside `blocks` resident blocks of smem_bytes shared memory each (and
+ * the runtime's reservation per block), as far as hits go.  Measured on the H100 (Nsight
+ * Compute, benchmarks/RESULTS.md session 24 call B): 31 blocks of 6400 bytes leave 28 KB. */
+static double l1_left(int blocks, int smem_bytes) {
+  double free_bytes =
+      L1_SMEM_BYTES_PER_SM - (double)blocks * (smem_bytes + SMEM_RESERVED_PER_BLOCK);
+  if (free_bytes < 0) free_bytes = 0;
   return free_bytes < L1_USABLE_BYTES ? free_bytes : L1_USABLE_BYTES;
+}
+
+static double l1_free_bytes(const KernelCtx *k) {
+  return l1_left(k->occ.blocks_per_sm, k->plan->smem_bytes);
+}
+
+/* The time of `requested` sector bytes of a load whose warps keep `live` bytes of sectors that
+ * later rounds re-read, or of its useful `bytes` from DRAM if that is longer: L1 serves the
+ * re-reads while the live sectors fit it; a cyclic reuse over more than L1 holds hits almost
+ * never, and every round goes to L2. */
+static double reread_ns(const KernelCtx *k, double bytes, double requested, double live,
+                        double l1) {
+  double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
+  double served = requested / ((live <= l1 ? L1_SECTOR_GBS : L2_SECTOR_GBS) * scale);
+  double dram = bytes / (k->dev->copy_gbs * COPY_EFFICIENCY);
+  return served > dram ? served : dram;
+}
+
+/* Whole records loaded thread by thread (owner loads of a 5x5 matrix: each round a warp
+ * requests one sector per thread and re-reads it in the next rounds) were timed in the
+ * database alone: one array's rounds at a time, at the routine's own occupancy.  In a kernel
+ * the call's other loads keep their sectors live beside them, and the resident blocks' shared
+ * memory may leave little L1: where the kernel's live sectors overflow L1 and the routine's did
+ * not, the re-reads go to L2 (measured on the H100: chain55_8's one-warp-block kernels with
+ * 23-28 KB of L1 left and two 25-real records per call ran at 44-55% of DRAM bandwidth;
+ * benchmarks/RESULTS.md session 24 call B).  Returns the factor on the database's time, >= 1;
+ * saturation is the database correction's business, so both sides are taken at full. */
+static double l1_pressure_factor(const KernelCtx *k, const Buffer *b, const IoRoutine *io,
+                                 BlockShape shape, GlobalBinding binding, int threads,
+                                 double bytes, Occupancy alone) {
+  /* Where half of L1 or more is left, kernels of up to three such loads per call ran as the
+   * database said (stvk_point11's, 3 KB of live sectors per warp at 64 warps, within 5%): the
+   * rule is kept to the range where its effect was seen. */
+  if (l1_free_bytes(k) >= L1_USABLE_BYTES / 2) return 1;
+  const EffMemo *a = access_profile(k->memo, &io->ls, shape, binding, k->real_bytes);
+  if (a->efficiency >= 1 || a->round_bytes <= 0) return 1;
+  const KernelPlan *plan = k->plan;
+  double call_round = 0; /* the call's loads, issued back to back before its compute */
+  for (int i = 0; i < plan->nbuffers; i++) {
+    const Buffer *o = &plan->buffers[i];
+    if (!o->load || o->load_call != b->load_call) continue;
+    GlobalBinding ob = target_binding(k->target, k->dag, o->value);
+    call_round +=
+        access_profile(k->memo, &o->load->ls, shape, ob, k->real_bytes)->round_bytes;
+  }
+  double warps_per_block = (threads + 31) / 32;
+  double requested = bytes / a->efficiency;
+  double in_kernel = reread_ns(k, bytes, requested,
+                               k->occ.blocks_per_sm * warps_per_block * call_round,
+                               l1_free_bytes(k));
+  double in_bench = reread_ns(k, bytes, requested,
+                              alone.blocks_per_sm * warps_per_block * a->round_bytes,
+                              l1_left(alone.blocks_per_sm, plan->smem_bytes));
+  return in_kernel > in_bench ? in_kernel / in_bench : 1;
 }
 
 /* The analytic time of moving `bytes` per element through routine io bound so: DRAM at the copy
@@ -583,6 +645,8 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
       double strided = analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat);
       double plain = analytic_io_ns(k, io, shape, whole, threads, bytes, kernel_sat);
       if (plain > 0 && strided > plain) ns *= strided / plain;
+    } else if (kind == ROUTINE_LOAD) {
+      ns *= l1_pressure_factor(k, b, io, shape, binding, threads, bytes, alone);
     }
     return ns;
   }

@@ -2,7 +2,8 @@
  * test_model.c — the performance model (src/model.c) on hand-built kernel plans: access
  * efficiency counted from patterns, the memory-bound ranking the H100 shows (coalesced staging
  * beats one-thread-per-element loads, fusion beats re-reading intermediates), occupancy from
- * registers, barrier and idle-thread costs, database lookups and the analytic fallback.
+ * registers, barrier and idle-thread costs, database lookups and the analytic fallback; and on
+ * a real spec's plan with the H100 database, whole records loaded under a small L1.
  */
 #include "testutil.h"
 
@@ -492,6 +493,47 @@ static void test_launch_overhead(void **state) {
   timingdb_free(db);
 }
 
+/* Owner loads of whole 5x5 records in a kernel whose resident blocks' shared memory leaves
+ * little L1 (docs/model.md, "Whole records under a small L1"): chain55_8's first three calls at
+ * E = 32 with 6400 bytes of shared memory ran at 0.41 ns per element with 64 registers (31
+ * blocks per SM, 28 KB of L1 left) against 0.21 ns with 123 (16 blocks), on the H100
+ * (benchmarks/RESULTS.md, session 24, call B).  The model, fed those register counts, must
+ * rank them so, by more than half (the model before this rule predicted both at 0.21). */
+static void test_whole_records_under_small_l1(void **state) {
+  (void)state;
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  Spec *spec = spec_load("benchmarks/specs/chain55_8.spec", lib);
+  assert_non_null(spec);
+  Dag *dag = dag_build(spec);
+  TimingDb *db = timingdb_load("benchmarks/nvidia-h100-80gb-hbm3.xml");
+  assert_non_null(db);
+  SearchContext *ctx = search_context_new(dag, db, NULL);
+  NodeSet first3 = nodeset_range(0, 3);
+  int n = 0;
+  KernelPlan **plans = combine_fusion(ctx, first3, true, &n);
+  KernelPlan *slow = NULL;
+  for (int i = 0; i < n && !slow; i++)
+    if (plans[i]->e == 32 && plans[i]->threads == 32 && plans[i]->smem_bytes == 6400)
+      slow = kernel_plan_clone(plans[i]);
+  for (int i = 0; i < n; i++) kernel_plan_free(plans[i]);
+  free(plans);
+  assert_non_null(slow);
+  slow->regs_from_ptxas = true, slow->spill_bytes = 0;
+  slow->regs_estimate = 64;
+  double many_blocks = model_predict_kernel(ctx, slow);
+  slow->regs_estimate = 123;
+  double few_blocks = model_predict_kernel(ctx, slow);
+  print_message("64 registers %.4f ns, 123 registers %.4f ns\n", many_blocks, few_blocks);
+  assert_true(many_blocks > 1.5 * few_blocks);
+  kernel_plan_free(slow);
+  search_context_free(ctx);
+  timingdb_free(db);
+  dag_free(dag);
+  spec_free(spec);
+  library_free(lib);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_access_efficiency),     cmocka_unit_test(test_coalescing),
@@ -500,6 +542,7 @@ int main(void) {
       cmocka_unit_test(test_registers_and_barriers), cmocka_unit_test(test_idle_threads),
       cmocka_unit_test(test_database),              cmocka_unit_test(test_launch_overhead),
       cmocka_unit_test(test_line_bytes),            cmocka_unit_test(test_spills_on_chip),
+      cmocka_unit_test(test_whole_records_under_small_l1),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
