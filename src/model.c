@@ -539,8 +539,10 @@ static double l1_pressure_factor(const KernelCtx *k, const Buffer *b, const IoRo
    * database said (stvk_point11's, 3 KB of live sectors per warp at 64 warps, within 5%): the
    * rule is kept to the range where its effect was seen. */
   if (l1_free_bytes(k) >= L1_USABLE_BYTES / 2) return 1;
+  /* Copied out: the profiles of the call's other loads below may move the memo's array. */
   const EffMemo *a = access_profile(k->memo, &io->ls, shape, binding, k->real_bytes);
-  if (a->efficiency >= 1 || a->round_bytes <= 0) return 1;
+  const double efficiency = a->efficiency, round_bytes = a->round_bytes;
+  if (efficiency >= 1 || round_bytes <= 0) return 1;
   const KernelPlan *plan = k->plan;
   double call_round = 0; /* the call's loads, issued back to back before its compute */
   for (int i = 0; i < plan->nbuffers; i++) {
@@ -551,12 +553,12 @@ static double l1_pressure_factor(const KernelCtx *k, const Buffer *b, const IoRo
         access_profile(k->memo, &o->load->ls, shape, ob, k->real_bytes)->round_bytes;
   }
   double warps_per_block = (threads + 31) / 32;
-  double requested = bytes / a->efficiency;
+  double requested = bytes / efficiency;
   double in_kernel = reread_ns(k, bytes, requested,
                                k->occ.blocks_per_sm * warps_per_block * call_round,
                                l1_free_bytes(k));
   double in_bench = reread_ns(k, bytes, requested,
-                              alone.blocks_per_sm * warps_per_block * a->round_bytes,
+                              alone.blocks_per_sm * warps_per_block * round_bytes,
                               l1_left(alone.blocks_per_sm, plan->smem_bytes));
   return in_kernel > in_bench ? in_kernel / in_bench : 1;
 }
