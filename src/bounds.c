@@ -37,5 +37,6 @@ double bound_ns_of_bytes(const TimingDb *db, double bytes) {
 }
 
 double bound_kernel_ns(const SearchContext *ctx, const NodeSet *nodes) {
-  return bound_ns_of_bytes(ctx->db, bound_bytes(ctx->dag, nodes, target_real_bytes(ctx->target->precision)));
+  int real_bytes = target_real_bytes(ctx->target->precision);
+  return bound_ns_of_bytes(ctx->db, bound_bytes(ctx->dag, nodes, real_bytes));
 }

@@ -67,7 +67,8 @@ static void bounds_from(Segments *s, int i, int *inside_readers, bool *read) {
       }
     }
     const Value *res = &dag->values[nd->result];
-    if (res->is_output || res->nconsumers > 0) bytes += real_bytes * dag_value_floats(dag, nd->result);
+    if (res->is_output || res->nconsumers > 0)
+      bytes += real_bytes * dag_value_floats(dag, nd->result);
     s->lb[seg_index(s, i, j)] = bound_ns_of_bytes(s->ctx->db, bytes) + s->overhead;
   }
 }

@@ -1267,7 +1267,8 @@ bool combine_recipe_of(SearchContext *ctx, const KernelPlan *p, PlanRecipe *out)
 
 /* bounds.c: lower bounds from compulsory traffic.  The bytes per element a kernel running the
  * calls of `nodes` must move (values read from outside once, values needed outside written
- * once), and their time at the database's copy bandwidth (a hair below, against rounding):
+ * once; real_bytes per real, 4 or 8 by the precision), and their time at the database's copy
+ * bandwidth (a hair below, against rounding):
  * no plan of those calls is predicted faster, and no partition of them into kernels either. */
 double bound_bytes(const Dag *dag, const NodeSet *nodes, int real_bytes);
 double bound_ns_of_bytes(const TimingDb *db, double bytes);

@@ -512,14 +512,15 @@ static double l1_free_bytes(const KernelCtx *k) {
 }
 
 /* The time of `requested` sector bytes of a load whose warps keep `live` bytes of sectors that
- * later rounds re-read, or of its useful `bytes` from DRAM if that is longer: L1 serves the
- * re-reads while the live sectors fit it; a cyclic reuse over more than L1 holds hits almost
- * never, and every round goes to L2. */
+ * later rounds re-read, or of its useful `bytes` from DRAM if that is longer, at saturation
+ * sat: L1 serves the re-reads while the live sectors fit it; a cyclic reuse over more than L1
+ * holds hits almost never, and every round goes to L2. */
 static double reread_ns(const KernelCtx *k, double bytes, double requested, double live,
-                        double l1) {
+                        double l1, double sat) {
+  double dram = bytes / (k->dev->copy_gbs * COPY_EFFICIENCY * sat);
   double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
-  double served = requested / ((live <= l1 ? L1_SECTOR_GBS : L2_SECTOR_GBS) * scale);
-  double dram = bytes / (k->dev->copy_gbs * COPY_EFFICIENCY);
+  double path = live <= l1 ? L1_SECTOR_GBS : L2_SECTOR_GBS;
+  double served = requested / (path * scale * sat);
   return served > dram ? served : dram;
 }
 
@@ -557,10 +558,10 @@ static double l1_pressure_factor(const KernelCtx *k, const Buffer *b, const IoRo
   double requested = bytes / efficiency;
   double in_kernel = reread_ns(k, bytes, requested,
                                k->occ.blocks_per_sm * warps_per_block * call_round,
-                               l1_free_bytes(k));
+                               l1_free_bytes(k), 1);
   double in_bench = reread_ns(k, bytes, requested,
                               alone.blocks_per_sm * warps_per_block * round_bytes,
-                              l1_left(alone.blocks_per_sm, plan->smem_bytes));
+                              l1_left(alone.blocks_per_sm, plan->smem_bytes), 1);
   return in_kernel > in_bench ? in_kernel / in_bench : 1;
 }
 
@@ -570,25 +571,20 @@ static double l1_pressure_factor(const KernelCtx *k, const Buffer *b, const IoRo
 static double analytic_io_ns(const KernelCtx *k, const IoRoutine *io, BlockShape shape,
                              GlobalBinding binding, int threads, double bytes,
                              double kernel_sat) {
-  double dram = bytes / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
   const EffMemo *a = access_profile(k->memo, &io->ls, shape, binding, k->real_bytes);
   double requested = bytes / (a->efficiency > 0 ? a->efficiency : 1); /* sector bytes */
-  double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
   /* Stores go to L2 sector by sector: a partly written sector costs a whole one. */
   if (io->kind == ROUTINE_SAVE)
     return requested / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
   /* Loads re-requesting sectors of earlier rounds hit L1 while the resident warps' footprints
    * fit beside the shared memory; otherwise every round goes to L2. */
   double warps = (double)k->occ.blocks_per_sm * ((threads + 31) / 32);
-  double l1_free = l1_free_bytes(k);
   /* A slice of an element-major record shares its sectors with the record's other slices, which
    * the kernel reads too: what must stay in L1 for the re-reads to hit is the whole record. */
   double footprint = a->footprint;
   if (binding.layout == LAYOUT_ELEMENT && binding.record > binding.size)
     footprint *= (double)binding.record / binding.size;
-  double path = warps * footprint <= l1_free ? L1_SECTOR_GBS : L2_SECTOR_GBS;
-  double served = requested / (path * scale * kernel_sat);
-  return served > dram ? served : dram;
+  return reread_ns(k, bytes, requested, warps * footprint, l1_free_bytes(k), kernel_sat);
 }
 
 /* Time of one load or save of buffer b by routine io of impl (ns per element). */

@@ -90,7 +90,8 @@ static KernelPlan *choose_row_staging(UnalignedPlanner *u, KernelPlan *p) {
   KernelPlan *staged = kernel_plan_clone(p);
   staged->stage_rows = true;
   Staging s = staging_of(u->ctx->dag, u->target, staged);
-  if (staging_holds_rows(&s) && model_resident_blocks(u->db, staged, s.smem_bytes) >= ROW_STAGING_MIN_BLOCKS) {
+  if (staging_holds_rows(&s) &&
+      model_resident_blocks(u->db, staged, s.smem_bytes) >= ROW_STAGING_MIN_BLOCKS) {
     staged->predicted_ns_per_elem = model_predict_kernel(u->ctx, staged);
     if (staged->predicted_ns_per_elem < p->predicted_ns_per_elem) {
       staging_free(&s);
