@@ -600,6 +600,7 @@ static KernelPlan *build_plan(FusionInfo *fi, const Choice *ch, int nactive, boo
   KernelPlan *p = xcalloc(1, sizeof *p);
   BuildState bs = build_state_new(fi);
   p->e = ch->e;
+  p->partial = nactive < fi->ncalls;
   p->precision = fi->ctx->target->precision;
   p->w = fi->ctx->target->w;
   bool ok = place_buffers(fi, ch, nactive, p, &bs, full) && order_calls(fi, nactive, p, &bs);

@@ -999,6 +999,8 @@ typedef struct {
   int w;               /* the target's vector width: the W of its routines */
   bool stage_rows;     /* its component-major outputs written whole go out of shared memory
                           from sectors (staging.c; unaligned.c sets it where it pays) */
+  bool partial;        /* the first calls of a fusion, costed while combine.c's beam builds it:
+                          outputs that the whole fusion will stage are not staged yet */
 } KernelPlan;
 
 /* staging.c: element-major array arguments a kernel moves whole through shared memory.
@@ -1324,6 +1326,10 @@ double model_line_bytes(const int *lo, const int *len, int n, int record, int re
 /* Used bytes / touched 32-byte-sector bytes of a warp's global accesses through pattern p at a
  * block shape (1 = fully coalesced); memoized in the context. */
 double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape shape);
+/* L2 write requests of one warp's stores through pattern p to an array bound so (averaged over
+ * the block's first and last warp; model.c's round_store_requests). */
+double model_write_requests(SearchContext *ctx, const Pattern *p, BlockShape shape,
+                            GlobalBinding binding);
 ModelMemo *model_memo_new(void); /* the model's part of a SearchContext */
 /* The model then warns about a missing database's precision, layout or width, but not about
  * single missing routines (a planning that asks for the search's routines again). */

@@ -54,6 +54,12 @@
  * ~3x slower (L1 thrashes, every round goes to L2). */
 #define L1_SECTOR_GBS 29000.0
 #define L2_SECTOR_GBS 10000.0
+/* Write requests L2 takes per ns, whole chip (round_store_requests counts them).  Measured on
+ * the H100 with Nsight Compute (session 25, calls C and D): nine kernels of gradients_loop20
+ * and pair_blocks18 that write slices of output records ran at 38-47 requests per ns, their
+ * time set by them; per-thread stores of 9-real slices of 144-real records and of whole 36-real
+ * records in a write-only kernel at 31 and 40 (benchmarks/h100-2026-11-27-s25/partial). */
+#define L2_WRITE_REQUESTS_PER_NS 40.0
 /* The shortest life of a block (launch, one DRAM round trip, exit): with few resident blocks per
  * SM it is not hidden. */
 #define BLOCK_LIFE_NS 2000.0
@@ -126,6 +132,8 @@ typedef struct {
   double round_bytes; /* sector bytes a warp requests per round: what must stay in L1 while the
                          next rounds re-read those sectors (an owner load of a record longer
                          than a sector re-reads each of its sectors round after round) */
+  double write_requests; /* L2 write requests of a warp's stores over all rounds, were the
+                            pattern's accesses stores (round_store_requests) */
 } EffMemo;
 
 /* What the model remembers during one search (it lives in the SearchContext): the access profile
@@ -238,10 +246,41 @@ static long sector_of(const GlobalBinding *b, int real_bytes, long o) {
   return at * real_bytes / 32;
 }
 
-/* Adds one warp's rounds to *useful (reals), *sectors (32-byte sectors touched per round) and
- * *distinct (sectors touched over all rounds). */
+/* The L2 write requests of one round of a warp's stores.  A lane moves its block of reals one by
+ * one (a slice sits at any offset: no wider access), and each store instruction sends L2 one
+ * request per sector it writes in part and one per line of the sectors it writes whole (counted
+ * against Nsight Compute's lts__t_requests_op_write on the H100: 16.2 per element predicted,
+ * 16.7 measured, for pair_blocks18's three 9-real slices of 54-real records written by three
+ * threads each; 5.1 and 4.9 for one slice of gradients_loop20's 36-real records). */
+static long round_store_requests(const EffMemo *m, const long *start, const long *block,
+                                 int lanes) {
+  const int reals_per_sector = 32 / m->real_bytes;
+  long requests = 0, most = 0, sector[32];
+  for (int l = 0; l < lanes; l++) most = block[l] > most ? block[l] : most;
+  for (long j = 0; j < most; j++) {
+    int n = 0;
+    for (int l = 0; l < lanes; l++)
+      if (block[l] > j) sector[n++] = sector_of(&m->binding, m->real_bytes, start[l] + j);
+    qsort(sector, (size_t)n, sizeof *sector, cmp_long);
+    long line_of_last_whole = -1;
+    for (int a = 0, b; a < n; a = b) {
+      for (b = a; b < n && sector[b] == sector[a];) b++;
+      if (b - a < reals_per_sector) {
+        requests++;
+      } else if (sector[a] / 4 != line_of_last_whole) {
+        requests++;
+        line_of_last_whole = sector[a] / 4;
+      }
+    }
+  }
+  return requests;
+}
+
+/* Adds one warp's rounds to *useful (reals), *sectors (32-byte sectors touched per round),
+ * *requests (L2 write requests, were they stores) and *distinct (sectors touched over all
+ * rounds). */
 static bool warp_sectors(const EffMemo *m, int first, int nthreads, long count, double *useful,
-                         double *sectors, double *distinct) {
+                         double *sectors, double *requests, double *distinct) {
   const Pattern *p = m->pat;
   BlockShape shape = m->shape;
   enum { WARP = 32, MAX_SECTORS_PER_ROUND = 4096 };
@@ -261,12 +300,14 @@ static bool warp_sectors(const EffMemo *m, int first, int nthreads, long count, 
   bool ok = true;
   for (long k = 0; k < count && ok; k++) {
     int nt = 0;
+    long start[WARP], blocks[WARP];
     for (int l = 0; l < lanes && ok; l++) {
       long block, stride;
       env[l].i = k;
       ok = expr_eval(p->block, &env[l], &block, p->block_loc) &&
            expr_eval(p->stride, &env[l], &stride, p->stride_loc);
       if (!ok) break;
+      start[l] = offset[l], blocks[l] = block;
       if (block > 0) {
         *useful += (double)block;
         for (long o = offset[l]; o < offset[l] + block; o++) {
@@ -276,7 +317,9 @@ static bool warp_sectors(const EffMemo *m, int first, int nthreads, long count, 
       }
       offset[l] += stride;
     }
+    if (!ok) break;
     *sectors += (double)count_distinct(touched, nt);
+    *requests += (double)round_store_requests(m, start, blocks, lanes);
     if (nall + nt > capall) {
       capall = (nall + nt) * 2;
       all = xrealloc(all, sizeof *all * (size_t)capall);
@@ -316,11 +359,12 @@ static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape 
   if (known && same_profile(&m->eff[known->v.index], &key)) return &m->eff[known->v.index];
   int nthreads = shape.bx * shape.by * shape.bz;
   long count = pattern_count(p, shape);
-  double useful = 0, sectors = 0, distinct = 0, eff = 1.0;
+  double useful = 0, sectors = 0, requests = 0, distinct = 0, eff = 1.0;
   int last_warp = (nthreads - 1) / 32 * 32, nwarps = 1;
-  bool ok = count >= 0 && warp_sectors(&key, 0, nthreads, count, &useful, &sectors, &distinct);
+  bool ok = count >= 0 &&
+            warp_sectors(&key, 0, nthreads, count, &useful, &sectors, &requests, &distinct);
   if (ok && last_warp > 0) {
-    ok = warp_sectors(&key, last_warp, nthreads, count, &useful, &sectors, &distinct);
+    ok = warp_sectors(&key, last_warp, nthreads, count, &useful, &sectors, &requests, &distinct);
     nwarps = 2;
   }
   if (ok && sectors > 0) eff = useful * real_bytes / (sectors * 32.0);
@@ -334,6 +378,7 @@ static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape 
   key.footprint = distinct * 32.0 / nwarps;
   key.useful = useful * real_bytes / nwarps;
   key.round_bytes = ok && count > 0 ? sectors * 32.0 / (nwarps * (double)count) : 0;
+  key.write_requests = ok ? requests / nwarps : 0;
   m->eff[m->neff] = key;
   if (!known) known = memo_insert(&m->eff_index, key_ptr(p), hashed);
   known->v.index = m->neff;
@@ -346,6 +391,13 @@ double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape 
   if (!shape.w) shape.w = ctx->target->w;
   int rb = target_real_bytes(ctx->target->precision);
   return access_profile(ctx->model, p, shape, (GlobalBinding){0}, rb)->efficiency;
+}
+
+double model_write_requests(SearchContext *ctx, const Pattern *p, BlockShape shape,
+                            GlobalBinding binding) {
+  if (!shape.w) shape.w = ctx->target->w;
+  int rb = target_real_bytes(ctx->target->precision);
+  return access_profile(ctx->model, p, shape, binding, rb)->write_requests;
 }
 
 /* ---- registers -------------------------------------------------------------------------- */
@@ -587,6 +639,30 @@ static double analytic_io_ns(const KernelCtx *k, const IoRoutine *io, BlockShape
   return reread_ns(k, bytes, requested, warps * footprint, l1_free_bytes(k), kernel_sat);
 }
 
+/* The database timed each routine on whole values (record = size).  A slice of a larger record
+ * (an array element, `F[q]` of a 72-real record) is strided: its warps use fewer bytes of each
+ * sector they request.  A load's time scales by what the access analysis says the stride costs
+ * (measured on the H100: owner loads of 9-real slices of 72-real records ran at 30% of copy
+ * where whole 9-real values run at copy speed). */
+static double slice_load_factor(const KernelCtx *k, const IoRoutine *io, BlockShape shape,
+                                GlobalBinding slice, GlobalBinding whole, int threads,
+                                double bytes, double kernel_sat) {
+  double strided = analytic_io_ns(k, io, shape, slice, threads, bytes, kernel_sat);
+  double plain = analytic_io_ns(k, io, shape, whole, threads, bytes, kernel_sat);
+  return plain > 0 && strided > plain ? strided / plain : 1;
+}
+
+/* What a straight save of a slice of element-major records costs at least: its stores write
+ * parts of sectors, each a request of its own to L2, and L2 takes only so many a second
+ * (docs/model.md, "Slices saved straight"). */
+static double slice_save_floor(const KernelCtx *k, const IoRoutine *io, BlockShape shape,
+                               GlobalBinding slice, int threads) {
+  const EffMemo *a = access_profile(k->memo, &io->ls, shape, slice, k->real_bytes);
+  double per_element = a->write_requests * ((threads + 31) / 32) / k->plan->e;
+  double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
+  return per_element / (L2_WRITE_REQUESTS_PER_NS * scale);
+}
+
 /* Time of one load or save of buffer b by routine io of impl (ns per element). */
 static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *impl,
                               const IoRoutine *io) {
@@ -620,11 +696,18 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
     return share * bytes / (k->dev->copy_gbs * sat);
   }
   /* A slice written straight to an element-major record leaves every sector it touches partly
-   * written, and memory then moves whole records: measured on the H100, the element's 16
-   * strided 9-real slices of 144-real records cost about what writing each whole record would. */
+   * written, and memory then moves whole records (measured on the H100: the element's 16
+   * strided 9-real slices of 144-real records cost about what writing each whole record
+   * would), unless its L2 write requests take longer still.  The database, which timed the
+   * routine on whole values, knows neither. */
+  double slice_floor = 0;
   if (kind == ROUTINE_SAVE && binding.layout == LAYOUT_ELEMENT && binding.record > binding.size)
-    return (double)k->real_bytes * binding.record /
-           (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
+    slice_floor = (double)k->real_bytes * binding.record /
+                  (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
+  /* (Not while the beam builds the kernel: the whole fusion may stage the array, and the
+   * requests of the routines chosen on the way would then never be made.) */
+  if (slice_floor > 0 && !plan->partial)
+    slice_floor = fmax(slice_floor, slice_save_floor(k, io, shape, binding, threads));
   double ns;
   int own = b->place == PLACE_SHARED ? b->bytes : 0;
   /* No routine moves its compulsory bytes faster than the copy bandwidth; this bound matters
@@ -633,23 +716,17 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
   if (db_time(k, impl, kind, io->index, b->place, binding.layout, own, bench_sat, kernel_sat,
               &ns)) {
     if (ns < bound) ns = bound;
-    /* The database timed the routine on whole values (record = size).  A slice of a larger
-     * record (an array element, `F[q]` of a 72-real record) is strided: its warps use fewer
-     * bytes of each sector they request.  Scale the measured time by what the access analysis
-     * says the stride costs (measured on the H100: owner loads of 9-real slices of 72-real
-     * records ran at 30% of copy where whole 9-real values run at copy speed). */
     if (binding.record > binding.size) {
       GlobalBinding whole = binding;
       whole.record = whole.size, whole.offset = 0;
-      double strided = analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat);
-      double plain = analytic_io_ns(k, io, shape, whole, threads, bytes, kernel_sat);
-      if (plain > 0 && strided > plain) ns *= strided / plain;
+      if (kind == ROUTINE_LOAD)
+        ns *= slice_load_factor(k, io, shape, binding, whole, threads, bytes, kernel_sat);
     } else if (kind == ROUTINE_LOAD) {
       ns *= l1_pressure_factor(k, b, io, shape, binding, threads, bytes, alone);
     }
-    return ns;
+    return fmax(ns, slice_floor);
   }
-  return analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat);
+  return fmax(analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat), slice_floor);
 }
 
 /* What a component-major row that starts mid-sector adds to its moves, as a share of their

@@ -3,7 +3,8 @@
  * efficiency counted from patterns, the memory-bound ranking the H100 shows (coalesced staging
  * beats one-thread-per-element loads, fusion beats re-reading intermediates), occupancy from
  * registers, barrier and idle-thread costs, database lookups and the analytic fallback; and on
- * a real spec's plan with the H100 database, whole records loaded under a small L1.
+ * a real spec's plan with the H100 database, whole records loaded under a small L1; L2 write
+ * requests of slices saved straight, against a byte-by-byte oracle and Nsight Compute.
  */
 #include "testutil.h"
 
@@ -456,6 +457,107 @@ static void test_line_bytes(void **state) {
   assert_float_equal(model_line_bytes(&lo, &len, 1, 27, 4, 128), 108.0, 1e-9);
 }
 
+/* The oracle of model_write_requests: one warp's stores instruction by instruction (a lane's
+ * block of reals is that many scalar stores), the bytes each writes in every sector; a request
+ * per sector written in part, one per line of the sectors written whole. */
+static double requests_by_bytes(const Pattern *p, BlockShape sh, GlobalBinding g, int rb,
+                                int first_lane) {
+  int nthreads = sh.bx * sh.by * sh.bz;
+  int lanes = nthreads - first_lane < 32 ? nthreads - first_lane : 32;
+  long count = pattern_count(p, sh), offset[32];
+  ExprEnv env[32];
+  for (int l = 0; l < lanes; l++) {
+    int lin = first_lane + l;
+    env[l] = (ExprEnv){.tx = lin % sh.bx, .ty = lin / sh.bx % sh.by, .tz = lin / (sh.bx * sh.by),
+                       .BX = sh.bx, .BY = sh.by, .BZ = sh.bz, .W = sh.w};
+    assert_true(expr_eval(p->start, &env[l], &offset[l], p->start_loc));
+  }
+  double requests = 0;
+  for (long k = 0; k < count; k++) {
+    long block[32], start[32], most = 0;
+    for (int l = 0; l < lanes; l++) {
+      long stride;
+      env[l].i = k;
+      assert_true(expr_eval(p->block, &env[l], &block[l], p->block_loc));
+      assert_true(expr_eval(p->stride, &env[l], &stride, p->stride_loc));
+      start[l] = offset[l];
+      offset[l] += stride;
+      if (block[l] > most) most = block[l];
+    }
+    for (long j = 0; j < most; j++) {
+      long sector[32];
+      int bytes[32], ns = 0;
+      for (int l = 0; l < lanes; l++) {
+        if (block[l] <= j) continue;
+        long o = start[l] + j;
+        long byte = ((long)g.offset + o / g.size * g.record + o % g.size) * rb;
+        int s = 0;
+        while (s < ns && sector[s] != byte / 32) s++;
+        if (s == ns) sector[ns] = byte / 32, bytes[ns++] = 0;
+        bytes[s] += rb;
+      }
+      for (int s = 0; s < ns; s++) {
+        if (bytes[s] < 32) {
+          requests++;
+          continue;
+        }
+        bool line_counted = false; /* by an earlier whole sector of its line */
+        for (int t = 0; t < s; t++)
+          line_counted |= bytes[t] == 32 && sector[t] / 4 == sector[s] / 4;
+        requests += !line_counted;
+      }
+    }
+  }
+  return requests;
+}
+
+/* Slices written straight are costed by their L2 write requests (docs/model.md, "Slices saved
+ * straight"): the count against the byte-by-byte oracle for the library's owner and coalesced
+ * save patterns, and against Nsight Compute on the H100 for two kernels of session 25's call D
+ * (lts__t_requests_op_write per element). */
+static void test_write_requests(void **state) {
+  (void)state;
+  Pattern owner1 = pat("start \"tx*9\", block \"1\", stride \"1\", count \"9\", noreg 0");
+  Pattern owner3 = pat("start \"ty*9+tx*3\", block \"1\", stride \"1\", count \"3\", noreg 0");
+  Pattern coalesced = pat("start \"W*(tx+BX*ty)\", block \"W*(W*(tx+BX*ty+i*BX*BY) < BY*9)\", "
+                          "stride \"W*BX*BY\", count \"(BY*9/W+BX*BY-1)/(BX*BY)\", noreg 1");
+  static const GlobalBinding bindings[] = {{LAYOUT_ELEMENT, 9, 9, 0},   {LAYOUT_ELEMENT, 9, 36, 0},
+                                           {LAYOUT_ELEMENT, 9, 36, 27}, {LAYOUT_ELEMENT, 9, 54, 18},
+                                           {LAYOUT_ELEMENT, 9, 144, 9}, {LAYOUT_ELEMENT, 9, 16, 7}};
+  struct { const Pattern *p; BlockShape sh; } cases[] = {
+      {&owner1, {128, 1, 1, 4}}, {&owner1, {96, 1, 1, 4}},   {&owner3, {3, 96, 1, 4}},
+      {&owner3, {3, 128, 1, 4}}, {&coalesced, {128, 1, 1, 4}}, {&coalesced, {3, 64, 1, 4}}};
+  SearchContext *ctx = search_context_new(NULL, NULL, NULL); /* single precision */
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (size_t b = 0; b < sizeof bindings / sizeof *bindings; b++) {
+      BlockShape sh = cases[c].sh;
+      int last = (sh.bx * sh.by * sh.bz - 1) / 32 * 32;
+      double want = requests_by_bytes(cases[c].p, sh, bindings[b], 4, 0);
+      if (last > 0) want = (want + requests_by_bytes(cases[c].p, sh, bindings[b], 4, last)) / 2;
+      assert_float_equal(model_write_requests(ctx, cases[c].p, sh, bindings[b]), want, 1e-9);
+    }
+  /* A lane's own sector per store: 9 stores of 32 lanes. */
+  assert_float_equal(model_write_requests(ctx, &owner1, (BlockShape){128, 1, 1, 4},
+                                          (GlobalBinding){LAYOUT_ELEMENT, 9, 144, 9}),
+                     9 * 32, 1e-9);
+  /* Nsight Compute, H100: pair_blocks18's kernel writing K[0][0], K[0][1], K[1][0] (9 of 54
+   * reals each, three threads per element, E = 96): 16.7 requests per element; gradients_loop20's
+   * kernel writing Kd[3] (reals 27-35 of 36, E = 128): 4.9. */
+  double pair = 0;
+  for (int slice = 0; slice < 3; slice++)
+    pair += model_write_requests(ctx, &owner3, (BlockShape){3, 96, 1, 4},
+                                 (GlobalBinding){LAYOUT_ELEMENT, 9, 54, 9 * slice}) * 9 / 96;
+  double kd3 = model_write_requests(ctx, &owner3, (BlockShape){3, 128, 1, 4},
+                                    (GlobalBinding){LAYOUT_ELEMENT, 9, 36, 27}) * 12 / 128;
+  print_message("requests per element: pair %.2f (measured 16.7), Kd[3] %.2f (4.9)\n", pair, kd3);
+  assert_true(fabs(pair - 16.7) < 0.1 * 16.7);
+  assert_true(fabs(kd3 - 4.9) < 0.1 * 4.9);
+  pattern_free(&owner1);
+  pattern_free(&owner3);
+  pattern_free(&coalesced);
+  search_context_free(ctx);
+}
+
 /* Spilled registers' traffic runs on the chip beside the DRAM stream: a memory-bound kernel
  * hides a small spill whole; a spill whose traffic outweighs the memory time shows. */
 static void test_spills_on_chip(void **state) {
@@ -534,6 +636,54 @@ static void test_whole_records_under_small_l1(void **state) {
   library_free(lib);
 }
 
+/* A kernel saving a slice straight pays at least its requests at L2's rate (pair_blocks18's
+ * first K[0][0], 9 of 54 reals); the same plan costed as the first calls of a larger fusion
+ * does not (the whole fusion may stage the array). */
+static void test_slice_requests_complete_plans_only(void **state) {
+  (void)state;
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  Spec *spec = spec_load("benchmarks/specs/pair_blocks18.spec", lib);
+  assert_non_null(spec);
+  Dag *dag = dag_build(spec);
+  TimingDb *db = timingdb_load("benchmarks/nvidia-h100-80gb-hbm3.xml");
+  assert_non_null(db);
+  SearchContext *ctx = search_context_new(dag, db, NULL);
+  int n = 0;
+  KernelPlan **plans = combine_fusion(ctx, nodeset_range(0, 3), true, &n);
+  assert_true(n > 0);
+  int cheaper_as_part = 0;
+  for (int i = 0; i < n; i++) {
+    KernelPlan *p = plans[i];
+    const Buffer *k00 = NULL; /* the buffer saving K[0][0] */
+    for (int b = 0; b < p->nbuffers; b++)
+      if (p->buffers[b].save) k00 = &p->buffers[b];
+    assert_non_null(k00);
+    const Impl *impl = p->impl[k00->producer];
+    BlockShape shape = impl_shape(impl, p->e);
+    shape.w = p->w;
+    double requests = model_write_requests(ctx, &k00->save->ls, shape,
+                                           (GlobalBinding){LAYOUT_ELEMENT, 9, 54, 0}) *
+                      ((impl_threads(impl, p->e) + 31) / 32) / p->e;
+    double complete = model_predict_kernel(ctx, p);
+    p->partial = true;
+    double partial = model_predict_kernel(ctx, p);
+    p->partial = false;
+    assert_true(complete >= requests / 40.0 * 3000 / db->dev.copy_gbs - 1e-9);
+    assert_true(partial <= complete);
+    cheaper_as_part += partial < complete;
+  }
+  /* the requests decide most of these plans (where a plan's own time is above them, not) */
+  assert_true(cheaper_as_part > n / 2);
+  for (int i = 0; i < n; i++) kernel_plan_free(plans[i]);
+  free(plans);
+  search_context_free(ctx);
+  timingdb_free(db);
+  dag_free(dag);
+  spec_free(spec);
+  library_free(lib);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_access_efficiency),     cmocka_unit_test(test_coalescing),
@@ -543,6 +693,8 @@ int main(void) {
       cmocka_unit_test(test_database),              cmocka_unit_test(test_launch_overhead),
       cmocka_unit_test(test_line_bytes),            cmocka_unit_test(test_spills_on_chip),
       cmocka_unit_test(test_whole_records_under_small_l1),
+      cmocka_unit_test(test_write_requests),
+      cmocka_unit_test(test_slice_requests_complete_plans_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
