@@ -652,15 +652,33 @@ static double slice_load_factor(const KernelCtx *k, const IoRoutine *io, BlockSh
   return plain > 0 && strided > plain ? strided / plain : 1;
 }
 
-/* What a straight save of a slice of element-major records costs at least: its stores write
- * parts of sectors, each a request of its own to L2, and L2 takes only so many a second
+/* The time of the L2 write requests of a slice saved straight to element-major records: each
+ * store writes parts of sectors, each a request of its own, and L2 takes only so many a second
  * (docs/model.md, "Slices saved straight"). */
-static double slice_save_floor(const KernelCtx *k, const IoRoutine *io, BlockShape shape,
-                               GlobalBinding slice, int threads) {
+static double slice_request_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
+                                 const IoRoutine *io) {
+  const KernelPlan *plan = k->plan;
+  GlobalBinding slice = target_binding(k->target, k->dag, b->value);
+  BlockShape shape = impl_shape(impl, plan->e);
+  shape.w = plan->w;
   const EffMemo *a = access_profile(k->memo, &io->ls, shape, slice, k->real_bytes);
-  double per_element = a->write_requests * ((threads + 31) / 32) / k->plan->e;
+  double per_element = a->write_requests * ((impl_threads(impl, plan->e) + 31) / 32) / plan->e;
   double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
   return per_element / (L2_WRITE_REQUESTS_PER_NS * scale);
+}
+
+/* The reals of output argument arg that the kernel saves straight (unstaged), all its slices
+ * together: memory moves the records they share once per kernel. */
+static int straight_saved_reals(const KernelCtx *k, int arg) {
+  int reals = 0;
+  for (int b = 0; b < k->plan->nbuffers; b++) {
+    const Buffer *buf = &k->plan->buffers[b];
+    const Value *v = &k->dag->values[buf->value];
+    if (buf->save && v->producer >= 0 && v->arg == arg &&
+        !staging_find(k->staging, k->dag, buf->value))
+      reals += dag_value_floats(k->dag, buf->value);
+  }
+  return reals;
 }
 
 /* Time of one load or save of buffer b by routine io of impl (ns per element). */
@@ -695,19 +713,21 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
      * (measured on the H100: quadrature's staged kernel 101.6% of copy). */
     return share * bytes / (k->dev->copy_gbs * sat);
   }
-  /* A slice written straight to an element-major record leaves every sector it touches partly
-   * written, and memory then moves whole records (measured on the H100: the element's 16
-   * strided 9-real slices of 144-real records cost about what writing each whole record
-   * would), unless its L2 write requests take longer still.  The database, which timed the
-   * routine on whole values, knows neither. */
+  /* Slices written straight to element-major records leave the sectors they touch partly
+   * written, and memory then moves the kernel's records whole, once, whichever of their slices
+   * the kernel writes: each slice pays its share of the record (and the kernel its L2 write
+   * requests: request_time).  The database, which timed the routine on whole values, knows
+   * neither.  While combine.c's beam builds the kernel call by call the slices pay whole records
+   * each (KernelPlan.partial): the whole fusion may stage the array, and a beam steered by the
+   * shares of routines chosen on the way finds worse staged plans. */
   double slice_floor = 0;
-  if (kind == ROUTINE_SAVE && binding.layout == LAYOUT_ELEMENT && binding.record > binding.size)
-    slice_floor = (double)k->real_bytes * binding.record /
+  if (kind == ROUTINE_SAVE && binding.layout == LAYOUT_ELEMENT && binding.record > binding.size) {
+    int saved = plan->partial ? 0 : straight_saved_reals(k, k->dag->values[b->value].arg);
+    double share = saved > binding.size ? (double)binding.size / saved : 1;
+    slice_floor = share * k->real_bytes * binding.record /
                   (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
-  /* (Not while the beam builds the kernel: the whole fusion may stage the array, and the
-   * requests of the routines chosen on the way would then never be made.) */
-  if (slice_floor > 0 && !plan->partial)
-    slice_floor = fmax(slice_floor, slice_save_floor(k, io, shape, binding, threads));
+    if (!plan->partial) slice_floor = fmax(slice_floor, slice_request_time(k, b, impl, io));
+  }
   double ns;
   int own = b->place == PLACE_SHARED ? b->bytes : 0;
   /* No routine moves its compulsory bytes faster than the copy bandwidth; this bound matters
