@@ -460,6 +460,7 @@ typedef struct {
   /* Bytes a thread of the kernel loads, and saves, over all its buffers: what it can keep in
    * flight at once (in_flight_bytes). */
   double load_bytes_per_thread, save_bytes_per_thread;
+  int *straight_reals; /* straight_saved_reals */
 } KernelCtx;
 
 /* Warns once per message (per search): a routine missing from the database, or a whole
@@ -667,16 +668,17 @@ static double slice_request_time(const KernelCtx *k, const Buffer *b, const Impl
   return per_element / (L2_WRITE_REQUESTS_PER_NS * scale);
 }
 
-/* The reals of output argument arg that the kernel saves straight (unstaged), all its slices
- * together: memory moves the records they share once per kernel. */
-static int straight_saved_reals(const KernelCtx *k, int arg) {
-  int reals = 0;
-  for (int b = 0; b < k->plan->nbuffers; b++) {
-    const Buffer *buf = &k->plan->buffers[b];
-    const Value *v = &k->dag->values[buf->value];
-    if (buf->save && v->producer >= 0 && v->arg == arg &&
-        !staging_find(k->staging, k->dag, buf->value))
-      reals += dag_value_floats(k->dag, buf->value);
+/* Per output argument, the reals the kernel saves straight (unstaged), all its slices together:
+ * memory moves the records they share once per kernel.  Counted once per complete kernel (the
+ * element's kernels save a hundred slices); NULL for a partial one. */
+static int *straight_saved_reals(const KernelPlan *plan, const Dag *dag, const Staging *staging) {
+  if (plan->partial) return NULL;
+  int *reals = xcalloc((size_t)dag->nout_args + 1, sizeof *reals);
+  for (int b = 0; b < plan->nbuffers; b++) {
+    const Buffer *buf = &plan->buffers[b];
+    const Value *v = &dag->values[buf->value];
+    if (buf->save && v->producer >= 0 && v->arg >= 0 && !staging_find(staging, dag, buf->value))
+      reals[v->arg] += dag_value_floats(dag, buf->value);
   }
   return reals;
 }
@@ -722,7 +724,7 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
    * shares of routines chosen on the way finds worse staged plans. */
   double slice_floor = 0;
   if (kind == ROUTINE_SAVE && binding.layout == LAYOUT_ELEMENT && binding.record > binding.size) {
-    int saved = plan->partial ? 0 : straight_saved_reals(k, k->dag->values[b->value].arg);
+    int saved = k->straight_reals ? k->straight_reals[k->dag->values[b->value].arg] : 0;
     double share = saved > binding.size ? (double)binding.size / saved : 1;
     slice_floor = share * k->real_bytes * binding.record /
                   (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
@@ -984,13 +986,14 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   Staging staging = staging_of(dag, ctx->target, plan);
   KernelCtx k = {plan, dag, db, ctx->model, dev,
                  occupancy(dev, plan->threads, staging.smem_bytes, regs), 0, ctx->target,
-                 target_real_bytes(ctx->target->precision), &staging, 0, 0};
+                 target_real_bytes(ctx->target->precision), &staging, 0, 0, NULL};
   if (k.occ.blocks_per_sm == 0 || plan->e <= 0) { /* cannot launch */
     staging_free(&staging);
     return false;
   }
   k.floor_ns = grid_floor(&k);
   in_flight_bytes(&k);
+  k.straight_reals = straight_saved_reals(plan, dag, &staging);
   double io = 0, compute = 0;
   for (int b = 0; b < plan->nbuffers; b++) {
     const Buffer *buf = &plan->buffers[b];
@@ -1006,6 +1009,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   double work = io > compute ? io : compute;
   double spilled = compute + spill_traffic_time(&k, regs);
   *out = (ModelTerms){work, k.floor_ns, barrier_time(&k), spilled > work ? spilled - work : 0};
+  free(k.straight_reals);
   staging_free(&staging);
   return true;
 }
