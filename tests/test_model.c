@@ -595,6 +595,35 @@ static void test_launch_overhead(void **state) {
   timingdb_free(db);
 }
 
+/* A spec of the repository searched with the H100 database: what the tests on real plans use. */
+typedef struct {
+  Library *lib;
+  Spec *spec;
+  Dag *dag;
+  TimingDb *db;
+  SearchContext *ctx;
+} H100Spec;
+
+static H100Spec h100_spec_open(const char *path) {
+  H100Spec h = {.lib = library_load(TEST_LIBRARY)};
+  assert_non_null(h.lib);
+  h.spec = spec_load(path, h.lib);
+  assert_non_null(h.spec);
+  h.dag = dag_build(h.spec);
+  h.db = timingdb_load("benchmarks/nvidia-h100-80gb-hbm3.xml");
+  assert_non_null(h.db);
+  h.ctx = search_context_new(h.dag, h.db, NULL);
+  return h;
+}
+
+static void h100_spec_close(H100Spec *h) {
+  search_context_free(h->ctx);
+  timingdb_free(h->db);
+  dag_free(h->dag);
+  spec_free(h->spec);
+  library_free(h->lib);
+}
+
 /* Owner loads of whole 5x5 records in a kernel whose resident blocks' shared memory leaves
  * little L1 (docs/model.md, "Whole records under a small L1"): chain55_8's first three calls at
  * E = 32 with 6400 bytes of shared memory ran at 0.41 ns per element with 64 registers (31
@@ -603,14 +632,8 @@ static void test_launch_overhead(void **state) {
  * rank them so, by more than half (the model before this rule predicted both at 0.21). */
 static void test_whole_records_under_small_l1(void **state) {
   (void)state;
-  Library *lib = library_load(TEST_LIBRARY);
-  assert_non_null(lib);
-  Spec *spec = spec_load("benchmarks/specs/chain55_8.spec", lib);
-  assert_non_null(spec);
-  Dag *dag = dag_build(spec);
-  TimingDb *db = timingdb_load("benchmarks/nvidia-h100-80gb-hbm3.xml");
-  assert_non_null(db);
-  SearchContext *ctx = search_context_new(dag, db, NULL);
+  H100Spec h = h100_spec_open("benchmarks/specs/chain55_8.spec");
+  SearchContext *ctx = h.ctx;
   NodeSet first3 = nodeset_range(0, 3);
   int n = 0;
   KernelPlan **plans = combine_fusion(ctx, first3, true, &n);
@@ -629,11 +652,7 @@ static void test_whole_records_under_small_l1(void **state) {
   print_message("64 registers %.4f ns, 123 registers %.4f ns\n", many_blocks, few_blocks);
   assert_true(many_blocks > 1.5 * few_blocks);
   kernel_plan_free(slow);
-  search_context_free(ctx);
-  timingdb_free(db);
-  dag_free(dag);
-  spec_free(spec);
-  library_free(lib);
+  h100_spec_close(&h);
 }
 
 /* A kernel saving a slice straight pays at least its requests at L2's rate (pair_blocks18's
@@ -641,14 +660,8 @@ static void test_whole_records_under_small_l1(void **state) {
  * does not (the whole fusion may stage the array). */
 static void test_slice_requests_complete_plans_only(void **state) {
   (void)state;
-  Library *lib = library_load(TEST_LIBRARY);
-  assert_non_null(lib);
-  Spec *spec = spec_load("benchmarks/specs/pair_blocks18.spec", lib);
-  assert_non_null(spec);
-  Dag *dag = dag_build(spec);
-  TimingDb *db = timingdb_load("benchmarks/nvidia-h100-80gb-hbm3.xml");
-  assert_non_null(db);
-  SearchContext *ctx = search_context_new(dag, db, NULL);
+  H100Spec h = h100_spec_open("benchmarks/specs/pair_blocks18.spec");
+  SearchContext *ctx = h.ctx;
   int n = 0;
   KernelPlan **plans = combine_fusion(ctx, nodeset_range(0, 3), true, &n);
   assert_true(n > 0);
@@ -669,7 +682,7 @@ static void test_slice_requests_complete_plans_only(void **state) {
     p->partial = true;
     double partial = model_predict_kernel(ctx, p);
     p->partial = false;
-    assert_true(complete >= requests / 40.0 * 3000 / db->dev.copy_gbs - 1e-9);
+    assert_true(complete >= requests / 40.0 * 3000 / h.db->dev.copy_gbs - 1e-9);
     assert_true(partial <= complete);
     cheaper_as_part += partial < complete;
   }
@@ -677,11 +690,7 @@ static void test_slice_requests_complete_plans_only(void **state) {
   assert_true(cheaper_as_part > n / 2);
   for (int i = 0; i < n; i++) kernel_plan_free(plans[i]);
   free(plans);
-  search_context_free(ctx);
-  timingdb_free(db);
-  dag_free(dag);
-  spec_free(spec);
-  library_free(lib);
+  h100_spec_close(&h);
 }
 
 int main(void) {
