@@ -55,8 +55,8 @@
 #define L1_SECTOR_GBS 29000.0
 #define L2_SECTOR_GBS 10000.0
 /* Write requests L2 takes per ns, whole chip (round_store_requests counts them).  Measured on
- * the H100 with Nsight Compute (session 25, calls C and D): nine kernels of gradients_loop20
- * and pair_blocks18 that write slices of output records ran at 38-47 requests per ns, their
+ * the H100 with Nsight Compute (session 25, calls C and D): 13 kernels of gradients_loop20 and
+ * pair_blocks18 that write slices of output records ran at 37.6-47.1 requests per ns, their
  * time set by them; per-thread stores of 9-real slices of 144-real records and of whole 36-real
  * records in a write-only kernel at 31 and 40 (benchmarks/h100-2026-11-27-s25/partial). */
 #define L2_WRITE_REQUESTS_PER_NS 40.0
@@ -249,9 +249,9 @@ static long sector_of(const GlobalBinding *b, int real_bytes, long o) {
 /* The L2 write requests of one round of a warp's stores.  A lane moves its block of reals one by
  * one (a slice sits at any offset: no wider access), and each store instruction sends L2 one
  * request per sector it writes in part and one per line of the sectors it writes whole (counted
- * against Nsight Compute's lts__t_requests_op_write on the H100: 16.2 per element predicted,
+ * against Nsight Compute's lts__t_requests_op_write on the H100: 16.0 per element counted,
  * 16.7 measured, for pair_blocks18's three 9-real slices of 54-real records written by three
- * threads each; 5.1 and 4.9 for one slice of gradients_loop20's 36-real records). */
+ * threads each; 5.0 and 4.9 for one slice of gradients_loop20's 36-real records). */
 static long round_store_requests(const EffMemo *m, const long *start, const long *block,
                                  int lanes) {
   const int reals_per_sector = 32 / m->real_bytes;
@@ -653,17 +653,14 @@ static double slice_load_factor(const KernelCtx *k, const IoRoutine *io, BlockSh
   return plain > 0 && strided > plain ? strided / plain : 1;
 }
 
-/* The time of the L2 write requests of a slice saved straight to element-major records: each
- * store writes parts of sectors, each a request of its own, and L2 takes only so many a second
- * (docs/model.md, "Slices saved straight"). */
-static double slice_request_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
-                                 const IoRoutine *io) {
-  const KernelPlan *plan = k->plan;
-  GlobalBinding slice = target_binding(k->target, k->dag, b->value);
-  BlockShape shape = impl_shape(impl, plan->e);
-  shape.w = plan->w;
+/* The time of the L2 write requests of a slice saved straight to element-major records, by
+ * routine io at the call's block shape and threads: each store writes parts of sectors, each a
+ * request of its own, and L2 takes only so many a second (docs/model.md, "Slices saved
+ * straight"). */
+static double slice_request_time(const KernelCtx *k, const IoRoutine *io, BlockShape shape,
+                                 GlobalBinding slice, int threads) {
   const EffMemo *a = access_profile(k->memo, &io->ls, shape, slice, k->real_bytes);
-  double per_element = a->write_requests * ((impl_threads(impl, plan->e) + 31) / 32) / plan->e;
+  double per_element = a->write_requests * ((threads + 31) / 32) / k->plan->e;
   double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
   return per_element / (L2_WRITE_REQUESTS_PER_NS * scale);
 }
@@ -717,18 +714,20 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
   }
   /* Slices written straight to element-major records leave the sectors they touch partly
    * written, and memory then moves the kernel's records whole, once, whichever of their slices
-   * the kernel writes: each slice pays its share of the record (and the kernel its L2 write
-   * requests: request_time).  The database, which timed the routine on whole values, knows
-   * neither.  While combine.c's beam builds the kernel call by call the slices pay whole records
-   * each (KernelPlan.partial): the whole fusion may stage the array, and a beam steered by the
-   * shares of routines chosen on the way finds worse staged plans. */
+   * the kernel writes: each slice pays its share of the record, or its L2 write requests
+   * (slice_request_time) where they take longer.  The database, which timed the routine on
+   * whole values, knows neither.  While combine.c's beam builds the kernel call by call the
+   * slices pay whole records each (KernelPlan.partial): the whole fusion may stage the array,
+   * and a beam steered by the shares and requests of routines chosen on the way finds worse
+   * staged plans. */
   double slice_floor = 0;
   if (kind == ROUTINE_SAVE && binding.layout == LAYOUT_ELEMENT && binding.record > binding.size) {
     int saved = k->straight_reals ? k->straight_reals[k->dag->values[b->value].arg] : 0;
     double share = saved > binding.size ? (double)binding.size / saved : 1;
     slice_floor = share * k->real_bytes * binding.record /
                   (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
-    if (!plan->partial) slice_floor = fmax(slice_floor, slice_request_time(k, b, impl, io));
+    if (!plan->partial)
+      slice_floor = fmax(slice_floor, slice_request_time(k, io, shape, binding, threads));
   }
   double ns;
   int own = b->place == PLACE_SHARED ? b->bytes : 0;
