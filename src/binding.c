@@ -15,6 +15,19 @@ bool binding_contiguous(const GlobalBinding *b) {
   return b->layout == LAYOUT_ELEMENT && (b->record == 0 || b->record == b->size);
 }
 
+bool binding_chunk_of_slice(const IoRoutine *io, const GlobalBinding *b) {
+  return io->contiguous && !binding_contiguous(b);
+}
+
+/* The chunk code moves one real per thread at a time (a slice sits at any offset: no wider
+ * access), thread lin taking reals lin, lin + T, ...: a warp's store then writes 32 consecutive
+ * reals of the chunk.  At W = 4 each store wrote every fourth real, leaving every sector it
+ * touched written in part, one L2 write request each (docs/model.md, "Slices saved straight"),
+ * and its shared-memory side was a 4-way bank conflict. */
+int binding_io_width(const IoRoutine *io, const GlobalBinding *b, int w) {
+  return binding_chunk_of_slice(io, b) ? 1 : w;
+}
+
 size_t binding_address(const GlobalBinding *b, size_t e, int c, size_t ld) {
   size_t record = b->record > 0 ? (size_t)b->record : (size_t)b->size;
   if (b->layout == LAYOUT_COMPONENT) return (size_t)b->offset * ld + e + (size_t)c * ld;

@@ -248,14 +248,15 @@ static void routine_comment(StrBuf *sb, const Step *s, const Placement *pl) {
 }
 
 /* Instantiates the routine of step s (if not yet done) and says which it is in *out: at the
- * plan's precision and vector width, its array addressed as the target binds it. */
+ * plan's precision and vector width (1 for a chunk of a slice: binding_io_width), its array
+ * addressed as the target binds it. */
 static bool instantiate_step(RoutineSet *rs, const Dag *dag, const Target *t, const KernelPlan *p,
                              const Step *s, StepRoutine *out) {
   RoutineRequest rq = {.kind = s->kind, .io_index = s->io ? s->io->index : 0, .e = p->e,
                        .shape = impl_shape(s->impl, p->e), .precision = p->precision};
-  rq.shape.w = p->w;
   for (int k = 0; k < s->nbuf; k++) rq.place[k] = p->buffers[s->buf[k]].place;
   if (s->io) rq.global = target_binding(t, dag, p->buffers[s->buf[0]].value);
+  rq.shape.w = s->io ? binding_io_width(s->io, &rq.global, p->w) : p->w;
   RoutineInstance ri;
   if (!instantiate_routine(s->impl, &rq, &ri)) return false;
   if (!routine_set_has(rs, ri.name)) {

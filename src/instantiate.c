@@ -770,21 +770,22 @@ static bool chunk_of_slice(const Impl *impl, const RoutineRequest *rq, const Glo
   if (rq->kind == ROUTINE_COMPUTE) return false;
   const IoRoutine *io =
       rq->kind == ROUTINE_LOAD ? &impl->loads[rq->io_index] : &impl->saves[rq->io_index];
-  return io->contiguous && !binding_contiguous(b);
+  return binding_chunk_of_slice(io, b);
 }
 
 /* The text that replaces a contiguous routine for a slice.  The library's routine copies the
  * block's E * size reals as one run into the shared buffer in chunk order (real f is component
  * f % size of element e0 + f / size); a slice's reals are `record` apart per element, so kasgen
- * moves the same chunk order itself: thread lin takes reals lin, lin + T, ..., so consecutive
- * threads touch consecutive reals of an element (the owner routine's threads would each read
- * their own element, `record` reals apart, and waste most of every sector).  Elements >= n are
- * zero-filled (load) or skipped (save), as in the library's routines. */
+ * moves the same chunk order itself, one real at a time: thread lin takes reals lin, lin + T,
+ * ..., so consecutive threads touch consecutive reals (the owner routine's threads would each
+ * move their own element, `record` reals apart, and waste most of every sector).  That is the
+ * library pattern's thread-to-real map at W = 1, which the barrier analysis and the model use
+ * for it (binding_io_width).  Elements >= n are zero-filled (load) or skipped (save), as in the
+ * library's routines. */
 static char *slice_chunk_text(const RoutineArgs *ra, const RoutineRequest *rq,
                               const GlobalBinding *b) {
   BlockShape sh = rq->shape;
-  int threads = sh.bx * sh.by * sh.bz, reals = rq->e * b->size, w = sh.w > 0 ? sh.w : 1;
-  int vecs = (reals + w - 1) / w;
+  int threads = sh.bx * sh.by * sh.bz, reals = rq->e * b->size;
   StrBuf sb;
   sb_init(&sb);
   if (rq->kind == ROUTINE_LOAD)
@@ -793,26 +794,30 @@ static char *slice_chunk_text(const RoutineArgs *ra, const RoutineRequest *rq,
   else
     sb_printf(&sb, "KAS_DEV void %s(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,"
                    "\n    size_t e0, size_t n) {\n", ra->symbol);
-  /* The same reals per thread as the library's routine (its pattern: W-real groups lin,
-   * lin + T, ...), which the barrier analysis relies on; only the global side differs. */
+  int rounds = (reals + threads - 1) / threads;
+  char *which = rounds > 1 ? xasprintf("reals lin, lin + %d, ...", threads) : xstrdup("real lin");
   sb_printf(&sb, "  /* kasgen's, for an array slice: the block's chunk of %d-real values in "
-                 "%d-real records,\n   * in chunk order, thread lin taking reals %d * lin .. "
-                 "+%d, then %d further, ... */\n", b->size, b->record, w, w - 1, w * threads);
+                 "%d-real records,\n   * in chunk order, thread lin taking %s (a warp's are "
+                 "consecutive) */\n", b->size, b->record, which);
+  free(which);
   if (sh.bz > 1) sb_printf(&sb, "  const int lin = tx + %d * (ty + %d * tz);\n", sh.bx, sh.by);
   else if (sh.by > 1) sb_printf(&sb, "  const int lin = tx + %d * ty;\n", sh.bx);
   else sb_puts(&sb, "  const int lin = tx;\n");
-  sb_printf(&sb, "#pragma unroll\n  for (int r = 0; r < %d; r++) {\n",
-            (vecs + threads - 1) / threads);
-  sb_printf(&sb, "#pragma unroll\n    for (int b = 0; b < %d; b++) {\n", w);
-  sb_printf(&sb, "      const int f = %d * (lin + r * %d) + b;\n", w, threads);
-  if (vecs % threads || reals % w) sb_printf(&sb, "      if (f >= %d) break;\n", reals);
-  sb_printf(&sb, "      const size_t e = e0 + (size_t)(f / %d);\n", b->size);
-  if (rq->kind == ROUTINE_LOAD)
-    sb_printf(&sb, "      s[f] = e < n ? g[e * %d + f %% %d] : 0;\n", b->record, b->size);
+  const char *in = rounds > 1 ? "    " : "  "; /* one round needs no loop */
+  if (rounds > 1)
+    sb_printf(&sb, "#pragma unroll\n  for (int r = 0; r < %d; r++) {\n"
+                   "    const int f = lin + r * %d;\n", rounds, threads);
   else
-    sb_printf(&sb, "      const real v = s[f]; /* read whatever n is: the read set stays fixed */"
-                   "\n      if (e < n) g[e * %d + f %% %d] = v;\n", b->record, b->size);
-  sb_puts(&sb, "    }\n  }\n}\n");
+    sb_puts(&sb, "  const int f = lin;\n");
+  if (reals % threads) sb_printf(&sb, "%sif (f >= %d) %s;\n", in, reals,
+                                 rounds > 1 ? "break" : "return");
+  sb_printf(&sb, "%sconst size_t e = e0 + (size_t)(f / %d);\n", in, b->size);
+  if (rq->kind == ROUTINE_LOAD)
+    sb_printf(&sb, "%ss[f] = e < n ? g[e * %d + f %% %d] : 0;\n", in, b->record, b->size);
+  else
+    sb_printf(&sb, "%sconst real v = s[f]; /* read whatever n is: the read set stays fixed */"
+                   "\n%sif (e < n) g[e * %d + f %% %d] = v;\n", in, in, b->record, b->size);
+  sb_puts(&sb, rounds > 1 ? "  }\n}\n" : "}\n");
   return sb_take(&sb);
 }
 
@@ -839,6 +844,11 @@ bool instantiate_routine(const Impl *impl, const RoutineRequest *rq, RoutineInst
   Subst st = {.impl = impl, .ra = &ra, .rq = rq};
   if (!routine_binding(impl, rq, &st.global)) return false;
   bool slice = chunk_of_slice(impl, rq, &st.global);
+  if (slice && rq->shape.w > 1) { /* its code is the W = 1 map: the barriers would not be */
+    diag_error((SrcLoc){.file = impl->ini_path}, "internal error: a slice of %s's array asked "
+               "for at W = %d (binding_io_width gives 1)", ra.symbol, rq->shape.w);
+    return false;
+  }
   char *text = slice ? slice_chunk_text(&ra, rq, &st.global) : instantiate_extract(impl, ra.symbol);
   if (!text) return false;
   char *name = instance_name(&ra, rq, text, &st.global);

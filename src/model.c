@@ -604,8 +604,9 @@ static double l1_pressure_factor(const KernelCtx *k, const Buffer *b, const IoRo
     const Buffer *o = &plan->buffers[i];
     if (!o->load || o->load_call != b->load_call) continue;
     GlobalBinding ob = target_binding(k->target, k->dag, o->value);
-    call_round +=
-        access_profile(k->memo, &o->load->ls, shape, ob, k->real_bytes)->round_bytes;
+    BlockShape os = shape;
+    os.w = binding_io_width(o->load, &ob, plan->w);
+    call_round += access_profile(k->memo, &o->load->ls, os, ob, k->real_bytes)->round_bytes;
   }
   double warps_per_block = (threads + 31) / 32;
   double requested = bytes / efficiency;
@@ -687,8 +688,8 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
   const KernelPlan *plan = k->plan;
   int threads = impl_threads(impl, plan->e);
   BlockShape shape = impl_shape(impl, plan->e);
-  shape.w = plan->w;
   GlobalBinding binding = target_binding(k->target, k->dag, b->value);
+  shape.w = binding_io_width(io, &binding, plan->w);
   double bytes = (double)k->real_bytes * dag_value_floats(k->dag, b->value);
   double per_thread = bytes * plan->e / (threads > 0 ? threads : 1);
   /* Only the call's own threads issue its loads; the others idle (docs/design.md §6 step 6).
