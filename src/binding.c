@@ -19,13 +19,17 @@ bool binding_chunk_of_slice(const IoRoutine *io, const GlobalBinding *b) {
   return io->contiguous && !binding_contiguous(b);
 }
 
-/* The chunk code moves one real per thread at a time (a slice sits at any offset: no wider
- * access), thread lin taking reals lin, lin + T, ...: a warp's store then writes 32 consecutive
- * reals of the chunk.  At W = 4 each store wrote every fourth real, leaving every sector it
- * touched written in part, one L2 write request each (docs/model.md, "Slices saved straight"),
- * and its shared-memory side was a 4-way bank conflict. */
-int binding_io_width(const IoRoutine *io, const GlobalBinding *b, int w) {
-  return binding_chunk_of_slice(io, b) ? 1 : w;
+/* In global memory the chunk code moves one real per thread at a time (a slice sits at any
+ * offset: no wider access), thread lin taking reals lin, lin + T, ...: a warp's store then
+ * writes 32 consecutive reals of the chunk.  At W = 4 each store wrote every fourth real,
+ * leaving every sector it touched written in part, one L2 write request each (docs/model.md,
+ * "Slices saved straight"): gradients_loop20's slice-saving candidates ran 1.8 times faster at
+ * W = 1 on the H100.  A staged array's chunk is copied between two shared buffers, where no
+ * such request exists: it keeps the plan's width (stvk_tet's one-kernel candidate, whose two
+ * staged chunks were the only difference, measured 4% slower at W = 1; benchmarks/RESULTS.md,
+ * session 26). */
+int binding_io_width(const IoRoutine *io, const GlobalBinding *b, bool staged, int w) {
+  return binding_chunk_of_slice(io, b) && !staged ? 1 : w;
 }
 
 size_t binding_address(const GlobalBinding *b, size_t e, int c, size_t ld) {

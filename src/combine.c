@@ -253,24 +253,16 @@ static void pool_free(LabelPool *lp) {
   *lp = (LabelPool){0};
 }
 
-/* The block shape routine io of impl moves dag value `value` at: the call's, at the width the
- * routine runs at for that array (binding_io_width: 1 for a chunk of a slice). */
-static BlockShape io_shape(const FusionInfo *fi, const Impl *impl, const IoRoutine *io,
-                           int value, int e) {
-  BlockShape shape = impl_shape(impl, e);
-  GlobalBinding b = target_binding(fi->ctx->target, fi->dag, value);
-  shape.w = binding_io_width(io, &b, fi->ctx->target->w);
-  return shape;
-}
-
-/* Every routine use of local value v by the active calls. */
+/* Every routine use of local value v by the active calls (for coverage and register
+ * placement: a routine's set of offsets is the same at any vector width, so the loads and
+ * saves are taken at the plan's). */
 static int value_uses(const FusionInfo *fi, const Choice *ch, int nactive, int v, PatternUse *uses,
                       LabelPool *lp) {
   int n = 0;
   if (fi->producer[v] < 0) {
     const IoRoutine *ld = load_routine(fi, ch, v);
     int o = fi->owner[v];
-    uses[n++] = (PatternUse){&ld->ls, io_shape(fi, ch->impl[o], ld, fi->value[v], ch->e),
+    uses[n++] = (PatternUse){&ld->ls, impl_shape(ch->impl[o], ch->e),
                              USE_LABEL(lp, "%s#%d load_%d LSPATTERN", fn_name(fi, o),
                                        fi->node[o], ld->index)};
   } else if (fi->producer[v] < nactive) {
@@ -286,7 +278,7 @@ static int value_uses(const FusionInfo *fi, const Choice *ch, int nactive, int v
   if (fi->saved[v] && fi->producer[v] < nactive) {
     const IoRoutine *sv = save_routine(fi, ch, v);
     int p = fi->producer[v];
-    uses[n++] = (PatternUse){&sv->ls, io_shape(fi, ch->impl[p], sv, fi->value[v], ch->e),
+    uses[n++] = (PatternUse){&sv->ls, impl_shape(ch->impl[p], ch->e),
                              USE_LABEL(lp, "%s#%d save_%d LSPATTERN", fn_name(fi, p),
                                        fi->node[p], sv->index)};
   }
@@ -537,11 +529,16 @@ static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, Bu
                                    bool explain) {
   LabelPool *lp = explain ? &bs->labels : NULL;
   StepAccesses *sa = xcalloc((size_t)p->nsteps, sizeof *sa);
+  Staging staging = staging_of(fi->dag, fi->ctx->target, p); /* as emitted: io widths */
   for (int s = 0; s < p->nsteps; s++) {
     const Step *st = &p->steps[s];
     const Buffer *moved = &p->buffers[st->buf[0]]; /* a load's or save's array */
-    BlockShape shape = st->io ? io_shape(fi, st->impl, st->io, moved->value, p->e)
-                              : impl_shape(st->impl, p->e);
+    BlockShape shape = impl_shape(st->impl, p->e);
+    if (st->io) {
+      GlobalBinding b = target_binding(fi->ctx->target, fi->dag, moved->value);
+      bool staged = staging_find(&staging, fi->dag, moved->value) != NULL;
+      shape.w = binding_io_width(st->io, &b, staged, p->w);
+    }
     const char *fn = st->impl->fn->name;
     int node = p->order[st->call];
     if (st->kind == ROUTINE_COMPUTE)
@@ -560,6 +557,7 @@ static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, Bu
                                             dag_value_label(fi->dag, buf->value)};
     }
   }
+  staging_free(&staging);
   return sa;
 }
 

@@ -248,15 +248,20 @@ static void routine_comment(StrBuf *sb, const Step *s, const Placement *pl) {
 }
 
 /* Instantiates the routine of step s (if not yet done) and says which it is in *out: at the
- * plan's precision and vector width (1 for a chunk of a slice: binding_io_width), its array
- * addressed as the target binds it. */
+ * plan's precision and vector width (1 for an unstaged chunk of a slice: binding_io_width), its
+ * array addressed as the target binds it. */
 static bool instantiate_step(RoutineSet *rs, const Dag *dag, const Target *t, const KernelPlan *p,
-                             const Step *s, StepRoutine *out) {
+                             const Staging *staging, const Step *s, StepRoutine *out) {
   RoutineRequest rq = {.kind = s->kind, .io_index = s->io ? s->io->index : 0, .e = p->e,
                        .shape = impl_shape(s->impl, p->e), .precision = p->precision};
+  rq.shape.w = p->w;
   for (int k = 0; k < s->nbuf; k++) rq.place[k] = p->buffers[s->buf[k]].place;
-  if (s->io) rq.global = target_binding(t, dag, p->buffers[s->buf[0]].value);
-  rq.shape.w = s->io ? binding_io_width(s->io, &rq.global, p->w) : p->w;
+  if (s->io) {
+    int value = p->buffers[s->buf[0]].value;
+    rq.global = target_binding(t, dag, value);
+    bool staged = staging_find(staging, dag, value) != NULL;
+    rq.shape.w = binding_io_width(s->io, &rq.global, staged, p->w);
+  }
   RoutineInstance ri;
   if (!instantiate_routine(s->impl, &rq, &ri)) return false;
   if (!routine_set_has(rs, ri.name)) {
@@ -370,7 +375,7 @@ static bool prepare_routines(Emitter *em) {
     em->staging[k] = staging_of(em->dag, em->target, p);
     em->routines_of[k] = xcalloc((size_t)p->nsteps, sizeof(StepRoutine));
     for (int s = 0; s < p->nsteps; s++)
-      if (!instantiate_step(em->routines, em->dag, em->target, p, &p->steps[s],
+      if (!instantiate_step(em->routines, em->dag, em->target, p, &em->staging[k], &p->steps[s],
                             &em->routines_of[k][s]))
         return false;
   }

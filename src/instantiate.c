@@ -773,19 +773,33 @@ static bool chunk_of_slice(const Impl *impl, const RoutineRequest *rq, const Glo
   return binding_chunk_of_slice(io, b);
 }
 
+/* The lines moving real f of the chunk (element e0 + f / size) between global memory and the
+ * shared buffer, indented by `in`. */
+static void put_chunk_move(StrBuf *sb, const RoutineRequest *rq, const GlobalBinding *b,
+                           const char *in) {
+  sb_printf(sb, "%sconst size_t e = e0 + (size_t)(f / %d);\n", in, b->size);
+  if (rq->kind == ROUTINE_LOAD)
+    sb_printf(sb, "%ss[f] = e < n ? g[e * %d + f %% %d] : 0;\n", in, b->record, b->size);
+  else
+    sb_printf(sb, "%sconst real v = s[f]; /* read whatever n is: the read set stays fixed */"
+                  "\n%sif (e < n) g[e * %d + f %% %d] = v;\n", in, in, b->record, b->size);
+}
+
 /* The text that replaces a contiguous routine for a slice.  The library's routine copies the
  * block's E * size reals as one run into the shared buffer in chunk order (real f is component
  * f % size of element e0 + f / size); a slice's reals are `record` apart per element, so kasgen
- * moves the same chunk order itself, one real at a time: thread lin takes reals lin, lin + T,
- * ..., so consecutive threads touch consecutive reals (the owner routine's threads would each
- * move their own element, `record` reals apart, and waste most of every sector).  That is the
- * library pattern's thread-to-real map at W = 1, which the barrier analysis and the model use
- * for it (binding_io_width).  Elements >= n are zero-filled (load) or skipped (save), as in the
- * library's routines. */
+ * moves the same chunk order itself, with the library pattern's thread-to-real map at the
+ * request's width W (binding_io_width): W-real groups lin, lin + T, ..., which the barrier
+ * analysis relies on.  At W = 1 consecutive threads move consecutive reals (a warp's store
+ * writes 32 of them); at W = 4 a warp's store writes every fourth real of 128.  The owner
+ * routine's threads would each move their own element, `record` reals apart, and waste most of
+ * every sector.  Elements >= n are zero-filled (load) or skipped (save), as in the library's
+ * routines. */
 static char *slice_chunk_text(const RoutineArgs *ra, const RoutineRequest *rq,
                               const GlobalBinding *b) {
   BlockShape sh = rq->shape;
-  int threads = sh.bx * sh.by * sh.bz, reals = rq->e * b->size;
+  int threads = sh.bx * sh.by * sh.bz, reals = rq->e * b->size, w = sh.w > 0 ? sh.w : 1;
+  int rounds = ((reals + w - 1) / w + threads - 1) / threads;
   StrBuf sb;
   sb_init(&sb);
   if (rq->kind == ROUTINE_LOAD)
@@ -794,30 +808,37 @@ static char *slice_chunk_text(const RoutineArgs *ra, const RoutineRequest *rq,
   else
     sb_printf(&sb, "KAS_DEV void %s(KAS_BUF(real) s, real *KAS_RESTRICT g, int tx, int ty, int tz,"
                    "\n    size_t e0, size_t n) {\n", ra->symbol);
-  int rounds = (reals + threads - 1) / threads;
-  char *which = rounds > 1 ? xasprintf("reals lin, lin + %d, ...", threads) : xstrdup("real lin");
+  char *which = w > 1 ? xasprintf("reals %d * lin .. +%d, then %d further, ...", w, w - 1,
+                                  w * threads)
+                : rounds > 1 ? xasprintf("reals lin, lin + %d, ... (a warp's are consecutive)",
+                                         threads)
+                : xstrdup("real lin (a warp's are consecutive)");
   sb_printf(&sb, "  /* kasgen's, for an array slice: the block's chunk of %d-real values in "
-                 "%d-real records,\n   * in chunk order, thread lin taking %s (a warp's are "
-                 "consecutive) */\n", b->size, b->record, which);
+                 "%d-real records,\n   * in chunk order, thread lin taking %s */\n", b->size,
+            b->record, which);
   free(which);
   if (sh.bz > 1) sb_printf(&sb, "  const int lin = tx + %d * (ty + %d * tz);\n", sh.bx, sh.by);
   else if (sh.by > 1) sb_printf(&sb, "  const int lin = tx + %d * ty;\n", sh.bx);
   else sb_puts(&sb, "  const int lin = tx;\n");
-  const char *in = rounds > 1 ? "    " : "  "; /* one round needs no loop */
-  if (rounds > 1)
+  if (w > 1) {
+    sb_printf(&sb, "#pragma unroll\n  for (int r = 0; r < %d; r++) {\n", rounds);
+    sb_printf(&sb, "#pragma unroll\n    for (int b = 0; b < %d; b++) {\n", w);
+    sb_printf(&sb, "      const int f = %d * (lin + r * %d) + b;\n", w, threads);
+    if (rounds * threads * w > reals) sb_printf(&sb, "      if (f >= %d) break;\n", reals);
+    put_chunk_move(&sb, rq, b, "      ");
+    sb_puts(&sb, "    }\n  }\n}\n");
+  } else if (rounds > 1) {
     sb_printf(&sb, "#pragma unroll\n  for (int r = 0; r < %d; r++) {\n"
                    "    const int f = lin + r * %d;\n", rounds, threads);
-  else
+    if (reals % threads) sb_printf(&sb, "    if (f >= %d) break;\n", reals);
+    put_chunk_move(&sb, rq, b, "    ");
+    sb_puts(&sb, "  }\n}\n");
+  } else { /* one round needs no loop */
     sb_puts(&sb, "  const int f = lin;\n");
-  if (reals % threads) sb_printf(&sb, "%sif (f >= %d) %s;\n", in, reals,
-                                 rounds > 1 ? "break" : "return");
-  sb_printf(&sb, "%sconst size_t e = e0 + (size_t)(f / %d);\n", in, b->size);
-  if (rq->kind == ROUTINE_LOAD)
-    sb_printf(&sb, "%ss[f] = e < n ? g[e * %d + f %% %d] : 0;\n", in, b->record, b->size);
-  else
-    sb_printf(&sb, "%sconst real v = s[f]; /* read whatever n is: the read set stays fixed */"
-                   "\n%sif (e < n) g[e * %d + f %% %d] = v;\n", in, in, b->record, b->size);
-  sb_puts(&sb, rounds > 1 ? "  }\n}\n" : "}\n");
+    if (reals % threads) sb_printf(&sb, "  if (f >= %d) return;\n", reals);
+    put_chunk_move(&sb, rq, b, "  ");
+    sb_puts(&sb, "}\n");
+  }
   return sb_take(&sb);
 }
 
@@ -844,16 +865,13 @@ bool instantiate_routine(const Impl *impl, const RoutineRequest *rq, RoutineInst
   Subst st = {.impl = impl, .ra = &ra, .rq = rq};
   if (!routine_binding(impl, rq, &st.global)) return false;
   bool slice = chunk_of_slice(impl, rq, &st.global);
-  if (slice && rq->shape.w > 1) { /* its code is the W = 1 map: the barriers would not be */
-    diag_error((SrcLoc){.file = impl->ini_path}, "internal error: a slice of %s's array asked "
-               "for at W = %d (binding_io_width gives 1)", ra.symbol, rq->shape.w);
-    return false;
-  }
   char *text = slice ? slice_chunk_text(&ra, rq, &st.global) : instantiate_extract(impl, ra.symbol);
   if (!text) return false;
   char *name = instance_name(&ra, rq, text, &st.global);
-  if (slice) {
-    char *longer = xasprintf("%s_rec%d", name, st.global.record);
+  if (slice) { /* its text depends on the record and the width */
+    char *longer = rq->shape.w != target_vector_width(rq->precision)
+                       ? xasprintf("%s_rec%d_w%d", name, st.global.record, rq->shape.w)
+                       : xasprintf("%s_rec%d", name, st.global.record);
     free(name);
     name = longer;
   }

@@ -467,8 +467,9 @@ size_t binding_address(const GlobalBinding *b, size_t e, int c, size_t ld);
  * kasgen's own chunk code (instantiate.c) instead of the library's text. */
 bool binding_chunk_of_slice(const IoRoutine *io, const GlobalBinding *b);
 /* The vector width (W) routine io runs at for array b in a plan of width w: 1 for a chunk of a
- * slice, w otherwise.  The barrier analysis, the code and the model all take it from here. */
-int binding_io_width(const IoRoutine *io, const GlobalBinding *b, int w);
+ * slice moved to or from global memory, w otherwise (staged: the kernel's shared copy of the
+ * records).  The barrier analysis, the code and the model all take it from here. */
+int binding_io_width(const IoRoutine *io, const GlobalBinding *b, bool staged, int w);
 
 /* ------------------------------------------------------------------------------------------ */
 /* instantiate.c: device-function text extraction and placeholder substitution (Kód 4.5)       */

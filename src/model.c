@@ -605,7 +605,8 @@ static double l1_pressure_factor(const KernelCtx *k, const Buffer *b, const IoRo
     if (!o->load || o->load_call != b->load_call) continue;
     GlobalBinding ob = target_binding(k->target, k->dag, o->value);
     BlockShape os = shape;
-    os.w = binding_io_width(o->load, &ob, plan->w);
+    os.w = binding_io_width(o->load, &ob, staging_find(k->staging, k->dag, o->value) != NULL,
+                            plan->w);
     call_round += access_profile(k->memo, &o->load->ls, os, ob, k->real_bytes)->round_bytes;
   }
   double warps_per_block = (threads + 31) / 32;
@@ -689,7 +690,8 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
   int threads = impl_threads(impl, plan->e);
   BlockShape shape = impl_shape(impl, plan->e);
   GlobalBinding binding = target_binding(k->target, k->dag, b->value);
-  shape.w = binding_io_width(io, &binding, plan->w);
+  const StagedArray *staged = staging_find(k->staging, k->dag, b->value);
+  shape.w = binding_io_width(io, &binding, staged != NULL, plan->w);
   double bytes = (double)k->real_bytes * dag_value_floats(k->dag, b->value);
   double per_thread = bytes * plan->e / (threads > 0 ? threads : 1);
   /* Only the call's own threads issue its loads; the others idle (docs/design.md §6 step 6).
@@ -701,7 +703,6 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
   double bench_sat = saturation(k->dev, (double)alone.blocks_per_sm * threads, per_thread);
   /* A slice of a staged array moves from or to the kernel's shared copy of the block's records,
    * which one coalesced run fills or drains: its share of that run, at the copy bandwidth. */
-  const StagedArray *staged = staging_find(k->staging, k->dag, b->value);
   if (staged) {
     /* Every thread issues its share of the whole records back to back: that is what it keeps
      * in flight, not its share of the slice. */

@@ -659,8 +659,8 @@ static void test_whole_records_under_small_l1(void **state) {
  * first K[0][0], 9 of 54 reals); the same plan costed as the first calls of a larger fusion
  * does not (the whole fusion may stage the array).  The requests decide plans whose threads
  * each save their own element's slice (owner: two sectors written in part per store), and no
- * plan saving it as a chunk (one real per thread, a warp's consecutive: at W = 4 every fourth
- * real per store, they decided those too). */
+ * plan saving it as a chunk to global memory (one real per thread, a warp's consecutive: at
+ * W = 4 every fourth real per store, they decided those too). */
 static void test_slice_requests_complete_plans_only(void **state) {
   (void)state;
   H100Spec h = h100_spec_open("benchmarks/specs/pair_blocks18.spec");
@@ -678,7 +678,10 @@ static void test_slice_requests_complete_plans_only(void **state) {
     const Impl *impl = p->impl[k00->producer];
     GlobalBinding slice = {LAYOUT_ELEMENT, 9, 54, 0};
     BlockShape shape = impl_shape(impl, p->e);
-    shape.w = binding_io_width(k00->save, &slice, p->w); /* as the code moves it */
+    Staging staging = staging_of(h.dag, ctx->target, p);
+    bool staged = staging_find(&staging, h.dag, k00->value) != NULL;
+    staging_free(&staging);
+    shape.w = binding_io_width(k00->save, &slice, staged, p->w); /* as the code moves it */
     double requests = model_write_requests(ctx, &k00->save->ls, shape, slice) *
                       ((impl_threads(impl, p->e) + 31) / 32) / p->e;
     double complete = model_predict_kernel(ctx, p);
