@@ -23,11 +23,11 @@ bool binding_chunk_of_slice(const IoRoutine *io, const GlobalBinding *b) {
  * offset: no wider access), thread lin taking reals lin, lin + T, ...: a warp's store then
  * writes 32 consecutive reals of the chunk.  At W = 4 each store wrote every fourth real,
  * leaving every sector it touched written in part, one L2 write request each (docs/model.md,
- * "Slices saved straight"): gradients_loop20's slice-saving candidates ran 1.8 times faster at
- * W = 1 on the H100.  A staged array's chunk is copied between two shared buffers, where no
- * such request exists: it keeps the plan's width (stvk_tet's one-kernel candidate, whose two
- * staged chunks were the only difference, measured 4% slower at W = 1; benchmarks/RESULTS.md,
- * session 26). */
+ * "Slices saved straight"); on the H100, gradients_loop20's candidates 5-8 with W = 1 chunks
+ * ran at 0.20-0.21 ns per element, where those ranked there with W = 4 ran at 0.37-0.40.  A
+ * staged array's chunk is copied between two shared buffers, where no such request exists: it
+ * keeps the plan's width (stvk_tet's one-kernel candidate, whose two staged chunks were the only
+ * difference, measured 4% slower at W = 1 in the same run; benchmarks/RESULTS.md, session 26). */
 int binding_io_width(const IoRoutine *io, const GlobalBinding *b, bool staged, int w) {
   return binding_chunk_of_slice(io, b) && !staged ? 1 : w;
 }
