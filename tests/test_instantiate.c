@@ -423,6 +423,112 @@ static void test_slice_addressing(void **state) {
   library_free(lib);
 }
 
+/* Runs the C++ program text and returns its standard output (NULL without g++). */
+static char *run_program(const char *text) {
+  if (system("command -v g++ >/dev/null 2>&1") != 0) return NULL;
+  char dir[] = "/tmp/kasgen_chunk_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char *src = xasprintf("%s/chunk.cpp", dir), *bin = xasprintf("%s/chunk", dir);
+  FILE *f = fopen(src, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  char *cmd = xasprintf("g++ -std=c++17 -DKAS_HOST -Wall -Werror -Wno-unknown-pragmas -Ilibrary "
+                        "-o %s %s && %s", bin, src, bin);
+  FILE *out = popen(cmd, "r");
+  assert_non_null(out);
+  StrBuf sb;
+  sb_init(&sb);
+  char line[256];
+  while (fgets(line, sizeof line, out)) sb_puts(&sb, line);
+  assert_int_equal(pclose(out), 0);
+  unlink(src), unlink(bin), rmdir(dir);
+  free(src), free(bin), free(cmd);
+  return sb_take(&sb);
+}
+
+/* kasgen's chunk code for a slice (a contiguous routine asked for an element-major slice) must
+ * move, thread by thread, exactly the shared offsets the routine's pattern gives at the
+ * request's width (the barrier analysis takes them from the pattern, binding_io_width), and the
+ * reals binding_address names, zero past n.  Checked by running the code of mmul33_1's coalesced
+ * load for the second matrix of 27-real records at W = 1 and W = 4, one thread at a time, against
+ * the access sets; the two widths' texts differ, and so must their names. */
+static void test_slice_chunk_matches_pattern(void **state) {
+  (void)state;
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  const Impl *im = &library_find_function(lib, "mmul33")->impls[0]; /* mmul33_1 */
+  const IoRoutine *io = &im->loads[0]; /* coalesced, contiguous */
+  assert_true(io->contiguous);
+  enum { E = 8, N = E + 5 }; /* the second block, 5 of its elements below n */
+  GlobalBinding slice = {LAYOUT_ELEMENT, 9, 27, 9};
+  assert_true(binding_chunk_of_slice(io, &slice));
+  assert_int_equal(binding_io_width(io, &slice, false, 4), 1);
+  assert_int_equal(binding_io_width(io, &slice, true, 4), 4);
+  const int widths[2] = {1, 4};
+  char *names[2];
+  AccessCache *ac = access_cache_new(4);
+  for (int k = 0; k < 2; k++) {
+    Placement sh[3] = {PLACE_SHARED};
+    RoutineRequest rq = request(im, ROUTINE_LOAD, 0, E, sh);
+    rq.shape.w = widths[k];
+    rq.global = slice;
+    RoutineInstance ri;
+    assert_true(instantiate_routine(im, &rq, &ri));
+    assert_int_equal(ri.coords, COORD_TX);
+    names[k] = xstrdup(ri.name);
+    char *prog = xasprintf(
+        "#include <stdio.h>\n#include \"kas_device.h\"\n%s\nint main(void) {\n"
+        "  static float a[27 * %d], s[9 * %d];\n"
+        "  for (int i = 0; i < 27 * %d; i++) a[i] = (float)i + 1;\n"
+        "  for (int t = 0; t < %d; t++) {\n"
+        "    for (int f = 0; f < 9 * %d; f++) s[f] = -1;\n"
+        "    %s(a + 9, s, t, %d, %d);\n"
+        "    for (int f = 0; f < 9 * %d; f++)\n"
+        "      if (s[f] != -1) printf(\"%%d %%d %%d\\n\", t, f, (int)s[f]);\n  }\n"
+        "  return 0;\n}\n",
+        ri.text, N, E, N, E, E, ri.name, E, N, E);
+    routine_instance_free(&ri);
+    char *out = run_program(prog);
+    free(prog);
+    if (!out) {
+      free(names[k]);
+      if (k) free(names[0]);
+      access_cache_free(ac);
+      library_free(lib);
+      skip();
+    }
+    BlockShape shape = impl_shape(im, E);
+    shape.w = widths[k];
+    const AccessSet *sets = access_sets(ac, &io->ls, shape);
+    assert_non_null(sets);
+    int written[E][9 * E] = {{0}}, nwritten = 0;
+    for (const char *p = out; *p;) {
+      int t, f, v, used;
+      assert_int_equal(sscanf(p, "%d %d %d%n", &t, &f, &v, &used), 3);
+      p += used + (p[used] == '\n');
+      size_t e = E + (size_t)(f / 9);
+      int want = e < N ? (int)binding_address(&slice, e, f % 9, 0) + 1 : 0;
+      assert_int_equal(v, want);
+      written[t][f] = 1, nwritten++;
+    }
+    int expected = 0;
+    for (int t = 0; t < E; t++) {
+      for (int j = 0; j < sets[t].n; j++) {
+        assert_int_equal(written[t][sets[t].offsets[j]], 1);
+        expected++;
+      }
+    }
+    assert_int_equal(nwritten, expected); /* no thread wrote an offset outside its set */
+    free(out);
+  }
+  assert_string_not_equal(names[0], names[1]);
+  assert_string_equal(names[0], "d_mmul33_1_load_0_e8_s_rec27_w1");
+  free(names[0]), free(names[1]);
+  access_cache_free(ac);
+  library_free(lib);
+}
+
 /* ---- the real library --------------------------------------------------------------------- */
 
 /* Copies text without comments and string literals (what the compiler sees as code). */
@@ -605,6 +711,7 @@ int main(void) {
       cmocka_unit_test(test_save_register), cmocka_unit_test(test_start_parentheses),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_target_placeholders), cmocka_unit_test(test_slice_addressing),
+      cmocka_unit_test(test_slice_chunk_matches_pattern),
       cmocka_unit_test(test_real_library_compiles),
   };
   return cmocka_run_group_tests(tests, load_fixture, free_fixture);
