@@ -3,15 +3,15 @@
 # element-major records moves one real per thread, consecutive reals in consecutive threads)
 # against main before it (9a78480), on the H100.  The folders were made on the host with
 # bench/prepare_tune.sh (ptxas's registers): gpu/s26old/<spec> (9a78480, top 10) and
-# gpu/s26new/<spec> (eb3efb8, top 30; stvenant_element top 10) and gpu/s26san/<spec>
-# (eb3efb8, `kasgen SPEC --top 10`, for the sanitizers), gpu/s26ab_{old,new}/stvk_tet (top 1 of
-# 9a78480 and eb3efb8) and gpu/s26hyb/<spec> (15d6550, top 30), carried packed as
-# gpu-pack.tar.xz.  Each argument is SET/SPEC (old/quadrature): its harness is built here, then
-# each folder is timed alone with ROUNDS rounds (default 9) at n = 4194304 (the harness checks
-# every candidate against the CPU first).  SAN="SET/SPEC ...": those folders also run memcheck, racecheck and
-# synccheck at n = 10007, and SIZES="SET/SPEC ..." the harness's checks at n = 1, 7, 1000003 and
-# 4194304 and on sub-ranges from element 1 (`make sizes`).  r.tar.gz is rewritten after each
-# folder, so that a call cut short returns what it finished.  LIMIT: seconds per harness run (default 200).
+# gpu/s26new/<spec> (eb3efb8, top 30; stvenant_element top 10) and gpu/s26san/<spec> (eb3efb8,
+# `kasgen SPEC --top 10`, for the sanitizers), gpu/s26ab_{old,new}/stvk_tet (top 1 of 9a78480 and
+# eb3efb8) and gpu/s26hyb/<spec> (15d6550, top 30), carried packed as gpu-pack.tar.xz.  Each
+# argument is SET/SPEC (old/quadrature): its harness is built here, then each folder is timed alone
+# with ROUNDS rounds (default 9) at n = 4194304 (the harness checks every candidate against the CPU
+# first).  SAN="SET/SPEC ...": those folders also run memcheck, racecheck and synccheck at n =
+# 10007, and SIZES="SET/SPEC ..." the harness's checks at n = 1, 7, 1000003 and 4194304 and on
+# sub-ranges from element 1 (`make sizes`).  r.tar.gz is rewritten after each folder, so that a
+# call cut short returns what it finished.  LIMIT: seconds per harness run (default 200).
 set -u
 export PATH=/usr/local/cuda/bin:$PATH
 [ -f gpu-pack.tar.xz ] && tar -xJf gpu-pack.tar.xz
