@@ -353,6 +353,30 @@ static void test_target_placeholders(void **state) {
   free(ri.text);
 }
 
+/* Runs the C++ program text and returns its standard output (NULL without g++). */
+static char *run_program(const char *text) {
+  if (system("command -v g++ >/dev/null 2>&1") != 0) return NULL;
+  char dir[] = "/tmp/kasgen_chunk_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char *src = xasprintf("%s/chunk.cpp", dir), *bin = xasprintf("%s/chunk", dir);
+  FILE *f = fopen(src, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  char *cmd = xasprintf("g++ -std=c++17 -DKAS_HOST -Wall -Werror -Wno-unknown-pragmas -Ilibrary "
+                        "-o %s %s && %s", bin, src, bin);
+  FILE *out = popen(cmd, "r");
+  assert_non_null(out);
+  StrBuf sb;
+  sb_init(&sb);
+  char line[256];
+  while (fgets(line, sizeof line, out)) sb_puts(&sb, line);
+  assert_int_equal(pclose(out), 0);
+  unlink(src), unlink(bin), rmdir(dir);
+  free(src), free(bin), free(cmd);
+  return sb_take(&sb);
+}
+
 /* binding_address is the layout's formula; here it is checked against arrays laid out by hand
  * (an element-major record of 27 reals holding three matrices, and component-major rows), and
  * the instantiated owner load of mmul33_1 compiled and run against it: element e0 + j of the
@@ -398,53 +422,20 @@ static void test_slice_addressing(void **state) {
     routine_instance_free(&ri);
   }
   sb_puts(&prog, "int main(void) {\n  run_0();\n  run_1();\n  return 0;\n}\n");
-  char dir[] = "/tmp/kasgen_slice_XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  char *src = xasprintf("%s/slice.cpp", dir), *bin = xasprintf("%s/slice", dir);
-  FILE *f = fopen(src, "w");
-  assert_non_null(f);
-  fputs(prog.data, f);
-  fclose(f);
-  char *cmd = xasprintf("g++ -std=c++17 -DKAS_HOST -Wall -Werror -Wno-unknown-pragmas -Ilibrary "
-                        "-o %s %s && %s", bin, src, bin);
-  FILE *out = popen(cmd, "r");
-  assert_non_null(out);
+  char *out = run_program(prog.data);
+  assert_non_null(out); /* g++ was found above */
+  const char *at = out;
   for (int b = 0; b < 2; b++)
     for (int j = 0; j < E; j++)
       for (int c = 0; c < 9; c++) {
-        int got = -1;
-        assert_int_equal(fscanf(out, "%d", &got), 1);
+        int got = -1, used = 0;
+        assert_int_equal(sscanf(at, "%d%n", &got, &used), 1);
+        at += used;
         assert_int_equal(got, (int)binding_address(binds[b], (size_t)(E + j), c, LD));
       }
-  assert_int_equal(pclose(out), 0);
-  unlink(src), unlink(bin), rmdir(dir);
-  free(src), free(bin), free(cmd);
+  free(out);
   sb_free(&prog);
   library_free(lib);
-}
-
-/* Runs the C++ program text and returns its standard output (NULL without g++). */
-static char *run_program(const char *text) {
-  if (system("command -v g++ >/dev/null 2>&1") != 0) return NULL;
-  char dir[] = "/tmp/kasgen_chunk_XXXXXX";
-  assert_non_null(mkdtemp(dir));
-  char *src = xasprintf("%s/chunk.cpp", dir), *bin = xasprintf("%s/chunk", dir);
-  FILE *f = fopen(src, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-  char *cmd = xasprintf("g++ -std=c++17 -DKAS_HOST -Wall -Werror -Wno-unknown-pragmas -Ilibrary "
-                        "-o %s %s && %s", bin, src, bin);
-  FILE *out = popen(cmd, "r");
-  assert_non_null(out);
-  StrBuf sb;
-  sb_init(&sb);
-  char line[256];
-  while (fgets(line, sizeof line, out)) sb_puts(&sb, line);
-  assert_int_equal(pclose(out), 0);
-  unlink(src), unlink(bin), rmdir(dir);
-  free(src), free(bin), free(cmd);
-  return sb_take(&sb);
 }
 
 /* kasgen's chunk code for a slice (a contiguous routine asked for an element-major slice) must
