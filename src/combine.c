@@ -534,11 +534,8 @@ static StepAccesses *step_accesses(const FusionInfo *fi, const KernelPlan *p, Bu
     const Step *st = &p->steps[s];
     const Buffer *moved = &p->buffers[st->buf[0]]; /* a load's or save's array */
     BlockShape shape = impl_shape(st->impl, p->e);
-    if (st->io) {
-      GlobalBinding b = target_binding(fi->ctx->target, fi->dag, moved->value);
-      bool staged = staging_find(&staging, fi->dag, moved->value) != NULL;
-      shape.w = binding_io_width(st->io, &b, staged, p->w);
-    }
+    if (st->io)
+      shape.w = staging_io_width(&staging, fi->dag, fi->ctx->target, st->io, moved->value, p->w);
     const char *fn = st->impl->fn->name;
     int node = p->order[st->call];
     if (st->kind == ROUTINE_COMPUTE)

@@ -259,8 +259,7 @@ static bool instantiate_step(RoutineSet *rs, const Dag *dag, const Target *t, co
   if (s->io) {
     int value = p->buffers[s->buf[0]].value;
     rq.global = target_binding(t, dag, value);
-    bool staged = staging_find(staging, dag, value) != NULL;
-    rq.shape.w = binding_io_width(s->io, &rq.global, staged, p->w);
+    rq.shape.w = staging_io_width(staging, dag, t, s->io, value, p->w);
   }
   RoutineInstance ri;
   if (!instantiate_routine(s->impl, &rq, &ri)) return false;

@@ -1035,6 +1035,10 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p);
 void staging_free(Staging *s);
 /* The staged array holding value v, or NULL (a value of an argument the kernel does not stage). */
 const StagedArray *staging_find(const Staging *s, const Dag *dag, int value);
+/* The vector width routine io moves dag value `value` at in a kernel of width w that stages s:
+ * binding_io_width with the value's binding and whether s stages it. */
+int staging_io_width(const Staging *s, const Dag *dag, const Target *t, const IoRoutine *io,
+                     int value, int w);
 /* Reals per access of a staged array's copy on the GPU: the plan's vector width when the block's
  * chunk is whole vectors (every block's chunk then starts 16-byte aligned), else 1. */
 int staging_copy_width(const KernelPlan *p, const StagedArray *a);

@@ -605,8 +605,7 @@ static double l1_pressure_factor(const KernelCtx *k, const Buffer *b, const IoRo
     if (!o->load || o->load_call != b->load_call) continue;
     GlobalBinding ob = target_binding(k->target, k->dag, o->value);
     BlockShape os = shape;
-    os.w = binding_io_width(o->load, &ob, staging_find(k->staging, k->dag, o->value) != NULL,
-                            plan->w);
+    os.w = staging_io_width(k->staging, k->dag, k->target, o->load, o->value, plan->w);
     call_round += access_profile(k->memo, &o->load->ls, os, ob, k->real_bytes)->round_bytes;
   }
   double warps_per_block = (threads + 31) / 32;

@@ -85,6 +85,12 @@ const StagedArray *staging_find(const Staging *s, const Dag *dag, int value) {
   return NULL;
 }
 
+int staging_io_width(const Staging *s, const Dag *dag, const Target *t, const IoRoutine *io,
+                     int value, int w) {
+  GlobalBinding b = target_binding(t, dag, value);
+  return binding_io_width(io, &b, staging_find(s, dag, value) != NULL, w);
+}
+
 int staging_copy_width(const KernelPlan *p, const StagedArray *a) {
   return !a->rows && p->w > 1 && p->e * a->record % p->w == 0 ? p->w : 1;
 }
