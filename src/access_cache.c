@@ -57,11 +57,21 @@ static BlockShape bound(const AccessCache *ac, BlockShape s) {
   return s;
 }
 
+/* MurmurHash3's 64-bit finalizer: every input bit reaches the low bits the tables index by.
+ * (The shape once reached them only through a shift, and shapes differing in E alone, the
+ * common case, collided: 6.6 probes per lookup on the StVenant element.) */
+static uint64_t mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
 static size_t set_hash(const Pattern *p, BlockShape s) {
   uint64_t h = (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
   h ^= ((uint64_t)s.bx << 40) ^ ((uint64_t)s.by << 20) ^ (uint64_t)s.bz ^ ((uint64_t)s.w << 60);
-  h *= 0xff51afd7ed558ccdull;
-  return (size_t)(h ^ (h >> 29));
+  return (size_t)mix64(h);
 }
 
 static size_t pair_hash(const Pattern *w, BlockShape sw, const Pattern *r, BlockShape sr,
@@ -226,6 +236,7 @@ int access_first_difference(AccessCache *ac, const Pattern *a, BlockShape sa, co
                             BlockShape sb) {
   sa = bound(ac, sa);
   sb = bound(ac, sb);
+  if (a == b && same_shape(sa, sb)) return access_sets(ac, a, sa) ? -1 : -2; /* the same sets */
   const PairEntry *hit = pair_find(ac, a, sa, b, sb, -1);
   if (hit) return hit->result;
   PairEntry e = {a, b, sa, sb, -1, compute_first_difference(ac, a, sa, b, sb)};

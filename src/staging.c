@@ -30,16 +30,16 @@
 
 #include "kasgen.h"
 
-/* How many values of argument a the plan loads (input) or saves (output). */
-static int values_moved(const KernelPlan *p, const DagArg *a, bool output) {
-  int moved = 0;
-  for (int i = 0; i < a->nvalues; i++) {
-    bool found = false;
-    for (int b = 0; b < p->nbuffers && !found; b++) {
-      const Buffer *buf = &p->buffers[b];
-      found = buf->value == a->values[i] && (output ? buf->save != NULL : buf->load != NULL);
-    }
-    moved += found;
+/* Per API argument (dag_api_arg numbering), how many of its values the plan loads (an input)
+ * or saves (an output): one pass over the buffers, a value having at most one. */
+static int *values_moved(const Dag *dag, const KernelPlan *p) {
+  int *moved = xcalloc((size_t)(dag->nin_args + dag->nout_args + 1), sizeof *moved);
+  for (int b = 0; b < p->nbuffers; b++) {
+    const Buffer *buf = &p->buffers[b];
+    const Value *v = &dag->values[buf->value];
+    if (v->arg < 0) continue;
+    if (v->producer < 0 && buf->load) moved[v->arg]++;
+    else if (v->producer >= 0 && buf->save) moved[dag->nin_args + v->arg]++;
   }
   return moved;
 }
@@ -52,6 +52,7 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
   Staging s = {0};
   int rb = target_real_bytes(p->precision);
   int at = (p->smem_bytes + 15) / 16 * 16;
+  int *moved_of = values_moved(dag, p);
   for (int k = 0; k < dag->nin_args + dag->nout_args; k++) {
     const DagArg *a = dag_api_arg(dag, k);
     bool output = k >= dag->nin_args;
@@ -59,7 +60,7 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
     if (rows ? !(output && p->stage_rows) : a->nvalues < 2) continue;
     /* An output is staged only whole (the copy-out writes every real of the records); an
      * input when the kernel reads at least half of it (the copy reads the rest for nothing). */
-    int moved = values_moved(p, a, output);
+    int moved = moved_of[k];
     if (output ? moved < a->nvalues : 2 * moved < a->nvalues) continue;
     int bytes = (p->e * a->record * rb + 15) / 16 * 16;
     if (rows && at + bytes > ROW_STAGING_MAX_SMEM) continue;
@@ -67,6 +68,7 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
     s.v[s.n++] = (StagedArray){k, output, a->record, at, moved, a->nvalues, rows};
     at += bytes;
   }
+  free(moved_of);
   s.smem_bytes = s.n ? at : p->smem_bytes;
   return s;
 }
