@@ -95,10 +95,41 @@ static void update_envelope(Segments *s) {
 
 static double ratio_of(const Segments *s, int len) { return s->envelope[len]; }
 
-/* The bound of [i, j), or with estimate its bound times the ratio seen for its length: an
- * estimate of its cost, to decide which segments to combine (heuristic). */
+/* The ratio of an evaluated segment [i, j) (cost over bound), NAN for one not evaluated, out of
+ * range, or without plan. */
+static double known_ratio(const Segments *s, int i, int j) {
+  if (i < 0 || j > s->n || j <= i || j - i > s->max_len) return NAN;
+  double c = s->cost[seg_index(s, i, j)];
+  return isfinite(c) ? c / lb_of(s, i, j) : NAN;
+}
+
+/* How far guess_of looks for an evaluated neighbour (calls moved at one end). */
+enum { NEIGHBOUR_REACH = 8 };
+
+/* The bound of [i, j), or with estimate an estimate of its cost, to decide which segments to
+ * combine (heuristic): its bound times the ratio of its nearest evaluated neighbour (the same
+ * segment with one end moved by at most NEIGHBOUR_REACH calls) where that is lower than its
+ * length's envelope.  The envelope alone let badly cut segments of a length (cuts through an
+ * unrolled loop, at 6 to 13 times their bound) set the guess of every segment of that length:
+ * good long segments were never combined (with one model change stvk_tet's [8, 83) was guessed
+ * at 7.9 times its bound, while [0, 83) costs 1.07 times its own), and stvk_tet's ranks 7-10
+ * went to partitions predicted at 2.1 ns where ones at 0.35-0.37 ns exist (docs/search.md,
+ * "Intervals"). */
 static double guess_of(const Segments *s, int i, int j) {
-  return s->estimate ? lb_of(s, i, j) * ratio_of(s, j - i) : lb_of(s, i, j);
+  if (!s->estimate) return lb_of(s, i, j);
+  double ratio = ratio_of(s, j - i);
+  for (int d = 1; d <= NEIGHBOUR_REACH; d++) {
+    double near = INFINITY;
+    const double r[4] = {known_ratio(s, i - d, j), known_ratio(s, i + d, j),
+                         known_ratio(s, i, j - d), known_ratio(s, i, j + d)};
+    for (int k = 0; k < 4; k++)
+      if (r[k] < near) near = r[k]; /* NAN never compares lower */
+    if (isfinite(near)) {
+      if (near < ratio) ratio = near;
+      break;
+    }
+  }
+  return lb_of(s, i, j) * ratio;
 }
 
 static double cost_of(Segments *s, int i, int j) {
