@@ -349,8 +349,8 @@ static void test_intervals_against_brute_force(void **state) {
 
 /* The estimating search (the default beyond the exact search's limit) against the exact one on
  * specs of 14-20 calls whose unrolled loops make some segments cost many times their bound:
- * rank by rank within 5%.  Guessing a segment from its length alone, it was 67% behind at
- * gradients_loop20's 4th rank and 110% at pair_blocks18's 3rd. */
+ * rank by rank within 5%.  Guessing a segment from its length alone it fails: gradients_loop20's
+ * 4th rank 0.3056 ns against the exact 0.1761. */
 static void test_intervals_estimate_near_exact(void **state) {
   (void)state;
   static const char *specs[] = {"gradients_loop20", "pair_blocks18", "quad_stress15",
