@@ -209,7 +209,7 @@ static int own_smem_bytes(const BenchCase *c) {
 /* The routine's instance: its placement for every argument, its array as the case binds it. */
 static bool instantiate_case(const BenchCase *c, RoutineInstance *ri) {
   RoutineRequest rq = {c->kind, c->index, c->e, case_shape(c), {PLACE_SHARED}, c->precision,
-                       {c->layout, 0, 0, 0}};
+                       {c->layout, 0, 0, 0}, false /* the database times plain loads */};
   for (int k = 0; k <= KAS_MAX_ARGS; k++) rq.place[k] = c->place;
   return instantiate_routine(c->impl, &rq, ri);
 }

@@ -260,6 +260,7 @@ static bool instantiate_step(RoutineSet *rs, const Dag *dag, const Target *t, co
     int value = p->buffers[s->buf[0]].value;
     rq.global = target_binding(t, dag, value);
     rq.shape.w = staging_io_width(staging, dag, t, s->io, value, p->w);
+    rq.hint_rows = p->hint_rows && s->kind == ROUTINE_LOAD && rq.global.layout == LAYOUT_COMPONENT;
   }
   RoutineInstance ri;
   if (!instantiate_routine(s->impl, &rq, &ri)) return false;
@@ -1074,16 +1075,26 @@ static const char rows_on_sectors_fn[] =
     "static bool kas_rows_on_sectors(const void *p, size_t ld_bytes) {\n"
     "  return (((size_t)p | ld_bytes) & 31) == 0;\n}\n\n";
 
-/* The component-major outputs that the plan for any alignment stages (written from sectors), as
- * checked_pointer names them, each once, sorted; returns their count. */
-static int staged_rows(const Emitter *any, char **names) {
+/* The component-major arrays whose rows the plan for any alignment moves from sectors, as
+ * checked_pointer names them, each once, sorted; returns their count.  staged: the outputs it
+ * stages (written out from sectors); hinted: the arrays it reads through kas_row_load.  The fast
+ * plan runs only where every row of these starts on a sector. */
+static int sector_rows(const Emitter *any, bool staged, bool hinted, char **names) {
   int n = 0;
-  for (int k = 0; k < any->cand->nkernels; k++)
-    for (int i = 0; i < any->staging[k].n; i++) {
+  for (int k = 0; k < any->cand->nkernels; k++) {
+    const KernelPlan *p = any->cand->kernels[k];
+    for (int i = 0; i < any->staging[k].n && staged; i++) {
       const StagedArray *a = &any->staging[k].v[i];
       if (a->rows)
         add_name(names, &n, checked_pointer(any, dag_api_arg(any->dag, a->arg)->values[0]));
     }
+    for (int b = 0; b < p->nbuffers && hinted && p->hint_rows; b++) {
+      const Buffer *buf = &p->buffers[b];
+      if (buf->load &&
+          target_binding(any->target, any->dag, buf->value).layout == LAYOUT_COMPONENT)
+        add_name(names, &n, checked_pointer(any, buf->value));
+    }
+  }
   qsort(names, (size_t)n, sizeof *names, by_name);
   return n;
 }
@@ -1093,7 +1104,7 @@ static void put_alignment_helpers(StrBuf *sb, const CandidateText *ct) {
   char *names[KAS_MAX_NODES * 2];
   int nvec = vector_arrays(&ct->plan[0], names);
   for (int i = 0; i < nvec; i++) free(names[i]);
-  int nrows = staged_rows(&ct->plan[1], names);
+  int nrows = sector_rows(&ct->plan[1], true, true, names);
   for (int i = 0; i < nrows; i++) free(names[i]);
   if (nvec) sb_puts(sb, aligned16_fn);
   if (nrows) sb_puts(sb, rows_on_sectors_fn);
@@ -1108,7 +1119,7 @@ static char *moved_name(const char *name) {
 
 /* The tests under which the fast plan may run (malloc'ed, into tests; returns their count):
  * each array it moves 16 bytes at a time aligned (`vector`, a printf format taking the array's
- * name), and the rows of each output that the plan for any alignment stages on sectors.  With
+ * name), and every row of the arrays sector_rows lists starting on a sector.  With
  * `moved`, the arrays are those moved h elements on (the peeled launch's). */
 static int alignment_tests(const Emitter *fast, const Emitter *any, const char *vector,
                            bool moved, char **tests) {
@@ -1120,7 +1131,7 @@ static int alignment_tests(const Emitter *fast, const Emitter *any, const char *
     free(name);
     free(names[i]);
   }
-  n = staged_rows(any, names);
+  n = sector_rows(any, true, true, names);
   for (int i = 0; i < n; i++) {
     char *name = moved ? moved_name(names[i]) : xstrdup(names[i]);
     tests[ntests++] = xasprintf("kas_rows_on_sectors(%s, lda * sizeof(%s))", name, any->real);
@@ -1227,7 +1238,12 @@ static void emit_choosing_launch(StrBuf *sb, const CandidateText *ct, bool devic
             ct->linkage, ct->prefix, device ? "" : "_host", fast->entry, device ? "" : "_host",
             any->entry, device ? "" : "_host");
   char *checked[KAS_MAX_NODES * 2], *rows[KAS_MAX_NODES * 2];
-  int nchecked = vector_arrays(fast, checked), nrows = staged_rows(any, rows);
+  int nchecked = vector_arrays(fast, checked), nrows = sector_rows(any, true, true, rows);
+  char *unused[KAS_MAX_NODES * 2];
+  int nstaged = sector_rows(any, true, false, unused);
+  for (int i = 0; i < nstaged; i++) free(unused[i]);
+  int nhinted = sector_rows(any, false, true, unused);
+  for (int i = 0; i < nhinted; i++) free(unused[i]);
   StrBuf text;
   sb_init(&text);
   sb_puts(&text, "Runs the candidate: ");
@@ -1237,7 +1253,10 @@ static void emit_choosing_launch(StrBuf *sb, const CandidateText *ct, bool devic
              rows, nrows, " start on 32-byte sectors");
   sb_puts(&text, "; elsewhere the same partition planned for arrays of any alignment (one real "
                  "per access");
-  sb_puts(&text, nrows ? ", component-major outputs written out from sectors) runs." : ") runs.");
+  if (nstaged) sb_puts(&text, ", component-major outputs written out from sectors");
+  if (nhinted)
+    sb_puts(&text, ", loads of component-major rows asking L2 for whole 256-byte blocks");
+  sb_puts(&text, ") runs.");
   put_comment(sb, 0, text.data);
   sb_free(&text);
   for (int i = 0; i < nchecked; i++) free(checked[i]);

@@ -525,6 +525,33 @@ static long put_gidx(StrBuf *sb, Subst *st, const char *s) {
   return used;
 }
 
+/* Whether the routine is a load of component-major rows that reads through kas_row_load. */
+static bool hinted_load(const Subst *st) {
+  return st->rq->hint_rows && st->rq->kind == ROUTINE_LOAD &&
+         st->global.layout == LAYOUT_COMPONENT;
+}
+
+/* g[index] in a load of component-major rows for the plan for any alignment
+ * (RoutineRequest.hint_rows): kas_row_load(&g[index]), which asks L2 for the whole 256-byte
+ * block (library/kas_device.h says why).  after: the text following `g`.  Returns the characters
+ * consumed after the identifier, -1 after a diagnostic. */
+static long put_hinted_load(StrBuf *sb, Subst *st, const char *after) {
+  const char *open = skip_blanks(after);
+  const char *close = match_bracket(open, '[', ']');
+  if (!close) {
+    diag_error((SrcLoc){.file = st->impl->cu_path}, "%s: unbalanced g[...]", st->ra->symbol);
+    return -1;
+  }
+  /* "[index]" whole, so that GIDX sees the brackets and leaves out needless parentheses */
+  char *index_src = xstrndup(open, (size_t)(close - open));
+  char *index = substitute(st, index_src);
+  free(index_src);
+  if (!index) return -1;
+  sb_printf(sb, "kas_row_load(&g%s)", index);
+  free(index);
+  return (long)(close - after);
+}
+
 /* Rewrites one identifier of the routine (after: the text that follows it); returns the number
  * of following characters it consumed, or -1 + diagnostic for a foreign placeholder. */
 static long put_identifier(StrBuf *sb, Subst *st, const char *s, size_t len, const char *after) {
@@ -544,6 +571,8 @@ static long put_identifier(StrBuf *sb, Subst *st, const char *s, size_t len, con
     return 0;
   }
   if (len == 4 && !strncmp(s, "GIDX", 4)) return put_gidx(sb, st, s);
+  if (hinted_load(st) && len == 1 && *s == 'g' && *skip_blanks(after) == '[')
+    return put_hinted_load(sb, st, after);
   if (len == 1 && *s == 'W') {
     if (rq->shape.w > 0) {
       sb_printf(sb, "%d", rq->shape.w);
@@ -844,7 +873,8 @@ static char *slice_chunk_text(const RoutineArgs *ra, const RoutineRequest *rq,
 
 /* <symbol>_e<E>_<one s or r per pattern argument>, then what else makes its text differ:
  * _w<W> for a vector width other than the precision's 16 bytes, _cm for a component-major
- * array, _rec<R> for an element-major slice of a record of R reals. */
+ * array (_cm_l2_256 where its loads go through kas_row_load), _rec<R> for an element-major slice
+ * of a record of R reals. */
 static char *instance_name(const RoutineArgs *ra, const RoutineRequest *rq, const char *text,
                            const GlobalBinding *b) {
   StrBuf sb;
@@ -853,7 +883,8 @@ static char *instance_name(const RoutineArgs *ra, const RoutineRequest *rq, cons
   for (int k = 0; k < ra->n; k++) sb_putc(&sb, rq->place[k] == PLACE_REGISTER ? 'r' : 's');
   if (rq->shape.w != target_vector_width(rq->precision) && uses_identifier(text, "W"))
     sb_printf(&sb, "_w%d", rq->shape.w);
-  if (uses_identifier(text, "GIDX") && b->layout == LAYOUT_COMPONENT) sb_puts(&sb, "_cm");
+  if (uses_identifier(text, "GIDX") && b->layout == LAYOUT_COMPONENT)
+    sb_puts(&sb, rq->hint_rows && rq->kind == ROUTINE_LOAD ? "_cm_l2_256" : "_cm");
   else if (uses_identifier(text, "GIDX") && b->record != b->size)
     sb_printf(&sb, "_rec%d", b->record);
   return sb_take(&sb);

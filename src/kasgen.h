@@ -500,6 +500,7 @@ typedef struct {
   Placement place[KAS_MAX_ARGS + 1]; /* per pattern argument, in argument order */
   Precision precision; /* what `real` becomes */
   GlobalBinding global; /* load/save: how GIDX(e, c) addresses its array (zero: element-major) */
+  bool hint_rows; /* a load of component-major rows: g[...] read through kas_row_load (_l2_256) */
 } RoutineRequest;
 
 /* The thread coordinates a routine takes. */
@@ -1006,6 +1007,8 @@ typedef struct {
   int w;               /* the target's vector width: the W of its routines */
   bool stage_rows;     /* its component-major outputs written whole go out of shared memory
                           from sectors (staging.c; unaligned.c sets it where it pays) */
+  bool hint_rows;      /* its loads of component-major rows ask L2 for whole 256-byte blocks
+                          (kas_row_load; unaligned.c sets it in the plan for any alignment) */
   bool partial;        /* the first calls of a fusion, costed while combine.c's beam builds it:
                           outputs that the whole fusion will stage are not staged yet */
 } KernelPlan;

@@ -104,6 +104,16 @@ static KernelPlan *choose_row_staging(UnalignedPlanner *u, KernelPlan *p) {
   return p;
 }
 
+/* Whether plan p loads component-major rows from global memory: the plan for any alignment reads
+ * them through kas_row_load (library/kas_device.h says what that saves and costs). */
+static bool loads_rows(const Dag *dag, const Target *t, const KernelPlan *p) {
+  for (int b = 0; b < p->nbuffers && t->misaligned_rows; b++)
+    if (p->buffers[b].load &&
+        target_binding(t, dag, p->buffers[b].value).layout == LAYOUT_COMPONENT)
+      return true;
+  return false;
+}
+
 /* replan, remembered per set of calls: a copy of the plan found the first time. */
 static KernelPlan *replan_once(UnalignedPlanner *u, const KernelPlan *k) {
   for (int i = 0; i < u->nplanned; i++)
@@ -119,6 +129,7 @@ static KernelPlan *replan_once(UnalignedPlanner *u, const KernelPlan *k) {
   if (!p) p = replan(u->ctx, k);
   if (!p) return NULL;
   p = choose_row_staging(u, p);
+  p->hint_rows = loads_rows(u->ctx->dag, u->target, p);
   if (u->nplanned == u->cap) {
     u->cap = u->cap ? 2 * u->cap : 16;
     u->planned = xrealloc(u->planned, sizeof *u->planned * (size_t)u->cap);
@@ -132,7 +143,8 @@ Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *fa
   for (int k = 0; k < c->nkernels; k++)
     needed |= moves_vectors(c->kernels[k]) ||
               staging_moves_vectors(u->ctx->dag, u->ctx->target, c->kernels[k]);
-  /* Rows of any alignment: a kernel may be faster with its outputs' rows staged. */
+  /* Rows of any alignment: a kernel may be faster with its outputs' rows staged, and reads its
+   * input rows with a hint. */
   if (!needed && !u->target->misaligned_rows) return NULL;
   Candidate *any = xcalloc(1, sizeof *any);
   any->kernels = xcalloc((size_t)c->nkernels, sizeof *any->kernels);
@@ -146,7 +158,8 @@ Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *fa
   }
   any->predicted_ns_per_elem +=
       any->nkernels * model_launch_overhead_ns(u->db) / AMORTIZE_ELEMENTS;
-  for (int k = 0; k < any->nkernels && !needed; k++) needed = any->kernels[k]->stage_rows;
+  for (int k = 0; k < any->nkernels && !needed; k++)
+    needed = any->kernels[k]->stage_rows || any->kernels[k]->hint_rows;
   if (ok && needed) return any;
   if (ok) { /* the same plan as the fast one: no second plan */
     unaligned_candidate_free(any);

@@ -326,7 +326,8 @@ static void test_stvenant_full_fusion(void **state) {
  * moved straight share (a prediction above the aligned target's, by less than the stores'
  * share), and the plan for any alignment stages a kernel's output rows exactly when the oracle
  * says so: staged predicted faster and at least 4 blocks resident per SM; under the analytic
- * model and the H100's database (whose best whole-spec plans are large: 2 blocks per SM). */
+ * model and the H100's database (whose best whole-spec plans are large: 2 blocks per SM).  It
+ * reads component-major rows with the L2 hint (hint_rows), element-major arrays never. */
 static void test_misaligned_rows(void **state) {
   (void)state;
   static const char *const specs[] = {"synctest", "stvenant", "stvenant_inner"};
@@ -365,10 +366,30 @@ static void test_misaligned_rows(void **state) {
       bool failed = false;
       Candidate *got = unaligned_candidate(u, &c, &failed);
       assert_false(failed);
-      assert_int_equal(got && got->kernels[0]->stage_rows, expect);
+      /* it loads component-major rows, which the plan for any alignment reads with the hint */
+      assert_non_null(got);
+      assert_true(got->kernels[0]->hint_rows);
+      assert_int_equal(got->kernels[0]->stage_rows, expect);
       staged_count += expect, straight_count += !expect;
       unaligned_candidate_free(got);
       unaligned_planner_free(u);
+      /* element-major arrays: no row of them is read with the hint */
+      Target *em = target_new(w.dag, precision, "element");
+      SearchContext *em_ctx = search_context_new(w.dag, w.db, em);
+      int nem;
+      KernelPlan **pem = combine_fusion(em_ctx, mask_set((1u << w.dag->nnodes) - 1), false, &nem);
+      assert_true(nem >= 1);
+      Candidate cem = {.kernels = &pem[0], .nkernels = 1};
+      u = unaligned_planner_new(w.dag, w.db, em);
+      got = unaligned_candidate(u, &cem, &failed);
+      assert_false(failed);
+      assert_true(!got || !got->kernels[0]->hint_rows);
+      unaligned_candidate_free(got);
+      unaligned_planner_free(u);
+      for (int k = 0; k < nem; k++) kernel_plan_free(pem[k]);
+      free(pem);
+      search_context_free(em_ctx);
+      target_free(em);
       kernel_plan_free(staged);
       for (int k = 0; k < n; k++) kernel_plan_free(ps[k]);
       free(ps);

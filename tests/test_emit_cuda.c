@@ -510,13 +510,16 @@ static KernelPlan *fused_plan_double(const Fixture *f) {
 /* Double precision with v, s and r component-major (M stays element-major: its load is a
  * contiguous routine): the kernel holds doubles, the component-major arrays' routines take the
  * leading dimension, and the candidate passes check_cpu (all of it, the sub-range included) with
- * the kas_candidates.h emit.c makes. */
+ * the kas_candidates.h emit.c makes.  The plan for any alignment reads the component-major rows
+ * through kas_row_load (unaligned.c's hint_rows), the fast plan plainly, and the launch runs the
+ * fast plan only where those rows start on sectors. */
 static void test_double_component_major(void **state) {
   Fixture *f = *state;
   Target *t = target_new(f->dag, PREC_DOUBLE, "component,M=element");
   assert_non_null(t);
   KernelPlan *p = fused_plan_double(f);
   KernelPlan *any = unaligned_plan(p);
+  any->hint_rows = true;
   Candidate c = {.kernels = &p, .nkernels = 1, .rank = 1};
   Candidate u = {.kernels = &any, .nkernels = 1, .rank = 1};
   char *cu = emit_target_and_read(f, t, &c, &u, "dbl", "kernels.cu");
@@ -530,7 +533,15 @@ static void test_double_component_major(void **state) {
   assert_non_null(strstr(cu, "d_mvmul33_2_load_0_e32_s(g_M, s_M_0, tx, ty, tz, e0, n);"));
   assert_non_null(strstr(cu, "  if (ld == 0) ld = n; /* component-major arrays of exactly n "));
   assert_non_null(strstr(cu, "stream>>>(M, v, s, r, n, ld);"));
-  assert_non_null(strstr(cu, "const bool aligned = kas_aligned16(in[0]);"));
+  assert_non_null(strstr(cu, "d_mvmul33_2_load_3_e32_r_cm_l2_256(g_v, r_v_0, ty, e0, n, ld);"));
+  assert_int_equal(count(cu, "d_mvmul33_2_load_3_e32_r_cm("), 2); /* definition and fast plan */
+  assert_non_null(strstr(cu, "kas_row_load(&g["));
+  assert_int_equal(count(cu, "d_mvmul33_2_load_0_e32_s_w1(g_M"), 1); /* M: element-major, plain */
+  assert_non_null(strstr(cu, "const bool aligned = kas_aligned16(in[0]) && "
+                             "kas_rows_on_sectors(in[1], lda * sizeof(double)) &&\n"
+                             "                       kas_rows_on_sectors(in[2], lda * "
+                             "sizeof(double));"));
+  assert_null(strstr(cu, "kas_rows_on_sectors(in[0]"));
   assert_null(strstr(cu, "float"));
   free(cu);
   int rc = build_and_check(f, t, p, any, NULL, "dbl_check");

@@ -112,7 +112,7 @@ static void test_extract_missing(void **state) {
 static RoutineRequest request(const Impl *im, RoutineKind kind, int index, int e,
                               const Placement *pl) {
   RoutineRequest rq = {kind, index, e, impl_shape(im, e), {PLACE_SHARED}, PREC_SINGLE,
-                       {LAYOUT_ELEMENT, 0, 0, 0}};
+                       {LAYOUT_ELEMENT, 0, 0, 0}, false};
   rq.shape.w = 4;
   for (int k = 0; k <= KAS_MAX_ARGS; k++) rq.place[k] = pl[k < 3 ? k : 0];
   return rq;
@@ -280,7 +280,7 @@ static void test_refusals(void **state) {
 
 /* A load of a matrix3x3 whose global array goes through GIDX, instantiated under a binding. */
 static RoutineInstance target_load(const char *code, Precision prec, int w, GlobalBinding b,
-                                   bool contiguous) {
+                                   bool contiguous, bool hint_rows) {
   IoRoutine load = {.kind = ROUTINE_LOAD, .arg = 0, .symbol = (char *)"d_t_1_load_0",
                     .contiguous = contiguous};
   assert_true(pattern_parse("start \"tx*9\", block \"1\", stride \"1\", count 9, noreg 0",
@@ -296,6 +296,7 @@ static RoutineInstance target_load(const char *code, Precision prec, int w, Glob
   rq.precision = prec;
   rq.shape.w = w;
   rq.global = b;
+  rq.hint_rows = hint_rows;
   RoutineInstance ri = {0};
   capture_start();
   bool ok = instantiate_routine(&im, &rq, &ri);
@@ -317,7 +318,7 @@ static void test_target_placeholders(void **state) {
                      "  for (int k = 0; k < 9; k++) s[APLS + k] = g[GIDX(e, k)];\n"
                      "  s[APLS] += g[GIDX(e0 + tx, 0)] + g[2 * GIDX(e, tx + 1)];\n";
   GlobalBinding plain = {LAYOUT_ELEMENT, 0, 0, 0};
-  RoutineInstance ri = target_load(code, PREC_DOUBLE, 2, plain, false);
+  RoutineInstance ri = target_load(code, PREC_DOUBLE, 2, plain, false, false);
   assert_string_equal(ri.name, "d_t_1_load_0_e4_s");
   assert_false(ri.takes_ld);
   assert_non_null(strstr(ri.text, "(const double *KAS_RESTRICT g, KAS_BUF(double) s, int tx,"));
@@ -326,19 +327,19 @@ static void test_target_placeholders(void **state) {
   assert_non_null(strstr(ri.text, "g[(e0 + tx) * 9] + g[2 * (e * 9 + tx + 1)];"));
   routine_instance_free(&ri);
 
-  ri = target_load(code, PREC_SINGLE, 1, plain, false);
+  ri = target_load(code, PREC_SINGLE, 1, plain, false, false);
   assert_string_equal(ri.name, "d_t_1_load_0_e4_s_w1");
   assert_non_null(strstr(ri.text, "  float v[1];\n"));
   routine_instance_free(&ri);
 
   GlobalBinding slice = {LAYOUT_ELEMENT, 9, 27, 9};
-  ri = target_load(code, PREC_SINGLE, 4, slice, false);
+  ri = target_load(code, PREC_SINGLE, 4, slice, false, false);
   assert_string_equal(ri.name, "d_t_1_load_0_e4_s_rec27");
   assert_non_null(strstr(ri.text, "s[tx * 9 + k] = g[e * 27 + k];"));
   routine_instance_free(&ri);
 
   GlobalBinding component = {LAYOUT_COMPONENT, 0, 0, 0};
-  ri = target_load(code, PREC_SINGLE, 4, component, false);
+  ri = target_load(code, PREC_SINGLE, 4, component, false, false);
   assert_string_equal(ri.name, "d_t_1_load_0_e4_s_cm");
   assert_true(ri.takes_ld);
   assert_non_null(strstr(ri.text, "size_t e0, size_t n, size_t ld) {"));
@@ -346,8 +347,22 @@ static void test_target_placeholders(void **state) {
   assert_non_null(strstr(ri.text, "g[e0 + tx] + g[2 * (e + (tx + 1) * ld)];"));
   routine_instance_free(&ri);
 
+  /* In the plan for any alignment a load of component-major rows reads each real through
+   * kas_row_load (renamed _cm_l2_256), the index as plain; an element-major array's stays. */
+  ri = target_load(code, PREC_SINGLE, 4, component, false, true);
+  assert_string_equal(ri.name, "d_t_1_load_0_e4_s_cm_l2_256");
+  assert_non_null(strstr(ri.text, "s[tx * 9 + k] = kas_row_load(&g[e + k * ld]);"));
+  assert_non_null(strstr(ri.text, "kas_row_load(&g[e0 + tx]) + "
+                                  "kas_row_load(&g[2 * (e + (tx + 1) * ld)]);"));
+  routine_instance_free(&ri);
+  ri = target_load(code, PREC_SINGLE, 4, plain, false, true);
+  assert_string_equal(ri.name, "d_t_1_load_0_e4_s");
+  assert_non_null(strstr(ri.text, "s[tx * 9 + k] = g[e * 9 + k];"));
+  assert_null(strstr(ri.text, "kas_row_load"));
+  routine_instance_free(&ri);
+
   /* a contiguous routine moves the chunk as one run: never on a component-major array */
-  ri = target_load(code, PREC_SINGLE, 4, component, true);
+  ri = target_load(code, PREC_SINGLE, 4, component, true, false);
   assert_non_null(strstr(ri.text, "d_t_1_load_0 moves a contiguous chunk, but its array is "
                                   "component-major"));
   free(ri.text);

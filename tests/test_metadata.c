@@ -230,7 +230,7 @@ static char *program_text(ImplRun *run) {
   for (int i = 0; i < run->ninst; i++) {
     Instance *in = &run->inst[i];
     RoutineRequest rq = {in->kind, in->io_index, in->e, in->shape, {PLACE_SHARED},
-                         run->precision, {in->layout, 0, 0, 0}};
+                         run->precision, {in->layout, 0, 0, 0}, false};
     memcpy(rq.place, in->place, sizeof in->place);
     RoutineInstance ri;
     if (!instantiate_routine(im, &rq, &ri)) {
