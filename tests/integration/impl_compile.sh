@@ -5,7 +5,8 @@
 # substitution of APLS/APINn/APOUT, the block-size constants and the target's real, W and GIDX)
 # at E = 4 and at the implementation's recommended E, in every placement its patterns allow, in
 # single and double precision, each load and save with every binding of its array (element-major
-# at the precision's vector width and at W = 1, component-major), and the result must
+# at the precision's vector width and at W = 1, component-major, and each component-major load
+# also as the plan for any alignment reads it, through kas_row_load), and the result must
 #   - compile with g++ -DKAS_HOST -Wall -Wextra -Werror (the CPU shim's and the tracer's view), and
 #   - compile with nvcc -arch=sm_90 inside one wrapper kernel per routine, with ptxas told to warn
 #     on any local-memory use and warnings made errors: a buffer placed in registers that is not
@@ -66,11 +67,13 @@ static PatArgs routine_pattern_args(const Impl *im, RoutineKind kind, int j) {
   return pa;
 }
 
-/* How a routine is instantiated besides its placement: precision, vector width, layout. */
+/* How a routine is instantiated besides its placement: precision, vector width, layout, and
+ * whether component-major loads read through kas_row_load (RoutineRequest.hint_rows). */
 typedef struct {
   Precision precision;
   int w;
   Layout layout;
+  bool hint_rows;
 } Binding;
 
 /* The wrapper kernel: shared buffers are slices of dynamic shared memory, register buffers local
@@ -137,7 +140,7 @@ static int put_routine(StrBuf *sb, StrBuf *wr, const Impl *im, RoutineKind kind,
     }
     if (!allowed) continue;
     RoutineRequest rq = {kind, j, e, impl_shape(im, e), {PLACE_SHARED}, b.precision,
-                         {b.layout, 0, 0, 0}};
+                         {b.layout, 0, 0, 0}, b.hint_rows};
     rq.shape.w = b.w;
     for (int a = 0; a < pa.n; a++) rq.place[a] = pl[a];
     RoutineInstance ri;
@@ -167,12 +170,13 @@ static bool takes_binding(const IoRoutine *io, Binding b) {
   return b.w == target_vector_width(b.precision) || io->ls.uses_w;
 }
 
-/* The loads and saves of one E under one binding, and the compute (once, with the first). */
+/* The loads and saves of one E under one binding, and the compute (once, with the first); a
+ * hinted binding changes the loads only. */
 static int put_binding(StrBuf *sb, StrBuf *wr, const Impl *im, int e, Binding b, bool compute) {
   int errors = 0;
   for (int j = 0; j < im->nloads; j++)
     if (takes_binding(&im->loads[j], b)) errors += put_routine(sb, wr, im, ROUTINE_LOAD, j, e, b);
-  for (int j = 0; j < im->nsaves; j++)
+  for (int j = 0; j < im->nsaves && !b.hint_rows; j++)
     if (takes_binding(&im->saves[j], b)) errors += put_routine(sb, wr, im, ROUTINE_SAVE, j, e, b);
   if (compute) errors += put_routine(sb, wr, im, ROUTINE_COMPUTE, 0, e, b);
   return errors;
@@ -188,12 +192,12 @@ static int write_impl(const Impl *im, const char *outdir, Precision prec) {
   sb_puts(&sb, "#include \"kas_device.h\"\n\n");
   int es[2] = {4, im->recommended_e > 4 ? im->recommended_e : 32};
   int w = target_vector_width(prec);
-  Binding binds[3] = {{prec, w, LAYOUT_ELEMENT}, {prec, 1, LAYOUT_ELEMENT},
-                      {prec, w, LAYOUT_COMPONENT}};
+  Binding binds[4] = {{prec, w, LAYOUT_ELEMENT, false}, {prec, 1, LAYOUT_ELEMENT, false},
+                      {prec, w, LAYOUT_COMPONENT, false}, {prec, w, LAYOUT_COMPONENT, true}};
   for (int t = 0; t < 2; t++) {
     int e = es[t];
     if (impl_threads(im, e) > KAS_MAX_THREADS) continue;
-    for (int b = 0; b < 3; b++) errors += put_binding(&sb, &wr, im, e, binds[b], b == 0);
+    for (int b = 0; b < 4; b++) errors += put_binding(&sb, &wr, im, e, binds[b], b == 0);
   }
   sb_printf(&sb, "#ifdef __CUDACC__\n%s#endif\n", wr.data ? wr.data : "");
   char *path = xasprintf("%s/%s_%s.cu", outdir, im->name, target_precision_name(prec));
