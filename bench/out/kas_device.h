@@ -90,12 +90,12 @@ template <class T> KAS_DEV void kas_storev(T *g, size_t q, const T (&v)[1]) { g[
 
 /* One real of a component-major row in the plan for arrays of any alignment.  A row that starts
  * mid-sector makes each warp's load touch one sector more than it uses, shared with the next
- * warp, and L2 then fetches its lines piecemeal; asking it for the whole 256-byte block
- * (ld.global.nc.L2::256B) cut that cost from 5.0% to 2.3% in kernels of 2 resident blocks, but
- * cost 0.3-0.7% on rows that start on sectors, which therefore load plainly (benchmarks/
- * RESULTS.md, session 28, call 2).  The read-only path (.nc) is what nvcc picks for the plain
- * loads of a kernel's const __restrict__ arrays; without it the hint cost more than it saved. */
-#if defined(__CUDA_ARCH__) && !defined(KAS_HOST)
+ * warp; asking L2 for the whole 256-byte block (ld.global.nc.L2::256B) cut that cost from 5.0%
+ * to 2.3% in kernels of 2 resident blocks, but cost 0.3-0.7% on rows that start on sectors,
+ * which therefore load plainly (benchmarks/RESULTS.md, session 28, call 2).  The read-only path
+ * (.nc) is what nvcc picks for the plain loads of a kernel's const __restrict__ arrays; the hint
+ * without it made that 2-block kernel slower still (107.1%). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800 && !defined(KAS_HOST) /* PTX's .L2::256B */
 KAS_DEV float kas_row_load(const float *p) {
   float v;
   asm("ld.global.nc.L2::256B.f32 %0, [%1];" : "=f"(v) : "l"(p));
@@ -106,7 +106,7 @@ KAS_DEV double kas_row_load(const double *p) {
   asm("ld.global.nc.L2::256B.f64 %0, [%1];" : "=d"(v) : "l"(p));
   return v;
 }
-#else
+#else /* the host forms, and GPUs older than sm_80: a plain read */
 template <class T> KAS_DEV T kas_row_load(const T *p) { return *p; }
 #endif
 
