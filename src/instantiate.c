@@ -258,7 +258,22 @@ bool instantiate_check_rules(const char *path, const char *text, const char *sym
   return ok;
 }
 
+/* Where library_check found symbol's definition; NULL when it did not look. */
+static const TextSpan *recorded_definition(const Impl *impl, const char *symbol) {
+  if (impl->compute_symbol && !strcmp(symbol, impl->compute_symbol))
+    return impl->compute_def.found ? &impl->compute_def : NULL;
+  const IoRoutine *io[2] = {impl->loads, impl->saves};
+  int n[2] = {impl->nloads, impl->nsaves};
+  for (int k = 0; k < 2; k++)
+    for (int j = 0; j < n[k]; j++)
+      if (io[k][j].symbol && !strcmp(symbol, io[k][j].symbol))
+        return io[k][j].def.found ? &io[k][j].def : NULL;
+  return NULL;
+}
+
 char *instantiate_extract(const Impl *impl, const char *symbol) {
+  const TextSpan *known = impl->cu_text ? recorded_definition(impl, symbol) : NULL;
+  if (known) return xstrndup(impl->cu_text + known->begin, known->end - known->begin);
   size_t b, e;
   if (!impl->cu_text || !instantiate_find(impl->cu_text, symbol, &b, &e)) {
     diag_error((SrcLoc){.file = impl->cu_path}, "no definition of %s (KAS_DEV void %s(...) {...})",

@@ -344,6 +344,13 @@ typedef struct Impl Impl;
 
 typedef enum { ROUTINE_LOAD, ROUTINE_COMPUTE, ROUTINE_SAVE } RoutineKind;
 
+/* Where a routine's definition lies in its implementation's cu_text: library_check finds it once,
+ * and instantiation copies it from there instead of searching the text for every instance. */
+typedef struct {
+  size_t begin, end; /* offsets into cu_text */
+  bool found;        /* false: not looked up (instantiation then searches) */
+} TextSpan;
+
 /* A load or save device function: d_<f>_<i>_load_<j> or d_<f>_<i>_save_<j>. */
 typedef struct {
   RoutineKind kind;
@@ -355,6 +362,7 @@ typedef struct {
   bool contiguous; /* `contiguous = 1`: it moves the block's chunk as one run of E * size reals,
                       so it serves only arrays whose elements lie back to back (element-major,
                       no gap: GlobalBinding.record == size) */
+  TextSpan def;    /* its definition in the implementation's cu_text */
 } IoRoutine;
 
 struct Impl {
@@ -375,6 +383,7 @@ struct Impl {
   IoRoutine *saves;
   int nsaves;
   char *compute_symbol; /* d_mmul33_2_compute */
+  TextSpan compute_def; /* its definition in cu_text */
   char *cu_path;        /* .cu file with the device functions */
   char *cu_text;        /* its contents */
   char *ini_path;

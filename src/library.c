@@ -892,21 +892,24 @@ void library_impl_free(Impl *im) {
 /* Reads the implementation's .cu file (library_check checks its routines). */
 static void impl_read_cu(Impl *im) { im->cu_text = read_text_file(im->cu_path, NULL); }
 
+/* Finds symbol's definition in the implementation's .cu text and records where it lies (or says
+ * that there is none). */
+static void find_definition(const Impl *im, const char *symbol, TextSpan *def) {
+  def->found = instantiate_find(im->cu_text, symbol, &def->begin, &def->end);
+  if (!def->found)
+    diag_error((SrcLoc){.file = im->cu_path}, "no definition of %s (KAS_DEV void %s(...) { ... })",
+               symbol, symbol);
+}
+
 /* Checks that the implementation's .cu file defines every routine, by the rules instantiation
- * relies on. */
-static void impl_check_cu(const Impl *im) {
+ * relies on, and records where each definition lies. */
+static void impl_check_cu(Impl *im) {
   if (!im->cu_text) return;
-  SrcLoc at = {.file = im->cu_path};
-  size_t b, e;
-  if (!instantiate_find(im->cu_text, im->compute_symbol, &b, &e))
-    diag_error(at, "no definition of %s (KAS_DEV void %s(...) { ... })", im->compute_symbol,
-               im->compute_symbol);
+  find_definition(im, im->compute_symbol, &im->compute_def);
   for (int j = 0; j < im->nloads; j++)
-    if (im->loads[j].symbol && !instantiate_find(im->cu_text, im->loads[j].symbol, &b, &e))
-      diag_error(at, "no definition of %s", im->loads[j].symbol);
+    if (im->loads[j].symbol) find_definition(im, im->loads[j].symbol, &im->loads[j].def);
   for (int j = 0; j < im->nsaves; j++)
-    if (im->saves[j].symbol && !instantiate_find(im->cu_text, im->saves[j].symbol, &b, &e))
-      diag_error(at, "no definition of %s", im->saves[j].symbol);
+    if (im->saves[j].symbol) find_definition(im, im->saves[j].symbol, &im->saves[j].def);
   instantiate_check_rules(im->cu_path, im->cu_text, im->compute_symbol);
   for (int j = 0; j < im->nloads; j++)
     if (im->loads[j].symbol) instantiate_check_rules(im->cu_path, im->cu_text, im->loads[j].symbol);

@@ -669,6 +669,49 @@ static int add_implementation(FILE *unit, const Impl *im, int e, Binding bind, b
   return routines;
 }
 
+/* library_load records where every routine of the real library is defined; copying from there
+ * gives what a search of the text finds (the oracle), routine by routine, and a routine the
+ * check never looked up is still searched for. */
+static void test_recorded_definitions(void **state) {
+  (void)state;
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  int routines = 0;
+  for (int f = 0; f < lib->nfuncs; f++)
+    for (int i = 0; i < lib->funcs[f].nimpls; i++) {
+      Impl *im = &lib->funcs[f].impls[i];
+      const char *symbols[2 * KAS_MAX_ARGS + 3];
+      int n = 0;
+      symbols[n++] = im->compute_symbol;
+      assert_true(im->compute_def.found);
+      for (int j = 0; j < im->nloads; j++) {
+        assert_true(im->loads[j].def.found);
+        symbols[n++] = im->loads[j].symbol;
+      }
+      for (int j = 0; j < im->nsaves; j++) {
+        assert_true(im->saves[j].def.found);
+        symbols[n++] = im->saves[j].symbol;
+      }
+      for (int k = 0; k < n; k++, routines++) {
+        size_t b, e;
+        assert_true(instantiate_find(im->cu_text, symbols[k], &b, &e));
+        char *copied = instantiate_extract(im, symbols[k]);
+        assert_non_null(copied);
+        assert_int_equal(strlen(copied), e - b);
+        assert_memory_equal(copied, im->cu_text + b, e - b);
+        free(copied);
+      }
+      /* not recorded: searched */
+      im->compute_def.found = false;
+      char *searched = instantiate_extract(im, im->compute_symbol);
+      assert_non_null(searched);
+      assert_non_null(strstr(searched, im->compute_symbol));
+      free(searched);
+    }
+  assert_true(routines > 100);
+  library_free(lib);
+}
+
 /* Every routine of the library in single and double precision, element-major at the vector
  * width and at W = 1, and component-major: its lines within 100 columns, no placeholder left,
  * and the whole compiled as C++ with kas_device.h (each precision in a namespace of its own:
@@ -718,6 +761,7 @@ int main(void) {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_target_placeholders), cmocka_unit_test(test_slice_addressing),
       cmocka_unit_test(test_slice_chunk_matches_pattern),
+      cmocka_unit_test(test_recorded_definitions),
       cmocka_unit_test(test_real_library_compiles),
   };
   return cmocka_run_group_tests(tests, load_fixture, free_fixture);
