@@ -1075,27 +1075,35 @@ static const char rows_on_sectors_fn[] =
     "static bool kas_rows_on_sectors(const void *p, size_t ld_bytes) {\n"
     "  return (((size_t)p | ld_bytes) & 31) == 0;\n}\n\n";
 
+/* Which rows sector_rows lists. */
+enum { ROWS_STAGED = 1, ROWS_HINTED = 2 };
+
 /* The component-major arrays whose rows the plan for any alignment moves from sectors, as
- * checked_pointer names them, each once, sorted; returns their count.  staged: the outputs it
- * stages (written out from sectors); hinted: the arrays it reads through kas_row_load.  The fast
- * plan runs only where every row of these starts on a sector. */
-static int sector_rows(const Emitter *any, bool staged, bool hinted, char **names) {
+ * checked_pointer names them, each once, sorted; returns their count.  ROWS_STAGED: the outputs
+ * it stages (written out from sectors); ROWS_HINTED: the arrays it reads through kas_row_load.
+ * The fast plan runs only where every row of these starts on a sector. */
+static int sector_rows(const Emitter *any, unsigned which, char **names) {
   int n = 0;
   for (int k = 0; k < any->cand->nkernels; k++) {
     const KernelPlan *p = any->cand->kernels[k];
-    for (int i = 0; i < any->staging[k].n && staged; i++) {
+    for (int i = 0; i < any->staging[k].n && (which & ROWS_STAGED); i++) {
       const StagedArray *a = &any->staging[k].v[i];
       if (a->rows)
         add_name(names, &n, checked_pointer(any, dag_api_arg(any->dag, a->arg)->values[0]));
     }
-    for (int b = 0; b < p->nbuffers && hinted && p->hint_rows; b++) {
-      const Buffer *buf = &p->buffers[b];
-      if (buf->load &&
-          target_binding(any->target, any->dag, buf->value).layout == LAYOUT_COMPONENT)
-        add_name(names, &n, checked_pointer(any, buf->value));
-    }
+    for (int b = 0; b < p->nbuffers && (which & ROWS_HINTED) && p->hint_rows; b++)
+      if (unaligned_reads_rows(any->dag, any->target, &p->buffers[b]))
+        add_name(names, &n, checked_pointer(any, p->buffers[b].value));
   }
   qsort(names, (size_t)n, sizeof *names, by_name);
+  return n;
+}
+
+/* How many arrays sector_rows lists. */
+static int sector_row_count(const Emitter *any, unsigned which) {
+  char *names[KAS_MAX_NODES * 2];
+  int n = sector_rows(any, which, names);
+  for (int i = 0; i < n; i++) free(names[i]);
   return n;
 }
 
@@ -1104,8 +1112,7 @@ static void put_alignment_helpers(StrBuf *sb, const CandidateText *ct) {
   char *names[KAS_MAX_NODES * 2];
   int nvec = vector_arrays(&ct->plan[0], names);
   for (int i = 0; i < nvec; i++) free(names[i]);
-  int nrows = sector_rows(&ct->plan[1], true, true, names);
-  for (int i = 0; i < nrows; i++) free(names[i]);
+  int nrows = sector_row_count(&ct->plan[1], ROWS_STAGED | ROWS_HINTED);
   if (nvec) sb_puts(sb, aligned16_fn);
   if (nrows) sb_puts(sb, rows_on_sectors_fn);
 }
@@ -1131,7 +1138,7 @@ static int alignment_tests(const Emitter *fast, const Emitter *any, const char *
     free(name);
     free(names[i]);
   }
-  n = sector_rows(any, true, true, names);
+  n = sector_rows(any, ROWS_STAGED | ROWS_HINTED, names);
   for (int i = 0; i < n; i++) {
     char *name = moved ? moved_name(names[i]) : xstrdup(names[i]);
     tests[ntests++] = xasprintf("kas_rows_on_sectors(%s, lda * sizeof(%s))", name, any->real);
@@ -1238,12 +1245,8 @@ static void emit_choosing_launch(StrBuf *sb, const CandidateText *ct, bool devic
             ct->linkage, ct->prefix, device ? "" : "_host", fast->entry, device ? "" : "_host",
             any->entry, device ? "" : "_host");
   char *checked[KAS_MAX_NODES * 2], *rows[KAS_MAX_NODES * 2];
-  int nchecked = vector_arrays(fast, checked), nrows = sector_rows(any, true, true, rows);
-  char *unused[KAS_MAX_NODES * 2];
-  int nstaged = sector_rows(any, true, false, unused);
-  for (int i = 0; i < nstaged; i++) free(unused[i]);
-  int nhinted = sector_rows(any, false, true, unused);
-  for (int i = 0; i < nhinted; i++) free(unused[i]);
+  int nchecked = vector_arrays(fast, checked);
+  int nrows = sector_rows(any, ROWS_STAGED | ROWS_HINTED, rows);
   StrBuf text;
   sb_init(&text);
   sb_puts(&text, "Runs the candidate: ");
@@ -1253,8 +1256,9 @@ static void emit_choosing_launch(StrBuf *sb, const CandidateText *ct, bool devic
              rows, nrows, " start on 32-byte sectors");
   sb_puts(&text, "; elsewhere the same partition planned for arrays of any alignment (one real "
                  "per access");
-  if (nstaged) sb_puts(&text, ", component-major outputs written out from sectors");
-  if (nhinted)
+  if (sector_row_count(any, ROWS_STAGED))
+    sb_puts(&text, ", component-major outputs written out from sectors");
+  if (sector_row_count(any, ROWS_HINTED))
     sb_puts(&text, ", loads of component-major rows asking L2 for whole 256-byte blocks");
   sb_puts(&text, ") runs.");
   put_comment(sb, 0, text.data);

@@ -1400,14 +1400,19 @@ void intervals_free(IntervalPartition *parts, int n);
  * planned at vector width 1 (one real per access, any alignment), its kernels in the same
  * order.  One planner serves every candidate of a search's target t (NULL: target_default()).
  * Where rows may start mid-sector (component-major arrays), a kernel stages its outputs' rows
- * when the model predicts that faster and at least 4 of its blocks stay resident per SM.
- * unaligned_candidate returns NULL when the candidate moves no array 16 bytes at a time and
- * stages no rows (the plan would be the same), and after a diagnostic (then *failed is set). */
+ * when the model predicts that faster and at least 4 of its blocks stay resident per SM, and
+ * reads its component-major rows through kas_row_load (KernelPlan.hint_rows).
+ * unaligned_candidate returns NULL when the candidate moves no array 16 bytes at a time, stages
+ * no rows and reads none (the plan would be the same), and after a diagnostic (then *failed is
+ * set). */
 typedef struct UnalignedPlanner UnalignedPlanner;
 UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t);
 void unaligned_planner_free(UnalignedPlanner *u);
 Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *failed);
 void unaligned_candidate_free(Candidate *c); /* frees its plans too */
+/* Whether buffer b is loaded from a component-major array: in the plan for any alignment its
+ * rows go through kas_row_load. */
+bool unaligned_reads_rows(const Dag *dag, const Target *t, const Buffer *b);
 /* ptxas.c: for the top 30 candidates, the registers and spill bytes of every kernel from
  * ptxas's report (nvcc -Xptxas -v, cached by kernel text), put into the plans
  * (regs_from_ptxas), which are predicted again; the candidates are re-ranked.  Without nvcc it

@@ -104,13 +104,15 @@ static KernelPlan *choose_row_staging(UnalignedPlanner *u, KernelPlan *p) {
   return p;
 }
 
+bool unaligned_reads_rows(const Dag *dag, const Target *t, const Buffer *b) {
+  return b->load && target_value_layout(t, dag, b->value) == LAYOUT_COMPONENT;
+}
+
 /* Whether plan p loads component-major rows from global memory: the plan for any alignment reads
  * them through kas_row_load (library/kas_device.h says what that saves and costs). */
 static bool loads_rows(const Dag *dag, const Target *t, const KernelPlan *p) {
   for (int b = 0; b < p->nbuffers && t->misaligned_rows; b++)
-    if (p->buffers[b].load &&
-        target_binding(t, dag, p->buffers[b].value).layout == LAYOUT_COMPONENT)
-      return true;
+    if (unaligned_reads_rows(dag, t, &p->buffers[b])) return true;
   return false;
 }
 
