@@ -541,9 +541,8 @@ static long put_gidx(StrBuf *sb, Subst *st, const char *s) {
 }
 
 /* Whether the routine is a load of component-major rows that reads through kas_row_load. */
-static bool hinted_load(const Subst *st) {
-  return st->rq->hint_rows && st->rq->kind == ROUTINE_LOAD &&
-         st->global.layout == LAYOUT_COMPONENT;
+static bool hinted_load(const RoutineRequest *rq, const GlobalBinding *b) {
+  return rq->hint_rows && rq->kind == ROUTINE_LOAD && b->layout == LAYOUT_COMPONENT;
 }
 
 /* g[index] in a load of component-major rows for the plan for any alignment
@@ -586,7 +585,7 @@ static long put_identifier(StrBuf *sb, Subst *st, const char *s, size_t len, con
     return 0;
   }
   if (len == 4 && !strncmp(s, "GIDX", 4)) return put_gidx(sb, st, s);
-  if (hinted_load(st) && len == 1 && *s == 'g' && *skip_blanks(after) == '[')
+  if (hinted_load(rq, &st->global) && len == 1 && *s == 'g' && *skip_blanks(after) == '[')
     return put_hinted_load(sb, st, after);
   if (len == 1 && *s == 'W') {
     if (rq->shape.w > 0) {
@@ -899,7 +898,7 @@ static char *instance_name(const RoutineArgs *ra, const RoutineRequest *rq, cons
   if (rq->shape.w != target_vector_width(rq->precision) && uses_identifier(text, "W"))
     sb_printf(&sb, "_w%d", rq->shape.w);
   if (uses_identifier(text, "GIDX") && b->layout == LAYOUT_COMPONENT)
-    sb_puts(&sb, rq->hint_rows && rq->kind == ROUTINE_LOAD ? "_cm_l2_256" : "_cm");
+    sb_puts(&sb, hinted_load(rq, b) ? "_cm_l2_256" : "_cm");
   else if (uses_identifier(text, "GIDX") && b->record != b->size)
     sb_printf(&sb, "_rec%d", b->record);
   return sb_take(&sb);
