@@ -260,7 +260,7 @@ static bool instantiate_step(RoutineSet *rs, const Dag *dag, const Target *t, co
     int value = p->buffers[s->buf[0]].value;
     rq.global = target_binding(t, dag, value);
     rq.shape.w = staging_io_width(staging, dag, t, s->io, value, p->w);
-    rq.hint_rows = p->hint_rows && s->kind == ROUTINE_LOAD && rq.global.layout == LAYOUT_COMPONENT;
+    rq.hint_rows = p->hint_rows; /* instantiate.c applies it to component-major loads */
   }
   RoutineInstance ri;
   if (!instantiate_routine(s->impl, &rq, &ri)) return false;

@@ -509,7 +509,8 @@ typedef struct {
   Placement place[KAS_MAX_ARGS + 1]; /* per pattern argument, in argument order */
   Precision precision; /* what `real` becomes */
   GlobalBinding global; /* load/save: how GIDX(e, c) addresses its array (zero: element-major) */
-  bool hint_rows; /* a load of component-major rows: g[...] read through kas_row_load (_l2_256) */
+  bool hint_rows; /* a load of component-major rows reads g[...] through kas_row_load (_cm_l2_256);
+                     other routines ignore it */
 } RoutineRequest;
 
 /* The thread coordinates a routine takes. */
