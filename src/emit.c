@@ -415,6 +415,9 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
       for (int j = 0; j < p->ncalls; j++)
         sb_printf(&sb, " %s(#%d)", p->impl[j]->name, p->order[j]);
       sb_puts(&sb, "\n");
+      char *loops = roll_summary(dag, p);
+      if (loops) sb_printf(&sb, "           %s\n", loops);
+      free(loops);
     }
   }
   if (count > 0 && ents[0].rank == 1)

@@ -283,6 +283,14 @@ static bool instantiate_step(RoutineSet *rs, const Dag *dag, const Target *t, co
 /* The emitter of one candidate                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The runs of a kernel written as loops, and per buffer the buffer whose name it takes there
+ * (NULL when it keeps none). */
+typedef struct {
+  RollRun *runs;
+  int n;
+  int *alias;
+} KeptLoops;
+
 /* One plan of a candidate.  A candidate whose plan moves the caller's arrays 16 bytes at a time
  * has two (docs/generated.md): that plan (entry "cand01_aligned", kernels kas_cand01_k1, ...)
  * and the same partition planned for arrays of any alignment (prefix and entry "cand01_any"),
@@ -303,6 +311,7 @@ typedef struct {
   StepRoutine **routines_of; /* [kernel][step]: the instantiated routine the step calls */
   RoutineSet *routines;      /* the candidate's: both plans' routines, each once */
   Staging *staging;          /* [kernel]: arrays moved whole through shared memory */
+  KeptLoops *loops;          /* [kernel]: the loops it keeps (roll.c) */
 } Emitter;
 
 /* Which global array a value lives in: its API argument (dag_api_arg numbering: an array
@@ -370,9 +379,13 @@ static bool prepare_routines(Emitter *em) {
   const Candidate *c = em->cand;
   em->routines_of = xcalloc((size_t)c->nkernels, sizeof *em->routines_of);
   em->staging = xcalloc((size_t)c->nkernels, sizeof *em->staging);
+  em->loops = xcalloc((size_t)c->nkernels, sizeof *em->loops);
   for (int k = 0; k < c->nkernels; k++) {
     const KernelPlan *p = c->kernels[k];
     em->staging[k] = staging_of(em->dag, em->target, p);
+    KeptLoops *kl = &em->loops[k];
+    kl->n = roll_kept(em->dag, p, &kl->runs);
+    kl->alias = kl->n ? roll_aliases(p, kl->runs, kl->n) : NULL;
     em->routines_of[k] = xcalloc((size_t)p->nsteps, sizeof(StepRoutine));
     for (int s = 0; s < p->nsteps; s++)
       if (!instantiate_step(em->routines, em->dag, em->target, p, &em->staging[k], &p->steps[s],
@@ -393,6 +406,12 @@ static void emitter_free(Emitter *em) {
   if (em->staging)
     for (int k = 0; k < em->cand->nkernels; k++) staging_free(&em->staging[k]);
   free(em->staging);
+  if (em->loops)
+    for (int k = 0; k < em->cand->nkernels; k++) {
+      roll_runs_free(em->loops[k].runs, em->loops[k].n);
+      free(em->loops[k].alias);
+    }
+  free(em->loops);
   free(em->ws_values);
   emit_io_names_free(&em->io);
 }
@@ -592,10 +611,105 @@ static bool stages(const Emitter *em, int k, bool output) {
   return false;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Loops kept in the kernel (roll.c)                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Whether buffer b of kernel k has a name of its own (in a kept loop, only the first
+ * iteration's buffers have). */
+static bool named(const Emitter *em, int k, int b) {
+  return !em->loops[k].alias || em->loops[k].alias[b] == b;
+}
+
+/* The name of buffer b of kernel k in code: in a kept loop, its first iteration's twin's. */
+static char *kept_name(const Emitter *em, int k, int b) {
+  const int *alias = em->loops[k].alias;
+  return buffer_name(em->dag, &em->cand->kernels[k]->buffers[alias ? alias[b] : b]);
+}
+
+/* The kernel's variable of spec loop l: the spec's name where no name of the generated code
+ * can take it, else "iter<l>". */
+static char *loop_var(const Spec *sp, int l) {
+  static const char *const taken[] = {"tx", "ty", "tz", "lin", "e0", "ne", "ld", "c",
+                                      "t", "block", "blocks", "smem", NULL};
+  const char *v = sp->loops[l].var;
+  bool ok = v && !reserved_name(v);
+  for (const char *q = v; ok && *q; q++)
+    ok = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9');
+  for (int i = 0; ok && taken[i]; i++) ok = strcmp(v, taken[i]) != 0;
+  return ok ? xstrdup(v) : xasprintf("iter%d", l);
+}
+
+/* stride * var + base, without the trivial parts: "9 * q + 3", "q - 1", "4". */
+static char *affine_text(int stride, int base, const char *var) {
+  if (stride == 0) return xasprintf("%d", base);
+  char *term = stride == 1 ? xstrdup(var) : xasprintf("%d * %s", stride, var);
+  if (base == 0) return term;
+  char *s = xasprintf("%s %c %d", term, base > 0 ? '+' : '-', base > 0 ? base : -base);
+  free(term);
+  return s;
+}
+
+/* "base + index", or "base + (index) * scale" (scale NULL: none); the base alone at index 0. */
+static char *offset_by(const char *base, const char *index, const char *scale) {
+  if (!strcmp(index, "0")) return xstrdup(base);
+  if (!scale) return xasprintf("%s + %s", base, index);
+  bool sum = strstr(index, " + ") || strstr(index, " - ");
+  return xasprintf(sum ? "%s + (%s) * %s" : "%s + %s * %s", base, index, scale);
+}
+
+/* What a routine in a kept loop gets for its array: the first iteration's element, moved by the
+ * loop variable ("st_F + 9 * q", "g_A + 3 * N", component-major "g_A + 3 * N * ld"). */
+static char *loop_array(const Emitter *em, const KernelPlan *p, int step, const RollRun *run,
+                        const StagedArray *staged) {
+  int v1 = p->buffers[p->steps[step].buf[0]].value;
+  int v2 = p->buffers[p->steps[step + run->body].buf[0]].value;
+  GlobalBinding b1 = target_binding(em->target, em->dag, v1);
+  GlobalBinding b2 = target_binding(em->target, em->dag, v2);
+  int o1 = staged ? em->dag->values[v1].arg_offset : b1.offset;
+  int o2 = staged ? em->dag->values[v2].arg_offset : b2.offset;
+  char *var = loop_var(em->dag->spec, run->loop);
+  char *index = affine_text(o2 - o1, o1 - (o2 - o1) * run->first, var);
+  char *base = staged ? staged_name(em, staged->arg) : param_name(em, v1);
+  char *e = xasprintf("%d", p->e);
+  char *s = staged ? offset_by(base, index, staged->rows ? e : NULL)
+                   : offset_by(base, index, b1.layout == LAYOUT_COMPONENT ? "ld" : NULL);
+  free(var), free(index), free(base), free(e);
+  return s;
+}
+
+/* What a step of a kept loop does, as the spec says it: "line 15: FS = mmul33(F[q], S[q])",
+ * "line 15: mmul33 load F[q] (owner)". */
+static char *loop_step_text(const Emitter *em, const KernelPlan *p, const Step *s) {
+  const Spec *sp = em->dag->spec;
+  const DagNode *node = &em->dag->nodes[p->order[s->call]];
+  int src = sp->stmts[node->stmt].source;
+  const SourceCall *sc = &sp->sources[src];
+  if (s->kind == ROUTINE_COMPUTE) {
+    char *call = spec_source_text(sp, src);
+    char *t = xasprintf("line %d: %s", sc->loc.line, call);
+    free(call);
+    return t;
+  }
+  int value = p->buffers[s->buf[0]].value;
+  const SourceRef *ref = &sc->result;
+  for (int a = 0; a < node->nargs && s->kind == ROUTINE_LOAD; a++)
+    if (node->args[a] == value) {
+      ref = &sc->args[a];
+      break;
+    }
+  char *what = spec_ref_text(sp, ref);
+  char *variant = c_safe_text(s->io && s->io->variant ? s->io->variant : ""); /* INI text */
+  char *t = xasprintf("line %d: %s %s %s (%s)", sc->loc.line, node->fn->name, kind_name(s->kind),
+                      what, variant);
+  free(what), free(variant);
+  return t;
+}
+
 /* One routine call, "d_..._e32_ss(g_a_0, s_a_0, tx, e0, n);", under a comment that says what
- * it does. */
+ * it does; run: the kept loop whose body it is in (NULL: none). */
 static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
-                      int step, const char *const *coord_names) {
+                      int step, const char *const *coord_names, const RollRun *run) {
   const Step *s = &p->steps[step];
   const StepRoutine *r = &em->routines_of[k][step];
   char *args[KAS_MAX_ARGS + 8];
@@ -604,10 +718,11 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   const StagedArray *staged =
       s->kind == ROUTINE_COMPUTE ? NULL : staging_find(&em->staging[k], em->dag, b0->value);
   char *array = s->kind == ROUTINE_COMPUTE ? NULL
+                : run                       ? loop_array(em, p, step, run, staged)
                 : staged                    ? staged_slice(em, p, staged, b0->value)
                                             : routine_array(em, b0->value);
   if (s->kind == ROUTINE_LOAD) args[n++] = array;
-  for (int i = 0; i < s->nbuf; i++) args[n++] = buffer_name(em->dag, &p->buffers[s->buf[i]]);
+  for (int i = 0; i < s->nbuf; i++) args[n++] = kept_name(em, k, s->buf[i]);
   if (s->kind == ROUTINE_SAVE) args[n++] = array;
   for (int c = 0; c < 3; c++)
     if (r->coords >> c & 1) args[n++] = xstrdup(coord_names[c]);
@@ -618,10 +733,12 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   if (r->takes_ld) args[n++] = staged && staged->rows ? xasprintf("%d", p->e) : xstrdup("ld");
   const DagNode *node = &em->dag->nodes[p->order[s->call]];
   char *variant = c_safe_text(s->io && s->io->variant ? s->io->variant : ""); /* INI text */
-  char *what = s->kind == ROUTINE_COMPUTE
-                   ? xasprintf("%s#%d compute", node->fn->name, node->stmt)
-                   : xasprintf("%s#%d %s %s (%s)", node->fn->name, node->stmt,
-                               kind_name(s->kind), dag_value_label(em->dag, b0->value), variant);
+  char *what = run                        ? loop_step_text(em, p, s)
+               : s->kind == ROUTINE_COMPUTE ? xasprintf("%s#%d compute", node->fn->name, node->stmt)
+                                            : xasprintf("%s#%d %s %s (%s)", node->fn->name,
+                                                        node->stmt, kind_name(s->kind),
+                                                        dag_value_label(em->dag, b0->value),
+                                                        variant);
   free(variant);
   put_comment(sb, level, what);
   put_call(sb, level, r->name, args, n, ";\n");
@@ -632,12 +749,12 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
 /* Steps [from, to) of one group: directly when the call runs in the kernel's block shape,
  * otherwise inside a block that recomputes the differing coordinates and idles extra threads. */
 static void emit_group(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
-                       int from, int to) {
+                       int from, int to, const RollRun *run) {
   BlockShape c = call_shape(p, p->steps[from].call);
   CoordPlan cp = coord_plan(p->block, c, p->threads);
   if (cp.same) {
     static const char *const own[3] = {"tx", "ty", "tz"};
-    for (int s = from; s < to; s++) emit_call(sb, level, em, p, k, s, own);
+    for (int s = from; s < to; s++) emit_call(sb, level, em, p, k, s, own, run);
     return;
   }
   indent(sb, level);
@@ -649,9 +766,134 @@ static void emit_group(StrBuf *sb, int level, const Emitter *em, const KernelPla
     sb_printf(sb, "{ /* %s runs as %d x %d x %d threads */\n", im->name, c.bx, c.by, c.bz);
   const char *names[3];
   declare_call_coords(sb, level + 1, &cp, c, routine_coords(em, k, from, to), names);
-  for (int s = from; s < to; s++) emit_call(sb, level + 1, em, p, k, s, names);
+  for (int s = from; s < to; s++) emit_call(sb, level + 1, em, p, k, s, names, run);
   indent(sb, level);
   sb_puts(sb, "}\n");
+}
+
+/* A barrier under the reason it stays (in the host form, the reason alone: the phase ends). */
+static void emit_barrier(StrBuf *sb, int level, const Step *s, bool device) {
+  const char *why = s->barrier_why ? s->barrier_why : "planned barrier";
+  char *text = xasprintf("Barrier: %s", why);
+  put_comment(sb, level, text);
+  free(text);
+  if (device) {
+    indent(sb, level);
+    sb_puts(sb, "__syncthreads();\n");
+  }
+}
+
+/* "for q in 1..8 (specs/quadrature.spec:14), iterations 3 to 7 of calls #8 to #22" */
+static char *run_text(const Emitter *em, const KernelPlan *p, const RollRun *run) {
+  const Spec *sp = em->dag->spec;
+  const SpecLoop *l = &sp->loops[run->loop];
+  int last = run->from + run->count * run->body - 1;
+  return xasprintf("for %s in %d..%d (%s:%d), iterations %d to %d of calls #%d to #%d", l->var,
+                   l->lo, l->hi, sp->path, l->loc.line, run->first, run->first + run->count - 1,
+                   em->dag->nodes[p->order[p->steps[run->from].call]].stmt,
+                   em->dag->nodes[p->order[p->steps[last].call]].stmt);
+}
+
+static void emit_steps(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
+                       int from, int to, bool barriers, const RollRun *run);
+
+/* The copies that hand a run's loop-carried values to the next iteration. */
+static void emit_carries(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
+                         const RollRun *run) {
+  for (int c = 0; c < run->ncarry; c++) {
+    char *in = kept_name(em, k, run->carry_in[c]), *out = kept_name(em, k, run->carry_out[c]);
+    char *why = xasprintf("%s carries to the next iteration",
+                          dag_value_label(em->dag, p->buffers[run->carry_out[c]].value));
+    put_comment(sb, level, why);
+    indent(sb, level);
+    int reals = p->buffers[run->carry_in[c]].reg_floats;
+    if (reals == 1)
+      sb_printf(sb, "%s[0] = %s[0];\n", in, out);
+    else
+      sb_printf(sb, "for (int c = 0; c < %d; c++) %s[c] = %s[c];\n", reals, in, out);
+    free(in), free(out), free(why);
+  }
+}
+
+/* The run of kernel k that starts at step s (NULL: none). */
+static const RollRun *run_at(const Emitter *em, int k, int s) {
+  for (int r = 0; r < em->loops[k].n; r++)
+    if (em->loops[k].runs[r].from == s) return &em->loops[k].runs[r];
+  return NULL;
+}
+
+/* The step whose barrier step s has where it is emitted: in a kept loop's body the first step
+ * takes the later iterations' (the first iteration's own goes before the loop). */
+static const Step *barrier_step(const KernelPlan *p, int s, const RollRun *run) {
+  return run && s == run->from ? &p->steps[s + run->body] : &p->steps[s];
+}
+
+/* Whether step s, a run's first, has a barrier of the first iteration alone (before the loop). */
+static bool barrier_before_loop(const KernelPlan *p, const RollRun *run) {
+  return p->steps[run->from].barrier_before && !p->steps[run->from + run->body].barrier_before;
+}
+
+/* Whether a run has no barrier inside: on the host it then runs inside one phase. */
+static bool run_in_phase(const KernelPlan *p, const RollRun *run) {
+  for (int s = run->from + run->body; s < run->from + 2 * run->body; s++)
+    if (p->steps[s].barrier_before) return false;
+  return !run->end_barrier;
+}
+
+static void loop_head(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p,
+                      const RollRun *run, bool device) {
+  char *var = loop_var(em->dag->spec, run->loop), *what = run_text(em, p, run);
+  char *text = xasprintf("%s, kept as a loop (roll.c)", what);
+  put_comment(sb, level, text);
+  if (device) {
+    indent(sb, level);
+    sb_puts(sb, "#pragma unroll 1\n");
+  }
+  indent(sb, level);
+  sb_printf(sb, "for (int %s = %d; %s < %d; %s++) {\n", var, run->first, var,
+            run->first + run->count, var);
+  free(text), free(what), free(var);
+}
+
+/* A run of alike iterations as a loop over the first one's steps; the values one iteration
+ * hands to the next are copied into the buffers the first one read them from.  On the GPU it
+ * stays a loop (unroll 1): that is the form the model chose. */
+static void emit_kept_loop(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
+                           const RollRun *run, bool device) {
+  loop_head(sb, level, em, p, run, device);
+  emit_steps(sb, level + 1, em, p, k, run->from, run->from + run->body, device, run);
+  emit_carries(sb, level + 1, em, p, k, run);
+  if (device && run->end_barrier) {
+    put_comment(sb, level + 1, "Barrier: the next iteration writes this one's shared buffers");
+    indent(sb, level + 1);
+    sb_puts(sb, "__syncthreads();\n");
+  }
+  indent(sb, level);
+  sb_puts(sb, "}\n");
+}
+
+/* Steps [from, to) of kernel k: groups of calls, kept loops where a run starts (run: inside
+ * one's body, where none starts), and barriers where the plan has them (barriers: the GPU form;
+ * the host form's phases end at them instead). */
+static void emit_steps(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
+                       int from, int to, bool barriers, const RollRun *run) {
+  for (int s = from; s < to;) {
+    const RollRun *starts = run ? NULL : run_at(em, k, s);
+    if (starts) {
+      if (barriers && barrier_before_loop(p, starts)) emit_barrier(sb, level, &p->steps[s], true);
+      emit_kept_loop(sb, level, em, p, k, starts, barriers);
+      s = starts->from + starts->count * starts->body;
+      continue;
+    }
+    const Step *bs = barrier_step(p, s, run);
+    if (barriers && bs->barrier_before) emit_barrier(sb, level, bs, true);
+    int end = group_end(p, s);
+    for (int e = s + 1; e < end && !run; e++)
+      if (run_at(em, k, e)) end = e;
+    if (end > to) end = to;
+    emit_group(sb, level, em, p, k, s, end, run);
+    s = end;
+  }
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -715,8 +957,18 @@ static void kernel_header(StrBuf *sb, const Emitter *em, const KernelPlan *p, in
   sb_putc(sb, '\n');
   free(summary);
   for (int c = 0; c < p->ncalls; c++) describe_call(sb, em, p, c);
+  for (int r = 0; r < em->loops[k].n; r++) {
+    char *what = run_text(em, p, &em->loops[k].runs[r]);
+    char *text = xasprintf("Kept as a loop: %s; in it each buffer below that those calls "
+                           "define serves every iteration.", what);
+    sb_puts(sb, " * ");
+    put_words(sb, text, " *   ");
+    sb_putc(sb, '\n');
+    free(what), free(text);
+  }
   sb_puts(sb, " * Buffers:\n");
-  for (int b = 0; b < p->nbuffers; b++) describe_buffer(sb, em, p, b);
+  for (int b = 0; b < p->nbuffers; b++)
+    if (named(em, k, b)) describe_buffer(sb, em, p, b);
   sb_puts(sb, " */\n");
 }
 
@@ -749,18 +1001,6 @@ static void kernel_param_list(StrBuf *sb, const Emitter *em, int k, bool device)
   sb_puts(sb, kernel_takes_ld(em, k) ? "\n    size_t n, size_t ld" : "\n    size_t n");
 }
 
-/* A barrier under the reason it stays (in the host form, the reason alone: the phase ends). */
-static void emit_barrier(StrBuf *sb, int level, const Step *s, bool device) {
-  const char *why = s->barrier_why ? s->barrier_why : "planned barrier";
-  char *text = xasprintf("Barrier: %s", why);
-  put_comment(sb, level, text);
-  free(text);
-  if (device) {
-    indent(sb, level);
-    sb_puts(sb, "__syncthreads();\n");
-  }
-}
-
 /* Buffer declarations: shared ones as views of the dynamic shared array (byte offsets are
  * multiples of 16, so real offsets are whole), register ones as arrays. */
 static void declare_buffers(StrBuf *sb, const Emitter *em, int k) {
@@ -774,6 +1014,7 @@ static void declare_buffers(StrBuf *sb, const Emitter *em, int k) {
               rb == 8 ? "double2" : "float4");
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
+    if (!named(em, k, b)) continue;
     char *name = buffer_name(em->dag, buf);
     if (buf->place == PLACE_REGISTER)
       sb_printf(sb, "  %s %s[%d];\n", em->real, name, buf->reg_floats);
@@ -826,12 +1067,7 @@ static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
     sb_puts(sb, "  kas_stage_wait(); /* this thread's copies, issued asynchronously */\n"
                 "  __syncthreads(); /* the staged copies are complete */\n");
   }
-  for (int s = 0; s < p->nsteps;) {
-    if (p->steps[s].barrier_before) emit_barrier(sb, 1, &p->steps[s], true);
-    int to = group_end(p, s);
-    emit_group(sb, 1, em, p, k, s, to);
-    s = to;
-  }
+  emit_steps(sb, 1, em, p, k, 0, p->nsteps, true, NULL);
   if (staged_out) {
     sb_puts(sb, "  __syncthreads(); /* every slice of the staged outputs is written */\n");
     emit_staging_copies(sb, 1, em, k, true, true);
@@ -1315,40 +1551,77 @@ static char *kernels_cu(const CandidateText *ct, bool whole_file) {
 /* kernels_host.cpp                                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Register pointers of the phase's thread: r_x = r_x_all + lin * reals, for those used. */
-static void host_register_views(StrBuf *sb, const Emitter *em, const KernelPlan *p, int from,
-                                int to) {
+/* Register pointers of the phase's thread: r_x = r_x_all + lin * reals, for those used (under
+ * their names in kept loops). */
+static void host_register_views(StrBuf *sb, int level, const Emitter *em, int k, int from,
+                                int to, const RollRun *carries) {
+  const KernelPlan *p = em->cand->kernels[k];
+  const int *alias = em->loops[k].alias;
+  bool *used = xcalloc((size_t)(p->nbuffers ? p->nbuffers : 1), sizeof *used);
+  for (int s = from; s < to; s++)
+    for (int i = 0; i < p->steps[s].nbuf; i++)
+      used[alias ? alias[p->steps[s].buf[i]] : p->steps[s].buf[i]] = true;
+  for (int c = 0; carries && c < carries->ncarry; c++)
+    used[carries->carry_in[c]] = used[carries->carry_out[c]] = true;
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
-    if (buf->place != PLACE_REGISTER) continue;
-    bool used = false;
-    for (int s = from; s < to && !used; s++)
-      for (int i = 0; i < p->steps[s].nbuf; i++) used |= p->steps[s].buf[i] == b;
-    if (!used) continue;
+    if (buf->place != PLACE_REGISTER || !used[b]) continue;
     char *name = buffer_name(em->dag, buf);
-    sb_printf(sb, "      %s *const %s = %s_all + (size_t)lin * %d;\n", em->real, name, name,
+    indent(sb, level);
+    sb_printf(sb, "%s *const %s = %s_all + (size_t)lin * %d;\n", em->real, name, name,
               buf->reg_floats);
     free(name);
   }
+  free(used);
 }
 
-/* One phase: every thread of the block, in the requested order, runs steps [from, to). */
-static void emit_host_phase(StrBuf *sb, const Emitter *em, const KernelPlan *p, int k, int from,
-                            int to) {
-  sb_printf(sb, "    for (int t = 0; t < %d; t++) {\n", p->threads);
-  sb_printf(sb, "      const int lin = order > 0 ? t : %d - t;\n", p->threads - 1);
+/* One phase: every thread of the block, in the requested order, runs steps [from, to) (of the
+ * body of run, when it is one of a kept loop's phases; its last phase hands the carried values
+ * on). */
+static void emit_host_phase(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
+                            int from, int to, const RollRun *run) {
+  indent(sb, level);
+  sb_printf(sb, "for (int t = 0; t < %d; t++) {\n", p->threads);
+  indent(sb, level + 1);
+  sb_printf(sb, "const int lin = order > 0 ? t : %d - t;\n", p->threads - 1);
   unsigned used = coords_used(em, k, from, to);
   static const char *const names[3] = {"tx", "ty", "tz"};
   for (int c = 0; c < 3; c++)
-    if (used >> c & 1) declare_coord(sb, 3, names[c], c, p->block);
-  host_register_views(sb, em, p, from, to);
+    if (used >> c & 1) declare_coord(sb, level + 1, names[c], c, p->block);
+  const RollRun *carries = run && to == run->from + run->body ? run : NULL;
+  host_register_views(sb, level + 1, em, k, from, to, carries);
+  emit_steps(sb, level + 1, em, p, k, from, to, false, run);
+  if (carries) emit_carries(sb, level + 1, em, p, k, run);
+  indent(sb, level);
+  sb_puts(sb, "}\n");
+}
+
+/* Steps [from, to) of host kernel k as phases between barriers; a kept loop with barriers inside
+ * runs its phases in a loop (one without stays inside a phase, as on the GPU).  run: the loop
+ * whose body [from, to) is. */
+static void emit_host_steps(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
+                            int from, int to, const RollRun *run) {
   for (int s = from; s < to;) {
-    int end = group_end(p, s);
-    if (end > to) end = to;
-    emit_group(sb, 3, em, p, k, s, end);
-    s = end;
+    const RollRun *starts = run ? NULL : run_at(em, k, s);
+    if (starts && !run_in_phase(p, starts)) {
+      if (s > 0 && barrier_before_loop(p, starts))
+        emit_barrier(sb, level, &p->steps[s], false);
+      loop_head(sb, level, em, p, starts, false);
+      emit_host_steps(sb, level + 1, em, p, k, s, s + starts->body, starts);
+      indent(sb, level);
+      sb_puts(sb, "}\n");
+      s = starts->from + starts->count * starts->body;
+      continue;
+    }
+    const Step *bs = barrier_step(p, s, run);
+    if (bs->barrier_before && (s > 0 || run)) emit_barrier(sb, level, bs, false);
+    int e = s + 1; /* the phase ends at a barrier or at a kept loop that has them */
+    while (e < to && !barrier_step(p, e, run)->barrier_before &&
+           !(!run && run_at(em, k, e) && !run_in_phase(p, run_at(em, k, e))))
+      e++;
+    emit_host_phase(sb, level, em, p, k, s, e, run);
+    s = e;
   }
-  sb_puts(sb, "    }\n");
 }
 
 /* Allocation (begin) or release of a host kernel's shared memory and register files. */
@@ -1364,6 +1637,7 @@ static void host_block_memory(StrBuf *sb, const Emitter *em, int k, bool begin) 
     sb_puts(sb, "  free(smem);\n");
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
+    if (!named(em, k, b)) continue;
     char *name = buffer_name(em->dag, buf);
     if (buf->place == PLACE_REGISTER && begin)
       sb_printf(sb, "  %s *const %s_all = %s(%d * %d);\n", em->real, name, alloc, p->threads,
@@ -1404,7 +1678,7 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
   if (smem) sb_printf(sb, "    kas_host_poison(smem, %d);\n", (smem + rb - 1) / rb);
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
-    if (buf->place != PLACE_REGISTER) continue;
+    if (buf->place != PLACE_REGISTER || !named(em, k, b)) continue;
     char *name = buffer_name(em->dag, buf);
     sb_printf(sb, "    kas_host_poison(%s_all, %d * %d);\n", name, p->threads, buf->reg_floats);
     free(name);
@@ -1414,13 +1688,7 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
     sb_printf(sb, "    const size_t ne = n - e0 < %d ? n - e0 : %d; /* elements of this block */\n",
               p->e, p->e);
   emit_staging_copies(sb, 2, em, k, false, false);
-  for (int s = 0; s < p->nsteps;) {
-    int to = s + 1;
-    while (to < p->nsteps && !p->steps[to].barrier_before) to++;
-    if (s > 0) emit_barrier(sb, 2, &p->steps[s], false);
-    emit_host_phase(sb, em, p, k, s, to);
-    s = to;
-  }
+  emit_host_steps(sb, 2, em, p, k, 0, p->nsteps, NULL);
   emit_staging_copies(sb, 2, em, k, true, false);
   sb_puts(sb, "  }\n");
   host_block_memory(sb, em, k, false);

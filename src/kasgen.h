@@ -677,6 +677,10 @@ char *spec_value_label(const Spec *spec, VarRef r);
 /* A statement as `kasgen check` shows it: "[N=1, M=2] ns.2 = mvmul33(inv1, dphi[1])", without
  * the bracket at top level; malloc'ed. */
 char *spec_statement_text(const Spec *spec, int stmt);
+/* A reference as written, "dphi[N+1]", and a source call as written, "ns = mvmul33(inv1,
+ * dphi[N])"; malloc'ed. */
+char *spec_ref_text(const Spec *spec, const SourceRef *r);
+char *spec_source_text(const Spec *spec, int src);
 /* Whether statement stmt was unrolled from loop (directly or in a loop nested in it). */
 bool spec_statement_in_loop(const Spec *spec, int stmt, int loop);
 /* The arrays (extents, element type, input/output, floats per element) and the loops (ranges,
@@ -1021,6 +1025,8 @@ typedef struct {
                           (kas_row_load; unaligned.c sets it in the plan for any alignment) */
   bool partial;        /* the first calls of a fusion, costed while combine.c's beam builds it:
                           outputs that the whole fusion will stage are not staged yet */
+  unsigned keep_runs;  /* bit r: its run r (roll_find's order) is written as a loop (roll.c
+                          decides with the model; 0: every loop unrolled) */
 } KernelPlan;
 
 /* staging.c: element-major array arguments a kernel moves whole through shared memory.
@@ -1062,6 +1068,38 @@ bool staging_holds_rows(const Staging *s);
 /* Whether plan p copies some staged array 16 bytes at a time (it then needs aligned pointers). */
 bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p);
 
+/* roll.c: loops a kernel keeps (docs/loops.md, "Loops kept in kernels").  A run is `count`
+ * consecutive iterations of spec loop `loop`, alike, as steps [from, from + count * body) of the
+ * plan; the emitter writes the first iteration's steps inside `for (var = first; ...)`.  A
+ * loop-carried value is read from carry_in[c] (defined before the run) and made in carry_out[c]
+ * (defined in the first iteration), copied into carry_in[c] at the end of every iteration. */
+typedef struct {
+  int loop;
+  int first, count;
+  int from, body;
+  int *carry_in, *carry_out;
+  int ncarry;
+  bool end_barrier; /* each iteration ends with a barrier: it writes shared memory that the next
+                       one writes again, and the body does not start with one */
+} RollRun;
+/* The runs of plan p, in step order, whether or not it keeps them (at most ROLL_MAX_RUNS); free
+ * with roll_runs_free.  roll_kept: those it keeps (p->keep_runs). */
+#define ROLL_MAX_RUNS 32
+int roll_find(const Dag *dag, const KernelPlan *p, RollRun **runs);
+int roll_kept(const Dag *dag, const KernelPlan *p, RollRun **runs);
+void roll_runs_free(RollRun *runs, int n);
+/* Per buffer, the buffer whose name it takes in the kept loops: a buffer that a later iteration
+ * of a run defines is its first iteration's twin; any other is itself.  malloc'ed. */
+int *roll_aliases(const KernelPlan *p, const RollRun *runs, int nruns);
+/* Barriers a kernel that keeps its loops runs beyond the plan's (end_barrier, per iteration). */
+int roll_extra_barriers(const Dag *dag, const KernelPlan *p);
+/* "loops kept: q = 3..6, N = 1..3" for a plan that keeps loops, else NULL; malloc'ed. */
+char *roll_summary(const Dag *dag, const KernelPlan *p);
+/* Bytes per thread of a kernel that keeps its loops whose loads are not in flight together
+ * (the loads of every iteration after the first of each run, from global memory). */
+double roll_loads_not_in_flight(const Dag *dag, const KernelPlan *p, const Staging *staging,
+                                int real_bytes);
+
 /* A candidate: a partition of the DAG into kernels, in an executable order. */
 typedef struct {
   KernelPlan **kernels;
@@ -1085,6 +1123,7 @@ typedef struct {
   long exact_limit;  /* exact search while the convex fusions number at most this (0: default) */
   int beam_width;    /* 0: SEARCH_BEAM_WIDTH */
   const Target *target; /* precision, layouts, vector width (NULL: target_default()) */
+  bool unroll_loops;    /* write every loop unrolled (roll.c otherwise decides per kernel) */
 } SearchOptions;
 
 typedef enum {
@@ -1196,7 +1235,12 @@ typedef struct {
   bool expired;      /* the deadline passed (sticky) */
   int beam_width;    /* survivors per level of combine.c's beam beyond the diverse ones */
   bool beam_pruned;  /* some beam of this search dropped children (the width limited it) */
+  bool unroll_loops; /* no kernel keeps a loop (--unroll-loops) */
 } SearchContext;
+/* roll.c: keeps each run of p as a loop where the model does not predict that slower (one run
+ * at a time, in order; p->keep_runs and p->predicted_ns_per_elem say the outcome); never under
+ * ctx->unroll_loops. */
+void roll_choose(SearchContext *ctx, KernelPlan *p);
 /* search.c; target NULL = target_default(). */
 SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target);
 void search_context_free(SearchContext *ctx);
@@ -1614,6 +1658,7 @@ typedef struct {
   int max_fusion; /* --max-fusion K (default 0: any) */
   double time_limit; /* --time-limit S (default 60; 0: none) */
   bool exhaustive;   /* --exhaustive */
+  bool unroll_loops; /* --unroll-loops: no kernel keeps a loop of the spec */
   int beam_width;    /* --beam-width W (0: the default) */
   int explain;    /* --explain R (0 = off) */
   long n;         /* --n: default problem size written into generated harnesses (4194304) */

@@ -849,7 +849,8 @@ static double grid_floor(const KernelCtx *k) {
 
 static double barrier_time(const KernelCtx *k) {
   const KernelPlan *plan = k->plan;
-  int barriers = plan->barriers; /* and one after staging in, one before staging out */
+  /* and one after staging in, one before staging out, and those of kept loops (roll.c) */
+  int barriers = plan->barriers + roll_extra_barriers(k->dag, plan);
   for (int i = 0; i < k->staging->n; i++)
     barriers += i == 0 || k->staging->v[i].output != k->staging->v[i - 1].output;
   if (barriers <= 0) return 0;
@@ -965,7 +966,8 @@ double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan) {
  * routine alone, its grid's threads keeping only that routine's bytes in flight; in a fused
  * kernel a thread's loads of several buffers are in flight together (and its saves), so a small
  * load beside large ones is not latency-bound as it was alone.  Held out over 282 measured
- * candidates of 11 specs on the H100 this halved the model's error (docs/model.md). */
+ * candidates of 11 specs on the H100 this halved the model's error (docs/model.md).  A loop the
+ * kernel keeps (roll.c) has one iteration's loads in flight at a time. */
 static void in_flight_bytes(KernelCtx *k) {
   const KernelPlan *plan = k->plan;
   for (int b = 0; b < plan->nbuffers; b++) {
@@ -976,6 +978,7 @@ static void in_flight_bytes(KernelCtx *k) {
     if (buf->save)
       k->save_bytes_per_thread += bytes / impl_threads(plan->impl[buf->producer], plan->e);
   }
+  k->load_bytes_per_thread -= roll_loads_not_in_flight(k->dag, plan, k->staging, k->real_bytes);
 }
 
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out) {

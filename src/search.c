@@ -252,6 +252,7 @@ static KernelPlan *plan_for(SearchContext *ctx, PlanCache *pc, NodeSet nodes) {
     if (nodeset_equal(&pc->nodes[k], &nodes)) return pc->plan[k];
   KernelPlan *p = plan_memo_build(ctx, nodes);
   if (!p) return NULL;
+  roll_choose(ctx, p); /* a final plan: whether it keeps its loops */
   if (pc->n == pc->cap) {
     pc->cap = pc->cap ? 2 * pc->cap : 32;
     pc->nodes = xrealloc(pc->nodes, sizeof *pc->nodes * (size_t)pc->cap);
@@ -409,6 +410,7 @@ SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions
   SearchContext *ctx = search_context_new(dag, db, opt->target);
   if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
   if (opt->time_limit > 0) ctx->deadline = start + opt->time_limit;
+  ctx->unroll_loops = opt->unroll_loops;
   SearchResult *r = xcalloc(1, sizeof *r);
   r->stats = initial_stats(ctx, opt);
   bool ok = singles_plan(ctx);

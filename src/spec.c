@@ -1563,6 +1563,27 @@ static void ref_text(StrBuf *sb, const Spec *sp, const SourceRef *r) {
   }
 }
 
+char *spec_ref_text(const Spec *spec, const SourceRef *r) {
+  StrBuf sb;
+  sb_init(&sb);
+  ref_text(&sb, spec, r);
+  return sb_take(&sb);
+}
+
+char *spec_source_text(const Spec *spec, int src) {
+  const SourceCall *sc = &spec->sources[src];
+  StrBuf sb;
+  sb_init(&sb);
+  ref_text(&sb, spec, &sc->result);
+  sb_printf(&sb, " = %s(", sc->fn ? sc->fn->name : "?");
+  for (int a = 0; a < sc->nargs; a++) {
+    if (a) sb_puts(&sb, ", ");
+    ref_text(&sb, spec, &sc->args[a]);
+  }
+  sb_putc(&sb, ')');
+  return sb_take(&sb);
+}
+
 static void print_arrays(const Spec *sp, FILE *out) {
   bool any = false;
   for (int v = 0; v < sp->nvars; v++) {

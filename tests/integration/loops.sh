@@ -101,6 +101,11 @@ for s in $array_specs; do
       grep -q 'kas_stage_in<4>(st_F, g_F + e0 \* 72, ' "$gen/cand01/kernels.cu" &&
       grep -q '(st_F + 9, ' "$gen/cand01/kernels.cu" && grep -q 'in\[0\] + e \* 72 + 9;' \
       "$gen/common/cpu_graph.c"; } || fail "$spec: not one pointer per array, staged"
+    # The winner keeps the sum over q as a loop (roll.c), on the GPU and on the CPU alike.
+    [ "$spec" != quadrature ] || { grep -q '^  #pragma unroll 1$' "$gen/cand01/kernels.cu" &&
+      grep -q '^  for (int q = [0-9]; q < [0-9]; q++) {$' "$gen/cand01/kernels.cu" &&
+      grep -q 'for (int q = ' "$gen/cand01/kernels_host.cpp" &&
+      grep -q 'loops kept: q = ' "$gen/index.txt"; } || fail "$spec: the winner keeps no loop"
     if make -C "$gen" -j2 $make_targets NVCC="$NVCC" >"$tmp/make.log" 2>&1; then
       grep -Eq "^$spec: ([0-9]+) of \1 candidates passed" "$tmp/make.log" ||
         fail "$spec: not every candidate passed the CPU check"
@@ -132,6 +137,11 @@ for s in $array_specs; do
     fi
   fi
 done
+
+# --unroll-loops: no kernel keeps a loop, and the ranking says none
+expect_rc 0 "$K" specs/quadrature.spec --top 3 --unroll-loops --out "$tmp/unrolled"
+grep -l 'for (int q = ' "$tmp"/unrolled/quadrature/*/kernels*.c* && fail "--unroll-loops: a loop kept"
+grep -q 'loops kept' "$tmp/unrolled/quadrature/index.txt" "$tmp/out" && fail "--unroll-loops: said kept"
 
 # --- loops over plain variables, end to end ---------------------------------------------------
 expect_rc 0 "$K" tests/specs/loop_plain.spec --top 3 --out "$tmp/gen"

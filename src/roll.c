@@ -1,0 +1,375 @@
+/*
+ * roll.c — which loops of the spec a kernel keeps as loops (issue #11; docs/loops.md, "Loops
+ * kept in kernels").
+ *
+ * The parser unrolls every loop, and a kernel plan is a list of steps (routine calls).  A run of
+ * steps that holds consecutive iterations of one loop, alike, can be written back as
+ *
+ *     for (int q = first; q < first + count; q++) { the first iteration's steps }
+ *
+ * "Alike" means, step by step: the same routine of the same implementation, registers of the
+ * same size, the same array addressed at offsets that grow by one stride per iteration, and
+ * values handed from one iteration to the next only as loop-carried variables (a buffer defined
+ * before the run that the first iteration reads, where every later iteration reads what the one
+ * before made: `acc = madd33(acc, FS)`).  In the loop those are one buffer, refreshed at the end
+ * of each iteration.  Shared buffers and barriers inside a run are left unrolled: their offsets
+ * and hazards belong to one iteration.  Nested loops roll one level: the outermost loop that
+ * forms a run claims its steps.
+ *
+ * Whether a kernel keeps its runs is the model's choice (roll_choose): a kept loop issues one
+ * iteration's global loads at a time, where unrolled code can have them all in flight; with the
+ * data staged in shared memory or in registers both forms move the same bytes, and the loop is
+ * kept (a smaller kernel, compiled faster).
+ */
+#include <stdlib.h>
+
+#include "kasgen.h"
+
+static const Statement *stmt_of(const Dag *dag, const KernelPlan *p, int step) {
+  return &dag->spec->stmts[dag->nodes[p->order[p->steps[step].call]].stmt];
+}
+
+/* Whether statements a and b are in the same instance of the loops around loop l. */
+static bool same_outer(const Statement *a, const Statement *b, int depth) {
+  for (int d = 0; d < depth; d++)
+    if (a->iter[d] != b->iter[d]) return false;
+  return true;
+}
+
+/* A maximal range of steps of one iteration of loop l. */
+typedef struct {
+  int start, len, iter;
+} Chunk;
+
+static int chunks_of_loop(const Dag *dag, const KernelPlan *p, int l, const bool *claimed,
+                          Chunk *out) {
+  const Spec *sp = dag->spec;
+  int depth = sp->loops[l].depth, n = 0;
+  for (int s = 0; s < p->nsteps;) {
+    int st = dag->nodes[p->order[p->steps[s].call]].stmt;
+    if (claimed[s] || !spec_statement_in_loop(sp, st, l)) {
+      s++;
+      continue;
+    }
+    const Statement *a = &sp->stmts[st];
+    int e = s + 1;
+    while (e < p->nsteps && !claimed[e]) {
+      int se = dag->nodes[p->order[p->steps[e].call]].stmt;
+      const Statement *b = &sp->stmts[se];
+      if (!spec_statement_in_loop(sp, se, l) || !same_outer(a, b, depth + 1)) break;
+      e++;
+    }
+    out[n++] = (Chunk){s, e - s, a->iter[depth]};
+    s = e;
+  }
+  return n;
+}
+
+/* How a step's buffer relates to the iterations: defined in this chunk (at a position), in the
+ * previous one, or before the run (the buffer itself). */
+typedef enum { CLASS_LOCAL, CLASS_PREV, CLASS_OUTSIDE } BufferClass;
+
+typedef struct {
+  BufferClass kind;
+  int at; /* LOCAL, PREV: step position in the iteration; OUTSIDE: the buffer */
+} Role;
+
+static Role role_of(const KernelPlan *p, int b, int prev, int cur, int len) {
+  int f = p->buffers[b].first_use;
+  if (f >= cur && f < cur + len) return (Role){CLASS_LOCAL, f - cur};
+  if (prev >= 0 && f >= prev && f < prev + len) return (Role){CLASS_PREV, f - prev};
+  return (Role){CLASS_OUTSIDE, b};
+}
+
+typedef struct {
+  int *stride;   /* per position of a load or save: the array offset's growth per iteration */
+  bool *strided; /* stride[i] is set */
+  RollRun run;
+} RunBuild;
+
+static bool add_carry(RunBuild *rb, int in, int out) {
+  for (int c = 0; c < rb->run.ncarry; c++)
+    if (rb->run.carry_out[c] == out || rb->run.carry_in[c] == in)
+      return rb->run.carry_out[c] == out && rb->run.carry_in[c] == in;
+  rb->run.carry_in[rb->run.ncarry] = in;
+  rb->run.carry_out[rb->run.ncarry++] = out;
+  return true;
+}
+
+/* Whether steps sa and sb (the same position of chunks a and b = a + 1) do the same thing. */
+static bool same_routine(const Dag *dag, const KernelPlan *p, int sa, int sb) {
+  const Step *x = &p->steps[sa], *y = &p->steps[sb];
+  return x->kind == y->kind && x->impl == y->impl && x->io == y->io && x->nbuf == y->nbuf &&
+         x->recompute_coords == y->recompute_coords &&
+         stmt_of(dag, p, sa)->source == stmt_of(dag, p, sb)->source;
+}
+
+/* The array element a load or save moves, as (API argument, offset in its record); false for
+ * an intermediate (its own workspace array, which no stride reaches). */
+static bool array_place(const Dag *dag, int value, int *arg, int *offset) {
+  const Value *v = &dag->values[value];
+  if (v->arg < 0) return false;
+  *arg = v->producer < 0 ? v->arg : dag->nin_args + v->arg;
+  *offset = v->arg_offset;
+  return true;
+}
+
+static bool same_array_step(const Dag *dag, const KernelPlan *p, int sa, int sb, int i,
+                            RunBuild *rb) {
+  int arg_a, arg_b, off_a, off_b;
+  if (!array_place(dag, p->buffers[p->steps[sa].buf[0]].value, &arg_a, &off_a) ||
+      !array_place(dag, p->buffers[p->steps[sb].buf[0]].value, &arg_b, &off_b) || arg_a != arg_b)
+    return false;
+  if (!rb->strided[i]) {
+    rb->strided[i] = true;
+    rb->stride[i] = off_b - off_a;
+  }
+  return rb->stride[i] == off_b - off_a;
+}
+
+/* Chunk b (starting at cb) is chunk a (starting at ca) one iteration on.  first: a is the run's
+ * first chunk, whose carried-in values are defined before the run. */
+static bool alike(const Dag *dag, const KernelPlan *p, int ca, int cb, int len, bool first,
+                  RunBuild *rb) {
+  for (int i = 0; i < len; i++) {
+    int sa = ca + i, sb = cb + i;
+    if (!same_routine(dag, p, sa, sb)) return false;
+    /* The loop runs the later iterations' barriers; one only the first iteration has at its
+     * start goes before the loop. */
+    if (p->steps[sa].barrier_before != p->steps[sb].barrier_before && !(first && i == 0))
+      return false;
+    if (p->steps[sa].kind != ROUTINE_COMPUTE && !same_array_step(dag, p, sa, sb, i, rb))
+      return false;
+    for (int k = 0; k < p->steps[sa].nbuf; k++) {
+      int ba = p->steps[sa].buf[k], bb = p->steps[sb].buf[k];
+      const Buffer *x = &p->buffers[ba], *y = &p->buffers[bb];
+      if (x->place != y->place || x->reg_floats != y->reg_floats || x->bytes != y->bytes)
+        return false;
+      Role ra = role_of(p, ba, first ? -1 : ca - len, ca, len);
+      Role rbb = role_of(p, bb, ca, cb, len);
+      if (rbb.kind == CLASS_PREV && first) { /* carried: copied, so in registers */
+        if (ra.kind != CLASS_OUTSIDE || x->place != PLACE_REGISTER || !add_carry(rb, ba, bb))
+          return false;
+      } else if (ra.kind != rbb.kind || ra.at != rbb.at) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/* Nothing an iteration defines outlives the next iteration (the last one's values live on in
+ * the loop's buffers, those in registers: the first iteration's shared bytes may hold other
+ * buffers after the run), and no carried-in buffer is read after the first iteration. */
+static bool contained(const KernelPlan *p, const RollRun *r) {
+  int end = r->from + r->count * r->body, last = end - r->body;
+  for (int b = 0; b < p->nbuffers; b++) {
+    int f = p->buffers[b].first_use;
+    if (f < r->from || f >= end) continue;
+    if (p->buffers[b].place == PLACE_SHARED && p->buffers[b].last_use >= end) return false;
+    if (f >= last) continue;
+    int chunk = (f - r->from) / r->body;
+    if (p->buffers[b].last_use >= r->from + (chunk + 2) * r->body) return false;
+  }
+  for (int c = 0; c < r->ncarry; c++)
+    if (p->buffers[r->carry_in[c]].last_use >= r->from + r->body) return false;
+  return true;
+}
+
+/* Whether an iteration of run r writes shared memory (a buffer of its own there): the next
+ * iteration writes the same bytes, so without a barrier at the start of the body the loop ends
+ * each iteration with one.  Staged arrays are not at issue: each iteration moves other slices. */
+static bool writes_shared(const KernelPlan *p, const RollRun *r) {
+  for (int s = r->from; s < r->from + r->body; s++)
+    for (int k = 0; k < p->steps[s].nbuf; k++) {
+      const Buffer *b = &p->buffers[p->steps[s].buf[k]];
+      if (b->place == PLACE_SHARED && b->first_use == s) return true;
+    }
+  return false;
+}
+
+static void run_build_free(RunBuild *rb) {
+  free(rb->stride);
+  free(rb->strided);
+  free(rb->run.carry_in);
+  free(rb->run.carry_out);
+}
+
+/* The longest run from chunk i of the adjacent chunks ch[i..m], as many chunks as it holds
+ * (0 when chunk i does not start one). */
+static int run_from(const Dag *dag, const KernelPlan *p, int l, const Chunk *ch, int i, int m,
+                    RollRun *out) {
+  int len = ch[i].len, best = 0;
+  RunBuild rb = {xcalloc((size_t)len, sizeof(int)), xcalloc((size_t)len, sizeof(bool)),
+                 {.loop = l, .first = ch[i].iter, .from = ch[i].start, .body = len,
+                  .carry_in = xcalloc((size_t)len * KAS_MAX_ARGS + 1, sizeof(int)),
+                  .carry_out = xcalloc((size_t)len * KAS_MAX_ARGS + 1, sizeof(int))}};
+  int j = i;
+  while (j < m && ch[j + 1].len == len &&
+         alike(dag, p, ch[j].start, ch[j + 1].start, len, j == i, &rb))
+    j++;
+  /* The longest prefix whose values stay inside (a shorter run may pass where a longer fails). */
+  for (int count = j - i + 1; count >= 2 && !best; count--) {
+    rb.run.count = count;
+    if (contained(p, &rb.run)) best = count;
+  }
+  if (best) {
+    *out = rb.run;
+    out->end_barrier = writes_shared(p, out) && !p->steps[out->from + out->body].barrier_before;
+    free(rb.stride);
+    free(rb.strided);
+    return best;
+  }
+  run_build_free(&rb);
+  return 0;
+}
+
+static bool adjacent(const Chunk *a, const Chunk *b, const Dag *dag, const KernelPlan *p,
+                     int depth) {
+  return b->start == a->start + a->len && b->iter == a->iter + 1 &&
+         same_outer(stmt_of(dag, p, a->start), stmt_of(dag, p, b->start), depth);
+}
+
+int roll_find(const Dag *dag, const KernelPlan *p, RollRun **runs_out) {
+  const Spec *sp = dag->spec;
+  *runs_out = NULL;
+  if (!sp || sp->nloops == 0 || p->nsteps < 2) return 0;
+  bool *claimed = xcalloc((size_t)p->nsteps, sizeof(bool));
+  Chunk *ch = xmalloc(sizeof *ch * (size_t)p->nsteps);
+  RollRun *runs = NULL;
+  int nruns = 0;
+  for (int l = 0; l < sp->nloops && nruns < ROLL_MAX_RUNS; l++) {
+    int n = chunks_of_loop(dag, p, l, claimed, ch);
+
+    for (int i = 0; i < n;) {
+      int m = i; /* ch[i..m] adjacent */
+      while (m + 1 < n && adjacent(&ch[m], &ch[m + 1], dag, p, sp->loops[l].depth)) m++;
+      RollRun r;
+      int got = m > i ? run_from(dag, p, l, ch, i, m, &r) : 0;
+      if (!got) {
+        i++;
+        continue;
+      }
+      if (nruns == ROLL_MAX_RUNS) { /* the rest stays unrolled */
+        free(r.carry_in), free(r.carry_out);
+        break;
+      }
+      runs = xrealloc(runs, sizeof *runs * (size_t)(nruns + 1));
+      runs[nruns++] = r;
+      for (int s = r.from; s < r.from + r.count * r.body; s++) claimed[s] = true;
+      i += got;
+    }
+  }
+  free(claimed);
+  free(ch);
+  /* In step order, for the emitter. */
+  for (int a = 1; a < nruns; a++)
+    for (int b = a; b > 0 && runs[b - 1].from > runs[b].from; b--) {
+      RollRun t = runs[b];
+      runs[b] = runs[b - 1];
+      runs[b - 1] = t;
+    }
+  *runs_out = runs;
+  return nruns;
+}
+
+int roll_kept(const Dag *dag, const KernelPlan *p, RollRun **runs_out) {
+  *runs_out = NULL;
+  if (!p->keep_runs) return 0;
+  RollRun *runs;
+  int n = roll_find(dag, p, &runs), kept = 0;
+  for (int r = 0; r < n; r++) {
+    if (p->keep_runs >> r & 1)
+      runs[kept++] = runs[r];
+    else
+      free(runs[r].carry_in), free(runs[r].carry_out);
+  }
+  *runs_out = runs;
+  return kept;
+}
+
+void roll_runs_free(RollRun *runs, int n) {
+  for (int i = 0; i < n; i++) free(runs[i].carry_in), free(runs[i].carry_out);
+  free(runs);
+}
+
+int *roll_aliases(const KernelPlan *p, const RollRun *runs, int nruns) {
+  int *alias = xmalloc(sizeof *alias * (size_t)(p->nbuffers ? p->nbuffers : 1));
+  for (int b = 0; b < p->nbuffers; b++) alias[b] = b;
+  for (int r = 0; r < nruns; r++) {
+    const RollRun *run = &runs[r];
+    int end = run->from + run->count * run->body;
+    for (int s = run->from + run->body; s < end; s++) {
+      int twin = s - (s - run->from) / run->body * run->body; /* the first iteration's step */
+      for (int k = 0; k < p->steps[s].nbuf; k++) {
+        int b = p->steps[s].buf[k];
+        if (p->buffers[b].first_use == s) alias[b] = p->steps[twin].buf[k];
+      }
+    }
+  }
+  return alias;
+}
+
+int roll_extra_barriers(const Dag *dag, const KernelPlan *p) {
+  RollRun *runs;
+  int n = roll_kept(dag, p, &runs), extra = 0;
+  for (int r = 0; r < n; r++) {
+    extra += runs[r].end_barrier ? runs[r].count : 0;
+    /* the later iterations' first barrier, which the first did not have */
+    extra += !p->steps[runs[r].from].barrier_before &&
+             p->steps[runs[r].from + runs[r].body].barrier_before;
+  }
+  roll_runs_free(runs, n);
+  return extra;
+}
+
+/* A kept run issues one iteration's global loads at a time: the bytes a thread has in flight
+ * count the run's loads once, not count times (model.c's in-flight term). */
+double roll_loads_not_in_flight(const Dag *dag, const KernelPlan *p, const Staging *staging,
+                                int real_bytes) {
+  RollRun *runs;
+  int n = roll_kept(dag, p, &runs);
+  double bytes = 0;
+  for (int r = 0; r < n; r++)
+    for (int s = runs[r].from + runs[r].body; s < runs[r].from + runs[r].count * runs[r].body;
+         s++) {
+      const Step *st = &p->steps[s];
+      if (st->kind != ROUTINE_LOAD) continue;
+      const Buffer *b = &p->buffers[st->buf[0]];
+      if (staging_find(staging, dag, b->value)) continue; /* copied before the loop */
+      bytes += (double)real_bytes * dag_value_floats(dag, b->value) * p->e /
+               impl_threads(p->impl[b->load_call], p->e);
+    }
+  roll_runs_free(runs, n);
+  return bytes;
+}
+
+void roll_choose(SearchContext *ctx, KernelPlan *p) {
+  RollRun *runs;
+  int n = roll_find(ctx->dag, p, &runs);
+  roll_runs_free(runs, n);
+  if (n == 0 || ctx->unroll_loops) return;
+  double best = model_predict_kernel(ctx, p);
+  for (int r = 0; r < n; r++) {
+    p->keep_runs |= 1u << r;
+    double kept = model_predict_kernel(ctx, p);
+    if (kept <= best)
+      best = kept;
+    else
+      p->keep_runs &= ~(1u << r);
+  }
+  p->predicted_ns_per_elem = best;
+}
+
+char *roll_summary(const Dag *dag, const KernelPlan *p) {
+  RollRun *runs;
+  int n = roll_kept(dag, p, &runs);
+  StrBuf sb;
+  sb_init(&sb);
+  for (int r = 0; r < n; r++)
+    sb_printf(&sb, "%s%s = %d..%d", r ? ", " : "loops kept: ", dag->spec->loops[runs[r].loop].var,
+              runs[r].first, runs[r].first + runs[r].count - 1);
+  roll_runs_free(runs, n);
+  if (n == 0) sb_free(&sb);
+  return n ? sb_take(&sb) : NULL;
+}

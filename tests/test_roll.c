@@ -1,0 +1,237 @@
+/*
+ * test_roll.c — the loops a kernel keeps (src/roll.c), against a brute-force oracle: the kernel
+ * is run as the emitter writes it (each kept run a loop over its first iteration's steps, buffer
+ * names through roll_aliases, the carried values copied at each iteration's end), tracking which
+ * DAG value every register buffer and every word of shared memory holds, and every step must
+ * read exactly what the same step of the unrolled plan reads, and move the array element it
+ * moves.  Over every plan of the ranked candidates of the loop specs, with every run the plan has
+ * kept (not only those the model chose).  Also: the model keeps a run only where it predicts no
+ * loss, --unroll-loops keeps none, and quadrature's winner keeps its loop-carried sum.  That the
+ * generated loops compute the same on the CPU and compile is tests/integration/loops.sh's.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+#define H100_DB "benchmarks/nvidia-h100-80gb-hbm3.xml"
+
+static const char *const loop_specs[] = {
+    "specs/quadrature.spec",
+    "specs/stvenant_element.spec",
+    "benchmarks/specs/gradients_loop20.spec",
+    "benchmarks/specs/pair_blocks18.spec",
+    "benchmarks/specs/vertex_forces10.spec",
+    "benchmarks/specs/strain_sum17.spec",
+    "tests/specs/loop_plain.spec",
+};
+enum { NSPECS = sizeof loop_specs / sizeof loop_specs[0] };
+
+typedef struct {
+  Library *lib;
+  TimingDb *db;
+} Fixture;
+
+static int setup(void **state) {
+  Fixture *f = xcalloc(1, sizeof *f);
+  f->lib = library_load(TEST_LIBRARY);
+  f->db = timingdb_load(H100_DB);
+  if (!f->lib || !f->db) return -1;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  Fixture *f = *state;
+  timingdb_free(f->db);
+  library_free(f->lib);
+  free(f);
+  return 0;
+}
+
+/* ---- the oracle --------------------------------------------------------------------------- */
+
+typedef struct {
+  const Dag *dag;
+  const KernelPlan *p;
+  const int *alias;
+  int *reg;  /* per buffer name: the value its registers hold (-1: none) */
+  int *smem; /* per 4-byte word of shared memory: the value written there (-1: none) */
+} Machine;
+
+static void array_place(const Dag *dag, int value, int *arg, int *offset) {
+  const Value *v = &dag->values[value];
+  assert_true(v->arg >= 0);
+  *arg = v->producer < 0 ? v->arg : dag->nin_args + v->arg;
+  *offset = v->arg_offset;
+}
+
+static void define(Machine *m, int name, int value) {
+  const Buffer *b = &m->p->buffers[name];
+  if (b->place == PLACE_REGISTER) {
+    m->reg[name] = value;
+    return;
+  }
+  for (int w = b->offset / 4; w < (b->offset + b->bytes) / 4; w++) m->smem[w] = value;
+}
+
+static void expect_holds(const Machine *m, int name, int value) {
+  const Buffer *b = &m->p->buffers[name];
+  if (b->place == PLACE_REGISTER) {
+    assert_int_equal(m->reg[name], value);
+    return;
+  }
+  for (int w = b->offset / 4; w < (b->offset + b->bytes) / 4; w++)
+    assert_int_equal(m->smem[w], value);
+}
+
+/* Step `shown` of the code (the first iteration's, in a kept loop) standing for step `actual`
+ * of the unrolled plan, in iteration t of run (NULL: outside any). */
+static void execute(Machine *m, int shown, int actual, int t, const RollRun *run) {
+  const KernelPlan *p = m->p;
+  const Step *e = &p->steps[shown], *a = &p->steps[actual];
+  assert_int_equal(e->kind, a->kind);
+  assert_ptr_equal(e->impl, a->impl);
+  assert_ptr_equal(e->io, a->io);
+  assert_int_equal(e->nbuf, a->nbuf);
+  if (run && e->kind != ROUTINE_COMPUTE) { /* the array element, moved by the loop variable */
+    int arg_e, off_e, arg_a, off_a, arg2, off2;
+    array_place(m->dag, p->buffers[e->buf[0]].value, &arg_e, &off_e);
+    array_place(m->dag, p->buffers[a->buf[0]].value, &arg_a, &off_a);
+    array_place(m->dag, p->buffers[p->steps[shown + run->body].buf[0]].value, &arg2, &off2);
+    assert_int_equal(arg_e, arg_a);
+    assert_int_equal(off_e + t * (off2 - off_e), off_a);
+  }
+  /* reads first, then the one buffer the step defines */
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 0; k < e->nbuf; k++) {
+      int name = m->alias[e->buf[k]], b = a->buf[k];
+      bool defines = p->buffers[b].first_use == actual && e->kind != ROUTINE_SAVE;
+      if (pass == 0 && !defines) expect_holds(m, name, p->buffers[b].value);
+      if (pass == 1 && defines) define(m, name, p->buffers[b].value);
+    }
+}
+
+static void run_as_written(const Dag *dag, const KernelPlan *p, const RollRun *runs, int n) {
+  int *alias = roll_aliases(p, runs, n);
+  Machine m = {dag, p, alias, xmalloc(sizeof(int) * (size_t)(p->nbuffers + 1)),
+               xmalloc(sizeof(int) * (size_t)(p->smem_bytes / 4 + 1))};
+  memset(m.reg, -1, sizeof(int) * (size_t)(p->nbuffers + 1));
+  memset(m.smem, -1, sizeof(int) * (size_t)(p->smem_bytes / 4 + 1));
+  int r = 0;
+  for (int s = 0; s < p->nsteps;) {
+    if (r < n && runs[r].from == s) {
+      const RollRun *run = &runs[r++];
+      for (int t = 0; t < run->count; t++) {
+        for (int i = 0; i < run->body; i++)
+          execute(&m, run->from + i, run->from + t * run->body + i, t, run);
+        for (int c = 0; c < run->ncarry; c++)
+          m.reg[alias[run->carry_in[c]]] = m.reg[alias[run->carry_out[c]]];
+      }
+      s = run->from + run->count * run->body;
+      continue;
+    }
+    execute(&m, s, s, 0, NULL);
+    s++;
+  }
+  free(m.reg);
+  free(m.smem);
+  free(alias);
+}
+
+/* Every plan of the ranking of `path`, unrolled and with all of its runs kept: the number of runs
+ * found. */
+static int check_spec(const Fixture *f, const char *path) {
+  Spec *spec = spec_load(path, f->lib);
+  assert_non_null(spec);
+  Dag *dag = dag_build(spec);
+  assert_non_null(dag);
+  SearchOptions opt = {.top = 10};
+  SearchResult *res = search_run(dag, f->db, &opt);
+  assert_non_null(res);
+  int found = 0;
+  for (int i = 0; i < res->nplans; i++) {
+    KernelPlan *p = res->plans[i];
+    RollRun *runs;
+    int n = roll_find(dag, p, &runs);
+    found += n;
+    run_as_written(dag, p, NULL, 0);
+    run_as_written(dag, p, runs, n);
+    for (int r = 0; r < n; r++) {
+      assert_true(runs[r].count >= 2);
+      const RollRun *before = r ? &runs[r - 1] : NULL;
+      assert_true(!before || runs[r].from >= before->from + before->count * before->body);
+    }
+    roll_runs_free(runs, n);
+  }
+  search_result_free(res);
+  dag_free(dag);
+  spec_free(spec);
+  return found;
+}
+
+static void test_oracle(void **state) {
+  Fixture *f = *state;
+  int found[NSPECS];
+  for (int s = 0; s < NSPECS; s++) found[s] = check_spec(f, loop_specs[s]);
+  assert_true(found[0] > 0); /* quadrature's sum */
+}
+
+/* ---- the choice ----------------------------------------------------------------------------- */
+
+static void test_model_choice(void **state) {
+  Fixture *f = *state;
+  Spec *spec = spec_load("specs/quadrature.spec", f->lib);
+  Dag *dag = dag_build(spec);
+  SearchOptions opt = {.top = 10};
+  SearchResult *res = search_run(dag, f->db, &opt);
+  assert_non_null(res);
+  SearchContext *ctx = search_context_new(dag, f->db, NULL);
+  int kept = 0;
+  for (int i = 0; i < res->nplans; i++) {
+    KernelPlan *p = res->plans[i];
+    unsigned chosen = p->keep_runs;
+    kept += chosen != 0;
+    double as_chosen = model_predict_kernel(ctx, p);
+    assert_true(fabs(as_chosen - p->predicted_ns_per_elem) <= 1e-12 * as_chosen);
+    p->keep_runs = 0;
+    assert_true(as_chosen <= model_predict_kernel(ctx, p));
+    p->keep_runs = chosen;
+  }
+  assert_true(kept > 0);
+  /* the winner keeps the sum over q as a loop, acc carried from one iteration to the next */
+  const KernelPlan *best = res->cands[0].kernels[0];
+  RollRun *runs;
+  int n = roll_kept(dag, best, &runs);
+  assert_true(n >= 1);
+  assert_true(runs[0].count >= 3);
+  assert_int_equal(runs[0].ncarry, 1);
+  assert_int_equal(dag->values[best->buffers[runs[0].carry_out[0]].value].var,
+                   spec->stmts[0].result.var); /* acc */
+  roll_runs_free(runs, n);
+  char *summary = roll_summary(dag, best);
+  assert_non_null(summary);
+  assert_contains(summary, "loops kept: q = ");
+  free(summary);
+  search_context_free(ctx);
+  search_result_free(res);
+  /* --unroll-loops: none kept */
+  opt.unroll_loops = true;
+  res = search_run(dag, f->db, &opt);
+  assert_non_null(res);
+  for (int i = 0; i < res->nplans; i++) {
+    assert_int_equal(res->plans[i]->keep_runs, 0u);
+    assert_null(roll_summary(dag, res->plans[i]));
+  }
+  search_result_free(res);
+  dag_free(dag);
+  spec_free(spec);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_oracle),
+      cmocka_unit_test(test_model_choice),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
