@@ -1025,8 +1025,8 @@ typedef struct {
                           (kas_row_load; unaligned.c sets it in the plan for any alignment) */
   bool partial;        /* the first calls of a fusion, costed while combine.c's beam builds it:
                           outputs that the whole fusion will stage are not staged yet */
-  unsigned keep_runs;  /* bit r: its run r (roll_find's order) is written as a loop (roll.c
-                          decides with the model; 0: every loop unrolled) */
+  unsigned keep_runs;  /* bit r: its run r (roll_find's order) is written as a loop (the model
+                          decides: model_keep_loops; 0: every loop unrolled) */
 } KernelPlan;
 
 /* staging.c: element-major array arguments a kernel moves whole through shared memory.
@@ -1237,10 +1237,6 @@ typedef struct {
   bool beam_pruned;  /* some beam of this search dropped children (the width limited it) */
   bool unroll_loops; /* no kernel keeps a loop (--unroll-loops) */
 } SearchContext;
-/* roll.c: keeps each run of p as a loop where the model does not predict that slower (one run
- * at a time, in order; p->keep_runs and p->predicted_ns_per_elem say the outcome); never under
- * ctx->unroll_loops. */
-void roll_choose(SearchContext *ctx, KernelPlan *p);
 /* search.c; target NULL = target_default(). */
 SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target);
 void search_context_free(SearchContext *ctx);
@@ -1366,6 +1362,10 @@ void plan_memo_stats(const SearchContext *ctx, long *combined, long *isomorphic)
 /* model.c: predicted nanoseconds per element of one kernel (docs/design.md §6 step 8,
  * docs/model.md), and the fixed cost of one launch. */
 double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan);
+/* Keeps each run of p (roll.c) as a loop where the model does not predict that slower (one run
+ * at a time, in order; p->keep_runs and p->predicted_ns_per_elem say the outcome); never under
+ * ctx->unroll_loops. */
+void model_keep_loops(SearchContext *ctx, KernelPlan *p);
 /* The terms of that prediction before calibration (ns per element); false when the plan cannot
  * launch.  model_predict_kernel combines them with the database's calibration
  * (model_combine_terms). */

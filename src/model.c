@@ -1017,6 +1017,23 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   return true;
 }
 
+void model_keep_loops(SearchContext *ctx, KernelPlan *p) {
+  RollRun *runs;
+  int n = roll_find(ctx->dag, p, &runs);
+  roll_runs_free(runs, n);
+  if (n == 0 || ctx->unroll_loops) return;
+  double best = model_predict_kernel(ctx, p);
+  for (int r = 0; r < n; r++) { /* run by run, each kept where it costs nothing */
+    p->keep_runs |= 1u << r;
+    double kept = model_predict_kernel(ctx, p);
+    if (kept <= best)
+      best = kept;
+    else
+      p->keep_runs &= ~(1u << r);
+  }
+  p->predicted_ns_per_elem = best;
+}
+
 int model_resident_blocks(const TimingDb *db, const KernelPlan *plan, int smem_bytes) {
   int regs = plan->regs_estimate > 0 ? plan->regs_estimate : model_estimate_registers(plan);
   return occupancy(&db->dev, plan->threads, smem_bytes, regs).blocks_per_sm;

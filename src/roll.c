@@ -16,7 +16,7 @@
  * and hazards belong to one iteration.  Nested loops roll one level: the outermost loop that
  * forms a run claims its steps.
  *
- * Whether a kernel keeps its runs is the model's choice (roll_choose): a kept loop issues one
+ * Whether a kernel keeps its runs is the model's choice (model_keep_loops): a kept loop issues one
  * iteration's global loads at a time, where unrolled code can have them all in flight; with the
  * data staged in shared memory or in registers both forms move the same bytes, and the loop is
  * kept (a smaller kernel, compiled faster).
@@ -342,23 +342,6 @@ double roll_loads_not_in_flight(const Dag *dag, const KernelPlan *p, const Stagi
     }
   roll_runs_free(runs, n);
   return bytes;
-}
-
-void roll_choose(SearchContext *ctx, KernelPlan *p) {
-  RollRun *runs;
-  int n = roll_find(ctx->dag, p, &runs);
-  roll_runs_free(runs, n);
-  if (n == 0 || ctx->unroll_loops) return;
-  double best = model_predict_kernel(ctx, p);
-  for (int r = 0; r < n; r++) {
-    p->keep_runs |= 1u << r;
-    double kept = model_predict_kernel(ctx, p);
-    if (kept <= best)
-      best = kept;
-    else
-      p->keep_runs &= ~(1u << r);
-  }
-  p->predicted_ns_per_elem = best;
 }
 
 char *roll_summary(const Dag *dag, const KernelPlan *p) {

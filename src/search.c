@@ -252,7 +252,7 @@ static KernelPlan *plan_for(SearchContext *ctx, PlanCache *pc, NodeSet nodes) {
     if (nodeset_equal(&pc->nodes[k], &nodes)) return pc->plan[k];
   KernelPlan *p = plan_memo_build(ctx, nodes);
   if (!p) return NULL;
-  roll_choose(ctx, p); /* a final plan: whether it keeps its loops */
+  model_keep_loops(ctx, p); /* a final plan: whether it keeps its loops */
   if (pc->n == pc->cap) {
     pc->cap = pc->cap ? 2 * pc->cap : 32;
     pc->nodes = xrealloc(pc->nodes, sizeof *pc->nodes * (size_t)pc->cap);

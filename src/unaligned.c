@@ -132,7 +132,7 @@ static KernelPlan *replan_once(UnalignedPlanner *u, const KernelPlan *k) {
   if (!p) return NULL;
   p = choose_row_staging(u, p);
   p->hint_rows = loads_rows(u->ctx->dag, u->target, p);
-  if (k->keep_runs) roll_choose(u->ctx, p); /* the model asks again (--unroll-loops: never) */
+  if (k->keep_runs) model_keep_loops(u->ctx, p); /* the model asks again (--unroll-loops: never) */
   if (u->nplanned == u->cap) {
     u->cap = u->cap ? 2 * u->cap : 16;
     u->planned = xrealloc(u->planned, sizeof *u->planned * (size_t)u->cap);
