@@ -139,9 +139,50 @@ static void run_as_written(const Dag *dag, const KernelPlan *p, const RollRun *r
   free(alias);
 }
 
+/* Comments wrap where their lines fill: each run of blanks and comment stars becomes one blank. */
+static void flatten(char *text) {
+  char *w = text;
+  for (const char *r = text; *r;) {
+    if (*r == ' ' || *r == '\n' || *r == '*') {
+      while (*r == ' ' || *r == '\n' || *r == '*') r++;
+      *w++ = ' ';
+    } else {
+      *w++ = *r++;
+    }
+  }
+  *w = '\0';
+}
+
+/* The text of a one-kernel candidate of plan p with all of its runs kept: on the GPU one loop
+ * per run, `#pragma unroll 1` above it and, where the run ends its iterations with a barrier, that
+ * barrier inside; on the CPU the same loops (a run with barriers around its phases). */
+static void check_text(const Dag *dag, KernelPlan *p, const RollRun *runs, int n) {
+  Target *t = target_new(dag, p->precision, NULL);
+  assert_non_null(t);
+  Candidate c = {.kernels = &p, .nkernels = 1, .rank = 1};
+  char *gpu = emit_cuda_kernels(dag, t, &c, NULL, "cand01", "cand01", false);
+  char *cpu = emit_cuda_host_kernels(dag, t, &c, NULL, "cand01", "cand01");
+  assert_non_null(gpu);
+  assert_non_null(cpu);
+  flatten(gpu);
+  flatten(cpu);
+  int loops = 0, ends = 0, host_loops = 0;
+  for (const char *q = gpu; (q = strstr(q, "#pragma unroll 1 ")); q++) loops++;
+  for (const char *q = gpu; (q = strstr(q, "the next iteration writes this one's")); q++) ends++;
+  for (const char *q = cpu; (q = strstr(q, "kept as a loop (roll.c)")); q++) host_loops++;
+  int want_ends = 0;
+  for (int r = 0; r < n; r++) want_ends += runs[r].end_barrier;
+  assert_int_equal(loops, n);
+  assert_int_equal(ends, want_ends);
+  assert_int_equal(host_loops, n);
+  free(gpu);
+  free(cpu);
+  target_free(t);
+}
+
 /* Every plan of the ranking of `path`, unrolled and with all of its runs kept: the number of runs
- * found. */
-static int check_spec(const Fixture *f, const char *path) {
+ * found (*ends: of those, how many end their iterations with a barrier). */
+static int check_spec(const Fixture *f, const char *path, int *ends) {
   Spec *spec = spec_load(path, f->lib);
   assert_non_null(spec);
   Dag *dag = dag_build(spec);
@@ -157,7 +198,12 @@ static int check_spec(const Fixture *f, const char *path) {
     found += n;
     run_as_written(dag, p, NULL, 0);
     run_as_written(dag, p, runs, n);
+    unsigned chosen = p->keep_runs;
+    p->keep_runs = n ? (n >= 32 ? ~0u : (1u << n) - 1) : 0;
+    if (n) check_text(dag, p, runs, n);
+    p->keep_runs = chosen;
     for (int r = 0; r < n; r++) {
+      *ends += runs[r].end_barrier;
       assert_true(runs[r].count >= 2);
       const RollRun *before = r ? &runs[r - 1] : NULL;
       assert_true(!before || runs[r].from >= before->from + before->count * before->body);
@@ -172,9 +218,10 @@ static int check_spec(const Fixture *f, const char *path) {
 
 static void test_oracle(void **state) {
   Fixture *f = *state;
-  int found[NSPECS];
-  for (int s = 0; s < NSPECS; s++) found[s] = check_spec(f, loop_specs[s]);
+  int found[NSPECS], ends = 0;
+  for (int s = 0; s < NSPECS; s++) found[s] = check_spec(f, loop_specs[s], &ends);
   assert_true(found[0] > 0); /* quadrature's sum */
+  assert_true(ends > 0);     /* and runs that write shared memory in every iteration */
 }
 
 /* ---- the choice ----------------------------------------------------------------------------- */
