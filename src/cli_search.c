@@ -174,7 +174,7 @@ static int register_buffers(const KernelPlan *p) {
   return n;
 }
 
-static void print_kernel(const Dag *dag, const KernelPlan *p, int k) {
+static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, int k) {
   printf("        kernel %d: ", k + 1);
   print_calls(p, stdout);
   printf("\n          impls");
@@ -187,16 +187,17 @@ static void print_kernel(const Dag *dag, const KernelPlan *p, int k) {
          p->regs_from_ptxas ? "ptxas" : "estimated");
   if (p->spill_bytes > 0) printf("  SPILLS %d bytes per thread (penalized)", p->spill_bytes);
   putchar('\n');
-  char *loops = roll_summary(dag, p);
+  char *loops = roll_summary(dag, t, p);
   if (loops) printf("          %s\n", loops);
   free(loops);
 }
 
-static void print_candidate(const Dag *dag, const Candidate *c, const char *label) {
+static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
+                            const char *label) {
   double ns = c->predicted_ns_per_elem;
   printf("%6s  %9.4f  %9.1f  %d kernel%s\n", label, ns, ns > 0 ? 1000.0 / ns : 0.0, c->nkernels,
          c->nkernels == 1 ? "" : "s");
-  for (int k = 0; k < c->nkernels; k++) print_kernel(dag, c->kernels[k], k);
+  for (int k = 0; k < c->nkernels; k++) print_kernel(dag, t, c->kernels[k], k);
 }
 
 static void print_ranking(const Session *s) {
@@ -208,11 +209,11 @@ static void print_ranking(const Session *s) {
   for (int r = 0; r < s->res->ncands; r++) {
     char label[16];
     snprintf(label, sizeof label, "%d", s->res->cands[r].rank ? s->res->cands[r].rank : r + 1);
-    print_candidate(s->dag, &s->res->cands[r], label);
+    print_candidate(s->dag, s->target, &s->res->cands[r], label);
   }
   if (s->res->unfused) {
     printf("\nfor comparison, one kernel per call (KAS's fallback):\n");
-    print_candidate(s->dag, s->res->unfused, "unfus");
+    print_candidate(s->dag, s->target, s->res->unfused, "unfus");
   }
 }
 

@@ -415,7 +415,7 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
       for (int j = 0; j < p->ncalls; j++)
         sb_printf(&sb, " %s(#%d)", p->impl[j]->name, p->order[j]);
       sb_puts(&sb, "\n");
-      char *loops = roll_summary(dag, p);
+      char *loops = roll_summary(dag, t, p);
       if (loops) sb_printf(&sb, "           %s\n", loops);
       free(loops);
     }

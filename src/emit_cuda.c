@@ -384,7 +384,7 @@ static bool prepare_routines(Emitter *em) {
     const KernelPlan *p = c->kernels[k];
     em->staging[k] = staging_of(em->dag, em->target, p);
     KeptLoops *kl = &em->loops[k];
-    kl->n = roll_kept(em->dag, p, &kl->runs);
+    kl->n = roll_kept(em->dag, em->target, p, &kl->runs);
     kl->alias = kl->n ? roll_aliases(p, kl->runs, kl->n) : NULL;
     em->routines_of[k] = xcalloc((size_t)p->nsteps, sizeof(StepRoutine));
     for (int s = 0; s < p->nsteps; s++)
@@ -678,15 +678,51 @@ static char *loop_array(const Emitter *em, const KernelPlan *p, int step, const 
   return s;
 }
 
+/* The loop's own buffer of reload r of run: "r_vec3DPhi_M" (a second distinct one of the same
+ * array "r_vec3DPhi_M_2"). */
+static char *reload_name(const Emitter *em, const KernelPlan *p, const RollRun *run, int r) {
+  const RollReload *rl = &run->reloads[run->reloads[r].shares];
+  int value = p->buffers[rl->buffer].value;
+  int arg = global_key(em->dag, value), nth = 1;
+  for (int j = 0; j < rl - run->reloads; j++)
+    nth += run->reloads[j].shares == j &&
+           global_key(em->dag, p->buffers[run->reloads[j].buffer].value) == arg;
+  char *var = loop_var(em->dag->spec, run->loop);
+  const char *array = dag_arg_name(em->dag, dag_api_arg(em->dag, arg));
+  char *s = nth > 1 ? xasprintf("r_%s_%s_%d", array, var, nth) : xasprintf("r_%s_%s", array, var);
+  free(var);
+  return s;
+}
+
+/* The reload of run whose buffer is read at body position `at`, slot `slot` (NULL: none). */
+static const RollReload *reload_at(const RollRun *run, int at, int slot) {
+  for (int r = 0; run && r < run->nreload; r++)
+    if (run->reloads[r].at == at && run->reloads[r].slot == slot) return &run->reloads[r];
+  return NULL;
+}
+
+/* Where reload rl finds this iteration's element: in the kernel's staged copy of the array,
+ * moved by the loop variable ("st_vec3DPhi + 3 * M"). */
+static char *reload_array(const Emitter *em, const KernelPlan *p, const RollRun *run,
+                          const RollReload *rl, const StagedArray *staged) {
+  int o1 = em->dag->values[p->buffers[rl->buffer].value].arg_offset;
+  char *var = loop_var(em->dag->spec, run->loop);
+  char *index = affine_text(rl->stride, o1 - rl->stride * run->first, var);
+  char *base = staged_name(em, staged->arg);
+  char *e = xasprintf("%d", p->e);
+  char *s = offset_by(base, index, staged->rows ? e : NULL);
+  free(var), free(index), free(base), free(e);
+  return s;
+}
+
 /* What a step of a kept loop does, as the spec says it: "line 15: FS = mmul33(F[q], S[q])",
  * "line 15: mmul33 load F[q] (owner)". */
-static char *loop_step_text(const Emitter *em, const KernelPlan *p, const Step *s) {
+static char *loop_step_text(const Emitter *em, const KernelPlan *p, const Step *s, int loop) {
   const Spec *sp = em->dag->spec;
   const DagNode *node = &em->dag->nodes[p->order[s->call]];
-  int src = sp->stmts[node->stmt].source;
-  const SourceCall *sc = &sp->sources[src];
+  const SourceCall *sc = &sp->sources[sp->stmts[node->stmt].source];
   if (s->kind == ROUTINE_COMPUTE) {
-    char *call = spec_source_text(sp, src);
+    char *call = spec_source_text(sp, node->stmt, loop);
     char *t = xasprintf("line %d: %s", sc->loc.line, call);
     free(call);
     return t;
@@ -698,7 +734,7 @@ static char *loop_step_text(const Emitter *em, const KernelPlan *p, const Step *
       ref = &sc->args[a];
       break;
     }
-  char *what = spec_ref_text(sp, ref);
+  char *what = spec_ref_text(sp, ref, node->stmt, loop);
   char *variant = c_safe_text(s->io && s->io->variant ? s->io->variant : ""); /* INI text */
   char *t = xasprintf("line %d: %s %s %s (%s)", sc->loc.line, node->fn->name, kind_name(s->kind),
                       what, variant);
@@ -706,10 +742,28 @@ static char *loop_step_text(const Emitter *em, const KernelPlan *p, const Step *
   return t;
 }
 
+/* "line 24: load vec3DPhi[M] (owner) for this iteration", the reading call's line and reference
+ * (its element sits in a register of its own before the loop, which the loop cannot index). */
+static char *loop_reload_text(const Emitter *em, const KernelPlan *p, const RollRun *run,
+                              const RollReload *rl) {
+  const Spec *sp = em->dag->spec;
+  const DagNode *node = &em->dag->nodes[p->order[p->steps[run->from + rl->at].call]];
+  const SourceCall *sc = &sp->sources[sp->stmts[node->stmt].source];
+  char *ref = rl->slot < sc->nargs ? spec_ref_text(sp, &sc->args[rl->slot], node->stmt, run->loop)
+                                    : xstrdup("?");
+  const Step *ls = &p->steps[p->buffers[rl->buffer].first_use];
+  char *variant = c_safe_text(ls->io && ls->io->variant ? ls->io->variant : ""); /* INI text */
+  char *t = xasprintf("line %d: load %s (%s) for this iteration", sc->loc.line, ref, variant);
+  free(ref), free(variant);
+  return t;
+}
+
 /* One routine call, "d_..._e32_ss(g_a_0, s_a_0, tx, e0, n);", under a comment that says what
- * it does; run: the kept loop whose body it is in (NULL: none). */
+ * it does; run: the kept loop whose body it is in (NULL: none); reload: run's reload this call
+ * is (the load of the reloaded buffer, into the loop's buffer; NULL: none). */
 static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
-                      int step, const char *const *coord_names, const RollRun *run) {
+                      int step, const char *const *coord_names, const RollRun *run,
+                      const RollReload *reload) {
   const Step *s = &p->steps[step];
   const StepRoutine *r = &em->routines_of[k][step];
   char *args[KAS_MAX_ARGS + 8];
@@ -718,11 +772,16 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   const StagedArray *staged =
       s->kind == ROUTINE_COMPUTE ? NULL : staging_find(&em->staging[k], em->dag, b0->value);
   char *array = s->kind == ROUTINE_COMPUTE ? NULL
+                : reload                    ? reload_array(em, p, run, reload, staged)
                 : run                       ? loop_array(em, p, step, run, staged)
                 : staged                    ? staged_slice(em, p, staged, b0->value)
                                             : routine_array(em, b0->value);
   if (s->kind == ROUTINE_LOAD) args[n++] = array;
-  for (int i = 0; i < s->nbuf; i++) args[n++] = kept_name(em, k, s->buf[i]);
+  for (int i = 0; i < s->nbuf; i++) {
+    const RollReload *rl = reload ? reload : reload_at(run, step - (run ? run->from : 0), i);
+    args[n++] = rl ? reload_name(em, p, run, (int)(rl - run->reloads))
+                   : kept_name(em, k, s->buf[i]);
+  }
   if (s->kind == ROUTINE_SAVE) args[n++] = array;
   for (int c = 0; c < 3; c++)
     if (r->coords >> c & 1) args[n++] = xstrdup(coord_names[c]);
@@ -733,7 +792,8 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   if (r->takes_ld) args[n++] = staged && staged->rows ? xasprintf("%d", p->e) : xstrdup("ld");
   const DagNode *node = &em->dag->nodes[p->order[s->call]];
   char *variant = c_safe_text(s->io && s->io->variant ? s->io->variant : ""); /* INI text */
-  char *what = run                        ? loop_step_text(em, p, s)
+  char *what = reload ? loop_reload_text(em, p, run, reload)
+               : run    ? loop_step_text(em, p, s, run->loop)
                : s->kind == ROUTINE_COMPUTE ? xasprintf("%s#%d compute", node->fn->name, node->stmt)
                                             : xasprintf("%s#%d %s %s (%s)", node->fn->name,
                                                         node->stmt, kind_name(s->kind),
@@ -749,12 +809,12 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
 /* Steps [from, to) of one group: directly when the call runs in the kernel's block shape,
  * otherwise inside a block that recomputes the differing coordinates and idles extra threads. */
 static void emit_group(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
-                       int from, int to, const RollRun *run) {
+                       int from, int to, const RollRun *run, const RollReload *reload) {
   BlockShape c = call_shape(p, p->steps[from].call);
   CoordPlan cp = coord_plan(p->block, c, p->threads);
   if (cp.same) {
     static const char *const own[3] = {"tx", "ty", "tz"};
-    for (int s = from; s < to; s++) emit_call(sb, level, em, p, k, s, own, run);
+    for (int s = from; s < to; s++) emit_call(sb, level, em, p, k, s, own, run, reload);
     return;
   }
   indent(sb, level);
@@ -766,7 +826,7 @@ static void emit_group(StrBuf *sb, int level, const Emitter *em, const KernelPla
     sb_printf(sb, "{ /* %s runs as %d x %d x %d threads */\n", im->name, c.bx, c.by, c.bz);
   const char *names[3];
   declare_call_coords(sb, level + 1, &cp, c, routine_coords(em, k, from, to), names);
-  for (int s = from; s < to; s++) emit_call(sb, level + 1, em, p, k, s, names, run);
+  for (int s = from; s < to; s++) emit_call(sb, level + 1, em, p, k, s, names, run, reload);
   indent(sb, level);
   sb_puts(sb, "}\n");
 }
@@ -796,6 +856,13 @@ static char *run_text(const Emitter *em, const KernelPlan *p, const RollRun *run
 
 static void emit_steps(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
                        int from, int to, bool barriers, const RollRun *run);
+
+/* Whether a reload of run loads its buffer before body position `at`. */
+static bool reload_loads_at(const RollRun *run, int at) {
+  for (int r = 0; r < run->nreload; r++)
+    if (run->reloads[r].at == at && run->reloads[r].shares == r) return true;
+  return false;
+}
 
 /* The copies that hand a run's loop-carried values to the next iteration. */
 static void emit_carries(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
@@ -861,6 +928,13 @@ static void loop_head(StrBuf *sb, int level, const Emitter *em, const KernelPlan
 static void emit_kept_loop(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
                            const RollRun *run, bool device) {
   loop_head(sb, level, em, p, run, device);
+  for (int r = 0; device && r < run->nreload; r++) { /* on the host: views (host_reload_views) */
+    if (run->reloads[r].shares != r) continue;
+    char *name = reload_name(em, p, run, r);
+    indent(sb, level + 1);
+    sb_printf(sb, "%s %s[%d];\n", em->real, name, p->buffers[run->reloads[r].buffer].reg_floats);
+    free(name);
+  }
   emit_steps(sb, level + 1, em, p, k, run->from, run->from + run->body, device, run);
   emit_carries(sb, level + 1, em, p, k, run);
   if (device && run->end_barrier) {
@@ -887,11 +961,17 @@ static void emit_steps(StrBuf *sb, int level, const Emitter *em, const KernelPla
     }
     const Step *bs = barrier_step(p, s, run);
     if (barriers && bs->barrier_before) emit_barrier(sb, level, bs, true);
+    for (int r = 0; run && r < run->nreload; r++) {
+      const RollReload *rl = &run->reloads[r];
+      int ls = p->buffers[rl->buffer].first_use;
+      if (rl->shares == r && run->from + rl->at == s) emit_group(sb, level, em, p, k, ls, ls + 1,
+                                                                 run, rl);
+    }
     int end = group_end(p, s);
-    for (int e = s + 1; e < end && !run; e++)
-      if (run_at(em, k, e)) end = e;
+    for (int e = s + 1; e < end; e++)
+      if ((!run && run_at(em, k, e)) || (run && reload_loads_at(run, e - run->from))) end = e;
     if (end > to) end = to;
-    emit_group(sb, level, em, p, k, s, end, run);
+    emit_group(sb, level, em, p, k, s, end, run, NULL);
     s = end;
   }
 }
@@ -1551,6 +1631,68 @@ static char *kernels_cu(const CandidateText *ct, bool whole_file) {
 /* kernels_host.cpp                                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Calls f for each loop-local buffer of kernel k's kept loops (reloads) that steps [from, to)
+ * use, each name once (the runs of one loop in several iterations of an outer one share it). */
+typedef void ReloadFn(StrBuf *sb, int level, const Emitter *em, int k, const char *name,
+                      int reals);
+static void each_reload(const Emitter *em, int k, int from, int to, ReloadFn *f, StrBuf *sb,
+                        int level) {
+  const KernelPlan *p = em->cand->kernels[k];
+  char **seen = NULL;
+  int nseen = 0;
+  for (int r = 0; r < em->loops[k].n; r++) {
+    const RollRun *run = &em->loops[k].runs[r];
+    for (int i = 0; i < run->nreload; i++) {
+      const RollReload *rl = &run->reloads[i];
+      if (run->from + rl->at < from || run->from + rl->at >= to) continue;
+      char *name = reload_name(em, p, run, i);
+      if (name_taken(seen, nseen, name)) {
+        free(name);
+        continue;
+      }
+      f(sb, level, em, k, name, p->buffers[rl->buffer].reg_floats);
+      seen = xrealloc(seen, sizeof *seen * (size_t)(nseen + 1));
+      seen[nseen++] = name;
+    }
+  }
+  free_strings(seen, nseen);
+}
+
+static void put_view(StrBuf *sb, int level, const Emitter *em, int k, const char *name,
+                     int reals) {
+  (void)k;
+  indent(sb, level);
+  sb_printf(sb, "%s *const %s = %s_all + (size_t)lin * %d;\n", em->real, name, name, reals);
+}
+
+static void put_alloc(StrBuf *sb, int level, const Emitter *em, int k, const char *name,
+                      int reals) {
+  indent(sb, level);
+  sb_printf(sb, "%s *const %s_all = %s(%d * %d); /* a kept loop's own */\n", em->real, name,
+            strcmp(em->real, "double") ? "kas_host_floats" : "kas_host_doubles",
+            em->cand->kernels[k]->threads, reals);
+}
+
+static void put_release(StrBuf *sb, int level, const Emitter *em, int k, const char *name,
+                        int reals) {
+  (void)em, (void)k, (void)reals;
+  indent(sb, level);
+  sb_printf(sb, "free(%s_all);\n", name);
+}
+
+static void put_poison(StrBuf *sb, int level, const Emitter *em, int k, const char *name,
+                       int reals) {
+  indent(sb, level);
+  sb_printf(sb, "kas_host_poison(%s_all, %d * %d);\n", name, em->cand->kernels[k]->threads,
+            reals);
+}
+
+/* The host's loop-local buffers of the kept loops that steps [from, to) use: views of this
+ * thread's part, as for the plan's register buffers. */
+static void host_reload_views(StrBuf *sb, int level, const Emitter *em, int k, int from, int to) {
+  each_reload(em, k, from, to, put_view, sb, level);
+}
+
 /* Register pointers of the phase's thread: r_x = r_x_all + lin * reals, for those used (under
  * their names in kept loops). */
 static void host_register_views(StrBuf *sb, int level, const Emitter *em, int k, int from,
@@ -1563,6 +1705,7 @@ static void host_register_views(StrBuf *sb, int level, const Emitter *em, int k,
       used[alias ? alias[p->steps[s].buf[i]] : p->steps[s].buf[i]] = true;
   for (int c = 0; carries && c < carries->ncarry; c++)
     used[carries->carry_in[c]] = used[carries->carry_out[c]] = true;
+  host_reload_views(sb, level, em, k, from, to);
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
     if (buf->place != PLACE_REGISTER || !used[b]) continue;
@@ -1656,6 +1799,7 @@ static void host_block_memory(StrBuf *sb, const Emitter *em, int k, bool begin) 
               st->v[i].offset / rb);
     free(name);
   }
+  each_reload(em, k, 0, p->nsteps, begin ? put_alloc : put_release, sb, 1);
 }
 
 static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
@@ -1683,6 +1827,7 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
     sb_printf(sb, "    kas_host_poison(%s_all, %d * %d);\n", name, p->threads, buf->reg_floats);
     free(name);
   }
+  each_reload(em, k, 0, p->nsteps, put_poison, sb, 2);
   bool staged_in = stages(em, k, false), staged_out = stages(em, k, true);
   if (staged_in || staged_out)
     sb_printf(sb, "    const size_t ne = n - e0 < %d ? n - e0 : %d; /* elements of this block */\n",

@@ -677,10 +677,11 @@ char *spec_value_label(const Spec *spec, VarRef r);
 /* A statement as `kasgen check` shows it: "[N=1, M=2] ns.2 = mvmul33(inv1, dphi[1])", without
  * the bracket at top level; malloc'ed. */
 char *spec_statement_text(const Spec *spec, int stmt);
-/* A reference as written, "dphi[N+1]", and a source call as written, "ns = mvmul33(inv1,
- * dphi[N])"; malloc'ed. */
-char *spec_ref_text(const Spec *spec, const SourceRef *r);
-char *spec_source_text(const Spec *spec, int src);
+/* A reference of statement stmt's source call, "dphi[N+1]", and the call, "ns = mvmul33(inv1,
+ * dphi[N])", as written but for the variables of loops other than `loop` (-1: every one), which
+ * take their values in stmt's iteration; malloc'ed. */
+char *spec_ref_text(const Spec *spec, const SourceRef *r, int stmt, int loop);
+char *spec_source_text(const Spec *spec, int stmt, int loop);
 /* Whether statement stmt was unrolled from loop (directly or in a loop nested in it). */
 bool spec_statement_in_loop(const Spec *spec, int stmt, int loop);
 /* The arrays (extents, element type, input/output, floats per element) and the loops (ranges,
@@ -1074,31 +1075,41 @@ bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p)
  * loop-carried value is read from carry_in[c] (defined before the run) and made in carry_out[c]
  * (defined in the first iteration), copied into carry_in[c] at the end of every iteration. */
 typedef struct {
+  int at, slot; /* the body's step position and the buffer slot that reads it */
+  int buffer;   /* the first iteration's buffer, loaded before the run */
+  int stride;   /* the growth of its array offset per iteration */
+  int shares;   /* the reload whose loop-local buffer the slot reads: itself when it loads */
+} RollReload;
+typedef struct {
   int loop;
   int first, count;
   int from, body;
   int *carry_in, *carry_out;
   int ncarry;
+  RollReload *reloads; /* array elements loaded before the run, one per iteration (the element's
+                          vec3DPhi[M]): the loop loads each iteration's again, from the staged
+                          copy of the array, into a buffer of the loop's own */
+  int nreload;
   bool end_barrier; /* each iteration ends with a barrier: it writes shared memory that the next
                        one writes again, and the body does not start with one */
 } RollRun;
 /* The runs of plan p, in step order, whether or not it keeps them (at most ROLL_MAX_RUNS); free
  * with roll_runs_free.  roll_kept: those it keeps (p->keep_runs). */
 #define ROLL_MAX_RUNS 32
-int roll_find(const Dag *dag, const KernelPlan *p, RollRun **runs);
-int roll_kept(const Dag *dag, const KernelPlan *p, RollRun **runs);
+int roll_find(const Dag *dag, const Target *t, const KernelPlan *p, RollRun **runs);
+int roll_kept(const Dag *dag, const Target *t, const KernelPlan *p, RollRun **runs);
 void roll_runs_free(RollRun *runs, int n);
 /* Per buffer, the buffer whose name it takes in the kept loops: a buffer that a later iteration
  * of a run defines is its first iteration's twin; any other is itself.  malloc'ed. */
 int *roll_aliases(const KernelPlan *p, const RollRun *runs, int nruns);
 /* Barriers a kernel that keeps its loops runs beyond the plan's (end_barrier, per iteration). */
-int roll_extra_barriers(const Dag *dag, const KernelPlan *p);
+int roll_extra_barriers(const Dag *dag, const Target *t, const KernelPlan *p);
 /* "loops kept: q = 3..6, N = 1..3" for a plan that keeps loops, else NULL; malloc'ed. */
-char *roll_summary(const Dag *dag, const KernelPlan *p);
+char *roll_summary(const Dag *dag, const Target *t, const KernelPlan *p);
 /* Bytes per thread of a kernel that keeps its loops whose loads are not in flight together
  * (the loads of every iteration after the first of each run, from global memory). */
-double roll_loads_not_in_flight(const Dag *dag, const KernelPlan *p, const Staging *staging,
-                                int real_bytes);
+double roll_loads_not_in_flight(const Dag *dag, const Target *t, const KernelPlan *p,
+                                const Staging *staging, int real_bytes);
 
 /* A candidate: a partition of the DAG into kernels, in an executable order. */
 typedef struct {

@@ -850,7 +850,7 @@ static double grid_floor(const KernelCtx *k) {
 static double barrier_time(const KernelCtx *k) {
   const KernelPlan *plan = k->plan;
   /* and one after staging in, one before staging out, and those of kept loops (roll.c) */
-  int barriers = plan->barriers + roll_extra_barriers(k->dag, plan);
+  int barriers = plan->barriers + roll_extra_barriers(k->dag, k->target, plan);
   for (int i = 0; i < k->staging->n; i++)
     barriers += i == 0 || k->staging->v[i].output != k->staging->v[i - 1].output;
   if (barriers <= 0) return 0;
@@ -978,7 +978,8 @@ static void in_flight_bytes(KernelCtx *k) {
     if (buf->save)
       k->save_bytes_per_thread += bytes / impl_threads(plan->impl[buf->producer], plan->e);
   }
-  k->load_bytes_per_thread -= roll_loads_not_in_flight(k->dag, plan, k->staging, k->real_bytes);
+  k->load_bytes_per_thread -=
+      roll_loads_not_in_flight(k->dag, k->target, plan, k->staging, k->real_bytes);
 }
 
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out) {
@@ -1019,7 +1020,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
 
 void model_keep_loops(SearchContext *ctx, KernelPlan *p) {
   RollRun *runs;
-  int n = roll_find(ctx->dag, p, &runs);
+  int n = roll_find(ctx->dag, ctx->target, p, &runs);
   roll_runs_free(runs, n);
   if (n == 0 || ctx->unroll_loops) return;
   double best = model_predict_kernel(ctx, p);

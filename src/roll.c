@@ -81,9 +81,23 @@ static Role role_of(const KernelPlan *p, int b, int prev, int cur, int len) {
   return (Role){CLASS_OUTSIDE, b};
 }
 
+/* Per position of the body and buffer slot (SLOTS per position: the routine's buffers, then the
+ * array a load or save moves): how the slot's array element moves from one iteration to the
+ * next (the offset's growth), once the first pair of iterations set it. */
+#define SLOTS (KAS_MAX_ARGS + 2)
+enum { SLOT_UNSET, SLOT_STRIDED, SLOT_SAME };
+
 typedef struct {
-  int *stride;   /* per position of a load or save: the array offset's growth per iteration */
-  bool *strided; /* stride[i] is set */
+  const Dag *dag;
+  const Target *target;
+  const KernelPlan *p;
+  Staging staging; /* computed when a reload is first considered */
+  bool staged;
+} Finder;
+
+typedef struct {
+  int *stride;
+  unsigned char *mode;
   RollRun run;
 } RunBuild;
 
@@ -114,23 +128,45 @@ static bool array_place(const Dag *dag, int value, int *arg, int *offset) {
   return true;
 }
 
-static bool same_array_step(const Dag *dag, const KernelPlan *p, int sa, int sb, int i,
-                            RunBuild *rb) {
+/* Whether values va and vb (slot `slot` of two consecutive iterations) are elements of one array
+ * at offsets that grow by the slot's stride. */
+static bool strided(const Dag *dag, int va, int vb, int slot, RunBuild *rb) {
   int arg_a, arg_b, off_a, off_b;
-  if (!array_place(dag, p->buffers[p->steps[sa].buf[0]].value, &arg_a, &off_a) ||
-      !array_place(dag, p->buffers[p->steps[sb].buf[0]].value, &arg_b, &off_b) || arg_a != arg_b)
+  if (!array_place(dag, va, &arg_a, &off_a) || !array_place(dag, vb, &arg_b, &off_b) ||
+      arg_a != arg_b || rb->mode[slot] == SLOT_SAME)
     return false;
-  if (!rb->strided[i]) {
-    rb->strided[i] = true;
-    rb->stride[i] = off_b - off_a;
+  if (rb->mode[slot] == SLOT_UNSET) {
+    rb->mode[slot] = SLOT_STRIDED;
+    rb->stride[slot] = off_b - off_a;
   }
-  return rb->stride[i] == off_b - off_a;
+  return rb->stride[slot] == off_b - off_a;
+}
+
+static const Staging *staging(Finder *f) {
+  if (!f->staged) f->staging = staging_of(f->dag, f->target, f->p);
+  f->staged = true;
+  return &f->staging;
+}
+
+/* Buffers x and y, defined before the run and read at the same place of two iterations, can be
+ * one loop-local buffer loaded again in every iteration: elements of one array at a stride, each
+ * loaded into registers by the same routine from the kernel's staged copy of the array (a load
+ * from shared memory, which costs no global traffic). */
+static bool reloadable(Finder *f, int x, int y, int slot, RunBuild *rb) {
+  const KernelPlan *p = f->p;
+  const Buffer *a = &p->buffers[x], *b = &p->buffers[y];
+  return a->place == PLACE_REGISTER && a->load && a->load == b->load &&
+         p->impl[a->load_call] == p->impl[b->load_call] &&
+         p->steps[a->first_use].recompute_coords == p->steps[b->first_use].recompute_coords &&
+         strided(f->dag, a->value, b->value, slot, rb) &&
+         staging_find(staging(f), f->dag, a->value) != NULL;
 }
 
 /* Chunk b (starting at cb) is chunk a (starting at ca) one iteration on.  first: a is the run's
  * first chunk, whose carried-in values are defined before the run. */
-static bool alike(const Dag *dag, const KernelPlan *p, int ca, int cb, int len, bool first,
-                  RunBuild *rb) {
+static bool alike(Finder *f, int ca, int cb, int len, bool first, RunBuild *rb) {
+  const Dag *dag = f->dag;
+  const KernelPlan *p = f->p;
   for (int i = 0; i < len; i++) {
     int sa = ca + i, sb = cb + i;
     if (!same_routine(dag, p, sa, sb)) return false;
@@ -138,7 +174,9 @@ static bool alike(const Dag *dag, const KernelPlan *p, int ca, int cb, int len, 
      * start goes before the loop. */
     if (p->steps[sa].barrier_before != p->steps[sb].barrier_before && !(first && i == 0))
       return false;
-    if (p->steps[sa].kind != ROUTINE_COMPUTE && !same_array_step(dag, p, sa, sb, i, rb))
+    if (p->steps[sa].kind != ROUTINE_COMPUTE &&
+        !strided(dag, p->buffers[p->steps[sa].buf[0]].value,
+                 p->buffers[p->steps[sb].buf[0]].value, i * SLOTS + SLOTS - 1, rb))
       return false;
     for (int k = 0; k < p->steps[sa].nbuf; k++) {
       int ba = p->steps[sa].buf[k], bb = p->steps[sb].buf[k];
@@ -150,6 +188,11 @@ static bool alike(const Dag *dag, const KernelPlan *p, int ca, int cb, int len, 
       if (rbb.kind == CLASS_PREV && first) { /* carried: copied, so in registers */
         if (ra.kind != CLASS_OUTSIDE || x->place != PLACE_REGISTER || !add_carry(rb, ba, bb))
           return false;
+      } else if (ra.kind == CLASS_OUTSIDE && rbb.kind == CLASS_OUTSIDE) {
+        int slot = i * SLOTS + k; /* the same buffer in every iteration, or reloaded in each */
+        if (ra.at == rbb.at && rb->mode[slot] == SLOT_STRIDED) return false;
+        if (ra.at == rbb.at) rb->mode[slot] = SLOT_SAME;
+        if (ra.at != rbb.at && !reloadable(f, ba, bb, slot, rb)) return false;
       } else if (ra.kind != rbb.kind || ra.at != rbb.at) {
         return false;
       }
@@ -190,23 +233,43 @@ static bool writes_shared(const KernelPlan *p, const RollRun *r) {
 
 static void run_build_free(RunBuild *rb) {
   free(rb->stride);
-  free(rb->strided);
+  free(rb->mode);
   free(rb->run.carry_in);
   free(rb->run.carry_out);
+  free(rb->run.reloads);
+}
+
+/* The run's reloads, from the slots whose buffers differ from iteration to iteration; slots
+ * reading the same element share the first one's load. */
+static void list_reloads(const KernelPlan *p, RunBuild *rb) {
+  RollRun *r = &rb->run;
+  r->reloads = xcalloc((size_t)r->body * SLOTS + 1, sizeof *r->reloads);
+  for (int i = 0; i < r->body; i++)
+    for (int k = 0; k < p->steps[r->from + i].nbuf; k++) {
+      int slot = i * SLOTS + k;
+      if (rb->mode[slot] != SLOT_STRIDED) continue;
+      RollReload rl = {i, k, p->steps[r->from + i].buf[k], rb->stride[slot], r->nreload};
+      for (int j = 0; j < r->nreload; j++)
+        if (r->reloads[j].buffer == rl.buffer && r->reloads[j].stride == rl.stride) {
+          rl.shares = r->reloads[j].shares;
+          break;
+        }
+      r->reloads[r->nreload++] = rl;
+    }
 }
 
 /* The longest run from chunk i of the adjacent chunks ch[i..m], as many chunks as it holds
  * (0 when chunk i does not start one). */
-static int run_from(const Dag *dag, const KernelPlan *p, int l, const Chunk *ch, int i, int m,
-                    RollRun *out) {
+static int run_from(Finder *f, int l, const Chunk *ch, int i, int m, RollRun *out) {
+  const KernelPlan *p = f->p;
   int len = ch[i].len, best = 0;
-  RunBuild rb = {xcalloc((size_t)len, sizeof(int)), xcalloc((size_t)len, sizeof(bool)),
+  RunBuild rb = {xcalloc((size_t)len * SLOTS, sizeof(int)),
+                 xcalloc((size_t)len * SLOTS, sizeof(unsigned char)),
                  {.loop = l, .first = ch[i].iter, .from = ch[i].start, .body = len,
                   .carry_in = xcalloc((size_t)len * KAS_MAX_ARGS + 1, sizeof(int)),
                   .carry_out = xcalloc((size_t)len * KAS_MAX_ARGS + 1, sizeof(int))}};
   int j = i;
-  while (j < m && ch[j + 1].len == len &&
-         alike(dag, p, ch[j].start, ch[j + 1].start, len, j == i, &rb))
+  while (j < m && ch[j + 1].len == len && alike(f, ch[j].start, ch[j + 1].start, len, j == i, &rb))
     j++;
   /* The longest prefix whose values stay inside (a shorter run may pass where a longer fails). */
   for (int count = j - i + 1; count >= 2 && !best; count--) {
@@ -214,10 +277,11 @@ static int run_from(const Dag *dag, const KernelPlan *p, int l, const Chunk *ch,
     if (contained(p, &rb.run)) best = count;
   }
   if (best) {
+    list_reloads(p, &rb);
     *out = rb.run;
     out->end_barrier = writes_shared(p, out) && !p->steps[out->from + out->body].barrier_before;
     free(rb.stride);
-    free(rb.strided);
+    free(rb.mode);
     return best;
   }
   run_build_free(&rb);
@@ -230,10 +294,11 @@ static bool adjacent(const Chunk *a, const Chunk *b, const Dag *dag, const Kerne
          same_outer(stmt_of(dag, p, a->start), stmt_of(dag, p, b->start), depth);
 }
 
-int roll_find(const Dag *dag, const KernelPlan *p, RollRun **runs_out) {
+int roll_find(const Dag *dag, const Target *t, const KernelPlan *p, RollRun **runs_out) {
   const Spec *sp = dag->spec;
   *runs_out = NULL;
   if (!sp || sp->nloops == 0 || p->nsteps < 2) return 0;
+  Finder f = {dag, t, p, {0}, false};
   bool *claimed = xcalloc((size_t)p->nsteps, sizeof(bool));
   Chunk *ch = xmalloc(sizeof *ch * (size_t)p->nsteps);
   RollRun *runs = NULL;
@@ -245,13 +310,13 @@ int roll_find(const Dag *dag, const KernelPlan *p, RollRun **runs_out) {
       int m = i; /* ch[i..m] adjacent */
       while (m + 1 < n && adjacent(&ch[m], &ch[m + 1], dag, p, sp->loops[l].depth)) m++;
       RollRun r;
-      int got = m > i ? run_from(dag, p, l, ch, i, m, &r) : 0;
+      int got = m > i ? run_from(&f, l, ch, i, m, &r) : 0;
       if (!got) {
         i++;
         continue;
       }
       if (nruns == ROLL_MAX_RUNS) { /* the rest stays unrolled */
-        free(r.carry_in), free(r.carry_out);
+        free(r.carry_in), free(r.carry_out), free(r.reloads);
         break;
       }
       runs = xrealloc(runs, sizeof *runs * (size_t)(nruns + 1));
@@ -262,6 +327,7 @@ int roll_find(const Dag *dag, const KernelPlan *p, RollRun **runs_out) {
   }
   free(claimed);
   free(ch);
+  if (f.staged) staging_free(&f.staging);
   /* In step order, for the emitter. */
   for (int a = 1; a < nruns; a++)
     for (int b = a; b > 0 && runs[b - 1].from > runs[b].from; b--) {
@@ -273,23 +339,24 @@ int roll_find(const Dag *dag, const KernelPlan *p, RollRun **runs_out) {
   return nruns;
 }
 
-int roll_kept(const Dag *dag, const KernelPlan *p, RollRun **runs_out) {
+int roll_kept(const Dag *dag, const Target *t, const KernelPlan *p, RollRun **runs_out) {
   *runs_out = NULL;
   if (!p->keep_runs) return 0;
   RollRun *runs;
-  int n = roll_find(dag, p, &runs), kept = 0;
+  int n = roll_find(dag, t, p, &runs), kept = 0;
   for (int r = 0; r < n; r++) {
     if (p->keep_runs >> r & 1)
       runs[kept++] = runs[r];
     else
-      free(runs[r].carry_in), free(runs[r].carry_out);
+      free(runs[r].carry_in), free(runs[r].carry_out), free(runs[r].reloads);
   }
   *runs_out = runs;
   return kept;
 }
 
 void roll_runs_free(RollRun *runs, int n) {
-  for (int i = 0; i < n; i++) free(runs[i].carry_in), free(runs[i].carry_out);
+  for (int i = 0; i < n; i++)
+    free(runs[i].carry_in), free(runs[i].carry_out), free(runs[i].reloads);
   free(runs);
 }
 
@@ -310,9 +377,9 @@ int *roll_aliases(const KernelPlan *p, const RollRun *runs, int nruns) {
   return alias;
 }
 
-int roll_extra_barriers(const Dag *dag, const KernelPlan *p) {
+int roll_extra_barriers(const Dag *dag, const Target *t, const KernelPlan *p) {
   RollRun *runs;
-  int n = roll_kept(dag, p, &runs), extra = 0;
+  int n = roll_kept(dag, t, p, &runs), extra = 0;
   for (int r = 0; r < n; r++) {
     extra += runs[r].end_barrier ? runs[r].count : 0;
     /* the later iterations' first barrier, which the first did not have */
@@ -325,10 +392,10 @@ int roll_extra_barriers(const Dag *dag, const KernelPlan *p) {
 
 /* A kept run issues one iteration's global loads at a time: the bytes a thread has in flight
  * count the run's loads once, not count times (model.c's in-flight term). */
-double roll_loads_not_in_flight(const Dag *dag, const KernelPlan *p, const Staging *staging,
-                                int real_bytes) {
+double roll_loads_not_in_flight(const Dag *dag, const Target *t, const KernelPlan *p,
+                                const Staging *staging, int real_bytes) {
   RollRun *runs;
-  int n = roll_kept(dag, p, &runs);
+  int n = roll_kept(dag, t, p, &runs);
   double bytes = 0;
   for (int r = 0; r < n; r++)
     for (int s = runs[r].from + runs[r].body; s < runs[r].from + runs[r].count * runs[r].body;
@@ -344,9 +411,9 @@ double roll_loads_not_in_flight(const Dag *dag, const KernelPlan *p, const Stagi
   return bytes;
 }
 
-char *roll_summary(const Dag *dag, const KernelPlan *p) {
+char *roll_summary(const Dag *dag, const Target *t, const KernelPlan *p) {
   RollRun *runs;
-  int n = roll_kept(dag, p, &runs);
+  int n = roll_kept(dag, t, p, &runs);
   StrBuf sb;
   sb_init(&sb);
   for (int r = 0; r < n; r++)

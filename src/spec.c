@@ -1563,22 +1563,39 @@ static void ref_text(StrBuf *sb, const Spec *sp, const SourceRef *r) {
   }
 }
 
-char *spec_ref_text(const Spec *spec, const SourceRef *r) {
+/* r as written, except that the indices of loops other than `loop` take their values in
+ * statement st's iteration. */
+static void ref_text_at(StrBuf *sb, const Spec *sp, const SourceRef *r, const Statement *st,
+                        int loop) {
+  sb_puts(sb, r->var >= 0 ? sp->vars[r->var].name : "?");
+  for (int d = 0; d < r->nidx; d++) {
+    const SpecIndex *ix = &r->idx[d];
+    sb_putc(sb, '[');
+    if (ix->loop >= 0 && ix->loop != loop)
+      sb_printf(sb, "%d", st->iter[sp->loops[ix->loop].depth] + ix->offset);
+    else
+      index_text(sb, sp, ix);
+    sb_putc(sb, ']');
+  }
+}
+
+char *spec_ref_text(const Spec *spec, const SourceRef *r, int stmt, int loop) {
   StrBuf sb;
   sb_init(&sb);
-  ref_text(&sb, spec, r);
+  ref_text_at(&sb, spec, r, &spec->stmts[stmt], loop);
   return sb_take(&sb);
 }
 
-char *spec_source_text(const Spec *spec, int src) {
-  const SourceCall *sc = &spec->sources[src];
+char *spec_source_text(const Spec *spec, int stmt, int loop) {
+  const Statement *st = &spec->stmts[stmt];
+  const SourceCall *sc = &spec->sources[st->source];
   StrBuf sb;
   sb_init(&sb);
-  ref_text(&sb, spec, &sc->result);
+  ref_text_at(&sb, spec, &sc->result, st, loop);
   sb_printf(&sb, " = %s(", sc->fn ? sc->fn->name : "?");
   for (int a = 0; a < sc->nargs; a++) {
     if (a) sb_puts(&sb, ", ");
-    ref_text(&sb, spec, &sc->args[a]);
+    ref_text_at(&sb, spec, &sc->args[a], st, loop);
   }
   sb_putc(&sb, ')');
   return sb_take(&sb);

@@ -1,7 +1,8 @@
 /*
  * test_roll.c — the loops a kernel keeps (src/roll.c), against a brute-force oracle: the kernel
  * is run as the emitter writes it (each kept run a loop over its first iteration's steps, buffer
- * names through roll_aliases, the carried values copied at each iteration's end), tracking which
+ * names through roll_aliases, the carried values copied at each iteration's end, each reloaded
+ * array element loaded into the loop's own buffer before the step that reads it), tracking which
  * DAG value every register buffer and every word of shared memory holds, and every step must
  * read exactly what the same step of the unrolled plan reads, and move the array element it
  * moves.  Over every plan of the ranked candidates of the loop specs, with every run the plan has
@@ -55,7 +56,8 @@ typedef struct {
   const Dag *dag;
   const KernelPlan *p;
   const int *alias;
-  int *reg;  /* per buffer name: the value its registers hold (-1: none) */
+  int *reg;  /* per buffer name, then per loop-local buffer of a reload (at nbuffers + its
+                index): the value its registers hold (-1: none) */
   int *smem; /* per 4-byte word of shared memory: the value written there (-1: none) */
 } Machine;
 
@@ -102,21 +104,42 @@ static void execute(Machine *m, int shown, int actual, int t, const RollRun *run
     assert_int_equal(arg_e, arg_a);
     assert_int_equal(off_e + t * (off2 - off_e), off_a);
   }
+  /* a reload loads this iteration's element into the loop's buffer before the step reads it */
+  for (int r = 0; run && r < run->nreload; r++) {
+    const RollReload *rl = &run->reloads[r];
+    if (run->from + rl->at != shown || rl->shares != r) continue;
+    int arg0, off0, arg, off;
+    int value = p->buffers[a->buf[rl->slot]].value; /* what the unrolled step reads */
+    array_place(m->dag, p->buffers[rl->buffer].value, &arg0, &off0);
+    array_place(m->dag, value, &arg, &off);
+    assert_int_equal(arg0, arg);
+    assert_int_equal(off0 + t * rl->stride, off);
+    m->reg[p->nbuffers + r] = value;
+  }
   /* reads first, then the one buffer the step defines */
   for (int pass = 0; pass < 2; pass++)
     for (int k = 0; k < e->nbuf; k++) {
       int name = m->alias[e->buf[k]], b = a->buf[k];
+      for (int r = 0; run && r < run->nreload; r++)
+        if (run->from + run->reloads[r].at == shown && run->reloads[r].slot == k)
+          name = p->nbuffers + run->reloads[r].shares;
       bool defines = p->buffers[b].first_use == actual && e->kind != ROUTINE_SAVE;
-      if (pass == 0 && !defines) expect_holds(m, name, p->buffers[b].value);
+      if (pass == 0 && !defines) {
+        if (name >= p->nbuffers)
+          assert_int_equal(m->reg[name], p->buffers[b].value);
+        else
+          expect_holds(m, name, p->buffers[b].value);
+      }
       if (pass == 1 && defines) define(m, name, p->buffers[b].value);
     }
 }
 
 static void run_as_written(const Dag *dag, const KernelPlan *p, const RollRun *runs, int n) {
   int *alias = roll_aliases(p, runs, n);
-  Machine m = {dag, p, alias, xmalloc(sizeof(int) * (size_t)(p->nbuffers + 1)),
+  size_t regs = (size_t)p->nbuffers + (size_t)p->nsteps * (KAS_MAX_ARGS + 2) + 1;
+  Machine m = {dag, p, alias, xmalloc(sizeof(int) * regs),
                xmalloc(sizeof(int) * (size_t)(p->smem_bytes / 4 + 1))};
-  memset(m.reg, -1, sizeof(int) * (size_t)(p->nbuffers + 1));
+  memset(m.reg, -1, sizeof(int) * regs);
   memset(m.smem, -1, sizeof(int) * (size_t)(p->smem_bytes / 4 + 1));
   int r = 0;
   for (int s = 0; s < p->nsteps;) {
@@ -181,8 +204,9 @@ static void check_text(const Dag *dag, KernelPlan *p, const RollRun *runs, int n
 }
 
 /* Every plan of the ranking of `path`, unrolled and with all of its runs kept: the number of runs
- * found (*ends: of those, how many end their iterations with a barrier). */
-static int check_spec(const Fixture *f, const char *path, int *ends) {
+ * found (*ends: of those, how many end their iterations with a barrier; *reloads: how many
+ * reload array elements). */
+static int check_spec(const Fixture *f, const char *path, int *ends, int *reloads) {
   Spec *spec = spec_load(path, f->lib);
   assert_non_null(spec);
   Dag *dag = dag_build(spec);
@@ -194,7 +218,7 @@ static int check_spec(const Fixture *f, const char *path, int *ends) {
   for (int i = 0; i < res->nplans; i++) {
     KernelPlan *p = res->plans[i];
     RollRun *runs;
-    int n = roll_find(dag, p, &runs);
+    int n = roll_find(dag, target_default(), p, &runs);
     found += n;
     run_as_written(dag, p, NULL, 0);
     run_as_written(dag, p, runs, n);
@@ -204,6 +228,7 @@ static int check_spec(const Fixture *f, const char *path, int *ends) {
     p->keep_runs = chosen;
     for (int r = 0; r < n; r++) {
       *ends += runs[r].end_barrier;
+      *reloads += runs[r].nreload > 0;
       assert_true(runs[r].count >= 2);
       const RollRun *before = r ? &runs[r - 1] : NULL;
       assert_true(!before || runs[r].from >= before->from + before->count * before->body);
@@ -218,10 +243,11 @@ static int check_spec(const Fixture *f, const char *path, int *ends) {
 
 static void test_oracle(void **state) {
   Fixture *f = *state;
-  int found[NSPECS], ends = 0;
-  for (int s = 0; s < NSPECS; s++) found[s] = check_spec(f, loop_specs[s], &ends);
-  assert_true(found[0] > 0); /* quadrature's sum */
-  assert_true(ends > 0);     /* and runs that write shared memory in every iteration */
+  int found[NSPECS], ends = 0, reloads[NSPECS] = {0};
+  for (int s = 0; s < NSPECS; s++) found[s] = check_spec(f, loop_specs[s], &ends, &reloads[s]);
+  assert_true(found[0] > 0);   /* quadrature's sum */
+  assert_true(reloads[1] > 0); /* the element's loops, which read vec3DPhi[N] and [M] */
+  assert_true(ends > 0);       /* and runs that write shared memory in every iteration */
 }
 
 /* ---- the choice ----------------------------------------------------------------------------- */
@@ -249,14 +275,14 @@ static void test_model_choice(void **state) {
   /* the winner keeps the sum over q as a loop, acc carried from one iteration to the next */
   const KernelPlan *best = res->cands[0].kernels[0];
   RollRun *runs;
-  int n = roll_kept(dag, best, &runs);
+  int n = roll_kept(dag, target_default(), best, &runs);
   assert_true(n >= 1);
   assert_true(runs[0].count >= 3);
   assert_int_equal(runs[0].ncarry, 1);
   assert_int_equal(dag->values[best->buffers[runs[0].carry_out[0]].value].var,
                    spec->stmts[0].result.var); /* acc */
   roll_runs_free(runs, n);
-  char *summary = roll_summary(dag, best);
+  char *summary = roll_summary(dag, target_default(), best);
   assert_non_null(summary);
   assert_contains(summary, "loops kept: q = ");
   free(summary);
@@ -268,7 +294,7 @@ static void test_model_choice(void **state) {
   assert_non_null(res);
   for (int i = 0; i < res->nplans; i++) {
     assert_int_equal(res->plans[i]->keep_runs, 0u);
-    assert_null(roll_summary(dag, res->plans[i]));
+    assert_null(roll_summary(dag, target_default(), res->plans[i]));
   }
   search_result_free(res);
   dag_free(dag);

@@ -106,6 +106,10 @@ for s in $array_specs; do
       grep -q '^  for (int q = [0-9]; q < [0-9]; q++) {$' "$gen/cand01/kernels.cu" &&
       grep -q 'for (int q = ' "$gen/cand01/kernels_host.cpp" &&
       grep -q 'loops kept: q = ' "$gen/index.txt"; } || fail "$spec: the winner keeps no loop"
+    # The element's kernels keep loops whose iterations load their vec3DPhi elements again.
+    [ "$spec" != stvenant_element ] || { grep -q 'loops kept: [MN] = ' "$gen/index.txt" &&
+      grep -q 'float r_vec3DPhi_[MN]\[3\];' "$gen"/cand*/kernels.cu; } ||
+      fail "$spec: no candidate keeps a loop that loads vec3DPhi again"
     if make -C "$gen" -j2 $make_targets NVCC="$NVCC" >"$tmp/make.log" 2>&1; then
       grep -Eq "^$spec: ([0-9]+) of \1 candidates passed" "$tmp/make.log" ||
         fail "$spec: not every candidate passed the CPU check"
