@@ -110,7 +110,7 @@ bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,
                       .progress = isatty(STDERR_FILENO), .exhaustive = o->exhaustive,
                       .time_limit = o->time_limit, .beam_width = o->beam_width,
-                      .target = s->target, .unroll_loops = o->unroll_loops};
+                      .target = s->target, .loops = o->loops};
   s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
   /* `plan` keeps the model's own ranking: the same on every machine (the goldens). */

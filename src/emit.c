@@ -90,7 +90,7 @@ static CandidateEntry *list_entries(const Dag *dag, const TimingDb *db, const Ta
     e[n++] = (CandidateEntry){xstrdup("unfused"), res->unfused, 0, describe_kernels(res->unfused),
                               NULL};
   bool failed = false;
-  UnalignedPlanner *planner = unaligned_planner_new(dag, db, t);
+  UnalignedPlanner *planner = unaligned_planner_new(dag, db, t, res->loops);
   for (int i = 0; i < n && !failed; i++)
     e[i].unaligned = unaligned_candidate(planner, e[i].cand, &failed);
   unaligned_planner_free(planner);

@@ -203,7 +203,7 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
     }
   }
   bool failed = false;
-  UnalignedPlanner *planner = ok ? unaligned_planner_new(dag, db, target) : NULL;
+  UnalignedPlanner *planner = ok ? unaligned_planner_new(dag, db, target, LOOPS_UNROLL) : NULL;
   for (int u = 0; u < nunits; u++) {
     units[u].cand = (Candidate){.kernels = &units[u].plan, .nkernels = 1,
                                 .predicted_ns_per_elem = units[u].plan->predicted_ns_per_elem,

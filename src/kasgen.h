@@ -1069,6 +1069,10 @@ bool staging_holds_rows(const Staging *s);
 /* Whether plan p copies some staged array 16 bytes at a time (it then needs aligned pointers). */
 bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p);
 
+/* Which runs of alike loop iterations (roll.c) kernels write as loops: those the model keeps
+ * (the default), every one, or none. */
+typedef enum { LOOPS_MODEL, LOOPS_KEEP, LOOPS_UNROLL } LoopChoice;
+
 /* roll.c: loops a kernel keeps (docs/loops.md, "Loops kept in kernels").  A run is `count`
  * consecutive iterations of spec loop `loop`, alike, as steps [from, from + count * body) of the
  * plan; the emitter writes the first iteration's steps inside `for (var = first; ...)`.  A
@@ -1134,7 +1138,7 @@ typedef struct {
   long exact_limit;  /* exact search while the convex fusions number at most this (0: default) */
   int beam_width;    /* 0: SEARCH_BEAM_WIDTH */
   const Target *target; /* precision, layouts, vector width (NULL: target_default()) */
-  bool unroll_loops;    /* write every loop unrolled (roll.c otherwise decides per kernel) */
+  LoopChoice loops;     /* which runs of loop iterations kernels keep as loops (--loops) */
 } SearchOptions;
 
 typedef enum {
@@ -1175,6 +1179,7 @@ typedef struct {
   KernelPlan **plans; /* every plan of the candidates (owned), for --explain and reports */
   int nplans;
   SearchStats stats;
+  LoopChoice loops;   /* the search's: the plans for arrays of any alignment choose alike */
 } SearchResult;
 
 /* Thread mapping contract between plan construction (sync.c) and the emitters: a call whose
@@ -1246,7 +1251,7 @@ typedef struct {
   bool expired;      /* the deadline passed (sticky) */
   int beam_width;    /* survivors per level of combine.c's beam beyond the diverse ones */
   bool beam_pruned;  /* some beam of this search dropped children (the width limited it) */
-  bool unroll_loops; /* no kernel keeps a loop (--unroll-loops) */
+  LoopChoice loops; /* which runs kernels keep as loops (--loops) */
 } SearchContext;
 /* search.c; target NULL = target_default(). */
 SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target);
@@ -1373,9 +1378,10 @@ void plan_memo_stats(const SearchContext *ctx, long *combined, long *isomorphic)
 /* model.c: predicted nanoseconds per element of one kernel (docs/design.md §6 step 8,
  * docs/model.md), and the fixed cost of one launch. */
 double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan);
-/* Keeps each run of p (roll.c) as a loop where the model does not predict that slower (one run
- * at a time, in order; p->keep_runs and p->predicted_ns_per_elem say the outcome); never under
- * ctx->unroll_loops. */
+/* Keeps each run of p (roll.c) as a loop where the model does not predict that slower and the
+ * kernel's occupancy is not low (one run at a time, in order; p->keep_runs and
+ * p->predicted_ns_per_elem say the outcome); every run under LOOPS_KEEP, none under
+ * LOOPS_UNROLL. */
 void model_keep_loops(SearchContext *ctx, KernelPlan *p);
 /* The terms of that prediction before calibration (ns per element); false when the plan cannot
  * launch.  model_predict_kernel combines them with the database's calibration
@@ -1462,7 +1468,8 @@ void intervals_free(IntervalPartition *parts, int n);
  * no rows and reads none (the plan would be the same), and after a diagnostic (then *failed is
  * set). */
 typedef struct UnalignedPlanner UnalignedPlanner;
-UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t);
+UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t,
+                                        LoopChoice loops);
 void unaligned_planner_free(UnalignedPlanner *u);
 Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *failed);
 void unaligned_candidate_free(Candidate *c); /* frees its plans too */
@@ -1669,7 +1676,7 @@ typedef struct {
   int max_fusion; /* --max-fusion K (default 0: any) */
   double time_limit; /* --time-limit S (default 60; 0: none) */
   bool exhaustive;   /* --exhaustive */
-  bool unroll_loops; /* --unroll-loops: no kernel keeps a loop of the spec */
+  LoopChoice loops;  /* --loops model|keep|unroll (default model) */
   int beam_width;    /* --beam-width W (0: the default) */
   int explain;    /* --explain R (0 = off) */
   long n;         /* --n: default problem size written into generated harnesses (4194304) */

@@ -44,7 +44,7 @@ enum {
   OPT_NO_CALIBRATION = 1 << 15,
   OPT_SPEC = 1 << 16,
   OPT_NAME = 1 << 17,
-  OPT_UNROLL_LOOPS = 1 << 18,
+  OPT_LOOPS = 1 << 18,
 };
 
 typedef struct {
@@ -63,9 +63,9 @@ static const OptionDoc option_docs[] = {
     {"exhaustive", NULL, OPT_EXHAUSTIVE,
      "combine every valid fusion, without the bounds that skip most (slow; for\n"
      "checking the default search)"},
-    {"unroll-loops", NULL, OPT_UNROLL_LOOPS,
-     "write every loop of the spec unrolled in the kernels (by default the model\n"
-     "decides, kernel by kernel, which loops stay loops)"},
+    {"loops", "WHEN", OPT_LOOPS,
+     "which runs of a spec loop's iterations kernels write as loops: model (the\n"
+     "model's choice, the default), keep (every one), unroll (none)"},
     {"beam-width", "W", OPT_BEAM_WIDTH,
      "keep W implementation choices per call inside a kernel (default 10)"},
     {"library", "DIR", OPT_LIBRARY,
@@ -105,11 +105,11 @@ typedef struct {
 #define SEARCH_OPTIONS                                                                          \
   (OPT_TOP | OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY |     \
    OPT_DB | OPT_NO_DB | OPT_DOT | OPT_PRECISION | OPT_LAYOUT | OPT_NO_CALIBRATION |            \
-   OPT_UNROLL_LOOPS)
+   OPT_LOOPS)
 #define TUNE_OPTIONS                                                                            \
   (OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY | OPT_DB |      \
    OPT_NO_DB | OPT_NO_CALIBRATION | OPT_PTXAS | OPT_N | OPT_PRECISION | OPT_LAYOUT |             \
-   OPT_UNROLL_LOOPS)
+   OPT_LOOPS)
 
 static const Command commands[] = {
     {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N | OPT_PTXAS | OPT_NAME,
@@ -274,7 +274,11 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   case OPT_BEAM_WIDTH: return parse_int(arg, 1, 1000, &v) && ((o->beam_width = (int)v), true);
   case OPT_TIME_LIMIT: return parse_seconds(arg, &o->time_limit);
   case OPT_EXHAUSTIVE: o->exhaustive = true; return true;
-  case OPT_UNROLL_LOOPS: o->unroll_loops = true; return true;
+  case OPT_LOOPS:
+    if (strcmp(arg, "model") && strcmp(arg, "keep") && strcmp(arg, "unroll")) return false;
+    o->loops = !strcmp(arg, "keep") ? LOOPS_KEEP : !strcmp(arg, "unroll") ? LOOPS_UNROLL
+                                                                          : LOOPS_MODEL;
+    return true;
   case OPT_OUT: o->out_dir = arg; return true;
   case OPT_LIBRARY: o->library_dir = arg; return true;
   case OPT_DB: o->db_path = arg; return true;

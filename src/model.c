@@ -1018,11 +1018,28 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   return true;
 }
 
+/* A kernel keeps no loop below this occupancy.  Unrolled, nvcc interleaves one iteration's work
+ * with the next one's, and with few warps resident that is what hides the latencies; a kept
+ * loop (unroll 1) runs its iterations one after another.  Measured on the H100 (session 29,
+ * benchmarks/RESULTS.md): kept loops cost nothing in 26 kernels at 25-98% occupancy, and up to
+ * 17% in the element's kernels of loops over M at 9-11%. */
+#define KEEP_LOOPS_MIN_OCCUPANCY 0.25
+
 void model_keep_loops(SearchContext *ctx, KernelPlan *p) {
   RollRun *runs;
   int n = roll_find(ctx->dag, ctx->target, p, &runs);
   roll_runs_free(runs, n);
-  if (n == 0 || ctx->unroll_loops) return;
+  if (n == 0 || ctx->loops == LOOPS_UNROLL) return;
+  if (ctx->loops == LOOPS_KEEP) {
+    p->keep_runs = n >= 32 ? ~0u : (1u << n) - 1;
+    p->predicted_ns_per_elem = model_predict_kernel(ctx, p);
+    return;
+  }
+  Staging staging = staging_of(ctx->dag, ctx->target, p);
+  int regs = p->regs_estimate > 0 ? p->regs_estimate : model_estimate_registers(p);
+  double occ = occupancy(&ctx->db->dev, p->threads, staging.smem_bytes, regs).occupancy;
+  staging_free(&staging);
+  if (occ < KEEP_LOOPS_MIN_OCCUPANCY) return;
   double best = model_predict_kernel(ctx, p);
   for (int r = 0; r < n; r++) { /* run by run, each kept where it costs nothing */
     p->keep_runs |= 1u << r;

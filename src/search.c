@@ -410,8 +410,9 @@ SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions
   SearchContext *ctx = search_context_new(dag, db, opt->target);
   if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
   if (opt->time_limit > 0) ctx->deadline = start + opt->time_limit;
-  ctx->unroll_loops = opt->unroll_loops;
+  ctx->loops = opt->loops;
   SearchResult *r = xcalloc(1, sizeof *r);
+  r->loops = opt->loops;
   r->stats = initial_stats(ctx, opt);
   bool ok = singles_plan(ctx);
   Partitions parts = {0};

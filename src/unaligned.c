@@ -30,10 +30,12 @@ struct UnalignedPlanner {
   int nplanned, cap;
 };
 
-UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t) {
+UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t,
+                                        LoopChoice loops) {
   UnalignedPlanner *u = xcalloc(1, sizeof *u);
   u->target = target_unaligned(t ? t : target_default());
   u->ctx = search_context_new(dag, db, u->target);
+  u->ctx->loops = loops;
   /* Searched only for a kernel its recipe cannot rebuild, and run only where a pointer cannot
    * be aligned even by peeling: a narrow beam finds a good enough plan at a fraction of the
    * main search's time, which the default `kasgen SPEC` must not double. */
@@ -132,7 +134,8 @@ static KernelPlan *replan_once(UnalignedPlanner *u, const KernelPlan *k) {
   if (!p) return NULL;
   p = choose_row_staging(u, p);
   p->hint_rows = loads_rows(u->ctx->dag, u->target, p);
-  if (k->keep_runs) model_keep_loops(u->ctx, p); /* the model asks again (--unroll-loops: never) */
+  /* loops where the search's plan kept some (the model asks again), or every one (--loops keep) */
+  if (k->keep_runs || u->ctx->loops == LOOPS_KEEP) model_keep_loops(u->ctx, p);
   if (u->nplanned == u->cap) {
     u->cap = u->cap ? 2 * u->cap : 16;
     u->planned = xrealloc(u->planned, sizeof *u->planned * (size_t)u->cap);

@@ -7,7 +7,8 @@
  * read exactly what the same step of the unrolled plan reads, and move the array element it
  * moves.  Over every plan of the ranked candidates of the loop specs, with every run the plan has
  * kept (not only those the model chose).  Also: the model keeps a run only where it predicts no
- * loss, --unroll-loops keeps none, and quadrature's winner keeps its loop-carried sum.  That the
+ * loss and the kernel's occupancy is not low, --loops keep keeps every run and --loops unroll none,
+ * and quadrature's winner keeps its loop-carried sum.  That the
  * generated loops compute the same on the CPU and compile is tests/integration/loops.sh's.
  */
 #include "testutil.h"
@@ -206,7 +207,8 @@ static void check_text(const Dag *dag, KernelPlan *p, const RollRun *runs, int n
 /* Every plan of the ranking of `path`, unrolled and with all of its runs kept: the number of runs
  * found (*ends: of those, how many end their iterations with a barrier; *reloads: how many
  * reload array elements). */
-static int check_spec(const Fixture *f, const char *path, int *ends, int *reloads) {
+static int check_spec(const Fixture *f, const char *path, int *ends, int *reloads,
+                      unsigned *kept) {
   Spec *spec = spec_load(path, f->lib);
   assert_non_null(spec);
   Dag *dag = dag_build(spec);
@@ -223,6 +225,7 @@ static int check_spec(const Fixture *f, const char *path, int *ends, int *reload
     run_as_written(dag, p, NULL, 0);
     run_as_written(dag, p, runs, n);
     unsigned chosen = p->keep_runs;
+    *kept |= chosen;
     p->keep_runs = n ? (n >= 32 ? ~0u : (1u << n) - 1) : 0;
     if (n) check_text(dag, p, runs, n);
     p->keep_runs = chosen;
@@ -244,9 +247,12 @@ static int check_spec(const Fixture *f, const char *path, int *ends, int *reload
 static void test_oracle(void **state) {
   Fixture *f = *state;
   int found[NSPECS], ends = 0, reloads[NSPECS] = {0};
-  for (int s = 0; s < NSPECS; s++) found[s] = check_spec(f, loop_specs[s], &ends, &reloads[s]);
+  unsigned kept[NSPECS] = {0};
+  for (int s = 0; s < NSPECS; s++)
+    found[s] = check_spec(f, loop_specs[s], &ends, &reloads[s], &kept[s]);
   assert_true(found[0] > 0);   /* quadrature's sum */
   assert_true(reloads[1] > 0); /* the element's loops, which read vec3DPhi[N] and [M] */
+  assert_int_equal(kept[1], 0u); /* and which its kernels, at 9-11% occupancy, do not keep */
   assert_true(ends > 0);       /* and runs that write shared memory in every iteration */
 }
 
@@ -288,15 +294,22 @@ static void test_model_choice(void **state) {
   free(summary);
   search_context_free(ctx);
   search_result_free(res);
-  /* --unroll-loops: none kept */
-  opt.unroll_loops = true;
-  res = search_run(dag, f->db, &opt);
-  assert_non_null(res);
-  for (int i = 0; i < res->nplans; i++) {
-    assert_int_equal(res->plans[i]->keep_runs, 0u);
-    assert_null(roll_summary(dag, target_default(), res->plans[i]));
+  /* --loops unroll: none kept; --loops keep: every run */
+  for (LoopChoice c = LOOPS_KEEP; c <= LOOPS_UNROLL; c++) {
+    opt.loops = c;
+    res = search_run(dag, f->db, &opt);
+    assert_non_null(res);
+    for (int i = 0; i < res->nplans; i++) {
+      int n = roll_find(dag, target_default(), res->plans[i], &runs);
+      roll_runs_free(runs, n);
+      unsigned all = n ? (1u << n) - 1 : 0;
+      assert_int_equal(res->plans[i]->keep_runs, c == LOOPS_KEEP ? all : 0u);
+      char *said = roll_summary(dag, target_default(), res->plans[i]);
+      assert_true((said != NULL) == (c == LOOPS_KEEP && n > 0));
+      free(said);
+    }
+    search_result_free(res);
   }
-  search_result_free(res);
   dag_free(dag);
   spec_free(spec);
 }
