@@ -7,19 +7,20 @@
  *
  *     for (int q = first; q < first + count; q++) { the first iteration's steps }
  *
- * "Alike" means, step by step: the same routine of the same implementation, registers of the
- * same size, the same array addressed at offsets that grow by one stride per iteration, and
- * values handed from one iteration to the next only as loop-carried variables (a buffer defined
- * before the run that the first iteration reads, where every later iteration reads what the one
- * before made: `acc = madd33(acc, FS)`).  In the loop those are one buffer, refreshed at the end
- * of each iteration.  Shared buffers and barriers inside a run are left unrolled: their offsets
- * and hazards belong to one iteration.  Nested loops roll one level: the outermost loop that
- * forms a run claims its steps.
+ * "Alike" means, step by step: the same routine of the same implementation, buffers of the same
+ * size and place, the same array addressed at offsets that grow by one stride per iteration, and
+ * values handed from one iteration to the next only as loop-carried variables (a register buffer
+ * defined before the run that the first iteration reads, where every later iteration reads what
+ * the one before made: `acc = madd33(acc, FS)`).  In the loop those are one buffer, refreshed at
+ * the end of each iteration.  An array element that the plan loaded before the run into a
+ * register buffer of its own, a different one per iteration, is loaded again by each iteration
+ * from the kernel's staged copy (a reload).  Barriers keep their places in the body (RollRun's
+ * end_barrier where iterations would overwrite each other's shared buffers).  Nested loops roll
+ * one level: the outermost loop that forms a run claims its steps.
  *
- * Whether a kernel keeps its runs is the model's choice (model_keep_loops): a kept loop issues one
- * iteration's global loads at a time, where unrolled code can have them all in flight; with the
- * data staged in shared memory or in registers both forms move the same bytes, and the loop is
- * kept (a smaller kernel, compiled faster).
+ * Whether a kernel keeps its runs is the model's choice (model.c, model_keep_loops), which asks
+ * roll.c what a kept run changes: one iteration's global loads in flight at a time where unrolled
+ * code can have them all, and the barriers it adds.
  */
 #include <stdlib.h>
 
@@ -29,7 +30,8 @@ static const Statement *stmt_of(const Dag *dag, const KernelPlan *p, int step) {
   return &dag->spec->stmts[dag->nodes[p->order[p->steps[step].call]].stmt];
 }
 
-/* Whether statements a and b are in the same instance of the loops around loop l. */
+/* Whether statements a and b have the same values of the variables of their `depth` outermost
+ * loops (with depth = loop l's depth + 1: the same iteration of l, in the same instance of it). */
 static bool same_outer(const Statement *a, const Statement *b, int depth) {
   for (int d = 0; d < depth; d++)
     if (a->iter[d] != b->iter[d]) return false;

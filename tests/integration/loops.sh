@@ -28,6 +28,18 @@ expect_rc() {
   [ "$rc" = "$want" ] || { fail "exit $rc, wanted $want: $*"; sed 's/^/    /' "$tmp/err" | head -5; }
 }
 
+# make_passes GEN NAME TARGETS LABEL: make TARGETS in the generated folder GEN succeeds and
+# every candidate of spec NAME passes its CPU check.
+make_passes() {
+  if make -C "$1" -j2 $3 NVCC="$NVCC" >"$tmp/make.log" 2>&1; then
+    grep -Eq "^$2: ([0-9]+) of \1 candidates passed" "$tmp/make.log" ||
+      fail "$4: not every candidate passed the CPU check"
+  else
+    tail -20 "$tmp/make.log"
+    fail "$4: make $3"
+  fi
+}
+
 # The calls `check` lists, without their provenance ("[N=1] ").
 calls_of() { sed -n '/^calls:/,/^values:/p' "$1" | grep -v '^values:' | sed 's/^\(  [^ ]*  \)\[[^]]*\] /\1/'; }
 
@@ -106,13 +118,7 @@ for s in $array_specs; do
       grep -q '^  for (int q = [0-9]; q < [0-9]; q++) {$' "$gen/cand01/kernels.cu" &&
       grep -q 'for (int q = ' "$gen/cand01/kernels_host.cpp" &&
       grep -q 'loops kept: q = ' "$gen/index.txt"; } || fail "$spec: the winner keeps no loop"
-    if make -C "$gen" -j2 $make_targets NVCC="$NVCC" >"$tmp/make.log" 2>&1; then
-      grep -Eq "^$spec: ([0-9]+) of \1 candidates passed" "$tmp/make.log" ||
-        fail "$spec: not every candidate passed the CPU check"
-    else
-      tail -20 "$tmp/make.log"
-      fail "$spec: make $make_targets"
-    fi
+    make_passes "$gen" "$spec" "$make_targets" "$spec"
     # (the twins' long stems still stretch some embed lines past 100 columns: only the array specs)
     long=$([ "$spec" = "$s" ] && bash tests/long_lines.sh "$gen")
     [ -z "$long" ] || fail "$spec: generated lines over 100 columns: $(head -1 <<<"$long")"
@@ -151,23 +157,12 @@ gen="$tmp/kept/stvenant_element"
 grep -q 'loops kept: [MN] = ' "$gen/index.txt" &&
   grep -q 'float r_vec3DPhi_[MN]\[3\];' "$gen"/cand*/kernels.cu ||
   fail "--loops keep: the element keeps no loop that loads vec3DPhi again"
-if make -C "$gen" -j2 $targets NVCC="$NVCC" >"$tmp/make.log" 2>&1; then
-  grep -q '^stvenant_element: 4 of 4 candidates passed' "$tmp/make.log" ||
-    fail "--loops keep: not every candidate of the element passed"
-else
-  tail -20 "$tmp/make.log"
-  fail "--loops keep: make $targets"
-fi
+make_passes "$gen" stvenant_element "$targets" "--loops keep"
 
 # --- loops over plain variables, end to end ---------------------------------------------------
 expect_rc 0 "$K" tests/specs/loop_plain.spec --top 3 --out "$tmp/gen"
 gen="$tmp/gen/loop_plain"
-if make -C "$gen" -j2 $targets NVCC="$NVCC" >"$tmp/make.log" 2>&1; then
-  grep -q '^loop_plain: 4 of 4 candidates passed' "$tmp/make.log" || fail "loop_plain: not every candidate passed"
-else
-  tail -20 "$tmp/make.log"
-  fail "loop_plain: make $targets"
-fi
+make_passes "$gen" loop_plain "$targets" loop_plain
 
 if ((fails)); then echo "$fails failure(s)"; exit 1; fi
 echo "loops: all checks passed"
