@@ -3,7 +3,8 @@
 # the build, which file defines each function (nm: T) and which files use it (nm: U), the graph
 # "file A calls a function of file B" must be acyclic, so that every stage can be read, tested
 # and replaced on top of the ones below it (README's "Source layout").  It also holds that no
-# stage file implements a command: cmd_* functions live in main.c and the cli_*.c files only.
+# stage file implements a command: cmd_* functions live in main.c and the cli_*.c files only,
+# and that every source file has its row in the tables of source files (README, docs/design.md).
 set -u
 BUILD=${BUILD:-build}
 objs=$(ls "$BUILD"/obj/*.o 2>/dev/null | grep -v runtime_files) || true
@@ -28,5 +29,12 @@ bad=$(awk '$1 ~ /^cmd_/ && $2 != "main" && $2 !~ /^cli_/ { print $2 ": " $1 }' "
 [ -z "$bad" ] || { echo "FAIL: commands implemented in stage files: $bad"; fails=$((fails + 1)); }
 n=$(wc -l <"$tmp/edges")
 [ "$n" -ge 40 ] || { echo "FAIL: only $n edges: the call graph was not read"; fails=$((fails + 1)); }
-((fails == 0)) && echo "layers: $n calls between files, no circle; commands only in cli files"
+# Every source file has its row in README's "Source layout" and in docs/design.md §4's table.
+for f in src/*.c; do
+  for doc in README.md docs/design.md; do
+    grep -q "^| .*\`$(basename "$f")\`" "$doc" ||
+      { echo "FAIL: $doc's table of source files has no row for $f"; fails=$((fails + 1)); }
+  done
+done
+((fails == 0)) && echo "layers: $n calls between files, no circle; commands only in cli files; every file in the tables"
 ((fails == 0))
