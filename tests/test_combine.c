@@ -362,7 +362,7 @@ static void test_misaligned_rows(void **state) {
       /* the same kernel as the fast plan's only kernel */
       KernelPlan *fast_kernel = p;
       Candidate c = {.kernels = &fast_kernel, .nkernels = 1};
-      UnalignedPlanner *u = unaligned_planner_new(w.dag, w.db, t);
+      UnalignedPlanner *u = unaligned_planner_new(w.dag, w.db, t, LOOPS_MODEL);
       bool failed = false;
       Candidate *got = unaligned_candidate(u, &c, &failed);
       assert_false(failed);
@@ -380,7 +380,7 @@ static void test_misaligned_rows(void **state) {
       KernelPlan **pem = combine_fusion(em_ctx, mask_set((1u << w.dag->nnodes) - 1), false, &nem);
       assert_true(nem >= 1);
       Candidate cem = {.kernels = &pem[0], .nkernels = 1};
-      u = unaligned_planner_new(w.dag, w.db, em);
+      u = unaligned_planner_new(w.dag, w.db, em, LOOPS_MODEL);
       got = unaligned_candidate(u, &cem, &failed);
       assert_false(failed);
       assert_true(!got || !got->kernels[0]->hint_rows);
