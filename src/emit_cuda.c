@@ -658,24 +658,31 @@ static char *offset_by(const char *base, const char *index, const char *scale) {
   return xasprintf(sum ? "%s + (%s) * %s" : "%s + %s * %s", base, index, scale);
 }
 
-/* What a routine in a kept loop gets for its array: the first iteration's element, moved by the
- * loop variable ("st_F + 9 * q", "g_A + 3 * N", component-major "g_A + 3 * N * ld"). */
+/* What a routine in a kept loop gets for its array: value v's element (the first iteration's)
+ * moved `stride` reals of its record per iteration by the loop variable ("st_F + 9 * q",
+ * "g_A + 3 * N", component-major "g_A + 3 * N * ld"), in the kernel's staged copy where it has
+ * one. */
+static char *indexed_array(const Emitter *em, const KernelPlan *p, const RollRun *run, int v,
+                           int stride, const StagedArray *staged) {
+  GlobalBinding b = target_binding(em->target, em->dag, v);
+  char *var = loop_var(em->dag->spec, run->loop);
+  char *index = affine_text(stride, b.offset - stride * run->first, var);
+  char *base = staged ? staged_name(em, staged->arg) : param_name(em, v);
+  char *e = xasprintf("%d", p->e);
+  char *s = staged ? offset_by(base, index, staged->rows ? e : NULL)
+                   : offset_by(base, index, b.layout == LAYOUT_COMPONENT ? "ld" : NULL);
+  free(var), free(index), free(base), free(e);
+  return s;
+}
+
+/* The array of load or save `step` of run's body: its element in the first iteration, moved by
+ * the distance to its twin in the second. */
 static char *loop_array(const Emitter *em, const KernelPlan *p, int step, const RollRun *run,
                         const StagedArray *staged) {
   int v1 = p->buffers[p->steps[step].buf[0]].value;
   int v2 = p->buffers[p->steps[step + run->body].buf[0]].value;
-  GlobalBinding b1 = target_binding(em->target, em->dag, v1);
-  GlobalBinding b2 = target_binding(em->target, em->dag, v2);
-  int o1 = staged ? em->dag->values[v1].arg_offset : b1.offset;
-  int o2 = staged ? em->dag->values[v2].arg_offset : b2.offset;
-  char *var = loop_var(em->dag->spec, run->loop);
-  char *index = affine_text(o2 - o1, o1 - (o2 - o1) * run->first, var);
-  char *base = staged ? staged_name(em, staged->arg) : param_name(em, v1);
-  char *e = xasprintf("%d", p->e);
-  char *s = staged ? offset_by(base, index, staged->rows ? e : NULL)
-                   : offset_by(base, index, b1.layout == LAYOUT_COMPONENT ? "ld" : NULL);
-  free(var), free(index), free(base), free(e);
-  return s;
+  return indexed_array(em, p, run, v1,
+                       em->dag->values[v2].arg_offset - em->dag->values[v1].arg_offset, staged);
 }
 
 /* The loop's own buffer of reload r of run: "r_vec3DPhi_M" (a second distinct one of the same
@@ -699,20 +706,6 @@ static const RollReload *reload_at(const RollRun *run, int at, int slot) {
   for (int r = 0; run && r < run->nreload; r++)
     if (run->reloads[r].at == at && run->reloads[r].slot == slot) return &run->reloads[r];
   return NULL;
-}
-
-/* Where reload rl finds this iteration's element: in the kernel's staged copy of the array,
- * moved by the loop variable ("st_vec3DPhi + 3 * M"). */
-static char *reload_array(const Emitter *em, const KernelPlan *p, const RollRun *run,
-                          const RollReload *rl, const StagedArray *staged) {
-  int o1 = em->dag->values[p->buffers[rl->buffer].value].arg_offset;
-  char *var = loop_var(em->dag->spec, run->loop);
-  char *index = affine_text(rl->stride, o1 - rl->stride * run->first, var);
-  char *base = staged_name(em, staged->arg);
-  char *e = xasprintf("%d", p->e);
-  char *s = offset_by(base, index, staged->rows ? e : NULL);
-  free(var), free(index), free(base), free(e);
-  return s;
 }
 
 /* What a step of a kept loop does, as the spec says it: "line 15: FS = mmul33(F[q], S[q])",
@@ -772,10 +765,10 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
   const StagedArray *staged =
       s->kind == ROUTINE_COMPUTE ? NULL : staging_find(&em->staging[k], em->dag, b0->value);
   char *array = s->kind == ROUTINE_COMPUTE ? NULL
-                : reload                    ? reload_array(em, p, run, reload, staged)
-                : run                       ? loop_array(em, p, step, run, staged)
-                : staged                    ? staged_slice(em, p, staged, b0->value)
-                                            : routine_array(em, b0->value);
+                : reload ? indexed_array(em, p, run, b0->value, reload->stride, staged)
+                : run    ? loop_array(em, p, step, run, staged)
+                : staged ? staged_slice(em, p, staged, b0->value)
+                         : routine_array(em, b0->value);
   if (s->kind == ROUTINE_LOAD) args[n++] = array;
   for (int i = 0; i < s->nbuf; i++) {
     const RollReload *rl = reload ? reload : reload_at(run, step - (run ? run->from : 0), i);

@@ -1106,14 +1106,17 @@ void roll_runs_free(RollRun *runs, int n);
 /* Per buffer, the buffer whose name it takes in the kept loops: a buffer that a later iteration
  * of a run defines is its first iteration's twin; any other is itself.  malloc'ed. */
 int *roll_aliases(const KernelPlan *p, const RollRun *runs, int nruns);
-/* Barriers a kernel that keeps its loops runs beyond the plan's (end_barrier, per iteration). */
-int roll_extra_barriers(const Dag *dag, const Target *t, const KernelPlan *p);
 /* "loops kept: q = 3..6, N = 1..3" for a plan that keeps loops, else NULL; malloc'ed. */
 char *roll_summary(const Dag *dag, const Target *t, const KernelPlan *p);
-/* Bytes per thread of a kernel that keeps its loops whose loads are not in flight together
- * (the loads of every iteration after the first of each run, from global memory). */
-double roll_loads_not_in_flight(const Dag *dag, const Target *t, const KernelPlan *p,
-                                const Staging *staging, int real_bytes);
+/* What the loops kernel p keeps change for the model: the barriers it runs beyond the plan's
+ * (end_barrier's, per iteration), and the bytes per thread of global loads that are not in flight
+ * with the others (those of every iteration after a run's first; staging: the kernel's). */
+typedef struct {
+  int barriers;
+  double loads_apart;
+} RollCosts;
+RollCosts roll_costs(const Dag *dag, const Target *t, const KernelPlan *p, const Staging *staging,
+                     int real_bytes);
 
 /* A candidate: a partition of the DAG into kernels, in an executable order. */
 typedef struct {

@@ -461,6 +461,7 @@ typedef struct {
    * flight at once (in_flight_bytes). */
   double load_bytes_per_thread, save_bytes_per_thread;
   int *straight_reals; /* straight_saved_reals */
+  RollCosts loops;     /* of the loops the kernel keeps (roll.c) */
 } KernelCtx;
 
 /* Warns once per message (per search): a routine missing from the database, or a whole
@@ -850,7 +851,7 @@ static double grid_floor(const KernelCtx *k) {
 static double barrier_time(const KernelCtx *k) {
   const KernelPlan *plan = k->plan;
   /* and one after staging in, one before staging out, and those of kept loops (roll.c) */
-  int barriers = plan->barriers + roll_extra_barriers(k->dag, k->target, plan);
+  int barriers = plan->barriers + k->loops.barriers;
   for (int i = 0; i < k->staging->n; i++)
     barriers += i == 0 || k->staging->v[i].output != k->staging->v[i - 1].output;
   if (barriers <= 0) return 0;
@@ -978,8 +979,7 @@ static void in_flight_bytes(KernelCtx *k) {
     if (buf->save)
       k->save_bytes_per_thread += bytes / impl_threads(plan->impl[buf->producer], plan->e);
   }
-  k->load_bytes_per_thread -=
-      roll_loads_not_in_flight(k->dag, k->target, plan, k->staging, k->real_bytes);
+  k->load_bytes_per_thread -= k->loops.loads_apart;
 }
 
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out) {
@@ -990,12 +990,13 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   Staging staging = staging_of(dag, ctx->target, plan);
   KernelCtx k = {plan, dag, db, ctx->model, dev,
                  occupancy(dev, plan->threads, staging.smem_bytes, regs), 0, ctx->target,
-                 target_real_bytes(ctx->target->precision), &staging, 0, 0, NULL};
+                 target_real_bytes(ctx->target->precision), &staging, 0, 0, NULL, {0, 0}};
   if (k.occ.blocks_per_sm == 0 || plan->e <= 0) { /* cannot launch */
     staging_free(&staging);
     return false;
   }
   k.floor_ns = grid_floor(&k);
+  k.loops = roll_costs(dag, ctx->target, plan, &staging, k.real_bytes);
   in_flight_bytes(&k);
   k.straight_reals = straight_saved_reals(plan, dag, &staging);
   double io = 0, compute = 0;

@@ -379,38 +379,30 @@ int *roll_aliases(const KernelPlan *p, const RollRun *runs, int nruns) {
   return alias;
 }
 
-int roll_extra_barriers(const Dag *dag, const Target *t, const KernelPlan *p) {
-  RollRun *runs;
-  int n = roll_kept(dag, t, p, &runs), extra = 0;
-  for (int r = 0; r < n; r++) {
-    extra += runs[r].end_barrier ? runs[r].count : 0;
-    /* the later iterations' first barrier, which the first did not have */
-    extra += !p->steps[runs[r].from].barrier_before &&
-             p->steps[runs[r].from + runs[r].body].barrier_before;
-  }
-  roll_runs_free(runs, n);
-  return extra;
-}
-
-/* A kept run issues one iteration's global loads at a time: the bytes a thread has in flight
- * count the run's loads once, not count times (model.c's in-flight term). */
-double roll_loads_not_in_flight(const Dag *dag, const Target *t, const KernelPlan *p,
-                                const Staging *staging, int real_bytes) {
+RollCosts roll_costs(const Dag *dag, const Target *t, const KernelPlan *p, const Staging *staging,
+                     int real_bytes) {
   RollRun *runs;
   int n = roll_kept(dag, t, p, &runs);
-  double bytes = 0;
-  for (int r = 0; r < n; r++)
-    for (int s = runs[r].from + runs[r].body; s < runs[r].from + runs[r].count * runs[r].body;
-         s++) {
+  RollCosts c = {0, 0};
+  for (int r = 0; r < n; r++) {
+    const RollRun *run = &runs[r];
+    c.barriers += run->end_barrier ? run->count : 0;
+    /* the later iterations' first barrier, which the first did not have */
+    c.barriers += !p->steps[run->from].barrier_before &&
+                  p->steps[run->from + run->body].barrier_before;
+    /* one iteration's global loads at a time: those of the later ones are not in flight with
+     * the rest */
+    for (int s = run->from + run->body; s < run->from + run->count * run->body; s++) {
       const Step *st = &p->steps[s];
       if (st->kind != ROUTINE_LOAD) continue;
       const Buffer *b = &p->buffers[st->buf[0]];
       if (staging_find(staging, dag, b->value)) continue; /* copied before the loop */
-      bytes += (double)real_bytes * dag_value_floats(dag, b->value) * p->e /
-               impl_threads(p->impl[b->load_call], p->e);
+      c.loads_apart += (double)real_bytes * dag_value_floats(dag, b->value) * p->e /
+                       impl_threads(p->impl[b->load_call], p->e);
     }
+  }
   roll_runs_free(runs, n);
-  return bytes;
+  return c;
 }
 
 char *roll_summary(const Dag *dag, const Target *t, const KernelPlan *p) {

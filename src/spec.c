@@ -1554,24 +1554,15 @@ bool spec_statement_in_loop(const Spec *spec, int stmt, int loop) {
 }
 
 /* "dphi[N+1]" */
-static void ref_text(StrBuf *sb, const Spec *sp, const SourceRef *r) {
-  sb_puts(sb, r->var >= 0 ? sp->vars[r->var].name : "?");
-  for (int d = 0; d < r->nidx; d++) {
-    sb_putc(sb, '[');
-    index_text(sb, sp, &r->idx[d]);
-    sb_putc(sb, ']');
-  }
-}
-
-/* r as written, except that the indices of loops other than `loop` take their values in
- * statement st's iteration. */
-static void ref_text_at(StrBuf *sb, const Spec *sp, const SourceRef *r, const Statement *st,
-                        int loop) {
+/* r as written ("dphi[N+1]"); with a statement st, the indices of loops other than `loop` take
+ * their values in st's iteration. */
+static void ref_text(StrBuf *sb, const Spec *sp, const SourceRef *r, const Statement *st,
+                     int loop) {
   sb_puts(sb, r->var >= 0 ? sp->vars[r->var].name : "?");
   for (int d = 0; d < r->nidx; d++) {
     const SpecIndex *ix = &r->idx[d];
     sb_putc(sb, '[');
-    if (ix->loop >= 0 && ix->loop != loop)
+    if (st && ix->loop >= 0 && ix->loop != loop)
       sb_printf(sb, "%d", st->iter[sp->loops[ix->loop].depth] + ix->offset);
     else
       index_text(sb, sp, ix);
@@ -1579,25 +1570,30 @@ static void ref_text_at(StrBuf *sb, const Spec *sp, const SourceRef *r, const St
   }
 }
 
+/* "ns = mvmul33(inv1, dphi[N])": source call sc, its references as ref_text writes them. */
+static void source_text(StrBuf *sb, const Spec *sp, const SourceCall *sc, const Statement *st,
+                        int loop) {
+  ref_text(sb, sp, &sc->result, st, loop);
+  sb_printf(sb, " = %s(", sc->fn ? sc->fn->name : "?");
+  for (int a = 0; a < sc->nargs; a++) {
+    if (a) sb_puts(sb, ", ");
+    ref_text(sb, sp, &sc->args[a], st, loop);
+  }
+  sb_putc(sb, ')');
+}
+
 char *spec_ref_text(const Spec *spec, const SourceRef *r, int stmt, int loop) {
   StrBuf sb;
   sb_init(&sb);
-  ref_text_at(&sb, spec, r, &spec->stmts[stmt], loop);
+  ref_text(&sb, spec, r, &spec->stmts[stmt], loop);
   return sb_take(&sb);
 }
 
 char *spec_source_text(const Spec *spec, int stmt, int loop) {
   const Statement *st = &spec->stmts[stmt];
-  const SourceCall *sc = &spec->sources[st->source];
   StrBuf sb;
   sb_init(&sb);
-  ref_text_at(&sb, spec, &sc->result, st, loop);
-  sb_printf(&sb, " = %s(", sc->fn ? sc->fn->name : "?");
-  for (int a = 0; a < sc->nargs; a++) {
-    if (a) sb_puts(&sb, ", ");
-    ref_text_at(&sb, spec, &sc->args[a], st, loop);
-  }
-  sb_putc(&sb, ')');
+  source_text(&sb, spec, &spec->sources[st->source], st, loop);
   return sb_take(&sb);
 }
 
@@ -1653,13 +1649,8 @@ static void print_item(const Spec *sp, SpecItem it, int indent, FILE *out) {
   const SourceCall *sc = &sp->sources[it.index];
   StrBuf sb;
   sb_init(&sb);
-  ref_text(&sb, sp, &sc->result);
-  sb_printf(&sb, " = %s(", sc->fn->name);
-  for (int a = 0; a < sc->nargs; a++) {
-    if (a) sb_puts(&sb, ", ");
-    ref_text(&sb, sp, &sc->args[a]);
-  }
-  sb_puts(&sb, ");");
+  source_text(&sb, sp, sc, NULL, -1);
+  sb_putc(&sb, ';');
   fprintf(out, "%*s%-*s // line %d: ", indent, "", 56 - indent, sb.data, sc->loc.line);
   print_instances(sp, it.index, out);
   fputc('\n', out);
