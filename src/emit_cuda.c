@@ -1662,7 +1662,8 @@ static void put_alloc(StrBuf *sb, int level, const Emitter *em, int k, const cha
                       int reals) {
   indent(sb, level);
   sb_printf(sb, "%s *const %s_all = %s(%d * %d); /* a kept loop's own */\n", em->real, name,
-            strcmp(em->real, "double") ? "kas_host_floats" : "kas_host_doubles",
+            em->cand->kernels[k]->precision == PREC_DOUBLE ? "kas_host_doubles"
+                                                           : "kas_host_floats",
             em->cand->kernels[k]->threads, reals);
 }
 
@@ -1732,6 +1733,15 @@ static void emit_host_phase(StrBuf *sb, int level, const Emitter *em, const Kern
   sb_puts(sb, "}\n");
 }
 
+/* Whether a host phase of kernel k (in run's body, or outside any run) ends before step s: at a
+ * barrier, or where a kept loop with barriers inside starts. */
+static bool phase_ends_before(const Emitter *em, int k, int s, const RollRun *run) {
+  const KernelPlan *p = em->cand->kernels[k];
+  if (barrier_step(p, s, run)->barrier_before) return true;
+  const RollRun *starts = run ? NULL : run_at(em, k, s);
+  return starts && !run_in_phase(p, starts);
+}
+
 /* Steps [from, to) of host kernel k as phases between barriers; a kept loop with barriers inside
  * runs its phases in a loop (one without stays inside a phase, as on the GPU).  run: the loop
  * whose body [from, to) is. */
@@ -1751,10 +1761,8 @@ static void emit_host_steps(StrBuf *sb, int level, const Emitter *em, const Kern
     }
     const Step *bs = barrier_step(p, s, run);
     if (bs->barrier_before && (s > 0 || run)) emit_barrier(sb, level, bs, false);
-    int e = s + 1; /* the phase ends at a barrier or at a kept loop that has them */
-    while (e < to && !barrier_step(p, e, run)->barrier_before &&
-           !(!run && run_at(em, k, e) && !run_in_phase(p, run_at(em, k, e))))
-      e++;
+    int e = s + 1;
+    while (e < to && !phase_ends_before(em, k, e, run)) e++;
     emit_host_phase(sb, level, em, p, k, s, e, run);
     s = e;
   }
