@@ -473,24 +473,27 @@ static char *fusion_dot(const Dag *dag, const Candidate *cand, const char *name)
   return text ? text : xstrdup("");
 }
 
-/* Runs Graphviz's dot once (no shell) on files[0..n): `dot -Tsvg -O` writes <file>.svg beside
- * each.  One process for all the candidates: dot's start-up is most of the time of a small
- * picture, and the default `kasgen SPEC` draws eleven. */
+/* Runs Graphviz's dot (no shell) on files[0..n): `dot -Tsvg -O` writes <file>.svg beside each.
+ * One process per file, all started before any is waited for: dot 2.43 given several files in
+ * one process orders each picture's clusters by state the earlier ones left, and drew the same
+ * fusion.dot differently from run to run; alone, a file always gets the same picture. */
 static void run_dot(char **files, int n) {
-  char **argv = xcalloc((size_t)n + 4, sizeof *argv);
-  argv[0] = "dot", argv[1] = "-Tsvg", argv[2] = "-O";
-  for (int i = 0; i < n; i++) argv[3 + i] = files[i];
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   extern char **environ;
-  pid_t pid;
-  int status;
-  if (posix_spawnp(&pid, "dot", &fa, NULL, argv, environ) == 0)
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  pid_t *pids = xcalloc((size_t)n + 1, sizeof *pids);
+  for (int i = 0; i < n; i++) {
+    char *argv[] = {"dot", "-Tsvg", "-O", files[i], NULL};
+    if (posix_spawnp(&pids[i], "dot", &fa, NULL, argv, environ) != 0) pids[i] = 0;
+  }
+  for (int i = 0; i < n; i++) {
+    int status;
+    while (pids[i] > 0 && waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {}
+  }
   posix_spawn_file_actions_destroy(&fa);
-  free(argv);
+  free(pids);
 }
 
 /* Each candidate's chosen fusions as a picture: fusion.dot always, fusion.svg where Graphviz is
