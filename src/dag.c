@@ -94,7 +94,7 @@ static void build_nodes(Dag *dag) {
 
 /* Every edge goes from a lower index to a higher one, so one backward pass closes the
  * relation: reach[i] = union over direct successors j of {j} and reach[j]. */
-static void build_reach(Dag *dag) {
+void dag_close_reach(Dag *dag) {
   for (int i = dag->nnodes - 1; i >= 0; i--) {
     NodeSet r = dag->succ[i];
     for (int j = nodeset_next(&dag->succ[i], i + 1); j >= 0; j = nodeset_next(&dag->succ[i], j + 1))
@@ -168,7 +168,7 @@ Dag *dag_build(const Spec *spec) {
   dag->spec = spec;
   build_values(dag);
   build_nodes(dag);
-  build_reach(dag);
+  dag_close_reach(dag);
   build_io(dag);
   build_api(dag);
   return dag;

@@ -32,6 +32,9 @@ static char *describe_kernels(const Candidate *c) {
     if (k) sb_puts(&sb, " | ");
     for (int i = 0; i < p->ncalls; i++) sb_printf(&sb, "%s%s", i ? "+" : "", p->impl[i]->name);
   }
+  if (c->dag) /* one iteration's calls, run by every group (threads.c) */
+    sb_printf(&sb, " (%s = %d..%d in %d groups)", c->dag->spec->loops[c->dag->group_loop].var,
+              c->dag->group_first, c->dag->group_first + c->dag->groups - 1, c->dag->groups);
   if (!sb.data) sb_puts(&sb, "");
   return sb_take(&sb);
 }
@@ -91,9 +94,12 @@ static CandidateEntry *list_entries(const Dag *dag, const TimingDb *db, const Ta
                               NULL};
   bool failed = false;
   UnalignedPlanner *planner = unaligned_planner_new(dag, db, t, res->loops);
+  UnalignedPlanner *groups = res->group_dag ? unaligned_planner_new(res->group_dag, db, t, res->loops)
+                                            : NULL;
   for (int i = 0; i < n && !failed; i++)
-    e[i].unaligned = unaligned_candidate(planner, e[i].cand, &failed);
+    e[i].unaligned = unaligned_candidate(e[i].cand->dag ? groups : planner, e[i].cand, &failed);
   unaligned_planner_free(planner);
+  unaligned_planner_free(groups);
   *count = n;
   if (!failed) return e;
   free_entries(e, n);
@@ -406,16 +412,22 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
   sb_puts(&sb, "\nKernels (E = elements per block):\n");
   for (int i = 0; i < count; i++) {
     const Candidate *c = ents[i].cand;
+    const Dag *cd = candidate_dag(dag, c);
+    int groups = cd->groups > 1 ? cd->groups : 1;
     for (int k = 0; k < c->nkernels; k++) {
       const KernelPlan *p = c->kernels[k];
       sb_printf(&sb, "  %-8s kernel %d: E=%d, %d threads, %d B shared, %d of %d barriers, "
                      "%.4f ns/element:",
-                ents[i].name, k + 1, p->e, p->threads, p->smem_bytes, p->barriers,
-                p->barriers_possible, p->predicted_ns_per_elem);
-      for (int j = 0; j < p->ncalls; j++)
-        sb_printf(&sb, " %s(#%d)", p->impl[j]->name, p->order[j]);
+                ents[i].name, k + 1, p->e, p->threads * groups, p->smem_bytes * groups,
+                p->barriers, p->barriers_possible, p->predicted_ns_per_elem);
+      for (int j = 0; j < p->ncalls; j++) /* numbered as the spec's calls (check's #) */
+        sb_printf(&sb, " %s(#%d)", p->impl[j]->name, cd->nodes[p->order[j]].stmt);
       sb_puts(&sb, "\n");
-      char *loops = roll_summary(dag, t, p);
+      if (groups > 1)
+        sb_printf(&sb, "           groups: %s = %d..%d, one iteration per group of %d threads\n",
+                  cd->spec->loops[cd->group_loop].var, cd->group_first,
+                  cd->group_first + groups - 1, p->threads);
+      char *loops = roll_summary(cd, t, p);
       if (loops) sb_printf(&sb, "           %s\n", loops);
       free(loops);
     }
@@ -503,7 +515,7 @@ static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const CandidateEntr
   char **dots = xcalloc((size_t)count, sizeof *dots), **files = xcalloc((size_t)count, sizeof *files);
   bool ok = true;
   for (int i = 0; i < count && ok; i++) {
-    dots[i] = fusion_dot(dag, ents[i].cand, ents[i].name);
+    dots[i] = fusion_dot(candidate_dag(dag, ents[i].cand), ents[i].cand, ents[i].name);
     char *rel = xasprintf("%s/fusion.dot", ents[i].name);
     ok = emit_dir_write(d, rel, dots[i]);
     free(rel);

@@ -113,6 +113,16 @@ static void free_strings(char **v, int n) {
 char *emit_value_ident(const Dag *dag, int value) {
   const Value *v = &dag->values[value];
   const SpecVar *var = &dag->spec->vars[v->var];
+  if (v->group_stride) { /* threads.c: "vec3DPhi[N]" -> "vec3DPhi_N_0", "v[N+1]" -> "v_Np1_0" */
+    StrBuf sb;
+    sb_init(&sb);
+    for (const char *c = dag_value_label(dag, value); *c; c++)
+      if (*c == '[') sb_putc(&sb, '_');
+      else if (*c == '+' || *c == '-') sb_putc(&sb, *c == '+' ? 'p' : 'm');
+      else if (*c != ']' && *c != ' ') sb_putc(&sb, *c);
+    sb_printf(&sb, "_%d", v->version);
+    return sb_take(&sb);
+  }
   if (var->array < 0) return xasprintf("%s_%d", var->name, v->version);
   /* An array element "B[1][2]" (assigned once): "B_1_2_0"; emit_supports_dag refuses a spec in
    * which that name is also another value's. */
@@ -534,11 +544,22 @@ static char *param_name(const Emitter *em, int value) {
   return s;
 }
 
+/* A loop's iterations in groups of threads (threads.c): below, with the kept loops'. */
+static int groups_of(const Emitter *em);
+static char *group_offset(const Emitter *em, int v, int offset);
+static char *group_smem_offset(const Emitter *em, const KernelPlan *p, int reals);
+
 /* What a load or save routine gets for its array: the parameter, moved to an array element's
  * place in the array's record ("g_vec3DPhi + 3", component-major "g_vec3DPhi + 3 * ld"). */
 static char *routine_array(const Emitter *em, int value) {
   char *g = param_name(em, value);
   GlobalBinding b = target_binding(em->target, em->dag, value);
+  if (em->dag->values[value].group_stride) { /* element-major: groups need no component rows */
+    char *off = group_offset(em, value, b.offset);
+    char *s = xasprintf("%s + %s", g, off);
+    free(g), free(off);
+    return s;
+  }
   if (b.offset == 0) return g;
   char *s = b.layout == LAYOUT_COMPONENT ? xasprintf("%s + %d * ld", g, b.offset)
                                          : xasprintf("%s + %d", g, b.offset);
@@ -557,6 +578,12 @@ static char *staged_slice(const Emitter *em, const KernelPlan *p, const StagedAr
                           int value) {
   const Value *v = &em->dag->values[value];
   char *st = staged_name(em, a->arg);
+  if (v->group_stride && !a->rows) {
+    char *off = group_offset(em, value, v->arg_offset);
+    char *s = xasprintf("%s + %s", st, off);
+    free(st), free(off);
+    return s;
+  }
   if (v->arg_offset == 0) return st;
   char *s = a->rows ? xasprintf("%s + %d * %d", st, v->arg_offset, p->e)
                     : xasprintf("%s + %d", st, v->arg_offset);
@@ -593,12 +620,15 @@ static void emit_staging_copies(StrBuf *sb, int level, const Emitter *em, int k,
     sb_printf(sb, "/* %s: the block's %d-real records, %s shared memory in one run */\n",
               dag_arg_name(em->dag, arg), a->record, output ? "copied out of" : "copied into");
     indent(sb, level);
+    /* every thread of the block copies, the groups' (threads.c) too */
+    int threads = device ? p->threads * groups_of(em) : 1;
+    const char *who = !device ? "0" : groups_of(em) > 1 ? "lin_block" : "lin";
     if (output)
       sb_printf(sb, "kas_stage_out<%d>(%s, %s + e0 * %d, %d, (int)ne * %d, %s, %d);\n", w, name,
-                g, a->record, reals, a->record, device ? "lin" : "0", device ? p->threads : 1);
+                g, a->record, reals, a->record, who, threads);
     else
       sb_printf(sb, "kas_stage_in<%d>(%s, %s + e0 * %d, %d, (int)ne * %d, %s, %d);\n", w, name,
-                g, a->record, reals, a->record, device ? "lin" : "0", device ? p->threads : 1);
+                g, a->record, reals, a->record, who, threads);
     free(g);
     free(name);
   }
@@ -647,6 +677,52 @@ static char *affine_text(int stride, int base, const char *var) {
   if (base == 0) return term;
   char *s = xasprintf("%s %c %d", term, base > 0 ? '+' : '-', base > 0 ? base : -base);
   free(term);
+  return s;
+}
+
+/* ---- a loop's iterations in groups of threads (threads.c) --------------------------------- */
+
+/* The groups kernel k's block holds (1 unless the candidate's DAG is threads.c's). */
+static int groups_of(const Emitter *em) { return em->dag->groups > 1 ? em->dag->groups : 1; }
+
+/* The loop variable of the groups' loop, as the kernel names it: each group's iteration. */
+static char *group_var(const Emitter *em) { return loop_var(em->dag->spec, em->dag->group_loop); }
+
+/* Where a shared buffer at `reals` into the plan's shared memory is for this thread's group:
+ * each group has the plan's (16-byte aligned) after the one before ("2304 * N + 96"). */
+static char *group_smem_offset(const Emitter *em, const KernelPlan *p, int reals) {
+  int per_group = (p->smem_bytes + 15) / 16 * 16 / target_real_bytes(p->precision);
+  char *var = group_var(em);
+  char *s = affine_text(per_group, reals - per_group * em->dag->group_first, var);
+  free(var);
+  return s;
+}
+
+/* The group's variable, declared first in a kernel of groups ("const int N = threadIdx.z;"):
+ * group g of the block (threadIdx.z / its plan's bz) runs iteration first + g. */
+static void declare_group(StrBuf *sb, const Emitter *em, const KernelPlan *p) {
+  const Spec *sp = em->dag->spec;
+  const SpecLoop *l = &sp->loops[em->dag->group_loop];
+  char *var = group_var(em);
+  sb_printf(sb, "  /* loop %s of line %d (%s = %d..%d): one iteration per group of %d threads */\n",
+            l->var, l->loc.line, l->var, l->lo, l->hi - 1, p->threads);
+  sb_printf(sb, "  const int %s = ", var);
+  if (em->dag->group_first) sb_printf(sb, "%d + ", em->dag->group_first);
+  sb_puts(sb, "(int)threadIdx.z");
+  if (p->block.bz > 1) sb_printf(sb, " / %d", p->block.bz);
+  sb_puts(sb, ";\n");
+  free(var);
+}
+
+/* Where value v's element is for this thread's group, as an offset into its argument's record
+ * ("3 * N", "36 * N + 9"; the first iteration's place where v is not strided). */
+static char *group_offset(const Emitter *em, int v, int offset) {
+  const Value *val = &em->dag->values[v];
+  if (!val->group_stride) return xasprintf("%d", offset);
+  char *var = group_var(em);
+  int stride = val->group_stride;
+  char *s = affine_text(stride, offset - stride * em->dag->group_first, var);
+  free(var);
   return s;
 }
 
@@ -1089,13 +1165,18 @@ static void declare_buffers(StrBuf *sb, const Emitter *em, int k) {
     const Buffer *buf = &p->buffers[b];
     if (!named(em, k, b)) continue;
     char *name = buffer_name(em->dag, buf);
-    if (buf->place == PLACE_REGISTER)
+    if (buf->place == PLACE_REGISTER) {
       sb_printf(sb, "  %s %s[%d];\n", em->real, name, buf->reg_floats);
-    else if (buf->offset == 0)
+    } else if (groups_of(em) > 1) { /* each group's own */
+      char *at = group_smem_offset(em, p, buf->offset / rb);
+      sb_printf(sb, "  %s *const %s = (%s *)kas_smem + %s;\n", em->real, name, em->real, at);
+      free(at);
+    } else if (buf->offset == 0) {
       sb_printf(sb, "  %s *const %s = (%s *)kas_smem;\n", em->real, name, em->real);
-    else
+    } else {
       sb_printf(sb, "  %s *const %s = (%s *)kas_smem + %d;\n", em->real, name, em->real,
                 buf->offset / rb);
+    }
     free(name);
   }
   for (int i = 0; i < st->n; i++) {
@@ -1116,14 +1197,36 @@ static void declare_lin(StrBuf *sb, BlockShape b) {
   sb_puts(sb, ";\n");
 }
 
+/* In a kernel of groups: the thread's coordinates inside its group (tz, lin) and its index in
+ * the whole block (lin_block, which the staged copies use). */
+static void declare_group_coords(StrBuf *sb, const KernelPlan *p, unsigned used, bool block) {
+  BlockShape b = p->block;
+  if (used & COORD_TZ) {
+    if (b.bz > 1) sb_printf(sb, "  const int tz = (int)threadIdx.z %% %d;\n", b.bz);
+    else sb_puts(sb, "  const int tz = 0;\n");
+  }
+  if (used & USES_LIN) {
+    sb_puts(sb, "  const int lin = threadIdx.x");
+    if (b.bz > 1)
+      sb_printf(sb, " + %d * (threadIdx.y + %d * ((int)threadIdx.z %% %d))", b.bx, b.by, b.bz);
+    else if (b.by > 1)
+      sb_printf(sb, " + %d * threadIdx.y", b.bx);
+    sb_puts(sb, ";\n");
+  }
+  if (block)
+    sb_printf(sb, "  const int lin_block = threadIdx.x + %d * (threadIdx.y + %d * threadIdx.z);\n",
+              b.bx, b.by);
+}
+
 static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
   const KernelPlan *p = em->cand->kernels[k];
   kernel_header(sb, em, p, k);
   char *kn = kernel_name(em, k);
-  sb_printf(sb, "__global__ void __launch_bounds__(%d) %s(", p->threads, kn);
+  sb_printf(sb, "__global__ void __launch_bounds__(%d) %s(", p->threads * groups_of(em), kn);
   kernel_param_list(sb, em, k, true);
   sb_puts(sb, ") {\n");
   free(kn);
+  if (groups_of(em) > 1) declare_group(sb, em, p);
   declare_buffers(sb, em, k);
   sb_printf(sb, "  const size_t e0 = (size_t)blockIdx.x * %d;\n", p->e);
   bool staged_in = stages(em, k, false), staged_out = stages(em, k, true);
@@ -1133,8 +1236,12 @@ static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
   unsigned used = coords_used(em, k, 0, p->nsteps);
   if (used & COORD_TX) sb_puts(sb, "  const int tx = threadIdx.x;\n");
   if (used & COORD_TY) sb_puts(sb, "  const int ty = threadIdx.y;\n");
-  if (used & COORD_TZ) sb_puts(sb, "  const int tz = threadIdx.z;\n");
-  if ((used & USES_LIN) || staged_in || staged_out) declare_lin(sb, p->block);
+  if (groups_of(em) > 1) {
+    declare_group_coords(sb, p, used, staged_in || staged_out);
+  } else {
+    if (used & COORD_TZ) sb_puts(sb, "  const int tz = threadIdx.z;\n");
+    if ((used & USES_LIN) || staged_in || staged_out) declare_lin(sb, p->block);
+  }
   if (staged_in) {
     emit_staging_copies(sb, 1, em, k, false, true);
     sb_puts(sb, "  kas_stage_wait(); /* this thread's copies, issued asynchronously */\n"
@@ -1266,7 +1373,7 @@ static void emit_kernel_launch(StrBuf *sb, const Emitter *em, int k) {
     for (int i = 0; i < 3; i++) free(attr[i]);
   }
   char *head = xasprintf("%s<<<(unsigned)blocks%d, dim3(%d, %d, %d), %d, stream>>>", kn, k + 1,
-                         p->block.bx, p->block.by, p->block.bz, smem);
+                         p->block.bx, p->block.by, p->block.bz * groups_of(em), smem);
   char *args[KAS_MAX_NODES * 2 + 2];
   int n = launch_args(em, k, args);
   put_call(sb, 1, head, args, n, ";\n");
@@ -1700,13 +1807,21 @@ static void host_register_views(StrBuf *sb, int level, const Emitter *em, int k,
   for (int c = 0; carries && c < carries->ncarry; c++)
     used[carries->carry_in[c]] = used[carries->carry_out[c]] = true;
   host_reload_views(sb, level, em, k, from, to);
+  bool grouped = groups_of(em) > 1;
+  int rb = target_real_bytes(p->precision);
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
-    if (buf->place != PLACE_REGISTER || !used[b]) continue;
+    if (!used[b] || (buf->place != PLACE_REGISTER && !grouped)) continue;
     char *name = buffer_name(em->dag, buf);
     indent(sb, level);
-    sb_printf(sb, "%s *const %s = %s_all + (size_t)lin * %d;\n", em->real, name, name,
-              buf->reg_floats);
+    if (buf->place == PLACE_REGISTER) {
+      sb_printf(sb, "%s *const %s = %s_all + (size_t)%s * %d;\n", em->real, name, name,
+                grouped ? "lin_block" : "lin", buf->reg_floats);
+    } else { /* the thread's group's shared buffer (threads.c) */
+      char *at = group_smem_offset(em, p, buf->offset / rb);
+      sb_printf(sb, "%s *const %s = %s_all + %s;\n", em->real, name, name, at);
+      free(at);
+    }
     free(name);
   }
   free(used);
@@ -1717,10 +1832,21 @@ static void host_register_views(StrBuf *sb, int level, const Emitter *em, int k,
  * on). */
 static void emit_host_phase(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
                             int from, int to, const RollRun *run) {
+  int threads = p->threads * groups_of(em);
   indent(sb, level);
-  sb_printf(sb, "for (int t = 0; t < %d; t++) {\n", p->threads);
+  sb_printf(sb, "for (int t = 0; t < %d; t++) {\n", threads);
   indent(sb, level + 1);
-  sb_printf(sb, "const int lin = order > 0 ? t : %d - t;\n", p->threads - 1);
+  if (groups_of(em) > 1) { /* the block's thread, its group and its place in the group */
+    char *var = group_var(em);
+    sb_printf(sb, "const int lin_block = order > 0 ? t : %d - t;\n", threads - 1);
+    indent(sb, level + 1);
+    sb_printf(sb, "const int %s = ", var);
+    if (em->dag->group_first) sb_printf(sb, "%d + ", em->dag->group_first);
+    sb_printf(sb, "lin_block / %d, lin = lin_block %% %d;\n", p->threads, p->threads);
+    free(var);
+  } else {
+    sb_printf(sb, "const int lin = order > 0 ? t : %d - t;\n", p->threads - 1);
+  }
   unsigned used = coords_used(em, k, from, to);
   static const char *const names[3] = {"tx", "ty", "tz"};
   for (int c = 0; c < 3; c++)
@@ -1784,10 +1910,12 @@ static void host_block_memory(StrBuf *sb, const Emitter *em, int k, bool begin) 
     if (!named(em, k, b)) continue;
     char *name = buffer_name(em->dag, buf);
     if (buf->place == PLACE_REGISTER && begin)
-      sb_printf(sb, "  %s *const %s_all = %s(%d * %d);\n", em->real, name, alloc, p->threads,
-                buf->reg_floats);
+      sb_printf(sb, "  %s *const %s_all = %s(%d * %d);\n", em->real, name, alloc,
+                p->threads * groups_of(em), buf->reg_floats);
     else if (buf->place == PLACE_REGISTER)
       sb_printf(sb, "  free(%s_all);\n", name);
+    else if (begin && groups_of(em) > 1) /* each phase's thread takes its group's (below) */
+      sb_printf(sb, "  %s *const %s_all = smem;\n", em->real, name);
     else if (begin && buf->offset == 0)
       sb_printf(sb, "  %s *const %s = smem;\n", em->real, name);
     else if (begin)
@@ -1825,7 +1953,8 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
     const Buffer *buf = &p->buffers[b];
     if (buf->place != PLACE_REGISTER || !named(em, k, b)) continue;
     char *name = buffer_name(em->dag, buf);
-    sb_printf(sb, "    kas_host_poison(%s_all, %d * %d);\n", name, p->threads, buf->reg_floats);
+    sb_printf(sb, "    kas_host_poison(%s_all, %d * %d);\n", name, p->threads * groups_of(em),
+              buf->reg_floats);
     free(name);
   }
   each_reload(em, k, 0, p->nsteps, put_poison, sb, 2);
@@ -1953,7 +2082,8 @@ static bool emitter_init(Emitter *em, CandidateText *ct, const Dag *dag, const T
                          const Candidate *cand, const char *name, const char *prefix,
                          const char *entry, const char *linkage) {
   if (!t) t = target_default();
-  *em = (Emitter){.dag = dag, .cand = cand, .target = t, .name = name, .prefix = prefix,
+  *em = (Emitter){.dag = candidate_dag(dag, cand), .cand = cand, .target = t, .name = name,
+                  .prefix = prefix,
                   .entry = entry, .linkage = linkage, .real = target_real_name(t->precision),
                   .io = emit_io_names(dag), .routines = &ct->routines};
   bool ok = true;

@@ -710,6 +710,10 @@ typedef struct {
   int arg;
   int arg_offset;
   int arg_record;
+  /* In the DAG of one iteration of a loop run by groups of threads (threads.c): the reals group
+   * g finds this value further into its argument's record, per g (arg_offset is group 0's);
+   * 0 for a value every group shares, and in any other DAG. */
+  int group_stride;
 } Value;
 
 /* One argument of the generated API: a plain input or output variable, or a whole array (one
@@ -747,6 +751,11 @@ typedef struct {
   int nin_args;
   DagArg *out_args; /* the API's output arguments, in `return`-line order */
   int nout_args;
+  /* threads.c's DAG of one iteration of loop group_loop, whose iterations group_first ..
+   * group_first + groups - 1 run side by side in groups of threads; groups 0 for a spec's DAG.
+   * Its nodes are the iteration's calls (stmt: the spec's statement of iteration group_first),
+   * its API arguments the spec's. */
+  int groups, group_loop, group_first;
 } Dag;
 /* Node indices are statement order, hence topological: every edge goes from a lower index to a
  * higher one (fusion.c relies on it).  Values: the inputs first (input-line order), then one per
@@ -754,6 +763,8 @@ typedef struct {
 
 /* NULL after a located error when the spec has more calls than a DAG holds (KAS_MAX_NODES). */
 Dag *dag_build(const Spec *spec);
+/* Fills dag->reach from dag->succ (every edge from a lower node index to a higher one). */
+void dag_close_reach(Dag *dag);
 void dag_free(Dag *dag);
 /* Floats per element of a value (its type's size), and its label for messages and comments
  * ("vec3NodeStiff.1"; the variable's name when the DAG was built without labels). */
@@ -1048,7 +1059,8 @@ typedef struct {
 typedef struct {
   StagedArray *v;
   int n;
-  int smem_bytes; /* the plan's shared memory plus the copies, 16-byte aligned */
+  int smem_bytes; /* the plan's shared memory (each group's, threads.c) plus the copies, 16-byte
+                     aligned */
 } Staging;
 /* The arrays kernel plan p stages; free with staging_free. */
 Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p);
@@ -1108,6 +1120,21 @@ void roll_runs_free(RollRun *runs, int n);
 int *roll_aliases(const KernelPlan *p, const RollRun *runs, int nruns);
 /* "loops kept: q = 3..6, N = 1..3" for a plan that keeps loops, else NULL; malloc'ed. */
 char *roll_summary(const Dag *dag, const Target *t, const KernelPlan *p);
+
+/* threads.c: a spec loop's iterations side by side in groups of threads of one block (issue
+ * #11; docs/loops.md, "Iterations over threads"). */
+typedef struct {
+  int loop;  /* the spec's loop (top level) */
+  int first; /* its first iteration: group g runs iteration first + g */
+  int count; /* its iterations: the groups */
+  int len;   /* calls per iteration */
+} ThreadLoop;
+/* The loop of dag whose iterations can run as groups: at top level, holding every call, no
+ * iteration reading another's values, every output an element it addresses through its
+ * variable, and every iteration the first one moved by its strides (checked against the DAG). */
+bool threads_loop(const Dag *dag, ThreadLoop *out);
+/* The DAG of iteration t->first alone, with the spec's API (dag_free frees it). */
+Dag *threads_dag(const Dag *dag, const ThreadLoop *t);
 /* What the loops kernel p keeps change for the model: the barriers it runs beyond the plan's
  * (end_barrier's, per iteration), and the bytes per thread of global loads that are not in flight
  * with the others (those of every iteration after a run's first; staging: the kernel's). */
@@ -1124,7 +1151,11 @@ typedef struct {
   int nkernels;
   double predicted_ns_per_elem; /* sum of kernels + launch overhead amortized at the default n */
   int rank; /* 1-based */
+  const Dag *dag; /* the DAG its plans are of: NULL for the spec's; threads.c's DAG of one
+                     iteration for a kernel whose groups of threads run a loop's iterations */
 } Candidate;
+/* The DAG candidate c's plans are of (spec_dag, the spec's, unless it is threads.c's). */
+const Dag *candidate_dag(const Dag *spec_dag, const Candidate *c);
 
 /* The search (docs/search.md): exact where the convex fusions are few enough, intervals of node
  * order beyond, every limit reported in SearchStats. */
@@ -1183,6 +1214,9 @@ typedef struct {
   int nplans;
   SearchStats stats;
   LoopChoice loops;   /* the search's: the plans for arrays of any alignment choose alike */
+  Dag *group_dag;     /* threads.c's DAG of one iteration, which some candidates' plans are of
+                         (owned), or NULL */
+  int group_cands;    /* candidates ranked whose kernel runs a loop's iterations in groups */
 } SearchResult;
 
 /* Thread mapping contract between plan construction (sync.c) and the emitters: a call whose

@@ -982,19 +982,28 @@ static void in_flight_bytes(KernelCtx *k) {
   k->load_bytes_per_thread -= k->loops.loads_apart;
 }
 
+/* A kernel of threads.c's groups is costed per iteration, as the plan of one iteration whose
+ * blocks are the groups (so many of them resident), and the terms are then counted once per
+ * group.  An input every group reads is one element's data, which memory moves once: the
+ * other groups find it in the caches (or the staged copy), so it is counted once per element. */
+static int kernel_groups(const Dag *dag) { return dag->groups > 1 ? dag->groups : 1; }
+
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out) {
   const Dag *dag = ctx->dag;
   const TimingDb *db = ctx->db;
   const DeviceLimits *dev = &db->dev;
   int regs = plan->regs_estimate > 0 ? plan->regs_estimate : model_estimate_registers(plan);
+  int groups = kernel_groups(dag);
   Staging staging = staging_of(dag, ctx->target, plan);
   KernelCtx k = {plan, dag, db, ctx->model, dev,
-                 occupancy(dev, plan->threads, staging.smem_bytes, regs), 0, ctx->target,
-                 target_real_bytes(ctx->target->precision), &staging, 0, 0, NULL, {0, 0}};
+                 occupancy(dev, plan->threads * groups, staging.smem_bytes, regs), 0,
+                 ctx->target, target_real_bytes(ctx->target->precision), &staging, 0, 0, NULL,
+                 {0, 0}};
   if (k.occ.blocks_per_sm == 0 || plan->e <= 0) { /* cannot launch */
     staging_free(&staging);
     return false;
   }
+  k.occ.blocks_per_sm *= groups;
   k.floor_ns = grid_floor(&k);
   k.loops = roll_costs(dag, ctx->target, plan, &staging, k.real_bytes);
   in_flight_bytes(&k);
@@ -1002,7 +1011,9 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   double io = 0, compute = 0;
   for (int b = 0; b < plan->nbuffers; b++) {
     const Buffer *buf = &plan->buffers[b];
-    if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load);
+    const Value *v = &dag->values[buf->value];
+    double shared_by = v->producer < 0 && v->group_stride == 0 ? groups : 1;
+    if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load) / shared_by;
     if (buf->save) io += io_time(&k, buf, plan->impl[buf->producer], buf->save);
   }
   /* The compute steps come in call order. */
@@ -1013,7 +1024,8 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
    * spill term. */
   double work = io > compute ? io : compute;
   double spilled = compute + spill_traffic_time(&k, regs);
-  *out = (ModelTerms){work, k.floor_ns, barrier_time(&k), spilled > work ? spilled - work : 0};
+  *out = (ModelTerms){work * groups, k.floor_ns * groups, barrier_time(&k) * groups,
+                      (spilled > work ? spilled - work : 0) * groups};
   free(k.straight_reals);
   staging_free(&staging);
   return true;
@@ -1039,7 +1051,8 @@ void model_keep_loops(SearchContext *ctx, KernelPlan *p) {
   }
   Staging staging = staging_of(ctx->dag, ctx->target, p);
   int regs = p->regs_estimate > 0 ? p->regs_estimate : model_estimate_registers(p);
-  double occ = occupancy(&ctx->db->dev, p->threads, staging.smem_bytes, regs).occupancy;
+  double occ = occupancy(&ctx->db->dev, p->threads * kernel_groups(ctx->dag), staging.smem_bytes,
+                         regs).occupancy;
   staging_free(&staging);
   if (occ < KEEP_LOOPS_MIN_OCCUPANCY) return;
   double best = model_predict_kernel(ctx, p);

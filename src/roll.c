@@ -299,7 +299,8 @@ static bool adjacent(const Chunk *a, const Chunk *b, const Dag *dag, const Kerne
 int roll_find(const Dag *dag, const Target *t, const KernelPlan *p, RollRun **runs_out) {
   const Spec *sp = dag->spec;
   *runs_out = NULL;
-  if (!sp || sp->nloops == 0 || p->nsteps < 2) return 0;
+  /* A kernel of threads.c's groups runs one iteration per group: it keeps no loop (yet). */
+  if (!sp || sp->nloops == 0 || p->nsteps < 2 || dag->groups > 1) return 0;
   Finder f = {dag, t, p, {0}, false};
   bool *claimed = xcalloc((size_t)p->nsteps, sizeof(bool));
   Chunk *ch = xmalloc(sizeof *ch * (size_t)p->nsteps);

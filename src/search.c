@@ -298,6 +298,7 @@ static int by_predicted(const void *a, const void *b) {
   const Candidate *x = a, *y = b;
   double p = x->predicted_ns_per_elem, q = y->predicted_ns_per_elem;
   if (p != q) return p < q ? -1 : 1;
+  if ((x->dag != NULL) != (y->dag != NULL)) return x->dag ? 1 : -1; /* the spec's DAG first */
   if (x->nkernels != y->nkernels) return x->nkernels - y->nkernels;
   for (int k = 0; k < x->nkernels; k++) {
     int c = nodeset_compare(&x->kernels[k]->nodes, &y->kernels[k]->nodes);
@@ -405,7 +406,64 @@ static void run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats
   fusion_set_free(&fs);
 }
 
+const Dag *candidate_dag(const Dag *spec_dag, const Candidate *c) {
+  return c->dag ? c->dag : spec_dag;
+}
+
+static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
+
+/* The one-kernel candidates of the spec's loop run by groups of threads (threads.c), searched
+ * on the DAG of one iteration and ranked with r's own: the model's choice (docs/loops.md,
+ * "Iterations over threads").  Not under --loops keep or unroll (which ask for the loops' other
+ * forms), a --max-fusion below the whole spec, or component-major arrays (not built yet). */
+static void add_group_candidates(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
+                                 SearchResult *r) {
+  ThreadLoop t;
+  const Target *target = opt->target ? opt->target : target_default();
+  if (opt->loops != LOOPS_MODEL || (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes) ||
+      target_has_component(target) || dag->groups || !threads_loop(dag, &t))
+    return;
+  Dag *d = threads_dag(dag, &t);
+  SearchResult *g = search_dag(d, db, opt);
+  if (!g) {
+    dag_free(d);
+    return;
+  }
+  r->group_dag = d;
+  r->cands = xrealloc(r->cands, sizeof *r->cands * (size_t)(r->ncands + g->ncands + 1));
+  for (int c = 0; c < g->ncands; c++) {
+    if (g->cands[c].nkernels != 1) { /* its intermediates would need a workspace per group */
+      free(g->cands[c].kernels);
+      continue;
+    }
+    r->cands[r->ncands] = g->cands[c];
+    r->cands[r->ncands++].dag = d;
+  }
+  g->ncands = 0;
+  r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + g->nplans + 1));
+  for (int p = 0; p < g->nplans; p++) r->plans[r->nplans++] = g->plans[p];
+  g->nplans = 0;
+  search_result_free(g);
+  qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, by_predicted);
+  for (; r->ncands > opt->top && opt->top > 0; r->ncands--) free(r->cands[r->ncands - 1].kernels);
+  r->group_cands = 0;
+  for (int k = 0; k < r->ncands; k++) {
+    r->cands[k].rank = k + 1;
+    r->group_cands += r->cands[k].dag != NULL;
+  }
+}
+
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
+  double start = clock_seconds();
+  SearchResult *r = search_dag(dag, db, opt);
+  if (r) {
+    add_group_candidates(dag, db, opt, r);
+    r->stats.seconds = clock_seconds() - start;
+  }
+  return r;
+}
+
+static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
   double start = clock_seconds();
   SearchContext *ctx = search_context_new(dag, db, opt->target);
   if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
@@ -446,5 +504,6 @@ void search_result_free(SearchResult *r) {
   free(r->unfused);
   for (int p = 0; p < r->nplans; p++) kernel_plan_free(r->plans[p]);
   free(r->plans);
+  dag_free(r->group_dag);
   free(r);
 }

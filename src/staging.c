@@ -38,8 +38,10 @@ static int *values_moved(const Dag *dag, const KernelPlan *p) {
     const Buffer *buf = &p->buffers[b];
     const Value *v = &dag->values[buf->value];
     if (v->arg < 0) continue;
-    if (v->producer < 0 && buf->load) moved[v->arg]++;
-    else if (v->producer >= 0 && buf->save) moved[dag->nin_args + v->arg]++;
+    /* a value of threads.c's groups moves one element per group */
+    int elements = v->group_stride ? dag->groups : 1;
+    if (v->producer < 0 && buf->load) moved[v->arg] += elements;
+    else if (v->producer >= 0 && buf->save) moved[dag->nin_args + v->arg] += elements;
   }
   return moved;
 }
@@ -51,7 +53,9 @@ static int *values_moved(const Dag *dag, const KernelPlan *p) {
 Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
   Staging s = {0};
   int rb = target_real_bytes(p->precision);
-  int at = (p->smem_bytes + 15) / 16 * 16;
+  /* threads.c's groups each have the plan's shared memory; the staged copies serve them all */
+  bool grouped = dag->groups > 1;
+  int at = (p->smem_bytes + 15) / 16 * 16 * (grouped ? dag->groups : 1);
   int *moved_of = values_moved(dag, p);
   for (int k = 0; k < dag->nin_args + dag->nout_args; k++) {
     const DagArg *a = dag_api_arg(dag, k);
@@ -69,7 +73,7 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
     at += bytes;
   }
   free(moved_of);
-  s.smem_bytes = s.n ? at : p->smem_bytes;
+  s.smem_bytes = s.n || grouped ? at : p->smem_bytes;
   return s;
 }
 

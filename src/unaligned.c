@@ -155,6 +155,7 @@ Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *fa
   Candidate *any = xcalloc(1, sizeof *any);
   any->kernels = xcalloc((size_t)c->nkernels, sizeof *any->kernels);
   any->rank = c->rank;
+  any->dag = c->dag;
   bool ok = true;
   for (int k = 0; k < c->nkernels && ok; k++) {
     any->kernels[k] = replan_once(u, c->kernels[k]);
