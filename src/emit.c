@@ -416,17 +416,19 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
     int groups = cd->groups > 1 ? cd->groups : 1;
     for (int k = 0; k < c->nkernels; k++) {
       const KernelPlan *p = c->kernels[k];
+      int copies = threads_one_copy(cd, p) ? 1 : groups; /* of the plan's shared memory */
       sb_printf(&sb, "  %-8s kernel %d: E=%d, %d threads, %d B shared, %d of %d barriers, "
                      "%.4f ns/element:",
-                ents[i].name, k + 1, p->e, p->threads * groups, p->smem_bytes * groups,
+                ents[i].name, k + 1, p->e, p->threads * groups, p->smem_bytes * copies,
                 p->barriers, p->barriers_possible, p->predicted_ns_per_elem);
       for (int j = 0; j < p->ncalls; j++) /* numbered as the spec's calls (check's #) */
         sb_printf(&sb, " %s(#%d)", p->impl[j]->name, cd->nodes[p->order[j]].stmt);
       sb_puts(&sb, "\n");
       if (groups > 1)
-        sb_printf(&sb, "           groups: %s = %d..%d, one iteration per group of %d threads\n",
+        sb_printf(&sb, "           groups: %s = %d..%d, one iteration per group of %d threads%s\n",
                   cd->spec->loops[cd->group_loop].var, cd->group_first,
-                  cd->group_first + groups - 1, p->threads);
+                  cd->group_first + groups - 1, p->threads,
+                  copies == 1 ? ", one copy of the shared inputs" : "");
       char *loops = roll_summary(cd, t, p);
       if (loops) sb_printf(&sb, "           %s\n", loops);
       free(loops);

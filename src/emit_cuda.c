@@ -870,7 +870,16 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
                                                         variant);
   free(variant);
   put_comment(sb, level, what);
-  put_call(sb, level, r->name, args, n, ";\n");
+  if (s->kind == ROUTINE_LOAD && b0->place == PLACE_SHARED && threads_one_copy(em->dag, p)) {
+    char *var = group_var(em);
+    indent(sb, level);
+    sb_printf(sb, "if (%s == %d) /* one group loads the copy that every group reads */\n", var,
+              em->dag->group_first);
+    put_call(sb, level + 1, r->name, args, n, ";\n");
+    free(var);
+  } else {
+    put_call(sb, level, r->name, args, n, ";\n");
+  }
   free(what);
   for (int i = 0; i < n; i++) free(args[i]);
 }
@@ -1167,7 +1176,7 @@ static void declare_buffers(StrBuf *sb, const Emitter *em, int k) {
     char *name = buffer_name(em->dag, buf);
     if (buf->place == PLACE_REGISTER) {
       sb_printf(sb, "  %s %s[%d];\n", em->real, name, buf->reg_floats);
-    } else if (groups_of(em) > 1) { /* each group's own */
+    } else if (groups_of(em) > 1 && !threads_one_copy(em->dag, p)) { /* each group's own */
       char *at = group_smem_offset(em, p, buf->offset / rb);
       sb_printf(sb, "  %s *const %s = (%s *)kas_smem + %s;\n", em->real, name, em->real, at);
       free(at);
@@ -1808,10 +1817,11 @@ static void host_register_views(StrBuf *sb, int level, const Emitter *em, int k,
     used[carries->carry_in[c]] = used[carries->carry_out[c]] = true;
   host_reload_views(sb, level, em, k, from, to);
   bool grouped = groups_of(em) > 1;
+  bool copies = grouped && !threads_one_copy(em->dag, p); /* of shared memory, one per group */
   int rb = target_real_bytes(p->precision);
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
-    if (!used[b] || (buf->place != PLACE_REGISTER && !grouped)) continue;
+    if (!used[b] || (buf->place != PLACE_REGISTER && !copies)) continue;
     char *name = buffer_name(em->dag, buf);
     indent(sb, level);
     if (buf->place == PLACE_REGISTER) {
@@ -1914,7 +1924,7 @@ static void host_block_memory(StrBuf *sb, const Emitter *em, int k, bool begin) 
                 p->threads * groups_of(em), buf->reg_floats);
     else if (buf->place == PLACE_REGISTER)
       sb_printf(sb, "  free(%s_all);\n", name);
-    else if (begin && groups_of(em) > 1) /* each phase's thread takes its group's (below) */
+    else if (begin && groups_of(em) > 1 && !threads_one_copy(em->dag, p)) /* see the phases */
       sb_printf(sb, "  %s *const %s_all = smem;\n", em->real, name);
     else if (begin && buf->offset == 0)
       sb_printf(sb, "  %s *const %s = smem;\n", em->real, name);

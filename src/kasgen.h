@@ -1082,8 +1082,10 @@ bool staging_holds_rows(const Staging *s);
 bool staging_moves_vectors(const Dag *dag, const Target *t, const KernelPlan *p);
 
 /* Which runs of alike loop iterations (roll.c) kernels write as loops: those the model keeps
- * (the default), every one, or none. */
-typedef enum { LOOPS_MODEL, LOOPS_KEEP, LOOPS_UNROLL } LoopChoice;
+ * (the default), every one, or none; and whether a loop's iterations may run in groups of
+ * threads (threads.c): where the model ranks them so (the default), or wherever a loop allows
+ * (groups, for comparisons: the ranking then holds only such candidates). */
+typedef enum { LOOPS_MODEL, LOOPS_KEEP, LOOPS_UNROLL, LOOPS_GROUPS } LoopChoice;
 
 /* roll.c: loops a kernel keeps (docs/loops.md, "Loops kept in kernels").  A run is `count`
  * consecutive iterations of spec loop `loop`, alike, as steps [from, from + count * body) of the
@@ -1135,6 +1137,11 @@ typedef struct {
 bool threads_loop(const Dag *dag, ThreadLoop *out);
 /* The DAG of iteration t->first alone, with the spec's API (dag_free frees it). */
 Dag *threads_dag(const Dag *dag, const ThreadLoop *t);
+/* Whether the groups of kernel p (of threads_dag's DAG) share one copy of its shared memory:
+ * every shared buffer of the plan holds an input that all groups read, loaded (by group 0
+ * alone) with a barrier before anyone reads it, and in bytes of its own.  Otherwise each group
+ * has a copy of the plan's shared memory. */
+bool threads_one_copy(const Dag *dag, const KernelPlan *p);
 /* What the loops kernel p keeps change for the model: the barriers it runs beyond the plan's
  * (end_barrier's, per iteration), and the bytes per thread of global loads that are not in flight
  * with the others (those of every iteration after a run's first; staging: the kernel's). */

@@ -65,7 +65,8 @@ static const OptionDoc option_docs[] = {
      "checking the default search)"},
     {"loops", "WHEN", OPT_LOOPS,
      "which runs of a spec loop's iterations kernels write as loops: model (the\n"
-     "model's choice, the default), keep (every one), unroll (none)"},
+     "model's choice, the default), keep (every one), unroll (none); groups: a loop's\n"
+     "iterations side by side in groups of threads wherever a loop allows"},
     {"beam-width", "W", OPT_BEAM_WIDTH,
      "keep W implementation choices per call inside a kernel (default 10)"},
     {"library", "DIR", OPT_LIBRARY,
@@ -275,9 +276,11 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   case OPT_TIME_LIMIT: return parse_seconds(arg, &o->time_limit);
   case OPT_EXHAUSTIVE: o->exhaustive = true; return true;
   case OPT_LOOPS:
-    if (strcmp(arg, "model") && strcmp(arg, "keep") && strcmp(arg, "unroll")) return false;
-    o->loops = !strcmp(arg, "keep") ? LOOPS_KEEP : !strcmp(arg, "unroll") ? LOOPS_UNROLL
-                                                                          : LOOPS_MODEL;
+    if (!strcmp(arg, "model")) o->loops = LOOPS_MODEL;
+    else if (!strcmp(arg, "keep")) o->loops = LOOPS_KEEP;
+    else if (!strcmp(arg, "unroll")) o->loops = LOOPS_UNROLL;
+    else if (!strcmp(arg, "groups")) o->loops = LOOPS_GROUPS;
+    else return false;
     return true;
   case OPT_OUT: o->out_dir = arg; return true;
   case OPT_LIBRARY: o->library_dir = arg; return true;

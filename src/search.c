@@ -414,13 +414,15 @@ static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const Search
 
 /* The one-kernel candidates of the spec's loop run by groups of threads (threads.c), searched
  * on the DAG of one iteration and ranked with r's own: the model's choice (docs/loops.md,
- * "Iterations over threads").  Not under --loops keep or unroll (which ask for the loops' other
- * forms), a --max-fusion below the whole spec, or component-major arrays (not built yet). */
+ * "Iterations over threads"), or under --loops groups in their place.  Not under --loops keep
+ * or unroll (which ask for the loops' other forms), a --max-fusion below the whole spec, or
+ * component-major arrays (not built yet). */
 static void add_group_candidates(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
                                  SearchResult *r) {
   ThreadLoop t;
   const Target *target = opt->target ? opt->target : target_default();
-  if (opt->loops != LOOPS_MODEL || (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes) ||
+  if ((opt->loops != LOOPS_MODEL && opt->loops != LOOPS_GROUPS) ||
+      (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes) ||
       target_has_component(target) || dag->groups || !threads_loop(dag, &t))
     return;
   Dag *d = threads_dag(dag, &t);
@@ -430,6 +432,10 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
     return;
   }
   r->group_dag = d;
+  if (opt->loops == LOOPS_GROUPS) { /* only the groups' candidates */
+    for (int c = 0; c < r->ncands; c++) free(r->cands[c].kernels);
+    r->ncands = 0;
+  }
   r->cands = xrealloc(r->cands, sizeof *r->cands * (size_t)(r->ncands + g->ncands + 1));
   for (int c = 0; c < g->ncands; c++) {
     if (g->cands[c].nkernels != 1) { /* its intermediates would need a workspace per group */

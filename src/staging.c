@@ -53,9 +53,11 @@ static int *values_moved(const Dag *dag, const KernelPlan *p) {
 Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
   Staging s = {0};
   int rb = target_real_bytes(p->precision);
-  /* threads.c's groups each have the plan's shared memory; the staged copies serve them all */
+  /* threads.c's groups each have the plan's shared memory, or share one copy; the staged copies
+   * serve them all */
   bool grouped = dag->groups > 1;
-  int at = (p->smem_bytes + 15) / 16 * 16 * (grouped ? dag->groups : 1);
+  int copies = grouped && !threads_one_copy(dag, p) ? dag->groups : 1;
+  int at = (p->smem_bytes + 15) / 16 * 16 * copies;
   int *moved_of = values_moved(dag, p);
   for (int k = 0; k < dag->nin_args + dag->nout_args; k++) {
     const DagArg *a = dag_api_arg(dag, k);

@@ -16,6 +16,10 @@
  * every group.  Since the DAG's values are SSA versions, a value that iteration lo reads in
  * both ways (vec3DPhi[0] as vec3DPhi[N] and as vec3DPhi[M]) is two values here.
  *
+ * Each group has its own copy of the plan's shared memory, except where every shared buffer
+ * holds an input all groups read (the element's 81-real ten4Help1): then group 0 loads the one
+ * copy that all read (threads_one_copy).  The staged copies of arrays always serve every group.
+ *
  * The loop qualifies (threads_loop) when it is at top level and holds every call of the spec,
  * no iteration reads what another one made, every output is an array element that the loop's
  * variable addresses, and every iteration is iteration lo moved by the strides: checked call by
@@ -227,4 +231,44 @@ Dag *threads_dag(const Dag *dag, const ThreadLoop *t) {
   d->in_args = copy_args(d, dag->in_args, dag->nin_args, false);
   d->out_args = copy_args(d, dag->out_args, dag->nout_args, true);
   return d;
+}
+
+/* ---- one copy of the shared inputs ----------------------------------------------------------- */
+
+/* The step that loads buffer b, or -1. */
+static int load_step(const KernelPlan *p, int b) {
+  for (int s = 0; s < p->nsteps; s++)
+    if (p->steps[s].kind == ROUTINE_LOAD && p->steps[s].buf[0] == b) return s;
+  return -1;
+}
+
+/* Whether a barrier stands between step `from` and the first later step that reads buffer b. */
+static bool barrier_before_read(const KernelPlan *p, int from, int b) {
+  for (int s = from + 1; s < p->nsteps; s++) {
+    if (p->steps[s].barrier_before) return true;
+    for (int k = 0; k < p->steps[s].nbuf; k++)
+      if (p->steps[s].buf[k] == b) return false;
+  }
+  return true; /* never read */
+}
+
+bool threads_one_copy(const Dag *dag, const KernelPlan *p) {
+  if (dag->groups <= 1) return false;
+  int nshared = 0;
+  for (int b = 0; b < p->nbuffers; b++) {
+    const Buffer *buf = &p->buffers[b];
+    if (buf->place != PLACE_SHARED) continue;
+    nshared++;
+    const Value *v = &dag->values[buf->value];
+    int s = load_step(p, b);
+    if (!buf->load || v->producer >= 0 || v->group_stride || s < 0 || !barrier_before_read(p, s, b))
+      return false;
+    for (int o = 0; o < b; o++) { /* no bytes shared with another buffer over time */
+      const Buffer *other = &p->buffers[o];
+      if (other->place == PLACE_SHARED && other->offset < buf->offset + buf->bytes &&
+          buf->offset < other->offset + other->bytes)
+        return false;
+    }
+  }
+  return nshared > 0;
 }
