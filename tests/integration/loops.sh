@@ -9,6 +9,8 @@
 #     its unrolled twin: every candidate checked on the CPU in both thread orders and compiled by
 #     nvcc, the embed compiled by nvcc, and the two embeds' host entries (the winners run thread by
 #     thread) agree on the same data (tests/fem_driver/twin_host.c, linked by gcc, no libstdc++);
+#   - `--loops groups`: a loop's iterations in groups of threads (the element, gradients_loop20),
+#     checked on the CPU in both thread orders and compiled; not a loop-carried sum;
 #   - loops over plain variables run end to end: generated, checked on the CPU in both thread
 #     orders, compiled by nvcc when it is there.
 # Run from the repository root with $KASGEN set (tests/run.sh does).
@@ -158,6 +160,27 @@ grep -q 'loops kept: [MN] = ' "$gen/index.txt" &&
   grep -q 'float r_vec3DPhi_[MN]\[3\];' "$gen"/cand*/kernels.cu ||
   fail "--loops keep: the element keeps no loop that loads vec3DPhi again"
 make_passes "$gen" stvenant_element "$targets" "--loops keep"
+
+# --loops groups: the element's vertex loop runs one iteration per group of threads (threads.c):
+# the kernel names its group's iteration N and moves vec3DPhi[N] and matTangent[N][M] by it, the
+# groups share the one copy of ten4Help1 that group 0 loads; correct on the CPU in both thread
+# orders (each group's threads interleaved with the others'), and compiled.  gradients_loop20's
+# groups each have their shared memory.  A spec with no such loop keeps its usual ranking.
+expect_rc 0 "$K" specs/stvenant_element.spec --loops groups --out "$tmp/groups"
+gen="$tmp/groups/stvenant_element"
+grep -q 'groups: N = 0..3, one iteration per group of [0-9]* threads, one copy' "$gen/index.txt" ||
+  fail "--loops groups: the element's ranking shows no kernel of groups sharing one copy"
+grep -q 'const int N = (int)threadIdx.z' "$gen/cand01/kernels.cu" &&
+  grep -q 'st_vec3DPhi + 3 \* N' "$gen/cand01/kernels.cu" &&
+  grep -q 'if (N == 0) /\* one group loads' "$gen/cand01/kernels.cu" ||
+  fail "--loops groups: the element's kernel does not run iteration N per group"
+make_passes "$gen" stvenant_element "$targets" "--loops groups"
+expect_rc 0 "$K" benchmarks/specs/gradients_loop20.spec --top 3 --loops groups --out "$tmp/groups"
+gen="$tmp/groups/gradients_loop20"
+grep -q 'groups: N = 0..3' "$gen/index.txt" || fail "--loops groups: gradients_loop20 has no groups"
+make_passes "$gen" gradients_loop20 "$targets" "--loops groups, gradients_loop20"
+expect_rc 0 "$K" specs/quadrature.spec --top 3 --loops groups --out "$tmp/groups"
+grep -q 'groups:' "$tmp/groups/quadrature/index.txt" && fail "--loops groups: quadrature's summing loop in groups"
 
 # --- loops over plain variables, end to end ---------------------------------------------------
 expect_rc 0 "$K" tests/specs/loop_plain.spec --top 3 --out "$tmp/gen"
