@@ -23,6 +23,19 @@
 /* Name of ranked candidate r (1-based): "cand01".  The winner is cand01 (docs/generated.md). */
 static char *candidate_name(int rank) { return xasprintf("cand%02d", rank); }
 
+/* "N = 0..3" or "N = 0..3, M = 0..3": the loops whose iterations threads.c's groups run. */
+static char *group_loops_text(const Dag *d) {
+  const Spec *sp = d->spec;
+  int inner = d->groups2 > 1 ? d->groups2 : 1, outer = d->groups / inner;
+  char *s = xasprintf("%s = %d..%d", sp->loops[d->group_loop].var, d->group_first,
+                      d->group_first + outer - 1);
+  if (inner == 1) return s;
+  char *t = xasprintf("%s, %s = %d..%d", s, sp->loops[d->group_loop2].var, d->group_first2,
+                      d->group_first2 + inner - 1);
+  free(s);
+  return t;
+}
+
 /* "mvmul33_1+svmul3_2 | ttmul411_1": implementations per kernel, in execution order. */
 static char *describe_kernels(const Candidate *c) {
   StrBuf sb;
@@ -32,9 +45,11 @@ static char *describe_kernels(const Candidate *c) {
     if (k) sb_puts(&sb, " | ");
     for (int i = 0; i < p->ncalls; i++) sb_printf(&sb, "%s%s", i ? "+" : "", p->impl[i]->name);
   }
-  if (c->dag) /* one iteration's calls, run by every group (threads.c) */
-    sb_printf(&sb, " (%s = %d..%d in %d groups)", c->dag->spec->loops[c->dag->group_loop].var,
-              c->dag->group_first, c->dag->group_first + c->dag->groups - 1, c->dag->groups);
+  if (c->dag) { /* one group's calls, run by every group (threads.c) */
+    char *loops = group_loops_text(c->dag);
+    sb_printf(&sb, " (%s in %d groups)", loops, c->dag->groups);
+    free(loops);
+  }
   if (!sb.data) sb_puts(&sb, "");
   return sb_take(&sb);
 }
@@ -94,12 +109,16 @@ static CandidateEntry *list_entries(const Dag *dag, const TimingDb *db, const Ta
                               NULL};
   bool failed = false;
   UnalignedPlanner *planner = unaligned_planner_new(dag, db, t, res->loops);
-  UnalignedPlanner *groups = res->group_dag ? unaligned_planner_new(res->group_dag, db, t, res->loops)
-                                            : NULL;
-  for (int i = 0; i < n && !failed; i++)
-    e[i].unaligned = unaligned_candidate(e[i].cand->dag ? groups : planner, e[i].cand, &failed);
+  UnalignedPlanner *groups[2] = {NULL, NULL}; /* one per DAG of groups (threads.c) */
+  for (int g = 0; g < 2; g++)
+    if (res->group_dags[g]) groups[g] = unaligned_planner_new(res->group_dags[g], db, t, res->loops);
+  for (int i = 0; i < n && !failed; i++) {
+    const Dag *d = e[i].cand->dag;
+    UnalignedPlanner *u = !d ? planner : d == res->group_dags[0] ? groups[0] : groups[1];
+    e[i].unaligned = unaligned_candidate(u, e[i].cand, &failed);
+  }
   unaligned_planner_free(planner);
-  unaligned_planner_free(groups);
+  for (int g = 0; g < 2; g++) unaligned_planner_free(groups[g]);
   *count = n;
   if (!failed) return e;
   free_entries(e, n);
@@ -424,11 +443,12 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
       for (int j = 0; j < p->ncalls; j++) /* numbered as the spec's calls (check's #) */
         sb_printf(&sb, " %s(#%d)", p->impl[j]->name, cd->nodes[p->order[j]].stmt);
       sb_puts(&sb, "\n");
-      if (groups > 1)
-        sb_printf(&sb, "           groups: %s = %d..%d, one iteration per group of %d threads%s\n",
-                  cd->spec->loops[cd->group_loop].var, cd->group_first,
-                  cd->group_first + groups - 1, p->threads,
-                  copies == 1 ? ", one copy of the shared inputs" : "");
+      if (groups > 1) {
+        char *loops = group_loops_text(cd);
+        sb_printf(&sb, "           groups: %s, one iteration per group of %d threads%s\n", loops,
+                  p->threads, copies == 1 ? ", one copy of the shared inputs" : "");
+        free(loops);
+      }
       char *loops = roll_summary(cd, t, p);
       if (loops) sb_printf(&sb, "           %s\n", loops);
       free(loops);

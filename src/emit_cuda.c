@@ -113,7 +113,7 @@ static void free_strings(char **v, int n) {
 char *emit_value_ident(const Dag *dag, int value) {
   const Value *v = &dag->values[value];
   const SpecVar *var = &dag->spec->vars[v->var];
-  if (v->group_stride) { /* threads.c: "vec3DPhi[N]" -> "vec3DPhi_N_0", "v[N+1]" -> "v_Np1_0" */
+  if (v->group_stride || v->group_stride2) { /* threads.c: "vec3DPhi[N]" -> "vec3DPhi_N_0" */
     StrBuf sb;
     sb_init(&sb);
     for (const char *c = dag_value_label(dag, value); *c; c++)
@@ -546,6 +546,7 @@ static char *param_name(const Emitter *em, int value) {
 
 /* A loop's iterations in groups of threads (threads.c): below, with the kept loops'. */
 static int groups_of(const Emitter *em);
+static bool moves_with_group(const Emitter *em, int v);
 static char *group_offset(const Emitter *em, int v, int offset);
 static char *group_smem_offset(const Emitter *em, const KernelPlan *p, int reals);
 
@@ -554,7 +555,7 @@ static char *group_smem_offset(const Emitter *em, const KernelPlan *p, int reals
 static char *routine_array(const Emitter *em, int value) {
   char *g = param_name(em, value);
   GlobalBinding b = target_binding(em->target, em->dag, value);
-  if (em->dag->values[value].group_stride) { /* element-major: groups need no component rows */
+  if (moves_with_group(em, value)) { /* element-major: groups need no component rows */
     char *off = group_offset(em, value, b.offset);
     char *s = xasprintf("%s + %s", g, off);
     free(g), free(off);
@@ -578,7 +579,7 @@ static char *staged_slice(const Emitter *em, const KernelPlan *p, const StagedAr
                           int value) {
   const Value *v = &em->dag->values[value];
   char *st = staged_name(em, a->arg);
-  if (v->group_stride && !a->rows) {
+  if (moves_with_group(em, value) && !a->rows) {
     char *off = group_offset(em, value, v->arg_offset);
     char *s = xasprintf("%s + %s", st, off);
     free(st), free(off);
@@ -685,45 +686,98 @@ static char *affine_text(int stride, int base, const char *var) {
 /* The groups kernel k's block holds (1 unless the candidate's DAG is threads.c's). */
 static int groups_of(const Emitter *em) { return em->dag->groups > 1 ? em->dag->groups : 1; }
 
-/* The loop variable of the groups' loop, as the kernel names it: each group's iteration. */
+/* The variables of the groups' loops as the kernel names them: each group's iterations. */
 static char *group_var(const Emitter *em) { return loop_var(em->dag->spec, em->dag->group_loop); }
+static char *group_var2(const Emitter *em) {
+  return loop_var(em->dag->spec, em->dag->group_loop2);
+}
+
+/* Whether value v's element differs from group to group. */
+static bool moves_with_group(const Emitter *em, int v) {
+  return em->dag->values[v].group_stride || em->dag->values[v].group_stride2;
+}
+
+/* stride * var + stride2 * var2 + base ("36 * N + 9 * M + 3"), base being the first group's. */
+static char *group_affine(const Emitter *em, int stride, int stride2, int base) {
+  const Dag *d = em->dag;
+  char *var = group_var(em);
+  char *s = affine_text(stride, base - stride * d->group_first - stride2 * d->group_first2, var);
+  if (stride2) {
+    char *var2 = group_var2(em), *inner = affine_text(stride2, 0, var2);
+    char *t = !strcmp(s, "0") ? xstrdup(inner)
+              : s[0] == '-'   ? xasprintf("%s - %s", inner, s + 1)
+                              : xasprintf("%s + %s", inner, s);
+    free(s), free(var2), free(inner);
+    s = t;
+  }
+  free(var);
+  return s;
+}
 
 /* Where a shared buffer at `reals` into the plan's shared memory is for this thread's group:
  * each group has the plan's (16-byte aligned) after the one before ("2304 * N + 96"). */
 static char *group_smem_offset(const Emitter *em, const KernelPlan *p, int reals) {
   int per_group = (p->smem_bytes + 15) / 16 * 16 / target_real_bytes(p->precision);
-  char *var = group_var(em);
-  char *s = affine_text(per_group, reals - per_group * em->dag->group_first, var);
-  free(var);
-  return s;
+  int groups2 = em->dag->groups2 > 1 ? em->dag->groups2 : 1;
+  return group_affine(em, per_group * groups2, groups2 > 1 ? per_group : 0, reals);
 }
 
-/* The group's variable, declared first in a kernel of groups ("const int N = threadIdx.z;"):
- * group g of the block (threadIdx.z / its plan's bz) runs iteration first + g. */
+/* The groups' variables, declared first in a kernel of groups ("const int N = threadIdx.z;"):
+ * group g of the block (threadIdx.z / its plan's bz) runs iteration first + g of the loop, or
+ * with an inner loop first + g / count2 of the loop and first2 + g % count2 of the inner one. */
 static void declare_group(StrBuf *sb, const Emitter *em, const KernelPlan *p) {
-  const Spec *sp = em->dag->spec;
-  const SpecLoop *l = &sp->loops[em->dag->group_loop];
-  char *var = group_var(em);
-  sb_printf(sb, "  /* loop %s of line %d (%s = %d..%d): one iteration per group of %d threads */\n",
-            l->var, l->loc.line, l->var, l->lo, l->hi - 1, p->threads);
-  sb_printf(sb, "  const int %s = ", var);
-  if (em->dag->group_first) sb_printf(sb, "%d + ", em->dag->group_first);
-  sb_puts(sb, "(int)threadIdx.z");
-  if (p->block.bz > 1) sb_printf(sb, " / %d", p->block.bz);
-  sb_puts(sb, ";\n");
-  free(var);
+  const Dag *d = em->dag;
+  const Spec *sp = d->spec;
+  int groups2 = d->groups2 > 1 ? d->groups2 : 1;
+  char *g = p->block.bz > 1 ? xasprintf("(int)threadIdx.z / %d", p->block.bz)
+                            : xstrdup("(int)threadIdx.z");
+  for (int level = 0; level < (groups2 > 1 ? 2 : 1); level++) {
+    const SpecLoop *l = &sp->loops[level ? d->group_loop2 : d->group_loop];
+    int first = level ? d->group_first2 : d->group_first;
+    char *var = level ? group_var2(em) : group_var(em);
+    sb_printf(sb, "  /* loop %s of line %d (%s = %d..%d): one iteration per ", l->var,
+              l->loc.line, l->var, l->lo, l->hi - 1);
+    if (level || groups2 == 1) sb_printf(sb, "group of %d threads */\n", p->threads);
+    else sb_printf(sb, "%d groups of %d threads */\n", groups2, p->threads);
+    sb_printf(sb, "  const int %s = ", var);
+    if (first) sb_printf(sb, "%d + ", first);
+    bool paren = groups2 > 1 && p->block.bz > 1;
+    if (groups2 == 1) sb_puts(sb, g);
+    else sb_printf(sb, "%s%s%s %s %d", paren ? "(" : "", g, paren ? ")" : "", level ? "%" : "/",
+                   groups2);
+    sb_puts(sb, ";\n");
+    free(var);
+  }
+  free(g);
 }
 
 /* Where value v's element is for this thread's group, as an offset into its argument's record
- * ("3 * N", "36 * N + 9"; the first iteration's place where v is not strided). */
+ * ("3 * N", "9 * M + 36 * N"; the first group's place where v does not move). */
 static char *group_offset(const Emitter *em, int v, int offset) {
   const Value *val = &em->dag->values[v];
-  if (!val->group_stride) return xasprintf("%d", offset);
-  char *var = group_var(em);
-  int stride = val->group_stride;
-  char *s = affine_text(stride, offset - stride * em->dag->group_first, var);
-  free(var);
-  return s;
+  if (!moves_with_group(em, v)) return xasprintf("%d", offset);
+  return group_affine(em, val->group_stride, val->group_stride2, offset);
+}
+
+/* The condition under which a step runs in a kernel of groups (NULL: in every group): a load
+ * into the one copy of shared memory that all groups read, in the first group; with an inner
+ * loop, a save of what the loop's iteration makes outside the inner loop (the same in each
+ * inner iteration), in the first inner iteration's groups. */
+static char *group_condition(const Emitter *em, const KernelPlan *p, const Step *s) {
+  const Dag *d = em->dag;
+  if (groups_of(em) <= 1 || s->kind == ROUTINE_COMPUTE) return NULL;
+  const Buffer *b = &p->buffers[s->buf[0]];
+  bool first_group = s->kind == ROUTINE_LOAD && b->place == PLACE_SHARED && threads_one_copy(d, p);
+  bool first_inner = s->kind == ROUTINE_SAVE && d->groups2 > 1 &&
+                     d->values[b->value].group_stride2 == 0;
+  if (!first_group && !first_inner) return NULL;
+  char *var = group_var(em), *var2 = d->groups2 > 1 ? group_var2(em) : NULL;
+  char *c = !first_group ? xasprintf("%s == %d", var2, d->group_first2)
+            : var2       ? xasprintf("%s == %d && %s == %d", var, d->group_first, var2,
+                                     d->group_first2)
+                         : xasprintf("%s == %d", var, d->group_first);
+  free(var), free(var2);
+  return c;
 }
 
 /* "base + index", or "base + (index) * scale" (scale NULL: none); the base alone at index 0. */
@@ -870,13 +924,14 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
                                                         variant);
   free(variant);
   put_comment(sb, level, what);
-  if (s->kind == ROUTINE_LOAD && b0->place == PLACE_SHARED && threads_one_copy(em->dag, p)) {
-    char *var = group_var(em);
+  char *only = group_condition(em, p, s);
+  if (only) {
     indent(sb, level);
-    sb_printf(sb, "if (%s == %d) /* one group loads the copy that every group reads */\n", var,
-              em->dag->group_first);
+    sb_printf(sb, "if (%s) /* %s */\n", only,
+              s->kind == ROUTINE_LOAD ? "one group loads the copy that every group reads"
+                                      : "the same in every inner group: one saves it");
     put_call(sb, level + 1, r->name, args, n, ";\n");
-    free(var);
+    free(only);
   } else {
     put_call(sb, level, r->name, args, n, ";\n");
   }
@@ -1114,6 +1169,15 @@ static void kernel_header(StrBuf *sb, const Emitter *em, const KernelPlan *p, in
   put_words(sb, summary, " * ");
   sb_putc(sb, '\n');
   free(summary);
+  if (groups_of(em) > 1) { /* threads.c */
+    char *text = xasprintf("Its block holds %d groups of these threads, each running its own "
+                           "iteration of the calls below (declared first in the kernel).",
+                           groups_of(em));
+    sb_puts(sb, " * ");
+    put_words(sb, text, " * ");
+    sb_putc(sb, '\n');
+    free(text);
+  }
   for (int c = 0; c < p->ncalls; c++) describe_call(sb, em, p, c);
   for (int r = 0; r < em->loops[k].n; r++) {
     char *what = run_text(em, p, &em->loops[k].runs[r]);
@@ -1222,7 +1286,9 @@ static void declare_group_coords(StrBuf *sb, const KernelPlan *p, unsigned used,
       sb_printf(sb, " + %d * threadIdx.y", b.bx);
     sb_puts(sb, ";\n");
   }
-  if (block)
+  if (block && b.by == 1)
+    sb_printf(sb, "  const int lin_block = threadIdx.x + %d * threadIdx.z;\n", b.bx);
+  else if (block)
     sb_printf(sb, "  const int lin_block = threadIdx.x + %d * (threadIdx.y + %d * threadIdx.z);\n",
               b.bx, b.by);
 }
@@ -1847,12 +1913,22 @@ static void emit_host_phase(StrBuf *sb, int level, const Emitter *em, const Kern
   sb_printf(sb, "for (int t = 0; t < %d; t++) {\n", threads);
   indent(sb, level + 1);
   if (groups_of(em) > 1) { /* the block's thread, its group and its place in the group */
+    const Dag *d = em->dag;
     char *var = group_var(em);
     sb_printf(sb, "const int lin_block = order > 0 ? t : %d - t;\n", threads - 1);
     indent(sb, level + 1);
     sb_printf(sb, "const int %s = ", var);
-    if (em->dag->group_first) sb_printf(sb, "%d + ", em->dag->group_first);
-    sb_printf(sb, "lin_block / %d, lin = lin_block %% %d;\n", p->threads, p->threads);
+    if (d->group_first) sb_printf(sb, "%d + ", d->group_first);
+    if (d->groups2 > 1) {
+      char *var2 = group_var2(em);
+      sb_printf(sb, "lin_block / %d, %s = ", p->threads * d->groups2, var2);
+      if (d->group_first2) sb_printf(sb, "%d + ", d->group_first2);
+      sb_printf(sb, "lin_block / %d %% %d", p->threads, d->groups2);
+      free(var2);
+    } else {
+      sb_printf(sb, "lin_block / %d", p->threads);
+    }
+    sb_printf(sb, ", lin = lin_block %% %d;\n", p->threads);
     free(var);
   } else {
     sb_printf(sb, "const int lin = order > 0 ? t : %d - t;\n", p->threads - 1);

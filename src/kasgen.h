@@ -714,6 +714,7 @@ typedef struct {
    * g finds this value further into its argument's record, per g (arg_offset is group 0's);
    * 0 for a value every group shares, and in any other DAG. */
   int group_stride;
+  int group_stride2; /* the same per iteration of the inner loop of groups (Dag.group_loop2) */
 } Value;
 
 /* One argument of the generated API: a plain input or output variable, or a whole array (one
@@ -756,6 +757,9 @@ typedef struct {
    * Its nodes are the iteration's calls (stmt: the spec's statement of iteration group_first),
    * its API arguments the spec's. */
   int groups, group_loop, group_first;
+  /* With an inner loop in groups too: group g runs iteration group_first + g / groups2 of
+   * group_loop and group_first2 + g % groups2 of group_loop2 (groups2 1, group_loop2 -1: none). */
+  int groups2, group_loop2, group_first2;
 } Dag;
 /* Node indices are statement order, hence topological: every edge goes from a lower index to a
  * higher one (fusion.c relies on it).  Values: the inputs first (input-line order), then one per
@@ -1127,15 +1131,21 @@ char *roll_summary(const Dag *dag, const Target *t, const KernelPlan *p);
  * #11; docs/loops.md, "Iterations over threads"). */
 typedef struct {
   int loop;  /* the spec's loop (top level) */
-  int first; /* its first iteration: group g runs iteration first + g */
-  int count; /* its iterations: the groups */
+  int first; /* its first iteration */
+  int count; /* its iterations */
   int len;   /* calls per iteration */
+  /* A loop directly inside it whose iterations run in groups too (loop2 -1, count2 1: none):
+   * group (i, j) runs iteration first + i of the loop and first2 + j of this one, and the calls
+   * of the loop's iteration outside this one (each group runs them for itself). */
+  int loop2, first2, count2, len2;
+  int pos0; /* where this loop's first iteration starts in an iteration of the loop */
 } ThreadLoop;
-/* The loop of dag whose iterations can run as groups: at top level, holding every call, no
- * iteration reading another's values, every output an element it addresses through its
- * variable, and every iteration the first one moved by its strides (checked against the DAG). */
-bool threads_loop(const Dag *dag, ThreadLoop *out);
-/* The DAG of iteration t->first alone, with the spec's API (dag_free frees it). */
+/* The ways the iterations of dag's loop can run in groups of threads: the loop (at top level,
+ * holding every call, no iteration reading another's values, every output an element the loop's
+ * variable addresses, every iteration the first one moved by its strides: checked against the
+ * DAG), and where a loop directly inside qualifies likewise, both.  Returns 0, 1 or 2. */
+int threads_loops(const Dag *dag, ThreadLoop *out);
+/* The DAG of group (0, 0)'s calls alone, with the spec's API (dag_free frees it). */
 Dag *threads_dag(const Dag *dag, const ThreadLoop *t);
 /* Whether the groups of kernel p (of threads_dag's DAG) share one copy of its shared memory:
  * every shared buffer of the plan holds an input that all groups read, loaded (by group 0
@@ -1221,8 +1231,8 @@ typedef struct {
   int nplans;
   SearchStats stats;
   LoopChoice loops;   /* the search's: the plans for arrays of any alignment choose alike */
-  Dag *group_dag;     /* threads.c's DAG of one iteration, which some candidates' plans are of
-                         (owned), or NULL */
+  Dag *group_dags[2]; /* threads.c's DAGs of one group's calls, which some candidates' plans
+                         are of (owned), or NULL */
   int group_cands;    /* candidates ranked whose kernel runs a loop's iterations in groups */
 } SearchResult;
 

@@ -100,7 +100,7 @@ static bool singles_plan(SearchContext *ctx) {
   bool ok = true;
   for (int v = 0; v < dag->nnodes; v++)
     if (!isfinite(fusion_cost(ctx, nodeset_of(v)))) {
-      diag_error(dag->spec->stmts[v].loc,
+      diag_error(dag->spec->stmts[dag->nodes[v].stmt].loc,
                  "no implementation of %s fits the device (threads, shared memory)",
                  dag->nodes[v].fn->name);
       ok = false;
@@ -298,7 +298,8 @@ static int by_predicted(const void *a, const void *b) {
   const Candidate *x = a, *y = b;
   double p = x->predicted_ns_per_elem, q = y->predicted_ns_per_elem;
   if (p != q) return p < q ? -1 : 1;
-  if ((x->dag != NULL) != (y->dag != NULL)) return x->dag ? 1 : -1; /* the spec's DAG first */
+  if (x->dag != y->dag) /* the spec's DAG first, then the groups of one loop, then of two */
+    return !x->dag ? -1 : !y->dag ? 1 : x->dag->groups2 - y->dag->groups2;
   if (x->nkernels != y->nkernels) return x->nkernels - y->nkernels;
   for (int k = 0; k < x->nkernels; k++) {
     int c = nodeset_compare(&x->kernels[k]->nodes, &y->kernels[k]->nodes);
@@ -412,6 +413,19 @@ const Dag *candidate_dag(const Dag *spec_dag, const Candidate *c) {
 
 static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
 
+/* The best plan of all of d's calls in one kernel (a kernel of groups: its intermediates would
+ * need a workspace per group across kernels), or NULL where none can launch. */
+static KernelPlan *whole_kernel(const Dag *d, const TimingDb *db, const SearchOptions *opt) {
+  SearchContext *ctx = search_context_new(d, db, opt->target);
+  if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
+  ctx->loops = opt->loops;
+  KernelPlan *p = plan_memo_build(ctx, nodeset_range(0, d->nnodes));
+  search_context_free(ctx);
+  if (p && isfinite(p->predicted_ns_per_elem)) return p;
+  kernel_plan_free(p);
+  return NULL;
+}
+
 /* The one-kernel candidates of the spec's loop run by groups of threads (threads.c), searched
  * on the DAG of one iteration and ranked with r's own: the model's choice (docs/loops.md,
  * "Iterations over threads"), or under --loops groups in their place.  Not under --loops keep
@@ -419,37 +433,32 @@ static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const Search
  * component-major arrays (not built yet). */
 static void add_group_candidates(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
                                  SearchResult *r) {
-  ThreadLoop t;
+  ThreadLoop t[2];
   const Target *target = opt->target ? opt->target : target_default();
   if ((opt->loops != LOOPS_MODEL && opt->loops != LOOPS_GROUPS) ||
-      (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes) ||
-      target_has_component(target) || dag->groups || !threads_loop(dag, &t))
+      (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes) || target_has_component(target))
     return;
-  Dag *d = threads_dag(dag, &t);
-  SearchResult *g = search_dag(d, db, opt);
-  if (!g) {
-    dag_free(d);
-    return;
-  }
-  r->group_dag = d;
-  if (opt->loops == LOOPS_GROUPS) { /* only the groups' candidates */
+  int nt = threads_loops(dag, t);
+  if (nt && opt->loops == LOOPS_GROUPS) { /* only the groups' candidates */
     for (int c = 0; c < r->ncands; c++) free(r->cands[c].kernels);
     r->ncands = 0;
   }
-  r->cands = xrealloc(r->cands, sizeof *r->cands * (size_t)(r->ncands + g->ncands + 1));
-  for (int c = 0; c < g->ncands; c++) {
-    if (g->cands[c].nkernels != 1) { /* its intermediates would need a workspace per group */
-      free(g->cands[c].kernels);
+  for (int i = 0; i < nt; i++) {
+    Dag *d = threads_dag(dag, &t[i]);
+    KernelPlan *p = whole_kernel(d, db, opt);
+    if (!p) {
+      dag_free(d);
       continue;
     }
-    r->cands[r->ncands] = g->cands[c];
-    r->cands[r->ncands++].dag = d;
+    r->group_dags[i] = d;
+    Candidate c = {xmalloc(sizeof *c.kernels), 1, 0, 0, d};
+    c.kernels[0] = p;
+    finish_candidate(&c, db);
+    r->cands = xrealloc(r->cands, sizeof *r->cands * (size_t)(r->ncands + 1));
+    r->cands[r->ncands++] = c;
+    r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + 1));
+    r->plans[r->nplans++] = p;
   }
-  g->ncands = 0;
-  r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + g->nplans + 1));
-  for (int p = 0; p < g->nplans; p++) r->plans[r->nplans++] = g->plans[p];
-  g->nplans = 0;
-  search_result_free(g);
   qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, by_predicted);
   for (; r->ncands > opt->top && opt->top > 0; r->ncands--) free(r->cands[r->ncands - 1].kernels);
   r->group_cands = 0;
@@ -510,6 +519,7 @@ void search_result_free(SearchResult *r) {
   free(r->unfused);
   for (int p = 0; p < r->nplans; p++) kernel_plan_free(r->plans[p]);
   free(r->plans);
-  dag_free(r->group_dag);
+  dag_free(r->group_dags[0]);
+  dag_free(r->group_dags[1]);
   free(r);
 }

@@ -54,37 +54,85 @@ static const SourceRef *node_ref(const Dag *dag, int n, int a) {
   return a < 0 ? &sc->result : &sc->args[a];
 }
 
-/* Whether value u of the iteration `steps` after lo is value u0 of iteration lo moved by the
- * loop: an input or output at an offset stride * steps further into the same API argument, and
- * a value a call made, made by the call at the same place of its iteration (shift nodes on). */
-static bool moved_by(const Dag *dag, int u0, int u, int stride, int steps, int shift) {
-  const Value *a = &dag->values[u0], *b = &dag->values[u];
-  if ((a->producer < 0) != (b->producer < 0)) return false;
-  if (a->producer >= 0 && b->producer != a->producer + shift) return false;
-  /* an intermediate array element (g[N]) lives in no API argument: only its producer counts */
-  return a->arg == b->arg && (a->arg < 0 || b->arg_offset == a->arg_offset + stride * steps);
+/* The node of group (i, j) (iteration first + i of the loop, first2 + j of the inner one) at
+ * position `pos` of an iteration of the loop: the inner loop's iterations sit at pos0 .. pos0 +
+ * count2 * len2 - 1 of it, len2 calls each; a position of the inner loop's first iteration
+ * stands for the same place of iteration j. */
+static bool in_inner(const ThreadLoop *t, int pos) {
+  return t->count2 > 1 && pos >= t->pos0 && pos < t->pos0 + t->len2;
 }
 
-/* Iteration `iter` (its nodes from `first`) is iteration lo (from first0) moved: the same
- * functions, and every argument and result moved by its reference's stride. */
-static bool iteration_alike(const Dag *dag, int l, int first0, int first, int len, int steps) {
-  const Spec *sp = dag->spec;
-  int shift = first - first0;
-  for (int j = 0; j < len; j++) {
-    const DagNode *n0 = &dag->nodes[first0 + j], *n = &dag->nodes[first + j];
-    if (n0->fn != n->fn || n0->nargs != n->nargs ||
-        stmt_of_node(dag, first0 + j)->source != stmt_of_node(dag, first + j)->source)
+static int group_node(const ThreadLoop *t, int i, int j, int pos) {
+  return i * t->len + pos + (in_inner(t, pos) ? j * t->len2 : 0);
+}
+
+/* The positions of group (0, 0)'s calls in an iteration of the loop, in order: all of it for
+ * one loop; with an inner loop, its calls outside the inner loop and the inner loop's first
+ * iteration.  Returns their count. */
+static int group_positions(const ThreadLoop *t, int *pos) {
+  int n = 0;
+  for (int p = 0; p < t->len; p++)
+    if (t->count2 <= 1 || p < t->pos0 || p >= t->pos0 + t->count2 * t->len2 || in_inner(t, p))
+      pos[n++] = p;
+  return n;
+}
+
+/* Reals the element of argument a of node `node` (-1: its result) moves per iteration of loop
+ * l (0 for a value of no API argument: an intermediate has no place to move). */
+static int value_stride(const Dag *dag, int u, int node, int a, int l) {
+  return l >= 0 && dag->values[u].arg >= 0 ? ref_stride(dag->spec, node_ref(dag, node, a), l) : 0;
+}
+
+/* Every group (i, j) runs group (0, 0)'s calls moved: the same functions; every argument and
+ * result in the same API argument, stride * i + stride2 * j further, or made by the call at
+ * the same place of the group's own iteration.  A call outside the inner loop reads nothing the
+ * inner loop makes (each group runs those calls for its own inner iteration alone). */
+static bool groups_alike(const Dag *dag, const ThreadLoop *t, const int *pos, int n) {
+  int *index_of = xmalloc(sizeof(int) * (size_t)(t->len + 1)); /* position -> k, or -1 */
+  for (int p = 0; p < t->len; p++) index_of[p] = -1;
+  for (int k = 0; k < n; k++) index_of[pos[k]] = k;
+  bool ok = true;
+  for (int i = 0; i < t->count && ok; i++)
+    for (int j = 0; j < t->count2 && ok; j++)
+      for (int k = 0; k < n && ok; k++) {
+        int x = group_node(t, 0, 0, pos[k]), y = group_node(t, i, j, pos[k]);
+        const DagNode *a = &dag->nodes[x], *b = &dag->nodes[y];
+        ok = a->fn == b->fn && a->nargs == b->nargs &&
+             stmt_of_node(dag, x)->source == stmt_of_node(dag, y)->source;
+        for (int r = -1; r < a->nargs && ok; r++) {
+          int u0 = r < 0 ? a->result : a->args[r], u = r < 0 ? b->result : b->args[r];
+          const Value *va = &dag->values[u0], *vb = &dag->values[u];
+          if ((va->producer < 0) != (vb->producer < 0) || va->arg != vb->arg) {
+            ok = false;
+          } else if (va->producer >= 0) {
+            int q = va->producer < t->len ? index_of[va->producer] : -1;
+            ok = q >= 0 && vb->producer == group_node(t, i, j, pos[q]) &&
+                 (in_inner(t, pos[k]) || !in_inner(t, pos[q]));
+          }
+          if (ok && va->arg >= 0)
+            ok = vb->arg_offset == va->arg_offset + value_stride(dag, u0, x, r, t->loop) * i +
+                                       value_stride(dag, u0, x, r, t->loop2) * j;
+        }
+      }
+  free(index_of);
+  return ok;
+}
+
+/* Every output moves with the loop; with an inner loop, one made inside it moves with both. */
+static bool outputs_strided(const Dag *dag, const ThreadLoop *t) {
+  for (int o = 0; o < dag->noutputs; o++) {
+    const Value *v = &dag->values[dag->outputs[o]];
+    if (v->producer < 0 || v->arg < 0) return false;
+    const SourceRef *r = node_ref(dag, v->producer, -1);
+    if (ref_stride(dag->spec, r, t->loop) == 0) return false;
+    if (t->count2 > 1 && spec_statement_in_loop(dag->spec, dag->nodes[v->producer].stmt, t->loop2) &&
+        ref_stride(dag->spec, r, t->loop2) == 0)
       return false;
-    for (int a = -1; a < n->nargs; a++) {
-      int u0 = a < 0 ? n0->result : n0->args[a], u = a < 0 ? n->result : n->args[a];
-      if (!moved_by(dag, u0, u, ref_stride(sp, node_ref(dag, first0 + j, a), l), steps, shift))
-        return false;
-    }
   }
   return true;
 }
 
-/* Nothing an iteration reads comes from another iteration. */
+/* Nothing an iteration of the loop reads comes from another iteration. */
 static bool iterations_independent(const Dag *dag) {
   for (int n = 0; n < dag->nnodes; n++)
     for (int a = 0; a < dag->nodes[n].nargs; a++) {
@@ -94,32 +142,54 @@ static bool iterations_independent(const Dag *dag) {
   return true;
 }
 
-/* Every output is written by one iteration through the loop's variable. */
-static bool outputs_strided(const Dag *dag, int l) {
-  for (int o = 0; o < dag->noutputs; o++) {
-    const Value *v = &dag->values[dag->outputs[o]];
-    if (v->producer < 0 || v->arg < 0 || ref_stride(dag->spec, node_ref(dag, v->producer, -1), l) == 0)
-      return false;
-  }
-  return true;
+/* Whether t (its loop and, where count2 > 1, its inner loop) can run in groups. */
+static bool qualifies(const Dag *dag, const ThreadLoop *t) {
+  if (!outputs_strided(dag, t)) return false;
+  int *pos = xmalloc(sizeof(int) * (size_t)(t->len + 1));
+  int n = group_positions(t, pos);
+  bool ok = groups_alike(dag, t, pos, n);
+  free(pos);
+  return ok;
 }
 
-bool threads_loop(const Dag *dag, ThreadLoop *out) {
+/* The inner loop directly in loop t->loop, if one can run in groups too (t with it), else
+ * false.  The first that qualifies. */
+static bool inner_groups(const Dag *dag, ThreadLoop *t) {
   const Spec *sp = dag->spec;
-  if (!sp || sp->nloops == 0 || dag->nnodes == 0) return false;
+  for (int m = 0; m < sp->nloops; m++) {
+    const SpecLoop *in = &sp->loops[m];
+    if (in->parent != t->loop || in->hi - in->lo < 2) continue;
+    int first_call = -1; /* its first call's position in the loop's first iteration */
+    for (int k = 0; k < t->len && first_call < 0; k++)
+      if (spec_statement_in_loop(sp, dag->nodes[k].stmt, m)) first_call = k;
+    ThreadLoop t2 = *t;
+    t2.loop2 = m, t2.first2 = in->lo, t2.count2 = in->hi - in->lo;
+    t2.len2 = in->calls_per_iteration, t2.pos0 = first_call;
+    if (first_call >= 0 && qualifies(dag, &t2)) {
+      *t = t2;
+      return true;
+    }
+  }
+  return false;
+}
+
+int threads_loops(const Dag *dag, ThreadLoop *out) {
+  const Spec *sp = dag->spec;
+  if (!sp || sp->nloops == 0 || dag->nnodes == 0 || dag->groups) return 0;
   for (int l = 0; l < sp->nloops; l++) {
     const SpecLoop *loop = &sp->loops[l];
     int count = loop->hi - loop->lo, len = loop->calls_per_iteration;
     if (loop->depth != 0 || count < 2 || len * count != dag->nnodes) continue;
     bool ok = true;
-    for (int n = 0; n < dag->nnodes && ok; n++) ok = spec_statement_in_loop(sp, dag->nodes[n].stmt, l);
-    ok = ok && iterations_independent(dag) && outputs_strided(dag, l);
-    for (int i = 1; i < count && ok; i++) ok = iteration_alike(dag, l, 0, i * len, len, i);
-    if (!ok) continue;
-    *out = (ThreadLoop){l, loop->lo, count, len};
-    return true;
+    for (int n = 0; n < dag->nnodes && ok; n++)
+      ok = spec_statement_in_loop(sp, dag->nodes[n].stmt, l);
+    ThreadLoop t = {.loop = l, .first = loop->lo, .count = count, .len = len, .loop2 = -1,
+                    .count2 = 1};
+    if (!ok || !iterations_independent(dag) || !qualifies(dag, &t)) continue;
+    out[0] = t;
+    return inner_groups(dag, &t) ? (out[1] = t, 2) : 1;
   }
-  return false;
+  return 0;
 }
 
 /* ---- the DAG of one iteration -------------------------------------------------------------- */
@@ -127,30 +197,61 @@ bool threads_loop(const Dag *dag, ThreadLoop *out) {
 typedef struct {
   Dag *d;
   const Dag *dag;
-  int *input_of;  /* per (original input value, stride slot): derived value + 1, 0 = none */
-  int nslots;
+  const ThreadLoop *t;
+  int *input_of; /* per original input value and role (its strides zero or not): value + 1 */
 } Builder;
 
-/* "vec3DPhi[N]" as an identifier-safe label keeps its brackets; emit_value_ident turns it into
- * "vec3DPhi_N_0". */
-static char *strided_label(const Dag *dag, int node, int a, int l) {
-  return spec_ref_text(dag->spec, node_ref(dag, node, a), dag->nodes[node].stmt, l);
+/* A reference as group (0, 0) makes it, the groups' loop variables kept ("vec3DPhi[N]",
+ * "matTangent[N][M]"): emit_value_ident turns it into an identifier ("vec3DPhi_N_0"). */
+static char *group_label(const Dag *dag, const ThreadLoop *t, int node, int a) {
+  const Spec *sp = dag->spec;
+  const SourceRef *r = node_ref(dag, node, a);
+  const Statement *st = stmt_of_node(dag, node);
+  const SpecVar *var = &sp->vars[r->var];
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, var->name);
+  for (int d = 0; d < r->nidx; d++) {
+    const SpecIndex *x = &r->idx[d];
+    if (x->loop >= 0 && (x->loop == t->loop || x->loop == t->loop2)) {
+      sb_printf(&sb, "[%s", sp->loops[x->loop].var);
+      if (x->offset) sb_printf(&sb, "%+d", x->offset);
+      sb_putc(&sb, ']');
+    } else {
+      sb_printf(&sb, "[%d", x->loop >= 0 ? st->iter[sp->loops[x->loop].depth] + x->offset
+                                         : x->offset);
+      sb_putc(&sb, ']');
+    }
+  }
+  return sb_take(&sb);
 }
 
-/* The derived value that argument a of node n (iteration lo) reads. */
-static int derived_input(Builder *b, int n, int a, int l) {
+/* Gives value v (of the iteration DAG) the strides and label of argument a of node `node` of
+ * the spec's DAG. */
+static void set_place(Builder *b, int v, int node, int a) {
   const Dag *dag = b->dag;
-  int u = dag->nodes[n].args[a];
-  int stride = dag->values[u].arg >= 0 ? ref_stride(dag->spec, node_ref(dag, n, a), l) : 0;
-  int slot = u * 2 + (stride != 0); /* one value per original input and role */
+  Value *val = &b->d->values[v];
+  int u = a < 0 ? dag->nodes[node].result : dag->nodes[node].args[a];
+  val->group_stride = value_stride(dag, u, node, a, b->t->loop);
+  val->group_stride2 = value_stride(dag, u, node, a, b->t->loop2);
+  val->label = val->group_stride || val->group_stride2 ? group_label(dag, b->t, node, a)
+                                                        : xstrdup(dag_value_label(dag, u));
+}
+
+/* The iteration DAG's value that argument a of node `node` reads, an input: one per original
+ * input and role. */
+static int derived_input(Builder *b, int node, int a) {
+  const Dag *dag = b->dag;
+  int u = dag->nodes[node].args[a];
+  int s1 = value_stride(dag, u, node, a, b->t->loop), s2 = value_stride(dag, u, node, a, b->t->loop2);
+  int slot = u * 4 + (s1 != 0) + 2 * (s2 != 0);
   if (b->input_of[slot]) return b->input_of[slot] - 1;
   Dag *d = b->d;
   int v = d->ninputs++;
   d->values[v] = dag->values[u];
   d->values[v].consumers = NULL;
   d->values[v].nconsumers = 0;
-  d->values[v].group_stride = stride;
-  d->values[v].label = stride ? strided_label(dag, n, a, l) : xstrdup(dag_value_label(dag, u));
+  set_place(b, v, node, a);
   b->input_of[slot] = v + 1;
   return v;
 }
@@ -181,50 +282,52 @@ static DagArg *copy_args(const Dag *d, const DagArg *args, int n, bool outputs) 
 }
 
 Dag *threads_dag(const Dag *dag, const ThreadLoop *t) {
+  int *pos = xmalloc(sizeof(int) * (size_t)(t->len + 1));
+  int n = group_positions(t, pos); /* group (0, 0)'s calls: nodes pos[0..n) of the spec's DAG */
+  int *index_of = xmalloc(sizeof(int) * (size_t)(t->len + 1));
+  for (int j = 0; j < n; j++) index_of[pos[j]] = j;
   Dag *d = xcalloc(1, sizeof *d);
   d->spec = dag->spec;
-  d->groups = t->count;
-  d->group_loop = t->loop;
-  d->group_first = t->first;
-  d->nnodes = t->len;
-  /* at most one value per argument and role, plus one per call */
-  int cap = 2 * dag->nvalues + t->len;
-  d->values = xcalloc((size_t)cap, sizeof *d->values);
-  Builder b = {d, dag, xcalloc((size_t)dag->nvalues * 2 + 1, sizeof(int)), dag->nvalues * 2};
+  d->groups = t->count * t->count2;
+  d->groups2 = t->count2;
+  d->group_loop = t->loop, d->group_first = t->first;
+  d->group_loop2 = t->loop2, d->group_first2 = t->first2;
+  d->nnodes = n;
+  d->values = xcalloc((size_t)(4 * dag->nvalues + n), sizeof *d->values);
+  Builder b = {d, dag, t, xcalloc((size_t)dag->nvalues * 4 + 1, sizeof(int))};
   /* Inputs first, in order of first use. */
-  for (int j = 0; j < t->len; j++)
-    for (int a = 0; a < dag->nodes[j].nargs; a++)
-      if (dag->values[dag->nodes[j].args[a]].producer < 0) derived_input(&b, j, a, t->loop);
+  for (int j = 0; j < n; j++)
+    for (int a = 0; a < dag->nodes[pos[j]].nargs; a++)
+      if (dag->values[dag->nodes[pos[j]].args[a]].producer < 0) derived_input(&b, pos[j], a);
   d->inputs = xcalloc((size_t)d->ninputs + 1, sizeof(int));
   for (int k = 0; k < d->ninputs; k++) d->inputs[k] = k;
-  d->nvalues = d->ninputs + t->len;
-  d->nodes = xcalloc((size_t)t->len, sizeof *d->nodes);
-  d->succ = xcalloc((size_t)t->len, sizeof(NodeSet));
-  d->pred = xcalloc((size_t)t->len, sizeof(NodeSet));
-  d->reach = xcalloc((size_t)t->len, sizeof(NodeSet));
-  d->outputs = xcalloc((size_t)t->len + 1, sizeof(int));
-  for (int j = 0; j < t->len; j++) {
-    const DagNode *n = &dag->nodes[j];
+  d->nvalues = d->ninputs + n;
+  d->nodes = xcalloc((size_t)n, sizeof *d->nodes);
+  d->succ = xcalloc((size_t)n, sizeof(NodeSet));
+  d->pred = xcalloc((size_t)n, sizeof(NodeSet));
+  d->reach = xcalloc((size_t)n, sizeof(NodeSet));
+  d->outputs = xcalloc((size_t)n + 1, sizeof(int));
+  for (int j = 0; j < n; j++) {
+    const DagNode *nd = &dag->nodes[pos[j]];
     int r = d->ninputs + j;
-    d->values[r] = dag->values[n->result];
+    d->values[r] = dag->values[nd->result];
     d->values[r].producer = j;
     d->values[r].consumers = NULL;
     d->values[r].nconsumers = 0;
-    d->values[r].group_stride =
-        d->values[r].arg >= 0 ? ref_stride(dag->spec, node_ref(dag, j, -1), t->loop) : 0;
-    d->values[r].label = d->values[r].group_stride ? strided_label(dag, j, -1, t->loop)
-                                                   : xstrdup(dag_value_label(dag, n->result));
+    set_place(&b, r, pos[j], -1);
     if (d->values[r].is_output) d->outputs[d->noutputs++] = r;
-    d->nodes[j] = (DagNode){.fn = n->fn, .stmt = n->stmt, .nargs = n->nargs, .result = r};
-    for (int a = 0; a < n->nargs; a++) {
-      int u = n->args[a], p = dag->values[u].producer;
-      int v = p >= 0 ? d->ninputs + p : derived_input(&b, j, a, t->loop);
+    d->nodes[j] = (DagNode){.fn = nd->fn, .stmt = nd->stmt, .nargs = nd->nargs, .result = r};
+    for (int a = 0; a < nd->nargs; a++) {
+      int p = dag->values[nd->args[a]].producer; /* a node of group (0, 0): groups_alike */
+      int v = p >= 0 ? d->ninputs + index_of[p] : derived_input(&b, pos[j], a);
       d->nodes[j].args[a] = v;
       add_consumer_once(&d->values[v], j);
-      if (p >= 0) nodeset_add(&d->succ[p], j), nodeset_add(&d->pred[j], p);
+      if (p >= 0) nodeset_add(&d->succ[index_of[p]], j), nodeset_add(&d->pred[j], index_of[p]);
     }
   }
   free(b.input_of);
+  free(pos);
+  free(index_of);
   dag_close_reach(d);
   d->nin_args = dag->nin_args;
   d->nout_args = dag->nout_args;
@@ -261,7 +364,8 @@ bool threads_one_copy(const Dag *dag, const KernelPlan *p) {
     nshared++;
     const Value *v = &dag->values[buf->value];
     int s = load_step(p, b);
-    if (!buf->load || v->producer >= 0 || v->group_stride || s < 0 || !barrier_before_read(p, s, b))
+    if (!buf->load || v->producer >= 0 || v->group_stride || v->group_stride2 || s < 0 ||
+        !barrier_before_read(p, s, b))
       return false;
     for (int o = 0; o < b; o++) { /* no bytes shared with another buffer over time */
       const Buffer *other = &p->buffers[o];
