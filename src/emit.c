@@ -23,37 +23,6 @@
 /* Name of ranked candidate r (1-based): "cand01".  The winner is cand01 (docs/generated.md). */
 static char *candidate_name(int rank) { return xasprintf("cand%02d", rank); }
 
-/* "N = 0..3" or "N = 0..3, M = 0..3": the loops whose iterations threads.c's groups run. */
-static char *group_loops_text(const Dag *d) {
-  const Spec *sp = d->spec;
-  int inner = d->groups2 > 1 ? d->groups2 : 1, outer = d->groups / inner;
-  char *s = xasprintf("%s = %d..%d", sp->loops[d->group_loop].var, d->group_first,
-                      d->group_first + outer - 1);
-  if (inner == 1) return s;
-  char *t = xasprintf("%s, %s = %d..%d", s, sp->loops[d->group_loop2].var, d->group_first2,
-                      d->group_first2 + inner - 1);
-  free(s);
-  return t;
-}
-
-/* "mvmul33_1+svmul3_2 | ttmul411_1": implementations per kernel, in execution order. */
-static char *describe_kernels(const Candidate *c) {
-  StrBuf sb;
-  sb_init(&sb);
-  for (int k = 0; k < c->nkernels; k++) {
-    const KernelPlan *p = c->kernels[k];
-    if (k) sb_puts(&sb, " | ");
-    for (int i = 0; i < p->ncalls; i++) sb_printf(&sb, "%s%s", i ? "+" : "", p->impl[i]->name);
-  }
-  if (c->dag) { /* one group's calls, run by every group (threads.c) */
-    char *loops = group_loops_text(c->dag);
-    sb_printf(&sb, " (%s in %d groups)", loops, c->dag->groups);
-    free(loops);
-  }
-  if (!sb.data) sb_puts(&sb, "");
-  return sb_take(&sb);
-}
-
 static void c_string(StrBuf *sb, const char *s) {
   sb_putc(sb, '"');
   for (; *s; s++) {
@@ -103,9 +72,9 @@ static CandidateEntry *list_entries(const Dag *dag, const TimingDb *db, const Ta
   int n = 0;
   for (int r = 0; r < res->ncands; r++)
     e[n++] = (CandidateEntry){candidate_name(r + 1), &res->cands[r], r + 1,
-                              describe_kernels(&res->cands[r]), NULL};
+                              candidate_kernels(&res->cands[r]), NULL};
   if (res->unfused)
-    e[n++] = (CandidateEntry){xstrdup("unfused"), res->unfused, 0, describe_kernels(res->unfused),
+    e[n++] = (CandidateEntry){xstrdup("unfused"), res->unfused, 0, candidate_kernels(res->unfused),
                               NULL};
   bool failed = false;
   UnalignedPlanner *planner = unaligned_planner_new(dag, db, t, res->loops);
@@ -444,7 +413,7 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
         sb_printf(&sb, " %s(#%d)", p->impl[j]->name, cd->nodes[p->order[j]].stmt);
       sb_puts(&sb, "\n");
       if (groups > 1) {
-        char *loops = group_loops_text(cd);
+        char *loops = candidate_group_loops(cd);
         sb_printf(&sb, "           groups: %s, one iteration per group of %d threads%s\n", loops,
                   p->threads, copies == 1 ? ", one copy of the shared inputs" : "");
         free(loops);

@@ -1173,6 +1173,13 @@ typedef struct {
 } Candidate;
 /* The DAG candidate c's plans are of (spec_dag, the spec's, unless it is threads.c's). */
 const Dag *candidate_dag(const Dag *spec_dag, const Candidate *c);
+/* "mvmul33_1+svmul3_2 | ttmul411_1": its implementations per kernel, in execution order, as
+ * index.txt, the harness and results.xml name the candidate; a kernel of groups adds its loops
+ * ("... (N = 0..3 in 4 groups)").  malloc'ed. */
+char *candidate_kernels(const Candidate *c);
+/* "N = 0..3" or "N = 0..3, M = 0..3": the loops whose iterations the groups of threads.c's DAG d
+ * run.  malloc'ed. */
+char *candidate_group_loops(const Dag *d);
 
 /* The search (docs/search.md): exact where the convex fusions are few enough, intervals of node
  * order beyond, every limit reported in SearchStats. */

@@ -411,6 +411,35 @@ const Dag *candidate_dag(const Dag *spec_dag, const Candidate *c) {
   return c->dag ? c->dag : spec_dag;
 }
 
+char *candidate_group_loops(const Dag *d) {
+  const Spec *sp = d->spec;
+  int inner = d->groups2 > 1 ? d->groups2 : 1, outer = d->groups / inner;
+  char *s = xasprintf("%s = %d..%d", sp->loops[d->group_loop].var, d->group_first,
+                      d->group_first + outer - 1);
+  if (inner == 1) return s;
+  char *t = xasprintf("%s, %s = %d..%d", s, sp->loops[d->group_loop2].var, d->group_first2,
+                      d->group_first2 + inner - 1);
+  free(s);
+  return t;
+}
+
+char *candidate_kernels(const Candidate *c) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "");
+  for (int k = 0; k < c->nkernels; k++) {
+    const KernelPlan *p = c->kernels[k];
+    if (k) sb_puts(&sb, " | ");
+    for (int i = 0; i < p->ncalls; i++) sb_printf(&sb, "%s%s", i ? "+" : "", p->impl[i]->name);
+  }
+  if (c->dag) { /* one group's calls, run by every group (threads.c) */
+    char *loops = candidate_group_loops(c->dag);
+    sb_printf(&sb, " (%s in %d groups)", loops, c->dag->groups);
+    free(loops);
+  }
+  return sb_take(&sb);
+}
+
 static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
 
 /* The best plan of all of d's calls in one kernel (a kernel of groups: its intermediates would

@@ -47,21 +47,8 @@ char *tune_spec_of_folder(const char *dir) {
   return spec;
 }
 
-/* "mvmul33_1+svmul3_1 | ttmul411_1": the implementations per kernel, as the harness names them. */
-static char *kernels_text(const Candidate *c) {
-  StrBuf sb;
-  sb_init(&sb);
-  sb_puts(&sb, "");
-  for (int k = 0; k < c->nkernels; k++) {
-    const KernelPlan *p = c->kernels[k];
-    if (k) sb_puts(&sb, " | ");
-    for (int i = 0; i < p->ncalls; i++) sb_printf(&sb, "%s%s", i ? "+" : "", p->impl[i]->name);
-  }
-  return sb_take(&sb);
-}
-
 static bool same_kernels(const Candidate *c, const ResultRow *row) {
-  char *k = kernels_text(c);
+  char *k = candidate_kernels(c);
   bool same = row->kernels && !strcmp(k, row->kernels);
   free(k);
   return same;

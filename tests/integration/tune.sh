@@ -9,7 +9,8 @@
 #   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
 #     them; a malformed store is a located error;
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
-#     nothing (cache); without --ptxas nvcc is never run.
+#     nothing (cache); without --ptxas nvcc is never run;
+#   - a kernel of groups of threads (threads.c) measured best ships too.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -123,6 +124,20 @@ rm "$tmp/runs/synctest.xml" "$tmp/runs/bigfusion.xml"
 rc=0
 "$KASGEN" calibrate "$tmp/runs" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: no results here' "$tmp/err" || fail "calibrate: empty folder"
+
+# 7. A kernel of groups of threads (threads.c; quad_stress15's cand02, a loop's iterations side
+#    by side) measured best ships like any other: the results name it as the harness does.
+dir="$tmp/gen/quad_stress15"
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db7.xml" # no calibration beside it
+"$KASGEN" benchmarks/specs/quad_stress15.spec --top 2 --db "$tmp/db7.xml" --out "$tmp/gen" >/dev/null
+grep -q '^2 .*(q = 0..2 in 3 groups)$' "$dir/index.txt" || fail "groups: cand02 is not the kernel of groups"
+write_results "$dir/results.xml" "0.040 0.0399 0.0402 1" "0.030 0.0299 0.0301 1"
+sed -i 's/spec="synctest"/spec="quad_stress15"/' "$dir/results.xml"
+"$KASGEN" tune "$dir" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "groups: tune exit"; }
+grep -q 'Chosen by kasgen tune: cand02 measured best' "$dir/embed/kas_quad_stress15.h" ||
+  fail "groups: the kernel of groups measured best did not ship"
+grep -q 'const int q = (int)threadIdx.z' "$dir/embed/kas_quad_stress15.cu" ||
+  fail "groups: the embed does not run the groups' kernel"
 
 # 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
 if [ -n "${NVCC:-}" ]; then
