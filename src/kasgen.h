@@ -1240,7 +1240,6 @@ typedef struct {
   LoopChoice loops;   /* the search's: the plans for arrays of any alignment choose alike */
   Dag *group_dags[2]; /* threads.c's DAGs of one group's calls, which some candidates' plans
                          are of (owned), or NULL */
-  int group_cands;    /* candidates ranked whose kernel runs a loop's iterations in groups */
 } SearchResult;
 
 /* Thread mapping contract between plan construction (sync.c) and the emitters: a call whose

@@ -440,8 +440,6 @@ char *candidate_kernels(const Candidate *c) {
   return sb_take(&sb);
 }
 
-static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
-
 /* The best plan of all of d's calls in one kernel (a kernel of groups: its intermediates would
  * need a workspace per group across kernels), or NULL where none can launch. */
 static KernelPlan *whole_kernel(const Dag *d, const TimingDb *db, const SearchOptions *opt) {
@@ -455,58 +453,7 @@ static KernelPlan *whole_kernel(const Dag *d, const TimingDb *db, const SearchOp
   return NULL;
 }
 
-/* The one-kernel candidates of the spec's loop run by groups of threads (threads.c), searched
- * on the DAG of one iteration and ranked with r's own: the model's choice (docs/loops.md,
- * "Iterations over threads"), or under --loops groups in their place.  Not under --loops keep
- * or unroll (which ask for the loops' other forms), a --max-fusion below the whole spec, or
- * component-major arrays (not built yet). */
-static void add_group_candidates(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
-                                 SearchResult *r) {
-  ThreadLoop t[2];
-  const Target *target = opt->target ? opt->target : target_default();
-  if ((opt->loops != LOOPS_MODEL && opt->loops != LOOPS_GROUPS) ||
-      (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes) || target_has_component(target))
-    return;
-  int nt = threads_loops(dag, t);
-  if (nt && opt->loops == LOOPS_GROUPS) { /* only the groups' candidates */
-    for (int c = 0; c < r->ncands; c++) free(r->cands[c].kernels);
-    r->ncands = 0;
-  }
-  for (int i = 0; i < nt; i++) {
-    Dag *d = threads_dag(dag, &t[i]);
-    KernelPlan *p = whole_kernel(d, db, opt);
-    if (!p) {
-      dag_free(d);
-      continue;
-    }
-    r->group_dags[i] = d;
-    Candidate c = {xmalloc(sizeof *c.kernels), 1, 0, 0, d};
-    c.kernels[0] = p;
-    finish_candidate(&c, db);
-    r->cands = xrealloc(r->cands, sizeof *r->cands * (size_t)(r->ncands + 1));
-    r->cands[r->ncands++] = c;
-    r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + 1));
-    r->plans[r->nplans++] = p;
-  }
-  qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, by_predicted);
-  for (; r->ncands > opt->top && opt->top > 0; r->ncands--) free(r->cands[r->ncands - 1].kernels);
-  r->group_cands = 0;
-  for (int k = 0; k < r->ncands; k++) {
-    r->cands[k].rank = k + 1;
-    r->group_cands += r->cands[k].dag != NULL;
-  }
-}
-
-SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
-  double start = clock_seconds();
-  SearchResult *r = search_dag(dag, db, opt);
-  if (r) {
-    add_group_candidates(dag, db, opt, r);
-    r->stats.seconds = clock_seconds() - start;
-  }
-  return r;
-}
-
+/* The search proper, on dag alone. */
 static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
   double start = clock_seconds();
   SearchContext *ctx = search_context_new(dag, db, opt->target);
@@ -536,6 +483,55 @@ static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const Search
   if (!ok) {
     search_result_free(r);
     return NULL;
+  }
+  return r;
+}
+
+/* The one-kernel candidates of the ways the spec's loops run in groups of threads (threads.c),
+ * each planned as one kernel on the DAG of one group's calls and ranked with r's own: the
+ * model's choice (docs/loops.md, "Iterations over threads"), or under --loops groups in their
+ * place where there are any.  Not under --loops keep or unroll (which ask for the loops' other
+ * forms), a --max-fusion below the whole spec, or component-major arrays (not built yet). */
+static void add_group_candidates(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
+                                 SearchResult *r) {
+  ThreadLoop t[2];
+  const Target *target = opt->target ? opt->target : target_default();
+  if ((opt->loops != LOOPS_MODEL && opt->loops != LOOPS_GROUPS) ||
+      (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes) || target_has_component(target))
+    return;
+  int nt = threads_loops(dag, t), found = 0;
+  Candidate groups[2];
+  for (int i = 0; i < nt; i++) {
+    Dag *d = threads_dag(dag, &t[i]);
+    KernelPlan *p = whole_kernel(d, db, opt);
+    if (!p) {
+      dag_free(d);
+      continue;
+    }
+    r->group_dags[i] = d;
+    groups[found] = (Candidate){xmalloc(sizeof *groups[found].kernels), 1, 0, 0, d};
+    groups[found].kernels[0] = p;
+    finish_candidate(&groups[found++], db);
+    r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + 1));
+    r->plans[r->nplans++] = p;
+  }
+  if (found && opt->loops == LOOPS_GROUPS) { /* only the groups' candidates */
+    for (int c = 0; c < r->ncands; c++) free(r->cands[c].kernels);
+    r->ncands = 0;
+  }
+  r->cands = xrealloc(r->cands, sizeof *r->cands * (size_t)(r->ncands + found + 1));
+  for (int i = 0; i < found; i++) r->cands[r->ncands++] = groups[i];
+  qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, by_predicted);
+  for (; r->ncands > opt->top && opt->top > 0; r->ncands--) free(r->cands[r->ncands - 1].kernels);
+  for (int k = 0; k < r->ncands; k++) r->cands[k].rank = k + 1;
+}
+
+SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
+  double start = clock_seconds();
+  SearchResult *r = search_dag(dag, db, opt);
+  if (r) {
+    add_group_candidates(dag, db, opt, r);
+    r->stats.seconds = clock_seconds() - start;
   }
   return r;
 }
