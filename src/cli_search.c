@@ -160,11 +160,12 @@ static void print_target(const TimingDb *db) {
 }
 
 /* "{mvmul33#0 svmul3#1}": the kernel's calls as function#node (node = statement index, as
- * `kasgen fusions` numbers them), in execution order. */
-static void print_calls(const KernelPlan *p, FILE *out) {
+ * `kasgen fusions` numbers them; a kernel of groups, threads.c, shows its first group's), in
+ * execution order. */
+static void print_calls(const Dag *dag, const KernelPlan *p, FILE *out) {
   fputc('{', out);
   for (int c = 0; c < p->ncalls; c++)
-    fprintf(out, "%s%s#%d", c ? " " : "", p->impl[c]->fn->name, p->order[c]);
+    fprintf(out, "%s%s#%d", c ? " " : "", p->impl[c]->fn->name, dag->nodes[p->order[c]].stmt);
   fputc('}', out);
 }
 
@@ -176,7 +177,7 @@ static int register_buffers(const KernelPlan *p) {
 
 static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, int k) {
   printf("        kernel %d: ", k + 1);
-  print_calls(p, stdout);
+  print_calls(dag, p, stdout);
   printf("\n          impls");
   for (int c = 0; c < p->ncalls; c++) printf(" %s", p->impl[c]->name);
   printf("  E=%d  threads=%d  shared=%d B  registers: %d/%d buffers  barriers: %d/%d  "
@@ -198,6 +199,12 @@ static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
   printf("%6s  %9.4f  %9.1f  %d kernel%s\n", label, ns, ns > 0 ? 1000.0 / ns : 0.0, c->nkernels,
          c->nkernels == 1 ? "" : "s");
   for (int k = 0; k < c->nkernels; k++) print_kernel(dag, t, c->kernels[k], k);
+  if (c->dag) { /* threads.c */
+    char *loops = candidate_group_loops(c->dag);
+    printf("          in %d groups of these threads, one iteration each: %s\n", c->dag->groups,
+           loops);
+    free(loops);
+  }
 }
 
 static void print_ranking(const Session *s) {
@@ -209,7 +216,8 @@ static void print_ranking(const Session *s) {
   for (int r = 0; r < s->res->ncands; r++) {
     char label[16];
     snprintf(label, sizeof label, "%d", s->res->cands[r].rank ? s->res->cands[r].rank : r + 1);
-    print_candidate(s->dag, s->target, &s->res->cands[r], label);
+    const Candidate *c = &s->res->cands[r];
+    print_candidate(candidate_dag(s->dag, c), s->target, c, label);
   }
   if (s->res->unfused) {
     printf("\nfor comparison, one kernel per call (KAS's fallback):\n");
@@ -247,17 +255,18 @@ static void explain_step(const Dag *dag, const KernelPlan *p, int s) {
 }
 
 static void explain_candidate(const Session *s, const Candidate *c) {
+  const Dag *dag = candidate_dag(s->dag, c);
   printf("\nwhy candidate %d is laid out as it is:\n", c->rank);
   for (int k = 0; k < c->nkernels; k++) {
     const KernelPlan *p = c->kernels[k];
     printf("  kernel %d ", k + 1);
-    print_calls(p, stdout);
+    print_calls(dag, p, stdout);
     printf(": E=%d, %d threads, %d B shared, %d of %d possible barriers kept\n", p->e,
            p->threads, p->smem_bytes, p->barriers, p->barriers_possible);
     printf("    buffers:\n");
-    for (int b = 0; b < p->nbuffers; b++) explain_buffer(s->dag, &p->buffers[b]);
+    for (int b = 0; b < p->nbuffers; b++) explain_buffer(dag, &p->buffers[b]);
     printf("    steps:\n");
-    for (int st = 0; st < p->nsteps; st++) explain_step(s->dag, p, st);
+    for (int st = 0; st < p->nsteps; st++) explain_step(dag, p, st);
   }
 }
 
@@ -305,7 +314,12 @@ int cmd_plan(const CliOptions *o) {
       printf("%d %.6g", r + 1, c->predicted_ns_per_elem);
       for (int k = 0; k < c->nkernels; k++) {
         putchar(' ');
-        print_calls(c->kernels[k], stdout);
+        print_calls(candidate_dag(s.dag, c), c->kernels[k], stdout);
+      }
+      if (c->dag) { /* one group's calls (threads.c) */
+        char *loops = candidate_group_loops(c->dag);
+        printf(" in %d groups (%s)", c->dag->groups, loops);
+        free(loops);
       }
       putchar('\n');
     }

@@ -1171,6 +1171,9 @@ typedef struct {
   const Dag *dag; /* the DAG its plans are of: NULL for the spec's; threads.c's DAG of one
                      iteration for a kernel whose groups of threads run a loop's iterations */
 } Candidate;
+/* qsort's order of candidates (const Candidate *): predicted time, then the spec's DAG before
+ * threads.c's, fewer kernels, and the kernels' calls. */
+int candidate_compare(const void *a, const void *b);
 /* The DAG candidate c's plans are of (spec_dag, the spec's, unless it is threads.c's). */
 const Dag *candidate_dag(const Dag *spec_dag, const Candidate *c);
 /* "mvmul33_1+svmul3_2 | ttmul411_1": its implementations per kernel, in execution order, as

@@ -223,12 +223,6 @@ typedef struct {
   double delta;
 } Moved;
 
-static int by_predicted(const void *a, const void *b) {
-  double x = ((const Candidate *)a)->predicted_ns_per_elem;
-  double y = ((const Candidate *)b)->predicted_ns_per_elem;
-  return (x > y) - (x < y);
-}
-
 static double moved_by(const Moved *m, int nm, const Candidate *c) {
   double d = 0;
   for (int k = 0; k < c->nkernels; k++)
@@ -244,21 +238,27 @@ static void apply(const Dag *dag, const TimingDb *db, const Target *t, SearchRes
   model_memo_quiet(ctx->model);
   Moved *m = xcalloc((size_t)ncands * KAS_MAX_NODES, sizeof *m);
   int nm = 0;
-  for (int c = 0; c < ncands; c++)
-    for (int k = 0; k < res->cands[c].nkernels; k++) {
-      KernelPlan *p = res->cands[c].kernels[k];
+  for (int c = 0; c < ncands; c++) {
+    /* a kernel of groups is predicted on its own DAG (threads.c) */
+    const Candidate *cand = &res->cands[c];
+    SearchContext *own = cand->dag ? search_context_new(cand->dag, db, t) : NULL;
+    if (own) model_memo_quiet(own->model);
+    for (int k = 0; k < cand->nkernels; k++) {
+      KernelPlan *p = cand->kernels[k];
       if (!rep[c] || !rep[c][k].known || p->regs_from_ptxas) continue;
       p->regs_estimate = rep[c][k].regs;
       p->spill_bytes = rep[c][k].spill_bytes;
       p->regs_from_ptxas = true;
       double before = p->predicted_ns_per_elem;
-      p->predicted_ns_per_elem = model_predict_kernel(ctx, p);
+      p->predicted_ns_per_elem = model_predict_kernel(own ? own : ctx, p);
       m[nm++] = (Moved){p, p->predicted_ns_per_elem - before};
     }
+    search_context_free(own);
+  }
   for (int c = 0; c < res->ncands; c++)
     res->cands[c].predicted_ns_per_elem += moved_by(m, nm, &res->cands[c]);
   if (res->unfused) res->unfused->predicted_ns_per_elem += moved_by(m, nm, res->unfused);
-  qsort(res->cands, (size_t)res->ncands, sizeof *res->cands, by_predicted);
+  qsort(res->cands, (size_t)res->ncands, sizeof *res->cands, candidate_compare);
   for (int c = 0; c < res->ncands; c++) res->cands[c].rank = c + 1;
   free(m);
   search_context_free(ctx);

@@ -294,7 +294,7 @@ static void finish_candidate(Candidate *c, const TimingDb *db) {
 
 /* By predicted time, then canonically (fewer kernels, then the kernels' node sets in the order
  * of their lowest calls, which is their execution order's): deterministic among equals. */
-static int by_predicted(const void *a, const void *b) {
+int candidate_compare(const void *a, const void *b) {
   const Candidate *x = a, *y = b;
   double p = x->predicted_ns_per_elem, q = y->predicted_ns_per_elem;
   if (p != q) return p < q ? -1 : 1;
@@ -343,7 +343,7 @@ static void build_candidates(SearchContext *ctx, PlanCache *pc, const Partitions
   r->cands = xcalloc((size_t)(parts->n ? parts->n : 1), sizeof *r->cands);
   for (int s = 0; s < parts->n; s++)
     if (make_candidate(ctx, pc, &parts->v[s], &r->cands[r->ncands])) r->ncands++;
-  qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, by_predicted);
+  qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, candidate_compare);
   for (int k = 0; k < r->ncands; k++) r->cands[k].rank = k + 1;
 }
 
@@ -521,7 +521,7 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
   }
   r->cands = xrealloc(r->cands, sizeof *r->cands * (size_t)(r->ncands + found + 1));
   for (int i = 0; i < found; i++) r->cands[r->ncands++] = groups[i];
-  qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, by_predicted);
+  qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, candidate_compare);
   for (; r->ncands > opt->top && opt->top > 0; r->ncands--) free(r->cands[r->ncands - 1].kernels);
   for (int k = 0; k < r->ncands; k++) r->cands[k].rank = k + 1;
 }
