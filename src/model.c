@@ -984,7 +984,7 @@ static void in_flight_bytes(KernelCtx *k) {
 
 /* A kernel of threads.c's groups is costed per iteration, as the plan of one iteration whose
  * blocks are the groups (so many of them resident), and the terms are then counted once per
- * group.  An input that every group reads is counted once per group too: each group loads it
+ * group, but the grid floor once (the grid has n / E blocks whatever the groups).  An input that every group reads is counted once per group too: each group loads it
  * (into its own buffers), and on the H100 that cost what the model says it costs where it is
  * counted so (session 30, call A: the four specs' group kernels ran 5-90% slower than a model
  * that counted those loads once per element predicted).  Where the groups share one copy of
@@ -1028,7 +1028,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
    * spill term. */
   double work = io > compute ? io : compute;
   double spilled = compute + spill_traffic_time(&k, regs);
-  *out = (ModelTerms){work * groups, k.floor_ns * groups, barrier_time(&k) * groups,
+  *out = (ModelTerms){work * groups, k.floor_ns, barrier_time(&k) * groups,
                       (spilled > work ? spilled - work : 0) * groups};
   free(k.straight_reals);
   staging_free(&staging);
