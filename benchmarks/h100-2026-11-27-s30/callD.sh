@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Call D (session 30): issue #11's deliverable 5 at the session's last code (64a36dc): the top 10
+# of both loop specs (stvenant_element, whose 5th is its kernel of 4 groups, and quadrature),
+# the element's kernels of groups alone (`--loops groups`), and the KAS way (stvenant and
+# stvenant_inner), made here with `kasgen SPEC --top 10 --out gpu30/el` (and `--loops groups
+# --out gpu30/grp`), harnesses built here with the same CUDA 13.0, carried as gpu-pack.tar.xz.
+# bench/gpu_io.sh's checks (n = 1, 7, 1000003, 4194304, sub-ranges; memcheck, racecheck and
+# synccheck at n = 10007) and timings, all in one run.
+set -u
+export PATH=/usr/local/cuda/bin:$PATH
+nvidia-smi --query-gpu=name,driver_version,ecc.mode.current --format=csv,noheader | tee "$OUT/gpu.txt"
+tar -xJf gpu-pack.tar.xz
+BUDGET=560 BENCHDB=0 JOBS=8 SANITIZE_N=10007 SUBRANGE="" bash bench/gpu_io.sh gpu30 "$OUT"
