@@ -156,6 +156,22 @@ static void print_value_list(const Dag *dag, const char *title, const int *vals,
   putchar('\n');
 }
 
+/* The ways the spec's loops can run their iterations side by side in groups of threads
+ * (threads.c; docs/loops.md, "Iterations over threads"), when there are any:
+ * "groups: N = 0..3 (4 groups of 32 calls); N = 0..3, M = 0..3 (16 groups of 11 calls)". */
+static void print_groups(const Dag *dag) {
+  ThreadLoop t[2];
+  int n = threads_loops(dag, t);
+  for (int k = 0; k < n; k++) {
+    Dag *d = threads_dag(dag, &t[k]);
+    char *loops = candidate_group_loops(d);
+    printf("%s%s (%d groups of %d calls)", k ? "; " : "groups: ", loops, d->groups, d->nnodes);
+    free(loops);
+    dag_free(d);
+  }
+  if (n) putchar('\n');
+}
+
 /* The arrays and loops, then every unrolled call with its provenance:
  * "mvmul33#4  [N=1] ns.2 = mvmul33(inv1, dphi[1])".  From the spec: it needs no DAG. */
 static void print_calls(const Spec *spec) {
@@ -257,6 +273,7 @@ int cmd_check(const CliOptions *o) {
          dag->nnodes, dag->nvalues, dag->ninputs, dag->noutputs, nedges);
   print_value_list(dag, "inputs:", dag->inputs, dag->ninputs);
   print_value_list(dag, "outputs:", dag->outputs, dag->noutputs);
+  print_groups(dag);
   print_calls(f.spec);
   print_values(dag);
   print_edges(dag);

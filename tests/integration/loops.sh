@@ -166,6 +166,11 @@ make_passes "$gen" stvenant_element "$targets" "--loops keep"
 # groups share the one copy of ten4Help1 that group 0 loads; correct on the CPU in both thread
 # orders (each group's threads interleaved with the others'), and compiled.  gradients_loop20's
 # groups each have their shared memory.  A spec with no such loop keeps its usual ranking.
+expect_rc 0 "$K" check specs/stvenant_element.spec
+grep -qx 'groups: N = 0..3 (4 groups of 32 calls); N = 0..3, M = 0..3 (16 groups of 11 calls)' \
+  "$tmp/out" || fail "check: the element's loops that groups can run"
+expect_rc 0 "$K" check specs/quadrature.spec
+grep -q '^groups:' "$tmp/out" && fail "check: quadrature's summing loop said to run in groups"
 expect_rc 0 "$K" specs/stvenant_element.spec --loops groups --out "$tmp/groups"
 gen="$tmp/groups/stvenant_element"
 grep -q 'groups: N = 0..3, one iteration per group of [0-9]* threads, one copy' "$gen/index.txt" ||
