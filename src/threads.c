@@ -8,23 +8,26 @@
  * them can run side by side instead, in K groups of threads of one block: group g runs
  * iteration lo + g of every element of the block, and the element's staged arrays serve all K.
  *
- * The kernel of such a candidate is planned on the DAG of one iteration (threads_dag): the
+ * The kernel of such a candidate is planned on the DAG of one group's calls (threads_dag): the
  * calls of iteration lo, whose values are the element's values as that iteration reads and
  * writes them.  An array element the iteration addresses through the loop's variable
  * (`vec3DPhi[N]`, `matTangent[N][M]`) becomes a value with a group stride: group g finds it
  * stride * g reals further into its array's record.  Anything else it reads is the same for
  * every group.  Since the DAG's values are SSA versions, a value that iteration lo reads in
- * both ways (vec3DPhi[0] as vec3DPhi[N] and as vec3DPhi[M]) is two values here.
+ * both ways (vec3DPhi[0] as vec3DPhi[N] and as vec3DPhi[M]) is two values here.  Where a loop
+ * directly inside qualifies too, its iterations get groups of their own (group (i, j): the
+ * element's pair N, M), each also running the calls of its outer iteration outside the inner
+ * loop, and values move with a second stride per inner iteration.
  *
  * Each group has its own copy of the plan's shared memory, except where every shared buffer
  * holds an input all groups read (the element's 81-real ten4Help1): then group 0 loads the one
  * copy that all read (threads_one_copy).  The staged copies of arrays always serve every group.
  *
- * The loop qualifies (threads_loop) when it is at top level and holds every call of the spec,
- * no iteration reads what another one made, every output is an array element that the loop's
- * variable addresses, and every iteration is iteration lo moved by the strides: checked call by
- * call and argument by argument against the unrolled DAG, so that the kernel of one iteration
- * is, for each group, exactly what the spec says.
+ * A loop qualifies (threads_loops) when it is at top level and holds every call of the spec, no
+ * iteration reads what another one made, every output is an array element that the loop's
+ * variable addresses, and every group's calls are group 0's moved by the strides: checked call
+ * by call and argument by argument against the unrolled DAG, so that the kernel of one group is,
+ * for each group, exactly what the spec says.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,14 +57,15 @@ static const SourceRef *node_ref(const Dag *dag, int n, int a) {
   return a < 0 ? &sc->result : &sc->args[a];
 }
 
-/* The node of group (i, j) (iteration first + i of the loop, first2 + j of the inner one) at
- * position `pos` of an iteration of the loop: the inner loop's iterations sit at pos0 .. pos0 +
- * count2 * len2 - 1 of it, len2 calls each; a position of the inner loop's first iteration
- * stands for the same place of iteration j. */
+/* Whether position pos of an iteration of the loop is in the inner loop's first iteration (its
+ * iterations sit at pos0 .. pos0 + count2 * len2 - 1 of it, len2 calls each). */
 static bool in_inner(const ThreadLoop *t, int pos) {
   return t->count2 > 1 && pos >= t->pos0 && pos < t->pos0 + t->len2;
 }
 
+/* The node of group (i, j) (iteration first + i of the loop, first2 + j of the inner one) at
+ * position `pos` of an iteration of the loop: a position of the inner loop's first iteration
+ * stands for the same place of iteration j. */
 static int group_node(const ThreadLoop *t, int i, int j, int pos) {
   return i * t->len + pos + (in_inner(t, pos) ? j * t->len2 : 0);
 }
