@@ -80,7 +80,8 @@ static CandidateEntry *list_entries(const Dag *dag, const TimingDb *db, const Ta
   UnalignedPlanner *planner = unaligned_planner_new(dag, db, t, res->loops);
   UnalignedPlanner *groups[2] = {NULL, NULL}; /* one per DAG of groups (threads.c) */
   for (int g = 0; g < 2; g++)
-    if (res->group_dags[g]) groups[g] = unaligned_planner_new(res->group_dags[g], db, t, res->loops);
+    if (res->group_dags[g])
+      groups[g] = unaligned_planner_new(res->group_dags[g], db, t, res->loops);
   for (int i = 0; i < n && !failed; i++) {
     const Dag *d = e[i].cand->dag;
     UnalignedPlanner *u = !d ? planner : d == res->group_dags[0] ? groups[0] : groups[1];

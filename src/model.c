@@ -984,11 +984,11 @@ static void in_flight_bytes(KernelCtx *k) {
 
 /* A kernel of threads.c's groups is costed per iteration, as the plan of one iteration whose
  * blocks are the groups (so many of them resident), and the terms are then counted once per
- * group, but the grid floor once (the grid has n / E blocks whatever the groups).  An input that every group reads is counted once per group too: each group loads it
- * (into its own buffers), and on the H100 that cost what the model says it costs where it is
- * counted so (session 30, call A: the four specs' group kernels ran 5-90% slower than a model
- * that counted those loads once per element predicted).  Where the groups share one copy of
- * the shared memory (threads_one_copy), one group loads it. */
+ * group, but the grid floor once (the grid has n / E blocks whatever the groups).  An input
+ * that every group reads is counted once per group too: each group loads it (into its own
+ * buffers); a model that counted those loads once per element predicted the four specs' group
+ * kernels 5-90% faster than they ran on the H100 (session 30, call A).  Where the groups share
+ * one copy of the shared memory (threads_one_copy), one group loads it. */
 static int kernel_groups(const Dag *dag) { return dag->groups > 1 ? dag->groups : 1; }
 
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out) {

@@ -129,8 +129,9 @@ static bool outputs_strided(const Dag *dag, const ThreadLoop *t) {
     if (v->producer < 0 || v->arg < 0) return false;
     const SourceRef *r = node_ref(dag, v->producer, -1);
     if (ref_stride(dag->spec, r, t->loop) == 0) return false;
-    if (t->count2 > 1 && spec_statement_in_loop(dag->spec, dag->nodes[v->producer].stmt, t->loop2) &&
-        ref_stride(dag->spec, r, t->loop2) == 0)
+    bool inner = t->count2 > 1 &&
+                 spec_statement_in_loop(dag->spec, dag->nodes[v->producer].stmt, t->loop2);
+    if (inner && ref_stride(dag->spec, r, t->loop2) == 0)
       return false;
   }
   return true;
@@ -247,7 +248,8 @@ static void set_place(Builder *b, int v, int node, int a) {
 static int derived_input(Builder *b, int node, int a) {
   const Dag *dag = b->dag;
   int u = dag->nodes[node].args[a];
-  int s1 = value_stride(dag, u, node, a, b->t->loop), s2 = value_stride(dag, u, node, a, b->t->loop2);
+  int s1 = value_stride(dag, u, node, a, b->t->loop);
+  int s2 = value_stride(dag, u, node, a, b->t->loop2);
   int slot = u * 4 + (s1 != 0) + 2 * (s2 != 0);
   if (b->input_of[slot]) return b->input_of[slot] - 1;
   Dag *d = b->d;

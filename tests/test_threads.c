@@ -7,8 +7,8 @@
  * qualify: the element's vertex loop, and with its pair loop inside; gradients_loop20's,
  * pair_blocks18's, quad_stress15's; not a loop-carried sum (quadrature, strain_sum17), not a
  * spec with calls outside its loop (stress_rows14, vertex_stiffness15), not one whose outputs the
- * loop's variable does not address (loop_plain), not a spec without loops.  That the groups' kernels compute
- * the same on the CPU and compile is tests/integration/loops.sh's.
+ * loop's variable does not address (loop_plain), not a spec without loops.  That the groups'
+ * kernels compute the same on the CPU and compile is tests/integration/loops.sh's.
  */
 #include "testutil.h"
 
@@ -90,7 +90,8 @@ static void check_groups(const Dag *dag, const ThreadLoop *t) {
         covered[n] = true;
         assert_ptr_equal(a->fn, b->fn);
         assert_int_equal(a->nargs, b->nargs);
-        for (int k = 0; k < a->nargs; k++) assert_same_value(d, a->args[k], dag, b->args[k], t, i, g2);
+        for (int k = 0; k < a->nargs; k++)
+          assert_same_value(d, a->args[k], dag, b->args[k], t, i, g2);
         assert_same_value(d, a->result, dag, b->result, t, i, g2);
       }
   for (int n = 0; n < dag->nnodes; n++) assert_true(covered[n]);
