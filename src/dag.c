@@ -41,7 +41,7 @@ static int value_of(const Dag *dag, VarRef r) {
   return -1; /* the parser guarantees every reference resolves */
 }
 
-static void add_consumer(Value *v, int node) {
+void dag_add_consumer(Value *v, int node) {
   if (v->nconsumers && v->consumers[v->nconsumers - 1] == node) return; /* f(x, x) */
   v->consumers = xrealloc(v->consumers, sizeof(int) * (size_t)(v->nconsumers + 1));
   v->consumers[v->nconsumers++] = node;
@@ -82,7 +82,7 @@ static void build_nodes(Dag *dag) {
     for (int a = 0; a < st->nargs; a++) {
       int v = value_of(dag, st->args[a]);
       nd->args[a] = v;
-      add_consumer(&dag->values[v], i);
+      dag_add_consumer(&dag->values[v], i);
       int p = dag->values[v].producer;
       if (p >= 0) {
         nodeset_add(&dag->succ[p], i);

@@ -402,7 +402,7 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
   for (int i = 0; i < count; i++) {
     const Candidate *c = ents[i].cand;
     const Dag *cd = candidate_dag(dag, c);
-    int groups = cd->groups > 1 ? cd->groups : 1;
+    int groups = dag_groups(cd);
     for (int k = 0; k < c->nkernels; k++) {
       const KernelPlan *p = c->kernels[k];
       int copies = threads_one_copy(cd, p) ? 1 : groups; /* of the plan's shared memory */

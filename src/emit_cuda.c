@@ -684,7 +684,7 @@ static char *affine_text(int stride, int base, const char *var) {
 /* ---- a loop's iterations in groups of threads (threads.c) --------------------------------- */
 
 /* The groups kernel k's block holds (1 unless the candidate's DAG is threads.c's). */
-static int groups_of(const Emitter *em) { return em->dag->groups > 1 ? em->dag->groups : 1; }
+static int groups_of(const Emitter *em) { return dag_groups(em->dag); }
 
 /* The variables of the groups' loops as the kernel names them: each group's iterations. */
 static char *group_var(const Emitter *em) { return loop_var(em->dag->spec, em->dag->group_loop); }

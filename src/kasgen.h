@@ -769,6 +769,10 @@ typedef struct {
 Dag *dag_build(const Spec *spec);
 /* Fills dag->reach from dag->succ (every edge from a lower node index to a higher one). */
 void dag_close_reach(Dag *dag);
+/* Adds node to value v's consumers (nodes come in ascending order; f(x, x) adds it once). */
+void dag_add_consumer(Value *v, int node);
+/* The groups of threads a kernel planned on dag runs per block: threads.c's DAG's, else 1. */
+static inline int dag_groups(const Dag *dag) { return dag->groups > 1 ? dag->groups : 1; }
 void dag_free(Dag *dag);
 /* Floats per element of a value (its type's size), and its label for messages and comments
  * ("vec3NodeStiff.1"; the variable's name when the DAG was built without labels). */

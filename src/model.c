@@ -989,14 +989,12 @@ static void in_flight_bytes(KernelCtx *k) {
  * buffers); a model that counted those loads once per element predicted the four specs' group
  * kernels 5-90% faster than they ran on the H100 (session 30, call A).  Where the groups share
  * one copy of the shared memory (threads_one_copy), one group loads it. */
-static int kernel_groups(const Dag *dag) { return dag->groups > 1 ? dag->groups : 1; }
-
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out) {
   const Dag *dag = ctx->dag;
   const TimingDb *db = ctx->db;
   const DeviceLimits *dev = &db->dev;
   int regs = plan->regs_estimate > 0 ? plan->regs_estimate : model_estimate_registers(plan);
-  int groups = kernel_groups(dag);
+  int groups = dag_groups(dag);
   bool one_copy = threads_one_copy(dag, plan);
   Staging staging = staging_of(dag, ctx->target, plan);
   KernelCtx k = {plan, dag, db, ctx->model, dev,
@@ -1055,7 +1053,7 @@ void model_keep_loops(SearchContext *ctx, KernelPlan *p) {
   }
   Staging staging = staging_of(ctx->dag, ctx->target, p);
   int regs = p->regs_estimate > 0 ? p->regs_estimate : model_estimate_registers(p);
-  double occ = occupancy(&ctx->db->dev, p->threads * kernel_groups(ctx->dag), staging.smem_bytes,
+  double occ = occupancy(&ctx->db->dev, p->threads * dag_groups(ctx->dag), staging.smem_bytes,
                          regs).occupancy;
   staging_free(&staging);
   if (occ < KEEP_LOOPS_MIN_OCCUPANCY) return;

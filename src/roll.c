@@ -300,7 +300,7 @@ int roll_find(const Dag *dag, const Target *t, const KernelPlan *p, RollRun **ru
   const Spec *sp = dag->spec;
   *runs_out = NULL;
   /* A kernel of threads.c's groups runs one iteration per group: it keeps no loop (yet). */
-  if (!sp || sp->nloops == 0 || p->nsteps < 2 || dag->groups > 1) return 0;
+  if (!sp || sp->nloops == 0 || p->nsteps < 2 || dag_groups(dag) > 1) return 0;
   Finder f = {dag, t, p, {0}, false};
   bool *claimed = xcalloc((size_t)p->nsteps, sizeof(bool));
   Chunk *ch = xmalloc(sizeof *ch * (size_t)p->nsteps);

@@ -56,7 +56,7 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
   int rb = target_real_bytes(p->precision);
   /* threads.c's groups each have the plan's shared memory, or share one copy; the staged copies
    * serve them all */
-  bool grouped = dag->groups > 1;
+  bool grouped = dag_groups(dag) > 1;
   int copies = grouped && !threads_one_copy(dag, p) ? dag->groups : 1;
   int at = (p->smem_bytes + 15) / 16 * 16 * copies;
   int *moved_of = values_moved(dag, p);

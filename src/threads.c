@@ -262,12 +262,6 @@ static int derived_input(Builder *b, int node, int a) {
   return v;
 }
 
-static void add_consumer_once(Value *v, int node) {
-  if (v->nconsumers && v->consumers[v->nconsumers - 1] == node) return;
-  v->consumers = xrealloc(v->consumers, sizeof(int) * (size_t)(v->nconsumers + 1));
-  v->consumers[v->nconsumers++] = node;
-}
-
 /* The API arguments as the original DAG has them (the generated API is the spec's), each
  * listing the derived values that live in it; nvalues stays the argument's element count, the
  * list padded with its first value, so that a strided value stands for the elements the groups
@@ -327,7 +321,7 @@ Dag *threads_dag(const Dag *dag, const ThreadLoop *t) {
       int p = dag->values[nd->args[a]].producer; /* a node of group (0, 0): groups_alike */
       int v = p >= 0 ? d->ninputs + index_of[p] : derived_input(&b, pos[j], a);
       d->nodes[j].args[a] = v;
-      add_consumer_once(&d->values[v], j);
+      dag_add_consumer(&d->values[v], j);
       if (p >= 0) nodeset_add(&d->succ[index_of[p]], j), nodeset_add(&d->pred[j], index_of[p]);
     }
   }
@@ -362,7 +356,7 @@ static bool barrier_before_read(const KernelPlan *p, int from, int b) {
 }
 
 bool threads_one_copy(const Dag *dag, const KernelPlan *p) {
-  if (dag->groups <= 1) return false;
+  if (dag_groups(dag) == 1) return false;
   int nshared = 0;
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
