@@ -257,6 +257,11 @@ static void routine_comment(StrBuf *sb, const Step *s, const Placement *pl) {
   sb_free(&text);
 }
 
+/* Whether step s is a load that a staged copy makes in its stead (staging.c's fill_one_copy). */
+static bool filled_by_copy(const Staging *st, const Step *s) {
+  return s->kind == ROUTINE_LOAD && staging_fills(st, s->buf[0]);
+}
+
 /* Instantiates the routine of step s (if not yet done) and says which it is in *out: at the
  * plan's precision and vector width (1 for an unstaged chunk of a slice: binding_io_width), its
  * array addressed as the target binds it. */
@@ -398,7 +403,8 @@ static bool prepare_routines(Emitter *em) {
     kl->alias = kl->n ? roll_aliases(p, kl->runs, kl->n) : NULL;
     em->routines_of[k] = xcalloc((size_t)p->nsteps, sizeof(StepRoutine));
     for (int s = 0; s < p->nsteps; s++)
-      if (!instantiate_step(em->routines, em->dag, em->target, p, &em->staging[k], &p->steps[s],
+      if (!filled_by_copy(&em->staging[k], &p->steps[s]) &&
+          !instantiate_step(em->routines, em->dag, em->target, p, &em->staging[k], &p->steps[s],
                             &em->routines_of[k][s]))
         return false;
   }
@@ -603,7 +609,8 @@ static void emit_staging_copies(StrBuf *sb, int level, const Emitter *em, int k,
     const StagedArray *a = &st->v[i];
     if (a->output != output) continue;
     const DagArg *arg = dag_api_arg(em->dag, a->arg);
-    char *name = staged_name(em, a->arg);
+    char *name = a->buffer >= 0 ? buffer_name(em->dag, &p->buffers[a->buffer])
+                                : staged_name(em, a->arg);
     char *g = param_name(em, arg->values[0]);
     int reals = p->e * a->record;
     int w = device ? staging_copy_width(p, a) : 1;
@@ -618,8 +625,12 @@ static void emit_staging_copies(StrBuf *sb, int level, const Emitter *em, int k,
       free(name);
       continue;
     }
-    sb_printf(sb, "/* %s: the block's %d-real records, %s shared memory in one run */\n",
-              dag_arg_name(em->dag, arg), a->record, output ? "copied out of" : "copied into");
+    if (a->buffer >= 0)
+      sb_printf(sb, "/* %s: the block's %d-real records, into the buffer every group reads */\n",
+                dag_arg_name(em->dag, arg), a->record);
+    else
+      sb_printf(sb, "/* %s: the block's %d-real records, %s shared memory in one run */\n",
+                dag_arg_name(em->dag, arg), a->record, output ? "copied out of" : "copied into");
     indent(sb, level);
     /* every thread of the block copies, the groups' (threads.c) too */
     int threads = device ? p->threads * groups_of(em) : 1;
@@ -888,6 +899,7 @@ static void emit_call(StrBuf *sb, int level, const Emitter *em, const KernelPlan
                       int step, const char *const *coord_names, const RollRun *run,
                       const RollReload *reload) {
   const Step *s = &p->steps[step];
+  if (filled_by_copy(&em->staging[k], s)) return; /* copied in before the first step */
   const StepRoutine *r = &em->routines_of[k][step];
   char *args[KAS_MAX_ARGS + 8];
   int n = 0;
@@ -950,6 +962,9 @@ static void emit_group(StrBuf *sb, int level, const Emitter *em, const KernelPla
     for (int s = from; s < to; s++) emit_call(sb, level, em, p, k, s, own, run, reload);
     return;
   }
+  int made = 0; /* steps that a staged copy does not make */
+  for (int s = from; s < to; s++) made += !filled_by_copy(&em->staging[k], &p->steps[s]);
+  if (!made) return;
   indent(sb, level);
   const Impl *im = p->impl[p->steps[from].call];
   if (cp.guard)
@@ -962,6 +977,13 @@ static void emit_group(StrBuf *sb, int level, const Emitter *em, const KernelPla
   for (int s = from; s < to; s++) emit_call(sb, level + 1, em, p, k, s, names, run, reload);
   indent(sb, level);
   sb_puts(sb, "}\n");
+}
+
+/* Whether the plan's barrier before step s of kernel k is made: not where the staged copies
+ * fill every shared buffer before the first step, and no step writes one (Staging.fills_buffers;
+ * on the GPU, and in the host form's phases alike). */
+static bool barrier_at(const Emitter *em, int k, const Step *s) {
+  return s->barrier_before && !em->staging[k].fills_buffers;
 }
 
 /* A barrier under the reason it stays (in the host form, the reason alone: the phase ends). */
@@ -1093,7 +1115,7 @@ static void emit_steps(StrBuf *sb, int level, const Emitter *em, const KernelPla
       continue;
     }
     const Step *bs = barrier_step(p, s, run);
-    if (barriers && bs->barrier_before) emit_barrier(sb, level, bs, true);
+    if (barriers && barrier_at(em, k, bs)) emit_barrier(sb, level, bs, true);
     for (int r = 0; run && r < run->nreload; r++) {
       const RollReload *rl = &run->reloads[r];
       int ls = p->buffers[rl->buffer].first_use;
@@ -1164,7 +1186,8 @@ static void kernel_header(StrBuf *sb, const Emitter *em, const KernelPlan *p, in
                             "barriers.",
                             k + 1, em->name, p->ncalls, p->ncalls == 1 ? "" : "s", p->e,
                             p->threads, p->block.bx, p->block.by, p->block.bz,
-                            em->staging[k].smem_bytes, p->barriers, p->barriers_possible);
+                            em->staging[k].smem_bytes,
+                            em->staging[k].fills_buffers ? 0 : p->barriers, p->barriers_possible);
   sb_puts(sb, "/* ");
   put_words(sb, summary, " * ");
   sb_putc(sb, '\n');
@@ -1253,6 +1276,7 @@ static void declare_buffers(StrBuf *sb, const Emitter *em, int k) {
     free(name);
   }
   for (int i = 0; i < st->n; i++) {
+    if (st->v[i].buffer >= 0) continue; /* the copy is in a buffer declared above */
     char *name = staged_name(em, st->v[i].arg);
     sb_printf(sb, "  %s *const %s = (%s *)kas_smem + %d; /* staged (staging.c) */\n", em->real,
               name, em->real, st->v[i].offset / rb);
@@ -1949,7 +1973,7 @@ static void emit_host_phase(StrBuf *sb, int level, const Emitter *em, const Kern
  * barrier, or where a kept loop with barriers inside starts. */
 static bool phase_ends_before(const Emitter *em, int k, int s, const RollRun *run) {
   const KernelPlan *p = em->cand->kernels[k];
-  if (barrier_step(p, s, run)->barrier_before) return true;
+  if (barrier_at(em, k, barrier_step(p, s, run))) return true;
   const RollRun *starts = run ? NULL : run_at(em, k, s);
   return starts && !run_in_phase(p, starts);
 }
@@ -1972,7 +1996,7 @@ static void emit_host_steps(StrBuf *sb, int level, const Emitter *em, const Kern
       continue;
     }
     const Step *bs = barrier_step(p, s, run);
-    if (bs->barrier_before && (s > 0 || run)) emit_barrier(sb, level, bs, false);
+    if (barrier_at(em, k, bs) && (s > 0 || run)) emit_barrier(sb, level, bs, false);
     int e = s + 1;
     while (e < to && !phase_ends_before(em, k, e, run)) e++;
     emit_host_phase(sb, level, em, p, k, s, e, run);
@@ -2009,6 +2033,7 @@ static void host_block_memory(StrBuf *sb, const Emitter *em, int k, bool begin) 
     free(name);
   }
   for (int i = 0; i < st->n && begin; i++) {
+    if (st->v[i].buffer >= 0) continue; /* the copy is in a buffer declared above */
     char *name = staged_name(em, st->v[i].arg);
     sb_printf(sb, "  %s *const %s = smem + %d; /* staged (staging.c) */\n", em->real, name,
               st->v[i].offset / rb);
@@ -2021,7 +2046,7 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
   const KernelPlan *p = em->cand->kernels[k];
   char *kn = kernel_name(em, k);
   int phases = 1;
-  for (int s = 1; s < p->nsteps; s++) phases += p->steps[s].barrier_before;
+  for (int s = 1; s < p->nsteps; s++) phases += barrier_at(em, k, &p->steps[s]);
   sb_printf(sb, "/* Kernel %d (see kernels.cu): %d phase%s between barriers. */\n", k + 1, phases,
             phases == 1 ? "" : "s");
   sb_printf(sb, "static void %s_host(", kn);

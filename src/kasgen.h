@@ -773,6 +773,13 @@ void dag_close_reach(Dag *dag);
 void dag_add_consumer(Value *v, int node);
 /* The groups of threads a kernel planned on dag runs per block: threads.c's DAG's, else 1. */
 static inline int dag_groups(const Dag *dag) { return dag->groups > 1 ? dag->groups : 1; }
+/* The distinct elements of its array that value v is across those groups: 1 for a value every
+ * group shares, dag_groups for one that moves with each loop of groups. */
+static inline int dag_group_elements(const Dag *dag, int v) {
+  int inner = dag->groups2 > 1 ? dag->groups2 : 1;
+  const Value *val = &dag->values[v];
+  return (val->group_stride ? dag_groups(dag) / inner : 1) * (val->group_stride2 ? inner : 1);
+}
 void dag_free(Dag *dag);
 /* Floats per element of a value (its type's size), and its label for messages and comments
  * ("vec3NodeStiff.1"; the variable's name when the DAG was built without labels). */
@@ -1063,18 +1070,25 @@ typedef struct {
   int nvalues;    /* all of them (an input is staged when it reads at least half) */
   bool rows;      /* component-major: the copy holds component c of the block's element j at
                      c * E + j, and goes out row by row from sector boundaries */
+  int buffer;     /* the plan's shared buffer that the copy fills in its load's stead (offset is
+                     then the buffer's), or -1: the copy has a place of its own */
 } StagedArray;
 typedef struct {
   StagedArray *v;
   int n;
   int smem_bytes; /* the plan's shared memory (each group's, threads.c) plus the copies, 16-byte
                      aligned */
+  bool fills_buffers; /* every shared buffer of the plan is filled by a copy (StagedArray.buffer)
+                         before the first step, and no step writes one: the plan's barriers,
+                         which order its steps' shared accesses, guard nothing */
 } Staging;
 /* The arrays kernel plan p stages; free with staging_free. */
 Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p);
 void staging_free(Staging *s);
 /* The staged array holding value v, or NULL (a value of an argument the kernel does not stage). */
 const StagedArray *staging_find(const Staging *s, const Dag *dag, int value);
+/* Whether a copy of s fills the plan's shared buffer b (its load is then not made). */
+bool staging_fills(const Staging *s, int b);
 /* The vector width routine io moves dag value `value` at in a kernel of width w that stages s:
  * binding_io_width with the value's binding and whether s stages it. */
 int staging_io_width(const Staging *s, const Dag *dag, const Target *t, const IoRoutine *io,

@@ -707,6 +707,7 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
     /* Every thread issues its share of the whole records back to back: that is what it keeps
      * in flight, not its share of the slice. */
     double run = (double)k->real_bytes * staged->record * plan->e / plan->threads;
+    if (staged->buffer >= 0) run /= dag_groups(k->dag); /* every group's threads copy it */
     double sat = saturation(k->dev, (double)k->occ.blocks_per_sm * plan->threads, run);
     /* The copy moves whole records: each moved slice pays for the unused ones too. */
     double share = (double)staged->nvalues / staged->moved;
@@ -851,7 +852,7 @@ static double grid_floor(const KernelCtx *k) {
 static double barrier_time(const KernelCtx *k) {
   const KernelPlan *plan = k->plan;
   /* and one after staging in, one before staging out, and those of kept loops (roll.c) */
-  int barriers = plan->barriers + k->loops.barriers;
+  int barriers = (k->staging->fills_buffers ? 0 : plan->barriers) + k->loops.barriers;
   for (int i = 0; i < k->staging->n; i++)
     barriers += i == 0 || k->staging->v[i].output != k->staging->v[i - 1].output;
   if (barriers <= 0) return 0;
@@ -988,7 +989,8 @@ static void in_flight_bytes(KernelCtx *k) {
  * that every group reads is counted once per group too: each group loads it (into its own
  * buffers); a model that counted those loads once per element predicted the four specs' group
  * kernels 5-90% faster than they ran on the H100 (session 30, call A).  Where the groups share
- * one copy of the shared memory (threads_one_copy), one group loads it. */
+ * one copy of the shared memory (threads_one_copy), it is moved once: by every thread of the
+ * block, where staging.c fills its buffers, else by the first group. */
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out) {
   const Dag *dag = ctx->dag;
   const TimingDb *db = ctx->db;
@@ -1013,7 +1015,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   double io = 0, compute = 0;
   for (int b = 0; b < plan->nbuffers; b++) {
     const Buffer *buf = &plan->buffers[b];
-    /* one group loads the copy of the shared memory that all groups read */
+    /* the one copy of the shared memory that all groups read is moved once per block */
     double loaders = one_copy && buf->place == PLACE_SHARED ? groups : 1;
     if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load) / loaders;
     if (buf->save) io += io_time(&k, buf, plan->impl[buf->producer], buf->save);

@@ -39,8 +39,7 @@ static int *values_moved(const Dag *dag, const KernelPlan *p) {
     const Value *v = &dag->values[buf->value];
     if (v->arg < 0) continue;
     /* a value of threads.c's groups moves one element per group */
-    int groups2 = dag->groups2 > 1 ? dag->groups2 : 1;
-    int elements = (v->group_stride ? dag->groups / groups2 : 1) * (v->group_stride2 ? groups2 : 1);
+    int elements = dag_group_elements(dag, buf->value);
     if (v->producer < 0 && buf->load) moved[v->arg] += elements;
     else if (v->producer >= 0 && buf->save) moved[dag->nin_args + v->arg] += elements;
   }
@@ -50,6 +49,39 @@ static int *values_moved(const Dag *dag, const KernelPlan *p) {
 /* Shared memory that rows' copies may bring a block to: beyond it the occupancy they cost would
  * outweigh the partial sectors they save (the micro-benchmark's copies were 18 KB). */
 #define ROW_STAGING_MAX_SMEM (48 * 1024)
+
+/* Whether buffer b of one-copy plan p is filled by the block's copy: an input that a contiguous
+ * routine loads whole (element-major, not a slice), into shared memory in chunk order, which is
+ * the order of a plain copy of the block's records. */
+static bool fillable(const Dag *dag, const Target *t, const KernelPlan *p, int b) {
+  const Buffer *buf = &p->buffers[b];
+  if (buf->place != PLACE_SHARED || !buf->load || !buf->load->contiguous) return false;
+  GlobalBinding g = target_binding(t, dag, buf->value);
+  return g.layout == LAYOUT_ELEMENT && g.record == g.size;
+}
+
+/* In a kernel of threads.c's groups that share one copy of the plan's shared memory, the first
+ * group alone would load that copy (its routines are written for one group's threads) while the
+ * others wait at the barrier after it.  Instead every thread of the block copies the records,
+ * asynchronously, beside the other staged inputs, straight into the buffers: measured on the
+ * H100, the element's kernel of 4 groups (its 81-real ten4Help1 so copied) ran at 99.8% of the
+ * copy bandwidth against 78.0% (benchmarks/RESULTS.md, session 31).  Where the copies fill every
+ * shared buffer, no step writes shared memory and the plan's barriers guard nothing. */
+static void fill_one_copy(Staging *s, const Dag *dag, const Target *t, const KernelPlan *p) {
+  s->fills_buffers = true;
+  for (int b = 0; b < p->nbuffers; b++) {
+    const Buffer *buf = &p->buffers[b];
+    if (buf->place != PLACE_SHARED) continue;
+    if (!fillable(dag, t, p, b) || staging_find(s, dag, buf->value)) {
+      s->fills_buffers = false;
+      continue;
+    }
+    const Value *v = &dag->values[buf->value];
+    GlobalBinding g = target_binding(t, dag, buf->value);
+    if (!s->v) s->v = xmalloc(sizeof *s->v * (size_t)(dag->nin_args + dag->nout_args));
+    s->v[s->n++] = (StagedArray){v->arg, false, g.size, buf->offset, 1, 1, false, b};
+  }
+}
 
 Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
   Staging s = {0};
@@ -72,10 +104,11 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
     int bytes = (p->e * a->record * rb + 15) / 16 * 16;
     if (rows && at + bytes > ROW_STAGING_MAX_SMEM) continue;
     if (!s.v) s.v = xmalloc(sizeof *s.v * (size_t)(dag->nin_args + dag->nout_args));
-    s.v[s.n++] = (StagedArray){k, output, a->record, at, moved, a->nvalues, rows};
+    s.v[s.n++] = (StagedArray){k, output, a->record, at, moved, a->nvalues, rows, -1};
     at += bytes;
   }
   free(moved_of);
+  if (grouped && copies == 1) fill_one_copy(&s, dag, t, p);
   s.smem_bytes = s.n || grouped ? at : p->smem_bytes;
   return s;
 }
@@ -92,6 +125,12 @@ const StagedArray *staging_find(const Staging *s, const Dag *dag, int value) {
   for (int i = 0; i < s->n; i++)
     if (s->v[i].arg == k) return &s->v[i];
   return NULL;
+}
+
+bool staging_fills(const Staging *s, int b) {
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i].buffer == b) return true;
+  return false;
 }
 
 int staging_io_width(const Staging *s, const Dag *dag, const Target *t, const IoRoutine *io,

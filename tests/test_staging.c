@@ -159,11 +159,82 @@ static void test_rows_staged_by_the_plan(void **state) {
   target_free(t);
 }
 
+static int count_of(const char *text, const char *what) {
+  int n = 0;
+  for (const char *at = strstr(text, what); at; at = strstr(at + 1, what)) n++;
+  return n;
+}
+
+/* The element's kernel of 4 groups sharing one copy of ten4Help1 (threads_one_copy): every
+ * thread of the block copies the records straight into the plan's buffer (StagedArray.buffer,
+ * at the buffer's offset, no shared memory added), the first group's load is not made, and with
+ * no step writing shared memory, neither is the plan's barrier: the GPU kernel has the staging's
+ * two barriers only, the host form one phase.  That the kernel computes the element is checked
+ * on the CPU in both thread orders by tests/integration/loops.sh. */
+static void test_one_copy_filled(void **state) {
+  (void)state;
+  Library *lib = library_load(TEST_LIBRARY);
+  assert_non_null(lib);
+  Spec *spec = spec_load(TEST_SPECS "/stvenant_element.spec", lib);
+  assert_non_null(spec);
+  Dag *dag = dag_build(spec);
+  TimingDb *db = timingdb_load("benchmarks/nvidia-h100-80gb-hbm3.xml");
+  assert_non_null(db);
+  SearchOptions opt = {.top = 1, .loops = LOOPS_GROUPS};
+  SearchResult *r = search_run(dag, db, &opt);
+  assert_non_null(r);
+  assert_int_equal(r->ncands, 1);
+  const Candidate *c = &r->cands[0];
+  const Dag *d = candidate_dag(dag, c);
+  const KernelPlan *p = c->kernels[0];
+  assert_int_equal(c->nkernels, 1);
+  assert_int_equal(dag_groups(d), 4);
+  assert_true(threads_one_copy(d, p));
+  Staging s = staging_of(d, target_default(), p);
+  assert_true(s.fills_buffers);
+  int shared = 0;
+  for (int b = 0; b < p->nbuffers; b++) {
+    const Buffer *buf = &p->buffers[b];
+    if (buf->place != PLACE_SHARED) continue;
+    shared++;
+    assert_string_equal(dag_value_label(d, buf->value), "ten4Help1");
+    const StagedArray *a = staging_find(&s, d, buf->value);
+    assert_non_null(a);
+    assert_int_equal(a->buffer, b);
+    assert_int_equal(a->offset, buf->offset);
+    assert_int_equal(a->record, 81);
+    assert_false(a->output);
+  }
+  assert_int_equal(shared, 1);
+  /* the plan's memory, then vec3DPhi's, vec3NodeStiff's and matTangent's records */
+  assert_int_equal(s.smem_bytes, (p->smem_bytes + 15) / 16 * 16 + p->e * (12 + 12 + 144) * 4);
+  staging_free(&s);
+  char *text = emit_cuda_kernels(dag, NULL, c, NULL, "cand01", "cand01", false);
+  assert_non_null(text);
+  char *copy = xasprintf("kas_stage_in<4>(s_ten4Help1_0, g_ten4Help1 + e0 * 81, %d, (int)ne * 81, "
+                         "lin_block, %d);", p->e * 81, p->threads * 4);
+  assert_non_null(strstr(text, copy));
+  assert_null(strstr(text, "one group loads"));
+  assert_int_equal(count_of(text, "__syncthreads();"), 2);
+  char *host = emit_cuda_host_kernels(dag, NULL, c, NULL, "cand01", "cand01");
+  assert_non_null(host);
+  assert_non_null(strstr(host, "1 phase between barriers"));
+  free(host);
+  free(copy);
+  free(text);
+  search_result_free(r);
+  timingdb_free(db);
+  dag_free(dag);
+  spec_free(spec);
+  library_free(lib);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_against_oracle),
       cmocka_unit_test(test_component_major_not_staged_when_aligned),
       cmocka_unit_test(test_rows_staged_by_the_plan),
+      cmocka_unit_test(test_one_copy_filled),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -163,7 +163,8 @@ make_passes "$gen" stvenant_element "$targets" "--loops keep"
 
 # --loops groups: the element's vertex loop runs one iteration per group of threads (threads.c):
 # the kernel names its group's iteration N and moves vec3DPhi[N] and matTangent[N][M] by it, the
-# groups share the one copy of ten4Help1 that group 0 loads; correct on the CPU in both thread
+# groups share the one copy of ten4Help1 that every thread of the block copies in at the start
+# (staging.c), and then no barrier of the plan is made; correct on the CPU in both thread
 # orders (each group's threads interleaved with the others'), and compiled.  gradients_loop20's
 # groups each have their shared memory.  A spec with no such loop keeps its usual ranking.
 expect_rc 0 "$K" check specs/stvenant_element.spec
@@ -177,8 +178,10 @@ grep -q 'groups: N = 0..3, one iteration per group of [0-9]* threads, one copy' 
   fail "--loops groups: the element's ranking shows no kernel of groups sharing one copy"
 grep -q 'const int N = (int)threadIdx.z' "$gen/cand01/kernels.cu" &&
   grep -q 'st_vec3DPhi + 3 \* N' "$gen/cand01/kernels.cu" &&
-  grep -q 'if (N == 0) /\* one group loads' "$gen/cand01/kernels.cu" ||
+  grep -q 'kas_stage_in<4>(s_ten4Help1_0, g_ten4Help1 + e0 \* 81, ' "$gen/cand01/kernels.cu" ||
   fail "--loops groups: the element's kernel does not run iteration N per group"
+grep -q 'one group loads\|Barrier: ' "$gen/cand01/kernels.cu" &&
+  fail "--loops groups: the element's kernel loads ten4Help1 in one group, or keeps a barrier"
 make_passes "$gen" stvenant_element "$targets" "--loops groups"
 expect_rc 0 "$K" benchmarks/specs/gradients_loop20.spec --top 3 --loops groups --out "$tmp/groups"
 gen="$tmp/groups/gradients_loop20"
