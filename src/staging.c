@@ -50,6 +50,13 @@ static int *values_moved(const Dag *dag, const KernelPlan *p) {
  * outweigh the partial sectors they save (the micro-benchmark's copies were 18 KB). */
 #define ROW_STAGING_MAX_SMEM (48 * 1024)
 
+/* Appends a copy, one per argument at most (most kernels stage nothing: the room is made at the
+ * first). */
+static void add_copy(Staging *s, const Dag *dag, StagedArray a) {
+  if (!s->v) s->v = xmalloc(sizeof *s->v * (size_t)(dag->nin_args + dag->nout_args));
+  s->v[s->n++] = a;
+}
+
 /* Whether buffer b of one-copy plan p is filled by the block's copy: an input that a contiguous
  * routine loads whole (element-major, not a slice), into shared memory in chunk order, which is
  * the order of a plain copy of the block's records. */
@@ -63,23 +70,24 @@ static bool fillable(const Dag *dag, const Target *t, const KernelPlan *p, int b
 /* In a kernel of threads.c's groups that share one copy of the plan's shared memory, the first
  * group alone would load that copy (its routines are written for one group's threads) while the
  * others wait at the barrier after it.  Instead every thread of the block copies the records,
- * asynchronously, beside the other staged inputs, straight into the buffers: measured on the
- * H100, the element's kernel of 4 groups (its 81-real ten4Help1 so copied) ran at 99.8% of the
- * copy bandwidth against 78.0% (benchmarks/RESULTS.md, session 31).  Where the copies fill every
- * shared buffer, no step writes shared memory and the plan's barriers guard nothing. */
+ * asynchronously, straight into the buffers, before the arrays' copies (first in s->v): measured
+ * on the H100 (benchmarks/RESULTS.md, session 31), the element's kernel of 4 groups, its 81-real
+ * ten4Help1 so copied, ran at 99.5-99.8% of the copy bandwidth, against 78.0% loaded by the first
+ * group, and 83.4-84.0% with the 12-real vec3DPhi's copy issued before it.  Where the copies fill
+ * every shared buffer, no step writes shared memory and the plan's barriers guard nothing.  The
+ * values filled are plain variables (record == size), so no array's copy holds them too. */
 static void fill_one_copy(Staging *s, const Dag *dag, const Target *t, const KernelPlan *p) {
   s->fills_buffers = true;
   for (int b = 0; b < p->nbuffers; b++) {
     const Buffer *buf = &p->buffers[b];
     if (buf->place != PLACE_SHARED) continue;
-    if (!fillable(dag, t, p, b) || staging_find(s, dag, buf->value)) {
+    if (!fillable(dag, t, p, b)) {
       s->fills_buffers = false;
       continue;
     }
     const Value *v = &dag->values[buf->value];
     GlobalBinding g = target_binding(t, dag, buf->value);
-    if (!s->v) s->v = xmalloc(sizeof *s->v * (size_t)(dag->nin_args + dag->nout_args));
-    s->v[s->n++] = (StagedArray){v->arg, false, g.size, buf->offset, 1, 1, false, b};
+    add_copy(s, dag, (StagedArray){v->arg, false, g.size, buf->offset, 1, 1, false, b});
   }
 }
 
@@ -92,6 +100,7 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
   int copies = grouped && !threads_one_copy(dag, p) ? dag->groups : 1;
   int at = (p->smem_bytes + 15) / 16 * 16 * copies;
   int *moved_of = values_moved(dag, p);
+  if (grouped && copies == 1) fill_one_copy(&s, dag, t, p);
   for (int k = 0; k < dag->nin_args + dag->nout_args; k++) {
     const DagArg *a = dag_api_arg(dag, k);
     bool output = k >= dag->nin_args;
@@ -103,12 +112,10 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
     if (output ? moved < a->nvalues : 2 * moved < a->nvalues) continue;
     int bytes = (p->e * a->record * rb + 15) / 16 * 16;
     if (rows && at + bytes > ROW_STAGING_MAX_SMEM) continue;
-    if (!s.v) s.v = xmalloc(sizeof *s.v * (size_t)(dag->nin_args + dag->nout_args));
-    s.v[s.n++] = (StagedArray){k, output, a->record, at, moved, a->nvalues, rows, -1};
+    add_copy(&s, dag, (StagedArray){k, output, a->record, at, moved, a->nvalues, rows, -1});
     at += bytes;
   }
   free(moved_of);
-  if (grouped && copies == 1) fill_one_copy(&s, dag, t, p);
   s.smem_bytes = s.n || grouped ? at : p->smem_bytes;
   return s;
 }
