@@ -168,9 +168,8 @@ static int count_of(const char *text, const char *what) {
 /* The element's kernel of 4 groups sharing one copy of ten4Help1 (threads_one_copy): every
  * thread of the block copies the records straight into the plan's buffer (StagedArray.buffer,
  * at the buffer's offset, no shared memory added), first of the kernel's copies; the first
- * group's load is not made, and with
- * no step writing shared memory, neither is the plan's barrier: the GPU kernel has the staging's
- * two barriers only, the host form one phase.  That the kernel computes the element is checked
+ * group's load is not made, and with no step writing shared memory, neither is the plan's
+ * barrier: the GPU kernel has the staging's two barriers only, the host form one phase.  That the kernel computes the element is checked
  * on the CPU in both thread orders by tests/integration/loops.sh. */
 static void test_one_copy_filled(void **state) {
   (void)state;
