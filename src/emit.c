@@ -409,7 +409,7 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
       sb_printf(&sb, "  %-8s kernel %d: E=%d, %d threads, %d B shared, %d of %d barriers, "
                      "%.4f ns/element:",
                 ents[i].name, k + 1, p->e, p->threads * groups, p->smem_bytes * copies,
-                p->barriers, p->barriers_possible, p->predicted_ns_per_elem);
+                staging_kernel_barriers(cd, t, p), p->barriers_possible, p->predicted_ns_per_elem);
       for (int j = 0; j < p->ncalls; j++) /* numbered as the spec's calls (check's #) */
         sb_printf(&sb, " %s(#%d)", p->impl[j]->name, cd->nodes[p->order[j]].stmt);
       sb_puts(&sb, "\n");
@@ -451,17 +451,20 @@ static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, cons
 /* The chosen fusions of one candidate as a picture: the DAG with each kernel's calls in a
  * labelled cluster (fusion.dot), rendered to fusion.svg when Graphviz is installed.  SVG is text,
  * so it goes through the manifest like every other file. */
-static char *fusion_dot(const Dag *dag, const Candidate *cand, const char *name) {
+static char *fusion_dot(const Dag *dag, const Target *t, const Candidate *cand,
+                        const char *name) {
   DotKernel *kernels = xcalloc((size_t)cand->nkernels, sizeof *kernels);
   char **labels = xcalloc((size_t)cand->nkernels, sizeof *labels);
   for (int k = 0; k < cand->nkernels; k++) {
     const KernelPlan *p = cand->kernels[k];
     int regs = 0;
     for (int b = 0; b < p->nbuffers; b++) regs += p->buffers[b].place == PLACE_REGISTER;
+    /* as index.txt has them: the whole block's threads, the groups' copies (threads.c) */
+    int groups = dag_groups(dag), copies = threads_one_copy(dag, p) ? 1 : groups;
     labels[k] = xasprintf("%s kernel %d: E=%d, %d threads, %d B shared, %d/%d buffers in "
                           "registers, %d/%d barriers",
-                          name, k + 1, p->e, p->threads, p->smem_bytes, regs, p->nbuffers,
-                          p->barriers, p->barriers_possible);
+                          name, k + 1, p->e, p->threads * groups, p->smem_bytes * copies, regs,
+                          p->nbuffers, staging_kernel_barriers(dag, t, p), p->barriers_possible);
     kernels[k] = (DotKernel){p->nodes, labels[k]};
   }
   char *text = NULL;
@@ -502,12 +505,12 @@ static void run_dot(char **files, int n) {
 
 /* Each candidate's chosen fusions as a picture: fusion.dot always, fusion.svg where Graphviz is
  * installed (missing or failing, it only costs the pictures). */
-static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const CandidateEntry *ents,
-                                 int count) {
+static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
+                                 const CandidateEntry *ents, int count) {
   char **dots = xcalloc((size_t)count, sizeof *dots), **files = xcalloc((size_t)count, sizeof *files);
   bool ok = true;
   for (int i = 0; i < count && ok; i++) {
-    dots[i] = fusion_dot(candidate_dag(dag, ents[i].cand), ents[i].cand, ents[i].name);
+    dots[i] = fusion_dot(candidate_dag(dag, ents[i].cand), t, ents[i].cand, ents[i].name);
     char *rel = xasprintf("%s/fusion.dot", ents[i].name);
     ok = emit_dir_write(d, rel, dots[i]);
     free(rel);
@@ -595,7 +598,7 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
   bool ok = emit_common(d, dag, lib);
   for (int i = 0; ok && i < count; i++)
     ok = emit_cuda_candidate(d, dag, t, ents[i].cand, ents[i].unaligned, ents[i].name);
-  ok = ok && emit_fusion_pictures(d, dag, ents, count);
+  ok = ok && emit_fusion_pictures(d, dag, t, ents, count);
   if (ok && res->ncands > 0) { /* the predicted best, unless `kasgen tune` chose another */
     int w = 0;
     for (int i = 0; opt && opt->embed && i < count; i++)

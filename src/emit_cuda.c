@@ -1186,8 +1186,8 @@ static void kernel_header(StrBuf *sb, const Emitter *em, const KernelPlan *p, in
                             "barriers.",
                             k + 1, em->name, p->ncalls, p->ncalls == 1 ? "" : "s", p->e,
                             p->threads, p->block.bx, p->block.by, p->block.bz,
-                            em->staging[k].smem_bytes,
-                            em->staging[k].fills_buffers ? 0 : p->barriers, p->barriers_possible);
+                            em->staging[k].smem_bytes, staging_plan_barriers(&em->staging[k], p),
+                            p->barriers_possible);
   sb_puts(sb, "/* ");
   put_words(sb, summary, " * ");
   sb_putc(sb, '\n');

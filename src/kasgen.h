@@ -1089,6 +1089,11 @@ void staging_free(Staging *s);
 const StagedArray *staging_find(const Staging *s, const Dag *dag, int value);
 /* Whether a copy of s fills the plan's shared buffer b (its load is then not made). */
 bool staging_fills(const Staging *s, int b);
+/* The barriers of plan p that its kernel makes: none where s's copies fill every shared buffer
+ * (Staging.fills_buffers), else the plan's. */
+int staging_plan_barriers(const Staging *s, const KernelPlan *p);
+/* The same for a plan under target t, its Staging made and freed. */
+int staging_kernel_barriers(const Dag *dag, const Target *t, const KernelPlan *p);
 /* The vector width routine io moves dag value `value` at in a kernel of width w that stages s:
  * binding_io_width with the value's binding and whether s stages it. */
 int staging_io_width(const Staging *s, const Dag *dag, const Target *t, const IoRoutine *io,

@@ -852,7 +852,7 @@ static double grid_floor(const KernelCtx *k) {
 static double barrier_time(const KernelCtx *k) {
   const KernelPlan *plan = k->plan;
   /* and one after staging in, one before staging out, and those of kept loops (roll.c) */
-  int barriers = (k->staging->fills_buffers ? 0 : plan->barriers) + k->loops.barriers;
+  int barriers = staging_plan_barriers(k->staging, plan) + k->loops.barriers;
   for (int i = 0; i < k->staging->n; i++)
     barriers += i == 0 || k->staging->v[i].output != k->staging->v[i - 1].output;
   if (barriers <= 0) return 0;

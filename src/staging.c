@@ -140,6 +140,17 @@ bool staging_fills(const Staging *s, int b) {
   return false;
 }
 
+int staging_plan_barriers(const Staging *s, const KernelPlan *p) {
+  return s->fills_buffers ? 0 : p->barriers;
+}
+
+int staging_kernel_barriers(const Dag *dag, const Target *t, const KernelPlan *p) {
+  Staging s = staging_of(dag, t, p);
+  int barriers = staging_plan_barriers(&s, p);
+  staging_free(&s);
+  return barriers;
+}
+
 int staging_io_width(const Staging *s, const Dag *dag, const Target *t, const IoRoutine *io,
                      int value, int w) {
   GlobalBinding b = target_binding(t, dag, value);
