@@ -1060,7 +1060,8 @@ typedef struct {
  * A kernel that loads at least half of the elements of an input array (or saves every element
  * of an output array) copies the block's chunk of whole records in one coalesced run, and its
  * routines move the elements' slices from and to that copy instead of global memory, where the
- * slices are strided by the record (docs/loops.md, "Arrays in memory"). */
+ * slices are strided by the record (docs/loops.md, "Arrays in memory").  The one copy that a
+ * kernel of threads.c's groups shares is copied in so too, into the plan's own buffers. */
 typedef struct {
   int arg;        /* dag_api_arg numbering: inputs, then outputs */
   bool output;    /* copied out at the kernel's end (an output array), else in at its start */

@@ -25,6 +25,10 @@
  * shared memory and a barrier at the kernel's end (stvenant's one-kernel candidate in double, 2
  * blocks per SM, ran 47% slower with its 30 rows staged), so unaligned.c stages only where the
  * model predicts it pays and 4 or more blocks stay resident.
+ *
+ * A kernel of threads.c's groups that share one copy of the plan's shared memory gets that copy
+ * the same way, every thread of the block copying the records straight into the plan's buffers
+ * (fill_one_copy, below), where otherwise the first group would load it alone.
  */
 #include <stdlib.h>
 
