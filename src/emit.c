@@ -547,36 +547,25 @@ static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
   return ok;
 }
 
-static int by_string(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Generated code names each value "<variable>_<version>", an array element "B[1][2]" as
  * "B_1_2_0" (emit_value_ident); a spec in which two values get one name (an element of array B
  * and a plain variable B_1_2, or arrays B and B_1) is refused before anything is written. */
 bool emit_supports_dag(const Dag *dag) {
-  char **names = xcalloc((size_t)dag->nvalues + 1, sizeof *names);
-  for (int v = 0; v < dag->nvalues; v++) names[v] = emit_value_ident(dag, v);
-  qsort(names, (size_t)dag->nvalues, sizeof *names, by_string);
-  bool ok = true;
-  for (int v = 1; v < dag->nvalues && ok; v++) {
-    if (strcmp(names[v - 1], names[v])) continue;
-    for (int w = 0; w < dag->nvalues && ok; w++) {
-      char *id = emit_value_ident(dag, w);
-      const SpecVar *var = &dag->spec->vars[dag->values[w].var];
-      if (!strcmp(id, names[v]) && var->array >= 0) {
-        diag_error(dag->spec->vars[var->array].loc,
-                   "array element '%s' would be named %s in generated code, as another value is:"
-                   " rename the array or that variable",
-                   var->name, id);
-        ok = false;
-      }
-      free(id);
-    }
+  int a, b;
+  char *id = emit_duplicate_ident(dag, &a, &b);
+  if (!id) return true;
+  /* one of the two is an array's element: plain variables' names end in their version */
+  if (dag->spec->vars[dag->values[a].var].array < 0) {
+    int t = a;
+    a = b, b = t;
   }
-  for (int v = 0; v < dag->nvalues; v++) free(names[v]);
-  free(names);
-  return ok;
+  const SpecVar *var = &dag->spec->vars[dag->values[a].var];
+  diag_error(dag->spec->vars[var->array >= 0 ? var->array : dag->values[a].var].loc,
+             "array element '%s' would be named %s in generated code, as '%s' is: rename the "
+             "array or that variable",
+             var->name, id, dag->spec->vars[dag->values[b].var].name);
+  free(id);
+  return false;
 }
 
 bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const SearchResult *res,

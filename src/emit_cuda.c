@@ -134,6 +134,28 @@ char *emit_value_ident(const Dag *dag, int value) {
   return sb_take(&sb);
 }
 
+static int by_ident(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *emit_duplicate_ident(const Dag *dag, int *a, int *b) {
+  char **names = xcalloc((size_t)dag->nvalues + 1, sizeof *names);
+  for (int v = 0; v < dag->nvalues; v++) names[v] = emit_value_ident(dag, v);
+  char **sorted = xmalloc(sizeof *names * (size_t)(dag->nvalues + 1));
+  memcpy(sorted, names, sizeof *names * (size_t)dag->nvalues);
+  qsort(sorted, (size_t)dag->nvalues, sizeof *sorted, by_ident);
+  char *same = NULL;
+  for (int i = 1; i < dag->nvalues && !same; i++)
+    if (!strcmp(sorted[i - 1], sorted[i])) same = xstrdup(sorted[i]);
+  *a = *b = -1;
+  for (int v = 0; v < dag->nvalues && same && *b < 0; v++)
+    if (!strcmp(names[v], same)) *(*a < 0 ? a : b) = v;
+  for (int v = 0; v < dag->nvalues; v++) free(names[v]);
+  free(names);
+  free(sorted);
+  return same;
+}
+
 int emit_input_slot(const Dag *dag, int value) {
   const Value *v = &dag->values[value];
   return v->producer < 0 ? v->arg : -1;

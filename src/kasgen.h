@@ -1629,8 +1629,12 @@ char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
 char *emit_cuda_host_kernels(const Dag *dag, const Target *t, const Candidate *cand,
                              const Candidate *unaligned, const char *name, const char *prefix);
 /* "<variable>_<version>", a value's name in generated code: unique because the version after the
- * last '_' is a plain number. */
+ * last '_' is a plain number, but for an array element ("B_1_2_0" for B[1][2]) or a value of
+ * threads.c's groups ("f_N_0" for f[N]), which a plain variable B_1_2 or f_N would share. */
 char *emit_value_ident(const Dag *dag, int value);
+/* A name that two values of dag would share in generated code (malloc'ed; they are values *a and
+ * *b), or NULL when every value's is its own. */
+char *emit_duplicate_ident(const Dag *dag, int *a, int *b);
 /* Appends open item, item, ... close at an indentation of level (two spaces each), breaking
  * after a comma where a line would pass 100 columns; continuation lines go under the first
  * item, or 4 columns deeper than the statement when that is far to the right.  Every emitter

@@ -492,6 +492,21 @@ static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const Search
  * model's choice (docs/loops.md, "Iterations over threads"), or under --loops groups in their
  * place where there are any.  Not under --loops keep or unroll (which ask for the loops' other
  * forms), a --max-fusion below the whole spec, or component-major arrays (not built yet). */
+/* Whether every value of group DAG d has a name of its own in generated code: a value that
+ * moves with the groups is named after its reference ("f_N_0" for f[N]), which a plain variable
+ * f_N would share.  If not, the loop's groups are not offered, and a note says why. */
+static bool group_names_unique(const Dag *d, const ThreadLoop *t) {
+  int a, b;
+  char *id = emit_duplicate_ident(d, &a, &b);
+  if (!id) return true;
+  const SpecLoop *l = &d->spec->loops[t->loop];
+  diag_note(l->loc, "loop %s's iterations are not run in groups of threads: %s and %s would both "
+            "be named %s in their kernel; rename one", l->var, dag_value_label(d, a),
+            dag_value_label(d, b), id);
+  free(id);
+  return false;
+}
+
 static void add_group_candidates(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
                                  SearchResult *r) {
   ThreadLoop t[2];
@@ -503,6 +518,10 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
   Candidate groups[2];
   for (int i = 0; i < nt; i++) {
     Dag *d = threads_dag(dag, &t[i]);
+    if (!group_names_unique(d, &t[i])) {
+      dag_free(d);
+      continue;
+    }
     KernelPlan *p = whole_kernel(d, db, opt);
     if (!p) {
       dag_free(d);

@@ -190,6 +190,20 @@ make_passes "$gen" gradients_loop20 "$targets" "--loops groups, gradients_loop20
 expect_rc 0 "$K" specs/quadrature.spec --top 3 --loops groups --out "$tmp/groups"
 grep -q 'groups:' "$tmp/groups/quadrature/index.txt" && fail "--loops groups: quadrature's summing loop in groups"
 
+# Names in generated code: an array element and a plain variable that would share one (B[1] and
+# B_1: B_1_0) are refused with a located error before anything is written; a value of a kernel of
+# groups and a plain variable that would (f[N] and f_N: f_N_0) leave that kernel out, with a
+# note, and the rest is written.
+expect_rc 1 "$K" tests/specs/names_array_plain.spec --out "$tmp/names"
+grep -q "plain.spec:3:11: error: array element 'B\[1\]' would be named B_1_0 in .*, as 'B_1' is" \
+  "$tmp/err" || fail "names: B[1] and B_1 not refused"
+[ -e "$tmp/names" ] && fail "names: a folder written for a refused spec"
+expect_rc 0 "$K" tests/specs/names_group_plain.spec --loops groups --top 3 --out "$tmp/names"
+grep -q "plain.spec:10:1: note: loop N's iterations .* f\[N\] and f_N.0 would both be named f_N_0" \
+  "$tmp/err" || fail "names: no note on f[N] and f_N"
+grep -q 'groups:' "$tmp/names/names_group_plain/index.txt" &&
+  fail "names: a kernel of groups offered with f[N] and f_N both f_N_0"
+
 # --- loops over plain variables, end to end ---------------------------------------------------
 expect_rc 0 "$K" tests/specs/loop_plain.spec --top 3 --out "$tmp/gen"
 gen="$tmp/gen/loop_plain"
