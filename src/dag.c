@@ -3,8 +3,8 @@
  * topological), values are SSA versions (the inputs first, in input-line order, then one per
  * call), plus successor, predecessor and reachability bitsets that the fusion enumerator and the
  * selector use, the arguments of the generated API (a plain variable or a whole array each, with
- * every input and output value's place in its argument's per-element record), and a Graphviz
- * view of the whole thing.
+ * every input and output value's place in its argument's per-element record), each value's
+ * label and its name in generated code, and a Graphviz view of the whole thing.
  */
 #include "kasgen.h"
 
@@ -251,6 +251,52 @@ const char *dag_value_label(const Dag *dag, int value) {
   const Value *v = &dag->values[value];
   if (v->label) return v->label;
   return dag->spec ? dag->spec->vars[v->var].name : "?";
+}
+
+char *dag_value_ident(const Dag *dag, int value) {
+  const Value *v = &dag->values[value];
+  const SpecVar *var = &dag->spec->vars[v->var];
+  if (v->group_stride || v->group_stride2) { /* threads.c: "vec3DPhi[N]" -> "vec3DPhi_N_0" */
+    StrBuf sb;
+    sb_init(&sb);
+    for (const char *c = dag_value_label(dag, value); *c; c++)
+      if (*c == '[') sb_putc(&sb, '_');
+      else if (*c == '+' || *c == '-') sb_putc(&sb, *c == '+' ? 'p' : 'm');
+      else if (*c != ']' && *c != ' ') sb_putc(&sb, *c);
+    sb_printf(&sb, "_%d", v->version);
+    return sb_take(&sb);
+  }
+  if (var->array < 0) return xasprintf("%s_%d", var->name, v->version);
+  /* An array element "B[1][2]" (assigned once): "B_1_2_0"; emit_supports_dag refuses a spec in
+   * which that name is also another value's. */
+  StrBuf sb;
+  sb_init(&sb);
+  for (const char *c = var->name; *c; c++)
+    if (*c != ']') sb_putc(&sb, *c == '[' ? '_' : *c);
+  sb_printf(&sb, "_%d", v->version);
+  return sb_take(&sb);
+}
+
+static int by_ident(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *dag_duplicate_ident(const Dag *dag, int *a, int *b) {
+  char **names = xcalloc((size_t)dag->nvalues + 1, sizeof *names);
+  for (int v = 0; v < dag->nvalues; v++) names[v] = dag_value_ident(dag, v);
+  char **sorted = xmalloc(sizeof *names * (size_t)(dag->nvalues + 1));
+  memcpy(sorted, names, sizeof *names * (size_t)dag->nvalues);
+  qsort(sorted, (size_t)dag->nvalues, sizeof *sorted, by_ident);
+  char *same = NULL;
+  for (int i = 1; i < dag->nvalues && !same; i++)
+    if (!strcmp(sorted[i - 1], sorted[i])) same = xstrdup(sorted[i]);
+  *a = *b = -1;
+  for (int v = 0; v < dag->nvalues && same && *b < 0; v++)
+    if (!strcmp(names[v], same)) *(*a < 0 ? a : b) = v;
+  for (int v = 0; v < dag->nvalues; v++) free(names[v]);
+  free(names);
+  free(sorted);
+  return same;
 }
 
 /* Inputs (top), calls labelled function#index, outputs (bottom); edges carry value labels. */

@@ -548,11 +548,11 @@ static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
 }
 
 /* Generated code names each value "<variable>_<version>", an array element "B[1][2]" as
- * "B_1_2_0" (emit_value_ident); a spec in which two values get one name (an element of array B
+ * "B_1_2_0" (dag_value_ident); a spec in which two values get one name (an element of array B
  * and a plain variable B_1_2, or arrays B and B_1) is refused before anything is written. */
 bool emit_supports_dag(const Dag *dag) {
   int a, b;
-  char *id = emit_duplicate_ident(dag, &a, &b);
+  char *id = dag_duplicate_ident(dag, &a, &b);
   if (!id) return true;
   /* one of the two is an array's element: plain variables' names end in their version */
   if (dag->spec->vars[dag->values[a].var].array < 0) {

@@ -73,7 +73,7 @@ static void ref_prototype(StrBuf *sb, const Function *fn) {
 
 /* Element e's pointer to value v, or its local array for values computed here. */
 static char *graph_operand(const Dag *dag, int v) {
-  char *id = emit_value_ident(dag, v);
+  char *id = dag_value_ident(dag, v);
   char *s = xasprintf("v_%s", id);
   free(id);
   return s;

@@ -110,52 +110,6 @@ static void free_strings(char **v, int n) {
 /* Names                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-char *emit_value_ident(const Dag *dag, int value) {
-  const Value *v = &dag->values[value];
-  const SpecVar *var = &dag->spec->vars[v->var];
-  if (v->group_stride || v->group_stride2) { /* threads.c: "vec3DPhi[N]" -> "vec3DPhi_N_0" */
-    StrBuf sb;
-    sb_init(&sb);
-    for (const char *c = dag_value_label(dag, value); *c; c++)
-      if (*c == '[') sb_putc(&sb, '_');
-      else if (*c == '+' || *c == '-') sb_putc(&sb, *c == '+' ? 'p' : 'm');
-      else if (*c != ']' && *c != ' ') sb_putc(&sb, *c);
-    sb_printf(&sb, "_%d", v->version);
-    return sb_take(&sb);
-  }
-  if (var->array < 0) return xasprintf("%s_%d", var->name, v->version);
-  /* An array element "B[1][2]" (assigned once): "B_1_2_0"; emit_supports_dag refuses a spec in
-   * which that name is also another value's. */
-  StrBuf sb;
-  sb_init(&sb);
-  for (const char *c = var->name; *c; c++)
-    if (*c != ']') sb_putc(&sb, *c == '[' ? '_' : *c);
-  sb_printf(&sb, "_%d", v->version);
-  return sb_take(&sb);
-}
-
-static int by_ident(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-char *emit_duplicate_ident(const Dag *dag, int *a, int *b) {
-  char **names = xcalloc((size_t)dag->nvalues + 1, sizeof *names);
-  for (int v = 0; v < dag->nvalues; v++) names[v] = emit_value_ident(dag, v);
-  char **sorted = xmalloc(sizeof *names * (size_t)(dag->nvalues + 1));
-  memcpy(sorted, names, sizeof *names * (size_t)dag->nvalues);
-  qsort(sorted, (size_t)dag->nvalues, sizeof *sorted, by_ident);
-  char *same = NULL;
-  for (int i = 1; i < dag->nvalues && !same; i++)
-    if (!strcmp(sorted[i - 1], sorted[i])) same = xstrdup(sorted[i]);
-  *a = *b = -1;
-  for (int v = 0; v < dag->nvalues && same && *b < 0; v++)
-    if (!strcmp(names[v], same)) *(*a < 0 ? a : b) = v;
-  for (int v = 0; v < dag->nvalues; v++) free(names[v]);
-  free(names);
-  free(sorted);
-  return same;
-}
-
 int emit_input_slot(const Dag *dag, int value) {
   const Value *v = &dag->values[value];
   return v->producer < 0 ? v->arg : -1;
@@ -365,7 +319,7 @@ static char *global_array(const Emitter *em, int value) {
   int key = global_key(em->dag, value);
   if (key < em->io.ninputs) return xstrdup(em->io.input[key]);
   if (key < em->io.ninputs + em->io.noutputs) return xstrdup(em->io.output[key - em->io.ninputs]);
-  char *id = emit_value_ident(em->dag, value);
+  char *id = dag_value_ident(em->dag, value);
   char *s = xasprintf("w_%s", id);
   free(id);
   return s;
@@ -556,7 +510,7 @@ static void declare_call_coords(StrBuf *sb, int level, const CoordPlan *cp, Bloc
 
 /* The name of a buffer in kernel code: s_<ident> (shared) or r_<ident> (registers). */
 static char *buffer_name(const Dag *dag, const Buffer *b) {
-  char *id = emit_value_ident(dag, b->value);
+  char *id = dag_value_ident(dag, b->value);
   char *s = xasprintf("%s_%s", b->place == PLACE_REGISTER ? "r" : "s", id);
   free(id);
   return s;
@@ -566,7 +520,7 @@ static char *buffer_name(const Dag *dag, const Buffer *b) {
  * array element's is its whole array's), g_<ident> for the workspace's. */
 static char *param_name(const Emitter *em, int value) {
   bool caller = global_key(em->dag, value) < em->io.ninputs + em->io.noutputs;
-  char *array = caller ? global_array(em, value) : emit_value_ident(em->dag, value);
+  char *array = caller ? global_array(em, value) : dag_value_ident(em->dag, value);
   char *s = xasprintf("g_%s", array);
   free(array);
   return s;
@@ -1416,7 +1370,7 @@ static void emit_launch_pointers(StrBuf *sb, const Emitter *em) {
   if (em->nws) sb_puts(sb, "  char *ws = (char *)workspace;\n");
   for (int i = 0; i < em->nws; i++) {
     int v = em->ws_values[i];
-    char *id = emit_value_ident(em->dag, v);
+    char *id = dag_value_ident(em->dag, v);
     sb_printf(sb, "  %s *const w_%s = (%s *)ws; /* %s */\n", em->real, id, em->real,
               dag_value_label(em->dag, v));
     if (i + 1 < em->nws)

@@ -785,6 +785,13 @@ void dag_free(Dag *dag);
  * ("vec3NodeStiff.1"; the variable's name when the DAG was built without labels). */
 int dag_value_floats(const Dag *dag, int value);
 const char *dag_value_label(const Dag *dag, int value);
+/* "<variable>_<version>", a value's name in generated code: unique because the version after the
+ * last '_' is a plain number, but for an array element ("B_1_2_0" for B[1][2]) or a value of
+ * threads.c's groups ("f_N_0" for f[N]), which a plain variable B_1_2 or f_N would share. */
+char *dag_value_ident(const Dag *dag, int value);
+/* A name that two values of dag would share in generated code (malloc'ed; they are values *a and
+ * *b), or NULL when every value's is its own. */
+char *dag_duplicate_ident(const Dag *dag, int *a, int *b);
 /* API argument k of the generated code, inputs first: in_args[k] for k < nin_args, else
  * out_args[k - nin_args]; and its name (the spec's plain variable or array). */
 const DagArg *dag_api_arg(const Dag *dag, int k);
@@ -1628,13 +1635,6 @@ char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
  * then be host and device functions (KAS_DEV).  NULL after a diagnostic. */
 char *emit_cuda_host_kernels(const Dag *dag, const Target *t, const Candidate *cand,
                              const Candidate *unaligned, const char *name, const char *prefix);
-/* "<variable>_<version>", a value's name in generated code: unique because the version after the
- * last '_' is a plain number, but for an array element ("B_1_2_0" for B[1][2]) or a value of
- * threads.c's groups ("f_N_0" for f[N]), which a plain variable B_1_2 or f_N would share. */
-char *emit_value_ident(const Dag *dag, int value);
-/* A name that two values of dag would share in generated code (malloc'ed; they are values *a and
- * *b), or NULL when every value's is its own. */
-char *emit_duplicate_ident(const Dag *dag, int *a, int *b);
 /* Appends open item, item, ... close at an indentation of level (two spaces each), breaking
  * after a comma where a line would pass 100 columns; continuation lines go under the first
  * item, or 4 columns deeper than the statement when that is far to the right.  Every emitter

@@ -497,7 +497,7 @@ static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const Search
  * f_N would share.  If not, the loop's groups are not offered, and a note says why. */
 static bool group_names_unique(const Dag *d, const ThreadLoop *t) {
   int a, b;
-  char *id = emit_duplicate_ident(d, &a, &b);
+  char *id = dag_duplicate_ident(d, &a, &b);
   if (!id) return true;
   const SpecLoop *l = &d->spec->loops[t->loop];
   diag_note(l->loc, "loop %s's iterations are not run in groups of threads: %s and %s would both "

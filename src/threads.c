@@ -207,7 +207,7 @@ typedef struct {
 } Builder;
 
 /* A reference as group (0, 0) makes it, the groups' loop variables kept ("vec3DPhi[N]",
- * "matTangent[N][M]"): emit_value_ident turns it into an identifier ("vec3DPhi_N_0"). */
+ * "matTangent[N][M]"): dag_value_ident turns it into an identifier ("vec3DPhi_N_0"). */
 static char *group_label(const Dag *dag, const ThreadLoop *t, int node, int a) {
   const Spec *sp = dag->spec;
   const SourceRef *r = node_ref(dag, node, a);

@@ -199,7 +199,7 @@ static char *kernel_text_up_to_names(const Dag *dag, KernelPlan *p) {
   char *text = emit_cuda_kernels(dag, NULL, &c, NULL, "cand01", "t", false);
   assert_non_null(text);
   for (int b = 0; b < p->nbuffers; b++) { /* each value's identifier -> "vB" */
-    char *id = emit_value_ident(dag, p->buffers[b].value), to[16];
+    char *id = dag_value_ident(dag, p->buffers[b].value), to[16];
     snprintf(to, sizeof to, "v%d", b);
     StrBuf out;
     sb_init(&out);
