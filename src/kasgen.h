@@ -773,13 +773,6 @@ void dag_close_reach(Dag *dag);
 void dag_add_consumer(Value *v, int node);
 /* The groups of threads a kernel planned on dag runs per block: threads.c's DAG's, else 1. */
 static inline int dag_groups(const Dag *dag) { return dag->groups > 1 ? dag->groups : 1; }
-/* The distinct elements of its array that value v is across those groups: 1 for a value every
- * group shares, dag_groups for one that moves with each loop of groups. */
-static inline int dag_group_elements(const Dag *dag, int v) {
-  int inner = dag->groups2 > 1 ? dag->groups2 : 1;
-  const Value *val = &dag->values[v];
-  return (val->group_stride ? dag_groups(dag) / inner : 1) * (val->group_stride2 ? inner : 1);
-}
 void dag_free(Dag *dag);
 /* Floats per element of a value (its type's size), and its label for messages and comments
  * ("vec3NodeStiff.1"; the variable's name when the DAG was built without labels). */

@@ -43,7 +43,8 @@ static int *values_moved(const Dag *dag, const KernelPlan *p) {
     const Value *v = &dag->values[buf->value];
     if (v->arg < 0) continue;
     /* a value of threads.c's groups moves one element per group */
-    int elements = dag_group_elements(dag, buf->value);
+    int groups2 = dag->groups2 > 1 ? dag->groups2 : 1;
+    int elements = (v->group_stride ? dag->groups / groups2 : 1) * (v->group_stride2 ? groups2 : 1);
     if (v->producer < 0 && buf->load) moved[v->arg] += elements;
     else if (v->producer >= 0 && buf->save) moved[dag->nin_args + v->arg] += elements;
   }

@@ -20,8 +20,9 @@
  * loop, and values move with a second stride per inner iteration.
  *
  * Each group has its own copy of the plan's shared memory, except where every shared buffer
- * holds an input all groups read (the element's 81-real ten4Help1): then group 0 loads the one
- * copy that all read (threads_one_copy).  The staged copies of arrays always serve every group.
+ * holds an input all groups read (the element's 81-real ten4Help1): then the groups share one
+ * copy (threads_one_copy), which every thread of the block copies in where its routine moves the
+ * block's chunk (staging.c), else group 0 loads.  The staged copies of arrays serve every group.
  *
  * A loop qualifies (threads_loops) when it is at top level and holds every call of the spec, no
  * iteration reads what another one made, every output is an array element that the loop's
