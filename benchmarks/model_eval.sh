@@ -18,6 +18,7 @@
 # DB: the database of the GPU they were measured on (default benchmarks/nvidia-h100-80gb-hbm3.xml).
 # KASGEN_FLAGS: flags of the generation that was measured (default none, as the committed
 # H100 results were generated before ptxas's registers; bench/gpu_tune.sh's runs: "").
+# ONLY="a b": evaluate only those specs (each still calibrated on every other run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results=${1:-benchmarks/h100-2026-11-23}
@@ -51,6 +52,7 @@ runs=$(list_runs)
 printf '%-16s %5s %7s | %-22s | %-22s\n' spec cands span "plain: rho gap err" \
   "held-out: rho gap err"
 while read -r name file; do
+  [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || continue
   spec=$(spec_of "$name" "$file")
   [ -n "$spec" ] || { echo "$name: spec not found, skipped" >&2; continue; }
   rm -rf "$tmp/runs" "$tmp/gen" "$tmp"/db.*

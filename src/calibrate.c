@@ -4,22 +4,28 @@
  * `kasgen calibrate DIR` (cli_tune.c) reads the results of GPU runs (DIR/<spec>/results.xml of
  * generated folders, or DIR/<name>.xml files), finds each run's candidates again by searching for
  * its spec with the uncalibrated model (tune.c: the same kernels), and calibrate.c fits
- * three constants of the model (ModelCalibration) to the correct candidates' measured times:
+ * six constants of the model (ModelCalibration) to the correct candidates' measured times:
  *
- *   t(candidate) = Σ_kernels [hypot(a · work, floor) + b · barriers + spills + c] + launches
+ *   t(candidate) = Σ_kernels [hypot(a · max(IO', COMPUTE), floor) + b · barriers + spills + c]
+ *                  + launches
+ *   IO' = IO + (r1 - 1) · requests by one thread + (rs - 1) · requests by several + (l - 1) · lines
  *
- * a (work_scale) on a grid from 0.5 to 1.5 in steps of 0.001, and for each a, b (barrier_scale)
- * and c (kernel_ns) by weighted linear least squares (both kept >= 0), minimizing the sum of
- * squared relative errors.  Why these three: the model is pessimistic throughout (a), it
- * misjudges one kernel with barriers against two without (b against c).
+ * a (work_scale), r1, rs and l (the IO parts' scales) by coordinate descent, each on a scan of
+ * its range refined by a golden-section search, and for each point b (barrier_scale) and c
+ * (kernel_ns) by weighted linear least squares (both kept >= 0), minimizing the sum of squared
+ * relative errors.  Why these: the model is pessimistic throughout (a); the L2 write requests of
+ * slices saved straight and the lines of slices loaded are the terms measured candidates
+ * disagree with most, each in its own direction (r1, rs, l; docs/model.md); and it misjudges one
+ * kernel with barriers against two without (b against c).
  *
  * The measured times and the fitted constants are stored beside the database,
  * <db without .xml>.measured.xml, which the model reads whenever it loads that database
  * (cli_load_timingdb; --uncalibrated sets it aside):
  *
  *   store       = <kasgen-measured version="1"> calibration? spec* </kasgen-measured>
- *   calibration = <calibration work-scale=NUM barrier-scale=NUM kernel-ns=NUM specs=INT
- *                  candidates=INT fitted-on=TEXT/>
+ *   calibration = <calibration work-scale=NUM requests-one-scale=NUM? requests-shared-scale=NUM?
+ *                  lines-scale=NUM? barrier-scale=NUM kernel-ns=NUM specs=INT candidates=INT
+ *                  fitted-on=TEXT/>     (an IO scale left out is 1: stores written before them)
  *   spec        = <spec name=TEXT device=TEXT> candidate+ </spec>
  *   candidate   = <candidate name=TEXT predicted-rank=INT kernels=TEXT measured-ns=NUM/>
  *
@@ -32,6 +38,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,10 +57,12 @@ static char *store_path(const char *db_path) {
   return xasprintf("%.*s.measured.xml", (int)len, db_path);
 }
 
-/* A finite number attribute; false after a located error. */
-static bool number_of(const char *path, const char *text, xmlNodePtr n, const char *attr,
-                      double *out) {
+/* A finite number attribute; false after a located error.  An optional attribute that is
+ * absent leaves *out as it is. */
+static bool number_or(const char *path, const char *text, xmlNodePtr n, const char *attr,
+                      bool optional, double *out) {
   xmlChar *v = xmlGetProp(n, (const xmlChar *)attr);
+  if (!v && optional) return true;
   char *end = NULL;
   double x = v ? strtod((const char *)v, &end) : NAN;
   bool ok = v && end != (char *)v && !*end && isfinite(x);
@@ -66,19 +75,38 @@ static bool number_of(const char *path, const char *text, xmlNodePtr n, const ch
   return ok;
 }
 
+static bool number_of(const char *path, const char *text, xmlNodePtr n, const char *attr,
+                      double *out) {
+  return number_or(path, text, n, attr, false, out);
+}
+
+/* The relative scales of IO's parts came with the store's second form; a store without them
+ * scales IO as a whole (1). */
+static bool scales_of(const char *path, const char *text, xmlNodePtr n, ModelCalibration *c) {
+  c->requests_one_scale = c->requests_shared_scale = c->lines_scale = 1;
+  return number_or(path, text, n, "requests-one-scale", true, &c->requests_one_scale) &
+         number_or(path, text, n, "requests-shared-scale", true, &c->requests_shared_scale) &
+         number_or(path, text, n, "lines-scale", true, &c->lines_scale);
+}
+
+static bool scale_in_range(double x) { return x > 0 && x <= 10; }
+
 static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
                            ModelCalibration *c) {
   double specs = 0, cands = 0;
   bool ok = number_of(path, text, n, "work-scale", &c->work_scale) &
+            scales_of(path, text, n, c) &
             number_of(path, text, n, "barrier-scale", &c->barrier_scale) &
             number_of(path, text, n, "kernel-ns", &c->kernel_ns) &
             number_of(path, text, n, "specs", &specs) &
             number_of(path, text, n, "candidates", &cands);
-  if (ok && (c->work_scale <= 0 || c->work_scale > 10 || c->barrier_scale < 0 ||
+  if (ok && (!scale_in_range(c->work_scale) || !scale_in_range(c->requests_one_scale) ||
+             !scale_in_range(c->requests_shared_scale) || !scale_in_range(c->lines_scale) ||
+             c->barrier_scale < 0 ||
              c->barrier_scale > 100 || fabs(c->kernel_ns) > 100)) {
     diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
-               "the calibration's constants are out of range (work-scale in (0, 10], "
-               "barrier-scale in [0, 100], |kernel-ns| <= 100)");
+               "the calibration's constants are out of range (work-scale and the IO scales in "
+               "(0, 10], barrier-scale in [0, 100], |kernel-ns| <= 100)");
     ok = false;
   }
   c->nspecs = (int)specs;
@@ -126,7 +154,7 @@ bool calibration_read(const TimingDb *db, ModelCalibration *out) {
 /* ---- the samples: measured candidates with their model terms ---------------------------- */
 
 typedef struct {
-  ModelTerms terms[KAS_MAX_NODES];
+  ModelTerms *terms; /* of each kernel */
   int nkernels;
   double launch;   /* the launch share the search adds */
   double measured; /* ns per element */
@@ -145,6 +173,7 @@ CalibrationSamples *calibration_samples_new(void) { return xcalloc(1, sizeof(Sam
 
 void calibration_samples_free(CalibrationSamples *all) {
   if (!all) return;
+  for (int i = 0; i < all->n; i++) free(all->s[i].terms);
   free(all->s);
   sb_free(&all->store);
   sb_free(&all->fitted);
@@ -163,19 +192,29 @@ static void xml_text(StrBuf *sb, const char *s) {
     }
 }
 
-static void add_sample(Samples *all, SearchContext *ctx, const Candidate *c, double measured) {
+void calibration_add_terms(CalibrationSamples *all, const ModelTerms *terms, int nkernels,
+                           double launch, double measured) {
   if (all->n == all->cap) {
     all->cap = all->cap ? 2 * all->cap : 64;
     all->s = xrealloc(all->s, sizeof *all->s * (size_t)all->cap);
   }
-  Sample *s = &all->s[all->n];
-  *s = (Sample){.nkernels = c->nkernels, .launch = c->predicted_ns_per_elem,
-                .measured = measured};
-  for (int k = 0; k < c->nkernels; k++) {
-    s->launch -= c->kernels[k]->predicted_ns_per_elem;
-    if (!model_kernel_terms(ctx, c->kernels[k], &s->terms[k])) return; /* cannot launch */
+  ModelTerms *copy = xmalloc(sizeof *copy * (size_t)(nkernels > 0 ? nkernels : 1));
+  memcpy(copy, terms, sizeof *copy * (size_t)nkernels);
+  all->s[all->n++] = (Sample){copy, nkernels, launch, measured};
+}
+
+static void add_sample(Samples *all, SearchContext *ctx, const Candidate *c, double measured) {
+  ModelTerms *terms = xmalloc(sizeof *terms * (size_t)c->nkernels);
+  SearchContext *own = search_context_own(ctx, c);
+  double launch = c->predicted_ns_per_elem;
+  bool launches = true;
+  for (int k = 0; k < c->nkernels && launches; k++) {
+    launch -= c->kernels[k]->predicted_ns_per_elem;
+    launches = model_kernel_terms(own ? own : ctx, c->kernels[k], &terms[k]);
   }
-  all->n++;
+  if (launches) calibration_add_terms(all, terms, c->nkernels, launch, measured);
+  search_context_free(own);
+  free(terms);
 }
 
 
@@ -213,43 +252,112 @@ static double sq_error(const Samples *all, const ModelCalibration *c) {
   return e;
 }
 
-/* For a given work scale: b and c >= 0 by weighted least squares of what the scaled work leaves
- * of each measured time, over the barrier sums and kernel counts. */
-static ModelCalibration fit_linear(const Samples *all, double a) {
+/* For the scales of `scales`: b and c >= 0 by weighted least squares of what the scaled work
+ * leaves of each measured time, over the barrier sums and kernel counts. */
+static ModelCalibration fit_linear(const Samples *all, ModelCalibration scales) {
   double xx = 0, xn = 0, nn = 0, xr = 0, nr = 0;
+  scales.present = true;
   for (int i = 0; i < all->n; i++) {
     const Sample *s = &all->s[i];
     double rest = s->measured - s->launch, x = 0, w = 1 / (s->measured * s->measured);
     for (int k = 0; k < s->nkernels; k++) {
-      rest -= hypot(a * s->terms[k].work, s->terms[k].floor) + s->terms[k].spill;
+      rest -= hypot(model_calibrated_work(&s->terms[k], &scales), s->terms[k].floor) +
+              s->terms[k].spill;
       x += s->terms[k].barrier;
     }
     xx += w * x * x, xn += w * x * s->nkernels, nn += w * s->nkernels * s->nkernels;
     xr += w * x * rest, nr += w * s->nkernels * rest;
   }
-  ModelCalibration best = {.present = true, .work_scale = a, .barrier_scale = 0, .kernel_ns = 0};
-  double best_e = sq_error(all, &best), det = xx * nn - xn * xn;
-  ModelCalibration tries[3] = {
-      {true, a, det > 0 ? (xr * nn - nr * xn) / det : -1, det > 0 ? (nr * xx - xr * xn) / det : -1,
-       0, 0},
-      {true, a, xx > 0 ? xr / xx : 0, 0, 0, 0},
-      {true, a, 0, nn > 0 ? nr / nn : 0, 0, 0}};
+  double det = xx * nn - xn * xn;
+  double tries[3][2] = {{det > 0 ? (xr * nn - nr * xn) / det : -1,
+                         det > 0 ? (nr * xx - xr * xn) / det : -1},
+                        {xx > 0 ? xr / xx : 0, 0},
+                        {0, nn > 0 ? nr / nn : 0}};
+  ModelCalibration best = scales;
+  best.barrier_scale = best.kernel_ns = 0;
+  double best_e = sq_error(all, &best);
   for (int t = 0; t < 3; t++) {
-    if (tries[t].barrier_scale < 0 || tries[t].kernel_ns < 0) continue;
-    double e = sq_error(all, &tries[t]);
-    if (e < best_e) best_e = e, best = tries[t];
+    if (tries[t][0] < 0 || tries[t][1] < 0) continue;
+    ModelCalibration c = scales;
+    c.barrier_scale = tries[t][0], c.kernel_ns = tries[t][1];
+    double e = sq_error(all, &c);
+    if (e < best_e) best_e = e, best = c;
   }
   return best;
 }
 
+/* The nonlinear constants, each searched in its range. */
+typedef struct {
+  size_t offset; /* in ModelCalibration */
+  double lo, hi;
+} Scale;
+static const Scale SCALES[] = {
+    {offsetof(ModelCalibration, work_scale), 0.5, 1.5},
+    {offsetof(ModelCalibration, requests_one_scale), 0.25, 4},
+    {offsetof(ModelCalibration, requests_shared_scale), 0.25, 4},
+    {offsetof(ModelCalibration, lines_scale), 0.25, 4},
+};
+enum { NSCALES = sizeof SCALES / sizeof *SCALES, SCAN_POINTS = 41, MAX_SWEEPS = 50 };
+
+static double *scale_at(ModelCalibration *c, int i) {
+  return (double *)((char *)c + SCALES[i].offset);
+}
+
+/* The best calibration with scale i at x, the others as in c (b and c solved for). */
+static ModelCalibration with_scale(const Samples *all, ModelCalibration c, int i, double x,
+                                   double *err) {
+  *scale_at(&c, i) = x;
+  ModelCalibration f = fit_linear(all, c);
+  *err = sq_error(all, &f);
+  return f;
+}
+
+/* Scale i on a scan of its range, then a golden-section search around the best point: the
+ * error need not be unimodal over the whole range (max and hypot make it piecewise). */
+static ModelCalibration search_scale(const Samples *all, ModelCalibration c, int i,
+                                     double *best_e) {
+  const Scale *r = &SCALES[i];
+  double step = (r->hi - r->lo) / (SCAN_POINTS - 1), e;
+  ModelCalibration best = c;
+  for (int p = 0; p < SCAN_POINTS; p++) {
+    ModelCalibration f = with_scale(all, c, i, r->lo + p * step, &e);
+    if (e < *best_e) *best_e = e, best = f;
+  }
+  const double golden = 0.6180339887498949;
+  double lo = fmax(r->lo, *scale_at(&best, i) - step), hi = fmin(r->hi, *scale_at(&best, i) + step);
+  double x1 = hi - golden * (hi - lo), x2 = lo + golden * (hi - lo), e1, e2;
+  ModelCalibration f1 = with_scale(all, c, i, x1, &e1), f2 = with_scale(all, c, i, x2, &e2);
+  while (hi - lo > 1e-5) {
+    if (e1 < e2) {
+      hi = x2, x2 = x1, e2 = e1, f2 = f1;
+      x1 = hi - golden * (hi - lo);
+      f1 = with_scale(all, c, i, x1, &e1);
+    } else {
+      lo = x1, x1 = x2, e1 = e2, f1 = f2;
+      x2 = lo + golden * (hi - lo);
+      f2 = with_scale(all, c, i, x2, &e2);
+    }
+  }
+  if (e1 < *best_e) *best_e = e1, best = f1;
+  if (e2 < *best_e) *best_e = e2, best = f2;
+  return best;
+}
+
+/* Coordinate descent over the scales from the uncalibrated model (every scale 1), each step
+ * keeping the best point seen: the error never rises, and it stops when a sweep gains nothing.
+ * Five constants cannot fit the noise of hundreds of candidates; they are the model's own
+ * parts (docs/model.md, "Calibration"). */
 ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitted,
                                  double *rms_plain) {
-  ModelCalibration best = fit_linear(all, 1.0);
+  ModelCalibration best = fit_linear(all, (ModelCalibration){.work_scale = 1,
+                                                             .requests_one_scale = 1,
+                                                             .requests_shared_scale = 1,
+                                                             .lines_scale = 1});
   double best_e = sq_error(all, &best);
-  for (int step = 0; step <= 1000; step++) {
-    ModelCalibration c = fit_linear(all, 0.5 + step * 0.001);
-    double e = sq_error(all, &c);
-    if (e < best_e) best_e = e, best = c;
+  for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
+    double before = best_e;
+    for (int i = 0; i < NSCALES; i++) best = search_scale(all, best, i, &best_e);
+    if (before - best_e <= 1e-12 * before) break;
   }
   ModelCalibration none = {0};
   *rms_fitted = all->n ? sqrt(best_e / all->n) : NAN;
@@ -274,9 +382,11 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
   fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Written by kasgen calibrate: "
              "measured candidates of this GPU and the model's constants fitted to them "
              "(docs/model.md). -->\n<kasgen-measured version=\"1\">\n");
-  fprintf(f, "  <calibration work-scale=\"%.4f\" barrier-scale=\"%.4f\" kernel-ns=\"%.6f\" "
-             "specs=\"%d\" candidates=\"%d\" fitted-on=\"",
-          c->work_scale, c->barrier_scale, c->kernel_ns, all->nspecs, all->n);
+  fprintf(f, "  <calibration work-scale=\"%.4f\" requests-one-scale=\"%.4f\" "
+             "requests-shared-scale=\"%.4f\" lines-scale=\"%.4f\" barrier-scale=\"%.4f\" "
+             "kernel-ns=\"%.6f\" specs=\"%d\" candidates=\"%d\" fitted-on=\"",
+          c->work_scale, c->requests_one_scale, c->requests_shared_scale, c->lines_scale,
+          c->barrier_scale, c->kernel_ns, all->nspecs, all->n);
   StrBuf names;
   sb_init(&names);
   xml_text(&names, all->fitted.data ? all->fitted.data : "");

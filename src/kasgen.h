@@ -914,12 +914,16 @@ typedef struct {
 
 /* The model's constants fitted to measured fused kernels of one GPU (`kasgen calibrate`,
  * calibrate.c, docs/model.md), read from <database>.measured.xml beside the database:
- *   t(kernel) = hypot(work_scale * max(IO, COMPUTE), floor) + barrier_scale * barriers
+ *   t(kernel) = hypot(work_scale * max(IO', COMPUTE), floor) + barrier_scale * barriers
  *               + spills + kernel_ns
+ *   IO' = IO + (requests_one_scale - 1) * requests_one
+ *            + (requests_shared_scale - 1) * requests_shared + (lines_scale - 1) * lines
  * Without a calibration (present false) the factors are 1 and kernel_ns 0. */
 typedef struct {
   bool present;
   double work_scale;    /* on a kernel's memory or compute time */
+  double requests_one_scale, requests_shared_scale; /* on ModelTerms' parts of IO, */
+  double lines_scale;                               /* relative to the rest */
   double barrier_scale; /* on its barrier time */
   double kernel_ns;     /* a fixed cost per kernel, ns per element */
   int nspecs, ncandidates; /* what it was fitted on */
@@ -1343,6 +1347,10 @@ typedef struct {
 /* search.c; target NULL = target_default(). */
 SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target);
 void search_context_free(SearchContext *ctx);
+/* The context a candidate's kernels are predicted in: NULL when it is ctx, else a new one (free
+ * it) on the candidate's own DAG, as a kernel of groups has (threads.c), with ctx's database and
+ * target and no warnings of missing routines (the search gave them). */
+SearchContext *search_context_own(const SearchContext *ctx, const Candidate *c);
 /* Whether the search's time budget is spent; once true it stays true. */
 static inline bool search_expired(SearchContext *ctx) {
   if (!ctx->expired && ctx->deadline > 0 && clock_seconds() > ctx->deadline) ctx->expired = true;
@@ -1478,9 +1486,16 @@ typedef struct {
   double floor;   /* the grid floor */
   double barrier; /* barrier time */
   double spill;   /* what spilled registers' local-memory traffic adds beyond work */
+  /* What work is made of, for the calibration's scales (docs/model.md, "Calibration"): */
+  double io, compute;   /* its two sides */
+  double requests_one;    /* IO of slices whose L2 write requests set their time, saved by */
+  double requests_shared; /* one thread per element / by several threads per element */
+  double lines;           /* IO of the unused bytes of the lines that slice loads touch */
 } ModelTerms;
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
+/* Its work term under a (present) calibration: work_scale * max(IO', COMPUTE). */
+double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c);
 double model_launch_overhead_ns(const TimingDb *db);
 /* Blocks of plan p resident on one SM when each uses smem_bytes of shared memory. */
 int model_resident_blocks(const TimingDb *db, const KernelPlan *plan, int smem_bytes);
@@ -1859,6 +1874,10 @@ void calibration_begin_spec(CalibrationSamples *all, const char *spec, const cha
 void calibration_add(CalibrationSamples *all, SearchContext *ctx, const Candidate *c,
                      const ResultRow *row);
 void calibration_end_spec(CalibrationSamples *all);
+/* A sample given by its terms (calibration_add computes them): a candidate of nkernels kernels,
+ * the launch share the search adds, its measured ns per element. */
+void calibration_add_terms(CalibrationSamples *all, const ModelTerms *terms, int nkernels,
+                           double launch, double measured);
 int calibration_sample_count(const CalibrationSamples *all);
 /* The constants minimizing the squared relative errors (docs/model.md); the root mean square
  * relative error with them and without any calibration. */

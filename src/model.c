@@ -682,9 +682,17 @@ static int *straight_saved_reals(const KernelPlan *plan, const Dag *dag, const S
   return reals;
 }
 
-/* Time of one load or save of buffer b by routine io of impl (ns per element). */
+/* What set the time of a buffer's move, for the calibration's scales (ModelTerms): the bytes
+ * it moves, or the L2 write requests of a slice saved straight, by one thread per element or by
+ * several (measured candidates say the two run at different request rates: docs/model.md,
+ * "Calibration"). */
+typedef enum { MOVE_BYTES, MOVE_REQUESTS_ONE, MOVE_REQUESTS_SHARED } MoveCost;
+
+/* Time of one load or save of buffer b by routine io of impl (ns per element); *cost says
+ * what set it. */
 static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *impl,
-                              const IoRoutine *io) {
+                              const IoRoutine *io, MoveCost *cost) {
+  *cost = MOVE_BYTES;
   RoutineKind kind = io->kind;
   const KernelPlan *plan = k->plan;
   int threads = impl_threads(impl, plan->e);
@@ -723,14 +731,14 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
    * slices pay whole records each (KernelPlan.partial): the whole fusion may stage the array,
    * and a beam steered by the shares and requests of routines chosen on the way finds worse
    * staged plans. */
-  double slice_floor = 0;
+  double slice_floor = 0, requests = 0;
   if (kind == ROUTINE_SAVE && binding.layout == LAYOUT_ELEMENT && binding.record > binding.size) {
     int saved = k->straight_reals ? k->straight_reals[k->dag->values[b->value].arg] : 0;
     double share = saved > binding.size ? (double)binding.size / saved : 1;
     slice_floor = share * k->real_bytes * binding.record /
                   (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
-    if (!plan->partial)
-      slice_floor = fmax(slice_floor, slice_request_time(k, io, shape, binding, threads));
+    if (!plan->partial) requests = slice_request_time(k, io, shape, binding, threads);
+    slice_floor = fmax(slice_floor, requests);
   }
   double ns;
   int own = b->place == PLACE_SHARED ? b->bytes : 0;
@@ -748,9 +756,12 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
     } else if (kind == ROUTINE_LOAD) {
       ns *= l1_pressure_factor(k, b, io, shape, binding, threads, bytes, alone);
     }
-    return fmax(ns, slice_floor);
+  } else {
+    ns = analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat);
   }
-  return fmax(analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat), slice_floor);
+  if (requests > 0 && requests >= ns && requests >= slice_floor)
+    *cost = threads == plan->e ? MOVE_REQUESTS_ONE : MOVE_REQUESTS_SHARED;
+  return fmax(ns, slice_floor);
 }
 
 /* What a component-major row that starts mid-sector adds to its moves, as a share of their
@@ -764,8 +775,8 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
 /* The time of a buffer's load or save; in the plan for arrays of any alignment, component-major
  * rows moved straight (not staged) pay for the sectors they share. */
 static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
-                      const IoRoutine *io) {
-  double ns = io_time_aligned(k, b, impl, io);
+                      const IoRoutine *io, MoveCost *cost) {
+  double ns = io_time_aligned(k, b, impl, io, cost);
   if (!k->target->misaligned_rows || staging_find(k->staging, k->dag, b->value)) return ns;
   if (target_binding(k->target, k->dag, b->value).layout != LAYOUT_COMPONENT) return ns;
   return ns * (1 + (io->kind == ROUTINE_SAVE ? MISALIGNED_ROW_SAVE : MISALIGNED_ROW_LOAD));
@@ -952,10 +963,17 @@ static double spill_traffic_time(const KernelCtx *k, int regs) {
 
 /* ---- calibration (docs/model.md; fitted by calibrate.c) ----------------------------------- */
 
+double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c) {
+  double io = t->io + (c->requests_one_scale - 1) * t->requests_one +
+              (c->requests_shared_scale - 1) * t->requests_shared +
+              (c->lines_scale - 1) * t->lines;
+  return c->work_scale * fmax(io, t->compute);
+}
+
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c) {
   if (!c || !c->present) return hypot(t->work, t->floor) + t->barrier + t->spill;
-  return hypot(c->work_scale * t->work, t->floor) + c->barrier_scale * t->barrier + t->spill +
-         c->kernel_ns;
+  return hypot(model_calibrated_work(t, c), t->floor) + c->barrier_scale * t->barrier +
+         t->spill + c->kernel_ns;
 }
 
 double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan) {
@@ -1012,24 +1030,39 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   k.loops = roll_costs(dag, ctx->target, plan, &staging, k.real_bytes);
   in_flight_bytes(&k);
   k.straight_reals = straight_saved_reals(plan, dag, &staging);
-  double io = 0, compute = 0;
+  double io = 0, compute = 0, by_cost[3] = {0, 0, 0};
+  MoveCost cost;
   for (int b = 0; b < plan->nbuffers; b++) {
     const Buffer *buf = &plan->buffers[b];
     /* the one copy of the shared memory that all groups read is moved once per block */
     double loaders = one_copy && buf->place == PLACE_SHARED ? groups : 1;
-    if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load) / loaders;
-    if (buf->save) io += io_time(&k, buf, plan->impl[buf->producer], buf->save);
+    if (buf->load)
+      by_cost[MOVE_BYTES] += io_time(&k, buf, plan->impl[buf->load_call], buf->load, &cost) /
+                             loaders;
+    if (buf->save) {
+      double ns = io_time(&k, buf, plan->impl[buf->producer], buf->save, &cost);
+      by_cost[cost] += ns;
+    }
   }
+  io = by_cost[MOVE_BYTES] + by_cost[MOVE_REQUESTS_ONE] + by_cost[MOVE_REQUESTS_SHARED];
   /* The compute steps come in call order. */
   for (int s = 0; s < plan->nsteps; s++)
     if (plan->steps[s].kind == ROUTINE_COMPUTE) compute += compute_time(&k, &plan->steps[s]);
-  io += overfetch_time(&k);
+  double lines = overfetch_time(&k);
+  io += lines;
   /* Spill traffic shares the chip with the compute: what it adds beyond the memory time is the
    * spill term. */
   double work = io > compute ? io : compute;
   double spilled = compute + spill_traffic_time(&k, regs);
-  *out = (ModelTerms){work * groups, k.floor_ns, barrier_time(&k) * groups,
-                      (spilled > work ? spilled - work : 0) * groups};
+  *out = (ModelTerms){work * groups,
+                      k.floor_ns,
+                      barrier_time(&k) * groups,
+                      (spilled > work ? spilled - work : 0) * groups,
+                      io * groups,
+                      compute * groups,
+                      by_cost[MOVE_REQUESTS_ONE] * groups,
+                      by_cost[MOVE_REQUESTS_SHARED] * groups,
+                      lines * groups};
   free(k.straight_reals);
   staging_free(&staging);
   return true;

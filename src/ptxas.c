@@ -239,10 +239,8 @@ static void apply(const Dag *dag, const TimingDb *db, const Target *t, SearchRes
   Moved *m = xcalloc((size_t)ncands * KAS_MAX_NODES, sizeof *m);
   int nm = 0;
   for (int c = 0; c < ncands; c++) {
-    /* a kernel of groups is predicted on its own DAG (threads.c) */
     const Candidate *cand = &res->cands[c];
-    SearchContext *own = cand->dag ? search_context_new(cand->dag, db, t) : NULL;
-    if (own) model_memo_quiet(own->model);
+    SearchContext *own = search_context_own(ctx, cand);
     for (int k = 0; k < cand->nkernels; k++) {
       KernelPlan *p = cand->kernels[k];
       if (!rep[c] || !rep[c][k].known || p->regs_from_ptxas) continue;

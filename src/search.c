@@ -53,6 +53,13 @@ void search_context_free(SearchContext *ctx) {
   free(ctx);
 }
 
+SearchContext *search_context_own(const SearchContext *ctx, const Candidate *c) {
+  if (!c->dag) return NULL;
+  SearchContext *own = search_context_new(c->dag, ctx->db, ctx->target);
+  model_memo_quiet(own->model);
+  return own;
+}
+
 /* ---- partitions -------------------------------------------------------------------------- */
 
 /* A partition found by a search phase: its kernels' node sets. */

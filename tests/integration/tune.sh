@@ -105,7 +105,7 @@ mkdir "$tmp/runs"
 cp benchmarks/h100-2026-11-23/synctest.xml benchmarks/h100-2026-11-23/bigfusion.xml "$tmp/runs/"
 "$KASGEN" calibrate "$tmp/runs" --db "$db" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "calibrate: exit $?"; }
 store="$tmp/db.measured.xml"
-grep -q '<calibration work-scale="[0-9.]*" barrier-scale=' "$store" || fail "calibrate: no constants stored"
+grep -q '<calibration work-scale="[0-9.]*" requests-one-scale="[0-9.]*" requests-shared-scale="[0-9.]*" lines-scale="[0-9.]*" barrier-scale=' "$store" || fail "calibrate: no constants stored"
 grep -q 'fitted-on="bigfusion synctest"' "$store" || fail "calibrate: fitted-on"
 grep -q 'these are fitted figures, not predictions' "$tmp/out" || fail "calibrate: fitted figures not labelled"
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
@@ -134,6 +134,9 @@ grep -q '^2 .*(q = 0..2 in 3 groups)$' "$dir/index.txt" || fail "groups: cand02 
 write_results "$dir/results.xml" "0.040 0.0399 0.0402 1" "0.030 0.0299 0.0301 1"
 sed -i 's/spec="synctest"/spec="quad_stress15"/' "$dir/results.xml"
 "$KASGEN" tune "$dir" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "groups: tune exit"; }
+# the model now, uncalibrated, predicts the kernel of groups as the search did (on its own DAG)
+awk '$3 == "cand02" { found = 1; if ($4 != $5) exit 1 } END { exit !found }' "$tmp/out" ||
+  { cat "$tmp/out"; fail "groups: the model now predicts the kernel of groups otherwise"; }
 grep -q 'Chosen by kasgen tune: cand02 measured best' "$dir/embed/kas_quad_stress15.h" ||
   fail "groups: the kernel of groups measured best did not ship"
 grep -q 'const int q = (int)threadIdx.z' "$dir/embed/kas_quad_stress15.cu" ||

@@ -1,0 +1,203 @@
+/*
+ * test_calibrate.c — the fit of the model's constants to measured candidates (src/calibrate.c,
+ * docs/model.md "Calibration") on synthetic samples: constants that generated the times are
+ * found again, a fit is never worse than the best point of a brute-force grid over the scales,
+ * the split of IO into its parts changes nothing without a calibration, and a store of the
+ * first form (one work scale) still reads, its IO scales 1.
+ */
+#include "testutil.h"
+
+#include <math.h>
+
+/* A deterministic pseudo-random number in [lo, hi) (the test needs no statistics). */
+static double uniform(unsigned *state, double lo, double hi) {
+  *state = *state * 1103515245u + 12345u;
+  return lo + (hi - lo) * ((*state >> 8) & 0xffff) / 65536.0;
+}
+
+/* A kernel's terms of the kinds the model gives: IO of plain moves, of slices whose L2 write
+ * requests set their time (saved by one thread or by several) and of overfetched lines, a
+ * compute side that sometimes dominates, a floor, barriers. */
+static ModelTerms random_terms(unsigned *state) {
+  ModelTerms t = {0};
+  double moves = uniform(state, 0.02, 0.2);
+  t.requests_one = uniform(state, 0, 1) < 0.4 ? uniform(state, 0.01, 0.15) : 0;
+  t.requests_shared = uniform(state, 0, 1) < 0.4 ? uniform(state, 0.01, 0.15) : 0;
+  t.lines = uniform(state, 0, 1) < 0.3 ? uniform(state, 0.005, 0.03) : 0;
+  t.io = moves + t.requests_one + t.requests_shared + t.lines;
+  t.compute = uniform(state, 0.2, 1.2) * t.io;
+  t.work = fmax(t.io, t.compute);
+  t.floor = uniform(state, 0.002, 0.01);
+  t.barrier = uniform(state, 0, 1) < 0.5 ? uniform(state, 0.0005, 0.02) : 0;
+  return t;
+}
+
+/* n candidates of 1-3 kernels, timed by calibration `truth` times (1 + noise * u), u uniform in
+ * [-1, 1). */
+static CalibrationSamples *samples(int n, const ModelCalibration *truth, double noise) {
+  CalibrationSamples *all = calibration_samples_new();
+  unsigned state = 7;
+  for (int i = 0; i < n; i++) {
+    ModelTerms terms[3];
+    int nk = 1 + i % 3;
+    double launch = 0.0006 * nk, t = launch;
+    for (int k = 0; k < nk; k++) {
+      terms[k] = random_terms(&state);
+      t += model_combine_terms(&terms[k], truth);
+    }
+    calibration_add_terms(all, terms, nk, launch, t * (1 + noise * uniform(&state, -1, 1)));
+  }
+  return all;
+}
+
+static const ModelCalibration TRUTH = {.present = true,
+                                       .work_scale = 0.95,
+                                       .requests_one_scale = 1.3,
+                                       .requests_shared_scale = 0.6,
+                                       .lines_scale = 0.7,
+                                       .barrier_scale = 0.8,
+                                       .kernel_ns = 0.002};
+
+static void test_fit_finds_the_constants(void **state) {
+  (void)state;
+  CalibrationSamples *all = samples(120, &TRUTH, 0);
+  double fitted, plain;
+  ModelCalibration c = calibration_fit(all, &fitted, &plain);
+  assert_true(c.present);
+  assert_int_equal(c.ncandidates, 120);
+  assert_true(fabs(c.work_scale - TRUTH.work_scale) < 1e-3);
+  assert_true(fabs(c.requests_one_scale - TRUTH.requests_one_scale) < 1e-2);
+  assert_true(fabs(c.requests_shared_scale - TRUTH.requests_shared_scale) < 1e-2);
+  assert_true(fabs(c.lines_scale - TRUTH.lines_scale) < 2e-2);
+  assert_true(fabs(c.barrier_scale - TRUTH.barrier_scale) < 2e-2);
+  assert_true(fabs(c.kernel_ns - TRUTH.kernel_ns) < 1e-4);
+  assert_true(fitted < 1e-3);
+  assert_true(plain > 0.05); /* the truth is far from the uncalibrated model */
+  calibration_samples_free(all);
+}
+
+/* The error of c over the samples' candidates, as calibrate.c measures it (the oracle's own
+ * sum, from model_combine_terms). */
+static double rms_of(const ModelCalibration *truth, double noise, int n,
+                     const ModelCalibration *c) {
+  unsigned state = 7;
+  double e = 0;
+  for (int i = 0; i < n; i++) {
+    int nk = 1 + i % 3;
+    double launch = 0.0006 * nk, t = launch, p = launch;
+    for (int k = 0; k < nk; k++) {
+      ModelTerms terms = random_terms(&state);
+      t += model_combine_terms(&terms, truth);
+      p += model_combine_terms(&terms, c);
+    }
+    double measured = t * (1 + noise * uniform(&state, -1, 1));
+    e += (p - measured) * (p - measured) / (measured * measured);
+  }
+  return sqrt(e / n);
+}
+
+/* Against brute force: with 10% noise no constants fit exactly; the fit's error is no larger
+ * than that of any point of a grid over the four scales (barriers and the per-kernel cost at
+ * the truth's values). */
+static void test_fit_beats_a_grid(void **state) {
+  (void)state;
+  const int n = 60;
+  CalibrationSamples *all = samples(n, &TRUTH, 0.1);
+  double fitted, plain;
+  ModelCalibration c = calibration_fit(all, &fitted, &plain);
+  assert_true(fabs(rms_of(&TRUTH, 0.1, n, &c) - fitted) < 1e-9);
+  double grid_best = INFINITY;
+  for (int a = 0; a <= 10; a++)
+    for (int r1 = 0; r1 <= 8; r1++)
+      for (int rs = 0; rs <= 8; rs++)
+        for (int l = 0; l <= 8; l++) {
+          ModelCalibration g = TRUTH;
+          g.work_scale = 0.5 + 0.1 * a;
+          g.requests_one_scale = 0.25 + 0.25 * r1;
+          g.requests_shared_scale = 0.25 + 0.25 * rs;
+          g.lines_scale = 0.25 + 0.25 * l;
+          grid_best = fmin(grid_best, rms_of(&TRUTH, 0.1, n, &g));
+        }
+  assert_true(fitted <= grid_best + 1e-12);
+  calibration_samples_free(all);
+}
+
+/* Without a calibration, and with every scale 1, the parts of IO change nothing. */
+static void test_unit_scales_are_the_plain_model(void **state) {
+  (void)state;
+  unsigned s = 11;
+  ModelCalibration unit = {.present = true, .work_scale = 1, .requests_one_scale = 1,
+                           .requests_shared_scale = 1, .lines_scale = 1, .barrier_scale = 1};
+  for (int i = 0; i < 100; i++) {
+    ModelTerms t = random_terms(&s);
+    double plain = model_combine_terms(&t, NULL);
+    assert_true(fabs(model_combine_terms(&t, &unit) - plain) < 1e-15 * fmax(1, plain));
+  }
+}
+
+static char *write_store(const char *calibration) {
+  char dir[] = "/tmp/kasgen-calib-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char *store = xasprintf("%s/db.measured.xml", dir);
+  FILE *f = fopen(store, "w");
+  assert_non_null(f);
+  fprintf(f, "<?xml version=\"1.0\"?>\n<kasgen-measured version=\"1\">\n  %s\n"
+             "</kasgen-measured>\n",
+          calibration);
+  fclose(f);
+  return store;
+}
+
+static void remove_store(char *store) {
+  unlink(store);
+  *strrchr(store, '/') = '\0';
+  rmdir(store);
+  free(store);
+}
+
+/* A store written before the IO scales: IO scaled as a whole. */
+static void test_store_of_the_first_form(void **state) {
+  (void)state;
+  char *store = write_store("<calibration work-scale=\"0.9\" barrier-scale=\"0.5\" "
+                            "kernel-ns=\"0\" specs=\"2\" candidates=\"30\" fitted-on=\"a b\"/>");
+  char *db_path = xasprintf("%.*s.xml", (int)(strlen(store) - strlen(".measured.xml")), store);
+  TimingDb db = {.path = db_path};
+  ModelCalibration c;
+  assert_true(calibration_read(&db, &c));
+  assert_true(c.present);
+  assert_true(c.work_scale == 0.9 && c.barrier_scale == 0.5);
+  assert_true(c.requests_one_scale == 1 && c.requests_shared_scale == 1 && c.lines_scale == 1);
+  free(db_path);
+  remove_store(store);
+}
+
+/* An IO scale out of range is a located error. */
+static void test_store_scale_out_of_range(void **state) {
+  (void)state;
+  char *store = write_store("<calibration work-scale=\"0.9\" requests-one-scale=\"0\" "
+                            "barrier-scale=\"0.5\" kernel-ns=\"0\" specs=\"2\" candidates=\"30\" "
+                            "fitted-on=\"a b\"/>");
+  char *db_path = xasprintf("%.*s.xml", (int)(strlen(store) - strlen(".measured.xml")), store);
+  TimingDb db = {.path = db_path};
+  ModelCalibration c;
+  capture_start();
+  bool ok = calibration_read(&db, &c);
+  char *err = capture_end();
+  assert_false(ok);
+  assert_non_null(strstr(err, "db.measured.xml:3: error: the calibration's constants are out "
+                              "of range"));
+  free(err);
+  free(db_path);
+  remove_store(store);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_fit_finds_the_constants),
+      cmocka_unit_test(test_fit_beats_a_grid),
+      cmocka_unit_test(test_unit_scales_are_the_plain_model),
+      cmocka_unit_test(test_store_of_the_first_form),
+      cmocka_unit_test(test_store_scale_out_of_range),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
