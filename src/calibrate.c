@@ -8,7 +8,8 @@
  *
  *   t(candidate) = Σ_kernels [hypot(a · max(IO', COMPUTE), floor) + b · barriers + spills + c]
  *                  + launches
- *   IO' = IO + (r1 - 1) · requests by one thread + (rs - 1) · requests by several + (l - 1) · lines
+ *   IO' = IO + (r1 - 1) · requests by one thread + (rs - 1) · requests by several
+ *            + (l - 1) · lines
  *
  * a (work_scale), r1, rs and l (the IO parts' scales) by coordinate descent, each on a scan of
  * its range refined by a golden-section search, and for each point b (barrier_scale) and c
@@ -345,7 +346,7 @@ static ModelCalibration search_scale(const Samples *all, ModelCalibration c, int
 
 /* Coordinate descent over the scales from the uncalibrated model (every scale 1), each step
  * keeping the best point seen: the error never rises, and it stops when a sweep gains nothing.
- * Five constants cannot fit the noise of hundreds of candidates; they are the model's own
+ * Six constants cannot fit the noise of hundreds of candidates; they are the model's own
  * parts (docs/model.md, "Calibration"). */
 ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitted,
                                  double *rms_plain) {

@@ -1030,21 +1030,19 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   k.loops = roll_costs(dag, ctx->target, plan, &staging, k.real_bytes);
   in_flight_bytes(&k);
   k.straight_reals = straight_saved_reals(plan, dag, &staging);
-  double io = 0, compute = 0, by_cost[3] = {0, 0, 0};
+  double io = 0, compute = 0, by_cost[3] = {0, 0, 0}; /* by MoveCost: the saves' */
   MoveCost cost;
   for (int b = 0; b < plan->nbuffers; b++) {
     const Buffer *buf = &plan->buffers[b];
     /* the one copy of the shared memory that all groups read is moved once per block */
     double loaders = one_copy && buf->place == PLACE_SHARED ? groups : 1;
-    if (buf->load)
-      by_cost[MOVE_BYTES] += io_time(&k, buf, plan->impl[buf->load_call], buf->load, &cost) /
-                             loaders;
+    if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load, &cost) / loaders;
     if (buf->save) {
       double ns = io_time(&k, buf, plan->impl[buf->producer], buf->save, &cost);
+      io += ns;
       by_cost[cost] += ns;
     }
   }
-  io = by_cost[MOVE_BYTES] + by_cost[MOVE_REQUESTS_ONE] + by_cost[MOVE_REQUESTS_SHARED];
   /* The compute steps come in call order. */
   for (int s = 0; s < plan->nsteps; s++)
     if (plan->steps[s].kind == ROUTINE_COMPUTE) compute += compute_time(&k, &plan->steps[s]);
