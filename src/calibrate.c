@@ -206,15 +206,9 @@ void calibration_add_terms(CalibrationSamples *all, const ModelTerms *terms, int
 
 static void add_sample(Samples *all, SearchContext *ctx, const Candidate *c, double measured) {
   ModelTerms *terms = xmalloc(sizeof *terms * (size_t)c->nkernels);
-  SearchContext *own = search_context_own(ctx, c);
-  double launch = c->predicted_ns_per_elem;
-  bool launches = true;
-  for (int k = 0; k < c->nkernels && launches; k++) {
-    launch -= c->kernels[k]->predicted_ns_per_elem;
-    launches = model_kernel_terms(own ? own : ctx, c->kernels[k], &terms[k]);
-  }
-  if (launches) calibration_add_terms(all, terms, c->nkernels, launch, measured);
-  search_context_free(own);
+  double launch;
+  if (search_candidate_terms(ctx, c, terms, &launch))
+    calibration_add_terms(all, terms, c->nkernels, launch, measured);
   free(terms);
 }
 

@@ -253,28 +253,27 @@ const char *dag_value_label(const Dag *dag, int value) {
   return dag->spec ? dag->spec->vars[v->var].name : "?";
 }
 
-char *dag_value_ident(const Dag *dag, int value) {
-  const Value *v = &dag->values[value];
-  const SpecVar *var = &dag->spec->vars[v->var];
-  if (v->group_stride || v->group_stride2) { /* threads.c: "vec3DPhi[N]" -> "vec3DPhi_N_0" */
-    StrBuf sb;
-    sb_init(&sb);
-    for (const char *c = dag_value_label(dag, value); *c; c++)
-      if (*c == '[') sb_putc(&sb, '_');
-      else if (*c == '+' || *c == '-') sb_putc(&sb, *c == '+' ? 'p' : 'm');
-      else if (*c != ']' && *c != ' ') sb_putc(&sb, *c);
-    sb_printf(&sb, "_%d", v->version);
-    return sb_take(&sb);
-  }
-  if (var->array < 0) return xasprintf("%s_%d", var->name, v->version);
-  /* An array element "B[1][2]" (assigned once): "B_1_2_0"; emit_supports_dag refuses a spec in
-   * which that name is also another value's. */
+/* A reference as an identifier with its version: "B[1][2]" -> "B_1_2_0", "v[i + 1]" ->
+ * "v_ip1_0". */
+static char *ref_ident(const char *ref, int version) {
   StrBuf sb;
   sb_init(&sb);
-  for (const char *c = var->name; *c; c++)
-    if (*c != ']') sb_putc(&sb, *c == '[' ? '_' : *c);
-  sb_printf(&sb, "_%d", v->version);
+  for (const char *c = ref; *c; c++)
+    if (*c == '[') sb_putc(&sb, '_');
+    else if (*c == '+' || *c == '-') sb_putc(&sb, *c == '+' ? 'p' : 'm');
+    else if (*c != ']' && *c != ' ') sb_putc(&sb, *c);
+  sb_printf(&sb, "_%d", version);
   return sb_take(&sb);
+}
+
+char *dag_value_ident(const Dag *dag, int value) {
+  const Value *v = &dag->values[value];
+  /* threads.c: "vec3DPhi[N]" -> "vec3DPhi_N_0" */
+  if (v->group_stride || v->group_stride2)
+    return ref_ident(dag_value_label(dag, value), v->version);
+  /* a plain variable, or an array element "B[1][2]" (assigned once): "B_1_2_0";
+   * emit_supports_dag refuses a spec in which that name is also another value's */
+  return ref_ident(dag->spec->vars[v->var].name, v->version);
 }
 
 static int by_ident(const void *a, const void *b) {

@@ -405,7 +405,7 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
     int groups = dag_groups(cd);
     for (int k = 0; k < c->nkernels; k++) {
       const KernelPlan *p = c->kernels[k];
-      int copies = threads_one_copy(cd, p) ? 1 : groups; /* of the plan's shared memory */
+      int copies = threads_smem_copies(cd, p); /* of the plan's shared memory */
       sb_printf(&sb, "  %-8s kernel %d: E=%d, %d threads, %d B shared, %d of %d barriers, "
                      "%.4f ns/element:",
                 ents[i].name, k + 1, p->e, p->threads * groups, p->smem_bytes * copies,
@@ -460,7 +460,7 @@ static char *fusion_dot(const Dag *dag, const Target *t, const Candidate *cand,
     int regs = 0;
     for (int b = 0; b < p->nbuffers; b++) regs += p->buffers[b].place == PLACE_REGISTER;
     /* as index.txt has them: the whole block's threads, the groups' copies (threads.c) */
-    int groups = dag_groups(dag), copies = threads_one_copy(dag, p) ? 1 : groups;
+    int groups = dag_groups(dag), copies = threads_smem_copies(dag, p);
     labels[k] = xasprintf("%s kernel %d: E=%d, %d threads, %d B shared, %d/%d buffers in "
                           "registers, %d/%d barriers",
                           name, k + 1, p->e, p->threads * groups, p->smem_bytes * copies, regs,

@@ -1176,10 +1176,12 @@ int threads_loops(const Dag *dag, ThreadLoop *out);
 /* The DAG of group (0, 0)'s calls alone, with the spec's API (dag_free frees it). */
 Dag *threads_dag(const Dag *dag, const ThreadLoop *t);
 /* Whether the groups of kernel p (of threads_dag's DAG) share one copy of its shared memory:
- * every shared buffer of the plan holds an input that all groups read, loaded (by group 0
- * alone) with a barrier before anyone reads it, and in bytes of its own.  Otherwise each group
- * has a copy of the plan's shared memory. */
+ * every shared buffer of the plan holds an input that all groups read, loaded (by every thread
+ * where staging.c fills it, else by group 0) with a barrier before anyone reads it, and in bytes
+ * of its own.  Otherwise each group has a copy of the plan's shared memory. */
 bool threads_one_copy(const Dag *dag, const KernelPlan *p);
+/* How many copies of p's shared memory its kernel holds: 1, or one per group. */
+int threads_smem_copies(const Dag *dag, const KernelPlan *p);
 /* What the loops kernel p keeps change for the model: the barriers it runs beyond the plan's
  * (end_barrier's, per iteration), and the bytes per thread of global loads that are not in flight
  * with the others (those of every iteration after a run's first; staging: the kernel's). */
@@ -1496,6 +1498,11 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
 /* Its work term under a (present) calibration: work_scale * max(IO', COMPUTE). */
 double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c);
+/* search.c: the model's terms of candidate c's kernels as the search costed them (each in
+ * terms[], the caller's array of c->nkernels; a kernel of groups on its own DAG) and the launch
+ * share the search added to them (*launch); false when a kernel cannot launch. */
+bool search_candidate_terms(SearchContext *ctx, const Candidate *c, ModelTerms *terms,
+                            double *launch);
 double model_launch_overhead_ns(const TimingDb *db);
 /* Blocks of plan p resident on one SM when each uses smem_bytes of shared memory. */
 int model_resident_blocks(const TimingDb *db, const KernelPlan *plan, int smem_bytes);

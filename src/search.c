@@ -60,6 +60,19 @@ SearchContext *search_context_own(const SearchContext *ctx, const Candidate *c) 
   return own;
 }
 
+bool search_candidate_terms(SearchContext *ctx, const Candidate *c, ModelTerms *terms,
+                            double *launch) {
+  SearchContext *own = search_context_own(ctx, c);
+  bool launches = true;
+  *launch = c->predicted_ns_per_elem;
+  for (int k = 0; k < c->nkernels && launches; k++) {
+    *launch -= c->kernels[k]->predicted_ns_per_elem;
+    launches = model_kernel_terms(own ? own : ctx, c->kernels[k], &terms[k]);
+  }
+  search_context_free(own);
+  return launches;
+}
+
 /* ---- partitions -------------------------------------------------------------------------- */
 
 /* A partition found by a search phase: its kernels' node sets. */

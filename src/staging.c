@@ -102,7 +102,7 @@ Staging staging_of(const Dag *dag, const Target *t, const KernelPlan *p) {
   /* threads.c's groups each have the plan's shared memory, or share one copy; the staged copies
    * serve them all */
   bool grouped = dag_groups(dag) > 1;
-  int copies = grouped && !threads_one_copy(dag, p) ? dag->groups : 1;
+  int copies = threads_smem_copies(dag, p);
   int at = (p->smem_bytes + 15) / 16 * 16 * copies;
   int *moved_of = values_moved(dag, p);
   if (grouped && copies == 1) fill_one_copy(&s, dag, t, p);

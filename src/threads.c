@@ -356,6 +356,10 @@ static bool barrier_before_read(const KernelPlan *p, int from, int b) {
   return true; /* never read */
 }
 
+int threads_smem_copies(const Dag *dag, const KernelPlan *p) {
+  return threads_one_copy(dag, p) ? 1 : dag_groups(dag);
+}
+
 bool threads_one_copy(const Dag *dag, const KernelPlan *p) {
   if (dag_groups(dag) == 1) return false;
   int nshared = 0;

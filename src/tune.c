@@ -119,16 +119,11 @@ static void print_figures(const char *what, const TuneFigures *f) {
 /* The current model's prediction of candidate c under calibration cal: its kernels' terms
  * combined anew, plus the launch share the search gave it. */
 double tune_predict(SearchContext *ctx, const Candidate *c, const ModelCalibration *cal) {
-  SearchContext *own = search_context_own(ctx, c);
-  double t = c->predicted_ns_per_elem;
-  for (int k = 0; k < c->nkernels; k++) {
-    ModelTerms terms;
-    t -= c->kernels[k]->predicted_ns_per_elem;
-    t += model_kernel_terms(own ? own : ctx, c->kernels[k], &terms)
-             ? model_combine_terms(&terms, cal)
-             : INFINITY;
-  }
-  search_context_free(own);
+  ModelTerms *terms = xmalloc(sizeof *terms * (size_t)c->nkernels);
+  double t;
+  if (!search_candidate_terms(ctx, c, terms, &t)) t = INFINITY;
+  for (int k = 0; k < c->nkernels && isfinite(t); k++) t += model_combine_terms(&terms[k], cal);
+  free(terms);
   return t;
 }
 
