@@ -916,14 +916,21 @@ typedef struct {
  * calibrate.c, docs/model.md), read from <database>.measured.xml beside the database:
  *   t(kernel) = hypot(work_scale * max(IO', COMPUTE), floor) + barrier_scale * barriers
  *               + spills + kernel_ns
- *   IO' = IO + (requests_one_scale - 1) * requests_one
- *            + (requests_shared_scale - 1) * requests_shared + (lines_scale - 1) * lines
- * Without a calibration (present false) the factors are 1 and kernel_ns 0. */
+ *   IO' = (REQ^p + REST^p)^(1/p), p = requests_overlap (1: their sum)
+ *   REQ = requests_one_scale * requests_one
+ *         + requests_shared_scale * (requests_shared + coverage_slope * (requests_shared_covered
+ *                                                        - requests_shared / 2))
+ *   REST = IO - requests_one - requests_shared - lines + lines_scale * lines
+ * Without a calibration (present false) the factors are 1, p 1, coverage_slope and kernel_ns
+ * 0. */
 typedef struct {
   bool present;
   double work_scale;    /* on a kernel's memory or compute time */
   double requests_one_scale, requests_shared_scale; /* on ModelTerms' parts of IO, */
   double lines_scale;                               /* relative to the rest */
+  double requests_overlap; /* p >= 1: how far L2 write requests overlap the moved bytes */
+  double coverage_slope;   /* how the rate of several threads' requests varies with the share
+                              of the record the kernel saves */
   double barrier_scale; /* on its barrier time */
   double kernel_ns;     /* a fixed cost per kernel, ns per element */
   int nspecs, ncandidates; /* what it was fitted on */
@@ -1492,6 +1499,8 @@ typedef struct {
   double io, compute;   /* its two sides */
   double requests_one;    /* IO of slices whose L2 write requests set their time, saved by */
   double requests_shared; /* one thread per element / by several threads per element */
+  double requests_shared_covered; /* the latter, each slice's weighted by the share of its
+                                     record that the kernel saves straight (0-1] */
   double lines;           /* IO of the unused bytes of the lines that slice loads touch */
 } ModelTerms;
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);

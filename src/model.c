@@ -687,12 +687,16 @@ static int *straight_saved_reals(const KernelPlan *plan, const Dag *dag, const S
  * several (measured candidates say the two run at different request rates: docs/model.md,
  * "Calibration"). */
 typedef enum { MOVE_BYTES, MOVE_REQUESTS_ONE, MOVE_REQUESTS_SHARED } MoveCost;
+typedef struct {
+  MoveCost cost;
+  double record_share; /* requests: the share of the slice's record the kernel saves straight */
+} Move;
 
-/* Time of one load or save of buffer b by routine io of impl (ns per element); *cost says
+/* Time of one load or save of buffer b by routine io of impl (ns per element); *move says
  * what set it. */
 static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *impl,
-                              const IoRoutine *io, MoveCost *cost) {
-  *cost = MOVE_BYTES;
+                              const IoRoutine *io, Move *move) {
+  *move = (Move){MOVE_BYTES, 0};
   RoutineKind kind = io->kind;
   const KernelPlan *plan = k->plan;
   int threads = impl_threads(impl, plan->e);
@@ -759,8 +763,11 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
   } else {
     ns = analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat);
   }
-  if (requests > 0 && requests >= ns && requests >= slice_floor)
-    *cost = threads == plan->e ? MOVE_REQUESTS_ONE : MOVE_REQUESTS_SHARED;
+  if (requests > 0 && requests >= ns && requests >= slice_floor) {
+    int saved = k->straight_reals[k->dag->values[b->value].arg];
+    *move = (Move){threads == plan->e ? MOVE_REQUESTS_ONE : MOVE_REQUESTS_SHARED,
+                   fmin(1, (double)saved / binding.record)};
+  }
   return fmax(ns, slice_floor);
 }
 
@@ -775,8 +782,8 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
 /* The time of a buffer's load or save; in the plan for arrays of any alignment, component-major
  * rows moved straight (not staged) pay for the sectors they share. */
 static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
-                      const IoRoutine *io, MoveCost *cost) {
-  double ns = io_time_aligned(k, b, impl, io, cost);
+                      const IoRoutine *io, Move *move) {
+  double ns = io_time_aligned(k, b, impl, io, move);
   if (!k->target->misaligned_rows || staging_find(k->staging, k->dag, b->value)) return ns;
   if (target_binding(k->target, k->dag, b->value).layout != LAYOUT_COMPONENT) return ns;
   return ns * (1 + (io->kind == ROUTINE_SAVE ? MISALIGNED_ROW_SAVE : MISALIGNED_ROW_LOAD));
@@ -963,10 +970,23 @@ static double spill_traffic_time(const KernelCtx *k, int regs) {
 
 /* ---- calibration (docs/model.md; fitted by calibrate.c) ----------------------------------- */
 
+/* The L2 takes write requests and DRAM moves bytes side by side, so with p > 1 the two overlap
+ * in part; where several threads save most of a record, the requests merge in L2 and run faster
+ * (coverage_slope < 0).  Both are in the micro-benchmark of benchmarks/h100-2026-11-27-s32/
+ * requests: three threads per element, 37 requests per ns saving a quarter of a record, 69
+ * saving all of it. */
 double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c) {
+  double covered = c->coverage_slope * (t->requests_shared_covered - t->requests_shared / 2);
   double io = t->io + (c->requests_one_scale - 1) * t->requests_one +
               (c->requests_shared_scale - 1) * t->requests_shared +
-              (c->lines_scale - 1) * t->lines;
+              c->requests_shared_scale * covered + (c->lines_scale - 1) * t->lines;
+  if (c->requests_overlap > 1) {
+    double p = c->requests_overlap;
+    double req = c->requests_one_scale * t->requests_one +
+                 c->requests_shared_scale * (t->requests_shared + covered);
+    double rest = io - req;
+    if (req > 0 && rest > 0) io = pow(pow(req, p) + pow(rest, p), 1 / p);
+  }
   return c->work_scale * fmax(io, t->compute);
 }
 
@@ -1031,16 +1051,18 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   in_flight_bytes(&k);
   k.straight_reals = straight_saved_reals(plan, dag, &staging);
   double io = 0, compute = 0, by_cost[3] = {0, 0, 0}; /* by MoveCost: the saves' */
-  MoveCost cost;
+  double covered = 0; /* ModelTerms.requests_shared_covered */
+  Move move;
   for (int b = 0; b < plan->nbuffers; b++) {
     const Buffer *buf = &plan->buffers[b];
     /* the one copy of the shared memory that all groups read is moved once per block */
     double loaders = one_copy && buf->place == PLACE_SHARED ? groups : 1;
-    if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load, &cost) / loaders;
+    if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load, &move) / loaders;
     if (buf->save) {
-      double ns = io_time(&k, buf, plan->impl[buf->producer], buf->save, &cost);
+      double ns = io_time(&k, buf, plan->impl[buf->producer], buf->save, &move);
       io += ns;
-      by_cost[cost] += ns;
+      by_cost[move.cost] += ns;
+      if (move.cost == MOVE_REQUESTS_SHARED) covered += ns * move.record_share;
     }
   }
   /* The compute steps come in call order. */
@@ -1060,6 +1082,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
                       compute * groups,
                       by_cost[MOVE_REQUESTS_ONE] * groups,
                       by_cost[MOVE_REQUESTS_SHARED] * groups,
+                      covered * groups,
                       lines * groups};
   free(k.straight_reals);
   staging_free(&staging);

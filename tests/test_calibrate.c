@@ -2,8 +2,9 @@
  * test_calibrate.c — the fit of the model's constants to measured candidates (src/calibrate.c,
  * docs/model.md "Calibration") on synthetic samples: constants that generated the times are
  * found again, a fit is never worse than the best point of a brute-force grid over the scales,
- * the split of IO into its parts changes nothing without a calibration, and a store of the
- * first form (one work scale) still reads, its IO scales 1.
+ * the split of IO into its parts changes nothing without a calibration, the requests' overlap
+ * and coverage slope give what their formula says, and a store of the first form (one work
+ * scale) still reads, its IO scales 1, its requests summed.
  */
 #include "testutil.h"
 
@@ -23,6 +24,7 @@ static ModelTerms random_terms(unsigned *state) {
   double moves = uniform(state, 0.02, 0.2);
   t.requests_one = uniform(state, 0, 1) < 0.4 ? uniform(state, 0.01, 0.15) : 0;
   t.requests_shared = uniform(state, 0, 1) < 0.4 ? uniform(state, 0.01, 0.15) : 0;
+  t.requests_shared_covered = t.requests_shared * uniform(state, 0.25, 1);
   t.lines = uniform(state, 0, 1) < 0.3 ? uniform(state, 0.005, 0.03) : 0;
   t.io = moves + t.requests_one + t.requests_shared + t.lines;
   t.compute = uniform(state, 0.2, 1.2) * t.io;
@@ -55,6 +57,8 @@ static const ModelCalibration TRUTH = {.present = true,
                                        .requests_one_scale = 1.3,
                                        .requests_shared_scale = 0.6,
                                        .lines_scale = 0.7,
+                                       .requests_overlap = 1.8,
+                                       .coverage_slope = -1.0,
                                        .barrier_scale = 0.8,
                                        .kernel_ns = 0.002};
 
@@ -69,6 +73,8 @@ static void test_fit_finds_the_constants(void **state) {
   assert_true(fabs(c.requests_one_scale - TRUTH.requests_one_scale) < 1e-2);
   assert_true(fabs(c.requests_shared_scale - TRUTH.requests_shared_scale) < 1e-2);
   assert_true(fabs(c.lines_scale - TRUTH.lines_scale) < 2e-2);
+  assert_true(fabs(c.requests_overlap - TRUTH.requests_overlap) < 2e-2);
+  assert_true(fabs(c.coverage_slope - TRUTH.coverage_slope) < 2e-2);
   assert_true(fabs(c.barrier_scale - TRUTH.barrier_scale) < 2e-2);
   assert_true(fabs(c.kernel_ns - TRUTH.kernel_ns) < 1e-4);
   assert_true(fitted < 1e-3);
@@ -97,8 +103,8 @@ static double rms_of(const ModelCalibration *truth, double noise, int n,
 }
 
 /* Against brute force: with 10% noise no constants fit exactly; the fit's error is no larger
- * than that of any point of a grid over the four scales (barriers and the per-kernel cost at
- * the truth's values). */
+ * than that of any point of a grid over the four scales (the other constants at the truth's
+ * values). */
 static void test_fit_beats_a_grid(void **state) {
   (void)state;
   const int n = 60;
@@ -122,17 +128,39 @@ static void test_fit_beats_a_grid(void **state) {
   calibration_samples_free(all);
 }
 
-/* Without a calibration, and with every scale 1, the parts of IO change nothing. */
+/* Without a calibration, and with every scale 1, the requests summed and no coverage slope,
+ * the parts of IO change nothing. */
 static void test_unit_scales_are_the_plain_model(void **state) {
   (void)state;
   unsigned s = 11;
   ModelCalibration unit = {.present = true, .work_scale = 1, .requests_one_scale = 1,
-                           .requests_shared_scale = 1, .lines_scale = 1, .barrier_scale = 1};
+                           .requests_shared_scale = 1, .lines_scale = 1, .requests_overlap = 1,
+                           .barrier_scale = 1};
   for (int i = 0; i < 100; i++) {
     ModelTerms t = random_terms(&s);
     double plain = model_combine_terms(&t, NULL);
     assert_true(fabs(model_combine_terms(&t, &unit) - plain) < 1e-15 * fmax(1, plain));
   }
+}
+
+/* The requests' overlap and coverage slope against the formula worked by hand: a kernel of
+ * 0.3 ns of other moves and 0.1 ns of several threads' requests, a quarter of which save whole
+ * records (covered 0.025 + 0.075 / 4 = 0.04375; the requests then 0.1 + s * (0.04375 - 0.05)). */
+static void test_overlap_and_coverage(void **state) {
+  (void)state;
+  ModelTerms t = {.io = 0.4, .compute = 0.1, .requests_shared = 0.1,
+                  .requests_shared_covered = 0.04375};
+  ModelCalibration c = {.present = true, .work_scale = 1, .requests_one_scale = 1,
+                        .requests_shared_scale = 1, .lines_scale = 1, .requests_overlap = 1};
+  assert_true(fabs(model_calibrated_work(&t, &c) - 0.4) < 1e-15);
+  c.coverage_slope = -1.6; /* requests 0.1 + 1.6 * 0.00625 = 0.11 */
+  assert_true(fabs(model_calibrated_work(&t, &c) - 0.41) < 1e-15);
+  c.requests_overlap = 2; /* hypot(0.3, 0.11) */
+  assert_true(fabs(model_calibrated_work(&t, &c) - hypot(0.3, 0.11)) < 1e-15);
+  c.requests_shared_scale = 2; /* requests 0.22 */
+  assert_true(fabs(model_calibrated_work(&t, &c) - hypot(0.3, 0.22)) < 1e-15);
+  t.compute = 0.5; /* the compute side dominates */
+  assert_true(fabs(model_calibrated_work(&t, &c) - 0.5) < 1e-15);
 }
 
 static char *write_store(const char *calibration) {
@@ -167,16 +195,19 @@ static void test_store_of_the_first_form(void **state) {
   assert_true(c.present);
   assert_true(c.work_scale == 0.9 && c.barrier_scale == 0.5);
   assert_true(c.requests_one_scale == 1 && c.requests_shared_scale == 1 && c.lines_scale == 1);
+  assert_true(c.requests_overlap == 1 && c.coverage_slope == 0);
   free(db_path);
   remove_store(store);
 }
 
-/* An IO scale out of range is a located error. */
-static void test_store_scale_out_of_range(void **state) {
-  (void)state;
-  char *store = write_store("<calibration work-scale=\"0.9\" requests-one-scale=\"0\" "
-                            "barrier-scale=\"0.5\" kernel-ns=\"0\" specs=\"2\" candidates=\"30\" "
-                            "fitted-on=\"a b\"/>");
+/* An IO scale, the requests' overlap or the coverage slope out of range is a located error. */
+static void store_refused(const char *constant, const char *message) {
+  char *calibration = xasprintf("<calibration work-scale=\"0.9\" %s barrier-scale=\"0.5\" "
+                                "kernel-ns=\"0\" specs=\"2\" candidates=\"30\" "
+                                "fitted-on=\"a b\"/>",
+                                constant);
+  char *store = write_store(calibration);
+  free(calibration);
   char *db_path = xasprintf("%.*s.xml", (int)(strlen(store) - strlen(".measured.xml")), store);
   TimingDb db = {.path = db_path};
   ModelCalibration c;
@@ -184,11 +215,20 @@ static void test_store_scale_out_of_range(void **state) {
   bool ok = calibration_read(&db, &c);
   char *err = capture_end();
   assert_false(ok);
-  assert_non_null(strstr(err, "db.measured.xml:3: error: the calibration's constants are out "
-                              "of range"));
+  assert_non_null(strstr(err, message));
   free(err);
   free(db_path);
   remove_store(store);
+}
+
+static void test_store_scale_out_of_range(void **state) {
+  (void)state;
+  const char *range = "db.measured.xml:3: error: the calibration's constants are out of range";
+  store_refused("requests-one-scale=\"0\"", range);
+  store_refused("requests-overlap=\"0.5\"", range);
+  store_refused("coverage-slope=\"-2\"", range);
+  store_refused("requests-overlap=\"nan\"",
+                "db.measured.xml:3: error: requests-overlap of <calibration> is not a number");
 }
 
 int main(void) {
@@ -196,6 +236,7 @@ int main(void) {
       cmocka_unit_test(test_fit_finds_the_constants),
       cmocka_unit_test(test_fit_beats_a_grid),
       cmocka_unit_test(test_unit_scales_are_the_plain_model),
+      cmocka_unit_test(test_overlap_and_coverage),
       cmocka_unit_test(test_store_of_the_first_form),
       cmocka_unit_test(test_store_scale_out_of_range),
   };
