@@ -18,9 +18,11 @@
  * (both kept >= 0), minimizing the sum of squared relative errors.  Why these: the model is
  * pessimistic throughout (a); the L2 write requests of slices saved straight and the lines of
  * slices loaded are the terms measured candidates disagree with most, each in its own direction
- * (r1, rs, l; docs/model.md); the L2 takes requests while DRAM moves bytes (p), and several
- * threads' requests run faster where the kernel saves more of the record (s); and it misjudges
- * one kernel with barriers against two without (b against c).
+ * (r1, rs, l; docs/model.md); the request term's time overlaps the other moves in part (p), and
+ * several threads' requests cost less where the kernel saves more of the record (s); and it
+ * misjudges one kernel with barriers against two without (b against c).  Nsight Compute says the
+ * request term stands in for latency in the generated kernels (docs/model.md): p and s are
+ * fitted, not derived.
  *
  * The measured times and the fitted constants are stored beside the database,
  * <db without .xml>.measured.xml, which the model reads whenever it loads that database

@@ -970,11 +970,12 @@ static double spill_traffic_time(const KernelCtx *k, int regs) {
 
 /* ---- calibration (docs/model.md; fitted by calibrate.c) ----------------------------------- */
 
-/* The L2 takes write requests and DRAM moves bytes side by side, so with p > 1 the two overlap
- * in part; where several threads save most of a record, the requests merge in L2 and run faster
- * (coverage_slope < 0).  Both are in the micro-benchmark of benchmarks/h100-2026-11-27-s32/
- * requests: three threads per element, 37 requests per ns saving a quarter of a record, 69
- * saving all of it. */
+/* With p > 1 the time the request term gives overlaps the other moves in part, and where
+ * several threads save more of a record their requests cost less (coverage_slope < 0), as in
+ * the micro-benchmark of benchmarks/h100-2026-11-27-s32/requests (three threads per element:
+ * 37 requests per ns saving a quarter of a record, 69 saving all of it).  What the request term
+ * stands for in the generated kernels is latency more than requests (docs/model.md,
+ * "Calibration"): these constants are fitted, not derived. */
 double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c) {
   double covered = c->coverage_slope * (t->requests_shared_covered - t->requests_shared / 2);
   double io = t->io + (c->requests_one_scale - 1) * t->requests_one +

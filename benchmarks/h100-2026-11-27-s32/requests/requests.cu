@@ -5,7 +5,8 @@
 //   chunk: one thread per element's block (E = 128), the block's E*9 floats of a slice moved
 //          one per thread, consecutive floats in consecutive threads (binding_io_width's W = 1);
 //   three: three threads per element (E = 64, 192 threads), each 3 consecutive floats.
-// Each is run for the slice sets {0}, {3}, {0,1}, {0,1,2}, {0..3}.  The L2 write requests are
+// Each is run for the slice sets {0}, {3}, {0,1}, {0,1,2}, {0..3}.  `requests --once` launches
+// each once, untimed (for Nsight Compute: session 33, call 3).  The L2 write requests are
 // counted on the host by emulating each warp's store instructions as docs/model.md counts them
 // (one per partly written sector, one per line of wholly written sectors).  Prints ns per
 // element, useful GB/s and requests per ns, beside the copy bandwidth of the same run.
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <vector>
@@ -118,8 +120,9 @@ static double count_requests(int kind, unsigned mask, int blocks) {
   return (double)req / elems;
 }
 
-int main() {
+int main(int argc, char **argv) {
   const size_t n = 4194304;
+  const bool once = argc > 1 && !strcmp(argv[1], "--once");
   float *p, *q;
   CHECK(cudaMalloc(&p, n * R * sizeof(float)));
   CHECK(cudaMalloc(&q, n * R * sizeof(float)));
@@ -129,14 +132,14 @@ int main() {
   cudaEventCreate(&t1);
   auto timed = [&](auto launch) {
     std::vector<float> ms;
-    for (int r = 0; r < 25; r++) {
+    for (int r = 0; r < (once ? 1 : 25); r++) {
       cudaEventRecord(t0);
       launch();
       cudaEventRecord(t1);
       CHECK(cudaEventSynchronize(t1));
       float x;
       cudaEventElapsedTime(&x, t0, t1);
-      if (r >= 5) ms.push_back(x);
+      if (once || r >= 5) ms.push_back(x);
     }
     std::sort(ms.begin(), ms.end());
     return ms[ms.size() / 2];
