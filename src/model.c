@@ -735,9 +735,10 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
    * slices pay whole records each (KernelPlan.partial): the whole fusion may stage the array,
    * and a beam steered by the shares and requests of routines chosen on the way finds worse
    * staged plans. */
-  double slice_floor = 0, requests = 0;
+  double slice_floor = 0, requests = 0, record_share = 0;
   if (kind == ROUTINE_SAVE && binding.layout == LAYOUT_ELEMENT && binding.record > binding.size) {
     int saved = k->straight_reals ? k->straight_reals[k->dag->values[b->value].arg] : 0;
+    record_share = fmin(1, (double)saved / binding.record);
     double share = saved > binding.size ? (double)binding.size / saved : 1;
     slice_floor = share * k->real_bytes * binding.record /
                   (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
@@ -763,11 +764,8 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
   } else {
     ns = analytic_io_ns(k, io, shape, binding, threads, bytes, kernel_sat);
   }
-  if (requests > 0 && requests >= ns && requests >= slice_floor) {
-    int saved = k->straight_reals[k->dag->values[b->value].arg];
-    *move = (Move){threads == plan->e ? MOVE_REQUESTS_ONE : MOVE_REQUESTS_SHARED,
-                   fmin(1, (double)saved / binding.record)};
-  }
+  if (requests > 0 && requests >= ns && requests >= slice_floor)
+    *move = (Move){threads == plan->e ? MOVE_REQUESTS_ONE : MOVE_REQUESTS_SHARED, record_share};
   return fmax(ns, slice_floor);
 }
 
