@@ -928,7 +928,7 @@ typedef struct {
   double work_scale;    /* on a kernel's memory or compute time */
   double requests_one_scale, requests_shared_scale; /* on ModelTerms' parts of IO, */
   double lines_scale;                               /* relative to the rest */
-  double requests_overlap; /* p >= 1: how far L2 write requests overlap the moved bytes */
+  double requests_overlap; /* p >= 1: how far the requests' time overlaps the other moves */
   double coverage_slope;   /* how the rate of several threads' requests varies with the share
                               of the record the kernel saves */
   double barrier_scale; /* on its barrier time */

@@ -976,16 +976,11 @@ static double spill_traffic_time(const KernelCtx *k, int regs) {
  * "Calibration"): these constants are fitted, not derived. */
 double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c) {
   double covered = c->coverage_slope * (t->requests_shared_covered - t->requests_shared / 2);
-  double io = t->io + (c->requests_one_scale - 1) * t->requests_one +
-              (c->requests_shared_scale - 1) * t->requests_shared +
-              c->requests_shared_scale * covered + (c->lines_scale - 1) * t->lines;
-  if (c->requests_overlap > 1) {
-    double p = c->requests_overlap;
-    double req = c->requests_one_scale * t->requests_one +
-                 c->requests_shared_scale * (t->requests_shared + covered);
-    double rest = io - req;
-    if (req > 0 && rest > 0) io = pow(pow(req, p) + pow(rest, p), 1 / p);
-  }
+  double req = c->requests_one_scale * t->requests_one +
+               c->requests_shared_scale * (t->requests_shared + covered);
+  double rest = t->io - t->requests_one - t->requests_shared + (c->lines_scale - 1) * t->lines;
+  double p = c->requests_overlap;
+  double io = p > 1 && req > 0 && rest > 0 ? pow(pow(req, p) + pow(rest, p), 1 / p) : req + rest;
   return c->work_scale * fmax(io, t->compute);
 }
 
