@@ -4,26 +4,25 @@
  * `kasgen calibrate DIR` (cli_tune.c) reads the results of GPU runs (DIR/<spec>/results.xml of
  * generated folders, or DIR/<name>.xml files), finds each run's candidates again by searching for
  * its spec with the uncalibrated model (tune.c: the same kernels), and calibrate.c fits
- * nine constants of the model (ModelCalibration) to the correct candidates' measured times:
+ * eight constants of the model (ModelCalibration) to the correct candidates' measured times:
  *
  *   t(candidate) = Σ_kernels [hypot(a · max(IO', COMPUTE), floor) + b · barriers + spills + c]
  *                  + launches
- *   IO'  = (REQ^p + REST^p)^(1/p), times w in kernels of one-warp blocks
+ *   IO'  = (REQ^p + REST^p)^(1/p)
  *   REQ  = r1 · requests by one thread + rs · (requests by several + s · (covered - them / 2))
  *   REST = the other moves + l · lines
  *
- * a (work_scale), r1, rs and l (the IO parts' scales), p (requests_overlap), s
- * (coverage_slope) and w (one_warp_scale) by coordinate descent, each on a scan of its range
- * refined by a golden-section search, and for each point b (barrier_scale) and c (kernel_ns) by
- * weighted linear least squares (both kept >= 0), minimizing the sum of squared relative errors.
- * Why these: the model is pessimistic throughout (a); the L2 write requests of slices saved
- * straight and the lines of slices loaded are the terms measured candidates disagree with most,
- * each in its own direction (r1, rs, l; docs/model.md); the request term's time overlaps the other
- * moves in part (p), and several threads' requests cost less where the kernel saves more of the
- * record (s); kernels of one-warp blocks move their bytes more slowly than the database's routines
- * did alone (w, from Nsight Compute's counters, session 34); and it misjudges one kernel with
- * barriers against two without (b against c).  Nsight Compute says the request term stands in for
- * latency in the generated kernels (docs/model.md): p and s are fitted, not derived.
+ * a (work_scale), r1, rs and l (the IO parts' scales), p (requests_overlap) and s
+ * (coverage_slope) by coordinate descent, each on a scan of its range refined by a golden-section
+ * search, and for each point b (barrier_scale) and c (kernel_ns) by weighted linear least squares
+ * (both kept >= 0), minimizing the sum of squared relative errors.  Why these: the model is
+ * pessimistic throughout (a); the L2 write requests of slices saved straight and the lines of
+ * slices loaded are the terms measured candidates disagree with most, each in its own direction
+ * (r1, rs, l; docs/model.md); the request term's time overlaps the other moves in part (p), and
+ * several threads' requests cost less where the kernel saves more of the record (s); and it
+ * misjudges one kernel with barriers against two without (b against c).  Nsight Compute says the
+ * request term stands in for latency in the generated kernels (docs/model.md): p and s are
+ * fitted, not derived.
  *
  * The measured times and the fitted constants are stored beside the database,
  * <db without .xml>.measured.xml, which the model reads whenever it loads that database
@@ -31,11 +30,10 @@
  *
  *   store       = <kasgen-measured version="1"> calibration? spec* </kasgen-measured>
  *   calibration = <calibration work-scale=NUM requests-one-scale=NUM? requests-shared-scale=NUM?
- *                  lines-scale=NUM? requests-overlap=NUM? coverage-slope=NUM?
- *                  one-warp-scale=NUM? barrier-scale=NUM kernel-ns=NUM specs=INT
- *                  candidates=INT fitted-on=TEXT/>
+ *                  lines-scale=NUM? requests-overlap=NUM? coverage-slope=NUM? barrier-scale=NUM
+ *                  kernel-ns=NUM specs=INT candidates=INT fitted-on=TEXT/>
  *                  (stores written before them lack the optional constants: an IO scale left
- *                  out is 1, requests-overlap 1, coverage-slope 0, one-warp-scale 1)
+ *                  out is 1, requests-overlap 1, coverage-slope 0)
  *   spec        = <spec name=TEXT device=TEXT> candidate+ </spec>
  *   candidate   = <candidate name=TEXT predicted-rank=INT kernels=TEXT measured-ns=NUM/>
  *
@@ -95,19 +93,16 @@ static bool number_of(const char *path, const char *text, xmlNodePtr n, const ch
 }
 
 /* The relative scales of IO's parts came with the store's second form, the requests' overlap
- * and coverage slope with its third, the one-warp scale with its fourth; a store without them
- * scales IO as a whole (1), its parts summed (overlap 1), whatever the coverage (slope 0) and
- * the blocks (1). */
+ * and coverage slope with its third; a store without them scales IO as a whole (1), its parts
+ * summed (overlap 1), whatever the coverage (slope 0). */
 static bool scales_of(const char *path, const char *text, xmlNodePtr n, ModelCalibration *c) {
   c->requests_one_scale = c->requests_shared_scale = c->lines_scale = c->requests_overlap = 1;
-  c->one_warp_scale = 1;
   c->coverage_slope = 0;
   return number_or(path, text, n, "requests-one-scale", true, &c->requests_one_scale) &
          number_or(path, text, n, "requests-shared-scale", true, &c->requests_shared_scale) &
          number_or(path, text, n, "lines-scale", true, &c->lines_scale) &
          number_or(path, text, n, "requests-overlap", true, &c->requests_overlap) &
-         number_or(path, text, n, "coverage-slope", true, &c->coverage_slope) &
-         number_or(path, text, n, "one-warp-scale", true, &c->one_warp_scale);
+         number_or(path, text, n, "coverage-slope", true, &c->coverage_slope);
 }
 
 static bool scale_in_range(double x) { return x > 0 && x <= 10; }
@@ -123,7 +118,6 @@ static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
             number_of(path, text, n, "candidates", &cands);
   if (ok && (!scale_in_range(c->work_scale) || !scale_in_range(c->requests_one_scale) ||
              !scale_in_range(c->requests_shared_scale) || !scale_in_range(c->lines_scale) ||
-             !scale_in_range(c->one_warp_scale) ||
              !(c->requests_overlap >= 1 && c->requests_overlap <= MAX_OVERLAP) ||
              !(fabs(c->coverage_slope) <= MAX_COVERAGE_SLOPE) || c->barrier_scale < 0 ||
              c->barrier_scale > 100 || fabs(c->kernel_ns) > 100)) {
@@ -316,7 +310,6 @@ static const Scale SCALES[] = {
     {offsetof(ModelCalibration, lines_scale), 0.25, 4},
     {offsetof(ModelCalibration, requests_overlap), 1, MAX_OVERLAP},
     {offsetof(ModelCalibration, coverage_slope), -MAX_COVERAGE_SLOPE, MAX_COVERAGE_SLOPE},
-    {offsetof(ModelCalibration, one_warp_scale), 0.5, 2},
 };
 enum { NSCALES = sizeof SCALES / sizeof *SCALES, SCAN_POINTS = 41, MAX_SWEEPS = 50 };
 
@@ -366,7 +359,7 @@ static ModelCalibration search_scale(const Samples *all, ModelCalibration c, int
 
 /* Coordinate descent over the constants from the uncalibrated model (every scale 1, the requests
  * summed, no slope), each step keeping the best point seen: the error never rises, and it stops
- * when a sweep gains nothing.  Nine constants cannot fit the noise of hundreds of candidates;
+ * when a sweep gains nothing.  Eight constants cannot fit the noise of hundreds of candidates;
  * they are the model's own parts (docs/model.md, "Calibration"). */
 ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitted,
                                  double *rms_plain) {
@@ -374,8 +367,7 @@ ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitt
                                                              .requests_one_scale = 1,
                                                              .requests_shared_scale = 1,
                                                              .lines_scale = 1,
-                                                             .requests_overlap = 1,
-                                                             .one_warp_scale = 1});
+                                                             .requests_overlap = 1});
   double best_e = sq_error(all, &best);
   for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
     double before = best_e;
@@ -407,11 +399,11 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
              "(docs/model.md). -->\n<kasgen-measured version=\"1\">\n");
   fprintf(f, "  <calibration work-scale=\"%.4f\" requests-one-scale=\"%.4f\" "
              "requests-shared-scale=\"%.4f\" lines-scale=\"%.4f\" requests-overlap=\"%.4f\" "
-             "coverage-slope=\"%.4f\" one-warp-scale=\"%.4f\" barrier-scale=\"%.4f\" "
-             "kernel-ns=\"%.6f\" specs=\"%d\" candidates=\"%d\" fitted-on=\"",
+             "coverage-slope=\"%.4f\" barrier-scale=\"%.4f\" kernel-ns=\"%.6f\" specs=\"%d\" "
+             "candidates=\"%d\" fitted-on=\"",
           c->work_scale, c->requests_one_scale, c->requests_shared_scale, c->lines_scale,
-          c->requests_overlap, c->coverage_slope, c->one_warp_scale, c->barrier_scale,
-          c->kernel_ns, all->nspecs, all->n);
+          c->requests_overlap, c->coverage_slope, c->barrier_scale, c->kernel_ns, all->nspecs,
+          all->n);
   StrBuf names;
   sb_init(&names);
   xml_text(&names, all->fitted.data ? all->fitted.data : "");

@@ -228,12 +228,12 @@ int cmd_calibrate(const CliOptions *o) {
       ModelCalibration c = calibration_fit(all, &fitted, &plain);
       printf("fitted on %d candidates of %d specs: work-scale %.4f, requests-one-scale %.4f, "
              "requests-shared-scale %.4f, lines-scale %.4f, requests-overlap %.4f, "
-             "coverage-slope %.4f, one-warp-scale %.4f, barrier-scale %.4f, kernel-ns %.6f\n"
-             "root mean square relative error on them: %.2f%% (uncalibrated %.2f%%); these are "
-             "fitted figures, not predictions\n",
+             "coverage-slope %.4f, barrier-scale %.4f, kernel-ns %.6f\nroot mean square "
+             "relative error on them: %.2f%% (uncalibrated %.2f%%); these are fitted figures, "
+             "not predictions\n",
              c.ncandidates, c.nspecs, c.work_scale, c.requests_one_scale,
              c.requests_shared_scale, c.lines_scale, c.requests_overlap, c.coverage_slope,
-             c.one_warp_scale, c.barrier_scale, c.kernel_ns, 100 * fitted, 100 * plain);
+             c.barrier_scale, c.kernel_ns, 100 * fitted, 100 * plain);
       char *path;
       if (calibration_write(db, all, &c, &path)) {
         printf("wrote %s\n", path);

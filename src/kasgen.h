@@ -916,8 +916,7 @@ typedef struct {
  * calibrate.c, docs/model.md), read from <database>.measured.xml beside the database:
  *   t(kernel) = hypot(work_scale * max(IO', COMPUTE), floor) + barrier_scale * barriers
  *               + spills + kernel_ns
- *   IO' = (REQ^p + REST^p)^(1/p), p = requests_overlap (1: their sum),
- *         times one_warp_scale where the kernel's blocks hold one warp or fewer threads
+ *   IO' = (REQ^p + REST^p)^(1/p), p = requests_overlap (1: their sum)
  *   REQ = requests_one_scale * requests_one
  *         + requests_shared_scale * (requests_shared + coverage_slope * (requests_shared_covered
  *                                                        - requests_shared / 2))
@@ -932,7 +931,6 @@ typedef struct {
   double requests_overlap; /* p >= 1: how far the requests' time overlaps the other moves */
   double coverage_slope;   /* how the rate of several threads' requests varies with the share
                               of the record the kernel saves */
-  double one_warp_scale;   /* on IO' of kernels of one-warp blocks (ModelTerms.one_warp_blocks) */
   double barrier_scale; /* on its barrier time */
   double kernel_ns;     /* a fixed cost per kernel, ns per element */
   int nspecs, ncandidates; /* what it was fitted on */
@@ -1504,7 +1502,6 @@ typedef struct {
   double requests_shared_covered; /* the latter, each slice's weighted by the share of its
                                      record that the kernel saves straight (0-1] */
   double lines;           /* IO of the unused bytes of the lines that slice loads touch */
-  bool one_warp_blocks;   /* its blocks hold one warp or fewer threads */
 } ModelTerms;
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);

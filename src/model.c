@@ -86,12 +86,9 @@ static long long min_ll(long long a, long long b) { return a < b ? a : b; }
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 
-/* Threads per warp (a database written by hand may leave it 0). */
-static int warp_threads(const DeviceLimits *d) { return d->warp_size > 0 ? d->warp_size : 32; }
-
 static Occupancy occupancy(const DeviceLimits *d, int threads, int smem_bytes, int regs) {
   Occupancy o = {0};
-  int warp = warp_threads(d);
+  int warp = d->warp_size > 0 ? d->warp_size : 32;
   if (threads <= 0 || threads > d->max_threads_per_block) return o;
   if (d->smem_per_block_optin > 0 && smem_bytes > d->smem_per_block_optin) return o;
   /* 64-bit: a database's limits are checked at load, but this arithmetic must not overflow
@@ -976,10 +973,7 @@ static double spill_traffic_time(const KernelCtx *k, int regs) {
  * the micro-benchmark of benchmarks/h100-2026-11-27-s32/requests (three threads per element:
  * 37 requests per ns saving a quarter of a record, 69 saving all of it).  What the request term
  * stands for in the generated kernels is latency more than requests (docs/model.md,
- * "Calibration"): these constants are fitted, not derived.  A kernel of one-warp blocks moves
- * its bytes more slowly than the database's routines did alone: Nsight Compute found such
- * kernels' warps throttled on issuing their loads (32 threads) or waiting on them (16), at
- * 20-50% of the warps' peak (session 34, call 1); one_warp_scale is fitted to that. */
+ * "Calibration"): these constants are fitted, not derived. */
 double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c) {
   double covered = c->coverage_slope * (t->requests_shared_covered - t->requests_shared / 2);
   double req = c->requests_one_scale * t->requests_one +
@@ -987,7 +981,6 @@ double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c) {
   double rest = t->io - t->requests_one - t->requests_shared + (c->lines_scale - 1) * t->lines;
   double p = c->requests_overlap;
   double io = p > 1 && req > 0 && rest > 0 ? pow(pow(req, p) + pow(rest, p), 1 / p) : req + rest;
-  if (t->one_warp_blocks) io *= c->one_warp_scale;
   return c->work_scale * fmax(io, t->compute);
 }
 
@@ -1084,8 +1077,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
                       by_cost[MOVE_REQUESTS_ONE] * groups,
                       by_cost[MOVE_REQUESTS_SHARED] * groups,
                       covered * groups,
-                      lines * groups,
-                      plan->threads * groups <= warp_threads(dev)};
+                      lines * groups};
   free(k.straight_reals);
   staging_free(&staging);
   return true;

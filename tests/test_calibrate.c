@@ -2,9 +2,9 @@
  * test_calibrate.c — the fit of the model's constants to measured candidates (src/calibrate.c,
  * docs/model.md "Calibration") on synthetic samples: constants that generated the times are
  * found again, a fit is never worse than the best point of a brute-force grid over the scales,
- * the split of IO into its parts changes nothing without a calibration, the requests' overlap,
- * coverage slope and one-warp scale give what their formula says, and a store of the first form
- * (one work scale) still reads, its IO scales 1, its requests summed.
+ * the split of IO into its parts changes nothing without a calibration, the requests' overlap
+ * and coverage slope give what their formula says, and a store of the first form (one work
+ * scale) still reads, its IO scales 1, its requests summed.
  */
 #include "testutil.h"
 
@@ -18,7 +18,7 @@ static double uniform(unsigned *state, double lo, double hi) {
 
 /* A kernel's terms of the kinds the model gives: IO of plain moves, of slices whose L2 write
  * requests set their time (saved by one thread or by several) and of overfetched lines, a
- * compute side that sometimes dominates, a floor, barriers, blocks of one warp now and then. */
+ * compute side that sometimes dominates, a floor, barriers. */
 static ModelTerms random_terms(unsigned *state) {
   ModelTerms t = {0};
   double moves = uniform(state, 0.02, 0.2);
@@ -31,7 +31,6 @@ static ModelTerms random_terms(unsigned *state) {
   t.work = fmax(t.io, t.compute);
   t.floor = uniform(state, 0.002, 0.01);
   t.barrier = uniform(state, 0, 1) < 0.5 ? uniform(state, 0.0005, 0.02) : 0;
-  t.one_warp_blocks = uniform(state, 0, 1) < 0.3;
   return t;
 }
 
@@ -60,7 +59,6 @@ static const ModelCalibration TRUTH = {.present = true,
                                        .lines_scale = 0.7,
                                        .requests_overlap = 1.8,
                                        .coverage_slope = -1.0,
-                                       .one_warp_scale = 1.15,
                                        .barrier_scale = 0.8,
                                        .kernel_ns = 0.002};
 
@@ -77,7 +75,6 @@ static void test_fit_finds_the_constants(void **state) {
   assert_true(fabs(c.lines_scale - TRUTH.lines_scale) < 2e-2);
   assert_true(fabs(c.requests_overlap - TRUTH.requests_overlap) < 2e-2);
   assert_true(fabs(c.coverage_slope - TRUTH.coverage_slope) < 2e-2);
-  assert_true(fabs(c.one_warp_scale - TRUTH.one_warp_scale) < 1e-2);
   assert_true(fabs(c.barrier_scale - TRUTH.barrier_scale) < 2e-2);
   assert_true(fabs(c.kernel_ns - TRUTH.kernel_ns) < 1e-4);
   assert_true(fitted < 1e-3);
@@ -132,13 +129,13 @@ static void test_fit_beats_a_grid(void **state) {
 }
 
 /* Without a calibration, and with every scale 1, the requests summed and no coverage slope,
- * the parts of IO change nothing, in kernels of one-warp blocks too. */
+ * the parts of IO change nothing. */
 static void test_unit_scales_are_the_plain_model(void **state) {
   (void)state;
   unsigned s = 11;
   ModelCalibration unit = {.present = true, .work_scale = 1, .requests_one_scale = 1,
                            .requests_shared_scale = 1, .lines_scale = 1, .requests_overlap = 1,
-                           .one_warp_scale = 1, .barrier_scale = 1};
+                           .barrier_scale = 1};
   for (int i = 0; i < 100; i++) {
     ModelTerms t = random_terms(&s);
     double plain = model_combine_terms(&t, NULL);
@@ -146,17 +143,15 @@ static void test_unit_scales_are_the_plain_model(void **state) {
   }
 }
 
-/* The requests' overlap, coverage slope and one-warp scale against the formula worked by hand:
- * a kernel of 0.3 ns of other moves and 0.1 ns of several threads' requests, a quarter of which
- * save whole records (covered 0.025 + 0.075 / 4 = 0.04375; the requests then
- * 0.1 + s * (0.04375 - 0.05)). */
+/* The requests' overlap and coverage slope against the formula worked by hand: a kernel of
+ * 0.3 ns of other moves and 0.1 ns of several threads' requests, a quarter of which save whole
+ * records (covered 0.025 + 0.075 / 4 = 0.04375; the requests then 0.1 + s * (0.04375 - 0.05)). */
 static void test_overlap_and_coverage(void **state) {
   (void)state;
   ModelTerms t = {.io = 0.4, .compute = 0.1, .requests_shared = 0.1,
                   .requests_shared_covered = 0.04375};
   ModelCalibration c = {.present = true, .work_scale = 1, .requests_one_scale = 1,
-                        .requests_shared_scale = 1, .lines_scale = 1, .requests_overlap = 1,
-                        .one_warp_scale = 1};
+                        .requests_shared_scale = 1, .lines_scale = 1, .requests_overlap = 1};
   assert_true(fabs(model_calibrated_work(&t, &c) - 0.4) < 1e-15);
   c.coverage_slope = -1.6; /* requests 0.1 + 1.6 * 0.00625 = 0.11 */
   assert_true(fabs(model_calibrated_work(&t, &c) - 0.41) < 1e-15);
@@ -165,12 +160,6 @@ static void test_overlap_and_coverage(void **state) {
   c.requests_shared_scale = 2; /* requests 0.22 */
   assert_true(fabs(model_calibrated_work(&t, &c) - hypot(0.3, 0.22)) < 1e-15);
   t.compute = 0.5; /* the compute side dominates */
-  assert_true(fabs(model_calibrated_work(&t, &c) - 0.5) < 1e-15);
-  c.one_warp_scale = 1.5; /* a kernel of other blocks keeps its IO' */
-  assert_true(fabs(model_calibrated_work(&t, &c) - 0.5) < 1e-15);
-  t.one_warp_blocks = true; /* 1.5 * hypot(0.3, 0.22) = 0.558 against the compute's 0.5 */
-  assert_true(fabs(model_calibrated_work(&t, &c) - 1.5 * hypot(0.3, 0.22)) < 1e-15);
-  c.one_warp_scale = 1.2; /* 0.446: the scale is IO's, the compute side is left as it is */
   assert_true(fabs(model_calibrated_work(&t, &c) - 0.5) < 1e-15);
 }
 
@@ -206,13 +195,12 @@ static void test_store_of_the_first_form(void **state) {
   assert_true(c.present);
   assert_true(c.work_scale == 0.9 && c.barrier_scale == 0.5);
   assert_true(c.requests_one_scale == 1 && c.requests_shared_scale == 1 && c.lines_scale == 1);
-  assert_true(c.requests_overlap == 1 && c.coverage_slope == 0 && c.one_warp_scale == 1);
+  assert_true(c.requests_overlap == 1 && c.coverage_slope == 0);
   free(db_path);
   remove_store(store);
 }
 
-/* An IO scale, the requests' overlap, the coverage slope or the one-warp scale out of range is
- * a located error. */
+/* An IO scale, the requests' overlap or the coverage slope out of range is a located error. */
 static void store_refused(const char *constant, const char *message) {
   char *calibration = xasprintf("<calibration work-scale=\"0.9\" %s barrier-scale=\"0.5\" "
                                 "kernel-ns=\"0\" specs=\"2\" candidates=\"30\" "
@@ -239,8 +227,6 @@ static void test_store_scale_out_of_range(void **state) {
   store_refused("requests-one-scale=\"0\"", range);
   store_refused("requests-overlap=\"0.5\"", range);
   store_refused("coverage-slope=\"-2\"", range);
-  store_refused("one-warp-scale=\"0\"", range);
-  store_refused("one-warp-scale=\"11\"", range);
   store_refused("requests-overlap=\"nan\"",
                 "db.measured.xml:3: error: requests-overlap of <calibration> is not a number");
 }

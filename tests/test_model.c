@@ -586,28 +586,6 @@ static void test_spills_on_chip(void **state) {
   timingdb_free(db);
 }
 
-/* The calibration's one-warp scale (docs/model.md) applies to kernels whose blocks hold at most
- * one warp: 32 elements of one thread each are such a block, 64 are not. */
-static void test_one_warp_blocks(void **state) {
-  (void)state;
-  TimingDb *db = timingdb_analytic();
-  Dag *dag = make_chain();
-  SearchContext *ctx = search_context_new(dag, db, NULL);
-  Impl *im = make_impl("mm_1", 1);
-  PlanStore a;
-  ModelTerms t;
-  single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
-  assert_true(model_kernel_terms(ctx, &a.p, &t));
-  assert_true(t.one_warp_blocks);
-  single(&a, dag, im, 0, 0, PLACE_SHARED, 64);
-  assert_true(model_kernel_terms(ctx, &a.p, &t));
-  assert_false(t.one_warp_blocks);
-  free_impl(im);
-  search_context_free(ctx);
-  free_dag(dag);
-  timingdb_free(db);
-}
-
 static void test_launch_overhead(void **state) {
   (void)state;
   TimingDb *db = timingdb_analytic();
@@ -729,8 +707,7 @@ int main(void) {
       cmocka_unit_test(test_fusion_beats_two_kernels), cmocka_unit_test(test_cannot_launch),
       cmocka_unit_test(test_absurd_warp_sizes_do_not_overflow),
       cmocka_unit_test(test_registers_and_barriers), cmocka_unit_test(test_idle_threads),
-      cmocka_unit_test(test_database),              cmocka_unit_test(test_one_warp_blocks),
-      cmocka_unit_test(test_launch_overhead),
+      cmocka_unit_test(test_database),              cmocka_unit_test(test_launch_overhead),
       cmocka_unit_test(test_line_bytes),            cmocka_unit_test(test_spills_on_chip),
       cmocka_unit_test(test_whole_records_under_small_l1),
       cmocka_unit_test(test_write_requests),
