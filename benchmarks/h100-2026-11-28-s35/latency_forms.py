@@ -46,16 +46,14 @@ def ioL(t):
     return (req**pp+oth**pp)**(1/pp)
 def s33(t): return comb(t[0]*np.maximum(ioL(t),F['compute']),t[4],t[5])
 X0=[1,1,1,1,1,0,1,0]; LO=[.5,.25,.25,.25,0,0,1,-1.99]; HI=[1.5,4,4,4,100,1,4,1.99]
-def lat(t):
+def chain(t):
     # latency chain of a block: its load phases at DRAM latency L (ns) and its barriers at B (ns),
     # over the elements resident on the GPU
     L,B=t[8],t[9]
-    chain=(F['phases']*L+F['bars']*B)/resident
-    return comb(t[0]*np.maximum(np.maximum(ioL(t),F['compute']),chain),t[4],t[5])
-def latsum(t):
-    L,B=t[8],t[9]
-    chain=(F['phases']*L+F['bars']*B)/resident
-    return comb(t[0]*np.maximum(ioL(t),F['compute'])+chain,t[4],t[5])
+    return (F['phases']*L+F['bars']*B)/resident
+def side(t): return np.maximum(ioL(t),F['compute'])
+def lat(t): return comb(t[0]*np.maximum(side(t),chain(t)),t[4],t[5])       # a third side of the max
+def latsum(t): return comb(t[0]*side(t)+chain(t),t[4],t[5])                 # added, unhidden
 def run(name,f,x0,lo,hi):
     def fit(mask): return least_squares(lambda t:(f(t)[mask]-meas[mask])/meas[mask],x0,bounds=(lo,hi)).x
     pred=np.zeros(len(cands)); per={}
@@ -69,20 +67,9 @@ def run(name,f,x0,lo,hi):
         if span>0.1: ns+=1; okr+=rho>=0.8
         oke+=err<=0.05; okg+=gap<=0.02
     print("%s: rho %d/%d gap %d/%d err %d/%d mean %.2f%% all-fit %s"%(name,okr,ns,okg,len(specs),oke,len(specs),100*np.mean([per[s][2] for s in specs]),np.round(fit(np.ones(len(cands),bool)),3)),flush=True)
-def plain(t): return comb(np.maximum(F['io'],F['compute']),1,0)
-def latmax2(t):
-    L,B=t[8],t[9]
-    chain=(F['phases']*L+F['bars']*B)/resident
-    io=np.maximum(ioL(t),F['compute'])
-    return comb(t[0]*(io**4+chain**4)**0.25,t[4],t[5])
-def latocc(t):
-    L,B=t[8],t[9]
-    chain=(F['phases']*L+F['bars']*B)/resident*(1-F['occ'])
-    return comb(t[0]*np.maximum(ioL(t),F['compute'])+chain,t[4],t[5])
-def latsum_nob(t):
-    L,B=t[8],t[9]
-    chain=(F['phases']*L+F['bars']*B)/resident
-    return comb(t[0]*np.maximum(ioL(t),F['compute'])+chain,0*t[4],t[5])
+def latmax2(t): return comb(t[0]*(side(t)**4+chain(t)**4)**0.25,t[4],t[5])  # soft maximum
+def latocc(t): return comb(t[0]*side(t)+chain(t)*(1-F['occ']),t[4],t[5])  # hidden by occupancy
+def latsum_nob(t): return comb(t[0]*side(t)+chain(t),0,t[5])  # in place of the barrier scale (t[4] unused)
 run('s33',s33,X0,LO,HI)
 run('lat max',lat,X0+[600,50],LO+[0,0],HI+[20000,5000])
 run('lat sum',latsum,X0+[600,50],LO+[0,0],HI+[20000,5000])
