@@ -83,10 +83,6 @@ static void paths_free(PathSet *l) {
   *l = (PathSet){0};
 }
 
-static int compare_strings(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* ---- the folder --------------------------------------------------------------------------- */
 
 typedef struct {

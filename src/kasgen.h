@@ -178,6 +178,8 @@ void queue_free(BestFirstQueue *q);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* qsort's comparison of two char * by strcmp. */
+int compare_strings(const void *a, const void *b);
 /* Reads a whole file; on failure reports "file: error: cannot read: <reason>" and returns NULL.
  * Files containing NUL bytes are rejected with a located error (they are never text).  The path
  * "-" is the standard input (a pipe, a terminal or a file; not a folder), named STDIN_NAME in
@@ -1850,7 +1852,9 @@ int cmd_calibrate(const CliOptions *o);
 /* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
 char *tune_spec_of_folder(const char *dir);
 /* The search's candidate of a ranked results row: the one of its predicted rank, when it has the
- * same kernels; unless strict, else the only candidate with those kernels; else NULL. */
+ * same kernels; unless strict, else of the candidates with those kernels the one predicted
+ * nearest to the row's predicted-ns (NULL when two predicted differently are equally near); else
+ * NULL. */
 const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row, bool strict);
 /* A row's run-to-run spread: its slowest round's median minus its fastest's (0 when unknown). */
 double tune_spread(const ResultRow *row);

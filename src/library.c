@@ -919,10 +919,6 @@ static void impl_check_cu(Impl *im) {
 
 /* ---- folders ------------------------------------------------------------------------------ */
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Sorted entry names of dir (no dot files); NULL + diagnostic if it cannot be read. */
 static char **list_dir(const char *dir, int *n_out) {
   *n_out = 0;
@@ -939,7 +935,7 @@ static char **list_dir(const char *dir, int *n_out) {
     names[n++] = xstrdup(ent->d_name);
   }
   closedir(d);
-  if (n) qsort(names, (size_t)n, sizeof *names, cmp_str);
+  if (n) qsort(names, (size_t)n, sizeof *names, compare_strings);
   *n_out = n;
   return names;
 }

@@ -54,16 +54,38 @@ static bool same_kernels(const Candidate *c, const ResultRow *row) {
   return same;
 }
 
+/* Whether x and y are the same prediction, to rounding. */
+static bool alike(double x, double y) {
+  return x == y || fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y));
+}
+
+/* How far candidate c's prediction now is from the one the run's file gives its row. */
+static double distance(const Candidate *c, const ResultRow *row) {
+  return isfinite(row->predicted_ns) ? fabs(c->predicted_ns_per_elem - row->predicted_ns) : 0;
+}
+
 const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row, bool strict) {
   if (row->predicted_rank >= 1 && row->predicted_rank <= res->ncands &&
       same_kernels(&res->cands[row->predicted_rank - 1], row))
     return &res->cands[row->predicted_rank - 1];
+  /* The kernel string names implementations, not calls: candidates that split a loop's
+   * iterations differently between the same kernels share it (pair_blocks18's 0.3771 and 0.3849
+   * ns), and a search that gained candidates since the run ranks them elsewhere.  The one
+   * predicted nearest to the run's own prediction is the row's; two equally near (within a unit
+   * of the sixth digit, which the harness writes) and predicted differently leave it ambiguous
+   * (isomorphic twins, predicted alike, are the same to the model). */
   const Candidate *found = NULL;
   for (int c = 0; !strict && c < res->ncands; c++)
-    if (same_kernels(&res->cands[c], row)) {
-      if (found) return NULL; /* ambiguous */
+    if (same_kernels(&res->cands[c], row) &&
+        (!found || distance(&res->cands[c], row) < distance(found, row)))
       found = &res->cands[c];
-    }
+  for (int c = 0; found && c < res->ncands; c++) {
+    const Candidate *x = &res->cands[c];
+    if (x != found && same_kernels(x, row) &&
+        distance(x, row) - distance(found, row) <= 1e-5 * row->predicted_ns &&
+        !alike(x->predicted_ns_per_elem, found->predicted_ns_per_elem))
+      return NULL;
+  }
   return found;
 }
 

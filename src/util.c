@@ -52,6 +52,10 @@ char *xstrndup(const char *s, size_t n) {
   return p;
 }
 
+int compare_strings(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 char *xasprintf(const char *fmt, ...) {
   va_list ap, ap2;
   va_start(ap, fmt);

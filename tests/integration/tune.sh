@@ -10,7 +10,8 @@
 #     them; a malformed store is a located error;
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
 #     nothing (cache); without --ptxas nvcc is never run;
-#   - a kernel of groups of threads (threads.c) measured best ships too.
+#   - a kernel of groups of threads (threads.c) measured best ships too;
+#   - rows of a run the search now ranks otherwise are found by their kernels and predictions.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -141,6 +142,43 @@ grep -q 'Chosen by kasgen tune: cand02 measured best' "$dir/embed/kas_quad_stres
   fail "groups: the kernel of groups measured best did not ship"
 grep -q 'const int q = (int)threadIdx.z' "$dir/embed/kas_quad_stress15.cu" ||
   fail "groups: the embed does not run the groups' kernel"
+
+# 8. A run the search no longer ranks alike: pair_blocks18's candidates 7 and 8 split the loop's
+#    iterations differently between the same kernels (one kernel string), and the run below
+#    predates the search's candidates 1 and 2 (its ranks are theirs minus 2).  calibrate finds
+#    every row by the kernels and the prediction the run recorded; a row predicted halfway between
+#    the two is ambiguous and left out.
+gen8="$tmp/gen8/pair_blocks18"
+"$KASGEN" benchmarks/specs/pair_blocks18.spec --top 12 --db "$tmp/db7.xml" --out "$tmp/gen8" >/dev/null
+"$KASGEN" plan benchmarks/specs/pair_blocks18.spec --top 12 --db "$tmp/db7.xml" >"$tmp/plan8"
+kernels_of() { awk -v r="$1" '$1 == r { for (i = 5; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : ""; exit }' "$gen8/index.txt"; }
+[ "$(kernels_of 7)" = "$(kernels_of 8)" ] || fail "twins: candidates 7 and 8 no longer share their kernels"
+write_run8() { # file, then the prediction to record for the search's candidate 8
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo '<kasgen-results version="1" spec="pair_blocks18">'
+    echo '  <device name="Test GPU" copy-gbs="3000"/>'
+    echo '  <run n="4194304" reps="30" rounds="5" input-copies="2" bytes-per-element="284"/>'
+    for r in 3 4 5 6 7 8 9 10 11 12; do
+      local pred k
+      pred=$(awk -v r="$r" '$1 == r { print $2 }' "$tmp/plan8")
+      [ "$r" = 8 ] && pred=$2
+      k=$(kernels_of "$r")
+      echo "  <candidate name=\"c$r\" kernels=\"$k\" nkernels=\"1\" predicted-ns=\"$pred\" measured-ns=\"0.$r\" melem-s=\"1\" compulsory-gbs=\"1\" copy-percent=\"1\" predicted-rank=\"$((r - 2))\" measured-rank=\"$((r - 2))\" correct=\"1\" error=\"1e-8\"/>"
+    done
+    echo '</kasgen-results>'
+  } >"$1"
+}
+mkdir "$tmp/runs8"
+write_run8 "$tmp/runs8/pair_blocks18.xml" "$(awk '$1 == 8 { print $2 }' "$tmp/plan8")"
+"$KASGEN" calibrate "$tmp/runs8" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "twins: calibrate exit"; }
+grep -q 'pair_blocks18.xml: 10 measured candidates of pair_blocks18$' "$tmp/out" ||
+  { cat "$tmp/out"; fail "twins: a row of the run was not found"; }
+halfway=$(awk '$1 == 7 { a = $2 } $1 == 8 { b = $2 } END { printf "%.9g", (a + b) / 2 }' "$tmp/plan8")
+write_run8 "$tmp/runs8/pair_blocks18.xml" "$halfway"
+"$KASGEN" calibrate "$tmp/runs8" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "twins: calibrate exit (halfway)"; }
+grep -q 'pair_blocks18.xml: 9 measured candidates of pair_blocks18 (1 left out' "$tmp/out" ||
+  { cat "$tmp/out"; fail "twins: an ambiguous row was given a candidate"; }
 
 # 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
 if [ -n "${NVCC:-}" ]; then
