@@ -7,4 +7,6 @@
 # benchmarks/nvidia-h200.xml --out gpu/s36/h2`, which gives the kernels session 34 measured),
 # carried packed as gpu-pack.tar.xz.  Session 26's call script:
 #   LIMIT=300 SAN="s35/h2/stvk_tet s35/h2/branches12 ..." bash .../call.sh s35/h2/stvk_tet
+# Calls 3 and 4 timed gpu/s36/x/<spec>, the top 30 that the experiment on_chip_scale.patch ranks:
+#   LIMIT=90 SAN="s36/x/..." bash .../call.sh s36/x/coupling_blocks17 ... (call 4: LIMIT=60 ROUNDS=5)
 FOLDERS=gpu/ exec bash "$(dirname "$0")/../h100-2026-11-27-s26/call.sh" "$@"
