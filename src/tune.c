@@ -59,9 +59,10 @@ static bool alike(double x, double y) {
   return x == y || fabs(x - y) <= 1e-9 * fmax(fabs(x), fabs(y));
 }
 
-/* How far candidate c's prediction now is from the one the run's file gives its row. */
+/* How far candidate c's prediction now is from the one the run's file gives its row (results.c
+ * requires it, a finite number). */
 static double distance(const Candidate *c, const ResultRow *row) {
-  return isfinite(row->predicted_ns) ? fabs(c->predicted_ns_per_elem - row->predicted_ns) : 0;
+  return fabs(c->predicted_ns_per_elem - row->predicted_ns);
 }
 
 const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row, bool strict) {
