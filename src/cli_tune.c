@@ -125,8 +125,8 @@ static bool add_run(const CliOptions *o, const char *rpath, const Results *r, co
     calibration_begin_spec(all, s.spec->name, r->device);
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
-      const Candidate *c = tune_candidate_of(s.res, x, false);
       if (x->predicted_rank == 0 || !x->correct || !(x->measured_ns > 0)) continue;
+      const Candidate *c = tune_candidate_of(s.res, x, false);
       if (!c) { skipped++; continue; }
       calibration_add(all, ctx, c, x);
       used++;

@@ -72,9 +72,9 @@ const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row
   /* The kernel string names implementations, not calls: candidates that split a loop's
    * iterations differently between the same kernels share it (pair_blocks18's 0.3771 and 0.3849
    * ns), and a search that gained candidates since the run ranks them elsewhere.  The one
-   * predicted nearest to the run's own prediction is the row's; two equally near (within a unit
-   * of the sixth digit, which the harness writes) and predicted differently leave it ambiguous
-   * (isomorphic twins, predicted alike, are the same to the model). */
+   * predicted nearest to the run's own prediction is the row's; two equally near (within 1e-5 of
+   * it, no less than a unit of the six digits the harness writes) and predicted differently leave
+   * it ambiguous (isomorphic twins, predicted alike, are the same to the model). */
   const Candidate *found = NULL;
   for (int c = 0; !strict && c < res->ncands; c++)
     if (same_kernels(&res->cands[c], row) &&
@@ -82,9 +82,9 @@ const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row
       found = &res->cands[c];
   for (int c = 0; found && c < res->ncands; c++) {
     const Candidate *x = &res->cands[c];
-    if (x != found && same_kernels(x, row) &&
-        distance(x, row) - distance(found, row) <= 1e-5 * row->predicted_ns &&
-        !alike(x->predicted_ns_per_elem, found->predicted_ns_per_elem))
+    /* the kernel string, built anew for each candidate, is compared last */
+    if (x != found && distance(x, row) - distance(found, row) <= 1e-5 * row->predicted_ns &&
+        !alike(x->predicted_ns_per_elem, found->predicted_ns_per_elem) && same_kernels(x, row))
       return NULL;
   }
   return found;
@@ -223,8 +223,8 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
   for (long rank = 1; rank <= r->nrows; rank++)
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
-      const Candidate *c = tune_candidate_of(res, x, false);
       if (x->predicted_rank != rank) continue;
+      const Candidate *c = tune_candidate_of(res, x, false);
       if (!c) {
         char *name = c_safe_text(x->name);
         printf("%4ld %4ld  %-9s %10.4f %10s   (not among the search's candidates now)\n", rank,

@@ -25,13 +25,16 @@ dir="$tmp/gen/synctest"
 
 # results.xml with measured times (ns per element) and round spreads for cand01..cand04, in the
 # harness's format; the kernels come from the folder's own index.txt.
+results_head() { # spec, bytes per element
+  echo '<?xml version="1.0" encoding="UTF-8"?>'
+  echo "<kasgen-results version=\"1\" spec=\"$1\">"
+  echo '  <device name="Test GPU" copy-gbs="3000"/>'
+  echo "  <run n=\"4194304\" reps=\"30\" rounds=\"5\" input-copies=\"2\" bytes-per-element=\"$2\"/>"
+}
 write_results() { # file, then per candidate "measured min max correct"
   local f=$1; shift
   {
-    echo '<?xml version="1.0" encoding="UTF-8"?>'
-    echo '<kasgen-results version="1" spec="synctest">'
-    echo '  <device name="Test GPU" copy-gbs="3000"/>'
-    echo '  <run n="4194304" reps="30" rounds="5" input-copies="2" bytes-per-element="72"/>'
+    results_head synctest 72
     local rank=1
     for m in "$@"; do
       set -- $m
@@ -155,10 +158,7 @@ kernels_of() { awk -v r="$1" '$1 == r { for (i = 5; i <= NF; i++) printf "%s%s",
 [ "$(kernels_of 7)" = "$(kernels_of 8)" ] || fail "twins: candidates 7 and 8 no longer share their kernels"
 write_run8() { # file, then the prediction to record for the search's candidate 8
   {
-    echo '<?xml version="1.0" encoding="UTF-8"?>'
-    echo '<kasgen-results version="1" spec="pair_blocks18">'
-    echo '  <device name="Test GPU" copy-gbs="3000"/>'
-    echo '  <run n="4194304" reps="30" rounds="5" input-copies="2" bytes-per-element="284"/>'
+    results_head pair_blocks18 284
     for r in 3 4 5 6 7 8 9 10 11 12; do
       local pred k
       pred=$(awk -v r="$r" '$1 == r { print $2 }' "$tmp/plan8")
