@@ -159,14 +159,13 @@ static void print_target(const TimingDb *db) {
            db->nvcc_version ? db->nvcc_version : "?", db->dev.sm_count, db->dev.copy_gbs);
 }
 
-/* "{mvmul33#0 svmul3#1}": the kernel's calls as function#node (node = statement index, as
- * `kasgen fusions` numbers them; a kernel of groups, threads.c, shows its first group's), in
- * execution order. */
+/* "{mvmul33#0 svmul3#1}": the kernel's calls (sb_kernel_calls). */
 static void print_calls(const Dag *dag, const KernelPlan *p, FILE *out) {
-  fputc('{', out);
-  for (int c = 0; c < p->ncalls; c++)
-    fprintf(out, "%s%s#%d", c ? " " : "", p->impl[c]->fn->name, dag->nodes[p->order[c]].stmt);
-  fputc('}', out);
+  StrBuf sb;
+  sb_init(&sb);
+  sb_kernel_calls(&sb, dag, p);
+  fputs(sb.data ? sb.data : "", out);
+  sb_free(&sb);
 }
 
 static int register_buffers(const KernelPlan *p) {
@@ -311,17 +310,9 @@ int cmd_plan(const CliOptions *o) {
   if (cli_open_session(o, &s, false)) {
     for (int r = 0; r < s.res->ncands; r++) {
       const Candidate *c = &s.res->cands[r];
-      printf("%d %.6g", r + 1, c->predicted_ns_per_elem);
-      for (int k = 0; k < c->nkernels; k++) {
-        putchar(' ');
-        print_calls(candidate_dag(s.dag, c), c->kernels[k], stdout);
-      }
-      if (c->dag) { /* one group's calls (threads.c) */
-        char *loops = candidate_group_loops(c->dag);
-        printf(" in %d groups (%s)", c->dag->groups, loops);
-        free(loops);
-      }
-      putchar('\n');
+      char *calls = candidate_calls(s.dag, c);
+      printf("%d %.6g %s\n", r + 1, c->predicted_ns_per_elem, calls);
+      free(calls);
     }
     rc = explain(o, &s) ? EXIT_OK : EXIT_USAGE;
   }

@@ -26,16 +26,16 @@
 static bool open_run_session(const CliOptions *o, const Results *r, const char *rpath,
                              Session *s, bool *exact) {
   if (!cli_open_session(o, s, false)) return false;
-  *exact = tune_reproduces(r, s->res, rpath, true);
+  *exact = tune_reproduces(r, s->dag, s->res, rpath, true);
   if (*exact || !s->db->calib.present) {
-    if (!*exact) tune_reproduces(r, s->res, rpath, false);
+    if (!*exact) tune_reproduces(r, s->dag, s->res, rpath, false);
     return true;
   }
   cli_close_session(s);
   CliOptions plain = *o;
   plain.no_calibration = true;
   if (!cli_open_session(&plain, s, false)) return false;
-  *exact = tune_reproduces(r, s->res, rpath, false);
+  *exact = tune_reproduces(r, s->dag, s->res, rpath, false);
   return true;
 }
 
@@ -126,7 +126,7 @@ static bool add_run(const CliOptions *o, const char *rpath, const Results *r, co
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
       if (x->predicted_rank == 0 || !x->correct || !(x->measured_ns > 0)) continue;
-      const Candidate *c = tune_candidate_of(s.res, x, false);
+      const Candidate *c = tune_candidate_of(s.dag, s.res, x, false);
       if (!c) { skipped++; continue; }
       calibration_add(all, ctx, c, x);
       used++;

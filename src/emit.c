@@ -201,6 +201,7 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEnt
           "  int predicted_rank;           /* 1-based; 0 for \"unfused\" (not ranked) */\n"
           "  int nkernels;\n"
           "  const char *kernels;          /* implementations per kernel, kernels split by \" | \" */\n"
+          "  const char *calls;            /* each kernel's calls, as `kasgen plan` prints them */\n"
           "  /* ld: the leading dimension of the component-major arrays (0: n) */\n"
           "#ifdef KAS_CANDIDATES_DEVICE\n"
           "  int (*launch)(const kas_real *const *in, kas_real *const *out, void *workspace,\n"
@@ -219,6 +220,10 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEnt
     sb_printf(&sb, "    {\"%s\", %.6g, %d, %d, ", ents[i].name, ents[i].cand->predicted_ns_per_elem,
               ents[i].rank, ents[i].cand->nkernels);
     c_string_lines(&sb, ents[i].kernels, 5);
+    sb_puts(&sb, ",\n     ");
+    char *calls = candidate_calls(dag, ents[i].cand);
+    c_string_lines(&sb, calls, 5);
+    free(calls);
     sb_printf(&sb,
               ",\n#ifdef KAS_CANDIDATES_DEVICE\n     kas_%s_launch, kas_%s_workspace_bytes,\n#endif\n"
               "#ifdef KAS_CANDIDATES_HOST\n     kas_%s_launch_host, kas_%s_host_workspace_bytes,\n"

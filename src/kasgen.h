@@ -1219,6 +1219,15 @@ const Dag *candidate_dag(const Dag *spec_dag, const Candidate *c);
  * index.txt, the harness and results.xml name the candidate; a kernel of groups adds its loops
  * ("... (N = 0..3 in 4 groups)").  malloc'ed. */
 char *candidate_kernels(const Candidate *c);
+/* "{mvmul33#0 svmul3#1}": kernel plan p's calls as function#statement (the statement index, as
+ * `kasgen fusions` numbers calls; a kernel of groups, threads.c, gives its first group's), in
+ * execution order, appended to sb. */
+void sb_kernel_calls(StrBuf *sb, const Dag *dag, const KernelPlan *p);
+/* "{mvmul33#0 svmul3#1} {ttmul411#2}": each kernel's calls (sb_kernel_calls), as `kasgen plan`
+ * prints the candidate and the harness writes it to results.xml; a candidate of groups adds
+ * " in 4 groups (N = 0..3)".  Unlike candidate_kernels it tells apart candidates that split the
+ * same calls otherwise between the same implementations.  malloc'ed. */
+char *candidate_calls(const Dag *spec_dag, const Candidate *c);
 /* "N = 0..3" or "N = 0..3, M = 0..3": the loops whose iterations the groups of threads.c's DAG d
  * run.  malloc'ed. */
 char *candidate_group_loops(const Dag *d);
@@ -1738,6 +1747,7 @@ int units_emit(const Library *lib, const char *out_dir, Precision precision,
 /* results.c: the results file of a generated harness (results.xml; schema in results.c). */
 typedef struct {
   char *name, *kernels;
+  char *calls; /* each kernel's calls (candidate_calls), or NULL in files written before them */
   long nkernels, predicted_rank, measured_rank, correct;
   double predicted_ns, measured_ns, melem_s, gbs, copy_pct, error;
   double round_min_ns, round_max_ns; /* the fastest and slowest round's median; NAN if absent */
@@ -1851,11 +1861,13 @@ int cmd_calibrate(const CliOptions *o);
 /* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
 /* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
 char *tune_spec_of_folder(const char *dir);
-/* The search's candidate of a ranked results row: the one of its predicted rank, when it has the
- * same kernels; unless strict, else of the candidates with those kernels the one predicted
- * nearest to the row's predicted-ns (NULL when two predicted differently are equally near); else
- * NULL. */
-const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row, bool strict);
+/* The search's candidate (of the spec's DAG dag) of a ranked results row: the one of its
+ * predicted rank, when it has the row's kernels (and, where the row gives them, its calls);
+ * unless strict, else of the candidates with those kernels the one predicted nearest to the
+ * row's predicted-ns (a row without calls: NULL when two predicted differently are equally
+ * near); else NULL. */
+const Candidate *tune_candidate_of(const Dag *dag, const SearchResult *res, const ResultRow *row,
+                                   bool strict);
 /* A row's run-to-run spread: its slowest round's median minus its fastest's (0 when unknown). */
 double tune_spread(const ResultRow *row);
 /* A candidate predicted under calibration cal (its launch share kept as the search gave it). */
@@ -1870,7 +1882,8 @@ typedef struct {
 void tune_figures(const double *pred, const double *meas, int n, TuneFigures *f);
 /* Whether the search gives every ranked row of the run at its rank (tune_candidate_of, strict);
  * unless quiet, a located error names the first row it does not. */
-bool tune_reproduces(const Results *r, const SearchResult *res, const char *rpath, bool quiet);
+bool tune_reproduces(const Results *r, const Dag *dag, const SearchResult *res, const char *rpath,
+                     bool quiet);
 /* The predicted and measured ranks side by side, with the prediction under cal and the figures
  * (as generated, and of the model now). */
 void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,

@@ -443,6 +443,29 @@ char *candidate_group_loops(const Dag *d) {
   return t;
 }
 
+void sb_kernel_calls(StrBuf *sb, const Dag *dag, const KernelPlan *p) {
+  sb_putc(sb, '{');
+  for (int c = 0; c < p->ncalls; c++)
+    sb_printf(sb, "%s%s#%d", c ? " " : "", p->impl[c]->fn->name, dag->nodes[p->order[c]].stmt);
+  sb_putc(sb, '}');
+}
+
+char *candidate_calls(const Dag *spec_dag, const Candidate *c) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "");
+  for (int k = 0; k < c->nkernels; k++) {
+    if (k) sb_putc(&sb, ' ');
+    sb_kernel_calls(&sb, candidate_dag(spec_dag, c), c->kernels[k]);
+  }
+  if (c->dag) { /* one group's calls, run by every group (threads.c) */
+    char *loops = candidate_group_loops(c->dag);
+    sb_printf(&sb, " in %d groups (%s)", c->dag->groups, loops);
+    free(loops);
+  }
+  return sb_take(&sb);
+}
+
 char *candidate_kernels(const Candidate *c) {
   StrBuf sb;
   sb_init(&sb);

@@ -3,7 +3,8 @@
  * a folder the main job generated and the harness ran in (`make run` wrote DIR/results.xml):
  *
  *   1. searches again for the spec DIR was generated from, and checks that the search gives the
- *      candidates of the run, rank by rank (the same kernels, implementation by implementation);
+ *      candidates of the run, rank by rank (the same kernels, implementation by implementation,
+ *      and call by call where the run's file gives the calls);
  *      a calibration written since the run is set aside when the run was generated without it;
  *   2. shows the predicted and measured ranks side by side, with the current model's prediction
  *      (calibrated, when a calibration is stored) and the three figures the model is judged by:
@@ -47,10 +48,17 @@ char *tune_spec_of_folder(const char *dir) {
   return spec;
 }
 
-static bool same_kernels(const Candidate *c, const ResultRow *row) {
+/* Whether c is the row's candidate by what the row names: its kernels' implementations, and
+ * where the row has them (files written since the harness wrote them), its kernels' calls. */
+static bool same_kernels(const Dag *dag, const Candidate *c, const ResultRow *row) {
   char *k = candidate_kernels(c);
   bool same = row->kernels && !strcmp(k, row->kernels);
   free(k);
+  if (same && row->calls) {
+    char *calls = candidate_calls(dag, c);
+    same = !strcmp(calls, row->calls);
+    free(calls);
+  }
   return same;
 }
 
@@ -65,26 +73,29 @@ static double distance(const Candidate *c, const ResultRow *row) {
   return fabs(c->predicted_ns_per_elem - row->predicted_ns);
 }
 
-const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row, bool strict) {
+const Candidate *tune_candidate_of(const Dag *dag, const SearchResult *res, const ResultRow *row,
+                                   bool strict) {
   if (row->predicted_rank >= 1 && row->predicted_rank <= res->ncands &&
-      same_kernels(&res->cands[row->predicted_rank - 1], row))
+      same_kernels(dag, &res->cands[row->predicted_rank - 1], row))
     return &res->cands[row->predicted_rank - 1];
-  /* The kernel string names implementations, not calls: candidates that split a loop's
-   * iterations differently between the same kernels share it (pair_blocks18's 0.3771 and 0.3849
-   * ns), and a search that gained candidates since the run ranks them elsewhere.  The one
-   * predicted nearest to the run's own prediction is the row's; two equally near (within 1e-5 of
-   * it, no less than a unit of the six digits the harness writes) and predicted differently leave
-   * it ambiguous (isomorphic twins, predicted alike, are the same to the model). */
+  /* A search that gained candidates since the run ranks them elsewhere.  A row with its calls
+   * names one candidate.  An older row names only implementations, and candidates that split a
+   * loop's iterations differently between the same kernels share them (pair_blocks18's 0.3771
+   * and 0.3849 ns): the one predicted nearest to the run's own prediction is the row's; two
+   * equally near (within 1e-5 of it, no less than a unit of the six digits the harness writes)
+   * and predicted differently leave it ambiguous (isomorphic twins, predicted alike, are the
+   * same to the model). */
   const Candidate *found = NULL;
   for (int c = 0; !strict && c < res->ncands; c++)
-    if (same_kernels(&res->cands[c], row) &&
+    if (same_kernels(dag, &res->cands[c], row) &&
         (!found || distance(&res->cands[c], row) < distance(found, row)))
       found = &res->cands[c];
-  for (int c = 0; found && c < res->ncands; c++) {
+  for (int c = 0; found && !row->calls && c < res->ncands; c++) {
     const Candidate *x = &res->cands[c];
     /* the kernel string, built anew for each candidate, is compared last */
     if (x != found && distance(x, row) - distance(found, row) <= 1e-5 * row->predicted_ns &&
-        !alike(x->predicted_ns_per_elem, found->predicted_ns_per_elem) && same_kernels(x, row))
+        !alike(x->predicted_ns_per_elem, found->predicted_ns_per_elem) &&
+        same_kernels(dag, x, row))
       return NULL;
   }
   return found;
@@ -92,10 +103,11 @@ const Candidate *tune_candidate_of(const SearchResult *res, const ResultRow *row
 
 /* Whether the search reproduces every ranked row; reports the first that differs when quiet is
  * false. */
-bool tune_reproduces(const Results *r, const SearchResult *res, const char *rpath, bool quiet) {
+bool tune_reproduces(const Results *r, const Dag *dag, const SearchResult *res, const char *rpath,
+                     bool quiet) {
   for (int i = 0; i < r->nrows; i++) {
     const ResultRow *row = &r->rows[i];
-    if (row->predicted_rank == 0 || tune_candidate_of(res, row, true)) continue;
+    if (row->predicted_rank == 0 || tune_candidate_of(dag, res, row, true)) continue;
     if (!quiet) {
       char *shown = c_safe_text(row->name ? row->name : "");
       diag_error((SrcLoc){.file = rpath, .line = (int)row->line},
@@ -224,7 +236,7 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
       if (x->predicted_rank != rank) continue;
-      const Candidate *c = tune_candidate_of(res, x, false);
+      const Candidate *c = tune_candidate_of(dag, res, x, false);
       if (!c) {
         char *name = c_safe_text(x->name);
         printf("%4ld %4ld  %-9s %10.4f %10s   (not among the search's candidates now)\n", rank,

@@ -433,11 +433,12 @@ static const char one_candidate_h[] =
     "size_t, size_t, int);\n"
     "extern \"C\" size_t kas_cand01_host_workspace_bytes(size_t);\n"
     "typedef struct { const char *name; double predicted_ns_per_elem; int predicted_rank, "
-    "nkernels; const char *kernels; void (*launch_host)(const float *const *, float *const *, "
-    "void *, size_t, size_t, int); size_t (*host_workspace_bytes)(size_t); } KasCandidate;\n"
+    "nkernels; const char *kernels, *calls; void (*launch_host)(const float *const *, "
+    "float *const *, void *, size_t, size_t, int); size_t (*host_workspace_bytes)(size_t); "
+    "} KasCandidate;\n"
     "#define KAS_NCANDIDATES 1\n"
     "static const KasCandidate kas_candidates[1] = {{\"cand01\", 1, 1, 1, \"mvmul33+svmul3\", "
-    "kas_cand01_launch_host, kas_cand01_host_workspace_bytes}};\n";
+    "\"{mvmul33#0 svmul3#1}\", kas_cand01_launch_host, kas_cand01_host_workspace_bytes}};\n";
 
 /* The plan for arrays of any alignment that a fused plan stands for here: the same plan, its
  * contiguous routines at W = 1 (as unaligned.c would plan it, the barriers staying). */

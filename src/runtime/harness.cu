@@ -356,6 +356,8 @@ static void write_xml(const char *path, const char *device, double copy_gbs, siz
     const Row *r = &rows[c];
     fprintf(f, "  <candidate name=\"%s\" kernels=\"", k->name);
     xml_escaped(f, k->kernels);
+    fprintf(f, "\" calls=\"");
+    xml_escaped(f, k->calls);
     fprintf(f,
             "\" nkernels=\"%d\" predicted-ns=\"%.6g\" measured-ns=\"%.6g\" melem-s=\"%.6g\" "
             "compulsory-gbs=\"%.6g\" copy-percent=\"%.4g\" predicted-rank=\"%d\" "

@@ -11,7 +11,8 @@
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
 #     nothing (cache); without --ptxas nvcc is never run;
 #   - a kernel of groups of threads (threads.c) measured best ships too;
-#   - rows of a run the search now ranks otherwise are found by their kernels and predictions.
+#   - rows of a run the search now ranks otherwise are found by their kernels and calls, or in
+#     older files by their kernels and predictions.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -150,21 +151,27 @@ grep -q 'const int q = (int)threadIdx.z' "$dir/embed/kas_quad_stress15.cu" ||
 #    iterations differently between the same kernels (one kernel string), and the run below
 #    predates the search's candidates 1 and 2 (its ranks are theirs minus 2).  calibrate finds
 #    every row by the kernels and the prediction the run recorded; a row predicted halfway between
-#    the two is ambiguous and left out.
+#    the two is ambiguous and left out, unless it gives its calls.
 gen8="$tmp/gen8/pair_blocks18"
 "$KASGEN" benchmarks/specs/pair_blocks18.spec --top 12 --db "$tmp/db7.xml" --out "$tmp/gen8" >/dev/null
 "$KASGEN" plan benchmarks/specs/pair_blocks18.spec --top 12 --db "$tmp/db7.xml" >"$tmp/plan8"
 kernels_of() { awk -v r="$1" '$1 == r { for (i = 5; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : ""; exit }' "$gen8/index.txt"; }
 [ "$(kernels_of 7)" = "$(kernels_of 8)" ] || fail "twins: candidates 7 and 8 no longer share their kernels"
-write_run8() { # file, then the prediction to record for the search's candidate 8
+calls_of() { awk -v r="$1" '$1 == r { for (i = 3; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : ""; exit }' "$tmp/plan8"; }
+write_run8() { # file, the prediction to record for the search's candidate 8, then optionally
+               # the candidate whose calls its row gives (the others give their own), or none
   {
     results_head pair_blocks18 284
     for r in 3 4 5 6 7 8 9 10 11 12; do
-      local pred k
+      local pred k calls=""
       pred=$(awk -v r="$r" '$1 == r { print $2 }' "$tmp/plan8")
       [ "$r" = 8 ] && pred=$2
       k=$(kernels_of "$r")
-      echo "  <candidate name=\"c$r\" kernels=\"$k\" nkernels=\"1\" predicted-ns=\"$pred\" measured-ns=\"0.$r\" melem-s=\"1\" compulsory-gbs=\"1\" copy-percent=\"1\" predicted-rank=\"$((r - 2))\" measured-rank=\"$((r - 2))\" correct=\"1\" error=\"1e-8\"/>"
+      if [ $# -ge 3 ]; then
+        calls=" calls=\"$(calls_of "$r")\""
+        [ "$r" = 8 ] && calls=" calls=\"$(calls_of "$3")\""
+      fi
+      echo "  <candidate name=\"c$r\" kernels=\"$k\"$calls nkernels=\"1\" predicted-ns=\"$pred\" measured-ns=\"0.$r\" melem-s=\"1\" compulsory-gbs=\"1\" copy-percent=\"1\" predicted-rank=\"$((r - 2))\" measured-rank=\"$((r - 2))\" correct=\"1\" error=\"1e-8\"/>"
     done
     echo '</kasgen-results>'
   } >"$1"
@@ -179,6 +186,16 @@ write_run8 "$tmp/runs8/pair_blocks18.xml" "$halfway"
 "$KASGEN" calibrate "$tmp/runs8" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "twins: calibrate exit (halfway)"; }
 grep -q 'pair_blocks18.xml: 9 measured candidates of pair_blocks18 (1 left out' "$tmp/out" ||
   { cat "$tmp/out"; fail "twins: an ambiguous row was given a candidate"; }
+# A row that gives its calls (as the harness writes them) names one candidate: the halfway row
+# is found, and a row whose calls are another kernel's is not.
+write_run8 "$tmp/runs8/pair_blocks18.xml" "$halfway" 8
+"$KASGEN" calibrate "$tmp/runs8" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "twins: calibrate exit (calls)"; }
+grep -q 'pair_blocks18.xml: 10 measured candidates of pair_blocks18$' "$tmp/out" ||
+  { cat "$tmp/out"; fail "twins: a row with its calls was not found"; }
+write_run8 "$tmp/runs8/pair_blocks18.xml" "$halfway" 3
+"$KASGEN" calibrate "$tmp/runs8" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "twins: calibrate exit (other calls)"; }
+grep -q 'pair_blocks18.xml: 9 measured candidates of pair_blocks18 (1 left out' "$tmp/out" ||
+  { cat "$tmp/out"; fail "twins: a row was matched to a candidate of other calls"; }
 
 # 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
 if [ -n "${NVCC:-}" ]; then
