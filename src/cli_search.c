@@ -89,6 +89,22 @@ static void report_search(const CliOptions *o, const Session *s) {
     diag_note(at, "the implementations inside %d kernel%s of the ranking were chosen by a beam "
               "of width %d (--beam-width); a wider beam may find faster plans", st->beam_kernels,
               plural(st->beam_kernels), st->beam_width);
+  if (st->variants > 0) {
+    StrBuf ranks;
+    sb_init(&ranks);
+    int kernel = 0;
+    for (int r = 0; r < s->res->ncands; r++)
+      if (s->res->cands[r].shape_of) {
+        sb_printf(&ranks, "%s%d", ranks.len ? ", " : "", r + 1);
+        kernel = s->res->cands[r].shape_of;
+      }
+    diag_note(at, "--variants %d: rank%s %s %s the #1 with its kernel %d in other block shapes, "
+              "for a GPU run to choose from (kasgen tune)%s", st->variants_asked,
+              plural(st->variants), ranks.data, st->variants == 1 ? "is" : "are", kernel,
+              st->partitions_out > 0 ? "; they took the places of the partitions ranked last"
+                                     : "");
+    sb_free(&ranks);
+  }
   if (s->res->ncands > 0 && st->bound_ns > 0)
     diag_note(at, "predicted #1 is %.1f%% above the compulsory-traffic bound (%.4f ns/elem: "
               "%.0f bytes per element at %.0f GB/s)",
@@ -110,7 +126,8 @@ bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,
                       .progress = isatty(STDERR_FILENO), .exhaustive = o->exhaustive,
                       .time_limit = o->time_limit, .beam_width = o->beam_width,
-                      .target = s->target, .loops = o->loops};
+                      .target = s->target, .loops = o->loops,
+                      .variants = o->variants < 0 ? SEARCH_VARIANTS : o->variants};
   s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
   /* `plan` keeps the model's own ranking: the same on every machine (the goldens). */
@@ -197,6 +214,8 @@ static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
   double ns = c->predicted_ns_per_elem;
   printf("%6s  %9.4f  %9.1f  %d kernel%s\n", label, ns, ns > 0 ? 1000.0 / ns : 0.0, c->nkernels,
          c->nkernels == 1 ? "" : "s");
+  if (c->shape_of)
+    printf("        the #1 with its kernel %d in another block shape (--variants)\n", c->shape_of);
   for (int k = 0; k < c->nkernels; k++) print_kernel(dag, t, c->kernels[k], k);
   if (c->dag) { /* threads.c */
     char *loops = candidate_group_loops(c->dag);
@@ -311,7 +330,13 @@ int cmd_plan(const CliOptions *o) {
     for (int r = 0; r < s.res->ncands; r++) {
       const Candidate *c = &s.res->cands[r];
       char *calls = candidate_calls(s.dag, c);
-      printf("%d %.6g %s\n", r + 1, c->predicted_ns_per_elem, calls);
+      printf("%d %.6g %s", r + 1, c->predicted_ns_per_elem, calls);
+      if (c->shape_of) { /* the same calls as the #1: say what differs */
+        const KernelPlan *k = c->kernels[c->shape_of - 1];
+        printf("  (the #1, kernel %d: E=%d, %d threads)", c->shape_of, k->e,
+               k->threads * dag_groups(candidate_dag(s.dag, c)));
+      }
+      putchar('\n');
       free(calls);
     }
     rc = explain(o, &s) ? EXIT_OK : EXIT_USAGE;

@@ -58,10 +58,20 @@ static bool reemit(const CliOptions *o, const Session *s, const char *dir, const
   }
   char *parent = slash ? xstrndup(dir, slash == dir ? 1 : (size_t)(slash - dir)) : xstrdup(".");
   const Candidate *c = &s->res->cands[ch->row->predicted_rank - 1];
+  char *why = xstrdup(ch->why);
+  if (c->shape_of) { /* --variants: the same calls as cand01, so say what differs */
+    const KernelPlan *k = c->kernels[c->shape_of - 1];
+    int groups = dag_groups(candidate_dag(s->dag, c)); /* threads.c: a block holds them all */
+    char *more = xasprintf("%s It is cand01 with its kernel %d in another block shape: E = %d, "
+                           "%d threads per block.", why, c->shape_of, k->e, k->threads * groups);
+    free(why);
+    why = more;
+  }
   EmitOptions eo = {.out_dir = parent, .default_n = o->n, .target = s->target, .embed = c,
-                    .embed_why = ch->why};
+                    .embed_why = why};
   bool ok = emit_all(s->dag, s->lib, s->db, s->res, &eo);
   if (ok) printf("wrote %s/embed/ around cand%02d\n", dir, c->rank);
+  free(why);
   free(parent);
   return ok;
 }
@@ -79,6 +89,7 @@ int cmd_tune(const CliOptions *o) {
   so.top = 1;
   for (int i = 0; i < r.nrows; i++)
     if (r.rows[i].predicted_rank > so.top) so.top = (int)r.rows[i].predicted_rank;
+  if (so.variants < 0) so.variants = tune_variants_of_folder(dir);
   TuneChoice ch = {0};
   bool exact = false;
   if (spec && open_run_session(&so, &r, rpath, &s, &exact)) {
@@ -116,6 +127,8 @@ static bool add_run(const CliOptions *o, const char *rpath, const Results *r, co
   for (int i = 0; i < r->nrows; i++)
     if (r->rows[i].predicted_rank > so.top) so.top = (int)r->rows[i].predicted_rank;
   so.top += so.top / 2; /* room for candidates that ptxas's registers moved */
+  /* and for the block shapes of the #1 (--variants), which would take the last places */
+  so.top += so.variants < 0 ? SEARCH_VARIANTS : so.variants;
   Session s = {0};
   bool ok = cli_open_session(&so, &s, false);
   int used = 0, skipped = 0;

@@ -954,7 +954,9 @@ static Beam beam_step(FusionInfo *fi, const Beam *beam, int c) {
   return next;
 }
 
-static void beam_search(FusionInfo *fi, PlanList *out) {
+/* The beam over the calls; the best `builds` complete choices of its last level are built
+ * exactly into out. */
+static void beam_search(FusionInfo *fi, PlanList *out, int builds) {
   Beam beam = {.pool = {.block = choice_bytes(fi)}};
   beam.v = xcalloc(N_E_CANDIDATES, sizeof *beam.v);
   for (int k = 0; k < N_E_CANDIDATES; k++)
@@ -968,8 +970,8 @@ static void beam_search(FusionInfo *fi, PlanList *out) {
     beam = next;
   }
   if (beam.n > 1) qsort(beam.v, (size_t)beam.n, sizeof *beam.v, by_cost);
-  out->pruned |= beam.n > FINAL_BUILDS;
-  for (int s = 0; s < beam.n && s < FINAL_BUILDS; s++) {
+  out->pruned |= beam.n > builds;
+  for (int s = 0; s < beam.n && s < builds; s++) {
     Choice ch = choice_at(fi, &beam.pool, beam.v[s].slot, beam.v[s].e);
     plan_push(out, fi, &ch);
   }
@@ -999,6 +1001,11 @@ static FusionInfo *fusion_info_new(SearchContext *ctx, NodeSet nodes) {
   return fi;
 }
 
+static void built_free(Built *b) {
+  kernel_plan_free(b->plan);
+  plan_recipe_free(&b->recipe);
+}
+
 /* Every valid plan of the fusion (keep_all) or the beam's best, best first (a stable sort keeps
  * the order of equal predictions). */
 static PlanList combine(SearchContext *ctx, NodeSet nodes, bool keep_all) {
@@ -1015,17 +1022,13 @@ static PlanList combine(SearchContext *ctx, NodeSet nodes, bool keep_all) {
       }
       free(pool.mem);
     } else {
-      beam_search(fi, &out);
+      beam_search(fi, &out, FINAL_BUILDS);
     }
     fusion_info_free(fi);
   }
   if (out.n > 1) qsort(out.v, (size_t)out.n, sizeof *out.v, by_prediction);
   if (!keep_all)
-    while (out.n > KEEP_PLANS) {
-      out.n--;
-      kernel_plan_free(out.v[out.n].plan);
-      plan_recipe_free(&out.v[out.n].recipe);
-    }
+    while (out.n > KEEP_PLANS) built_free(&out.v[--out.n]);
   return out;
 }
 
@@ -1038,6 +1041,34 @@ KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, in
     plan_recipe_free(&out.v[k].recipe);
   }
   free(out.v);
+  return plans;
+}
+
+KernelPlan **combine_shapes(SearchContext *ctx, NodeSet nodes, int *nplans_out) {
+  PlanList out = {0};
+  *nplans_out = 0;
+  NodeSet outside = nodeset_minus(nodes, nodeset_range(0, ctx->dag->nnodes));
+  if (nodeset_is_empty(&nodes) || !nodeset_is_empty(&outside)) return NULL;
+  FusionInfo *fi = fusion_info_new(ctx, nodes);
+  /* every state of the last level: it keeps the best of each E (diverse_survivors) */
+  beam_search(fi, &out, INT_MAX);
+  fusion_info_free(fi);
+  if (out.n > 1) qsort(out.v, (size_t)out.n, sizeof *out.v, by_prediction);
+  KernelPlan **plans = out.n ? xmalloc(sizeof *plans * (size_t)out.n) : NULL;
+  int n = 0;
+  for (int k = 0; k < out.n; k++) {
+    const KernelPlan *p = out.v[k].plan;
+    bool seen = false;
+    for (int j = 0; j < n && !seen; j++) seen = plans[j]->e == p->e && plans[j]->threads == p->threads;
+    if (seen) {
+      built_free(&out.v[k]);
+    } else {
+      plans[n++] = out.v[k].plan;
+      plan_recipe_free(&out.v[k].recipe);
+    }
+  }
+  free(out.v);
+  *nplans_out = n;
   return plans;
 }
 

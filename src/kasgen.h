@@ -1209,6 +1209,8 @@ typedef struct {
   int rank; /* 1-based */
   const Dag *dag; /* the DAG its plans are of: NULL for the spec's; threads.c's DAG of one
                      iteration for a kernel whose groups of threads run a loop's iterations */
+  int shape_of;   /* 0, or k: the predicted #1 with its kernel k (1-based) in another block
+                     shape (--variants, search.c) */
 } Candidate;
 /* qsort's order of candidates (const Candidate *): predicted time, then the spec's DAG before
  * threads.c's, fewer kernels, and the kernels' calls. */
@@ -1237,6 +1239,7 @@ char *candidate_group_loops(const Dag *d);
 #define SEARCH_EXACT_LIMIT 20000  /* convex fusions up to which the default search is exact */
 #define SEARCH_COMBINE_LIMIT 1500 /* ... and fusions it may combine (those its bounds let in) */
 #define SEARCH_BEAM_WIDTH 10     /* combine.c's beam: survivors per level beyond the diverse ones */
+#define SEARCH_VARIANTS 5        /* --variants' default (docs/search.md, "Other block shapes") */
 
 typedef struct {
   int top;           /* N */
@@ -1248,6 +1251,8 @@ typedef struct {
   int beam_width;    /* 0: SEARCH_BEAM_WIDTH */
   const Target *target; /* precision, layouts, vector width (NULL: target_default()) */
   LoopChoice loops;     /* which runs of loop iterations kernels keep as loops (--loops) */
+  int variants;         /* of the top N, up to this many are the predicted #1 with its costliest
+                           kernel in another block shape (--variants; 0: none) */
 } SearchOptions;
 
 typedef enum {
@@ -1278,6 +1283,9 @@ typedef struct {
   double bound_ns;      /* no partition is predicted below this: the whole spec's compulsory
                            traffic at the copy bandwidth, plus one launch */
   double bound_bytes;
+  int variants_asked;   /* --variants K */
+  int variants;         /* candidates that are the #1 in another block shape (at most K) */
+  int partitions_out;   /* partitions of the top N that the variants took the place of */
   double seconds;
 } SearchStats;
 
@@ -1450,6 +1458,10 @@ typedef struct {
   int ncalls, nvals;
   int *impl, *load, *save; /* one allocation, at impl */
 } PlanRecipe;
+/* The best plan of each block shape (E and threads per block) of the fusion, best first, as
+ * far as the beam's last level holds them (it keeps the best of every E): the other shapes of a
+ * kernel that --variants offers a GPU run.  NULL (*nplans_out 0) when none is valid. */
+KernelPlan **combine_shapes(SearchContext *ctx, NodeSet nodes, int *nplans_out);
 /* The best plan's recipe of the fusion (the beam's; combine_fusion's first plan); false when it
  * has no valid plan or the search's time ran out during its beam. */
 bool combine_best_recipe(SearchContext *ctx, NodeSet nodes, PlanRecipe *best);
@@ -1805,6 +1817,7 @@ typedef struct {
   bool exhaustive;   /* --exhaustive */
   LoopChoice loops;  /* --loops model|keep|unroll (default model) */
   int beam_width;    /* --beam-width W (0: the default) */
+  int variants;      /* --variants K (default SEARCH_VARIANTS; -1 until set, for tune) */
   int explain;    /* --explain R (0 = off) */
   long n;         /* --n: default problem size written into generated harnesses (4194304) */
   bool no_db;     /* --no-db: use the analytic model even when a database exists */
@@ -1861,6 +1874,9 @@ int cmd_calibrate(const CliOptions *o);
 /* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
 /* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
 char *tune_spec_of_folder(const char *dir);
+/* The --variants K the folder was generated with, as its index.txt says (0 for a folder written
+ * before the variants). */
+int tune_variants_of_folder(const char *dir);
 /* The search's candidate (of the spec's DAG dag) of a ranked results row: the one of its
  * predicted rank, when it has the row's kernels (and, where the row gives them, its calls);
  * unless strict, else of the candidates with those kernels the one predicted nearest to the

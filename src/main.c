@@ -45,6 +45,7 @@ enum {
   OPT_SPEC = 1 << 16,
   OPT_NAME = 1 << 17,
   OPT_LOOPS = 1 << 18,
+  OPT_VARIANTS = 1 << 19,
 };
 
 typedef struct {
@@ -69,6 +70,10 @@ static const OptionDoc option_docs[] = {
      "iterations side by side in groups of threads wherever a loop allows"},
     {"beam-width", "W", OPT_BEAM_WIDTH,
      "keep W implementation choices per call inside a kernel (default 10)"},
+    {"variants", "K", OPT_VARIANTS,
+     "of the top N, up to K are the predicted #1 with its costliest kernel in\n"
+     "other block shapes, for a GPU run to choose from (default 5; 0: none; tune:\n"
+     "as the folder was generated)"},
     {"library", "DIR", OPT_LIBRARY,
      "elementary-function library (default $KASGEN_LIBRARY, else library/\n"
      "beside the binary or in the working directory)"},
@@ -106,11 +111,11 @@ typedef struct {
 #define SEARCH_OPTIONS                                                                          \
   (OPT_TOP | OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY |     \
    OPT_DB | OPT_NO_DB | OPT_DOT | OPT_PRECISION | OPT_LAYOUT | OPT_NO_CALIBRATION |            \
-   OPT_LOOPS)
+   OPT_LOOPS | OPT_VARIANTS)
 #define TUNE_OPTIONS                                                                            \
   (OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY | OPT_DB |      \
    OPT_NO_DB | OPT_NO_CALIBRATION | OPT_PTXAS | OPT_N | OPT_PRECISION | OPT_LAYOUT |             \
-   OPT_LOOPS)
+   OPT_LOOPS | OPT_VARIANTS)
 
 static const Command commands[] = {
     {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N | OPT_PTXAS | OPT_NAME,
@@ -273,6 +278,7 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   case OPT_EXPLAIN: return parse_int(arg, 1, 100000, &v) && ((o->explain = (int)v), true);
   case OPT_N: return parse_int(arg, 0, (long)1 << 40, &v) && ((o->n = v), true);
   case OPT_BEAM_WIDTH: return parse_int(arg, 1, 1000, &v) && ((o->beam_width = (int)v), true);
+  case OPT_VARIANTS: return parse_int(arg, 0, 100000, &v) && ((o->variants = (int)v), true);
   case OPT_TIME_LIMIT: return parse_seconds(arg, &o->time_limit);
   case OPT_EXHAUSTIVE: o->exhaustive = true; return true;
   case OPT_LOOPS:
@@ -485,7 +491,7 @@ static bool stdio_usage_ok(const Command *c, const CliOptions *o) {
 }
 
 static int run_kasgen(int argc, char **argv) {
-  CliOptions o = {.argv0 = argv[0], .command = "generate", .top = 10, .max_fusion = 0,
+  CliOptions o = {.argv0 = argv[0], .command = "generate", .top = 10, .variants = -1, .max_fusion = 0,
                   .time_limit = DEFAULT_TIME_LIMIT, .n = 4194304};
   Parsed p = {0};
   if (!parse_options(argc, argv, &o, &p)) {

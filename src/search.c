@@ -325,6 +325,12 @@ int candidate_compare(const void *a, const void *b) {
     int c = nodeset_compare(&x->kernels[k]->nodes, &y->kernels[k]->nodes);
     if (c) return c;
   }
+  if (x->shape_of != y->shape_of) return x->shape_of - y->shape_of; /* the #1 before its shapes */
+  for (int k = 0; k < x->nkernels; k++) {
+    const KernelPlan *p = x->kernels[k], *q = y->kernels[k];
+    if (p->e != q->e) return p->e - q->e;
+    if (p->threads != q->threads) return p->threads - q->threads;
+  }
   return 0;
 }
 
@@ -571,7 +577,8 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
       continue;
     }
     r->group_dags[i] = d;
-    groups[found] = (Candidate){xmalloc(sizeof *groups[found].kernels), 1, 0, 0, d};
+    groups[found] = (Candidate){.kernels = xmalloc(sizeof *groups[found].kernels),
+                                .nkernels = 1, .dag = d};
     groups[found].kernels[0] = p;
     finish_candidate(&groups[found++], db);
     r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + 1));
@@ -588,11 +595,70 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
   for (int k = 0; k < r->ncands; k++) r->cands[k].rank = k + 1;
 }
 
+/* The kernel of c predicted slowest: the one whose block shape matters most. */
+static int costliest_kernel(const Candidate *c) {
+  int k = 0;
+  for (int i = 1; i < c->nkernels; i++)
+    if (c->kernels[i]->predicted_ns_per_elem > c->kernels[k]->predicted_ns_per_elem) k = i;
+  return k;
+}
+
+/* --variants K: up to K of the top N are the predicted #1 with its costliest kernel in another
+ * block shape (E and threads per block), the best plan of each shape (combine_shapes), in place
+ * of the partitions ranked last.  The model's error between block shapes of one kernel reached
+ * 40% on an H200 where the partitions' order was right (docs/search.md, "Other block shapes"):
+ * a GPU run measures them, and `kasgen tune` ships the fastest. */
+static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
+                               SearchResult *r) {
+  int want = opt->top > 1 && opt->variants < opt->top ? opt->variants : opt->top - 1;
+  r->stats.variants_asked = opt->variants;
+  if (want <= 0 || r->ncands == 0) return;
+  const Candidate best = r->cands[0];
+  int k = costliest_kernel(&best), nshapes;
+  const KernelPlan *own = best.kernels[k];
+  SearchContext *ctx = search_context_new(candidate_dag(dag, &best), db, opt->target);
+  if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
+  ctx->loops = opt->loops;
+  KernelPlan **shapes = combine_shapes(ctx, own->nodes, &nshapes);
+  Candidate *v = xcalloc((size_t)want, sizeof *v);
+  int nv = 0;
+  for (int s = 0; s < nshapes; s++) {
+    KernelPlan *p = shapes[s];
+    if (nv == want || (p->e == own->e && p->threads == own->threads)) {
+      kernel_plan_free(p);
+      continue;
+    }
+    model_keep_loops(ctx, p); /* a final plan, as plan_for's */
+    v[nv] = best;
+    v[nv].kernels = xmalloc(sizeof *v[nv].kernels * (size_t)best.nkernels);
+    memcpy(v[nv].kernels, best.kernels, sizeof *v[nv].kernels * (size_t)best.nkernels);
+    v[nv].kernels[k] = p;
+    v[nv].shape_of = k + 1;
+    finish_candidate(&v[nv++], db);
+    r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + 1));
+    r->plans[r->nplans++] = p;
+  }
+  free(shapes);
+  search_context_free(ctx);
+  for (; r->ncands + nv > opt->top && r->ncands > 1; r->ncands--) {
+    free(r->cands[r->ncands - 1].kernels);
+    r->stats.partitions_out++;
+  }
+  r->cands = xrealloc(r->cands, sizeof *r->cands * (size_t)(r->ncands + nv));
+  memcpy(r->cands + r->ncands, v, sizeof *v * (size_t)nv);
+  r->ncands += nv;
+  r->stats.variants = nv;
+  free(v);
+  qsort(r->cands, (size_t)r->ncands, sizeof *r->cands, candidate_compare);
+  for (int c = 0; c < r->ncands; c++) r->cands[c].rank = c + 1;
+}
+
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
   double start = clock_seconds();
   SearchResult *r = search_dag(dag, db, opt);
   if (r) {
     add_group_candidates(dag, db, opt, r);
+    add_shape_variants(dag, db, opt, r);
     r->stats.seconds = clock_seconds() - start;
   }
   return r;

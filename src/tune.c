@@ -25,6 +25,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* DIR/index.txt's first line names the spec: "kasgen V: spec NAME (PATH), ...". */
 char *tune_spec_of_folder(const char *dir) {
@@ -46,6 +47,17 @@ char *tune_spec_of_folder(const char *dir) {
   free(text);
   free(path);
   return spec;
+}
+
+int tune_variants_of_folder(const char *dir) {
+  static const char key[] = "\nVariants: --variants ";
+  char *path = xasprintf("%s/index.txt", dir);
+  char *text = access(path, R_OK) == 0 ? read_text_file(path, NULL) : NULL;
+  const char *line = text ? strstr(text, key) : NULL;
+  long k = line ? strtol(line + strlen(key), NULL, 10) : 0;
+  free(text);
+  free(path);
+  return k > 0 && k <= 100000 ? (int)k : 0; /* main.c's range of --variants */
 }
 
 /* Whether c is the row's candidate by what the row names: its kernels' implementations, and
@@ -78,19 +90,19 @@ const Candidate *tune_candidate_of(const Dag *dag, const SearchResult *res, cons
   if (row->predicted_rank >= 1 && row->predicted_rank <= res->ncands &&
       same_kernels(dag, &res->cands[row->predicted_rank - 1], row))
     return &res->cands[row->predicted_rank - 1];
-  /* A search that gained candidates since the run ranks them elsewhere.  A row with its calls
-   * names one candidate.  An older row names only implementations, and candidates that split a
-   * loop's iterations differently between the same kernels share them (pair_blocks18's 0.3771
-   * and 0.3849 ns): the one predicted nearest to the run's own prediction is the row's; two
-   * equally near (within 1e-5 of it, no less than a unit of the six digits the harness writes)
-   * and predicted differently leave it ambiguous (isomorphic twins, predicted alike, are the
-   * same to the model). */
+  /* A search that gained candidates since the run ranks them elsewhere.  An older row names
+   * only implementations, which candidates that split a loop's iterations differently between
+   * the same kernels share (pair_blocks18's 0.3771 and 0.3849 ns); a row's calls tell those
+   * apart, but not two block shapes of one kernel (--variants).  Of the candidates left, the one
+   * predicted nearest to the run's own prediction is the row's; two equally near (within 1e-5 of
+   * it, no less than a unit of the six digits the harness writes) and predicted differently
+   * leave it ambiguous (isomorphic twins, predicted alike, are the same to the model). */
   const Candidate *found = NULL;
   for (int c = 0; !strict && c < res->ncands; c++)
     if (same_kernels(dag, &res->cands[c], row) &&
         (!found || distance(&res->cands[c], row) < distance(found, row)))
       found = &res->cands[c];
-  for (int c = 0; found && !row->calls && c < res->ncands; c++) {
+  for (int c = 0; found && c < res->ncands; c++) {
     const Candidate *x = &res->cands[c];
     /* the kernel string, built anew for each candidate, is compared last */
     if (x != found && distance(x, row) - distance(found, row) <= 1e-5 * row->predicted_ns &&

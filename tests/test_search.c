@@ -5,7 +5,8 @@
  * search's top 10 is the exhaustive search's top 10 (same partitions, same predicted times to
  * the printed precision) on every seed spec and on random specs of up to 10 calls written by the
  * test (mixed functions, branches, reused values, reassigned variables, several outputs); a
- * tiny time budget still ranks candidates and says it was cut; a device nothing fits on is
+ * tiny time budget still ranks candidates and says it was cut; --variants adds block shapes of
+ * the #1's costliest kernel in place of the last partitions; a device nothing fits on is
  * reported per call.  Speed is measured by benchmarks/search_times.sh, not here.
  */
 #include "testutil.h"
@@ -343,6 +344,99 @@ static void test_intervals_beyond_the_exact_limit(void **state) {
   free_world(&w);
 }
 
+/* ---- other block shapes (--variants) -------------------------------------------------- */
+
+static bool same_shape(const KernelPlan *a, const KernelPlan *b) {
+  return a->e == b->e && a->threads == b->threads;
+}
+
+/* The best plan of shape (e, threads) among every plan of the fusion, or NULL. */
+static const KernelPlan *best_of_shape(KernelPlan **all, int n, const KernelPlan *shape) {
+  const KernelPlan *best = NULL;
+  for (int i = 0; i < n; i++)
+    if (same_shape(all[i], shape) &&
+        (!best || all[i]->predicted_ns_per_elem < best->predicted_ns_per_elem))
+      best = all[i];
+  return best;
+}
+
+/* --variants K: up to K of the top N are the #1 with its costliest kernel in other block
+ * shapes, each a distinct shape other than the #1's, the rest of the #1 unchanged, no faster
+ * than the #1 (its plan is the beam's best of every shape); they take the places of the last
+ * partitions of the ranking without them, which keeps its order.  On stvenant (the #1 one
+ * kernel of 4 calls) each variant is the best plan of its shape that any choice gives
+ * (combine_fusion with keep_all, the brute-force oracle). */
+static void check_variants(const char *spec, int top, int k, bool oracle) {
+  World w = load_world(spec, false);
+  SearchOptions plain = {.top = top}, with = {.top = top, .variants = k};
+  SearchResult *r0 = search_run(w.dag, w.db, &plain), *r = search_run(w.dag, w.db, &with);
+  assert_non_null(r0);
+  assert_non_null(r);
+  int nv = r->stats.variants, costliest = 0;
+  assert_true(nv >= 1 && nv <= k);
+  assert_int_equal(r->stats.variants_asked, k);
+  assert_true(r->ncands <= top);
+  const Candidate *best = &r->cands[0]; /* the #1: its plans are the variants' own */
+  assert_int_equal(best->shape_of, 0);
+  for (int i = 1; i < best->nkernels; i++)
+    if (best->kernels[i]->predicted_ns_per_elem > best->kernels[costliest]->predicted_ns_per_elem)
+      costliest = i;
+  SearchContext *ctx = search_context_new(w.dag, w.db, NULL);
+  int nall = 0;
+  KernelPlan **all = oracle ? combine_fusion(ctx, best->kernels[costliest]->nodes, true, &nall)
+                            : NULL;
+  int partitions = 0, seen = 0;
+  for (int c = 0; c < r->ncands; c++) {
+    const Candidate *x = &r->cands[c];
+    check_candidate(w.dag, w.db, x);
+    assert_int_equal(x->rank, c + 1);
+    if (c) assert_true(r->cands[c - 1].predicted_ns_per_elem <= x->predicted_ns_per_elem);
+    if (!x->shape_of) { /* the ranking without variants, in order */
+      const Candidate *y = &r0->cands[partitions++];
+      assert_int_equal(x->nkernels, y->nkernels);
+      for (int j = 0; j < x->nkernels; j++)
+        assert_true(nodeset_equal(&x->kernels[j]->nodes, &y->kernels[j]->nodes));
+      assert_true(x->predicted_ns_per_elem == y->predicted_ns_per_elem);
+      continue;
+    }
+    seen++;
+    assert_int_equal(x->shape_of, costliest + 1);
+    assert_int_equal(x->nkernels, best->nkernels);
+    for (int j = 0; j < x->nkernels; j++) {
+      assert_true(nodeset_equal(&x->kernels[j]->nodes, &best->kernels[j]->nodes));
+      if (j != costliest) assert_ptr_equal(x->kernels[j], best->kernels[j]);
+    }
+    const KernelPlan *p = x->kernels[costliest];
+    assert_false(same_shape(p, best->kernels[costliest]));
+    for (int d = 0; d < c; d++)
+      if (r->cands[d].shape_of) assert_false(same_shape(p, r->cands[d].kernels[costliest]));
+    assert_true(x->predicted_ns_per_elem >= best->predicted_ns_per_elem);
+    if (oracle) {
+      const KernelPlan *o = best_of_shape(all, nall, p);
+      assert_non_null(o);
+      if (fabs(o->predicted_ns_per_elem - p->predicted_ns_per_elem) > 1e-12)
+        fail_msg("a variant E=%d, %d threads: %.6g, the best of its shape %.6g", p->e, p->threads,
+                 p->predicted_ns_per_elem, o->predicted_ns_per_elem);
+    }
+  }
+  assert_int_equal(seen, nv);
+  assert_int_equal(partitions + nv, r->ncands);
+  assert_int_equal(r->stats.partitions_out, r0->ncands - partitions);
+  for (int i = 0; i < nall; i++) kernel_plan_free(all[i]);
+  free(all);
+  search_context_free(ctx);
+  search_result_free(r0);
+  search_result_free(r);
+  free_world(&w);
+}
+
+static void test_shape_variants(void **state) {
+  (void)state;
+  check_variants(TEST_SPECS "/stvenant.spec", 10, 5, true);
+  check_variants(TEST_SPECS "/chain12.spec", 10, 3, false);
+  check_variants(TEST_SPECS "/stvenant.spec", 2, 5, false); /* at most N - 1 */
+}
+
 /* A device on which no implementation can launch (2 threads per block, less than any E):
  * search_run reports the calls at their statements and returns NULL, no crash. */
 static void test_nothing_fits(void **state) {
@@ -367,6 +461,7 @@ int main(void) {
       cmocka_unit_test(test_time_limit),
       cmocka_unit_test(test_max_fusion),
       cmocka_unit_test(test_intervals_beyond_the_exact_limit),
+      cmocka_unit_test(test_shape_variants),
       cmocka_unit_test(test_nothing_fits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

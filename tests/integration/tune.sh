@@ -12,7 +12,8 @@
 #     nothing (cache); without --ptxas nvcc is never run;
 #   - a kernel of groups of threads (threads.c) measured best ships too;
 #   - rows of a run the search now ranks otherwise are found by their kernels and calls, or in
-#     older files by their kernels and predictions.
+#     older files by their kernels and predictions;
+#   - a block shape of the #1 (--variants) measured best ships, tune reading K from index.txt.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -134,7 +135,7 @@ rc=0
 #    by side) measured best ships like any other: the results name it as the harness does.
 dir="$tmp/gen/quad_stress15"
 cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db7.xml" # no calibration beside it
-"$KASGEN" benchmarks/specs/quad_stress15.spec --top 2 --db "$tmp/db7.xml" --out "$tmp/gen" >/dev/null
+"$KASGEN" benchmarks/specs/quad_stress15.spec --top 2 --variants 0 --db "$tmp/db7.xml" --out "$tmp/gen" >/dev/null
 grep -q '^2 .*(q = 0..2 in 3 groups)$' "$dir/index.txt" || fail "groups: cand02 is not the kernel of groups"
 write_results "$dir/results.xml" "0.040 0.0399 0.0402 1" "0.030 0.0299 0.0301 1"
 sed -i 's/spec="synctest"/spec="quad_stress15"/' "$dir/results.xml"
@@ -153,8 +154,8 @@ grep -q 'const int q = (int)threadIdx.z' "$dir/embed/kas_quad_stress15.cu" ||
 #    every row by the kernels and the prediction the run recorded; a row predicted halfway between
 #    the two is ambiguous and left out, unless it gives its calls.
 gen8="$tmp/gen8/pair_blocks18"
-"$KASGEN" benchmarks/specs/pair_blocks18.spec --top 12 --db "$tmp/db7.xml" --out "$tmp/gen8" >/dev/null
-"$KASGEN" plan benchmarks/specs/pair_blocks18.spec --top 12 --db "$tmp/db7.xml" >"$tmp/plan8"
+"$KASGEN" benchmarks/specs/pair_blocks18.spec --top 12 --variants 0 --db "$tmp/db7.xml" --out "$tmp/gen8" >/dev/null
+"$KASGEN" plan benchmarks/specs/pair_blocks18.spec --top 12 --variants 0 --db "$tmp/db7.xml" >"$tmp/plan8"
 kernels_of() { awk -v r="$1" '$1 == r { for (i = 5; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : ""; exit }' "$gen8/index.txt"; }
 [ "$(kernels_of 7)" = "$(kernels_of 8)" ] || fail "twins: candidates 7 and 8 no longer share their kernels"
 calls_of() { awk -v r="$1" '$1 == r { for (i = 3; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : ""; exit }' "$tmp/plan8"; }
@@ -196,6 +197,39 @@ write_run8 "$tmp/runs8/pair_blocks18.xml" "$halfway" 3
 "$KASGEN" calibrate "$tmp/runs8" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "twins: calibrate exit (other calls)"; }
 grep -q 'pair_blocks18.xml: 9 measured candidates of pair_blocks18 (1 left out' "$tmp/out" ||
   { cat "$tmp/out"; fail "twins: a row was matched to a candidate of other calls"; }
+
+# 9. --variants (the default): synctest's top 4 holds the #1 in other block shapes, which index.txt
+#    names; one measured fastest ships, and the embed header says what it is.  tune repeats the
+#    search with the folder's K: without the index line (an older folder) the run is not found,
+#    with --variants given it is.
+dir="$tmp/gen9/synctest"
+"$KASGEN" specs/synctest.spec --top 4 --db "$tmp/db7.xml" --out "$tmp/gen9" >/dev/null 2>"$tmp/err"
+grep -q 'note: --variants 5: ranks .* are the #1 with its kernel 1 in other block shapes' "$tmp/err" ||
+  { cat "$tmp/err"; fail "variants: no note"; }
+variant=$(sed -n 's/^Variants: --variants 5: \(cand0[2-4]\).* are cand01 with its kernel 1 in other block shapes\.$/\1/p' "$dir/index.txt")
+[ -n "$variant" ] || { cat "$dir/index.txt"; fail "variants: index.txt does not name them"; }
+{
+  results_head synctest 72
+  for r in 1 2 3 4; do
+    m=0.03; [ "cand0$r" = "$variant" ] && m=0.02
+    k=$(awk -v r="$r" '$1 == r { for (i = 5; i <= NF; i++) printf "%s%s", $i, i < NF ? " " : ""; exit }' "$dir/index.txt")
+    p=$(awk -v r="$r" '$1 == r { print $3; exit }' "$dir/index.txt")
+    echo "  <candidate name=\"cand0$r\" kernels=\"$k\" nkernels=\"1\" predicted-ns=\"$p\" measured-ns=\"$m\" melem-s=\"1\" compulsory-gbs=\"1\" copy-percent=\"1\" predicted-rank=\"$r\" measured-rank=\"$r\" correct=\"1\" error=\"1e-8\" round-min-ns=\"$m\" round-max-ns=\"$m\"/>"
+  done
+  echo '</kasgen-results>'
+} >"$dir/results.xml"
+"$KASGEN" tune "$dir" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "variants: tune exit"; }
+grep -q "Chosen by kasgen tune: $variant measured best" "$dir/embed/kas_synctest.h" ||
+  fail "variants: the measured best shape did not ship"
+tr -d '\n*' <"$dir/embed/kas_synctest.h" | tr -s ' ' | grep -q 'It is cand01 with its kernel 1 in another block shape: E = [0-9]*, [0-9]* threads per block' ||
+  fail "variants: the header does not say which shape"
+sed -i '/^Variants: /d' "$dir/index.txt"
+rc=0
+"$KASGEN" tune "$dir" --db "$tmp/db7.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'error: the search no longer gives the candidate' "$tmp/err" ||
+  { cat "$tmp/err"; fail "variants: a folder without the line was searched with variants"; }
+"$KASGEN" tune "$dir" --db "$tmp/db7.xml" --variants 5 >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "variants: tune --variants 5 exit"; }
 
 # 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
 if [ -n "${NVCC:-}" ]; then
