@@ -333,7 +333,7 @@ int cmd_plan(const CliOptions *o) {
       printf("%d %.6g %s", r + 1, c->predicted_ns_per_elem, calls);
       if (c->shape_of) { /* the same calls as the #1: say what differs */
         const KernelPlan *k = c->kernels[c->shape_of - 1];
-        printf("  (the #1, kernel %d: E=%d, %d threads)", c->shape_of, k->e,
+        printf("  (rank 1 with kernel %d in block shape E=%d, %d threads)", c->shape_of, k->e,
                k->threads * dag_groups(candidate_dag(s.dag, c)));
       }
       putchar('\n');

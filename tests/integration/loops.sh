@@ -95,7 +95,7 @@ targets=check-cpu
 # --- arrays at the API, end to end -----------------------------------------------------------
 expect_rc 0 "$K" fusions specs/quadrature.spec --max-fusion 1
 [ "$(tail -1 "$tmp/out")" = "23 valid fusions" ] || fail "quadrature: fusions of 1 call"
-expect_rc 0 "$K" plan specs/quadrature.spec --top 2 --max-fusion 1 --no-db
+expect_rc 0 "$K" plan specs/quadrature.spec --top 2 --max-fusion 1 --no-db --variants 0
 [ "$(wc -l <"$tmp/out")" = 1 ] || fail "quadrature: plan with singletons only has one partition"
 # Every candidate of each array spec (and the unrolled twin's winner): checked on the CPU in both
 # thread orders against the CPU graph, compiled by nvcc; then the two winners' embeds, run through

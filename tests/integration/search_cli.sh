@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # --- plan: one line per candidate -------------------------------------------------------------
-"$KASGEN" plan specs/stvenant.spec --top 5 --no-db >"$tmp/plan" 2>"$tmp/err" || fail "plan exit $?"
+"$KASGEN" plan specs/stvenant.spec --top 5 --no-db --variants 0 >"$tmp/plan" 2>"$tmp/err" || fail "plan exit $?"
 [ "$(wc -l <"$tmp/plan")" -ge 3 ] || fail "plan printed fewer than 3 candidates"
 prev=0 rank=0
 while read -r r ns rest; do
@@ -32,6 +32,25 @@ done <"$tmp/plan"
 [ "$(cut -d' ' -f3- "$tmp/plan" | sort | uniq -d | wc -l)" = 0 ] || fail "duplicate partitions"
 # the analytic model ranks the all-unfused partition (4 kernels) below the best
 grep -q '^1 .*ttmul411#2 ttmul3212#3' "$tmp/plan" || fail "best candidate does not fuse the tensor calls"
+# --variants (the default): the others of the top 5 are rank 1's calls in other block shapes, each
+# marked, in no shape twice, none predicted faster than rank 1; stderr names their ranks.
+"$KASGEN" plan specs/stvenant.spec --top 5 --no-db >"$tmp/var" 2>"$tmp/err" || fail "plan (variants) exit $?"
+[ "$(wc -l <"$tmp/var")" = 5 ] || fail "variants: not 5 candidates"
+first=$(head -1 "$tmp/var" | cut -d' ' -f3-)
+nv=$(grep -c '  (rank 1 with kernel 1 in block shape E=[0-9]*, [0-9]* threads)$' "$tmp/var")
+[ "$nv" -ge 1 ] && [ "$nv" -le 4 ] || { cat "$tmp/var"; fail "variants: $nv marked"; }
+grep '  (rank 1 with' "$tmp/var" | while read -r r ns rest; do
+  [ "${rest%%  (rank 1 with*}" = "$first" ] || fail "variants: rank $r is not rank 1's calls"
+  awk -v a="$(head -1 "$tmp/var" | cut -d' ' -f2)" -v b="$ns" 'BEGIN { exit !(b + 0 >= a + 0) }' ||
+    fail "variants: rank $r predicted faster than rank 1"
+done
+[ "$(grep -o 'E=[0-9]*, [0-9]* threads' "$tmp/var" | sort | uniq -d | wc -l)" = 0 ] ||
+  fail "variants: a block shape twice"
+grep -q "note: --variants 5: ranks* [0-9, ]* \(is\|are\) the #1 with its kernel 1 in other block shapes" "$tmp/err" ||
+  { cat "$tmp/err"; fail "variants: no note"; }
+"$KASGEN" plan specs/stvenant.spec --top 5 --no-db --variants 0 >"$tmp/var0" 2>"$tmp/err" || fail "plan --variants 0 exit"
+grep -q 'variants' "$tmp/err" && fail "--variants 0: a note on variants"
+cmp -s "$tmp/var0" "$tmp/plan" || fail "--variants 0: another ranking"
 
 # --- generate: ranking + emission -------------------------------------------------------------
 "$KASGEN" specs/stvenant.spec --top 2 --no-db --out "$tmp/gen" >"$tmp/out" 2>"$tmp/err" ||
