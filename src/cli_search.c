@@ -92,17 +92,20 @@ static void report_search(const CliOptions *o, const Session *s) {
   if (st->variants > 0) {
     StrBuf ranks;
     sb_init(&ranks);
-    int kernel = 0;
+    const Candidate *v = NULL;
     for (int r = 0; r < s->res->ncands; r++)
       if (s->res->cands[r].shape_of) {
         sb_printf(&ranks, "%s%d", ranks.len ? ", " : "", r + 1);
-        kernel = s->res->cands[r].shape_of;
+        v = &s->res->cands[r];
       }
-    diag_note(at, "--variants %d: rank%s %s %s the #1 with its kernel %d in other block shapes, "
-              "for a GPU run to choose from (kasgen tune)%s", st->variants_asked,
-              plural(st->variants), ranks.data, st->variants == 1 ? "is" : "are", kernel,
-              st->partitions_out > 0 ? "; they took the places of the partitions ranked last"
-                                     : "");
+    const Candidate *base = v ? candidate_shape_base(s->res, v) : NULL;
+    if (v && base)
+      diag_note(at, "--variants %d: rank%s %s %s rank %d with its kernel %d in other block "
+                "shapes, for a GPU run to choose from (kasgen tune)%s", st->variants_asked,
+                plural(st->variants), ranks.data, st->variants == 1 ? "is" : "are", base->rank,
+                v->shape_of,
+                st->partitions_out > 0 ? "; they took the places of the partitions ranked last"
+                                       : "");
     sb_free(&ranks);
   }
   if (s->res->ncands > 0 && st->bound_ns > 0)
@@ -209,13 +212,15 @@ static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, i
   free(loops);
 }
 
+/* base: the candidate whose block shape c is (--variants), or NULL. */
 static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
-                            const char *label) {
+                            const Candidate *base, const char *label) {
   double ns = c->predicted_ns_per_elem;
   printf("%6s  %9.4f  %9.1f  %d kernel%s\n", label, ns, ns > 0 ? 1000.0 / ns : 0.0, c->nkernels,
          c->nkernels == 1 ? "" : "s");
-  if (c->shape_of)
-    printf("        the #1 with its kernel %d in another block shape (--variants)\n", c->shape_of);
+  if (base)
+    printf("        rank %d with its kernel %d in another block shape (--variants)\n", base->rank,
+           c->shape_of);
   for (int k = 0; k < c->nkernels; k++) print_kernel(dag, t, c->kernels[k], k);
   if (c->dag) { /* threads.c */
     char *loops = candidate_group_loops(c->dag);
@@ -235,11 +240,12 @@ static void print_ranking(const Session *s) {
     char label[16];
     snprintf(label, sizeof label, "%d", s->res->cands[r].rank ? s->res->cands[r].rank : r + 1);
     const Candidate *c = &s->res->cands[r];
-    print_candidate(candidate_dag(s->dag, c), s->target, c, label);
+    print_candidate(candidate_dag(s->dag, c), s->target, c,
+                    c->shape_of ? candidate_shape_base(s->res, c) : NULL, label);
   }
   if (s->res->unfused) {
     printf("\nfor comparison, one kernel per call (KAS's fallback):\n");
-    print_candidate(s->dag, s->target, s->res->unfused, "unfus");
+    print_candidate(s->dag, s->target, s->res->unfused, NULL, "unfus");
   }
 }
 
@@ -331,10 +337,11 @@ int cmd_plan(const CliOptions *o) {
       const Candidate *c = &s.res->cands[r];
       char *calls = candidate_calls(s.dag, c);
       printf("%d %.6g %s", r + 1, c->predicted_ns_per_elem, calls);
-      if (c->shape_of) { /* the same calls as the #1: say what differs */
+      const Candidate *base = c->shape_of ? candidate_shape_base(s.res, c) : NULL;
+      if (base) { /* the same calls as base: say what differs */
         const KernelPlan *k = c->kernels[c->shape_of - 1];
-        printf("  (rank 1 with kernel %d in block shape E=%d, %d threads)", c->shape_of, k->e,
-               k->threads * dag_groups(candidate_dag(s.dag, c)));
+        printf("  (rank %d with kernel %d in block shape E=%d, %d threads)", base->rank,
+               c->shape_of, k->e, k->threads * dag_groups(candidate_dag(s.dag, c)));
       }
       putchar('\n');
       free(calls);

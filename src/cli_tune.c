@@ -48,6 +48,17 @@ static char *trimmed(const char *dir) {
   return d;
 }
 
+/* The embed header's reason for shipping c (malloc'ed): tune_choose's, and for a block shape of
+ * another candidate (--variants), which has that candidate's calls, what differs. */
+static char *shipped_why(const Session *s, const Candidate *c, const char *why) {
+  const Candidate *base = c->shape_of ? candidate_shape_base(s->res, c) : NULL;
+  if (!base) return xstrdup(why);
+  const KernelPlan *k = c->kernels[c->shape_of - 1];
+  int groups = dag_groups(candidate_dag(s->dag, c)); /* threads.c: a block holds them all */
+  return xasprintf("%s It is cand%02d with its kernel %d in another block shape: E = %d, %d "
+                   "threads per block.", why, base->rank, c->shape_of, k->e, k->threads * groups);
+}
+
 static bool reemit(const CliOptions *o, const Session *s, const char *dir, const TuneChoice *ch) {
   const char *slash = strrchr(dir, '/');
   const char *base = slash ? slash + 1 : dir;
@@ -58,15 +69,7 @@ static bool reemit(const CliOptions *o, const Session *s, const char *dir, const
   }
   char *parent = slash ? xstrndup(dir, slash == dir ? 1 : (size_t)(slash - dir)) : xstrdup(".");
   const Candidate *c = &s->res->cands[ch->row->predicted_rank - 1];
-  char *why = xstrdup(ch->why);
-  if (c->shape_of) { /* --variants: the same calls as cand01, so say what differs */
-    const KernelPlan *k = c->kernels[c->shape_of - 1];
-    int groups = dag_groups(candidate_dag(s->dag, c)); /* threads.c: a block holds them all */
-    char *more = xasprintf("%s It is cand01 with its kernel %d in another block shape: E = %d, "
-                           "%d threads per block.", why, c->shape_of, k->e, k->threads * groups);
-    free(why);
-    why = more;
-  }
+  char *why = shipped_why(s, c, ch->why);
   EmitOptions eo = {.out_dir = parent, .default_n = o->n, .target = s->target, .embed = c,
                     .embed_why = why};
   bool ok = emit_all(s->dag, s->lib, s->db, s->res, &eo);

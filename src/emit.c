@@ -380,23 +380,27 @@ static void describe_layouts(StrBuf *sb, const Dag *dag, const Target *t) {
 
 /* "Variants: --variants 5: cand02, cand04 are cand01 with its kernel 1 in other block
  * shapes." (`kasgen tune` reads the K back: the search it repeats must give these candidates.) */
-static void describe_variants(StrBuf *sb, const CandidateEntry *ents, int count, int asked) {
-  sb_printf(sb, "Variants: --variants %d", asked);
-  int n = 0, kernel = 0;
+static void describe_variants(StrBuf *sb, const SearchResult *res, const CandidateEntry *ents,
+                              int count) {
+  sb_printf(sb, "Variants: --variants %d", res->stats.variants_asked);
+  int n = 0;
+  const Candidate *v = NULL;
   for (int i = 0; i < count; i++)
     if (ents[i].cand->shape_of) {
       sb_printf(sb, "%s%s", n++ ? ", " : ": ", ents[i].name);
-      kernel = ents[i].cand->shape_of;
+      v = ents[i].cand;
     }
-  if (n)
-    sb_printf(sb, " %s cand01 with its kernel %d in other block shape%s.\n", n == 1 ? "is" : "are",
-              kernel, n == 1 ? "" : "s");
+  const Candidate *base = v ? candidate_shape_base(res, v) : NULL;
+  if (base)
+    sb_printf(sb, " %s cand%02d with its kernel %d in other block shape%s.\n",
+              n == 1 ? "is" : "are", base->rank, v->shape_of, n == 1 ? "" : "s");
   else
     sb_puts(sb, ": none.\n");
 }
 
 static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
-                       const CandidateEntry *ents, int count, long default_n, int variants) {
+                       const SearchResult *res, const CandidateEntry *ents, int count,
+                       long default_n) {
   StrBuf sb;
   sb_init(&sb);
   int nranked = ranked(ents, count);
@@ -412,7 +416,7 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
   sb_printf(&sb, "Precision: %s; layouts: ", target_precision_name(t->precision));
   describe_layouts(&sb, dag, t);
   sb_puts(&sb, ".\n");
-  describe_variants(&sb, ents, count, variants);
+  describe_variants(&sb, res, ents, count);
   sb_puts(&sb, "\n");
   sb_printf(&sb, "%-5s %-8s %12s %8s  %s\n", "rank", "name", "ns/element", "kernels",
             "implementations per kernel");
@@ -462,14 +466,14 @@ static bool put(EmitDir *d, const char *rel, char *text) {
 }
 
 static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, const Target *t,
-                            const CandidateEntry *ents, int count, long default_n,
-                            int variants) {
+                            const SearchResult *res, const CandidateEntry *ents, int count,
+                            long default_n) {
   bool ok = put(d, "common/kas_candidates.h",
                 emit_candidates_header(dag, t, ents, count, default_n));
   ok = ok && put(d, "common/all_kernels.cu", emit_all_kernels(dag, ents, count));
   ok = ok && put(d, "Makefile", makefile_text(dag, ents, count, default_n));
   ok = ok && put(d, "plot.gp", plot_gp(dag));
-  ok = ok && put(d, "index.txt", index_txt(dag, db, t, ents, count, default_n, variants));
+  ok = ok && put(d, "index.txt", index_txt(dag, db, t, res, ents, count, default_n));
   return ok;
 }
 
@@ -619,7 +623,7 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
       if (ents[i].cand == opt->embed) w = i;
     ok = emit_embed(d, dag, lib, t, ents[w].cand, ents[w].unaligned, opt ? opt->embed_why : NULL);
   }
-  ok = ok && emit_spec_files(d, dag, db, t, ents, count, default_n, res->stats.variants_asked);
+  ok = ok && emit_spec_files(d, dag, db, t, res, ents, count, default_n);
   free_entries(ents, count);
   bool closed = emit_dir_close(d);
   return ok && closed;

@@ -1300,6 +1300,10 @@ typedef struct {
   Dag *group_dags[2]; /* threads.c's DAGs of one group's calls, which some candidates' plans
                          are of (owned), or NULL */
 } SearchResult;
+/* The candidate of r whose block shape variant v is (--variants): the one of the same partition
+ * that is no variant (the #1 of the model, whose rank ptxas's registers may have moved); NULL if
+ * none. */
+const Candidate *candidate_shape_base(const SearchResult *r, const Candidate *v);
 
 /* Thread mapping contract between plan construction (sync.c) and the emitters: a call whose
  * implementation has another block shape than the kernel runs on the kernel threads with linear

@@ -595,6 +595,17 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
   for (int k = 0; k < r->ncands; k++) r->cands[k].rank = k + 1;
 }
 
+const Candidate *candidate_shape_base(const SearchResult *r, const Candidate *v) {
+  for (int c = 0; c < r->ncands; c++) {
+    const Candidate *x = &r->cands[c];
+    bool same = !x->shape_of && x->dag == v->dag && x->nkernels == v->nkernels;
+    for (int k = 0; k < x->nkernels && same; k++)
+      same = nodeset_equal(&x->kernels[k]->nodes, &v->kernels[k]->nodes);
+    if (same) return x;
+  }
+  return NULL;
+}
+
 /* The kernel of c predicted slowest: the one whose block shape matters most. */
 static int costliest_kernel(const Candidate *c) {
   int k = 0;
@@ -605,9 +616,9 @@ static int costliest_kernel(const Candidate *c) {
 
 /* --variants K: up to K of the top N are the predicted #1 with its costliest kernel in another
  * block shape (E and threads per block), the best plan of each shape (combine_shapes), in place
- * of the partitions ranked last.  The model's error between block shapes of one kernel reached
- * 40% on an H200 where the partitions' order was right (docs/search.md, "Other block shapes"):
- * a GPU run measures them, and `kasgen tune` ships the fastest. */
+ * of the partitions ranked last.  On an H200 another shape than the model's ran in up to 44% less
+ * time where the partitions' order was right (docs/search.md, "Other block shapes"): a GPU run
+ * measures them, and `kasgen tune` ships the fastest. */
 static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
                                SearchResult *r) {
   int want = opt->top > 1 && opt->variants < opt->top ? opt->variants : opt->top - 1;

@@ -204,7 +204,7 @@ grep -q 'pair_blocks18.xml: 9 measured candidates of pair_blocks18 (1 left out' 
 #    with --variants given it is.
 dir="$tmp/gen9/synctest"
 "$KASGEN" specs/synctest.spec --top 4 --db "$tmp/db7.xml" --out "$tmp/gen9" >/dev/null 2>"$tmp/err"
-grep -q 'note: --variants 5: ranks .* are the #1 with its kernel 1 in other block shapes' "$tmp/err" ||
+grep -q 'note: --variants 5: ranks .* are rank 1 with its kernel 1 in other block shapes' "$tmp/err" ||
   { cat "$tmp/err"; fail "variants: no note"; }
 variant=$(sed -n 's/^Variants: --variants 5: \(cand0[2-4]\).* are cand01 with its kernel 1 in other block shapes\.$/\1/p' "$dir/index.txt")
 [ -n "$variant" ] || { cat "$dir/index.txt"; fail "variants: index.txt does not name them"; }
