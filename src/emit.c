@@ -398,9 +398,10 @@ static void describe_variants(StrBuf *sb, const SearchResult *res, const Candida
     sb_puts(sb, ": none.\n");
 }
 
+/* embedded: the entry embed/ wraps, or NULL when there is none. */
 static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
                        const SearchResult *res, const CandidateEntry *ents, int count,
-                       long default_n) {
+                       const CandidateEntry *embedded, long default_n) {
   StrBuf sb;
   sb_init(&sb);
   int nranked = ranked(ents, count);
@@ -452,9 +453,10 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
       free(loops);
     }
   }
-  if (count > 0 && ents[0].rank == 1)
-    sb_printf(&sb, "\nEmbedding: embed/kas_%s.h and embed/kas_%s.cu wrap %s.\n", dag->spec->name,
-              dag->spec->name, ents[0].name);
+  if (embedded)
+    sb_printf(&sb, "\nEmbedding: embed/kas_%s.h and embed/kas_%s.cu wrap %s%s.\n", dag->spec->name,
+              dag->spec->name, embedded->name,
+              embedded->rank == 1 ? "" : " (chosen by kasgen tune; the header says why)");
   return sb_take(&sb);
 }
 
@@ -467,13 +469,13 @@ static bool put(EmitDir *d, const char *rel, char *text) {
 
 static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, const Target *t,
                             const SearchResult *res, const CandidateEntry *ents, int count,
-                            long default_n) {
+                            const CandidateEntry *embedded, long default_n) {
   bool ok = put(d, "common/kas_candidates.h",
                 emit_candidates_header(dag, t, ents, count, default_n));
   ok = ok && put(d, "common/all_kernels.cu", emit_all_kernels(dag, ents, count));
   ok = ok && put(d, "Makefile", makefile_text(dag, ents, count, default_n));
   ok = ok && put(d, "plot.gp", plot_gp(dag));
-  ok = ok && put(d, "index.txt", index_txt(dag, db, t, res, ents, count, default_n));
+  ok = ok && put(d, "index.txt", index_txt(dag, db, t, res, ents, count, embedded, default_n));
   return ok;
 }
 
@@ -617,13 +619,15 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
   for (int i = 0; ok && i < count; i++)
     ok = emit_cuda_candidate(d, dag, t, ents[i].cand, ents[i].unaligned, ents[i].name);
   ok = ok && emit_fusion_pictures(d, dag, t, ents, count);
+  const CandidateEntry *embedded = NULL;
   if (ok && res->ncands > 0) { /* the predicted best, unless `kasgen tune` chose another */
     int w = 0;
     for (int i = 0; opt && opt->embed && i < count; i++)
       if (ents[i].cand == opt->embed) w = i;
+    embedded = &ents[w];
     ok = emit_embed(d, dag, lib, t, ents[w].cand, ents[w].unaligned, opt ? opt->embed_why : NULL);
   }
-  ok = ok && emit_spec_files(d, dag, db, t, res, ents, count, default_n);
+  ok = ok && emit_spec_files(d, dag, db, t, res, ents, count, embedded, default_n);
   free_entries(ents, count);
   bool closed = emit_dir_close(d);
   return ok && closed;

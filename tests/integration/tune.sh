@@ -60,6 +60,8 @@ grep -q '^   1    1  cand01 ' "$tmp/out" || fail "side-by-side table: cand01 row
 grep -q '^as generated: spearman ' "$tmp/out" || fail "figures"
 grep -q 'Chosen by kasgen tune: cand03 measured best on Test GPU' "$header" || fail "header: choice"
 grep -q 'kas_synctest_cand03_launch' "$source" || fail "embed does not wrap cand03"
+grep -q '^Embedding: .* wrap cand03 (chosen by kasgen tune' "$dir/index.txt" ||
+  fail "index.txt does not name the shipped candidate"
 ! grep -q 'kas_synctest_cand01_' "$source" || fail "embed still wraps cand01"
 [ -f "$dir/results.xml" ] || fail "results.xml removed"
 [ -f "$dir/cand01/kernels.cu" ] || fail "candidates removed"
