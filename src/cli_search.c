@@ -133,7 +133,6 @@ bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
                       .variants = o->variants < 0 ? SEARCH_VARIANTS : o->variants};
   s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
-  /* `plan` keeps the model's own ranking: the same on every machine (the goldens). */
   /* Opt-in: a cold nvcc run costs seconds, and the default must stay interactive (docs/search.md);
    * `plan` keeps the model's own ranking: the same on every machine (the goldens). */
   if (o->ptxas && strcmp(o->command, "plan"))

@@ -1059,7 +1059,8 @@ KernelPlan **combine_shapes(SearchContext *ctx, NodeSet nodes, int *nplans_out) 
   for (int k = 0; k < out.n; k++) {
     const KernelPlan *p = out.v[k].plan;
     bool seen = false;
-    for (int j = 0; j < n && !seen; j++) seen = plans[j]->e == p->e && plans[j]->threads == p->threads;
+    for (int j = 0; j < n && !seen; j++)
+      seen = plans[j]->e == p->e && plans[j]->threads == p->threads;
     if (seen) {
       built_free(&out.v[k]);
     } else {

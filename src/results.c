@@ -14,8 +14,8 @@
  *                  round-min-ns=NUM? round-max-ns=NUM?/>
  *   spearman    = <spearman value=NUM|nan/>
  *
- * calls (absent from older files) is each kernel's calls as `kasgen plan`
- * prints them (candidate_calls): it tells apart candidates that share their kernels' string.
+ * calls (absent from older files) is each kernel's calls as `kasgen plan` prints them
+ * (candidate_calls): it tells apart candidates that share their kernels' string.
  * predicted-rank 0 marks "unfused" (shown, not ranked).  measured-ns is the median of the
  * rounds' medians; round-min-ns and round-max-ns are the fastest and slowest round's median, the
  * run-to-run spread that `kasgen tune` compares differences with.
