@@ -1006,9 +1006,9 @@ static void built_free(Built *b) {
   plan_recipe_free(&b->recipe);
 }
 
-/* Every valid plan of the fusion (keep_all) or the beam's best, best first (a stable sort keeps
- * the order of equal predictions). */
-static PlanList combine(SearchContext *ctx, NodeSet nodes, bool keep_all) {
+/* Every valid plan of the fusion (keep_all), or the plans of the best `builds` choices of the
+ * beam's last level; best first (a stable sort keeps the order of equal predictions). */
+static PlanList combine(SearchContext *ctx, NodeSet nodes, bool keep_all, int builds) {
   PlanList out = {0};
   NodeSet outside = nodeset_minus(nodes, nodeset_range(0, ctx->dag->nnodes));
   if (!nodeset_is_empty(&nodes) && nodeset_is_empty(&outside)) {
@@ -1022,59 +1022,54 @@ static PlanList combine(SearchContext *ctx, NodeSet nodes, bool keep_all) {
       }
       free(pool.mem);
     } else {
-      beam_search(fi, &out, FINAL_BUILDS);
+      beam_search(fi, &out, builds);
     }
     fusion_info_free(fi);
   }
   if (out.n > 1) qsort(out.v, (size_t)out.n, sizeof *out.v, by_prediction);
-  if (!keep_all)
-    while (out.n > KEEP_PLANS) built_free(&out.v[--out.n]);
   return out;
 }
 
-KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out) {
-  PlanList out = combine(ctx, nodes, keep_all);
-  *nplans_out = out.n;
-  KernelPlan **plans = out.n ? xmalloc(sizeof *plans * (size_t)out.n) : NULL;
-  for (int k = 0; k < out.n; k++) {
-    plans[k] = out.v[k].plan;
-    plan_recipe_free(&out.v[k].recipe);
+/* The plans of l (malloc'ed array; NULL when none), their recipes freed; l is emptied. */
+static KernelPlan **take_plans(PlanList *l, int *nplans_out) {
+  KernelPlan **plans = l->n ? xmalloc(sizeof *plans * (size_t)l->n) : NULL;
+  for (int k = 0; k < l->n; k++) {
+    plans[k] = l->v[k].plan;
+    plan_recipe_free(&l->v[k].recipe);
   }
-  free(out.v);
+  *nplans_out = l->n;
+  free(l->v);
+  *l = (PlanList){0};
   return plans;
 }
 
+KernelPlan **combine_fusion(SearchContext *ctx, NodeSet nodes, bool keep_all, int *nplans_out) {
+  PlanList out = combine(ctx, nodes, keep_all, FINAL_BUILDS);
+  if (!keep_all)
+    while (out.n > KEEP_PLANS) built_free(&out.v[--out.n]);
+  return take_plans(&out, nplans_out);
+}
+
 KernelPlan **combine_shapes(SearchContext *ctx, NodeSet nodes, int *nplans_out) {
-  PlanList out = {0};
-  *nplans_out = 0;
-  NodeSet outside = nodeset_minus(nodes, nodeset_range(0, ctx->dag->nnodes));
-  if (nodeset_is_empty(&nodes) || !nodeset_is_empty(&outside)) return NULL;
-  FusionInfo *fi = fusion_info_new(ctx, nodes);
   /* every state of the last level: it keeps the best of each E (diverse_survivors) */
-  beam_search(fi, &out, INT_MAX);
-  fusion_info_free(fi);
-  if (out.n > 1) qsort(out.v, (size_t)out.n, sizeof *out.v, by_prediction);
-  KernelPlan **plans = out.n ? xmalloc(sizeof *plans * (size_t)out.n) : NULL;
-  int n = 0;
+  PlanList out = combine(ctx, nodes, false, INT_MAX);
+  int n = 0; /* the first (best) of each shape moves to the front */
   for (int k = 0; k < out.n; k++) {
     const KernelPlan *p = out.v[k].plan;
     bool seen = false;
     for (int j = 0; j < n && !seen; j++)
-      seen = plans[j]->e == p->e && plans[j]->threads == p->threads;
-    if (seen) {
+      seen = out.v[j].plan->e == p->e && out.v[j].plan->threads == p->threads;
+    if (seen)
       built_free(&out.v[k]);
-    } else {
-      plans[n++] = out.v[k].plan;
-      plan_recipe_free(&out.v[k].recipe);
-    }
+    else
+      out.v[n++] = out.v[k];
   }
-  free(out.v);
-  *nplans_out = n;
-  return plans;
+  out.n = n;
+  return take_plans(&out, nplans_out);
 }
 
 bool combine_best_recipe(SearchContext *ctx, NodeSet nodes, PlanRecipe *best) {
-  PlanList out = combine(ctx, nodes, false);
+  PlanList out = combine(ctx, nodes, false, FINAL_BUILDS);
   *best = (PlanRecipe){0};
   for (int k = 0; k < out.n; k++) {
     kernel_plan_free(out.v[k].plan);

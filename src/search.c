@@ -491,10 +491,17 @@ char *candidate_kernels(const Candidate *c) {
 
 /* The best plan of all of d's calls in one kernel (a kernel of groups: its intermediates would
  * need a workspace per group across kernels), or NULL where none can launch. */
-static KernelPlan *whole_kernel(const Dag *d, const TimingDb *db, const SearchOptions *opt) {
-  SearchContext *ctx = search_context_new(d, db, opt->target);
+/* A context for dag planned as opt asks (its beam width and loops; no deadline). */
+static SearchContext *options_context(const Dag *dag, const TimingDb *db,
+                                      const SearchOptions *opt) {
+  SearchContext *ctx = search_context_new(dag, db, opt->target);
   if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
   ctx->loops = opt->loops;
+  return ctx;
+}
+
+static KernelPlan *whole_kernel(const Dag *d, const TimingDb *db, const SearchOptions *opt) {
+  SearchContext *ctx = options_context(d, db, opt);
   KernelPlan *p = plan_memo_build(ctx, nodeset_range(0, d->nnodes));
   search_context_free(ctx);
   if (p && isfinite(p->predicted_ns_per_elem)) return p;
@@ -505,10 +512,8 @@ static KernelPlan *whole_kernel(const Dag *d, const TimingDb *db, const SearchOp
 /* The search proper, on dag alone. */
 static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
   double start = clock_seconds();
-  SearchContext *ctx = search_context_new(dag, db, opt->target);
-  if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
+  SearchContext *ctx = options_context(dag, db, opt);
   if (opt->time_limit > 0) ctx->deadline = start + opt->time_limit;
-  ctx->loops = opt->loops;
   SearchResult *r = xcalloc(1, sizeof *r);
   r->loops = opt->loops;
   r->stats = initial_stats(ctx, opt);
@@ -627,9 +632,7 @@ static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchO
   const Candidate best = r->cands[0];
   int k = costliest_kernel(&best), nshapes;
   const KernelPlan *own = best.kernels[k];
-  SearchContext *ctx = search_context_new(candidate_dag(dag, &best), db, opt->target);
-  if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
-  ctx->loops = opt->loops;
+  SearchContext *ctx = options_context(candidate_dag(dag, &best), db, opt);
   KernelPlan **shapes = combine_shapes(ctx, own->nodes, &nshapes);
   Candidate *v = xcalloc((size_t)want, sizeof *v);
   int nv = 0;
