@@ -202,6 +202,7 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEnt
           "  int nkernels;\n"
           "  const char *kernels;          /* implementations per kernel, kernels split by \" | \" */\n"
           "  const char *calls;            /* each kernel's calls, as `kasgen plan` prints them */\n"
+          "  const char *shapes;           /* each kernel's elements and threads per block */\n"
           "  /* ld: the leading dimension of the component-major arrays (0: n) */\n"
           "#ifdef KAS_CANDIDATES_DEVICE\n"
           "  int (*launch)(const kas_real *const *in, kas_real *const *out, void *workspace,\n"
@@ -224,6 +225,10 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEnt
     char *calls = candidate_calls(dag, ents[i].cand);
     c_string_lines(&sb, calls, 5);
     free(calls);
+    sb_puts(&sb, ",\n     ");
+    char *shapes = candidate_shapes(ents[i].cand);
+    c_string_lines(&sb, shapes, 5);
+    free(shapes);
     sb_printf(&sb,
               ",\n#ifdef KAS_CANDIDATES_DEVICE\n     kas_%s_launch, kas_%s_workspace_bytes,\n#endif\n"
               "#ifdef KAS_CANDIDATES_HOST\n     kas_%s_launch_host, kas_%s_host_workspace_bytes,\n"

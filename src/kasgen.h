@@ -1230,6 +1230,10 @@ void sb_kernel_calls(StrBuf *sb, const Dag *dag, const KernelPlan *p);
  * " in 4 groups (N = 0..3)".  Unlike candidate_kernels it tells apart candidates that split the
  * same calls otherwise between the same implementations.  malloc'ed. */
 char *candidate_calls(const Dag *spec_dag, const Candidate *c);
+/* "{E=32 threads=64} {E=8 threads=96}": each kernel's block shape, elements and threads per
+ * block (of all its groups, threads.c), as the harness writes it to results.xml: it tells apart
+ * the block shapes of one candidate (--variants), which share their calls.  malloc'ed. */
+char *candidate_shapes(const Candidate *c);
 /* "N = 0..3" or "N = 0..3, M = 0..3": the loops whose iterations the groups of threads.c's DAG d
  * run.  malloc'ed. */
 char *candidate_group_loops(const Dag *d);
@@ -1764,6 +1768,7 @@ int units_emit(const Library *lib, const char *out_dir, Precision precision,
 typedef struct {
   char *name, *kernels;
   char *calls; /* each kernel's calls (candidate_calls), or NULL in files written before them */
+  char *shapes; /* each kernel's block shape (candidate_shapes), or NULL in older files */
   long nkernels, predicted_rank, measured_rank, correct;
   double predicted_ns, measured_ns, melem_s, gbs, copy_pct, error;
   double round_min_ns, round_max_ns; /* the fastest and slowest round's median; NAN if absent */

@@ -472,6 +472,17 @@ char *candidate_calls(const Dag *spec_dag, const Candidate *c) {
   return sb_take(&sb);
 }
 
+char *candidate_shapes(const Candidate *c) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "");
+  int groups = c->dag ? dag_groups(c->dag) : 1; /* threads.c: a block holds them all */
+  for (int k = 0; k < c->nkernels; k++)
+    sb_printf(&sb, "%s{E=%d threads=%d}", k ? " " : "", c->kernels[k]->e,
+              c->kernels[k]->threads * groups);
+  return sb_take(&sb);
+}
+
 char *candidate_kernels(const Candidate *c) {
   StrBuf sb;
   sb_init(&sb);

@@ -4,7 +4,7 @@
  *
  *   1. searches again for the spec DIR was generated from, and checks that the search gives the
  *      candidates of the run, rank by rank (the same kernels, implementation by implementation,
- *      and call by call where the run's file gives the calls);
+ *      and call by call and block shape by shape where the run's file gives them);
  *      a calibration written since the run is set aside when the run was generated without it;
  *   2. shows the predicted and measured ranks side by side, with the current model's prediction
  *      (calibrated, when a calibration is stored) and the three figures the model is judged by:
@@ -60,18 +60,20 @@ int tune_variants_of_folder(const char *dir) {
   return k > 0 && k <= 100000 ? (int)k : 0; /* main.c's range of --variants */
 }
 
-/* Whether c is the row's candidate by what the row names: its kernels' implementations, and
- * where the row has them (files written since the harness wrote them), its kernels' calls. */
-static bool same_kernels(const Dag *dag, const Candidate *c, const ResultRow *row) {
-  char *k = candidate_kernels(c);
-  bool same = row->kernels && !strcmp(k, row->kernels);
-  free(k);
-  if (same && row->calls) {
-    char *calls = candidate_calls(dag, c);
-    same = !strcmp(calls, row->calls);
-    free(calls);
-  }
+/* Whether text (malloc'ed, freed here) is what the row gives, or the row gives nothing. */
+static bool same_or_absent(char *text, const char *given) {
+  bool same = !given || !strcmp(text, given);
+  free(text);
   return same;
+}
+
+/* Whether c is the row's candidate by what the row names: its kernels' implementations, and
+ * where the row has them (files written since the harness wrote them), its kernels' calls and
+ * block shapes. */
+static bool same_kernels(const Dag *dag, const Candidate *c, const ResultRow *row) {
+  return row->kernels && same_or_absent(candidate_kernels(c), row->kernels) &&
+         (!row->calls || same_or_absent(candidate_calls(dag, c), row->calls)) &&
+         (!row->shapes || same_or_absent(candidate_shapes(c), row->shapes));
 }
 
 /* Whether x and y are the same prediction, to rounding. */
@@ -93,10 +95,11 @@ const Candidate *tune_candidate_of(const Dag *dag, const SearchResult *res, cons
   /* A search that gained candidates since the run ranks them elsewhere.  An older row names
    * only implementations, which candidates that split a loop's iterations differently between
    * the same kernels share (pair_blocks18's 0.3771 and 0.3849 ns); a row's calls tell those
-   * apart, but not two block shapes of one kernel (--variants).  Of the candidates left, the one
-   * predicted nearest to the run's own prediction is the row's; two equally near (within 1e-5 of
-   * it, no less than a unit of the six digits the harness writes) and predicted differently
-   * leave it ambiguous (isomorphic twins, predicted alike, are the same to the model). */
+   * apart, and its shapes two block shapes of one kernel (--variants), but files written before
+   * them lack them.  Of the candidates left, the one predicted nearest to the run's own
+   * prediction is the row's; two equally near (within 1e-5 of it, no less than a unit of the six
+   * digits the harness writes) and predicted differently leave it ambiguous (isomorphic twins,
+   * predicted alike, are the same to the model). */
   const Candidate *found = NULL;
   for (int c = 0; !strict && c < res->ncands; c++)
     if (same_kernels(dag, &res->cands[c], row) &&

@@ -13,7 +13,8 @@
 #   - a kernel of groups of threads (threads.c) measured best ships too;
 #   - rows of a run the search now ranks otherwise are found by their kernels and calls, or in
 #     older files by their kernels and predictions;
-#   - a block shape of the #1 (--variants) measured best ships, tune reading K from index.txt.
+#   - a block shape of the #1 (--variants) measured best ships, tune reading K from index.txt;
+#     a row whose block shapes are another rank's is not taken for its rank's candidate.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -227,6 +228,30 @@ rc=0
   { cat "$tmp/err"; fail "variants: a folder without the line was searched with variants"; }
 "$KASGEN" tune "$dir" --db "$tmp/db9.xml" --variants 5 >"$tmp/out" 2>"$tmp/err" ||
   { cat "$tmp/err"; fail "variants: tune --variants 5 exit"; }
+#    The harness writes each row's block shapes (the candidate table's, in rank order): a row
+#    whose shapes are another variant's is not the candidate of its rank, which shares its calls.
+shapes_of() { grep -o '"{E=[^"]*}"' "$dir/common/kas_candidates.h" | sed -n "$1p" | tr -d '"'; }
+[ "$(shapes_of 1)" != "$(shapes_of 2)" ] || fail "variants: the table gives one shape twice"
+with_shapes() { # rank whose shapes each row gives, per row
+  local r=1
+  for s in "$@"; do
+    sed -i "s|name=\"cand0$r\" |&shapes=\"$(shapes_of "$s")\" |" "$dir/results.xml"
+    r=$((r + 1))
+  done
+}
+write_results "$dir/results.xml" "$(timed 1)" "$(timed 2)" "$(timed 3)" "$(timed 4)"
+with_shapes 1 2 3 4
+grep -q 'cand02" shapes="{E=' "$dir/results.xml" || fail "variants: shapes not written"
+"$KASGEN" tune "$dir" --db "$tmp/db9.xml" --variants 5 >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "variants: tune with shapes exit"; }
+grep -q "Chosen by kasgen tune: $variant measured best" "$dir/embed/kas_synctest.h" ||
+  fail "variants: with shapes, the measured best shape did not ship"
+write_results "$dir/results.xml" "$(timed 1)" "$(timed 2)" "$(timed 3)" "$(timed 4)"
+with_shapes 1 3 2 4
+rc=0
+"$KASGEN" tune "$dir" --db "$tmp/db9.xml" --variants 5 >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'error: the search no longer gives the candidate measured as cand02' "$tmp/err" ||
+  { cat "$tmp/err"; fail "variants: a row of another block shape was taken for its rank's"; }
 
 # 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
 if [ -n "${NVCC:-}" ]; then
