@@ -4,9 +4,10 @@
  * `kasgen calibrate DIR` (cli_tune.c) reads the results of GPU runs (DIR/<spec>/results.xml of
  * generated folders, or DIR/<name>.xml files), finds each run's candidates again by searching for
  * its spec with the uncalibrated model (tune.c: the same kernels), and calibrate.c fits
- * eight constants of the model (ModelCalibration) to the correct candidates' measured times:
+ * nine constants of the model (ModelCalibration) to the correct candidates' measured times:
  *
- *   t(candidate) = Σ_kernels [hypot(a · max(IO', COMPUTE), floor) + b · barriers + spills + c]
+ *   t(candidate) = Σ_kernels [hypot(a · max(IO', COMPUTE), floor) + b · barriers
+ *                             + w · barriers × warps per block / resident elements + spills + c]
  *                  + launches
  *   IO'  = (REQ^p + REST^p)^(1/p)
  *   REQ  = r1 · requests by one thread + rs · (requests by several + s · (covered - them / 2))
@@ -14,13 +15,14 @@
  *
  * a (work_scale), r1, rs and l (the IO parts' scales), p (requests_overlap) and s
  * (coverage_slope) by coordinate descent, each on a scan of its range refined by a golden-section
- * search, and for each point b (barrier_scale) and c (kernel_ns) by weighted linear least squares
- * (both kept >= 0), minimizing the sum of squared relative errors.  Why these: the model is
+ * search, and for each point b (barrier_scale), w (barrier_warp_ns) and c (kernel_ns) by
+ * weighted linear least squares (all kept >= 0), minimizing the sum of squared relative errors.  Why these: the model is
  * pessimistic throughout (a); the L2 write requests of slices saved straight and the lines of
  * slices loaded are the terms measured candidates disagree with most, each in its own direction
  * (r1, rs, l; docs/model.md); the request term's time overlaps the other moves in part (p), and
  * several threads' requests cost less where the kernel saves more of the record (s); and it
- * misjudges one kernel with barriers against two without (b against c).  Nsight Compute says the
+ * misjudges one kernel with barriers against two without (b against c), and a block waits
+ * longer at a barrier the more warps it has (w: the H200's block shapes of one fusion).  Nsight Compute says the
  * request term stands in for latency in the generated kernels (docs/model.md): p and s are
  * fitted, not derived.
  *
@@ -31,16 +33,17 @@
  *   store       = <kasgen-measured version="1"> calibration? spec* </kasgen-measured>
  *   calibration = <calibration work-scale=NUM requests-one-scale=NUM? requests-shared-scale=NUM?
  *                  lines-scale=NUM? requests-overlap=NUM? coverage-slope=NUM? barrier-scale=NUM
- *                  kernel-ns=NUM specs=INT candidates=INT fitted-on=TEXT/>
+ *                  barrier-warp-ns=NUM? kernel-ns=NUM specs=INT candidates=INT fitted-on=TEXT/>
  *                  (stores written before them lack the optional constants: an IO scale left
- *                  out is 1, requests-overlap 1, coverage-slope 0)
+ *                  out is 1, requests-overlap 1, coverage-slope 0, barrier-warp-ns 0)
  *   spec        = <spec name=TEXT device=TEXT> candidate+ </spec>
  *   candidate   = <candidate name=TEXT predicted-rank=INT kernels=TEXT measured-ns=NUM/>
  *
  * The store is data copied between machines like a results file: read through xml_input.c (no
  * DTD, no network), every number checked, errors located; written through a temporary file and
  * rename.  A calibration fitted on some specs says nothing of its accuracy on them as a
- * prediction: benchmarks/model_eval.sh evaluates it on specs left out of the fit.
+ * prediction: `kasgen calibrate DIR --held-out` (calibration_held_out) fits once per spec, on
+ * the other specs' runs, and judges the spec's runs by that fit.
  */
 #include "kasgen.h"
 
@@ -93,12 +96,14 @@ static bool number_of(const char *path, const char *text, xmlNodePtr n, const ch
 }
 
 /* The relative scales of IO's parts came with the store's second form, the requests' overlap
- * and coverage slope with its third; a store without them scales IO as a whole (1), its parts
- * summed (overlap 1), whatever the coverage (slope 0). */
+ * and coverage slope with its third, the barriers' cost per warp with its fourth; a store
+ * without them scales IO as a whole (1), its parts summed (overlap 1), whatever the coverage
+ * (slope 0) and the blocks' warps (0). */
 static bool scales_of(const char *path, const char *text, xmlNodePtr n, ModelCalibration *c) {
   c->requests_one_scale = c->requests_shared_scale = c->lines_scale = c->requests_overlap = 1;
-  c->coverage_slope = 0;
+  c->coverage_slope = c->barrier_warp_ns = 0;
   return number_or(path, text, n, "requests-one-scale", true, &c->requests_one_scale) &
+         number_or(path, text, n, "barrier-warp-ns", true, &c->barrier_warp_ns) &
          number_or(path, text, n, "requests-shared-scale", true, &c->requests_shared_scale) &
          number_or(path, text, n, "lines-scale", true, &c->lines_scale) &
          number_or(path, text, n, "requests-overlap", true, &c->requests_overlap) &
@@ -120,11 +125,12 @@ static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
              !scale_in_range(c->requests_shared_scale) || !scale_in_range(c->lines_scale) ||
              !(c->requests_overlap >= 1 && c->requests_overlap <= MAX_OVERLAP) ||
              !(fabs(c->coverage_slope) <= MAX_COVERAGE_SLOPE) || c->barrier_scale < 0 ||
-             c->barrier_scale > 100 || fabs(c->kernel_ns) > 100)) {
+             c->barrier_scale > 100 || !(c->barrier_warp_ns >= 0 && c->barrier_warp_ns <= 10000) ||
+             fabs(c->kernel_ns) > 100)) {
     diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
                "the calibration's constants are out of range (work-scale and the IO scales in "
                "(0, 10], requests-overlap in [1, 4], |coverage-slope| <= 1.99, barrier-scale in "
-               "[0, 100], |kernel-ns| <= 100)");
+               "[0, 100], barrier-warp-ns in [0, 10000], |kernel-ns| <= 100)");
     ok = false;
   }
   c->nspecs = (int)specs;
@@ -176,14 +182,20 @@ typedef struct {
   int nkernels;
   double launch;   /* the launch share the search adds */
   double measured; /* ns per element */
+  int run;         /* index in CalibrationSamples.runs; -1 for samples given outside a run */
 } Sample;
+
+typedef struct {
+  char *spec, *source; /* its spec's name, its results file */
+} Run;
 
 struct CalibrationSamples {
   Sample *s;
   int n, cap;
   StrBuf store;  /* the <spec> elements of the new store */
   StrBuf fitted; /* the specs' names */
-  int nspecs;
+  int nspecs;    /* runs begun (calibration_begin_spec) */
+  Run *runs;     /* each of them */
 };
 typedef CalibrationSamples Samples;
 
@@ -193,6 +205,8 @@ void calibration_samples_free(CalibrationSamples *all) {
   if (!all) return;
   for (int i = 0; i < all->n; i++) free(all->s[i].terms);
   free(all->s);
+  for (int r = 0; r < all->nspecs; r++) free(all->runs[r].spec), free(all->runs[r].source);
+  free(all->runs);
   sb_free(&all->store);
   sb_free(&all->fitted);
   free(all);
@@ -218,7 +232,7 @@ void calibration_add_terms(CalibrationSamples *all, const ModelTerms *terms, int
   }
   ModelTerms *copy = xmalloc(sizeof *copy * (size_t)(nkernels > 0 ? nkernels : 1));
   memcpy(copy, terms, sizeof *copy * (size_t)nkernels);
-  all->s[all->n++] = (Sample){copy, nkernels, launch, measured};
+  all->s[all->n++] = (Sample){copy, nkernels, launch, measured, all->nspecs - 1};
 }
 
 static void add_sample(Samples *all, SearchContext *ctx, const Candidate *c, double measured) {
@@ -230,7 +244,10 @@ static void add_sample(Samples *all, SearchContext *ctx, const Candidate *c, dou
 }
 
 
-void calibration_begin_spec(CalibrationSamples *all, const char *spec, const char *device) {
+void calibration_begin_spec(CalibrationSamples *all, const char *spec, const char *device,
+                            const char *source) {
+  all->runs = xrealloc(all->runs, sizeof *all->runs * (size_t)(all->nspecs + 1));
+  all->runs[all->nspecs] = (Run){xstrdup(spec), xstrdup(source ? source : "")};
   sb_puts(&all->store, "  <spec name=\"");
   xml_text(&all->store, spec);
   sb_puts(&all->store, "\" device=\"");
@@ -264,38 +281,92 @@ static double sq_error(const Samples *all, const ModelCalibration *c) {
   return e;
 }
 
-/* For the scales of `scales`: b and c >= 0 by weighted least squares of what the scaled work
- * leaves of each measured time, over the barrier sums and kernel counts. */
-static ModelCalibration fit_linear(const Samples *all, ModelCalibration scales) {
-  double xx = 0, xn = 0, nn = 0, xr = 0, nr = 0;
+/* The constants that enter the time linearly: ModelCalibration's barrier_scale, barrier_warp_ns
+ * and kernel_ns, on a sample's barrier time, its barriers' warps and its kernel count. */
+enum { NLINEAR = 3 };
+
+static void set_linear(ModelCalibration *c, const double *theta) {
+  c->barrier_scale = theta[0], c->barrier_warp_ns = theta[1], c->kernel_ns = theta[2];
+}
+
+/* Solves the n x n system a x = v (row stride NLINEAR) by Gaussian elimination with partial
+ * pivoting; false when it is singular. */
+static bool solve(double a[NLINEAR][NLINEAR], double *v, int n, double *x) {
+  for (int c = 0; c < n; c++) {
+    int p = c;
+    for (int r = c + 1; r < n; r++)
+      if (fabs(a[r][c]) > fabs(a[p][c])) p = r;
+    if (!(fabs(a[p][c]) > 1e-300)) return false;
+    for (int k = 0; k < n; k++) {
+      double t = a[c][k];
+      a[c][k] = a[p][k], a[p][k] = t;
+    }
+    double t = v[c];
+    v[c] = v[p], v[p] = t;
+    for (int r = c + 1; r < n; r++) {
+      double f = a[r][c] / a[c][c];
+      for (int k = c; k < n; k++) a[r][k] -= f * a[c][k];
+      v[r] -= f * v[c];
+    }
+  }
+  for (int r = n - 1; r >= 0; r--) {
+    x[r] = v[r];
+    for (int k = r + 1; k < n; k++) x[r] -= a[r][k] * x[k];
+    x[r] /= a[r][r];
+  }
+  return true;
+}
+
+/* For the scales of `scales`: the linear constants >= 0 by weighted least squares of what the
+ * scaled work leaves of each measured time.  The error is a quadratic in them, from the moments
+ * (rr - 2 theta.v + theta' A theta); the constrained minimum is the unconstrained one of some
+ * subset of them, the others 0, and with three there are eight subsets to try.  *err: the sum
+ * of squared relative errors at the result. */
+static ModelCalibration fit_linear(const Samples *all, ModelCalibration scales, double *err) {
+  double A[NLINEAR][NLINEAR] = {{0}}, v[NLINEAR] = {0}, rr = 0;
   scales.present = true;
   for (int i = 0; i < all->n; i++) {
     const Sample *s = &all->s[i];
-    double rest = s->measured - s->launch, x = 0, w = 1 / (s->measured * s->measured);
+    double rest = s->measured - s->launch, x[NLINEAR] = {0, 0, s->nkernels};
+    double w = 1 / (s->measured * s->measured);
     for (int k = 0; k < s->nkernels; k++) {
       rest -= hypot(model_calibrated_work(&s->terms[k], &scales), s->terms[k].floor) +
               s->terms[k].spill;
-      x += s->terms[k].barrier;
+      x[0] += s->terms[k].barrier, x[1] += s->terms[k].barrier_warps;
     }
-    xx += w * x * x, xn += w * x * s->nkernels, nn += w * s->nkernels * s->nkernels;
-    xr += w * x * rest, nr += w * s->nkernels * rest;
+    for (int r = 0; r < NLINEAR; r++) {
+      v[r] += w * x[r] * rest;
+      for (int c = 0; c < NLINEAR; c++) A[r][c] += w * x[r] * x[c];
+    }
+    rr += w * rest * rest;
   }
-  double det = xx * nn - xn * xn;
-  double tries[3][2] = {{det > 0 ? (xr * nn - nr * xn) / det : -1,
-                         det > 0 ? (nr * xx - xr * xn) / det : -1},
-                        {xx > 0 ? xr / xx : 0, 0},
-                        {0, nn > 0 ? nr / nn : 0}};
-  ModelCalibration best = scales;
-  best.barrier_scale = best.kernel_ns = 0;
-  double best_e = sq_error(all, &best);
-  for (int t = 0; t < 3; t++) {
-    if (tries[t][0] < 0 || tries[t][1] < 0) continue;
-    ModelCalibration c = scales;
-    c.barrier_scale = tries[t][0], c.kernel_ns = tries[t][1];
-    double e = sq_error(all, &c);
-    if (e < best_e) best_e = e, best = c;
+  double best[NLINEAR] = {0}, best_e = rr;
+  for (int set = 1; set < 1 << NLINEAR; set++) {
+    int idx[NLINEAR], n = 0;
+    for (int r = 0; r < NLINEAR; r++)
+      if (set >> r & 1) idx[n++] = r;
+    double a[NLINEAR][NLINEAR], b[NLINEAR], x[NLINEAR], theta[NLINEAR] = {0};
+    for (int r = 0; r < n; r++) {
+      b[r] = v[idx[r]];
+      for (int c = 0; c < n; c++) a[r][c] = A[idx[r]][idx[c]];
+    }
+    if (!solve(a, b, n, x)) continue;
+    bool feasible = true;
+    for (int r = 0; r < n; r++) feasible &= x[r] >= 0, theta[idx[r]] = x[r];
+    if (!feasible) continue;
+    double e = rr;
+    for (int r = 0; r < NLINEAR; r++) {
+      e -= 2 * theta[r] * v[r];
+      for (int c = 0; c < NLINEAR; c++) e += theta[r] * A[r][c] * theta[c];
+    }
+    if (e < best_e) {
+      best_e = e;
+      memcpy(best, theta, sizeof best);
+    }
   }
-  return best;
+  set_linear(&scales, best);
+  *err = fmax(best_e, 0);
+  return scales;
 }
 
 /* The nonlinear constants, each searched in its range. */
@@ -321,9 +392,7 @@ static double *scale_at(ModelCalibration *c, int i) {
 static ModelCalibration with_scale(const Samples *all, ModelCalibration c, int i, double x,
                                    double *err) {
   *scale_at(&c, i) = x;
-  ModelCalibration f = fit_linear(all, c);
-  *err = sq_error(all, &f);
-  return f;
+  return fit_linear(all, c, err);
 }
 
 /* Scale i on a scan of its range, then a golden-section search around the best point: the
@@ -359,27 +428,89 @@ static ModelCalibration search_scale(const Samples *all, ModelCalibration c, int
 
 /* Coordinate descent over the constants from the uncalibrated model (every scale 1, the requests
  * summed, no slope), each step keeping the best point seen: the error never rises, and it stops
- * when a sweep gains nothing.  Eight constants cannot fit the noise of hundreds of candidates;
+ * when a sweep gains nothing.  Nine constants cannot fit the noise of hundreds of candidates;
  * they are the model's own parts (docs/model.md, "Calibration"). */
 ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitted,
                                  double *rms_plain) {
-  ModelCalibration best = fit_linear(all, (ModelCalibration){.work_scale = 1,
-                                                             .requests_one_scale = 1,
-                                                             .requests_shared_scale = 1,
-                                                             .lines_scale = 1,
-                                                             .requests_overlap = 1});
-  double best_e = sq_error(all, &best);
+  double best_e;
+  ModelCalibration best = fit_linear(all,
+                                     (ModelCalibration){.work_scale = 1,
+                                                        .requests_one_scale = 1,
+                                                        .requests_shared_scale = 1,
+                                                        .lines_scale = 1,
+                                                        .requests_overlap = 1},
+                                     &best_e);
   for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
     double before = best_e;
     for (int i = 0; i < NSCALES; i++) best = search_scale(all, best, i, &best_e);
     if (before - best_e <= 1e-12 * before) break;
   }
   ModelCalibration none = {0};
+  best_e = sq_error(all, &best); /* the moments' sum, to rounding */
   *rms_fitted = all->n ? sqrt(best_e / all->n) : NAN;
   *rms_plain = all->n ? sqrt(sq_error(all, &none) / all->n) : NAN;
   best.nspecs = all->nspecs;
   best.ncandidates = all->n;
   return best;
+}
+
+/* ---- held out --------------------------------------------------------------------------- */
+
+/* A run's figures: its candidates' measured span and the model's figures (tune_figures) under
+ * calibration c (NULL: none). */
+static TuneFigures run_figures(const Samples *all, int run, const ModelCalibration *c,
+                               double *span) {
+  double *pred = xmalloc(sizeof *pred * (size_t)all->n), *meas = xmalloc(sizeof *meas * (size_t)all->n);
+  int n = 0;
+  double lo = INFINITY, hi = 0;
+  for (int i = 0; i < all->n; i++) {
+    const Sample *s = &all->s[i];
+    if (s->run != run) continue;
+    double t = s->launch;
+    for (int k = 0; k < s->nkernels; k++) t += model_combine_terms(&s->terms[k], c);
+    pred[n] = t, meas[n++] = s->measured;
+    lo = fmin(lo, s->measured), hi = fmax(hi, s->measured);
+  }
+  TuneFigures f;
+  tune_figures(pred, meas, n, &f);
+  *span = n ? hi / lo - 1 : 0;
+  free(pred), free(meas);
+  return f;
+}
+
+/* The samples of runs whose spec is not `spec` (a view: the terms stay all's). */
+static Samples others(const Samples *all, const char *spec) {
+  Samples o = {.s = xmalloc(sizeof *o.s * (size_t)(all->n ? all->n : 1))};
+  for (int i = 0; i < all->n; i++)
+    if (all->s[i].run < 0 || strcmp(all->runs[all->s[i].run].spec, spec)) o.s[o.n++] = all->s[i];
+  for (int r = 0; r < all->nspecs; r++) o.nspecs += strcmp(all->runs[r].spec, spec) != 0;
+  return o;
+}
+
+HeldOutRun *calibration_held_out(const CalibrationSamples *all, int *nruns) {
+  HeldOutRun *out = xcalloc((size_t)(all->nspecs ? all->nspecs : 1), sizeof *out);
+  *nruns = 0;
+  for (int r = 0; r < all->nspecs; r++) {
+    const char *spec = all->runs[r].spec;
+    bool first = true; /* fitted once per spec, at its first run */
+    for (int q = 0; q < r; q++) first &= strcmp(all->runs[q].spec, spec) != 0;
+    if (!first) continue;
+    Samples train = others(all, spec);
+    double fitted, unfitted;
+    ModelCalibration c = {0};
+    if (train.n >= MIN_SAMPLES) c = calibration_fit(&train, &fitted, &unfitted);
+    free(train.s);
+    for (int q = r; q < all->nspecs; q++) {
+      if (strcmp(all->runs[q].spec, spec)) continue;
+      HeldOutRun *h = &out[*nruns];
+      *h = (HeldOutRun){.spec = all->runs[q].spec, .source = all->runs[q].source,
+                        .fitted = c.present, .calibration = c};
+      h->plain = run_figures(all, q, NULL, &h->span);
+      h->held_out = run_figures(all, q, &c, &h->span);
+      if (h->plain.n > 0) ++*nruns;
+    }
+  }
+  return out;
 }
 
 /* ---- the store, written ---------------------------------------------------------------- */
@@ -399,11 +530,11 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
              "(docs/model.md). -->\n<kasgen-measured version=\"1\">\n");
   fprintf(f, "  <calibration work-scale=\"%.4f\" requests-one-scale=\"%.4f\" "
              "requests-shared-scale=\"%.4f\" lines-scale=\"%.4f\" requests-overlap=\"%.4f\" "
-             "coverage-slope=\"%.4f\" barrier-scale=\"%.4f\" kernel-ns=\"%.6f\" specs=\"%d\" "
-             "candidates=\"%d\" fitted-on=\"",
+             "coverage-slope=\"%.4f\" barrier-scale=\"%.4f\" barrier-warp-ns=\"%.4f\" "
+             "kernel-ns=\"%.6f\" specs=\"%d\" candidates=\"%d\" fitted-on=\"",
           c->work_scale, c->requests_one_scale, c->requests_shared_scale, c->lines_scale,
-          c->requests_overlap, c->coverage_slope, c->barrier_scale, c->kernel_ns, all->nspecs,
-          all->n);
+          c->requests_overlap, c->coverage_slope, c->barrier_scale, c->barrier_warp_ns,
+          c->kernel_ns, all->nspecs, all->n);
   StrBuf names;
   sb_init(&names);
   xml_text(&names, all->fitted.data ? all->fitted.data : "");

@@ -138,7 +138,7 @@ static bool add_run(const CliOptions *o, const char *rpath, const Results *r, co
   if (ok) {
     SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
     model_memo_quiet(ctx->model);
-    calibration_begin_spec(all, s.spec->name, r->device);
+    calibration_begin_spec(all, s.spec->name, r->device, rpath);
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
       if (x->predicted_rank == 0 || !x->correct || !(x->measured_ns > 0)) continue;
@@ -226,6 +226,71 @@ static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *a
   return ok && runs;
 }
 
+/* ---- kasgen calibrate --held-out --------------------------------------------------------- */
+
+/* Runs meeting issue #14's targets: Spearman >= 0.8 where the measured times span more than
+ * 10%, the predicted best within 2% of the measured best, the mean relative error <= 5%. */
+typedef struct {
+  int ranked, spearman, gap, error, runs;
+  double error_sum;
+} Tally;
+
+static bool ranked(double span) { return span > 0.10; }
+
+static void tally(Tally *t, const TuneFigures *f, double span) {
+  t->runs++;
+  if (ranked(span)) t->ranked++, t->spearman += f->spearman >= 0.8;
+  t->gap += f->gap <= 0.02;
+  t->error += f->error <= 0.05;
+  t->error_sum += f->error;
+}
+
+static void print_tally(const char *what, const Tally *t) {
+  printf("%s: Spearman >= 0.8 on %d of %d (span > 10%%), predicted #1 within 2%% on %d of %d, "
+         "mean error <= 5%% on %d of %d (mean %.2f%%)\n",
+         what, t->spearman, t->ranked, t->gap, t->runs, t->error, t->runs,
+         t->runs ? 100 * t->error_sum / t->runs : 0.0);
+}
+
+/* rho, gap, error; a figure that misses its target is marked '*'. */
+static void print_run_figures(const TuneFigures *f, double span) {
+  printf(" %6.3f%c %5.1f%%%c %5.1f%%%c", f->spearman,
+         ranked(span) && !(f->spearman >= 0.8) ? '*' : ' ', 100 * f->gap,
+         f->gap > 0.02 ? '*' : ' ', 100 * f->error, f->error > 0.05 ? '*' : ' ');
+}
+
+static bool print_held_out(const CalibrationSamples *all) {
+  int n;
+  HeldOutRun *runs = calibration_held_out(all, &n);
+  Tally plain = {0}, held = {0};
+  printf("leave one spec out: each spec's runs predicted by the constants fitted on the other "
+         "specs' runs\n('*': Spearman below 0.8 where the span exceeds 10%%, gap above 2%%, "
+         "error above 5%%)\n");
+  printf("%-41s|%-25s|%s\n", "", "  plain (uncalibrated)", "  held out");
+  printf("%-26s %5s %7s |%s |%s\n", "spec", "cands", "span", "    rho     gap   error ",
+         "    rho     gap   error");
+  for (int i = 0; i < n; i++) {
+    const HeldOutRun *r = &runs[i];
+    printf("%-26s %5d %6.1f%% |", r->spec, r->plain.n, 100 * r->span);
+    print_run_figures(&r->plain, r->span);
+    printf(" |");
+    if (r->fitted) print_run_figures(&r->held_out, r->span);
+    else
+      printf(" (too few samples elsewhere)");
+    printf("  %s\n", r->source);
+    tally(&plain, &r->plain, r->span);
+    if (r->fitted) tally(&held, &r->held_out, r->span);
+  }
+  if (n) {
+    print_tally("plain", &plain);
+    print_tally("held out", &held);
+  } else {
+    diag_error((SrcLoc){0}, "no run has a measured candidate the search still gives");
+  }
+  free(runs);
+  return n > 0;
+}
+
 int cmd_calibrate(const CliOptions *o) {
   CalibrationSamples *all = calibration_samples_new();
   int rc = EXIT_BAD_INPUT;
@@ -239,17 +304,19 @@ int cmd_calibrate(const CliOptions *o) {
     if (n < MIN_SAMPLES) {
       diag_error((SrcLoc){.file = o->spec}, "only %d measured candidates; at least %d are needed",
                  n, MIN_SAMPLES);
+    } else if (o->held_out) {
+      if (print_held_out(all)) rc = EXIT_OK;
     } else {
       double fitted, plain;
       ModelCalibration c = calibration_fit(all, &fitted, &plain);
       printf("fitted on %d candidates of %d specs: work-scale %.4f, requests-one-scale %.4f, "
              "requests-shared-scale %.4f, lines-scale %.4f, requests-overlap %.4f, "
-             "coverage-slope %.4f, barrier-scale %.4f, kernel-ns %.6f\nroot mean square "
-             "relative error on them: %.2f%% (uncalibrated %.2f%%); these are fitted figures, "
-             "not predictions\n",
+             "coverage-slope %.4f, barrier-scale %.4f, barrier-warp-ns %.4f, kernel-ns %.6f\n"
+             "root mean square relative error on them: %.2f%% (uncalibrated %.2f%%); these are "
+             "fitted figures, not predictions\n",
              c.ncandidates, c.nspecs, c.work_scale, c.requests_one_scale,
              c.requests_shared_scale, c.lines_scale, c.requests_overlap, c.coverage_slope,
-             c.barrier_scale, c.kernel_ns, 100 * fitted, 100 * plain);
+             c.barrier_scale, c.barrier_warp_ns, c.kernel_ns, 100 * fitted, 100 * plain);
       char *path;
       if (calibration_write(db, all, &c, &path)) {
         printf("wrote %s\n", path);

@@ -934,6 +934,7 @@ typedef struct {
   double coverage_slope;   /* how the rate of several threads' requests varies with the share
                               of the record the kernel saves */
   double barrier_scale; /* on its barrier time */
+  double barrier_warp_ns; /* on ModelTerms.barrier_warps: a barrier's wait per warp of the block */
   double kernel_ns;     /* a fixed cost per kernel, ns per element */
   int nspecs, ncandidates; /* what it was fitted on */
 } ModelCalibration;
@@ -1533,6 +1534,10 @@ typedef struct {
   double requests_shared_covered; /* the latter, each slice's weighted by the share of its
                                      record that the kernel saves straight (0-1] */
   double lines;           /* IO of the unused bytes of the lines that slice loads touch */
+  /* Barriers times warps per block over the elements resident on the GPU: at each barrier a
+   * block waits for its slowest warp, the longer the more warps it has (calibrated only:
+   * ModelCalibration.barrier_warp_ns). */
+  double barrier_warps;
 } ModelTerms;
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
@@ -1836,6 +1841,7 @@ typedef struct {
   bool ptxas;          /* --ptxas: registers from the compiler for the top 30 (off by default:
                           one nvcc run per new kernel costs seconds, docs/model.md) */
   const char *spec_file; /* --spec FILE (tune, calibrate): the spec, where it cannot be found */
+  bool held_out;         /* --held-out (calibrate): leave one spec out, store nothing */
 } CliOptions;
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
@@ -1928,7 +1934,9 @@ bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch);
 typedef struct CalibrationSamples CalibrationSamples;
 CalibrationSamples *calibration_samples_new(void);
 void calibration_samples_free(CalibrationSamples *all);
-void calibration_begin_spec(CalibrationSamples *all, const char *spec, const char *device);
+/* source: the results file the run's samples come from (for messages). */
+void calibration_begin_spec(CalibrationSamples *all, const char *spec, const char *device,
+                            const char *source);
 void calibration_add(CalibrationSamples *all, SearchContext *ctx, const Candidate *c,
                      const ResultRow *row);
 void calibration_end_spec(CalibrationSamples *all);
@@ -1941,6 +1949,18 @@ int calibration_sample_count(const CalibrationSamples *all);
  * relative error with them and without any calibration. */
 ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitted,
                                  double *rms_plain);
+/* Leave one spec out: for each spec, the constants fitted on the other specs' runs
+ * (calibration_fit), and each of its runs judged by them and by the plain model. */
+typedef struct {
+  const char *spec, *source; /* the run's (owned by the samples) */
+  double span;               /* its candidates' measured times: slowest / fastest - 1 */
+  TuneFigures plain, held_out; /* the uncalibrated model's figures, and the held-out fit's */
+  bool fitted; /* false when the other specs had too few samples to fit (held_out is then
+                  the plain model's) */
+  ModelCalibration calibration; /* the held-out fit */
+} HeldOutRun;
+/* The runs with samples, in the order they were added (*nruns of them); free the array. */
+HeldOutRun *calibration_held_out(const CalibrationSamples *all, int *nruns);
 /* Writes the store beside db (*path_out, malloc'ed, names it); false after an error. */
 bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
                        const ModelCalibration *c, char **path_out);

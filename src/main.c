@@ -46,6 +46,7 @@ enum {
   OPT_NAME = 1 << 17,
   OPT_LOOPS = 1 << 18,
   OPT_VARIANTS = 1 << 19,
+  OPT_HELD_OUT = 1 << 20,
 };
 
 typedef struct {
@@ -91,6 +92,9 @@ static const OptionDoc option_docs[] = {
     {"ptxas", NULL, OPT_PTXAS, "re-rank the top 30 with ptxas's register counts (nvcc; cached)"},
     {"uncalibrated", NULL, OPT_NO_CALIBRATION,
      "ignore the calibration beside the database (<db>.measured.xml)"},
+    {"held-out", NULL, OPT_HELD_OUT,
+     "fit once per spec on the other specs' runs and judge the spec's runs by it;\n"
+     "store nothing"},
     {"spec", "FILE", OPT_SPEC, "the spec DIR was generated from (default: as index.txt says)"},
     {"name", "NAME", OPT_NAME,
      "the spec's name: its output folder DIR/NAME/ and C API kas_NAME\n"
@@ -162,13 +166,18 @@ static const Command commands[] = {
      "embed/ around the measured best candidate (correct, fastest median), unless it is slower\n"
      "than the predicted best by less than the run-to-run spread of the rounds: then the\n"
      "predicted best stays.  The embed header says which candidate and why."},
-    {"calibrate", "DIR", OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_PTXAS, cmd_calibrate,
+    {"calibrate", "DIR", OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_PTXAS | OPT_HELD_OUT,
+     cmd_calibrate,
      "fit the model's constants to measured candidates",
      "Reads the results of GPU runs in DIR (DIR/<spec>/results.xml, or DIR/<spec>.xml), fits\n"
      "the model's constants for that GPU to them (docs/model.md), and stores the measured\n"
      "times with the constants beside the timing database (<db>.measured.xml, replaced), where\n"
      "the model reads them.  Each spec is found as DIR/<spec>/index.txt says, or\n"
-     "as DIR/<spec>.spec, specs/<spec>.spec or benchmarks/specs/<spec>.spec."},
+     "as DIR/<spec>.spec, specs/<spec>.spec or benchmarks/specs/<spec>.spec.\n"
+     "--held-out judges the calibration on specs it was not fitted on: for each spec, the\n"
+     "constants fitted on the other specs' runs predict its runs; Spearman's rho, the\n"
+     "predicted best's gap and the mean error are printed per run, with and without\n"
+     "calibration, and nothing is stored."},
 };
 enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
 
@@ -300,6 +309,7 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   case OPT_LAYOUT: o->layouts = arg; return true;
   case OPT_PTXAS: o->ptxas = true; return true;
   case OPT_NO_CALIBRATION: o->no_calibration = true; return true;
+  case OPT_HELD_OUT: o->held_out = true; return true;
   case OPT_SPEC: o->spec_file = arg; return true;
   case OPT_NAME: return valid_name(arg) && ((o->name = arg), true);
   default: return false;

@@ -865,18 +865,38 @@ static double grid_floor(const KernelCtx *k) {
   return best;
 }
 
-static double barrier_time(const KernelCtx *k) {
+/* The barriers a block of k passes: the plan's, one after staging in, one before staging out,
+ * and those of kept loops (roll.c). */
+static int kernel_barriers(const KernelCtx *k) {
   const KernelPlan *plan = k->plan;
-  /* and one after staging in, one before staging out, and those of kept loops (roll.c) */
   int barriers = staging_plan_barriers(k->staging, plan) + k->loops.barriers;
   for (int i = 0; i < k->staging->n; i++)
     barriers += i == 0 || k->staging->v[i].output != k->staging->v[i - 1].output;
+  return barriers;
+}
+
+static double barrier_time(const KernelCtx *k) {
+  const KernelPlan *plan = k->plan;
+  int barriers = kernel_barriers(k);
   if (barriers <= 0) return 0;
   /* A barrier waits for the block's slowest warp; the memory latency it exposes is hidden only
    * by the other resident blocks. */
   double blocks = k->occ.blocks_per_sm;
   double per_block = BARRIER_NS + DRAM_LATENCY_NS * (1.0 - k->occ.occupancy) / blocks;
   return barriers * per_block / ((double)plan->e * blocks * k->dev->sm_count);
+}
+
+/* ModelTerms.barrier_warps of k, whose blocks hold `groups` groups of its threads (threads.c):
+ * its barriers times the warps of a block, over the elements resident on the GPU.  barrier_time
+ * costs a barrier the same whatever the block's size, as KAS did; on the H200 the block shapes
+ * of one fusion (--variants) ran slower the more warps their blocks had where they had several
+ * barriers, up to twice as slow as predicted (docs/model.md, "Calibration").  Only a calibration
+ * prices it (barrier_warp_ns). */
+static double barrier_warps(const KernelCtx *k, int groups) {
+  int warp = k->dev->warp_size > 0 ? k->dev->warp_size : 32;
+  double warps = ceil((double)k->plan->threads * groups / warp);
+  return kernel_barriers(k) * warps /
+         ((double)k->occ.blocks_per_sm * k->plan->e * k->dev->sm_count);
 }
 
 /* The distinct lines of `line` bytes that slices [lo[i], lo[i] + len[i]) (reals) of elements
@@ -987,7 +1007,7 @@ double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c) {
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c) {
   if (!c || !c->present) return hypot(t->work, t->floor) + t->barrier + t->spill;
   return hypot(model_calibrated_work(t, c), t->floor) + c->barrier_scale * t->barrier +
-         t->spill + c->kernel_ns;
+         c->barrier_warp_ns * t->barrier_warps + t->spill + c->kernel_ns;
 }
 
 double model_predict_kernel(SearchContext *ctx, const KernelPlan *plan) {
@@ -1068,16 +1088,17 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
    * spill term. */
   double work = io > compute ? io : compute;
   double spilled = compute + spill_traffic_time(&k, regs);
-  *out = (ModelTerms){work * groups,
-                      k.floor_ns,
-                      barrier_time(&k) * groups,
-                      (spilled > work ? spilled - work : 0) * groups,
-                      io * groups,
-                      compute * groups,
-                      by_cost[MOVE_REQUESTS_ONE] * groups,
-                      by_cost[MOVE_REQUESTS_SHARED] * groups,
-                      covered * groups,
-                      lines * groups};
+  *out = (ModelTerms){.work = work * groups,
+                      .floor = k.floor_ns,
+                      .barrier = barrier_time(&k) * groups,
+                      .spill = (spilled > work ? spilled - work : 0) * groups,
+                      .io = io * groups,
+                      .compute = compute * groups,
+                      .requests_one = by_cost[MOVE_REQUESTS_ONE] * groups,
+                      .requests_shared = by_cost[MOVE_REQUESTS_SHARED] * groups,
+                      .requests_shared_covered = covered * groups,
+                      .lines = lines * groups,
+                      .barrier_warps = barrier_warps(&k, groups) * groups};
   free(k.straight_reals);
   staging_free(&staging);
   return true;

@@ -3,8 +3,9 @@
  * docs/model.md "Calibration") on synthetic samples: constants that generated the times are
  * found again, a fit is never worse than the best point of a brute-force grid over the scales,
  * the split of IO into its parts changes nothing without a calibration, the requests' overlap
- * and coverage slope give what their formula says, and a store of the first form (one work
- * scale) still reads, its IO scales 1, its requests summed.
+ * and coverage slope give what their formula says, a store of the first form (one work scale)
+ * still reads, its IO scales 1, its requests summed, no cost per warp, and the held-out
+ * figures of a spec come from constants fitted without its runs.
  */
 #include "testutil.h"
 
@@ -31,6 +32,8 @@ static ModelTerms random_terms(unsigned *state) {
   t.work = fmax(t.io, t.compute);
   t.floor = uniform(state, 0.002, 0.01);
   t.barrier = uniform(state, 0, 1) < 0.5 ? uniform(state, 0.0005, 0.02) : 0;
+  /* barriers x warps per block over ~150000 resident elements */
+  t.barrier_warps = t.barrier > 0 ? uniform(state, 1, 12) * uniform(state, 1, 12) / 150000 : 0;
   return t;
 }
 
@@ -60,6 +63,7 @@ static const ModelCalibration TRUTH = {.present = true,
                                        .requests_overlap = 1.8,
                                        .coverage_slope = -1.0,
                                        .barrier_scale = 0.8,
+                                       .barrier_warp_ns = 30,
                                        .kernel_ns = 0.002};
 
 static void test_fit_finds_the_constants(void **state) {
@@ -76,6 +80,7 @@ static void test_fit_finds_the_constants(void **state) {
   assert_true(fabs(c.requests_overlap - TRUTH.requests_overlap) < 2e-2);
   assert_true(fabs(c.coverage_slope - TRUTH.coverage_slope) < 2e-2);
   assert_true(fabs(c.barrier_scale - TRUTH.barrier_scale) < 2e-2);
+  assert_true(fabs(c.barrier_warp_ns - TRUTH.barrier_warp_ns) < 0.5);
   assert_true(fabs(c.kernel_ns - TRUTH.kernel_ns) < 1e-4);
   assert_true(fitted < 1e-3);
   assert_true(plain > 0.05); /* the truth is far from the uncalibrated model */
@@ -195,7 +200,7 @@ static void test_store_of_the_first_form(void **state) {
   assert_true(c.present);
   assert_true(c.work_scale == 0.9 && c.barrier_scale == 0.5);
   assert_true(c.requests_one_scale == 1 && c.requests_shared_scale == 1 && c.lines_scale == 1);
-  assert_true(c.requests_overlap == 1 && c.coverage_slope == 0);
+  assert_true(c.requests_overlap == 1 && c.coverage_slope == 0 && c.barrier_warp_ns == 0);
   free(db_path);
   remove_store(store);
 }
@@ -227,8 +232,81 @@ static void test_store_scale_out_of_range(void **state) {
   store_refused("requests-one-scale=\"0\"", range);
   store_refused("requests-overlap=\"0.5\"", range);
   store_refused("coverage-slope=\"-2\"", range);
+  store_refused("barrier-warp-ns=\"-1\"", range);
   store_refused("requests-overlap=\"nan\"",
                 "db.measured.xml:3: error: requests-overlap of <calibration> is not a number");
+}
+
+/* The figures tune_figures gives calibration c (NULL: none) on the samples made by `samples`'
+ * generator (seed, n, truth), worked out here from model_combine_terms. */
+static TuneFigures figures_of(unsigned seed, int n, const ModelCalibration *truth,
+                              const ModelCalibration *c) {
+  double pred[64], meas[64];
+  unsigned state = seed;
+  for (int i = 0; i < n; i++) {
+    int nk = 1 + i % 3;
+    double launch = 0.0006 * nk;
+    pred[i] = meas[i] = launch;
+    for (int k = 0; k < nk; k++) {
+      ModelTerms t = random_terms(&state);
+      meas[i] += model_combine_terms(&t, truth);
+      pred[i] += model_combine_terms(&t, c);
+    }
+  }
+  TuneFigures f;
+  tune_figures(pred, meas, n, &f);
+  return f;
+}
+
+/* Runs of three specs: a and b timed by TRUTH, c by other constants.  Held out, c is predicted
+ * by the constants fitted on a and b, which are TRUTH: its figures are TRUTH's on c's samples,
+ * which a fit that saw c's runs would not give; a and b, fitted on the others with c among
+ * them, are not predicted exactly. */
+static void add_run(CalibrationSamples *all, const char *spec, unsigned seed, int n,
+                    const ModelCalibration *truth) {
+  calibration_begin_spec(all, spec, "Test GPU", spec);
+  unsigned state = seed;
+  for (int i = 0; i < n; i++) {
+    ModelTerms terms[3];
+    int nk = 1 + i % 3;
+    double launch = 0.0006 * nk, t = launch;
+    for (int k = 0; k < nk; k++) {
+      terms[k] = random_terms(&state);
+      t += model_combine_terms(&terms[k], truth);
+    }
+    calibration_add_terms(all, terms, nk, launch, t);
+  }
+  calibration_end_spec(all);
+}
+
+static void test_held_out(void **state) {
+  (void)state;
+  ModelCalibration other = TRUTH;
+  other.work_scale = 1.3, other.barrier_warp_ns = 0, other.kernel_ns = 0.01;
+  CalibrationSamples *all = calibration_samples_new();
+  add_run(all, "a", 3, 40, &TRUTH);
+  add_run(all, "b", 5, 40, &TRUTH);
+  add_run(all, "c", 9, 30, &other);
+  add_run(all, "a", 13, 20, &TRUTH); /* a second run of a: held out with the first */
+  int n;
+  HeldOutRun *runs = calibration_held_out(all, &n);
+  assert_int_equal(n, 4);
+  assert_string_equal(runs[0].spec, "a");
+  assert_string_equal(runs[1].spec, "a"); /* a's runs together, fitted once */
+  assert_string_equal(runs[2].spec, "b");
+  assert_string_equal(runs[3].spec, "c");
+  assert_int_equal(runs[1].plain.n, 20);
+  for (int i = 0; i < n; i++) assert_true(runs[i].fitted);
+  TuneFigures truth_on_c = figures_of(9, 30, &other, &TRUTH);
+  assert_true(fabs(runs[3].calibration.work_scale - TRUTH.work_scale) < 1e-3);
+  assert_true(fabs(runs[3].held_out.error - truth_on_c.error) < 1e-3 * truth_on_c.error);
+  assert_true(truth_on_c.error > 0.1); /* c is far from TRUTH: a fit that saw it would move */
+  TuneFigures plain_on_c = figures_of(9, 30, &other, NULL);
+  assert_true(fabs(runs[3].plain.error - plain_on_c.error) < 1e-12);
+  assert_true(fabs(runs[3].plain.spearman - plain_on_c.spearman) < 1e-12);
+  assert_true(runs[0].held_out.error > 1e-3); /* fitted with c among the others */
+  free(runs);
+  calibration_samples_free(all);
 }
 
 int main(void) {
@@ -239,6 +317,7 @@ int main(void) {
       cmocka_unit_test(test_overlap_and_coverage),
       cmocka_unit_test(test_store_of_the_first_form),
       cmocka_unit_test(test_store_scale_out_of_range),
+      cmocka_unit_test(test_held_out),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

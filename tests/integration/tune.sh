@@ -7,7 +7,8 @@
 #   - bad results files (a bad number, kernels the search no longer gives, nothing correct, no
 #     file) get located errors and exit 1, and leave the embed as it was;
 #   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
-#     them; a malformed store is a located error;
+#     them; a malformed store is a located error; --held-out judges each spec by the other's
+#     fit and stores nothing;
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
 #     nothing (cache); without --ptxas nvcc is never run;
 #   - a kernel of groups of threads (threads.c) measured best ships too;
@@ -117,6 +118,20 @@ store="$tmp/db.measured.xml"
 grep -q '<calibration work-scale="[0-9.]*" requests-one-scale="[0-9.]*" requests-shared-scale="[0-9.]*" lines-scale="[0-9.]*" requests-overlap="[0-9.]*" coverage-slope="-\?[0-9.]*" barrier-scale=' "$store" || fail "calibrate: no constants stored"
 grep -q 'fitted-on="bigfusion synctest"' "$store" || fail "calibrate: fitted-on"
 grep -q 'these are fitted figures, not predictions' "$tmp/out" || fail "calibrate: fitted figures not labelled"
+grep -q ' barrier-warp-ns="[0-9.]*" kernel-ns=' "$store" || fail "calibrate: no cost per warp stored"
+#    --held-out: each spec's run judged by the constants fitted on the other's; nothing stored.
+#    Of these older files the search still gives 4 of bigfusion's rows and 1 of synctest's:
+#    synctest is judged by bigfusion's fit, and bigfusion, with 1 sample elsewhere, by none.
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/dbh.xml"
+"$KASGEN" calibrate "$tmp/runs" --db "$tmp/dbh.xml" --held-out >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate --held-out: exit"; }
+[ ! -e "$tmp/dbh.measured.xml" ] || fail "calibrate --held-out stored a calibration"
+grep -q "^bigfusion  *4  *[0-9.]*% | .* | (too few samples elsewhere)  $tmp/runs/bigfusion.xml\$" \
+  "$tmp/out" || { cat "$tmp/out"; fail "calibrate --held-out: bigfusion's row"; }
+grep -q "^synctest  *1  *[0-9.]*% | .* |  *nan  *[0-9.]*%  *[0-9.]*%  *$tmp/runs/synctest.xml\$" \
+  "$tmp/out" || { cat "$tmp/out"; fail "calibrate --held-out: synctest's row"; }
+grep -q '^held out: Spearman >= 0.8 on 0 of 0 (span > 10%), predicted #1 within 2% on [01] of 1, mean error <= 5% on [01] of 1' "$tmp/out" ||
+  { cat "$tmp/out"; fail "calibrate --held-out: no summary"; }
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "tune (calibrated): exit"; }
