@@ -3,8 +3,9 @@
  *
  * `kasgen calibrate DIR` (cli_tune.c) reads the results of GPU runs (DIR/<spec>/results.xml of
  * generated folders, or DIR/<name>.xml files), finds each run's candidates again by searching for
- * its spec with the uncalibrated model (tune.c: the same kernels), and calibrate.c fits
- * nine constants of the model (ModelCalibration) to the correct candidates' measured times:
+ * its spec as it was generated (cli_tune.c's open_calibration_session; tune.c: the same kernels
+ * and code), and calibrate.c fits nine constants of the model (ModelCalibration) to the correct
+ * candidates' measured times:
  *
  *   t(candidate) = Σ_kernels [hypot(a · max(IO', COMPUTE), floor) + b · barriers
  *                             + w · barriers × warps per block / resident elements + spills + c]

@@ -21,22 +21,30 @@
 
 /* Opens the session of the run: the configured one, else with the calibration set aside (a run
  * generated before the calibration).  *exact: the search reproduces every ranked row (else the
- * rows are matched by their kernels, for the table only, after an error).  false after an
- * error. */
+ * rows are matched by their kernels, for the table only, after an error unless quiet).  false
+ * after an error. */
 static bool open_run_session(const CliOptions *o, const Results *r, const char *rpath,
-                             Session *s, bool *exact) {
+                             bool quiet, Session *s, bool *exact) {
   if (!cli_open_session(o, s, false)) return false;
-  *exact = tune_reproduces(r, s->dag, s->res, rpath, true);
+  *exact = tune_reproduces(r, s->dag, s->target, s->res, rpath, true);
   if (*exact || !s->db->calib.present) {
-    if (!*exact) tune_reproduces(r, s->dag, s->res, rpath, false);
+    if (!*exact && !quiet) tune_reproduces(r, s->dag, s->target, s->res, rpath, false);
     return true;
   }
   cli_close_session(s);
   CliOptions plain = *o;
   plain.no_calibration = true;
   if (!cli_open_session(&plain, s, false)) return false;
-  *exact = tune_reproduces(r, s->dag, s->res, rpath, false);
+  *exact = tune_reproduces(r, s->dag, s->target, s->res, rpath, quiet);
   return true;
+}
+
+/* The top N that holds every ranked row of r. */
+static int top_of(const Results *r) {
+  int top = 1;
+  for (int i = 0; i < r->nrows; i++)
+    if (r->rows[i].predicted_rank > top) top = (int)r->rows[i].predicted_rank;
+  return top;
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
@@ -89,13 +97,11 @@ int cmd_tune(const CliOptions *o) {
   Session s = {0};
   CliOptions so = *o;
   so.spec = spec;
-  so.top = 1;
-  for (int i = 0; i < r.nrows; i++)
-    if (r.rows[i].predicted_rank > so.top) so.top = (int)r.rows[i].predicted_rank;
+  so.top = top_of(&r);
   if (so.variants < 0) so.variants = tune_variants_of_folder(dir);
   TuneChoice ch = {0};
   bool exact = false;
-  if (spec && open_run_session(&so, &r, rpath, &s, &exact)) {
+  if (spec && open_run_session(&so, &r, rpath, false, &s, &exact)) {
     ModelCalibration cal = s.db->calib;
     if (!cal.present && !o->no_calibration && !calibration_read(s.db, &cal)) goto done;
     if (strcmp(r.spec, s.spec->name))
@@ -120,20 +126,36 @@ done:
 
 /* ---- kasgen calibrate ------------------------------------------------------------------- */
 
-/* One run: its spec searched with the uncalibrated model, its correct candidates as samples. */
-static bool add_run(const CliOptions *o, const char *rpath, const Results *r, const char *spec,
-                    CalibrationSamples *all) {
+/* The session whose candidates are the run's: the search that generated it, as tune repeats it
+ * (with the stored calibration, when the run was generated with it: a calibration moves the
+ * choice of load and save routines, which the rows' code digests tell apart; else without),
+ * when that reproduces every row; else the uncalibrated search with room for candidates that
+ * moved (ptxas's registers, the #1's block shapes), whose rows tune_candidate_of finds by what
+ * they name.  variants: the folder's --variants K (0 for a folder without its index line),
+ * -1 when unknown. */
+static bool open_calibration_session(const CliOptions *o, const Results *r, const char *rpath,
+                                     const char *spec, int variants, Session *s) {
   CliOptions so = *o;
   so.spec = spec;
+  so.top = top_of(r);
+  so.variants = variants;
+  bool exact = false;
+  if (!open_run_session(&so, r, rpath, true, s, &exact)) return false;
+  if (exact) return true;
+  cli_close_session(s);
   so.no_calibration = true;
-  so.top = 1;
-  for (int i = 0; i < r->nrows; i++)
-    if (r->rows[i].predicted_rank > so.top) so.top = (int)r->rows[i].predicted_rank;
-  so.top += so.top / 2; /* room for candidates that ptxas's registers moved */
-  /* and for the block shapes of the #1 (--variants), which would take the last places */
-  so.top += so.variants < 0 ? SEARCH_VARIANTS : so.variants;
+  so.top += so.top / 2;
+  /* a folder without the index line may have been written with variants before the line */
+  so.variants = variants > 0 ? variants : SEARCH_VARIANTS;
+  so.top += so.variants;
+  return cli_open_session(&so, s, false);
+}
+
+/* One run: its candidates found again (open_calibration_session), the correct ones samples. */
+static bool add_run(const CliOptions *o, const char *rpath, const Results *r, const char *spec,
+                    int variants, CalibrationSamples *all) {
   Session s = {0};
-  bool ok = cli_open_session(&so, &s, false);
+  bool ok = open_calibration_session(o, r, rpath, spec, variants, &s);
   int used = 0, skipped = 0;
   if (ok) {
     SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
@@ -142,7 +164,7 @@ static bool add_run(const CliOptions *o, const char *rpath, const Results *r, co
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
       if (x->predicted_rank == 0 || !x->correct || !(x->measured_ns > 0)) continue;
-      const Candidate *c = tune_candidate_of(s.dag, s.res, x, false);
+      const Candidate *c = tune_candidate_of(s.dag, s.target, s.res, x, false);
       if (!c) { skipped++; continue; }
       calibration_add(all, ctx, c, x);
       used++;
@@ -203,7 +225,7 @@ static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *a
     char *rpath = NULL, *spec = NULL;
     if (exists(rx)) {
       ok = results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
-           add_run(o, rpath, &r, spec, all);
+           add_run(o, rpath, &r, spec, tune_variants_of_folder(sub), all);
       if (rpath) results_free(&r);
       runs++;
     } else if (len > 4 && !strcmp(names[i] + len - 4, ".xml")) {
@@ -212,7 +234,7 @@ static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *a
       ok = text && results_parse(sub, text, tl, &r);
       free(text);
       if (ok) {
-        ok = (spec = spec_beside(dir, r.spec)) && add_run(o, sub, &r, spec, all);
+        ok = (spec = spec_beside(dir, r.spec)) && add_run(o, sub, &r, spec, -1, all);
         results_free(&r);
       }
       runs++;

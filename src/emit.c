@@ -203,6 +203,7 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEnt
           "  const char *kernels;          /* implementations per kernel, kernels split by \" | \" */\n"
           "  const char *calls;            /* each kernel's calls, as `kasgen plan` prints them */\n"
           "  const char *shapes;           /* each kernel's elements and threads per block */\n"
+          "  const char *code;             /* a digest of the kernels' code (kasgen tune) */\n"
           "  /* ld: the leading dimension of the component-major arrays (0: n) */\n"
           "#ifdef KAS_CANDIDATES_DEVICE\n"
           "  int (*launch)(const kas_real *const *in, kas_real *const *out, void *workspace,\n"
@@ -229,6 +230,10 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEnt
     char *shapes = candidate_shapes(ents[i].cand);
     c_string_lines(&sb, shapes, 5);
     free(shapes);
+    char *code = emit_code_digest(dag, t, ents[i].cand);
+    sb_puts(&sb, ", ");
+    c_string(&sb, code ? code : "");
+    free(code);
     sb_printf(&sb,
               ",\n#ifdef KAS_CANDIDATES_DEVICE\n     kas_%s_launch, kas_%s_workspace_bytes,\n#endif\n"
               "#ifdef KAS_CANDIDATES_HOST\n     kas_%s_launch_host, kas_%s_host_workspace_bytes,\n"

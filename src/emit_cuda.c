@@ -2217,6 +2217,14 @@ char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
   return text;
 }
 
+char *emit_code_digest(const Dag *dag, const Target *t, const Candidate *cand) {
+  char *text = emit_cuda_kernels(dag, t, cand, NULL, "c", "c", true);
+  if (!text) return NULL;
+  char *digest = xasprintf("%016llx", (unsigned long long)fnv1a(14695981039346656037ull, text));
+  free(text);
+  return digest;
+}
+
 char *emit_cuda_host_kernels(const Dag *dag, const Target *t, const Candidate *cand,
                              const Candidate *unaligned, const char *name, const char *prefix) {
   CandidateText ct;

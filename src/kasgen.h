@@ -197,6 +197,8 @@ char *read_text_fd(int fd, const char *name, size_t *len_out);
  * (printable ASCII only; backslash, quote, '?', a '/' next to a '*' and every other byte are
  * written as three-digit octal escapes).  Every emitter embeds input strings through it. */
 char *c_safe_text(const char *s);
+/* FNV-1a (64 bits) of the string s, continuing from h (14695981039346656037 to start). */
+uint64_t fnv1a(uint64_t h, const char *s);
 /* Checked output to a file the user named (--dot): output_open reports and returns NULL;
  * output_close reports "write failed: <reason>; <what> is lost" and returns false when any write
  * to f or its close failed. */
@@ -1689,6 +1691,13 @@ bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Target *t, const Cand
 char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
                         const Candidate *unaligned, const char *name, const char *prefix,
                         bool embedded);
+/* "9f3c...": 16 hex digits of FNV-1a over candidate cand's kernels as emit_cuda_kernels writes
+ * them (embedded, its symbols under one fixed prefix, for arrays aligned as t says): what the
+ * harness writes to results.xml as `code`, so that tune and calibrate find the very kernels that
+ * ran.  Two plans of the same implementations, calls and block shapes still differ in their
+ * load and save routines (a calibration moves that choice).  malloc'ed; NULL after a
+ * diagnostic. */
+char *emit_code_digest(const Dag *dag, const Target *t, const Candidate *cand);
 /* The host form of the same kernels (run thread by thread on the CPU; kas_<prefix>_launch_host,
  * kas_<prefix>_host_workspace_bytes), for the translation unit that holds emit_cuda_kernels'
  * embedded text of the same arguments: it shares that text's routines and helpers, which must
@@ -1774,6 +1783,7 @@ typedef struct {
   char *name, *kernels;
   char *calls; /* each kernel's calls (candidate_calls), or NULL in files written before them */
   char *shapes; /* each kernel's block shape (candidate_shapes), or NULL in older files */
+  char *code;   /* a digest of the kernels' code (emit_code_digest), or NULL in older files */
   long nkernels, predicted_rank, measured_rank, correct;
   double predicted_ns, measured_ns, melem_s, gbs, copy_pct, error;
   double round_min_ns, round_max_ns; /* the fastest and slowest round's median; NAN if absent */
@@ -1892,13 +1902,13 @@ char *tune_spec_of_folder(const char *dir);
 /* The --variants K the folder was generated with, as its index.txt says (0 for a folder written
  * before the variants). */
 int tune_variants_of_folder(const char *dir);
-/* The search's candidate (of the spec's DAG dag) of a ranked results row: the one of its
- * predicted rank, when it has the row's kernels (and, where the row gives them, its calls);
- * unless strict, else of the candidates with those kernels the one predicted nearest to the
- * row's predicted-ns (a row without calls: NULL when two predicted differently are equally
- * near); else NULL. */
-const Candidate *tune_candidate_of(const Dag *dag, const SearchResult *res, const ResultRow *row,
-                                   bool strict);
+/* The search's candidate (of the spec's DAG dag, for target t) of a ranked results row: the one
+ * of its predicted rank, when it has the row's kernels (and, where the row gives them, its
+ * calls, block shapes and code digest); unless strict, else of the candidates with those the one
+ * predicted nearest to the row's predicted-ns (an older row: NULL when two predicted differently
+ * are equally near); else NULL. */
+const Candidate *tune_candidate_of(const Dag *dag, const Target *t, const SearchResult *res,
+                                   const ResultRow *row, bool strict);
 /* A row's run-to-run spread: its slowest round's median minus its fastest's (0 when unknown). */
 double tune_spread(const ResultRow *row);
 /* A candidate predicted under calibration cal (its launch share kept as the search gave it). */
@@ -1913,8 +1923,8 @@ typedef struct {
 void tune_figures(const double *pred, const double *meas, int n, TuneFigures *f);
 /* Whether the search gives every ranked row of the run at its rank (tune_candidate_of, strict);
  * unless quiet, a located error names the first row it does not. */
-bool tune_reproduces(const Results *r, const Dag *dag, const SearchResult *res, const char *rpath,
-                     bool quiet);
+bool tune_reproduces(const Results *r, const Dag *dag, const Target *t, const SearchResult *res,
+                     const char *rpath, bool quiet);
 /* The predicted and measured ranks side by side, with the prediction under cal and the figures
  * (as generated, and of the model now). */
 void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,

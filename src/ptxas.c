@@ -63,11 +63,6 @@ static char *find_nvcc(void) {
 
 /* ---- the cache ---------------------------------------------------------------------------- */
 
-static uint64_t fnv1a(uint64_t h, const char *s) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
 static char *cache_dir(void) {
   const char *k = getenv("KASGEN_CACHE"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
   if (k && *k) return xstrdup(k);

@@ -8,8 +8,9 @@
  *   results     = <kasgen-results version="1" spec=NAME> device run candidate+ spearman? </...>
  *   device      = <device name=TEXT copy-gbs=NUM/>
  *   run         = <run n=INT reps=INT rounds=INT? input-copies=INT bytes-per-element=INT/>
- *   candidate   = <candidate name=TEXT kernels=TEXT calls=TEXT? shapes=TEXT? nkernels=INT
- *                  predicted-ns=NUM measured-ns=NUM melem-s=NUM compulsory-gbs=NUM copy-percent=NUM
+ *   candidate   = <candidate name=TEXT kernels=TEXT calls=TEXT? shapes=TEXT? code=TEXT?
+ *                  nkernels=INT predicted-ns=NUM measured-ns=NUM melem-s=NUM compulsory-gbs=NUM
+ *                  copy-percent=NUM
  *                  predicted-rank=INT measured-rank=INT correct=0|1 error=NUM
  *                  round-min-ns=NUM? round-max-ns=NUM?/>
  *   spearman    = <spearman value=NUM|nan/>
@@ -17,7 +18,9 @@
  * calls (absent from older files) is each kernel's calls as `kasgen plan` prints them
  * (candidate_calls): it tells apart candidates that share their kernels' string.  shapes (absent
  * from files written before it) is each kernel's block shape (candidate_shapes): it tells apart
- * the block shapes of one candidate (--variants), which share their calls.
+ * the block shapes of one candidate (--variants), which share their calls.  code (absent from
+ * files written before it) is a digest of the kernels' code (emit_code_digest): plans of the
+ * same implementations, calls and shapes differ in their load and save routines.
  * predicted-rank 0 marks "unfused" (shown, not ranked).  measured-ns is the median of the
  * rounds' medians; round-min-ns and round-max-ns are the fastest and slowest round's median, the
  * run-to-run spread that `kasgen tune` compares differences with.
@@ -144,6 +147,7 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
   row->kernels = required_attr(p, c, "kernels");
   if (has_attr(c, "calls")) row->calls = required_attr(p, c, "calls");
   if (has_attr(c, "shapes")) row->shapes = required_attr(p, c, "shapes");
+  if (has_attr(c, "code")) row->code = required_attr(p, c, "code");
   int_attr(p, c, "nkernels", 1, INT_MAX, &row->nkernels);
   nonnegative(p, c, "predicted-ns", &row->predicted_ns);
   nonnegative(p, c, "measured-ns", &row->measured_ns);
@@ -278,6 +282,7 @@ void results_free(Results *r) {
     free(r->rows[i].kernels);
     free(r->rows[i].calls);
     free(r->rows[i].shapes);
+    free(r->rows[i].code);
   }
   free(r->rows);
   free(r->spec);

@@ -68,12 +68,14 @@ static bool same_or_absent(char *text, const char *given) {
 }
 
 /* Whether c is the row's candidate by what the row names: its kernels' implementations, and
- * where the row has them (files written since the harness wrote them), its kernels' calls and
- * block shapes. */
-static bool same_kernels(const Dag *dag, const Candidate *c, const ResultRow *row) {
+ * where the row has them (files written since the harness wrote them), its kernels' calls,
+ * block shapes and code (emitted last: the others rule out most candidates cheaply). */
+static bool same_kernels(const Dag *dag, const Target *t, const Candidate *c,
+                         const ResultRow *row) {
   return row->kernels && same_or_absent(candidate_kernels(c), row->kernels) &&
          (!row->calls || same_or_absent(candidate_calls(dag, c), row->calls)) &&
-         (!row->shapes || same_or_absent(candidate_shapes(c), row->shapes));
+         (!row->shapes || same_or_absent(candidate_shapes(c), row->shapes)) &&
+         (!row->code || same_or_absent(emit_code_digest(dag, t, c), row->code));
 }
 
 /* Whether x and y are the same prediction, to rounding. */
@@ -87,10 +89,10 @@ static double distance(const Candidate *c, const ResultRow *row) {
   return fabs(c->predicted_ns_per_elem - row->predicted_ns);
 }
 
-const Candidate *tune_candidate_of(const Dag *dag, const SearchResult *res, const ResultRow *row,
-                                   bool strict) {
+const Candidate *tune_candidate_of(const Dag *dag, const Target *t, const SearchResult *res,
+                                   const ResultRow *row, bool strict) {
   if (row->predicted_rank >= 1 && row->predicted_rank <= res->ncands &&
-      same_kernels(dag, &res->cands[row->predicted_rank - 1], row))
+      same_kernels(dag, t, &res->cands[row->predicted_rank - 1], row))
     return &res->cands[row->predicted_rank - 1];
   /* A search that gained candidates since the run ranks them elsewhere.  An older row names
    * only implementations, which candidates that split a loop's iterations differently between
@@ -102,7 +104,7 @@ const Candidate *tune_candidate_of(const Dag *dag, const SearchResult *res, cons
    * predicted alike, are the same to the model). */
   const Candidate *found = NULL;
   for (int c = 0; !strict && c < res->ncands; c++)
-    if (same_kernels(dag, &res->cands[c], row) &&
+    if (same_kernels(dag, t, &res->cands[c], row) &&
         (!found || distance(&res->cands[c], row) < distance(found, row)))
       found = &res->cands[c];
   for (int c = 0; found && c < res->ncands; c++) {
@@ -110,7 +112,7 @@ const Candidate *tune_candidate_of(const Dag *dag, const SearchResult *res, cons
     /* the kernel string, built anew for each candidate, is compared last */
     if (x != found && distance(x, row) - distance(found, row) <= 1e-5 * row->predicted_ns &&
         !alike(x->predicted_ns_per_elem, found->predicted_ns_per_elem) &&
-        same_kernels(dag, x, row))
+        same_kernels(dag, t, x, row))
       return NULL;
   }
   return found;
@@ -118,11 +120,11 @@ const Candidate *tune_candidate_of(const Dag *dag, const SearchResult *res, cons
 
 /* Whether the search reproduces every ranked row; reports the first that differs when quiet is
  * false. */
-bool tune_reproduces(const Results *r, const Dag *dag, const SearchResult *res, const char *rpath,
-                     bool quiet) {
+bool tune_reproduces(const Results *r, const Dag *dag, const Target *t, const SearchResult *res,
+                     const char *rpath, bool quiet) {
   for (int i = 0; i < r->nrows; i++) {
     const ResultRow *row = &r->rows[i];
-    if (row->predicted_rank == 0 || tune_candidate_of(dag, res, row, true)) continue;
+    if (row->predicted_rank == 0 || tune_candidate_of(dag, t, res, row, true)) continue;
     if (!quiet) {
       char *shown = c_safe_text(row->name ? row->name : "");
       diag_error((SrcLoc){.file = rpath, .line = (int)row->line},
@@ -251,7 +253,7 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
       if (x->predicted_rank != rank) continue;
-      const Candidate *c = tune_candidate_of(dag, res, x, false);
+      const Candidate *c = tune_candidate_of(dag, t, res, x, false);
       if (!c) {
         char *name = c_safe_text(x->name);
         printf("%4ld %4ld  %-9s %10.4f %10s   (not among the search's candidates now)\n", rank,

@@ -477,6 +477,11 @@ char *sb_take(StrBuf *sb) {
 
 /* ---- text from input inside generated code ------------------------------------------------ */
 
+uint64_t fnv1a(uint64_t h, const char *s) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
 char *c_safe_text(const char *s) {
   StrBuf sb;
   sb_init(&sb);

@@ -360,6 +360,8 @@ static void write_xml(const char *path, const char *device, double copy_gbs, siz
     xml_escaped(f, k->calls);
     fprintf(f, "\" shapes=\"");
     xml_escaped(f, k->shapes);
+    fprintf(f, "\" code=\"");
+    xml_escaped(f, k->code);
     fprintf(f,
             "\" nkernels=\"%d\" predicted-ns=\"%.6g\" measured-ns=\"%.6g\" melem-s=\"%.6g\" "
             "compulsory-gbs=\"%.6g\" copy-percent=\"%.4g\" predicted-rank=\"%d\" "

@@ -15,7 +15,8 @@
 #   - rows of a run the search now ranks otherwise are found by their kernels and calls, or in
 #     older files by their kernels and predictions;
 #   - a block shape of the #1 (--variants) measured best ships, tune reading K from index.txt;
-#     a row whose block shapes are another rank's is not taken for its rank's candidate.
+#     a row whose block shapes or code are another rank's is not taken for its rank's candidate;
+#   - calibrate finds the rows of a run generated with a calibration by searching with it.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -267,6 +268,54 @@ rc=0
 "$KASGEN" tune "$dir" --db "$tmp/db9.xml" --variants 5 >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: the search no longer gives the candidate measured as cand02' "$tmp/err" ||
   { cat "$tmp/err"; fail "variants: a row of another block shape was taken for its rank's"; }
+#    And its code's digest: a row whose kernels' code is not its rank's (the same
+#    implementations, calls and shapes; the code of the load and save routines differs) is not
+#    taken for it either.
+code_of() { grep -o '"[0-9a-f]\{16\}"' "$dir/common/kas_candidates.h" | sed -n "$1p" | tr -d '"'; }
+with_code() { # rank whose code each row gives, per row
+  local r=1
+  for c in "$@"; do
+    sed -i "s|name=\"cand0$r\" |&code=\"$(code_of "$c")\" |" "$dir/results.xml"
+    r=$((r + 1))
+  done
+}
+[ "$(code_of 1)" != "$(code_of 2)" ] && [ -n "$(code_of 4)" ] || fail "code: no digests in the table"
+write_results "$dir/results.xml" "$(timed 1)" "$(timed 2)" "$(timed 3)" "$(timed 4)"
+with_shapes 1 2 3 4 && with_code 1 2 3 4
+"$KASGEN" tune "$dir" --db "$tmp/db9.xml" --variants 5 >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "code: tune with digests exit"; }
+write_results "$dir/results.xml" "$(timed 1)" "$(timed 2)" "$(timed 3)" "$(timed 4)"
+with_shapes 1 2 3 4 && with_code 1 2 3 4
+sed -i "s|code=\"$(code_of 2)\"|code=\"0123456789abcdef\"|" "$dir/results.xml"
+rc=0
+"$KASGEN" tune "$dir" --db "$tmp/db9.xml" --variants 5 >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'error: the search no longer gives the candidate measured as cand02' "$tmp/err" ||
+  { cat "$tmp/err"; fail "code: a row of other code was taken for its rank's"; }
+
+# 10. calibrate finds a run generated with a calibration as it ran: the search with that
+#     calibration, which here ranks synctest's shapes otherwise than the uncalibrated model (a
+#     large cost per warp at barriers), gives every row; the uncalibrated one does not.
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db10.xml"
+cat >"$tmp/db10.measured.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<kasgen-measured version="1">
+  <calibration work-scale="1" barrier-scale="1" barrier-warp-ns="2000" kernel-ns="0" specs="1" candidates="4" fitted-on="test"/>
+</kasgen-measured>
+XML
+"$KASGEN" plan specs/synctest.spec --top 4 --db "$tmp/db10.xml" 2>/dev/null | cut -d' ' -f3- >"$tmp/cal10"
+"$KASGEN" plan specs/synctest.spec --top 4 --db "$tmp/db10.xml" --uncalibrated 2>/dev/null | cut -d' ' -f3- >"$tmp/plain10"
+! cmp -s "$tmp/cal10" "$tmp/plain10" || fail "calibrated run: the calibration ranks synctest as without it"
+rm -rf "$tmp/gen9"
+"$KASGEN" specs/synctest.spec --top 4 --db "$tmp/db10.xml" --out "$tmp/gen9" >/dev/null 2>&1 ||
+  fail "calibrated run: generate"
+write_results "$dir/results.xml" "0.03 0.03 0.03 1" "0.031 0.031 0.031 1" "0.032 0.032 0.032 1" \
+  "0.033 0.033 0.033 1"
+with_shapes 1 2 3 4 && with_code 1 2 3 4
+mkdir -p "$tmp/runs10" && cp -r "$dir" "$tmp/runs10/"
+"$KASGEN" calibrate "$tmp/runs10" --db "$tmp/db10.xml" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrated run: calibrate exit"; }
+grep -q 'synctest/results.xml: 4 measured candidates of synctest$' "$tmp/out" ||
+  { cat "$tmp/out"; fail "calibrated run: not every row found"; }
 
 # 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
 if [ -n "${NVCC:-}" ]; then
