@@ -231,7 +231,7 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEnt
     c_string_lines(&sb, shapes, 5);
     free(shapes);
     char *code = emit_code_digest(dag, t, ents[i].cand);
-    sb_puts(&sb, ", ");
+    sb_puts(&sb, ",\n     ");
     c_string(&sb, code ? code : "");
     free(code);
     sb_printf(&sb,
