@@ -37,11 +37,11 @@ static ModelTerms random_terms(unsigned *state) {
   return t;
 }
 
-/* n candidates of 1-3 kernels, timed by calibration `truth` times (1 + noise * u), u uniform in
- * [-1, 1). */
-static CalibrationSamples *samples(int n, const ModelCalibration *truth, double noise) {
-  CalibrationSamples *all = calibration_samples_new();
-  unsigned state = 7;
+/* Adds n candidates of 1-3 kernels (random_terms from seed), timed by calibration `truth` times
+ * (1 + noise * u), u uniform in [-1, 1). */
+static void add_timed(CalibrationSamples *all, unsigned seed, int n, const ModelCalibration *truth,
+                      double noise) {
+  unsigned state = seed;
   for (int i = 0; i < n; i++) {
     ModelTerms terms[3];
     int nk = 1 + i % 3;
@@ -52,6 +52,11 @@ static CalibrationSamples *samples(int n, const ModelCalibration *truth, double 
     }
     calibration_add_terms(all, terms, nk, launch, t * (1 + noise * uniform(&state, -1, 1)));
   }
+}
+
+static CalibrationSamples *samples(int n, const ModelCalibration *truth, double noise) {
+  CalibrationSamples *all = calibration_samples_new();
+  add_timed(all, 7, n, truth, noise);
   return all;
 }
 
@@ -252,6 +257,7 @@ static TuneFigures figures_of(unsigned seed, int n, const ModelCalibration *trut
       meas[i] += model_combine_terms(&t, truth);
       pred[i] += model_combine_terms(&t, c);
     }
+    uniform(&state, -1, 1); /* add_timed's draw for the noise */
   }
   TuneFigures f;
   tune_figures(pred, meas, n, &f);
@@ -265,17 +271,7 @@ static TuneFigures figures_of(unsigned seed, int n, const ModelCalibration *trut
 static void add_run(CalibrationSamples *all, const char *spec, unsigned seed, int n,
                     const ModelCalibration *truth) {
   calibration_begin_spec(all, spec, "Test GPU", spec);
-  unsigned state = seed;
-  for (int i = 0; i < n; i++) {
-    ModelTerms terms[3];
-    int nk = 1 + i % 3;
-    double launch = 0.0006 * nk, t = launch;
-    for (int k = 0; k < nk; k++) {
-      terms[k] = random_terms(&state);
-      t += model_combine_terms(&terms[k], truth);
-    }
-    calibration_add_terms(all, terms, nk, launch, t);
-  }
+  add_timed(all, seed, n, truth, 0);
   calibration_end_spec(all);
 }
 

@@ -248,13 +248,15 @@ rc=0
 #    whose shapes are another variant's is not the candidate of its rank, which shares its calls.
 shapes_of() { grep -o '"{E=[^"]*}"' "$dir/common/kas_candidates.h" | sed -n "$1p" | tr -d '"'; }
 [ "$(shapes_of 1)" != "$(shapes_of 2)" ] || fail "variants: the table gives one shape twice"
-with_shapes() { # rank whose shapes each row gives, per row
-  local r=1
-  for s in "$@"; do
-    sed -i "s|name=\"cand0$r\" |&shapes=\"$(shapes_of "$s")\" |" "$dir/results.xml"
+give() { # attribute, the function of a rank giving its value, then per row the rank whose
+  local attr=$1 of=$2 r=1 # value the row gives
+  shift 2
+  for k in "$@"; do
+    sed -i "s|name=\"cand0$r\" |&$attr=\"$($of "$k")\" |" "$dir/results.xml"
     r=$((r + 1))
   done
 }
+with_shapes() { give shapes shapes_of "$@"; }
 write_results "$dir/results.xml" "$(timed 1)" "$(timed 2)" "$(timed 3)" "$(timed 4)"
 with_shapes 1 2 3 4
 grep -q 'cand02" shapes="{E=' "$dir/results.xml" || fail "variants: shapes not written"
@@ -272,13 +274,7 @@ rc=0
 #    implementations, calls and shapes; the code of the load and save routines differs) is not
 #    taken for it either.
 code_of() { grep -o '"[0-9a-f]\{16\}"' "$dir/common/kas_candidates.h" | sed -n "$1p" | tr -d '"'; }
-with_code() { # rank whose code each row gives, per row
-  local r=1
-  for c in "$@"; do
-    sed -i "s|name=\"cand0$r\" |&code=\"$(code_of "$c")\" |" "$dir/results.xml"
-    r=$((r + 1))
-  done
-}
+with_code() { give code code_of "$@"; }
 [ "$(code_of 1)" != "$(code_of 2)" ] && [ -n "$(code_of 4)" ] || fail "code: no digests in the table"
 write_results "$dir/results.xml" "$(timed 1)" "$(timed 2)" "$(timed 3)" "$(timed 4)"
 with_shapes 1 2 3 4 && with_code 1 2 3 4
