@@ -17,15 +17,15 @@
  * a (work_scale), r1, rs and l (the IO parts' scales), p (requests_overlap) and s
  * (coverage_slope) by coordinate descent, each on a scan of its range refined by a golden-section
  * search, and for each point b (barrier_scale), w (barrier_warp_ns) and c (kernel_ns) by
- * weighted linear least squares (all kept >= 0), minimizing the sum of squared relative errors.  Why these: the model is
- * pessimistic throughout (a); the L2 write requests of slices saved straight and the lines of
- * slices loaded are the terms measured candidates disagree with most, each in its own direction
- * (r1, rs, l; docs/model.md); the request term's time overlaps the other moves in part (p), and
- * several threads' requests cost less where the kernel saves more of the record (s); and it
- * misjudges one kernel with barriers against two without (b against c), and a block waits
- * longer at a barrier the more warps it has (w: the H200's block shapes of one fusion).  Nsight Compute says the
- * request term stands in for latency in the generated kernels (docs/model.md): p and s are
- * fitted, not derived.
+ * weighted linear least squares (all kept >= 0), minimizing the sum of squared relative errors.
+ * Why these: the model is pessimistic throughout (a); the L2 write requests of slices saved
+ * straight and the lines of slices loaded are the terms measured candidates disagree with most,
+ * each in its own direction (r1, rs, l; docs/model.md); the request term's time overlaps the
+ * other moves in part (p), and several threads' requests cost less where the kernel saves more
+ * of the record (s); it misjudges one kernel with barriers against two without (b against c);
+ * and a block waits longer at a barrier the more warps it has (w: the H200's block shapes of
+ * one fusion).  Nsight Compute says the request term stands in for latency in the generated
+ * kernels (docs/model.md): p and s are fitted, not derived.
  *
  * The measured times and the fitted constants are stored beside the database,
  * <db without .xml>.measured.xml, which the model reads whenever it loads that database
@@ -461,7 +461,8 @@ ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitt
  * calibration c (NULL: none). */
 static TuneFigures run_figures(const Samples *all, int run, const ModelCalibration *c,
                                double *span) {
-  double *pred = xmalloc(sizeof *pred * (size_t)all->n), *meas = xmalloc(sizeof *meas * (size_t)all->n);
+  size_t bytes = sizeof(double) * (size_t)(all->n ? all->n : 1);
+  double *pred = xmalloc(bytes), *meas = xmalloc(bytes);
   int n = 0;
   double lo = INFINITY, hi = 0;
   for (int i = 0; i < all->n; i++) {
