@@ -4,7 +4,8 @@
  *
  *   1. searches again for the spec DIR was generated from, and checks that the search gives the
  *      candidates of the run, rank by rank (the same kernels, implementation by implementation,
- *      and call by call and block shape by shape where the run's file gives them);
+ *      and call by call, block shape by shape and code digest where the run's file gives
+ *      them);
  *      a calibration written since the run is set aside when the run was generated without it;
  *   2. shows the predicted and measured ranks side by side, with the current model's prediction
  *      (calibrated, when a calibration is stored) and the three figures the model is judged by:
@@ -97,11 +98,12 @@ const Candidate *tune_candidate_of(const Dag *dag, const Target *t, const Search
   /* A search that gained candidates since the run ranks them elsewhere.  An older row names
    * only implementations, which candidates that split a loop's iterations differently between
    * the same kernels share (pair_blocks18's 0.3771 and 0.3849 ns); a row's calls tell those
-   * apart, and its shapes two block shapes of one kernel (--variants), but files written before
-   * them lack them.  Of the candidates left, the one predicted nearest to the run's own
-   * prediction is the row's; two equally near (within 1e-5 of it, no less than a unit of the six
-   * digits the harness writes) and predicted differently leave it ambiguous (isomorphic twins,
-   * predicted alike, are the same to the model). */
+   * apart, its shapes two block shapes of one kernel (--variants) and its code two plans of
+   * other load and save routines, but files written before them lack them.  Of the candidates
+   * left, the one predicted nearest to the run's own prediction is the row's; two equally near
+   * (within 1e-5 of it, no less than a unit of the six digits the harness writes) and predicted
+   * differently leave it ambiguous (isomorphic twins, predicted alike, are the same to the
+   * model). */
   const Candidate *found = NULL;
   for (int c = 0; !strict && c < res->ncands; c++)
     if (same_kernels(dag, t, &res->cands[c], row) &&
