@@ -918,15 +918,16 @@ typedef struct {
 
 /* The model's constants fitted to measured fused kernels of one GPU (`kasgen calibrate`,
  * calibrate.c, docs/model.md), read from <database>.measured.xml beside the database:
- *   t(kernel) = hypot(work_scale * max(IO', COMPUTE), floor) + barrier_scale * barriers
+ *   t(kernel) = hypot(work_scale * (max(IO', COMPUTE) + unhidden_share * min(IO', COMPUTE)),
+ *                     floor) + barrier_scale * barriers + barrier_warp_ns * barrier_warps
  *               + spills + kernel_ns
  *   IO' = (REQ^p + REST^p)^(1/p), p = requests_overlap (1: their sum)
  *   REQ = requests_one_scale * requests_one
  *         + requests_shared_scale * (requests_shared + coverage_slope * (requests_shared_covered
  *                                                        - requests_shared / 2))
  *   REST = IO - requests_one - requests_shared - lines + lines_scale * lines
- * Without a calibration (present false) the factors are 1, p 1, coverage_slope and kernel_ns
- * 0. */
+ * Without a calibration (present false) the factors are 1, p 1, coverage_slope,
+ * unhidden_share, barrier_warp_ns and kernel_ns 0. */
 typedef struct {
   bool present;
   double work_scale;    /* on a kernel's memory or compute time */
@@ -937,6 +938,8 @@ typedef struct {
                               of the record the kernel saves */
   double barrier_scale; /* on its barrier time */
   double barrier_warp_ns; /* on ModelTerms.barrier_warps: a barrier's wait per warp of the block */
+  double unhidden_share;  /* in [0, 1]: the share of the lesser of IO' and COMPUTE that the
+                             greater does not hide */
   double kernel_ns;     /* a fixed cost per kernel, ns per element */
   int nspecs, ncandidates; /* what it was fitted on */
 } ModelCalibration;
@@ -1543,7 +1546,8 @@ typedef struct {
 } ModelTerms;
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
-/* Its work term under a (present) calibration: work_scale * max(IO', COMPUTE). */
+/* Its work term under a (present) calibration: work_scale * (max(IO', COMPUTE)
+ * + unhidden_share * min(IO', COMPUTE)). */
 double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c);
 /* search.c: the model's terms of candidate c's kernels as the search costed them (each in
  * terms[], the caller's array of c->nkernels; a kernel of groups on its own DAG) and the launch

@@ -1001,7 +1001,9 @@ double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c) {
   double rest = t->io - t->requests_one - t->requests_shared + (c->lines_scale - 1) * t->lines;
   double p = c->requests_overlap;
   double io = p > 1 && req > 0 && rest > 0 ? pow(pow(req, p) + pow(rest, p), 1 / p) : req + rest;
-  return c->work_scale * fmax(io, t->compute);
+  /* Memory and arithmetic overlap, but not wholly: a share of the lesser stays in the time. */
+  double hiding = fmax(io, t->compute), hidden = fmin(io, t->compute);
+  return c->work_scale * (hiding + c->unhidden_share * hidden);
 }
 
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c) {
