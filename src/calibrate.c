@@ -42,7 +42,9 @@
  *                  out is 1, requests-overlap 1, coverage-slope, unhidden-share and
  *                  barrier-warp-ns 0)
  *   spec        = <spec name=TEXT device=TEXT> candidate+ </spec>
- *   candidate   = <candidate name=TEXT predicted-rank=INT kernels=TEXT measured-ns=NUM/>
+ *   candidate   = <candidate name=TEXT predicted-rank=INT kernels=TEXT calls=TEXT? shapes=TEXT?
+ *                  code=TEXT? measured-ns=NUM/>  (the results file's row: which candidate ran;
+ *                  a record, not read back)
  *
  * The store is data copied between machines like a results file: read through xml_input.c (no
  * DTD, no network), every number checked, errors located; written through a temporary file and
@@ -253,6 +255,15 @@ static void add_sample(Samples *all, SearchContext *ctx, const Candidate *c, dou
 }
 
 
+/* ` name="value"` (escaped) when value is present: a results file written before the calls,
+ * shapes or code lacks them. */
+static void store_attribute(StrBuf *sb, const char *name, const char *value) {
+  if (!value) return;
+  sb_printf(sb, " %s=\"", name);
+  xml_text(sb, value);
+  sb_putc(sb, '"');
+}
+
 void calibration_begin_spec(CalibrationSamples *all, const char *spec, const char *device,
                             const char *source) {
   all->runs = xrealloc(all->runs, sizeof *all->runs * (size_t)(all->nspecs + 1));
@@ -268,10 +279,14 @@ void calibration_begin_spec(CalibrationSamples *all, const char *spec, const cha
 void calibration_add(CalibrationSamples *all, SearchContext *ctx, const Candidate *c,
                      const ResultRow *row) {
   add_sample(all, ctx, c, row->measured_ns);
-  sb_printf(&all->store, "    <candidate name=\"cand%02ld\" predicted-rank=\"%ld\" kernels=\"",
-            row->predicted_rank, row->predicted_rank);
-  xml_text(&all->store, row->kernels ? row->kernels : "");
-  sb_printf(&all->store, "\" measured-ns=\"%.6g\"/>\n", row->measured_ns);
+  sb_puts(&all->store, "    <candidate name=\"");
+  xml_text(&all->store, row->name ? row->name : "");
+  sb_printf(&all->store, "\" predicted-rank=\"%ld\"", row->predicted_rank);
+  store_attribute(&all->store, "kernels", row->kernels ? row->kernels : "");
+  store_attribute(&all->store, "calls", row->calls);
+  store_attribute(&all->store, "shapes", row->shapes);
+  store_attribute(&all->store, "code", row->code);
+  sb_printf(&all->store, " measured-ns=\"%.6g\"/>\n", row->measured_ns);
 }
 
 void calibration_end_spec(CalibrationSamples *all) { sb_puts(&all->store, "  </spec>\n"); }

@@ -312,6 +312,9 @@ mkdir -p "$tmp/runs10" && cp -r "$dir" "$tmp/runs10/"
   { cat "$tmp/err"; fail "calibrated run: calibrate exit"; }
 grep -q 'synctest/results.xml: 4 measured candidates of synctest$' "$tmp/out" ||
   { cat "$tmp/out"; fail "calibrated run: not every row found"; }
+#     The store records which candidate ran as the row names it: its block shapes and code.
+grep -q "<candidate name=\"cand02\" predicted-rank=\"2\" kernels=\"[^\"]*\" shapes=\"$(shapes_of 2)\" code=\"$(code_of 2)\" measured-ns=\"0.031\"/>" \
+  "$tmp/db10.measured.xml" || { cat "$tmp/db10.measured.xml"; fail "calibrated run: the store lacks shapes or code"; }
 
 # 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
 if [ -n "${NVCC:-}" ]; then
