@@ -4,29 +4,32 @@
  * `kasgen calibrate DIR` (cli_tune.c) reads the results of GPU runs (DIR/<spec>/results.xml of
  * generated folders, or DIR/<name>.xml files), finds each run's candidates again by searching for
  * its spec as it was generated (cli_tune.c's open_calibration_session; tune.c: the same kernels
- * and code), and calibrate.c fits ten constants of the model (ModelCalibration) to the correct
+ * and code), and calibrate.c fits eleven constants of the model (ModelCalibration) to the correct
  * candidates' measured times:
  *
  *   t(candidate) = Σ_kernels [hypot(a · WORK, floor) + b · barriers
  *                             + w · barriers × warps per block / resident elements + spills + c]
  *                  + launches
  *   WORK = max(IO', COMPUTE) + u · min(IO', COMPUTE)
- *   IO'  = (REQ^p + REST^p)^(1/p)
+ *   IO'  = max((REQ^p + REST^p)^(1/p), v · wavefronts)
  *   REQ  = r1 · requests by one thread + rs · (requests by several + s · (covered - them / 2))
  *   REST = the other moves + l · lines
  *
- * a (work_scale), r1, rs and l (the IO parts' scales), p (requests_overlap), s (coverage_slope)
- * and u (unhidden_share) by coordinate descent, each on a scan of its range refined by a
- * golden-section search, and for each point b (barrier_scale), w (barrier_warp_ns) and c
- * (kernel_ns) by weighted linear least squares (all kept >= 0), minimizing the sum of squared
- * relative errors.  Why these: the model is pessimistic throughout (a); the L2 write requests of
- * slices saved straight and the lines of slices loaded are the terms measured candidates
- * disagree with most, each in its own direction (r1, rs, l; docs/model.md); the request term's
- * time overlaps the other moves in part (p), and several threads' requests cost less where the
- * kernel saves more of the record (s); memory and arithmetic do not hide each other wholly (u:
- * fitted 0.10 on the H100's runs, 0.19 on the H200's); it misjudges one kernel with barriers
- * against two without (b against c); and a block waits longer at a barrier the more warps it has
- * (w: the H200's block shapes of one fusion).  Nsight Compute says the request term stands in
+ * a (work_scale), r1, rs and l (the IO parts' scales), p (requests_overlap), s (coverage_slope),
+ * u (unhidden_share) and v (wavefront_scale) by coordinate descent, each on a scan of its range
+ * refined by a golden-section search, and for each point b (barrier_scale), w (barrier_warp_ns)
+ * and c (kernel_ns) by weighted linear least squares (all kept >= 0), minimizing the sum of
+ * squared relative errors.  Why these: the model is pessimistic throughout (a); the L2 write
+ * requests of slices saved straight and the lines of slices loaded are the terms measured
+ * candidates disagree with most, each in its own direction (r1, rs, l; docs/model.md); the
+ * request term's time overlaps the other moves in part (p), and several threads' requests cost
+ * less where the kernel saves more of the record (s); memory and arithmetic do not hide each
+ * other wholly (u: fitted 0.12 on the H100's runs, 0.20 on the H200's); the loads' L1
+ * wavefronts bound their time, which the database's routines, timed alone, do not show (v:
+ * Nsight Compute on the H200, session 39; fitted 1.49 and 1.18, above 1 as the count leaves out
+ * shared memory's and the stores' wavefronts); it misjudges one kernel with barriers against two
+ * without (b against c); and a block waits longer at a barrier the more warps it has (w: the
+ * H200's block shapes of one fusion).  Nsight Compute says the request term stands in
  * for latency in the generated kernels (docs/model.md): p and s are fitted, not derived.
  *
  * The measured times and the fitted constants are stored beside the database,
@@ -36,11 +39,11 @@
  *   store       = <kasgen-measured version="1"> calibration? spec* </kasgen-measured>
  *   calibration = <calibration work-scale=NUM requests-one-scale=NUM? requests-shared-scale=NUM?
  *                  lines-scale=NUM? requests-overlap=NUM? coverage-slope=NUM?
- *                  unhidden-share=NUM? barrier-scale=NUM barrier-warp-ns=NUM? kernel-ns=NUM
- *                  specs=INT candidates=INT fitted-on=TEXT/>
+ *                  unhidden-share=NUM? wavefront-scale=NUM? barrier-scale=NUM
+ *                  barrier-warp-ns=NUM? kernel-ns=NUM specs=INT candidates=INT fitted-on=TEXT/>
  *                  (stores written before them lack the optional constants: an IO scale left
- *                  out is 1, requests-overlap 1, coverage-slope, unhidden-share and
- *                  barrier-warp-ns 0)
+ *                  out is 1, requests-overlap 1, coverage-slope, unhidden-share,
+ *                  wavefront-scale and barrier-warp-ns 0)
  *   spec        = <spec name=TEXT device=TEXT> candidate+ </spec>
  *   candidate   = <candidate name=TEXT predicted-rank=INT kernels=TEXT calls=TEXT? shapes=TEXT?
  *                  code=TEXT? measured-ns=NUM/>  (the results file's row: which candidate ran;
@@ -104,14 +107,15 @@ static bool number_of(const char *path, const char *text, xmlNodePtr n, const ch
 
 /* The relative scales of IO's parts came with the store's second form, the requests' overlap
  * and coverage slope with its third, the barriers' cost per warp with its fourth, the unhidden
- * share with its fifth; a store without them scales IO as a whole (1), its parts summed (overlap
- * 1), whatever the coverage (slope 0) and the blocks' warps (0), the lesser of memory and
- * arithmetic hidden (0). */
+ * share and the wavefront scale with its fifth; a store without them scales IO as a whole (1),
+ * its parts summed (overlap 1), whatever the coverage (slope 0) and the blocks' warps (0), the
+ * lesser of memory and arithmetic hidden (0), and no bound of L1's wavefronts (0). */
 static bool scales_of(const char *path, const char *text, xmlNodePtr n, ModelCalibration *c) {
   c->requests_one_scale = c->requests_shared_scale = c->lines_scale = c->requests_overlap = 1;
-  c->coverage_slope = c->barrier_warp_ns = c->unhidden_share = 0;
+  c->coverage_slope = c->barrier_warp_ns = c->unhidden_share = c->wavefront_scale = 0;
   return number_or(path, text, n, "requests-one-scale", true, &c->requests_one_scale) &
          number_or(path, text, n, "unhidden-share", true, &c->unhidden_share) &
+         number_or(path, text, n, "wavefront-scale", true, &c->wavefront_scale) &
          number_or(path, text, n, "barrier-warp-ns", true, &c->barrier_warp_ns) &
          number_or(path, text, n, "requests-shared-scale", true, &c->requests_shared_scale) &
          number_or(path, text, n, "lines-scale", true, &c->lines_scale) &
@@ -134,14 +138,15 @@ static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
              !scale_in_range(c->requests_shared_scale) || !scale_in_range(c->lines_scale) ||
              !(c->requests_overlap >= 1 && c->requests_overlap <= MAX_OVERLAP) ||
              !(fabs(c->coverage_slope) <= MAX_COVERAGE_SLOPE) ||
-             !(c->unhidden_share >= 0 && c->unhidden_share <= 1) || c->barrier_scale < 0 ||
+             !(c->unhidden_share >= 0 && c->unhidden_share <= 1) ||
+             !(c->wavefront_scale >= 0 && c->wavefront_scale <= 10) || c->barrier_scale < 0 ||
              c->barrier_scale > 100 || !(c->barrier_warp_ns >= 0 && c->barrier_warp_ns <= 10000) ||
              fabs(c->kernel_ns) > 100)) {
     diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
                "the calibration's constants are out of range (work-scale and the IO scales in "
                "(0, 10], requests-overlap in [1, 4], |coverage-slope| <= 1.99, unhidden-share "
-               "in [0, 1], barrier-scale in [0, 100], barrier-warp-ns in [0, 10000], "
-               "|kernel-ns| <= 100)");
+               "in [0, 1], wavefront-scale in [0, 10], barrier-scale in [0, 100], "
+               "barrier-warp-ns in [0, 10000], |kernel-ns| <= 100)");
     ok = false;
   }
   c->nspecs = (int)specs;
@@ -406,6 +411,7 @@ static const Scale SCALES[] = {
     {offsetof(ModelCalibration, requests_overlap), 1, MAX_OVERLAP},
     {offsetof(ModelCalibration, coverage_slope), -MAX_COVERAGE_SLOPE, MAX_COVERAGE_SLOPE},
     {offsetof(ModelCalibration, unhidden_share), 0, 1},
+    {offsetof(ModelCalibration, wavefront_scale), 0, 2},
 };
 enum { NSCALES = sizeof SCALES / sizeof *SCALES, SCAN_POINTS = 41, MAX_SWEEPS = 50 };
 
@@ -453,7 +459,7 @@ static ModelCalibration search_scale(const Samples *all, ModelCalibration c, int
 
 /* Coordinate descent over the constants from the uncalibrated model (every scale 1, the requests
  * summed, no slope), each step keeping the best point seen: the error never rises, and it stops
- * when a sweep gains nothing.  Ten constants cannot fit the noise of hundreds of candidates;
+ * when a sweep gains nothing.  Eleven constants cannot fit the noise of hundreds of candidates;
  * they are the model's own parts (docs/model.md, "Calibration"). */
 ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitted,
                                  double *rms_plain) {
@@ -556,11 +562,13 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
              "(docs/model.md). -->\n<kasgen-measured version=\"1\">\n");
   fprintf(f, "  <calibration work-scale=\"%.4f\" requests-one-scale=\"%.4f\" "
              "requests-shared-scale=\"%.4f\" lines-scale=\"%.4f\" requests-overlap=\"%.4f\" "
-             "coverage-slope=\"%.4f\" unhidden-share=\"%.4f\" barrier-scale=\"%.4f\" "
+             "coverage-slope=\"%.4f\" unhidden-share=\"%.4f\" wavefront-scale=\"%.4f\" "
+             "barrier-scale=\"%.4f\" "
              "barrier-warp-ns=\"%.4f\" kernel-ns=\"%.6f\" specs=\"%d\" candidates=\"%d\" "
              "fitted-on=\"",
           c->work_scale, c->requests_one_scale, c->requests_shared_scale, c->lines_scale,
-          c->requests_overlap, c->coverage_slope, c->unhidden_share, c->barrier_scale,
+          c->requests_overlap, c->coverage_slope, c->unhidden_share, c->wavefront_scale,
+          c->barrier_scale,
           c->barrier_warp_ns, c->kernel_ns, all->nspecs, all->n);
   StrBuf names;
   sb_init(&names);

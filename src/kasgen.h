@@ -921,13 +921,14 @@ typedef struct {
  *   t(kernel) = hypot(work_scale * (max(IO', COMPUTE) + unhidden_share * min(IO', COMPUTE)),
  *                     floor) + barrier_scale * barriers + barrier_warp_ns * barrier_warps
  *               + spills + kernel_ns
- *   IO' = (REQ^p + REST^p)^(1/p), p = requests_overlap (1: their sum)
+ *   IO' = max((REQ^p + REST^p)^(1/p), wavefront_scale * wavefronts), p = requests_overlap
+ *         (1: their sum)
  *   REQ = requests_one_scale * requests_one
  *         + requests_shared_scale * (requests_shared + coverage_slope * (requests_shared_covered
  *                                                        - requests_shared / 2))
  *   REST = IO - requests_one - requests_shared - lines + lines_scale * lines
  * Without a calibration (present false) the factors are 1, p 1, coverage_slope,
- * unhidden_share, barrier_warp_ns and kernel_ns 0. */
+ * unhidden_share, wavefront_scale, barrier_warp_ns and kernel_ns 0. */
 typedef struct {
   bool present;
   double work_scale;    /* on a kernel's memory or compute time */
@@ -940,6 +941,7 @@ typedef struct {
   double barrier_warp_ns; /* on ModelTerms.barrier_warps: a barrier's wait per warp of the block */
   double unhidden_share;  /* in [0, 1]: the share of the lesser of IO' and COMPUTE that the
                              greater does not hide */
+  double wavefront_scale; /* on ModelTerms.wavefronts, a floor under IO' (0: none) */
   double kernel_ns;     /* a fixed cost per kernel, ns per element */
   int nspecs, ncandidates; /* what it was fitted on */
 } ModelCalibration;
@@ -1543,6 +1545,10 @@ typedef struct {
    * block waits for its slowest warp, the longer the more warps it has (calibrated only:
    * ModelCalibration.barrier_warp_ns). */
   double barrier_warps;
+  /* The L1 data-pipe wavefronts of the loads (per element) at L1's peak rate: a bound on the
+   * loads' time that the database's routines, timed alone, do not show (calibrated only:
+   * ModelCalibration.wavefront_scale). */
+  double wavefronts;
 } ModelTerms;
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
@@ -1575,6 +1581,10 @@ double model_access_efficiency(SearchContext *ctx, const Pattern *p, BlockShape 
  * the block's first and last warp; model.c's round_store_requests). */
 double model_write_requests(SearchContext *ctx, const Pattern *p, BlockShape shape,
                             GlobalBinding binding);
+/* L1 wavefronts of one warp's loads through pattern p from an array bound so, over all rounds
+ * (averaged over the block's first and last warp; model.c's lines_wavefronts). */
+double model_load_wavefronts(SearchContext *ctx, const Pattern *p, BlockShape shape,
+                             GlobalBinding binding);
 ModelMemo *model_memo_new(void); /* the model's part of a SearchContext */
 /* The model then warns about a missing database's precision, layout or width, but not about
  * single missing routines (a planning that asks for the search's routines again). */

@@ -54,6 +54,9 @@
  * ~3x slower (L1 thrashes, every round goes to L2). */
 #define L1_SECTOR_GBS 29000.0
 #define L2_SECTOR_GBS 10000.0
+/* L1 data-pipe wavefronts per ns and SM at its peak: measured on the H200 (session 39, Nsight
+ * Compute) at 149-171 wavefronts per ns over 132 SMs where L1 ran at 82-94% of its peak. */
+#define L1_WAVEFRONTS_PER_NS_PER_SM 1.36
 /* Write requests L2 takes per ns, whole chip (round_store_requests counts them).  Measured on
  * the H100 with Nsight Compute (session 25, calls C and D): 13 kernels of gradients_loop20 and
  * pair_blocks18 that write slices of output records ran at 37.6-47.1 requests per ns, their
@@ -134,6 +137,8 @@ typedef struct {
                          than a sector re-reads each of its sectors round after round) */
   double write_requests; /* L2 write requests of a warp's stores over all rounds, were the
                             pattern's accesses stores (round_store_requests) */
+  double wavefronts; /* L1 data-pipe wavefronts of a warp's loads over all rounds
+                        (lines_wavefronts) */
 } EffMemo;
 
 /* What the model remembers during one search (it lives in the SearchContext): the access profile
@@ -276,11 +281,23 @@ static long round_store_requests(const EffMemo *m, const long *start, const long
   return requests;
 }
 
+/* The L1 wavefronts of one round of loads touching the n sorted sectors: one per four of the
+ * 128-byte lines they lie in (Nsight Compute on the H200, session 39: a warp's owner load of one
+ * real of each of 32 records of 100 bytes, 25 lines, took 6.5 wavefronts; of 36-byte records, 9
+ * lines, 3). */
+static long lines_wavefronts(const long *sorted, int n) {
+  long lines = 0;
+  for (int k = 0; k < n; k++)
+    if (k == 0 || sorted[k] / 4 != sorted[k - 1] / 4) lines++;
+  return (lines + 3) / 4;
+}
+
 /* Adds one warp's rounds to *useful (reals), *sectors (32-byte sectors touched per round),
- * *requests (L2 write requests, were they stores) and *distinct (sectors touched over all
- * rounds). */
+ * *requests (L2 write requests, were they stores), *wavefronts (L1's, were they loads) and
+ * *distinct (sectors touched over all rounds). */
 static bool warp_sectors(const EffMemo *m, int first, int nthreads, long count, double *useful,
-                         double *sectors, double *requests, double *distinct) {
+                         double *sectors, double *requests, double *wavefronts,
+                         double *distinct) {
   const Pattern *p = m->pat;
   BlockShape shape = m->shape;
   enum { WARP = 32, MAX_SECTORS_PER_ROUND = 4096 };
@@ -318,7 +335,8 @@ static bool warp_sectors(const EffMemo *m, int first, int nthreads, long count, 
       offset[l] += stride;
     }
     if (!ok) break;
-    *sectors += (double)count_distinct(touched, nt);
+    *sectors += (double)count_distinct(touched, nt); /* sorts them */
+    *wavefronts += (double)lines_wavefronts(touched, nt);
     *requests += (double)round_store_requests(m, start, blocks, lanes);
     if (nall + nt > capall) {
       capall = (nall + nt) * 2;
@@ -359,12 +377,14 @@ static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape 
   if (known && same_profile(&m->eff[known->v.index], &key)) return &m->eff[known->v.index];
   int nthreads = shape.bx * shape.by * shape.bz;
   long count = pattern_count(p, shape);
-  double useful = 0, sectors = 0, requests = 0, distinct = 0, eff = 1.0;
+  double useful = 0, sectors = 0, requests = 0, wavefronts = 0, distinct = 0, eff = 1.0;
   int last_warp = (nthreads - 1) / 32 * 32, nwarps = 1;
   bool ok = count >= 0 &&
-            warp_sectors(&key, 0, nthreads, count, &useful, &sectors, &requests, &distinct);
+            warp_sectors(&key, 0, nthreads, count, &useful, &sectors, &requests, &wavefronts,
+                         &distinct);
   if (ok && last_warp > 0) {
-    ok = warp_sectors(&key, last_warp, nthreads, count, &useful, &sectors, &requests, &distinct);
+    ok = warp_sectors(&key, last_warp, nthreads, count, &useful, &sectors, &requests,
+                      &wavefronts, &distinct);
     nwarps = 2;
   }
   if (ok && sectors > 0) eff = useful * real_bytes / (sectors * 32.0);
@@ -379,6 +399,7 @@ static const EffMemo *access_profile(ModelMemo *m, const Pattern *p, BlockShape 
   key.useful = useful * real_bytes / nwarps;
   key.round_bytes = ok && count > 0 ? sectors * 32.0 / (nwarps * (double)count) : 0;
   key.write_requests = ok ? requests / nwarps : 0;
+  key.wavefronts = ok ? wavefronts / nwarps : 0;
   m->eff[m->neff] = key;
   if (!known) known = memo_insert(&m->eff_index, key_ptr(p), hashed);
   known->v.index = m->neff;
@@ -398,6 +419,13 @@ double model_write_requests(SearchContext *ctx, const Pattern *p, BlockShape sha
   if (!shape.w) shape.w = ctx->target->w;
   int rb = target_real_bytes(ctx->target->precision);
   return access_profile(ctx->model, p, shape, binding, rb)->write_requests;
+}
+
+double model_load_wavefronts(SearchContext *ctx, const Pattern *p, BlockShape shape,
+                             GlobalBinding binding) {
+  if (!shape.w) shape.w = ctx->target->w;
+  int rb = target_real_bytes(ctx->target->precision);
+  return access_profile(ctx->model, p, shape, binding, rb)->wavefronts;
 }
 
 /* ---- registers -------------------------------------------------------------------------- */
@@ -787,6 +815,22 @@ static double io_time(const KernelCtx *k, const Buffer *b, const Impl *impl,
   return ns * (1 + (io->kind == ROUTINE_SAVE ? MISALIGNED_ROW_SAVE : MISALIGNED_ROW_LOAD));
 }
 
+/* L1 wavefronts per element of loading buffer b by routine io of impl: a staged array's
+ * coalesced copy takes one per 128-byte line; a load straight from global memory as its access
+ * profile says, over the call's warps. */
+static double load_wavefronts(const KernelCtx *k, const Buffer *b, const Impl *impl,
+                              const IoRoutine *io) {
+  const KernelPlan *plan = k->plan;
+  double bytes = (double)k->real_bytes * dag_value_floats(k->dag, b->value);
+  if (staging_find(k->staging, k->dag, b->value)) return bytes / 128;
+  BlockShape shape = impl_shape(impl, plan->e);
+  GlobalBinding binding = target_binding(k->target, k->dag, b->value);
+  shape.w = binding_io_width(io, &binding, false, plan->w);
+  const EffMemo *a = access_profile(k->memo, &io->ls, shape, binding, k->real_bytes);
+  int threads = impl_threads(impl, plan->e);
+  return a->wavefronts * ((threads + 31) / 32) / plan->e;
+}
+
 /* Whether the compute step's buffer argument a repeats an earlier one (f(x, x)). */
 static bool repeated_argument(const Step *st, int a) {
   for (int b = 0; b < a; b++)
@@ -1001,6 +1045,8 @@ double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c) {
   double rest = t->io - t->requests_one - t->requests_shared + (c->lines_scale - 1) * t->lines;
   double p = c->requests_overlap;
   double io = p > 1 && req > 0 && rest > 0 ? pow(pow(req, p) + pow(rest, p), 1 / p) : req + rest;
+  /* The loads cannot run faster than L1 serves their wavefronts (docs/model.md, "Calibration"). */
+  io = fmax(io, c->wavefront_scale * t->wavefronts);
   /* Memory and arithmetic overlap, but not wholly: a share of the lesser stays in the time. */
   double hiding = fmax(io, t->compute), hidden = fmin(io, t->compute);
   return c->work_scale * (hiding + c->unhidden_share * hidden);
@@ -1068,12 +1114,16 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   k.straight_reals = straight_saved_reals(plan, dag, &staging);
   double io = 0, compute = 0, by_cost[3] = {0, 0, 0}; /* by MoveCost: the saves' */
   double covered = 0; /* ModelTerms.requests_shared_covered */
+  double wavefronts = 0; /* of the loads, per element */
   Move move;
   for (int b = 0; b < plan->nbuffers; b++) {
     const Buffer *buf = &plan->buffers[b];
     /* the one copy of the shared memory that all groups read is moved once per block */
     double loaders = one_copy && buf->place == PLACE_SHARED ? groups : 1;
-    if (buf->load) io += io_time(&k, buf, plan->impl[buf->load_call], buf->load, &move) / loaders;
+    if (buf->load) {
+      io += io_time(&k, buf, plan->impl[buf->load_call], buf->load, &move) / loaders;
+      wavefronts += load_wavefronts(&k, buf, plan->impl[buf->load_call], buf->load) / loaders;
+    }
     if (buf->save) {
       double ns = io_time(&k, buf, plan->impl[buf->producer], buf->save, &move);
       io += ns;
@@ -1100,7 +1150,9 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
                       .requests_shared = by_cost[MOVE_REQUESTS_SHARED] * groups,
                       .requests_shared_covered = covered * groups,
                       .lines = lines * groups,
-                      .barrier_warps = barrier_warps(&k, groups) * groups};
+                      .barrier_warps = barrier_warps(&k, groups) * groups,
+                      .wavefronts = wavefronts / (L1_WAVEFRONTS_PER_NS_PER_SM * dev->sm_count) *
+                                    groups};
   free(k.straight_reals);
   staging_free(&staging);
   return true;

@@ -34,6 +34,8 @@ static ModelTerms random_terms(unsigned *state) {
   t.barrier = uniform(state, 0, 1) < 0.5 ? uniform(state, 0.0005, 0.02) : 0;
   /* barriers x warps per block over ~150000 resident elements */
   t.barrier_warps = t.barrier > 0 ? uniform(state, 1, 12) * uniform(state, 1, 12) / 150000 : 0;
+  /* the loads' L1 wavefronts: most well under IO, some (owner loads of long records) above */
+  t.wavefronts = t.io * (uniform(state, 0, 1) < 0.3 ? uniform(state, 0.9, 1.6) : 0.5);
   return t;
 }
 
@@ -68,6 +70,7 @@ static const ModelCalibration TRUTH = {.present = true,
                                        .requests_overlap = 1.8,
                                        .coverage_slope = -1.0,
                                        .unhidden_share = 0.15,
+                                       .wavefront_scale = 1.2,
                                        .barrier_scale = 0.8,
                                        .barrier_warp_ns = 30,
                                        .kernel_ns = 0.002};
@@ -86,6 +89,7 @@ static void test_fit_finds_the_constants(void **state) {
   assert_true(fabs(c.requests_overlap - TRUTH.requests_overlap) < 2e-2);
   assert_true(fabs(c.coverage_slope - TRUTH.coverage_slope) < 2e-2);
   assert_true(fabs(c.unhidden_share - TRUTH.unhidden_share) < 1e-2);
+  assert_true(fabs(c.wavefront_scale - TRUTH.wavefront_scale) < 1e-2);
   assert_true(fabs(c.barrier_scale - TRUTH.barrier_scale) < 2e-2);
   assert_true(fabs(c.barrier_warp_ns - TRUTH.barrier_warp_ns) < 0.5);
   assert_true(fabs(c.kernel_ns - TRUTH.kernel_ns) < 1e-4);
@@ -208,7 +212,7 @@ static void test_store_of_the_first_form(void **state) {
   assert_true(c.work_scale == 0.9 && c.barrier_scale == 0.5);
   assert_true(c.requests_one_scale == 1 && c.requests_shared_scale == 1 && c.lines_scale == 1);
   assert_true(c.requests_overlap == 1 && c.coverage_slope == 0 && c.barrier_warp_ns == 0);
-  assert_true(c.unhidden_share == 0);
+  assert_true(c.unhidden_share == 0 && c.wavefront_scale == 0);
   free(db_path);
   remove_store(store);
 }
@@ -243,6 +247,7 @@ static void test_store_scale_out_of_range(void **state) {
   store_refused("barrier-warp-ns=\"-1\"", range);
   store_refused("unhidden-share=\"1.5\"", range);
   store_refused("unhidden-share=\"-0.1\"", range);
+  store_refused("wavefront-scale=\"11\"", range);
   store_refused("requests-overlap=\"nan\"",
                 "db.measured.xml:3: error: requests-overlap of <calibration> is not a number");
 }

@@ -558,6 +558,82 @@ static void test_write_requests(void **state) {
   search_context_free(ctx);
 }
 
+/* The L1 wavefronts of a warp's loads, counted the slow way: per round, the 128-byte lines of
+ * every byte the lanes read, one wavefront per four lines. */
+static double wavefronts_by_bytes(const Pattern *p, BlockShape sh, GlobalBinding g, int rb,
+                                  int first_lane) {
+  int nthreads = sh.bx * sh.by * sh.bz;
+  int lanes = nthreads - first_lane < 32 ? nthreads - first_lane : 32;
+  long count = pattern_count(p, sh), offset[32];
+  ExprEnv env[32];
+  for (int l = 0; l < lanes; l++) {
+    int lin = first_lane + l;
+    env[l] = (ExprEnv){.tx = lin % sh.bx, .ty = lin / sh.bx % sh.by, .tz = lin / (sh.bx * sh.by),
+                       .BX = sh.bx, .BY = sh.by, .BZ = sh.bz, .W = sh.w};
+    assert_true(expr_eval(p->start, &env[l], &offset[l], p->start_loc));
+  }
+  double wavefronts = 0;
+  for (long k = 0; k < count; k++) {
+    long line[4096];
+    int nlines = 0;
+    for (int l = 0; l < lanes; l++) {
+      long block, stride;
+      env[l].i = k;
+      assert_true(expr_eval(p->block, &env[l], &block, p->block_loc));
+      assert_true(expr_eval(p->stride, &env[l], &stride, p->stride_loc));
+      for (long o = offset[l]; o < offset[l] + block; o++) {
+        long byte = ((long)g.offset + o / g.size * g.record + o % g.size) * rb;
+        int s = 0;
+        while (s < nlines && line[s] != byte / 128) s++;
+        if (s == nlines && nlines < 4096) line[nlines++] = byte / 128;
+      }
+      offset[l] += stride;
+    }
+    wavefronts += (nlines + 3) / 4;
+  }
+  return wavefronts;
+}
+
+/* Loads are bounded by L1's wavefronts (docs/model.md, "Calibration"): the count against the
+ * byte-by-byte oracle for owner and coalesced load patterns, and against Nsight Compute on the
+ * H200 (session 39): an owner load of one real of each of 32 records of 36 bytes took 3
+ * wavefronts, of 100 bytes 6.5 (bigfusion's and branches12's kernels). */
+static void test_load_wavefronts(void **state) {
+  (void)state;
+  Pattern owner9 = pat("start \"tx*9\", block \"1\", stride \"1\", count \"9\", noreg 0");
+  Pattern owner25 = pat("start \"tx*25\", block \"1\", stride \"1\", count \"25\", noreg 0");
+  Pattern coalesced = pat("start \"W*(tx+BX*ty)\", block \"W*(W*(tx+BX*ty+i*BX*BY) < BY*9)\", "
+                          "stride \"W*BX*BY\", count \"(BY*9/W+BX*BY-1)/(BX*BY)\", noreg 1");
+  static const GlobalBinding bindings[] = {{LAYOUT_ELEMENT, 9, 9, 0},
+                                           {LAYOUT_ELEMENT, 25, 25, 0},
+                                           {LAYOUT_ELEMENT, 9, 36, 27},
+                                           {LAYOUT_ELEMENT, 9, 54, 18}};
+  struct { const Pattern *p; BlockShape sh; } cases[] = {
+      {&owner9, {32, 1, 1, 4}}, {&owner9, {96, 1, 1, 4}}, {&owner25, {32, 1, 1, 4}},
+      {&owner25, {48, 1, 1, 4}}, {&coalesced, {128, 1, 1, 4}}, {&coalesced, {3, 64, 1, 4}}};
+  SearchContext *ctx = search_context_new(NULL, NULL, NULL); /* single precision */
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (size_t b = 0; b < sizeof bindings / sizeof *bindings; b++) {
+      BlockShape sh = cases[c].sh;
+      int last = (sh.bx * sh.by * sh.bz - 1) / 32 * 32;
+      double want = wavefronts_by_bytes(cases[c].p, sh, bindings[b], 4, 0);
+      if (last > 0) want = (want + wavefronts_by_bytes(cases[c].p, sh, bindings[b], 4, last)) / 2;
+      assert_float_equal(model_load_wavefronts(ctx, cases[c].p, sh, bindings[b]), want, 1e-9);
+    }
+  double w9 = model_load_wavefronts(ctx, &owner9, (BlockShape){32, 1, 1, 4},
+                                    (GlobalBinding){LAYOUT_ELEMENT, 9, 9, 0}) / 9;
+  double w25 = model_load_wavefronts(ctx, &owner25, (BlockShape){32, 1, 1, 4},
+                                     (GlobalBinding){LAYOUT_ELEMENT, 25, 25, 0}) / 25;
+  print_message("wavefronts per request: 3x3 records %.2f (measured 3), 5x5 %.2f (6.5)\n", w9,
+                w25);
+  assert_true(fabs(w9 - 3) < 0.1 * 3);
+  assert_true(fabs(w25 - 6.5) < 0.1 * 6.5);
+  pattern_free(&owner9);
+  pattern_free(&owner25);
+  pattern_free(&coalesced);
+  search_context_free(ctx);
+}
+
 /* Spilled registers' traffic runs on the chip beside the DRAM stream: a memory-bound kernel
  * hides a small spill whole; a spill whose traffic outweighs the memory time shows. */
 static void test_spills_on_chip(void **state) {
@@ -710,7 +786,7 @@ int main(void) {
       cmocka_unit_test(test_database),              cmocka_unit_test(test_launch_overhead),
       cmocka_unit_test(test_line_bytes),            cmocka_unit_test(test_spills_on_chip),
       cmocka_unit_test(test_whole_records_under_small_l1),
-      cmocka_unit_test(test_write_requests),
+      cmocka_unit_test(test_write_requests),        cmocka_unit_test(test_load_wavefronts),
       cmocka_unit_test(test_slice_requests_complete_plans_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

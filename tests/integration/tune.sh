@@ -116,7 +116,7 @@ mkdir "$tmp/runs"
 cp benchmarks/h100-2026-11-23/synctest.xml benchmarks/h100-2026-11-23/bigfusion.xml "$tmp/runs/"
 "$KASGEN" calibrate "$tmp/runs" --db "$db" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "calibrate: exit $?"; }
 store="$tmp/db.measured.xml"
-grep -q '<calibration work-scale="[0-9.]*" requests-one-scale="[0-9.]*" requests-shared-scale="[0-9.]*" lines-scale="[0-9.]*" requests-overlap="[0-9.]*" coverage-slope="-\?[0-9.]*" unhidden-share="[0-9.]*" barrier-scale=' "$store" || fail "calibrate: no constants stored"
+grep -q '<calibration work-scale="[0-9.]*" requests-one-scale="[0-9.]*" requests-shared-scale="[0-9.]*" lines-scale="[0-9.]*" requests-overlap="[0-9.]*" coverage-slope="-\?[0-9.]*" unhidden-share="[0-9.]*" wavefront-scale="[0-9.]*" barrier-scale=' "$store" || fail "calibrate: no constants stored"
 grep -q 'fitted-on="bigfusion synctest"' "$store" || fail "calibrate: fitted-on"
 grep -q 'these are fitted figures, not predictions' "$tmp/out" || fail "calibrate: fitted figures not labelled"
 grep -q ' barrier-warp-ns="[0-9.]*" kernel-ns=' "$store" || fail "calibrate: no cost per warp stored"
