@@ -460,37 +460,58 @@ static void test_line_bytes(void **state) {
 /* The oracle of model_write_requests: one warp's stores instruction by instruction (a lane's
  * block of reals is that many scalar stores), the bytes each writes in every sector; a request
  * per sector written in part, one per line of the sectors written whole. */
-static double requests_by_bytes(const Pattern *p, BlockShape sh, GlobalBinding g, int rb,
-                                int first_lane) {
+/* The warp of lanes from first_lane: each lane's environment and first offset; returns how many
+ * lanes it has. */
+static int warp_lanes(const Pattern *p, BlockShape sh, int first_lane, ExprEnv env[32],
+                      long offset[32]) {
   int nthreads = sh.bx * sh.by * sh.bz;
   int lanes = nthreads - first_lane < 32 ? nthreads - first_lane : 32;
-  long count = pattern_count(p, sh), offset[32];
-  ExprEnv env[32];
   for (int l = 0; l < lanes; l++) {
     int lin = first_lane + l;
     env[l] = (ExprEnv){.tx = lin % sh.bx, .ty = lin / sh.bx % sh.by, .tz = lin / (sh.bx * sh.by),
                        .BX = sh.bx, .BY = sh.by, .BZ = sh.bz, .W = sh.w};
     assert_true(expr_eval(p->start, &env[l], &offset[l], p->start_loc));
   }
+  return lanes;
+}
+
+/* Round k of the warp: each lane's first offset and count of reals (start, block); the offsets
+ * move on by the stride. */
+static void warp_round(const Pattern *p, ExprEnv *env, int lanes, long k, long *offset,
+                       long *start, long *block) {
+  for (int l = 0; l < lanes; l++) {
+    long stride;
+    env[l].i = k;
+    assert_true(expr_eval(p->block, &env[l], &block[l], p->block_loc));
+    assert_true(expr_eval(p->stride, &env[l], &stride, p->stride_loc));
+    start[l] = offset[l];
+    offset[l] += stride;
+  }
+}
+
+/* The byte of real o (of the block's elements, in order) of an element-major array bound so. */
+static long byte_of(GlobalBinding g, int rb, long o) {
+  return ((long)g.offset + o / g.size * g.record + o % g.size) * rb;
+}
+
+static double requests_by_bytes(const Pattern *p, BlockShape sh, GlobalBinding g, int rb,
+                                int first_lane) {
+  long count = pattern_count(p, sh), offset[32];
+  ExprEnv env[32];
+  int lanes = warp_lanes(p, sh, first_lane, env, offset);
   double requests = 0;
   for (long k = 0; k < count; k++) {
     long block[32], start[32], most = 0;
-    for (int l = 0; l < lanes; l++) {
-      long stride;
-      env[l].i = k;
-      assert_true(expr_eval(p->block, &env[l], &block[l], p->block_loc));
-      assert_true(expr_eval(p->stride, &env[l], &stride, p->stride_loc));
-      start[l] = offset[l];
-      offset[l] += stride;
+    warp_round(p, env, lanes, k, offset, start, block);
+    for (int l = 0; l < lanes; l++)
       if (block[l] > most) most = block[l];
-    }
     for (long j = 0; j < most; j++) {
       long sector[32];
       int bytes[32], ns = 0;
       for (int l = 0; l < lanes; l++) {
         if (block[l] <= j) continue;
         long o = start[l] + j;
-        long byte = ((long)g.offset + o / g.size * g.record + o % g.size) * rb;
+        long byte = byte_of(g, rb, o);
         int s = 0;
         while (s < ns && sector[s] != byte / 32) s++;
         if (s == ns) sector[ns] = byte / 32, bytes[ns++] = 0;
@@ -511,6 +532,30 @@ static double requests_by_bytes(const Pattern *p, BlockShape sh, GlobalBinding g
   return requests;
 }
 
+/* A pattern at a block shape, for the oracles below. */
+typedef struct {
+  const Pattern *p;
+  BlockShape sh;
+} PatternCase;
+
+/* counted (the model's count per warp, averaged over the block's first and last warp) equals the
+ * byte-by-byte oracle on every case and binding (single precision). */
+static void agrees_with_oracle(SearchContext *ctx, const PatternCase *cases, size_t ncases,
+                               const GlobalBinding *bindings, size_t nbindings,
+                               double (*counted)(SearchContext *, const Pattern *, BlockShape,
+                                                 GlobalBinding),
+                               double (*oracle)(const Pattern *, BlockShape, GlobalBinding, int,
+                                                int)) {
+  for (size_t c = 0; c < ncases; c++)
+    for (size_t b = 0; b < nbindings; b++) {
+      BlockShape sh = cases[c].sh;
+      int last = (sh.bx * sh.by * sh.bz - 1) / 32 * 32;
+      double want = oracle(cases[c].p, sh, bindings[b], 4, 0);
+      if (last > 0) want = (want + oracle(cases[c].p, sh, bindings[b], 4, last)) / 2;
+      assert_float_equal(counted(ctx, cases[c].p, sh, bindings[b]), want, 1e-9);
+    }
+}
+
 /* Slices written straight are costed by their L2 write requests (docs/model.md, "Slices saved
  * straight"): the count against the byte-by-byte oracle for the library's owner and coalesced
  * save patterns, and against Nsight Compute on the H100 for two kernels of session 25's call D
@@ -524,18 +569,12 @@ static void test_write_requests(void **state) {
   static const GlobalBinding bindings[] = {{LAYOUT_ELEMENT, 9, 9, 0},   {LAYOUT_ELEMENT, 9, 36, 0},
                                            {LAYOUT_ELEMENT, 9, 36, 27}, {LAYOUT_ELEMENT, 9, 54, 18},
                                            {LAYOUT_ELEMENT, 9, 144, 9}, {LAYOUT_ELEMENT, 9, 16, 7}};
-  struct { const Pattern *p; BlockShape sh; } cases[] = {
+  const PatternCase cases[] = {
       {&owner1, {128, 1, 1, 4}}, {&owner1, {96, 1, 1, 4}},   {&owner3, {3, 96, 1, 4}},
       {&owner3, {3, 128, 1, 4}}, {&coalesced, {128, 1, 1, 4}}, {&coalesced, {3, 64, 1, 4}}};
   SearchContext *ctx = search_context_new(NULL, NULL, NULL); /* single precision */
-  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
-    for (size_t b = 0; b < sizeof bindings / sizeof *bindings; b++) {
-      BlockShape sh = cases[c].sh;
-      int last = (sh.bx * sh.by * sh.bz - 1) / 32 * 32;
-      double want = requests_by_bytes(cases[c].p, sh, bindings[b], 4, 0);
-      if (last > 0) want = (want + requests_by_bytes(cases[c].p, sh, bindings[b], 4, last)) / 2;
-      assert_float_equal(model_write_requests(ctx, cases[c].p, sh, bindings[b]), want, 1e-9);
-    }
+  agrees_with_oracle(ctx, cases, sizeof cases / sizeof *cases, bindings,
+                     sizeof bindings / sizeof *bindings, model_write_requests, requests_by_bytes);
   /* A lane's own sector per store: 9 stores of 32 lanes. */
   assert_float_equal(model_write_requests(ctx, &owner1, (BlockShape){128, 1, 1, 4},
                                           (GlobalBinding){LAYOUT_ELEMENT, 9, 144, 9}),
@@ -562,33 +601,21 @@ static void test_write_requests(void **state) {
  * every byte the lanes read, one wavefront per four lines. */
 static double wavefronts_by_bytes(const Pattern *p, BlockShape sh, GlobalBinding g, int rb,
                                   int first_lane) {
-  int nthreads = sh.bx * sh.by * sh.bz;
-  int lanes = nthreads - first_lane < 32 ? nthreads - first_lane : 32;
   long count = pattern_count(p, sh), offset[32];
   ExprEnv env[32];
-  for (int l = 0; l < lanes; l++) {
-    int lin = first_lane + l;
-    env[l] = (ExprEnv){.tx = lin % sh.bx, .ty = lin / sh.bx % sh.by, .tz = lin / (sh.bx * sh.by),
-                       .BX = sh.bx, .BY = sh.by, .BZ = sh.bz, .W = sh.w};
-    assert_true(expr_eval(p->start, &env[l], &offset[l], p->start_loc));
-  }
+  int lanes = warp_lanes(p, sh, first_lane, env, offset);
   double wavefronts = 0;
   for (long k = 0; k < count; k++) {
-    long line[4096];
+    long line[4096], block[32], start[32];
     int nlines = 0;
-    for (int l = 0; l < lanes; l++) {
-      long block, stride;
-      env[l].i = k;
-      assert_true(expr_eval(p->block, &env[l], &block, p->block_loc));
-      assert_true(expr_eval(p->stride, &env[l], &stride, p->stride_loc));
-      for (long o = offset[l]; o < offset[l] + block; o++) {
-        long byte = ((long)g.offset + o / g.size * g.record + o % g.size) * rb;
+    warp_round(p, env, lanes, k, offset, start, block);
+    for (int l = 0; l < lanes; l++)
+      for (long o = start[l]; o < start[l] + block[l]; o++) {
+        long byte = byte_of(g, rb, o);
         int s = 0;
         while (s < nlines && line[s] != byte / 128) s++;
         if (s == nlines && nlines < 4096) line[nlines++] = byte / 128;
       }
-      offset[l] += stride;
-    }
     wavefronts += (nlines + 3) / 4;
   }
   return wavefronts;
@@ -608,18 +635,13 @@ static void test_load_wavefronts(void **state) {
                                            {LAYOUT_ELEMENT, 25, 25, 0},
                                            {LAYOUT_ELEMENT, 9, 36, 27},
                                            {LAYOUT_ELEMENT, 9, 54, 18}};
-  struct { const Pattern *p; BlockShape sh; } cases[] = {
+  const PatternCase cases[] = {
       {&owner9, {32, 1, 1, 4}}, {&owner9, {96, 1, 1, 4}}, {&owner25, {32, 1, 1, 4}},
       {&owner25, {48, 1, 1, 4}}, {&coalesced, {128, 1, 1, 4}}, {&coalesced, {3, 64, 1, 4}}};
   SearchContext *ctx = search_context_new(NULL, NULL, NULL); /* single precision */
-  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
-    for (size_t b = 0; b < sizeof bindings / sizeof *bindings; b++) {
-      BlockShape sh = cases[c].sh;
-      int last = (sh.bx * sh.by * sh.bz - 1) / 32 * 32;
-      double want = wavefronts_by_bytes(cases[c].p, sh, bindings[b], 4, 0);
-      if (last > 0) want = (want + wavefronts_by_bytes(cases[c].p, sh, bindings[b], 4, last)) / 2;
-      assert_float_equal(model_load_wavefronts(ctx, cases[c].p, sh, bindings[b]), want, 1e-9);
-    }
+  agrees_with_oracle(ctx, cases, sizeof cases / sizeof *cases, bindings,
+                     sizeof bindings / sizeof *bindings, model_load_wavefronts,
+                     wavefronts_by_bytes);
   double w9 = model_load_wavefronts(ctx, &owner9, (BlockShape){32, 1, 1, 4},
                                     (GlobalBinding){LAYOUT_ELEMENT, 9, 9, 0}) / 9;
   double w25 = model_load_wavefronts(ctx, &owner25, (BlockShape){32, 1, 1, 4},
