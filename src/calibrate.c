@@ -563,13 +563,11 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
   fprintf(f, "  <calibration work-scale=\"%.4f\" requests-one-scale=\"%.4f\" "
              "requests-shared-scale=\"%.4f\" lines-scale=\"%.4f\" requests-overlap=\"%.4f\" "
              "coverage-slope=\"%.4f\" unhidden-share=\"%.4f\" wavefront-scale=\"%.4f\" "
-             "barrier-scale=\"%.4f\" "
-             "barrier-warp-ns=\"%.4f\" kernel-ns=\"%.6f\" specs=\"%d\" candidates=\"%d\" "
-             "fitted-on=\"",
+             "barrier-scale=\"%.4f\" barrier-warp-ns=\"%.4f\" kernel-ns=\"%.6f\" specs=\"%d\" "
+             "candidates=\"%d\" fitted-on=\"",
           c->work_scale, c->requests_one_scale, c->requests_shared_scale, c->lines_scale,
           c->requests_overlap, c->coverage_slope, c->unhidden_share, c->wavefront_scale,
-          c->barrier_scale,
-          c->barrier_warp_ns, c->kernel_ns, all->nspecs, all->n);
+          c->barrier_scale, c->barrier_warp_ns, c->kernel_ns, all->nspecs, all->n);
   StrBuf names;
   sb_init(&names);
   xml_text(&names, all->fitted.data ? all->fitted.data : "");
