@@ -475,12 +475,14 @@ char *sb_take(StrBuf *sb) {
   return s;
 }
 
-/* ---- text from input inside generated code ------------------------------------------------ */
+/* ---- hashing text ------------------------------------------------------------------------- */
 
 uint64_t fnv1a(uint64_t h, const char *s) {
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
   return h;
 }
+
+/* ---- text from input inside generated code ------------------------------------------------ */
 
 char *c_safe_text(const char *s) {
   StrBuf sb;
