@@ -4,7 +4,8 @@
  * beats one-thread-per-element loads, fusion beats re-reading intermediates), occupancy from
  * registers, barrier and idle-thread costs, database lookups and the analytic fallback; and on
  * a real spec's plan with the H100 database, whole records loaded under a small L1; L2 write
- * requests of slices saved straight, against a byte-by-byte oracle and Nsight Compute.
+ * requests of slices saved straight and L1 wavefronts of loads, against byte-by-byte oracles
+ * and Nsight Compute, and the wavefronts per element of a real spec's plans.
  */
 #include "testutil.h"
 
@@ -753,6 +754,71 @@ static void test_whole_records_under_small_l1(void **state) {
   h100_spec_close(&h);
 }
 
+/* A block's L1 wavefronts for loads through pattern p, from the oracle as the access profile
+ * samples them: the mean of the block's first and last warp, times its warps.  (The sample
+ * overcounts a cooperative copy whose tail round only the first warp takes: 10 for 9 at
+ * E = 128 of 9-real records.) */
+static double block_wavefronts(const Pattern *p, BlockShape sh, GlobalBinding g) {
+  int threads = sh.bx * sh.by * sh.bz, last = (threads - 1) / 32 * 32;
+  double warp = wavefronts_by_bytes(p, sh, g, 4, 0);
+  if (last > 0) warp = (warp + wavefronts_by_bytes(p, sh, g, 4, last)) / 2;
+  return warp * ((threads + 31) / 32);
+}
+
+/* The plan's wavefront term (ModelTerms.wavefronts) is its loads' wavefronts per element at
+ * L1's peak rate over the chip: a staged array one per 128-byte line of what the kernel reads;
+ * any other load its call's block count (the oracle's) over E.  On every plan of two fusions
+ * of face_blocks12 with the H100 database: its first point's four calls (n[0] loaded by its
+ * call) and two points' tractions, calls 0, 1, 4 and 5 (n[0] and n[1], two of three normals,
+ * staged). */
+static void test_wavefronts_per_element(void **state) {
+  (void)state;
+  H100Spec h = h100_spec_open("benchmarks/specs/face_blocks12.spec");
+  SearchContext *ctx = h.ctx;
+  NodeSet tractions = nodeset_empty();
+  static const int calls[] = {0, 1, 4, 5};
+  for (int c = 0; c < 4; c++) nodeset_add(&tractions, calls[c]);
+  int n = 0, first = 0, with_staged = 0;
+  KernelPlan **point = combine_fusion(ctx, nodeset_range(0, 4), true, &first);
+  KernelPlan **two = combine_fusion(ctx, tractions, true, &n);
+  KernelPlan **plans = xrealloc(point, sizeof *plans * (size_t)(first + n));
+  memcpy(plans + first, two, sizeof *plans * (size_t)n);
+  free(two);
+  n += first;
+  for (int i = 0; i < n; i++) {
+    const KernelPlan *p = plans[i];
+    Staging staging = staging_of(h.dag, ctx->target, p);
+    double per_element = 0;
+    bool staged_here = false;
+    for (int b = 0; b < p->nbuffers; b++) {
+      const Buffer *buf = &p->buffers[b];
+      if (!buf->load) continue;
+      double bytes = 4.0 * dag_value_floats(h.dag, buf->value);
+      if (staging_find(&staging, h.dag, buf->value)) {
+        per_element += bytes / 128;
+        staged_here = true;
+        continue;
+      }
+      const Impl *impl = p->impl[buf->load_call];
+      GlobalBinding g = target_binding(ctx->target, h.dag, buf->value);
+      BlockShape sh = impl_shape(impl, p->e);
+      sh.w = binding_io_width(buf->load, &g, false, p->w);
+      per_element += block_wavefronts(&buf->load->ls, sh, g) / p->e;
+    }
+    staging_free(&staging);
+    with_staged += staged_here;
+    ModelTerms t;
+    assert_true(model_kernel_terms(ctx, p, &t));
+    double rate = 1.36 * h.db->dev.sm_count; /* wavefronts per ns, whole chip */
+    assert_float_equal(t.wavefronts * rate, per_element, 1e-9 * per_element);
+  }
+  print_message("%d plans, %d of them with a staged array\n", n, with_staged);
+  assert_true(first > 0 && with_staged > 0 && with_staged < n);
+  for (int i = 0; i < n; i++) kernel_plan_free(plans[i]);
+  free(plans);
+  h100_spec_close(&h);
+}
+
 /* A kernel saving a slice straight pays at least its requests at L2's rate (pair_blocks18's
  * first K[0][0], 9 of 54 reals); the same plan costed as the first calls of a larger fusion
  * does not (the whole fusion may stage the array).  The requests decide plans whose threads
@@ -809,6 +875,7 @@ int main(void) {
       cmocka_unit_test(test_line_bytes),            cmocka_unit_test(test_spills_on_chip),
       cmocka_unit_test(test_whole_records_under_small_l1),
       cmocka_unit_test(test_write_requests),        cmocka_unit_test(test_load_wavefronts),
+      cmocka_unit_test(test_wavefronts_per_element),
       cmocka_unit_test(test_slice_requests_complete_plans_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

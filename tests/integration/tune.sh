@@ -150,7 +150,7 @@ rc=0
 "$KASGEN" calibrate "$tmp/runs" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: no results here' "$tmp/err" || fail "calibrate: empty folder"
 
-# 7. A kernel of groups of threads (threads.c; quad_stress15's cand02, a loop's iterations side
+# 6. A kernel of groups of threads (threads.c; quad_stress15's cand02, a loop's iterations side
 #    by side) measured best ships like any other: the results name it as the harness does.
 dir="$tmp/gen/quad_stress15"
 cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db7.xml" # no calibration beside it
@@ -167,7 +167,7 @@ grep -q 'Chosen by kasgen tune: cand02 measured best' "$dir/embed/kas_quad_stres
 grep -q 'const int q = (int)threadIdx.z' "$dir/embed/kas_quad_stress15.cu" ||
   fail "groups: the embed does not run the groups' kernel"
 
-# 8. A run the search no longer ranks alike: pair_blocks18's candidates 7 and 8 split the loop's
+# 7. A run the search no longer ranks alike: pair_blocks18's candidates 7 and 8 split the loop's
 #    iterations differently between the same kernels (one kernel string), and the run below
 #    predates the search's candidates 1 and 2 (its ranks are theirs minus 2).  calibrate finds
 #    every row by the kernels and the prediction the run recorded; a row predicted halfway between
@@ -217,7 +217,7 @@ write_run8 "$tmp/runs8/pair_blocks18.xml" "$halfway" 3
 grep -q 'pair_blocks18.xml: 9 measured candidates of pair_blocks18 (1 left out' "$tmp/out" ||
   { cat "$tmp/out"; fail "twins: a row was matched to a candidate of other calls"; }
 
-# 9. --variants (the default): synctest's top 4 holds the #1 in other block shapes, which index.txt
+# 8. --variants (the default): synctest's top 4 holds the #1 in other block shapes, which index.txt
 #    names; one measured fastest ships, and the embed header says what it is.  tune repeats the
 #    search with the folder's K: without the index line (an older folder) the run is not found,
 #    with --variants given it is.
@@ -288,7 +288,7 @@ rc=0
 [ "$rc" = 1 ] && grep -q 'error: the search no longer gives the candidate measured as cand02' "$tmp/err" ||
   { cat "$tmp/err"; fail "code: a row of other code was taken for its rank's"; }
 
-# 10. calibrate finds a run generated with a calibration as it ran: the search with that
+# 9. calibrate finds a run generated with a calibration as it ran: the search with that
 #     calibration, which here ranks synctest's shapes otherwise than the uncalibrated model (a
 #     large cost per warp at barriers), gives every row; the uncalibrated one does not.
 cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db10.xml"
@@ -316,7 +316,7 @@ grep -q 'synctest/results.xml: 4 measured candidates of synctest$' "$tmp/out" ||
 grep -q "<candidate name=\"cand02\" predicted-rank=\"2\" kernels=\"[^\"]*\" shapes=\"$(shapes_of 2)\" code=\"$(code_of 2)\" measured-ns=\"0.031\"/>" \
   "$tmp/db10.measured.xml" || { cat "$tmp/db10.measured.xml"; fail "calibrated run: the store lacks shapes or code"; }
 
-# 6. ptxas: registers read from the compiler, cached; without nvcc, said once.
+# 10. ptxas: registers read from the compiler, cached; without nvcc, said once.
 if [ -n "${NVCC:-}" ]; then
   "$KASGEN" specs/synctest.spec --top 4 --db benchmarks/nvidia-h100-80gb-hbm3.xml --ptxas \
     --out "$tmp/p" >"$tmp/out" 2>&1 || fail "ptxas: exit"
