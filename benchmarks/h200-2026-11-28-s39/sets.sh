@@ -6,7 +6,8 @@
 # H200_DIR: the H200's 64 runs: p_<spec> the plain top 30 (sessions 34-36), v_<spec> the top 10
 # with block shapes (session 37).
 #   kasgen calibrate H100_DIR --db benchmarks/nvidia-h100-80gb-hbm3.xml --held-out --ptxas
-#   kasgen calibrate H200_DIR --db benchmarks/nvidia-h200.xml --held-out
+#   kasgen calibrate H200_DIR --db benchmarks/nvidia-h200.xml --held-out --ptxas
+# (session 40: with ptxas's registers, as the H100's; session 39 judged the H200 without)
 set -euo pipefail
 h100=${1:?the H100 folder to make} h200=${2:?the H200 folder to make}
 b=$(cd "$(dirname "$0")/.." && pwd)
