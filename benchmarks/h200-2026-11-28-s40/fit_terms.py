@@ -4,7 +4,8 @@
 # kernel, kernels, measured and launch ns, the plan's E, threads, groups, shared bytes,
 # barriers, calls, registers, spill bytes, loops kept, one copy, the ModelTerms, the kernel's
 # prediction, resident blocks, idle and all compute steps, and the stores' and shared memory's
-# wavefronts (the patch adds those two to ModelTerms).
+# wavefronts (the patch adds those two to ModelTerms), the register estimate, and 1 where the
+# registers are ptxas's (the estimate's figures in RESULTS.md: both dumps with --ptxas).
 #   DUMP=d100.tsv kasgen calibrate H100_DIR --db benchmarks/nvidia-h100-80gb-hbm3.xml \
 #     --held-out --ptxas          # H100_DIR, H200_DIR: sets.sh of session 39
 #   DUMP=d200.tsv kasgen calibrate H200_DIR --db benchmarks/nvidia-h200.xml --held-out
