@@ -76,6 +76,11 @@
 
 /* ---- the store's path and its reading --------------------------------------------------- */
 
+/* A database read from the standard input has no folder, so no store beside it. */
+static bool db_from_stdin(const char *db_path) {
+  return !strcmp(db_path, STDIN_NAME) || !strcmp(db_path, "-");
+}
+
 static char *store_path(const char *db_path) {
   size_t len = strlen(db_path);
   if (len > 4 && !strcmp(db_path + len - 4, ".xml")) len -= 4;
@@ -125,6 +130,9 @@ static bool scales_of(const char *path, const char *text, xmlNodePtr n, ModelCal
 
 static bool scale_in_range(double x) { return x > 0 && x <= 10; }
 
+/* What the store's specs and candidates may say (they are read as numbers, kept as ints). */
+static bool whole_count(double x) { return x >= 0 && x <= 1e9 && x == floor(x); }
+
 static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
                            ModelCalibration *c) {
   double specs = 0, cands = 0;
@@ -141,16 +149,18 @@ static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
              !(c->unhidden_share >= 0 && c->unhidden_share <= 1) ||
              !(c->wavefront_scale >= 0 && c->wavefront_scale <= 10) || c->barrier_scale < 0 ||
              c->barrier_scale > 100 || !(c->barrier_warp_ns >= 0 && c->barrier_warp_ns <= 10000) ||
-             fabs(c->kernel_ns) > 100)) {
+             !(c->kernel_ns >= 0 && c->kernel_ns <= 100) || !whole_count(specs) ||
+             !whole_count(cands))) {
     diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
                "the calibration's constants are out of range (work-scale and the IO scales in "
                "(0, 10], requests-overlap in [1, 4], |coverage-slope| <= 1.99, unhidden-share "
                "in [0, 1], wavefront-scale in [0, 10], barrier-scale in [0, 100], "
-               "barrier-warp-ns in [0, 10000], |kernel-ns| <= 100)");
+               "barrier-warp-ns in [0, 10000], kernel-ns in [0, 100], specs and candidates "
+               "whole numbers in [0, 10^9])");
     ok = false;
   }
-  c->nspecs = (int)specs;
-  c->ncandidates = (int)cands;
+  c->nspecs = ok ? (int)specs : 0;
+  c->ncandidates = ok ? (int)cands : 0;
   c->present = ok;
   return ok;
 }
@@ -178,7 +188,7 @@ static bool read_store(const char *path, xmlDocPtr *doc, char **text_out) {
 
 bool calibration_read(const TimingDb *db, ModelCalibration *out) {
   *out = (ModelCalibration){0};
-  if (!db || db->analytic || !db->path) return true;
+  if (!db || db->analytic || !db->path || db_from_stdin(db->path)) return true;
   char *path = store_path(db->path), *text;
   xmlDocPtr doc;
   bool ok = read_store(path, &doc, &text);
@@ -549,10 +559,16 @@ HeldOutRun *calibration_held_out(const CalibrationSamples *all, int *nruns) {
 
 bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
                        const ModelCalibration *c, char **path_out) {
+  if (!db->path || db_from_stdin(db->path)) {
+    *path_out = NULL;
+    diag_error((SrcLoc){0}, "the database was read from the standard input: there is no file "
+               "to store the calibration beside (give --db FILE)");
+    return false;
+  }
   char *path = store_path(db->path);
   *path_out = path;
   char *temp = xasprintf("%s.kasgen-tmp", path);
-  FILE *f = output_open(temp);
+  FILE *f = output_open_temp(temp);
   if (!f) {
     free(temp);
     return false;

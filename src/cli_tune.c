@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MIN_SAMPLES 3
@@ -185,6 +186,12 @@ static bool exists(const char *path) { return access(path, R_OK) == 0; }
 
 /* The spec of a results file DIR/<file>: DIR/<spec>.spec, specs/, benchmarks/specs/. */
 static char *spec_beside(const char *dir, const char *name) {
+  /* The name comes from the file: a path in it would reach beyond these folders. */
+  if (!*name || strchr(name, '/') || name[0] == '.') {
+    diag_error((SrcLoc){.file = dir}, "a results file names its spec '%s', which is not a "
+               "spec's name", name);
+    return NULL;
+  }
   const char *where[] = {"%s/%s.spec", "specs/%s%s.spec", "benchmarks/specs/%s%s.spec"};
   for (int i = 0; i < 3; i++) {
     char *p = i ? xasprintf(where[i], "", name) : xasprintf(where[i], dir, name);
@@ -230,7 +237,13 @@ static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *a
       runs++;
     } else if (len > 4 && !strcmp(names[i] + len - 4, ".xml")) {
       size_t tl;
-      char *text = read_text_file(sub, &tl);
+      struct stat st;
+      /* As results_load's results.xml: a file of the folder, not a link out of it. */
+      bool plain = lstat(sub, &st) == 0 && S_ISREG(st.st_mode);
+      if (!plain)
+        diag_error((SrcLoc){.file = sub}, "not a regular file (a link, a folder or a device); "
+                   "calibrate reads only the folder's own results files");
+      char *text = plain ? read_text_file(sub, &tl) : NULL;
       ok = text && results_parse(sub, text, tl, &r);
       free(text);
       if (ok) {
@@ -314,6 +327,11 @@ static bool print_held_out(const CalibrationSamples *all) {
 }
 
 int cmd_calibrate(const CliOptions *o) {
+  if (o->db_path && !strcmp(o->db_path, "-")) {
+    diag_error((SrcLoc){0}, "calibrate reads the database once per run and stores the "
+               "constants beside it: give --db FILE, not the standard input");
+    return EXIT_BAD_INPUT;
+  }
   CalibrationSamples *all = calibration_samples_new();
   int rc = EXIT_BAD_INPUT;
   TimingDb *db = cli_load_timingdb(&(CliOptions){.argv0 = o->argv0, .db_path = o->db_path,

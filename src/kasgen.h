@@ -203,6 +203,10 @@ uint64_t fnv1a(uint64_t h, const char *s);
  * output_close reports "write failed: <reason>; <what> is lost" and returns false when any write
  * to f or its close failed. */
 FILE *output_open(const char *path);
+/* A new file at path, written and then renamed into place by the caller: created exclusively,
+ * never through a symbolic link; an earlier run's regular file there is replaced, anything else
+ * refused (reported, NULL). */
+FILE *output_open_temp(const char *path);
 bool output_close(FILE *f, const char *path, const char *what);
 /* Flushes stdout at the end of a command: returns status, or 1 (after an error saying the output
  * is lost) when any write to stdout failed (a full disk, a closed pipe). */

@@ -150,11 +150,18 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
   if (has_attr(c, "code")) row->code = required_attr(p, c, "code");
   int_attr(p, c, "nkernels", 1, INT_MAX, &row->nkernels);
   nonnegative(p, c, "predicted-ns", &row->predicted_ns);
-  nonnegative(p, c, "measured-ns", &row->measured_ns);
+  /* 0 where the harness measured nothing; a time per element beyond this range is no
+   * measurement of a kernel (and its square's inverse, the calibration's weight, overflows). */
+  if (nonnegative(p, c, "measured-ns", &row->measured_ns) && row->measured_ns != 0 &&
+      !(row->measured_ns >= 1e-6 && row->measured_ns <= 1e6))
+    results_error(p, c, "measured-ns of <%s> is outside 0 and [1e-6, 1e6] ns per element",
+                  (const char *)c->name);
   nonnegative(p, c, "melem-s", &row->melem_s);
   nonnegative(p, c, "compulsory-gbs", &row->gbs);
   nonnegative(p, c, "copy-percent", &row->copy_pct);
-  int_attr(p, c, "predicted-rank", 0, INT_MAX, &row->predicted_rank);
+  /* At most the --top the generation was given (main.c's range): tune and calibrate search
+   * that many again. */
+  int_attr(p, c, "predicted-rank", 0, 100000, &row->predicted_rank);
   int_attr(p, c, "measured-rank", 0, INT_MAX, &row->measured_rank);
   int_attr(p, c, "correct", 0, 1, &row->correct);
   nonnegative(p, c, "error", &row->error);

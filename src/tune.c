@@ -38,8 +38,10 @@ char *tune_spec_of_folder(const char *dir) {
     if (nl) *nl = '\0';
     char *open = strstr(text, " (");
     char *close = open ? strstr(open, "), ") : NULL;
-    if (open && close && !memchr(open, '\\', (size_t)(close - open)))
-      spec = xstrndup(open + 2, (size_t)(close - open - 2));
+    /* "-" would read the standard input (read_text_file): no generation reads its spec so. */
+    size_t len = open && close ? (size_t)(close - open - 2) : 0;
+    if (len > 0 && !memchr(open, '\\', len + 2) && strncmp(open + 2, "-", len))
+      spec = xstrndup(open + 2, len);
     else
       diag_error((SrcLoc){.file = path, .text = text, .line = 1},
                  "cannot tell the spec from this line");
@@ -193,7 +195,8 @@ static const ResultRow *measured_best(const Results *r) {
   const ResultRow *best = NULL;
   for (int i = 0; i < r->nrows; i++) {
     const ResultRow *x = &r->rows[i];
-    if (x->predicted_rank > 0 && x->correct && (!best || x->measured_ns < best->measured_ns))
+    if (x->predicted_rank > 0 && x->correct && x->measured_ns > 0 &&
+        (!best || x->measured_ns < best->measured_ns))
       best = x;
   }
   return best;
@@ -240,6 +243,25 @@ bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch) {
 
 /* ---- the table -------------------------------------------------------------------------- */
 
+static const Results *sorted_results; /* qsort's context: the rows sorted */
+
+static int by_predicted_rank(const void *a, const void *b) {
+  int i = *(const int *)a, j = *(const int *)b;
+  long ri = sorted_results->rows[i].predicted_rank, rj = sorted_results->rows[j].predicted_rank;
+  return ri != rj ? (ri > rj) - (ri < rj) : (i > j) - (i < j); /* ties in file order */
+}
+
+/* The rows' indices by predicted rank, ties in file order (a file may hold 150,000 rows: a pass
+ * per rank over them all took minutes). */
+static int *rows_by_predicted_rank(const Results *r) {
+  int *order = xmalloc(sizeof *order * (size_t)(r->nrows > 0 ? r->nrows : 1));
+  for (int i = 0; i < r->nrows; i++) order[i] = i;
+  sorted_results = r;
+  qsort(order, (size_t)r->nrows, sizeof *order, by_predicted_rank);
+  sorted_results = NULL;
+  return order;
+}
+
 void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,
                       const SearchResult *res, const ModelCalibration *cal) {
   SearchContext *ctx = search_context_new(dag, db, t);
@@ -251,26 +273,28 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
   printf("%s: predicted and measured ranks (%s)\n", dag->spec->name, r->device);
   printf("%4s %4s  %-9s %10s %10s %10s %9s  %s\n", "pred", "meas", "candidate", "pred ns/e",
          "model now", "meas ns/e", "spread", "kernels");
-  for (long rank = 1; rank <= r->nrows; rank++)
-    for (int i = 0; i < r->nrows; i++) {
-      const ResultRow *x = &r->rows[i];
-      if (x->predicted_rank != rank) continue;
-      const Candidate *c = tune_candidate_of(dag, t, res, x, false);
-      if (!c) {
-        char *name = c_safe_text(x->name);
-        printf("%4ld %4ld  %-9s %10.4f %10s   (not among the search's candidates now)\n", rank,
-               x->measured_rank, name, x->predicted_ns, "-");
-        free(name);
-        continue;
-      }
-      double t = tune_predict(ctx, c, cal);
-      char *name = c_safe_text(x->name), *k = c_safe_text(x->kernels);
-      printf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f  %s%s\n", rank, x->measured_rank, name,
-             x->predicted_ns, t, x->measured_ns, tune_spread(x), k, x->correct ? "" : "  WRONG");
-      free(name), free(k);
-      if (!x->correct || !(x->measured_ns > 0)) continue;
-      file[n] = x->predicted_ns, now[n] = t, meas[n++] = x->measured_ns;
+  int *order = rows_by_predicted_rank(r);
+  for (int j = 0; j < r->nrows; j++) {
+    const ResultRow *x = &r->rows[order[j]];
+    long rank = x->predicted_rank;
+    if (rank < 1 || rank > r->nrows) continue; /* unranked (0): the table lists the ranked */
+    const Candidate *c = tune_candidate_of(dag, t, res, x, false);
+    if (!c) {
+      char *name = c_safe_text(x->name);
+      printf("%4ld %4ld  %-9s %10.4f %10s   (not among the search's candidates now)\n", rank,
+             x->measured_rank, name, x->predicted_ns, "-");
+      free(name);
+      continue;
     }
+    double t = tune_predict(ctx, c, cal);
+    char *name = c_safe_text(x->name), *k = c_safe_text(x->kernels);
+    printf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f  %s%s\n", rank, x->measured_rank, name,
+           x->predicted_ns, t, x->measured_ns, tune_spread(x), k, x->correct ? "" : "  WRONG");
+    free(name), free(k);
+    if (!x->correct || !(x->measured_ns > 0)) continue;
+    file[n] = x->predicted_ns, now[n] = t, meas[n++] = x->measured_ns;
+  }
+  free(order);
   TuneFigures f;
   tune_figures(file, meas, n, &f);
   print_figures("as generated", &f);

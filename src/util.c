@@ -514,6 +514,30 @@ FILE *output_open(const char *path) {
   return f;
 }
 
+FILE *output_open_temp(const char *path) {
+  for (int attempt = 0; attempt < 2; attempt++) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      FILE *f = fdopen(fd, "w");
+      if (f) return f;
+      close(fd);
+      break;
+    }
+    struct stat st;
+    if (errno != EEXIST || attempt > 0) break;
+    /* A regular file of that name is an earlier run's leftover; anything else (a link, a FIFO)
+     * was put there by someone, and is neither followed nor removed. */
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+      diag_error((SrcLoc){.file = path}, "exists and is not a regular file; kasgen writes "
+                 "its temporary file there (remove it)");
+      return NULL;
+    }
+    if (unlink(path) != 0) break;
+  }
+  diag_error((SrcLoc){.file = path}, "cannot write: %s", strerror(errno));
+  return NULL;
+}
+
 bool output_close(FILE *f, const char *path, const char *what) {
   bool failed = ferror(f) != 0;
   int saved = errno;

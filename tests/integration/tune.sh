@@ -4,8 +4,11 @@
 #   - a measured best faster than the predicted best by more than the spread is shipped: the
 #     embed wraps it (its symbols, the reason in the header);
 #   - one faster by less than the spread of the rounds keeps the predicted best;
-#   - bad results files (a bad number, kernels the search no longer gives, nothing correct, no
-#     file) get located errors and exit 1, and leave the embed as it was;
+#   - bad results files (a bad number, an absurd time or rank, kernels the search no longer
+#     gives, nothing correct, no file) get located errors and exit 1, and leave the embed as it
+#     was; a time of 0 is never the measured best; an index.txt naming "-" is not read from stdin;
+#   - calibrate neither follows nor replaces a link planted at its store's temporary name, reads
+#     no results file through a link or a spec named by a path, and no store with --db -;
 #   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
 #     them; a malformed store is a located error; --held-out judges each spec by the other's
 #     fit and stores nothing;
@@ -107,8 +110,31 @@ sed -i -E '7{/kernels="madd33_1/{s/kernels="madd33_1/kernels="madd33_3/;b};s/ker
 expect_error "other kernels" 'results.xml:7:.*error: the search no longer gives the candidate measured as cand03'
 sed -i 's/round-min-ns="0.0309"/round-min-ns="0.04"/' "$dir/results.xml"
 expect_error "min above max" 'results.xml:6:.*error: round-min-ns is larger than round-max-ns'
+write_results "$dir/results.xml" "1e-300 1e-300 1e-300 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+expect_error "absurd time" 'results.xml:5:.*error: measured-ns of <candidate> is outside 0 and \[1e-6, 1e6\]'
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+sed -i '5s/predicted-rank="1"/predicted-rank="2147483647"/' "$dir/results.xml"
+expect_error "rank beyond --top" 'results.xml:5:.*error: predicted-rank="2147483647" of <candidate> is not an integer in \[0, 100000\]'
+#    index.txt naming the standard input as its spec ("-") is not read from it.
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+cp "$dir/index.txt" "$tmp/index.before"
+sed -i '1s/ (specs\/synctest.spec), / (-), /' "$dir/index.txt"
+rc=0
+sleep 30 | timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'index.txt:1:.*error: cannot tell the spec from this line' "$tmp/err" ||
+  { cat "$tmp/err"; fail "index.txt naming -: exit $rc"; }
+cp "$tmp/index.before" "$dir/index.txt"
 rm "$dir/results.xml"
 expect_error "no file" 'results.xml: error: cannot read'
+#    A measured time of 0 (nothing measured) is never the measured best.
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0 0 0 1" "0.032 0.0319 0.0322 1"
+"$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "tune, a zero time: exit"; }
+grep -q '^choice: cand03' "$tmp/out" && fail "tune shipped a candidate measured 0 ns"
+rm "$dir/results.xml"
 
 # 5. calibrate: two runs in a folder of <spec>.xml files; the constants are stored beside the
 # database copy and used by tune's "model now".
@@ -145,7 +171,46 @@ rc=0
 [ "$rc" = 1 ] || fail "bad store: exit $rc"
 grep -q 'db.measured.xml:4:.*error: the calibration.s constants are out of range' "$tmp/err" \
   || { cat "$tmp/err"; fail "bad store: message"; }
-rm "$tmp/runs/synctest.xml" "$tmp/runs/bigfusion.xml"
+sed -i 's/work-scale="-1"/work-scale="1"/; s/kernel-ns="[0-9.]*"/kernel-ns="-100"/' "$store"
+rc=0
+"$KASGEN" plan specs/synctest.spec --db "$db" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'error: the calibration.s constants are out of range' "$tmp/err" \
+  || { cat "$tmp/err"; fail "negative kernel-ns: exit $rc"; }
+sed 's/work-scale="1"/work-scale="-1"/' "$store" >"$tmp/planted.measured.xml" # refused if read
+rm "$store"
+#    The database from the standard input has no store beside it: none is read, none written.
+(cd "$tmp" && cp planted.measured.xml "./<stdin>.measured.xml" && "$KASGEN" plan "$OLDPWD/specs/synctest.spec" \
+  --library "$OLDPWD/library" --db - <"$db" >"$tmp/out" 2>"$tmp/err") ||
+  { cat "$tmp/err"; fail "--db -: a store in the working folder was read"; }
+rc=0
+"$KASGEN" calibrate "$tmp/runs" --db - <"$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'give --db FILE, not the standard input' "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate --db -: exit $rc"; }
+#    The store's temporary file: a link planted at its name is neither followed nor replaced.
+echo precious >"$tmp/precious"
+ln -s "$tmp/precious" "$store.kasgen-tmp"
+rc=0
+"$KASGEN" calibrate "$tmp/runs" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'kasgen-tmp: error: exists and is not a regular file' "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate through a planted link: exit $rc"; }
+[ "$(cat "$tmp/precious")" = precious ] && [ -L "$store.kasgen-tmp" ] && [ ! -L "$store" ] ||
+  fail "calibrate wrote through a planted link"
+rm "$store.kasgen-tmp"
+#    A results file naming a spec by a path, or a link in the folder, is refused.
+sed 's/spec="synctest"/spec="..\/..\/synctest"/' benchmarks/h100-2026-11-23/synctest.xml \
+  >"$tmp/runs/synctest.xml"
+rc=0
+"$KASGEN" calibrate "$tmp/runs" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "names its spec '../../synctest', which is not a spec's name" "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate: a spec named by a path: exit $rc"; }
+rm "$tmp/runs/synctest.xml"
+ln -s "$PWD/benchmarks/h100-2026-11-23/synctest.xml" "$tmp/runs/synctest.xml"
+rc=0
+"$KASGEN" calibrate "$tmp/runs" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'synctest.xml: error: not a regular file' "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate: a linked results file: exit $rc"; }
+rm "$tmp/runs/synctest.xml"
+rm -f "$tmp/runs/bigfusion.xml"
 rc=0
 "$KASGEN" calibrate "$tmp/runs" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: no results here' "$tmp/err" || fail "calibrate: empty folder"
