@@ -40,12 +40,19 @@ static bool open_run_session(const CliOptions *o, const Results *r, const char *
   return true;
 }
 
-/* The top N that holds every ranked row of r. */
-static int top_of(const Results *r) {
-  int top = 1;
+/* The top N that holds every ranked row of r (in *top); false, with an error, beyond what a
+ * generation gives (main.c's range of --top): tune and calibrate search that many again. */
+static bool top_of(const Results *r, const char *rpath, int *top) {
+  long most = 1;
   for (int i = 0; i < r->nrows; i++)
-    if (r->rows[i].predicted_rank > top) top = (int)r->rows[i].predicted_rank;
-  return top;
+    if (r->rows[i].predicted_rank > most) most = r->rows[i].predicted_rank;
+  if (most > 100000) {
+    diag_error((SrcLoc){.file = rpath}, "a candidate ranked %ld: more than the 100000 a "
+               "generation gives (--top)", most);
+    return false;
+  }
+  *top = (int)most;
+  return true;
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
@@ -98,11 +105,11 @@ int cmd_tune(const CliOptions *o) {
   Session s = {0};
   CliOptions so = *o;
   so.spec = spec;
-  so.top = top_of(&r);
+  bool ranks_ok = top_of(&r, rpath, &so.top);
   if (so.variants < 0) so.variants = tune_variants_of_folder(dir);
   TuneChoice ch = {0};
   bool exact = false;
-  if (spec && open_run_session(&so, &r, rpath, false, &s, &exact)) {
+  if (spec && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
     ModelCalibration cal = s.db->calib;
     if (!cal.present && !o->no_calibration && !calibration_read(s.db, &cal)) goto done;
     if (strcmp(r.spec, s.spec->name))
@@ -138,7 +145,7 @@ static bool open_calibration_session(const CliOptions *o, const Results *r, cons
                                      const char *spec, int variants, Session *s) {
   CliOptions so = *o;
   so.spec = spec;
-  so.top = top_of(r);
+  if (!top_of(r, rpath, &so.top)) return false;
   so.variants = variants;
   bool exact = false;
   if (!open_run_session(&so, r, rpath, true, s, &exact)) return false;

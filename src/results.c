@@ -159,9 +159,7 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
   nonnegative(p, c, "melem-s", &row->melem_s);
   nonnegative(p, c, "compulsory-gbs", &row->gbs);
   nonnegative(p, c, "copy-percent", &row->copy_pct);
-  /* At most the --top the generation was given (main.c's range): tune and calibrate search
-   * that many again. */
-  int_attr(p, c, "predicted-rank", 0, 100000, &row->predicted_rank);
+  int_attr(p, c, "predicted-rank", 0, INT_MAX, &row->predicted_rank);
   int_attr(p, c, "measured-rank", 0, INT_MAX, &row->measured_rank);
   int_attr(p, c, "correct", 0, 1, &row->correct);
   nonnegative(p, c, "error", &row->error);

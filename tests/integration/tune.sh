@@ -116,7 +116,7 @@ expect_error "absurd time" 'results.xml:5:.*error: measured-ns of <candidate> is
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 sed -i '5s/predicted-rank="1"/predicted-rank="2147483647"/' "$dir/results.xml"
-expect_error "rank beyond --top" 'results.xml:5:.*error: predicted-rank="2147483647" of <candidate> is not an integer in \[0, 100000\]'
+expect_error "rank beyond --top" 'results.xml: error: a candidate ranked 2147483647: more than the 100000'
 #    index.txt naming the standard input as its spec ("-") is not read from it.
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
