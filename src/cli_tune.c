@@ -41,14 +41,14 @@ static bool open_run_session(const CliOptions *o, const Results *r, const char *
 }
 
 /* The top N that holds every ranked row of r (in *top); false, with an error, beyond what a
- * generation gives (main.c's range of --top): tune and calibrate search that many again. */
+ * generation gives (MAX_TOP): tune and calibrate search that many again. */
 static bool top_of(const Results *r, const char *rpath, int *top) {
   long most = 1;
   for (int i = 0; i < r->nrows; i++)
     if (r->rows[i].predicted_rank > most) most = r->rows[i].predicted_rank;
-  if (most > 100000) {
-    diag_error((SrcLoc){.file = rpath}, "a candidate ranked %ld: more than the 100000 a "
-               "generation gives (--top)", most);
+  if (most > MAX_TOP) {
+    diag_error((SrcLoc){.file = rpath}, "a candidate ranked %ld: more than the %d a "
+               "generation gives (--top)", most, MAX_TOP);
     return false;
   }
   *top = (int)most;

@@ -186,6 +186,9 @@ int compare_strings(const void *a, const void *b);
  * messages and read at most once per run: a second "-" is refused. */
 char *read_text_file(const char *path, size_t *len_out);
 #define STDIN_NAME "<stdin>"
+/* The most candidates a generation ranks (--top), and shapes it adds (--variants): tune and
+ * calibrate search a run's ranks again, so a results file ranking beyond it is refused. */
+#define MAX_TOP 100000
 bool is_stdio_path(const char *path); /* "-": the standard input or output */
 /* What messages call an input: STDIN_NAME for "-", otherwise the path itself. */
 const char *input_name(const char *path);

@@ -281,13 +281,13 @@ static bool valid_name(const char *s) {
 static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   long v = 0;
   switch (bit) {
-  case OPT_TOP: return parse_int(arg, 1, 100000, &v) && ((o->top = (int)v), true);
+  case OPT_TOP: return parse_int(arg, 1, MAX_TOP, &v) && ((o->top = (int)v), true);
   case OPT_MAX_FUSION:
     return parse_int(arg, 1, KAS_MAX_NODES, &v) && ((o->max_fusion = (int)v), true);
   case OPT_EXPLAIN: return parse_int(arg, 1, 100000, &v) && ((o->explain = (int)v), true);
   case OPT_N: return parse_int(arg, 0, (long)1 << 40, &v) && ((o->n = v), true);
   case OPT_BEAM_WIDTH: return parse_int(arg, 1, 1000, &v) && ((o->beam_width = (int)v), true);
-  case OPT_VARIANTS: return parse_int(arg, 0, 100000, &v) && ((o->variants = (int)v), true);
+  case OPT_VARIANTS: return parse_int(arg, 0, MAX_TOP, &v) && ((o->variants = (int)v), true);
   case OPT_TIME_LIMIT: return parse_seconds(arg, &o->time_limit);
   case OPT_EXHAUSTIVE: o->exhaustive = true; return true;
   case OPT_LOOPS:

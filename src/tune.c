@@ -60,7 +60,7 @@ int tune_variants_of_folder(const char *dir) {
   long k = line ? strtol(line + strlen(key), NULL, 10) : 0;
   free(text);
   free(path);
-  return k > 0 && k <= 100000 ? (int)k : 0; /* main.c's range of --variants */
+  return k > 0 && k <= MAX_TOP ? (int)k : 0; /* main.c's range of --variants */
 }
 
 /* Whether text (malloc'ed, freed here) is what the row gives, or the row gives nothing. */
