@@ -173,8 +173,8 @@ static void entry_points(StrBuf *sb, const CandidateEntry *ents, int count, cons
   sb_puts(sb, "#endif\n");
 }
 
-char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEntry *ents,
-                             int count, long default_n) {
+char *emit_candidates_header(const Dag *dag, const Target *t, const TimingDb *db,
+                             const CandidateEntry *ents, int count, long default_n) {
   if (!t) t = target_default();
   StrBuf sb;
   sb_init(&sb);
@@ -189,6 +189,12 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEnt
   sb_puts(&sb, "#define KAS_SPEC_NAME ");
   c_string(&sb, dag->spec->name);
   sb_printf(&sb, "\n#define KAS_DEFAULT_N %ld\n", default_n);
+  /* The harness compares it with the GPU it runs on: a ranking is only as good as the timings
+   * it was made from. */
+  sb_puts(&sb, "/* the GPU of the timing database the predictions come from (\"\": the analytic\n"
+               " * model) */\n#define KAS_PREDICTED_FOR ");
+  c_string(&sb, !db || db->analytic ? "" : db->dev.name);
+  sb_puts(&sb, "\n");
   io_tables(&sb, dag, t);
   sb_puts(&sb, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n");
   entry_points(&sb, ents, count, "DEVICE", DEVICE_ENTRY_POINTS);
@@ -481,7 +487,7 @@ static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, cons
                             const SearchResult *res, const CandidateEntry *ents, int count,
                             const CandidateEntry *embedded, long default_n) {
   bool ok = put(d, "common/kas_candidates.h",
-                emit_candidates_header(dag, t, ents, count, default_n));
+                emit_candidates_header(dag, t, db, ents, count, default_n));
   ok = ok && put(d, "common/all_kernels.cu", emit_all_kernels(dag, ents, count));
   ok = ok && put(d, "Makefile", makefile_text(dag, ents, count, default_n));
   ok = ok && put(d, "plot.gp", plot_gp(dag));

@@ -221,7 +221,8 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
                              entries[u].name);
   ok = ok && emit_common(d, dag, lib);
   ok = ok && write_text(d, "common/kas_candidates.h",
-                        emit_candidates_header(dag, target, entries, nunits, UNITS_DEFAULT_N));
+                        emit_candidates_header(dag, target, db, entries, nunits,
+                                                               UNITS_DEFAULT_N));
   ok = ok && write_text(d, "common/all_kernels.cu", emit_all_kernels(dag, entries, nunits));
   ok = ok && emit_runtime_file(d, "common", "check_gpu.cu");
   ok = ok && write_text(d, "Makefile", units_makefile(dag, entries, nunits));

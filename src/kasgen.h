@@ -1780,9 +1780,10 @@ typedef struct {
   Candidate *unaligned;   /* its plan for arrays of any alignment (owned), or NULL */
 } CandidateEntry;
 /* t: the target of the candidates (NULL: target_default()), whose real type and layouts the
- * header names. */
-char *emit_candidates_header(const Dag *dag, const Target *t, const CandidateEntry *entries,
-                             int count, long default_n);
+ * header names; db: the timing database of the predictions (NULL: the analytic model), whose
+ * GPU the harness compares with its own. */
+char *emit_candidates_header(const Dag *dag, const Target *t, const TimingDb *db,
+                             const CandidateEntry *entries, int count, long default_n);
 /* common/all_kernels.cu: every entry's kernels.cu in one translation unit, each in its own
  * namespace, for a compile check by one nvcc run. */
 char *emit_all_kernels(const Dag *dag, const CandidateEntry *entries, int count);

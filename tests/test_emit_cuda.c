@@ -463,7 +463,7 @@ static int build_and_check(const Fixture *f, const Target *t, KernelPlan *p, Ker
   assert_true(emit_cuda_candidate(d, f->dag, t, &c, any ? &u : NULL, "cand01"));
   assert_true(emit_common(d, f->dag, f->lib));
   CandidateEntry entry = {(char *)"cand01", &c, 1, (char *)"mvmul33+svmul3", NULL};
-  char *made = header ? NULL : emit_candidates_header(f->dag, t, &entry, 1, 203);
+  char *made = header ? NULL : emit_candidates_header(f->dag, t, NULL, &entry, 1, 203);
   assert_true(emit_dir_write(d, "common/kas_candidates.h", header ? header : made));
   free(made);
   assert_true(emit_dir_close(d));

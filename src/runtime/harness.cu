@@ -396,6 +396,19 @@ static void write_dat(const char *path, const Row *rows) {
   fclose(f);
 }
 
+/* The predicted ranks are as good as the timings they come from: on a GPU other than the
+ * database's (or with no database) say so, and how to get this GPU's ranking. */
+static void note_prediction_source(const char *device) {
+  if (!KAS_PREDICTED_FOR[0])
+    printf("note: the predictions come from kasgen's analytic model, not from timings of this\n"
+           "      GPU (`make benchdb` in kasgen's folder measures them)\n");
+  else if (strcmp(device, KAS_PREDICTED_FOR))
+    printf("note: the predictions are for the %s (kasgen's timing database), not this\n"
+           "      %s: run kasgen again with --db and this GPU's database (`make benchdb`),\n"
+           "      or `kasgen tune` on this folder to embed the measured best\n",
+           KAS_PREDICTED_FOR, device);
+}
+
 static void print_table(const char *device, double copy_gbs, size_t n, size_t offset,
                         const Row *rows, double rho) {
   printf("\n%s: %s, n = %zu%s, %s precision, %d bytes/element compulsory, copy bandwidth "
@@ -578,6 +591,7 @@ int main(int argc, char **argv) {
   moving_average(rows);
   double rho = spearman(rows, KAS_NCANDIDATES);
   print_table(prop.name, copy_gbs, n, offset, rows, rho);
+  note_prediction_source(prop.name);
   if (offset)
     failures += compare_aligned(rows, n, offset, reps, copy_gbs, prop.l2CacheSize, is_signed);
   write_xml("results.xml", prop.name, copy_gbs, n, offset, reps, rounds, copies, rows, rho);

@@ -61,6 +61,9 @@ grep -Eq 'E=[0-9]+ +threads=[0-9]+ +shared=[0-9]+ B +registers: [0-9]+/[0-9]+ bu
   "$tmp/out" || fail "kernel details missing"
 grep -q 'one kernel per call' "$tmp/out" || fail "no unfused comparison"
 [ -d "$tmp/gen/stvenant" ] || fail "nothing emitted into --out"
+# the harness compares the GPU the predictions are for with its own ("": the analytic model)
+grep -qx '#define KAS_PREDICTED_FOR ""' "$tmp/gen/stvenant/common/kas_candidates.h" ||
+  fail "the header does not say the predictions come from the analytic model"
 
 # --- a database: named in the ranking; routines it lacks are warned about once each --------------
 "$KASGEN" plan specs/stvenant.spec --top 2 --db tests/fixtures/db/good.xml >"$tmp/plan2" 2>"$tmp/err2" ||
@@ -69,6 +72,8 @@ grep -q 'one kernel per call' "$tmp/out" || fail "no unfused comparison"
   >"$tmp/out2" 2>"$tmp/err2" || fail "generate with database exit $?"
 grep -q 'predicting for Test GPU from tests/fixtures/db/good.xml' "$tmp/out2" ||
   fail "ranking does not name the database"
+grep -qx '#define KAS_PREDICTED_FOR "Test GPU"' "$tmp/gen2/stvenant/common/kas_candidates.h" ||
+  fail "the header does not name the database's GPU"
 grep -q 'warning: no timing for routine' "$tmp/err2" || fail "no warning for missing routines"
 [ "$(grep 'no timing for routine' "$tmp/err2" | sort | uniq -d | wc -l)" = 0 ] ||
   fail "a missing routine was warned about twice"
