@@ -1789,6 +1789,34 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const TimingDb *db
 char *emit_all_kernels(const Dag *dag, const CandidateEntry *entries, int count);
 
 /* ------------------------------------------------------------------------------------------ */
+/* ini_file.c: INI files through inih, every key and value located                            */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct IniFile IniFile;
+/* Called for every key; section is "" before the first header.  key_loc/value_loc point at the
+ * first character of the key and of the value in the file. */
+typedef void (*PairFn)(IniFile *f, const char *section, const char *key, const char *value,
+                       SrcLoc key_loc, SrcLoc value_loc);
+/* Called for every well-formed "[name]" line, even when the section holds no key. */
+typedef void (*SectionFn)(IniFile *f, const char *name, SrcLoc loc);
+
+struct IniFile {
+  const char *path, *text;
+  size_t pos;           /* next unread byte of text */
+  const char *line;     /* the line inih is parsing now */
+  int lineno;           /* its number */
+  PairFn on_pair;
+  SectionFn on_section;
+  void *user;
+};
+
+/* Where line:col of f is (line 0: the file as a whole). */
+SrcLoc ini_file_loc(const IniFile *f, int line, int col);
+/* Parses f->text, calling f's callbacks; syntax errors inih finds are reported as ours (and a
+ * line longer than 8189 characters).  Returns false on any. */
+bool ini_run(IniFile *f);
+
+/* ------------------------------------------------------------------------------------------ */
 /* Tools around the library and the GPU runs                                                  */
 /* ------------------------------------------------------------------------------------------ */
 

@@ -3,9 +3,8 @@
  * every <f>/function.ini with its CPU reference, every <f>/<f>_<i>.ini implementation with its
  * .cu text and access patterns.
  *
- * INI files are parsed by inih.  Debian's inih gives the handler no line numbers, so the text is
- * fed through our own line reader (ini_parse_stream), which knows the line inih is working on;
- * every key's and value's column is found in that raw line.  Everything the loader accepts is
+ * INI files are parsed by inih through ini_file.c, which gives every key and value its line and
+ * column.  Everything the loader accepts is
  * checked: unknown keys and sections are errors (typos must not pass silently), patterns must
  * evaluate and stay inside their buffer for several block sizes, and the .cu file must define
  * every routine.  All errors are reported (file:line:col) before library_load gives up.
@@ -14,7 +13,6 @@
 
 #include <ctype.h>
 #include <dirent.h>
-#include <ini.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,126 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* inih's heap line buffer; longer lines are rejected before inih sees them. */
-#define MAX_INI_LINE 8192
 #define MAX_IO_ROUTINES 16
 /* Types are looked up by a linear search (a library has a handful); a types.ini of 100,000 types
  * would make loading it, and every spec declaration, quadratic. */
 #define MAX_TYPES 1000
-
-/* ---- INI reading with line numbers -------------------------------------------------------- */
-
-typedef struct IniFile IniFile;
-/* Called for every key; section is "" before the first header.  key_loc/value_loc point at the
- * first character of the key and of the value in the file. */
-typedef void (*PairFn)(IniFile *f, const char *section, const char *key, const char *value,
-                       SrcLoc key_loc, SrcLoc value_loc);
-/* Called for every well-formed "[name]" line, even when the section holds no key. */
-typedef void (*SectionFn)(IniFile *f, const char *name, SrcLoc loc);
-
-struct IniFile {
-  const char *path, *text;
-  size_t pos;           /* next unread byte of text */
-  const char *line;     /* the line inih is parsing now */
-  int lineno;           /* its number */
-  PairFn on_pair;
-  SectionFn on_section;
-  void *user;
-};
-
-static SrcLoc file_loc(const IniFile *f, int line, int col) {
-  return (SrcLoc){.file = f->path, .text = f->text, .line = line, .col = col};
-}
-
-/* Reports a well-formed section header line to the file's callback. */
-static void notice_section(IniFile *f) {
-  const char *s = f->line;
-  if (f->lineno == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
-  while (*s == ' ' || *s == '\t') s++;
-  if (*s != '[' || !f->on_section) return;
-  const char *end = strchr(s, ']');
-  const char *nl = strchr(s, '\n');
-  if (!end || (nl && end > nl)) return; /* inih reports the malformed header */
-  char *name = xstrndup(s + 1, (size_t)(end - s - 1));
-  f->on_section(f, name, file_loc(f, f->lineno, (int)(s - f->line) + 1));
-  free(name);
-}
-
-/* fgets-style reader over the text: one whole line per call (lines were length-checked). */
-static char *read_line(char *str, int num, void *stream) {
-  IniFile *f = stream;
-  if (f->text[f->pos] == '\0') return NULL;
-  const char *start = f->text + f->pos;
-  const char *nl = strchr(start, '\n');
-  size_t len = nl ? (size_t)(nl - start) + 1 : strlen(start);
-  if (len > (size_t)num - 1) len = (size_t)num - 1;
-  memcpy(str, start, len);
-  str[len] = '\0';
-  f->pos += len;
-  f->line = start;
-  f->lineno++;
-  notice_section(f);
-  return str;
-}
-
-/* Column (1-based) of the first character of the value on the current line. */
-static int value_column(const IniFile *f) {
-  const char *eq = strpbrk(f->line, "=:");
-  if (!eq) return 0;
-  const char *v = eq + 1;
-  while (*v == ' ' || *v == '\t') v++;
-  return (int)(v - f->line) + 1;
-}
-
-static int key_column(const IniFile *f) {
-  const char *s = f->line;
-  if (f->lineno == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
-  while (*s == ' ' || *s == '\t') s++;
-  return (int)(s - f->line) + 1;
-}
-
-static int ini_handler_cb(void *user, const char *section, const char *name, const char *value) {
-  IniFile *f = user;
-  f->on_pair(f, section, name, value, file_loc(f, f->lineno, key_column(f)),
-             file_loc(f, f->lineno, value_column(f)));
-  return 1; /* keep going: we collect every error ourselves */
-}
-
-/* Parses text; syntax errors inih finds are reported as ours.  Returns false on any. */
-static bool ini_run(IniFile *f) {
-  int line = 1;
-  for (const char *s = f->text; *s;) {
-    const char *nl = strchr(s, '\n');
-    size_t len = nl ? (size_t)(nl - s) : strlen(s);
-    if (len + 3 > MAX_INI_LINE) {
-      diag_error(file_loc(f, line, 0), "line too long (%zu characters; at most %d)", len,
-                 MAX_INI_LINE - 3);
-      return false;
-    }
-    if (!nl) break;
-    s = nl + 1;
-    line++;
-  }
-  /* Debian's inih exposes its compile-time options as variables: a heap buffer long enough for
-   * any line we accept, and no Python-style continuation lines (an indented line would
-   * silently extend the previous value). */
-  ini_use_stack = false;
-  ini_allow_realloc = false;
-  ini_max_line = MAX_INI_LINE;
-  ini_initial_alloc = MAX_INI_LINE;
-  ini_allow_multiline = false;
-  ini_stop_on_first_error = false;
-  int rc = ini_parse_stream(read_line, f, ini_handler_cb, f);
-  if (rc > 0) {
-    diag_error(file_loc(f, rc, 0), "expected 'key = value', '[section]' or a comment");
-    return false;
-  }
-  if (rc < 0) {
-    diag_error(file_loc(f, 0, 0), "cannot parse (inih error %d)", rc);
-    return false;
-  }
-  return true;
-}
 
 /* ---- value helpers ----------------------------------------------------------------------- */
 
@@ -278,7 +160,7 @@ static void load_types(Library *lib) {
   ini_run(&f);
   for (int t = 0; t < lib->ntypes; t++)
     if (!c.has_size[t]) diag_error(lib->types[t].loc, "type '%s' lacks 'size'", lib->types[t].name);
-  if (lib->ntypes == 0) diag_error(file_loc(&f, 0, 0), "no types defined");
+  if (lib->ntypes == 0) diag_error(ini_file_loc(&f, 0, 0), "no types defined");
   free(c.has_size);
 }
 
@@ -420,7 +302,7 @@ static bool load_function_ini(Library *lib, Function *fn, const char *fdir, cons
   IniFile f = {.path = path, .text = text, .on_pair = function_pair,
                .on_section = function_section, .user = &c};
   if (ini_run(&f)) {
-    if (!c.header.line) diag_error(file_loc(&f, 0, 0), "no [function] section");
+    if (!c.header.line) diag_error(ini_file_loc(&f, 0, 0), "no [function] section");
     for (int k = 0; k < FK_FORMULA && c.header.line; k++)
       if (!c.seen[k].line) diag_error(c.header, "[function] lacks '%s'", function_keys[k]);
     check_reference(fn, fdir, &c);
@@ -844,7 +726,7 @@ static bool parse_impl_ini(const char *path, const char *text, Function *fn, Imp
   ImplCtx c = {.fn = fn, .impl = out};
   IniFile f = {.path = out->ini_path, .text = text, .on_pair = impl_pair,
                .on_section = impl_section, .user = &c};
-  SrcLoc file = file_loc(&f, 0, 0);
+  SrcLoc file = ini_file_loc(&f, 0, 0);
   if (ini_run(&f)) {
     impl_check_keys(&c, file);
     impl_check_io(&c, true, file);

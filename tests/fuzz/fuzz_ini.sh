@@ -15,7 +15,7 @@ mkdir -p "$out/corpus-ini"
 cc=${FUZZ_CC:-clang}
 flags=(-std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Isrc
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined)
-"$cc" "${flags[@]}" -o "$out/fuzz_ini" tests/fuzz/fuzz_ini.c src/library.c src/pattern.c \
+"$cc" "${flags[@]}" -o "$out/fuzz_ini" tests/fuzz/fuzz_ini.c src/library.c src/ini_file.c src/pattern.c \
   src/instantiate.c src/binding.c src/util.c $(pkg-config --libs inih 2>/dev/null || echo -linih)
 echo "built $out/fuzz_ini"
 [ "$seconds" = 0 ] && exit 0
