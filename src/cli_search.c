@@ -314,10 +314,13 @@ int cmd_generate(const CliOptions *o) {
     if (!explain(o, &s)) {
       rc = EXIT_USAGE;
     } else {
+      char *generation = generation_ini_text(o, &s);
       EmitOptions eo = {.out_dir = o->out_dir ? o->out_dir : DEFAULT_OUT, .default_n = o->n,
-                        .target = s.target};
+                        .target = s.target, .generation_ini = generation};
       fflush(stdout);
-      if (emit_all(s.dag, s.lib, s.db, s.res, &eo)) {
+      bool written = emit_all(s.dag, s.lib, s.db, s.res, &eo);
+      free(generation);
+      if (written) {
         printf("\nwrote %s/%s/ (make -C %s/%s run, on a GPU)\n", eo.out_dir, s.spec->name,
                eo.out_dir, s.spec->name);
         rc = EXIT_OK;

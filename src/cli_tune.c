@@ -86,9 +86,11 @@ static bool reemit(const CliOptions *o, const Session *s, const char *dir, const
   char *parent = slash ? xstrndup(dir, slash == dir ? 1 : (size_t)(slash - dir)) : xstrdup(".");
   const Candidate *c = &s->res->cands[ch->row->predicted_rank - 1];
   char *why = shipped_why(s, c, ch->why);
+  char *generation = generation_ini_text(o, s);
   EmitOptions eo = {.out_dir = parent, .default_n = o->n, .target = s->target, .embed = c,
-                    .embed_why = why};
+                    .embed_why = why, .generation_ini = generation};
   bool ok = emit_all(s->dag, s->lib, s->db, s->res, &eo);
+  free(generation);
   if (ok) printf("wrote %s/embed/ around cand%02d\n", dir, c->rank);
   free(why);
   free(parent);
@@ -105,11 +107,13 @@ int cmd_tune(const CliOptions *o) {
   Session s = {0};
   CliOptions so = *o;
   so.spec = spec;
+  GenerationRecord generation;
+  bool recorded = generation_read(dir, &so, NULL, &generation);
   bool ranks_ok = top_of(&r, rpath, &so.top);
-  if (so.variants < 0) so.variants = tune_variants_of_folder(dir);
+  if (so.variants < 0) so.variants = tune_variants_of_folder(dir); /* a folder before the record */
   TuneChoice ch = {0};
   bool exact = false;
-  if (spec && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
+  if (spec && recorded && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
     ModelCalibration cal = s.db->calib;
     if (!cal.present && !o->no_calibration && !calibration_read(s.db, &cal)) goto done;
     if (strcmp(r.spec, s.spec->name))
@@ -119,12 +123,13 @@ int cmd_tune(const CliOptions *o) {
     if (exact && tune_choose(&r, rpath, &ch)) {
       printf("choice: %s\n", ch.why);
       fflush(stdout);
-      if (reemit(o, &s, dir, &ch)) rc = EXIT_OK;
+      if (reemit(&so, &s, dir, &ch)) rc = EXIT_OK;
     }
   }
 done:
   free(ch.why);
   cli_close_session(&s);
+  generation_record_free(&generation);
   results_free(&r);
   free(rpath);
   free(spec);
@@ -214,7 +219,12 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every run in dir, in name order; false after an error. */
+/* What calibrate decides for every run, whatever a run's generation.ini says: the database it
+ * fits, with no calibration applied. */
+static const char *const left_to_calibrate[] = {"db", "no-db", "uncalibrated", NULL};
+
+/* Every run in dir, in name order; a run's folder searched again with the options it was
+ * generated with (generation.ini); false after an error. */
 static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *all) {
   DIR *d = opendir(dir);
   if (!d) {
@@ -238,9 +248,14 @@ static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *a
     Results r;
     char *rpath = NULL, *spec = NULL;
     if (exists(rx)) {
-      ok = results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
-           add_run(o, rpath, &r, spec, tune_variants_of_folder(sub), all);
+      CliOptions ro = *o;
+      GenerationRecord generation;
+      ok = generation_read(sub, &ro, left_to_calibrate, &generation) &&
+           results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
+           add_run(&ro, rpath, &r, spec,
+                   generation.found ? ro.variants : tune_variants_of_folder(sub), all);
       if (rpath) results_free(&r);
+      generation_record_free(&generation);
       runs++;
     } else if (len > 4 && !strcmp(names[i] + len - 4, ".xml")) {
       size_t tl;

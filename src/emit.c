@@ -644,6 +644,8 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
     ok = emit_embed(d, dag, lib, t, ents[w].cand, ents[w].unaligned, opt ? opt->embed_why : NULL);
   }
   ok = ok && emit_spec_files(d, dag, db, t, res, ents, count, embedded, default_n);
+  if (ok && opt && opt->generation_ini) /* tune and calibrate read it back (generation.c) */
+    ok = emit_dir_write(d, "generation.ini", opt->generation_ini);
   free_entries(ents, count);
   bool closed = emit_dir_close(d);
   return ok && closed;

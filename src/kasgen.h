@@ -1682,6 +1682,7 @@ typedef struct {
    * predicted best, res->cands[0]. */
   const Candidate *embed;
   const char *embed_why;
+  const char *generation_ini; /* generation.ini's text (NULL: no such file is written) */
 } EmitOptions;
 
 /* emit_files.c: the output folder.  It may be new, or hold only files listed in its
@@ -1902,6 +1903,7 @@ typedef struct {
                           one nvcc run per new kernel costs seconds, docs/model.md) */
   const char *spec_file; /* --spec FILE (tune, calibrate): the spec, where it cannot be found */
   bool held_out;         /* --held-out (calibrate): leave one spec out, store nothing */
+  unsigned given;        /* main.c's bits of the options on the command line */
 } CliOptions;
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
@@ -1935,6 +1937,27 @@ typedef struct {
   TimingDb *db;
   SearchResult *res;
 } Session;
+
+/* main.c: an option read from a file (generation.c) by its long name, with the command line's
+ * checks of its value ("yes" for a flag).  RECORDED_GIVEN: the command line gave it (or, for
+ * --db and --no-db, the other), which wins; the file's value is not used. */
+typedef enum { RECORDED_SET, RECORDED_GIVEN, RECORDED_UNKNOWN, RECORDED_BAD_VALUE } RecordedOption;
+RecordedOption cli_set_recorded_option(CliOptions *o, const char *name, const char *value);
+
+/* generation.c: the options a folder was generated with, in DIR/<spec>/generation.ini. */
+typedef struct {
+  bool found;           /* the folder has the file */
+  char **keys, **values; /* owned: the options read keep pointers to the values */
+  int nkeys;
+} GenerationRecord;
+/* The file's text for the options o of session s (the database and library it used). */
+char *generation_ini_text(const CliOptions *o, const Session *s);
+/* Reads dir/generation.ini, when there is one, into o: every option it records except those
+ * named in skip (NULL-terminated, or NULL) and those the command line gave.  rec keeps the
+ * values; free it after o.  false after located errors. */
+bool generation_read(const char *dir, CliOptions *o, const char *const *skip,
+                     GenerationRecord *rec);
+void generation_record_free(GenerationRecord *rec);
 bool cli_open_session(const CliOptions *o, Session *s, bool emits);
 void cli_close_session(Session *s);
 int cmd_generate(const CliOptions *o);

@@ -316,6 +316,23 @@ static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
   }
 }
 
+/* A generated folder records the options that shape its search and emission, those tune
+ * repeats (generation.c). */
+#define RECORDED_OPTIONS TUNE_OPTIONS
+
+RecordedOption cli_set_recorded_option(CliOptions *o, const char *name, const char *value) {
+  for (int k = 0; k < NOPTIONS; k++) {
+    const OptionDoc *d = &option_docs[k];
+    if (strcmp(d->name, name) || !(d->bit & RECORDED_OPTIONS)) continue;
+    /* --db and --no-db choose one thing: the command line's choice of either wins */
+    unsigned choice = d->bit & (OPT_DB | OPT_NO_DB) ? OPT_DB | OPT_NO_DB : d->bit;
+    if (o->given & choice) return RECORDED_GIVEN;
+    if (!d->arg && strcmp(value, "yes")) return RECORDED_BAD_VALUE;
+    return set_option(o, d->bit, value) ? RECORDED_SET : RECORDED_BAD_VALUE;
+  }
+  return RECORDED_UNKNOWN;
+}
+
 /* getopt_long's value for option_docs[k] is OPTION_BASE + k, apart from every character. */
 enum { HELP = 'h', VERSION = 'V', OPTION_BASE = 256 };
 
@@ -533,6 +550,7 @@ static int run_kasgen(int argc, char **argv) {
     return EXIT_USAGE;
   }
   o.command = c->name;
+  o.given = p.given;
   if (c->operand) o.spec = p.args[0];
   if (!stdio_usage_ok(c, &o)) {
     usage_line(stderr, "usage: ", c);

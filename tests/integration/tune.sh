@@ -19,7 +19,10 @@
 #     older files by their kernels and predictions;
 #   - a block shape of the #1 (--variants) measured best ships, tune reading K from index.txt;
 #     a row whose block shapes or code are another rank's is not taken for its rank's candidate;
-#   - calibrate finds the rows of a run generated with a calibration by searching with it.
+#   - calibrate finds the rows of a run generated with a calibration by searching with it;
+#   - a folder's generation.ini: tune and calibrate search again with the options it records
+#     (precision, layout, database, n), an option on the command line winning; a bad record is
+#     a located error.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -284,8 +287,8 @@ grep -q 'pair_blocks18.xml: 9 measured candidates of pair_blocks18 (1 left out' 
 
 # 8. --variants (the default): synctest's top 4 holds the #1 in other block shapes, which index.txt
 #    names; one measured fastest ships, and the embed header says what it is.  tune repeats the
-#    search with the folder's K: without the index line (an older folder) the run is not found,
-#    with --variants given it is.
+#    search with the folder's K: without the index line and generation.ini (an older folder) the
+#    run is not found, with --variants given it is.
 dir="$tmp/gen9/synctest"
 cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db9.xml" # no calibration beside it
 "$KASGEN" specs/synctest.spec --top 4 --db "$tmp/db9.xml" --out "$tmp/gen9" >/dev/null 2>"$tmp/err"
@@ -303,6 +306,7 @@ grep -q "Chosen by kasgen tune: $variant measured best" "$dir/embed/kas_synctest
 tr -d '\n*' <"$dir/embed/kas_synctest.h" | tr -s ' ' | grep -q 'It is cand01 with its kernel 1 in another block shape: E = [0-9]*, [0-9]* threads per block' ||
   fail "variants: the header does not say which shape"
 sed -i '/^Variants: /d' "$dir/index.txt"
+rm -f "$dir/generation.ini" # which records K too (section 11)
 rc=0
 "$KASGEN" tune "$dir" --db "$tmp/db9.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: the search no longer gives the candidate' "$tmp/err" ||
@@ -404,4 +408,66 @@ n0=$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)
 "$KASGEN" specs/stvenant.spec --top 4 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "default: exit"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "default: ptxas ran without --ptxas"
 [ "$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)" = "$n0" ] || fail "default: nvcc ran without --ptxas"
+# 11. generation.ini: a folder records the options it was generated with, and tune and calibrate
+#     search again with them.  A double-precision, component-major folder with its own database
+#     and harness size is tuned with no option given (before, tune searched in single precision
+#     and said "the library, the database or the model changed"), and stays as it was.
+gen11="$tmp/gen11"
+"$KASGEN" specs/synctest.spec --top 4 --db "$db" --precision double --layout component --n 1000 \
+  --out "$gen11" >/dev/null 2>&1 || fail "generation.ini: generate"
+ini="$gen11/synctest/generation.ini"
+{ grep -qx "db = $(realpath "$db")" "$ini" && grep -qx 'precision = double' "$ini" &&
+  grep -qx 'layout = component' "$ini" && grep -qx 'n = 1000' "$ini"; } ||
+  { cat "$ini"; fail "generation.ini: the options are not recorded"; }
+cp "$ini" "$tmp/ini.before"
+saved_dir=$dir
+dir="$gen11/synctest"
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+"$KASGEN" tune "$dir" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "generation.ini: tune with no option: exit"; }
+grep -q 'kas_synctest_cand03_launch' "$dir/embed/kas_synctest.cu" ||
+  fail "generation.ini: the measured best is not shipped"
+grep -q 'const double \*' "$dir/embed/kas_synctest.h" || fail "generation.ini: embed not in double"
+grep -q 'Harness default n = 1000\.' "$dir/index.txt" || fail "generation.ini: n not kept"
+cmp -s "$ini" "$tmp/ini.before" || fail "generation.ini: tune changed the record"
+#     calibrate searches each run folder again with its record (its database aside).
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db11.xml"
+mkdir -p "$tmp/runs11" && cp -r "$dir" "$tmp/runs11/"
+"$KASGEN" calibrate "$tmp/runs11" --db "$tmp/db11.xml" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "generation.ini: calibrate exit"; }
+grep -q 'synctest/results.xml: 4 measured candidates of synctest$' "$tmp/out" ||
+  { cat "$tmp/out"; fail "generation.ini: calibrate did not find the double-precision rows"; }
+#     A bad record: a located error, exit 1, the embed untouched; a FIFO does not hang.
+cp "$dir/embed/kas_synctest.cu" "$tmp/source11"
+bad_record() { # what, message
+  local rc=0
+  timeout 20 "$KASGEN" tune "$dir" >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
+  [ "$rc" = 1 ] || fail "generation.ini, $1: exit $rc, expected 1"
+  grep -q "$2" "$tmp/err" || { cat "$tmp/err" >&2; fail "generation.ini, $1: message"; }
+  cmp -s "$dir/embed/kas_synctest.cu" "$tmp/source11" || fail "generation.ini, $1: embed changed"
+}
+printf '[generation]\ntop = 3\n' >"$ini"
+bad_record "unknown key" "generation.ini:2:1: error: 'top' is not an option a generation records"
+printf '[generation]\nprecision = quad\n' >"$ini"
+bad_record "bad value" "generation.ini:2:13: error: 'quad' is not a value of --precision"
+printf '[generation]\nn = 5\nn = 6\n' >"$ini"
+bad_record "twice" "generation.ini:3:1: error: 'n' is given twice"
+printf '[options]\nn = 5\n' >"$ini"
+bad_record "section" "generation.ini:1:1: error: unknown section \[options\]"
+printf '[generation]\nexhaustive = 1\n' >"$ini"
+bad_record "flag" "generation.ini:2:14: error: '1' is not a value of --exhaustive"
+rm "$ini" && mkfifo "$ini"
+bad_record "FIFO" "generation.ini: error: cannot read: it is a FIFO"
+rm "$ini"
+#     An option given on the command line wins over the record (the rows name only
+#     implementations, which single precision's candidates share: the folder is written again
+#     in single precision, and so recorded).
+cp "$tmp/ini.before" "$ini"
+"$KASGEN" tune "$dir" --precision single >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "generation.ini: tune --precision single: exit"; }
+grep -q 'const float \*' "$dir/embed/kas_synctest.h" && grep -qx 'precision = single' "$ini" ||
+  fail "generation.ini: --precision single given to tune did not win"
+dir=$saved_dir
+
 echo "tune: all checks passed"
