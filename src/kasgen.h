@@ -1857,6 +1857,10 @@ char *results_read(int dirfd, const char *name, const char *path, size_t *len);
 /* folder/results.xml read and parsed; *path_out (malloc'ed) names it.  false after located
  * errors. */
 bool results_load(const char *folder, Results *r, char **path_out);
+/* The rows' indices in predicted order, ties in file order, unranked rows ("unfused") last (one
+ * sort: a file may hold 150,000 rows); malloc'ed.  results_sort_by_rank puts the rows so. */
+int *results_rank_order(const Results *r);
+void results_sort_by_rank(Results *r);
 /* Spearman's rank correlation of x and y (ties get their mean rank); NAN when n < 2 or one side
  * is constant. */
 double rank_correlation(const double *x, const double *y, int n);

@@ -74,14 +74,6 @@ static void prediction_errors(const Results *r, double *mean_rel_error, double *
   *best_gap = k ? predicted_best_measured / best_measured - 1 : NAN;
 }
 
-static int compare_rows(const void *x, const void *y) {
-  const ResultRow *a = x, *b = y;
-  /* ranked first in predicted order, unranked ("unfused") last */
-  long ra = a->predicted_rank ? a->predicted_rank : LONG_MAX;
-  long rb = b->predicted_rank ? b->predicted_rank : LONG_MAX;
-  return ra < rb ? -1 : ra > rb;
-}
-
 /* Prints text from the file with control characters escaped (c_safe_text): a name holding
  * terminal escape sequences must not reach the user's terminal as such. */
 static void print_field(FILE *out, const char *format, const char *text) {
@@ -301,7 +293,7 @@ static PlotOutcome draw_plot(const Results *r, int k, int dirfd, const char *dir
 bool report_text(const char *path, const char *text, size_t len, FILE *out, char **script) {
   Results r;
   if (!results_parse(path, text, len, &r)) return false;
-  qsort(r.rows, (size_t)r.nrows, sizeof *r.rows, compare_rows);
+  results_sort_by_rank(&r);
   int k;
   double rho = spearman_of(&r, &k);
   if (out) print_results(&r, rho, k, out);
@@ -316,7 +308,7 @@ static bool report_results(const char *path, const char *text, size_t len, int p
                            const char *dir, const char *name) {
   Results r;
   if (!results_parse(path, text, len, &r)) return false;
-  qsort(r.rows, (size_t)r.nrows, sizeof *r.rows, compare_rows);
+  results_sort_by_rank(&r);
   int k;
   double rho = spearman_of(&r, &k);
   print_results(&r, rho, k, stdout);

@@ -386,3 +386,37 @@ double rank_correlation(const double *x, const double *y, int n) {
   free(b);
   return va > 0 && vb > 0 ? cov / sqrt(va * vb) : NAN;
 }
+
+/* ---- the rows in predicted order ----------------------------------------------------------- */
+
+typedef struct {
+  long rank; /* predicted; LONG_MAX for an unranked row, which goes last */
+  int index; /* in the file: ties keep file order */
+} RankKey;
+
+static int by_rank_then_file_order(const void *a, const void *b) {
+  const RankKey *x = a, *y = b;
+  if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+  return (x->index > y->index) - (x->index < y->index);
+}
+
+int *results_rank_order(const Results *r) {
+  int n = r->nrows;
+  RankKey *keys = xmalloc(sizeof *keys * (size_t)(n > 0 ? n : 1));
+  for (int i = 0; i < n; i++)
+    keys[i] = (RankKey){r->rows[i].predicted_rank ? r->rows[i].predicted_rank : LONG_MAX, i};
+  qsort(keys, (size_t)n, sizeof *keys, by_rank_then_file_order);
+  int *order = xmalloc(sizeof *order * (size_t)(n > 0 ? n : 1));
+  for (int i = 0; i < n; i++) order[i] = keys[i].index;
+  free(keys);
+  return order;
+}
+
+void results_sort_by_rank(Results *r) {
+  int *order = results_rank_order(r);
+  ResultRow *rows = xmalloc(sizeof *rows * (size_t)(r->nrows > 0 ? r->nrows : 1));
+  for (int i = 0; i < r->nrows; i++) rows[i] = r->rows[order[i]];
+  memcpy(r->rows, rows, sizeof *rows * (size_t)r->nrows);
+  free(rows);
+  free(order);
+}

@@ -243,25 +243,6 @@ bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch) {
 
 /* ---- the table -------------------------------------------------------------------------- */
 
-static const Results *sorted_results; /* qsort's context: the rows sorted */
-
-static int by_predicted_rank(const void *a, const void *b) {
-  int i = *(const int *)a, j = *(const int *)b;
-  long ri = sorted_results->rows[i].predicted_rank, rj = sorted_results->rows[j].predicted_rank;
-  return ri != rj ? (ri > rj) - (ri < rj) : (i > j) - (i < j); /* ties in file order */
-}
-
-/* The rows' indices by predicted rank, ties in file order (a file may hold 150,000 rows: a pass
- * per rank over them all took minutes). */
-static int *rows_by_predicted_rank(const Results *r) {
-  int *order = xmalloc(sizeof *order * (size_t)(r->nrows > 0 ? r->nrows : 1));
-  for (int i = 0; i < r->nrows; i++) order[i] = i;
-  sorted_results = r;
-  qsort(order, (size_t)r->nrows, sizeof *order, by_predicted_rank);
-  sorted_results = NULL;
-  return order;
-}
-
 void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,
                       const SearchResult *res, const ModelCalibration *cal) {
   SearchContext *ctx = search_context_new(dag, db, t);
@@ -273,7 +254,7 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
   printf("%s: predicted and measured ranks (%s)\n", dag->spec->name, r->device);
   printf("%4s %4s  %-9s %10s %10s %10s %9s  %s\n", "pred", "meas", "candidate", "pred ns/e",
          "model now", "meas ns/e", "spread", "kernels");
-  int *order = rows_by_predicted_rank(r);
+  int *order = results_rank_order(r);
   for (int j = 0; j < r->nrows; j++) {
     const ResultRow *x = &r->rows[order[j]];
     long rank = x->predicted_rank;
