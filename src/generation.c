@@ -16,7 +16,7 @@
  *   time-limit = 60
  *   n = 4194304
  *
- * Keys are kasgen's long option names (main.c sets them, with the command line's checks); a flag
+ * Keys are kasgen's long option names (options.c sets them, with the command line's checks); a flag
  * is recorded as "yes" when it was on.  A library or database the user named is recorded by its
  * absolute path; the defaults are not, and are found again as they were.  An option given on tune's or calibrate's command line
  * wins over the file.  A folder written before the file existed has none: tune then reads only
@@ -146,7 +146,7 @@ static void on_pair(IniFile *f, const char *section, const char *key, const char
   rec->keys[rec->nkeys] = xstrdup(key);
   char *kept = rec->values[rec->nkeys++] = xstrdup(value);
   if (listed(r->skip, key)) return;
-  switch (cli_set_recorded_option(r->o, key, kept)) {
+  switch (option_set_recorded(r->o, key, kept)) {
   case RECORDED_SET:
   case RECORDED_GIVEN: return;
   case RECORDED_UNKNOWN:

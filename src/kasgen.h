@@ -1907,8 +1907,53 @@ typedef struct {
                           one nvcc run per new kernel costs seconds, docs/model.md) */
   const char *spec_file; /* --spec FILE (tune, calibrate): the spec, where it cannot be found */
   bool held_out;         /* --held-out (calibrate): leave one spec out, store nothing */
-  unsigned given;        /* main.c's bits of the options on the command line */
+  unsigned given;        /* the bits (OPT_*) of the options on the command line */
 } CliOptions;
+
+/* options.c: the options, one bit each, in the order help lists them. */
+enum {
+  OPT_TOP = 1 << 0,
+  OPT_OUT = 1 << 1,
+  OPT_MAX_FUSION = 1 << 2,
+  OPT_LIBRARY = 1 << 3,
+  OPT_DB = 1 << 4,
+  OPT_NO_DB = 1 << 5,
+  OPT_DOT = 1 << 6,
+  OPT_EXPLAIN = 1 << 7,
+  OPT_N = 1 << 8,
+  OPT_EXHAUSTIVE = 1 << 9,
+  OPT_TIME_LIMIT = 1 << 10,
+  OPT_BEAM_WIDTH = 1 << 11,
+  OPT_PRECISION = 1 << 12,
+  OPT_LAYOUT = 1 << 13,
+  OPT_PTXAS = 1 << 14,
+  OPT_NO_CALIBRATION = 1 << 15,
+  OPT_SPEC = 1 << 16,
+  OPT_NAME = 1 << 17,
+  OPT_LOOPS = 1 << 18,
+  OPT_VARIANTS = 1 << 19,
+  OPT_HELD_OUT = 1 << 20,
+};
+#define NOPTIONS 21
+/* The options that shape a generation's search and emission: what tune repeats, and what a
+ * generated folder records (generation.c). */
+#define RECORDED_OPTIONS                                                                        \
+  (OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY | OPT_DB |      \
+   OPT_NO_DB | OPT_NO_CALIBRATION | OPT_PTXAS | OPT_N | OPT_PRECISION | OPT_LAYOUT |             \
+   OPT_LOOPS | OPT_VARIANTS)
+/* --name NAME names folders, files and C identifiers: what a spec's file name keeps. */
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+#define NAME_RULE ": a name is 1 to 64 letters, digits, '_' and '-' (not first)"
+
+typedef struct {
+  const char *name; /* long name, without the dashes */
+  const char *arg;  /* the value's placeholder, NULL for a flag */
+  unsigned bit;
+  const char *help;
+} OptionDoc;
+extern const OptionDoc option_docs[NOPTIONS];
+/* Stores one option's value (bit: one OPT_*); false for a value out of range. */
+bool option_set(CliOptions *o, unsigned bit, const char *arg);
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
 Library *cli_load_library(const CliOptions *o);
@@ -1942,11 +1987,12 @@ typedef struct {
   SearchResult *res;
 } Session;
 
-/* main.c: an option read from a file (generation.c) by its long name, with the command line's
- * checks of its value ("yes" for a flag).  RECORDED_GIVEN: the command line gave it (or, for
- * --db and --no-db, the other), which wins; the file's value is not used. */
+/* options.c: an option read from a file (generation.c) by its long name, one of
+ * RECORDED_OPTIONS, with the command line's checks of its value ("yes" for a flag).
+ * RECORDED_GIVEN: the command line gave it (or, for --db and --no-db, the other), which wins;
+ * the file's value is not used. */
 typedef enum { RECORDED_SET, RECORDED_GIVEN, RECORDED_UNKNOWN, RECORDED_BAD_VALUE } RecordedOption;
-RecordedOption cli_set_recorded_option(CliOptions *o, const char *name, const char *value);
+RecordedOption option_set_recorded(CliOptions *o, const char *name, const char *value);
 
 /* generation.c: the options a folder was generated with, in DIR/<spec>/generation.ini. */
 typedef struct {

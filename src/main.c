@@ -1,6 +1,7 @@
 /*
  * main.c — the command line.  One table lists the commands: each with its operand, the options
- * that apply to it, the function that runs it (in a cli_*.c file) and its help.  main parses the
+ * that apply to it, the function that runs it (in a cli_*.c file) and its help (the options' own
+ * table, and the checks of their values, are options.c's).  main parses the
  * options with getopt_long (they may stand anywhere), finds the command, rejects an option that
  * does not apply to it or a wrong operand (usage error, exit 2), and runs it.
  *
@@ -13,7 +14,6 @@
  */
 #include "kasgen.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,85 +23,6 @@
  * element takes seconds), short enough that a user at a terminal never waits on a search that
  * would not end (README, "Searching"). */
 #define DEFAULT_TIME_LIMIT 60.0
-
-/* The options, one bit each, in the order help lists them. */
-enum {
-  OPT_TOP = 1 << 0,
-  OPT_OUT = 1 << 1,
-  OPT_MAX_FUSION = 1 << 2,
-  OPT_LIBRARY = 1 << 3,
-  OPT_DB = 1 << 4,
-  OPT_NO_DB = 1 << 5,
-  OPT_DOT = 1 << 6,
-  OPT_EXPLAIN = 1 << 7,
-  OPT_N = 1 << 8,
-  OPT_EXHAUSTIVE = 1 << 9,
-  OPT_TIME_LIMIT = 1 << 10,
-  OPT_BEAM_WIDTH = 1 << 11,
-  OPT_PRECISION = 1 << 12,
-  OPT_LAYOUT = 1 << 13,
-  OPT_PTXAS = 1 << 14,
-  OPT_NO_CALIBRATION = 1 << 15,
-  OPT_SPEC = 1 << 16,
-  OPT_NAME = 1 << 17,
-  OPT_LOOPS = 1 << 18,
-  OPT_VARIANTS = 1 << 19,
-  OPT_HELD_OUT = 1 << 20,
-};
-
-typedef struct {
-  const char *name; /* long name, without the dashes */
-  const char *arg;  /* the value's placeholder, NULL for a flag */
-  unsigned bit;
-  const char *help;
-} OptionDoc;
-
-static const OptionDoc option_docs[] = {
-    {"top", "N", OPT_TOP, "the N best predicted candidates (default 10)"},
-    {"out", "DIR", OPT_OUT, "output folder (its default: see the command's help)"},
-    {"max-fusion", "K", OPT_MAX_FUSION, "at most K calls per kernel (default: any number)"},
-    {"time-limit", "S", OPT_TIME_LIMIT,
-     "stop searching after S seconds and rank what was found (default 60; 0: none)"},
-    {"exhaustive", NULL, OPT_EXHAUSTIVE,
-     "combine every valid fusion, without the bounds that skip most (slow; for\n"
-     "checking the default search)"},
-    {"loops", "WHEN", OPT_LOOPS,
-     "which runs of a spec loop's iterations kernels write as loops: model (the\n"
-     "model's choice, the default), keep (every one), unroll (none); groups: a loop's\n"
-     "iterations side by side in groups of threads wherever a loop allows"},
-    {"beam-width", "W", OPT_BEAM_WIDTH,
-     "keep W implementation choices per call inside a kernel (default 10)"},
-    {"variants", "K", OPT_VARIANTS,
-     "of the top N, up to K are the predicted #1 with its costliest kernel in\n"
-     "other block shapes, for a GPU run to choose from (default 5; 0: none; tune:\n"
-     "as the folder was generated)"},
-    {"library", "DIR", OPT_LIBRARY,
-     "elementary-function library (default $KASGEN_LIBRARY, else library/\n"
-     "beside the binary or in the working directory)"},
-    {"db", "FILE", OPT_DB,
-     "timing database (default benchmarks/nvidia-h100-80gb-hbm3.xml;\n"
-     "- reads the standard input)"},
-    {"no-db", NULL, OPT_NO_DB, "predict with the analytic model only"},
-    {"dot", "FILE", OPT_DOT, "write the DAG for Graphviz (check: - for the standard output)"},
-    {"explain", "R", OPT_EXPLAIN, "say why each buffer and barrier of candidate R is where it is"},
-    {"n", "N", OPT_N, "default element count of the generated harness (default 4194304)"},
-    {"precision", "P", OPT_PRECISION, "real type of generated code: single (default) or double"},
-    {"layout", "L", OPT_LAYOUT,
-     "arrays element-major (default) or component-major (p[c*ld + e]): element,\n"
-     "component, or per input and output NAME=element|component, comma-separated"},
-    {"ptxas", NULL, OPT_PTXAS, "re-rank the top 30 with ptxas's register counts (nvcc; cached)"},
-    {"uncalibrated", NULL, OPT_NO_CALIBRATION,
-     "ignore the calibration beside the database (<db>.measured.xml)"},
-    {"held-out", NULL, OPT_HELD_OUT,
-     "fit once per spec on the other specs' runs and judge the spec's runs by it;\n"
-     "store nothing"},
-    {"spec", "FILE", OPT_SPEC, "the spec DIR was generated from (default: as index.txt says)"},
-    {"name", "NAME", OPT_NAME,
-     "the spec's name: its output folder DIR/NAME/ and C API kas_NAME\n"
-     "(default: SPEC's file name without its extension; required\n"
-     "when SPEC is -)"},
-};
-enum { NOPTIONS = sizeof option_docs / sizeof option_docs[0] };
 
 typedef struct {
   const char *name;    /* the command word; "generate" is the main job, which has none */
@@ -116,10 +37,7 @@ typedef struct {
   (OPT_TOP | OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY |     \
    OPT_DB | OPT_NO_DB | OPT_DOT | OPT_PRECISION | OPT_LAYOUT | OPT_NO_CALIBRATION |            \
    OPT_LOOPS | OPT_VARIANTS)
-#define TUNE_OPTIONS                                                                            \
-  (OPT_MAX_FUSION | OPT_TIME_LIMIT | OPT_EXHAUSTIVE | OPT_BEAM_WIDTH | OPT_LIBRARY | OPT_DB |      \
-   OPT_NO_DB | OPT_NO_CALIBRATION | OPT_PTXAS | OPT_N | OPT_PRECISION | OPT_LAYOUT |             \
-   OPT_LOOPS | OPT_VARIANTS)
+#define TUNE_OPTIONS RECORDED_OPTIONS
 
 static const Command commands[] = {
     {"generate", "SPEC", SEARCH_OPTIONS | OPT_OUT | OPT_EXPLAIN | OPT_N | OPT_PTXAS | OPT_NAME,
@@ -250,89 +168,6 @@ static void command_help(FILE *out, const Command *c) {
 
 /* ---- parsing --------------------------------------------------------------------------------- */
 
-static bool parse_int(const char *s, long min, long max, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < min || v > max) return false;
-  *out = v;
-  return true;
-}
-
-/* Seconds: a number from 0 (no limit) to a week. */
-static bool parse_seconds(const char *s, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !(v >= 0 && v <= 7 * 24 * 3600.0)) return false;
-  *out = v;
-  return true;
-}
-
-/* --name NAME names folders, files and C identifiers: what a spec's file name keeps. */
-#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-#define NAME_RULE ": a name is 1 to 64 letters, digits, '_' and '-' (not first)"
-static bool valid_name(const char *s) {
-  size_t len = strlen(s);
-  return len > 0 && len <= 64 && s[0] != '-' && strspn(s, NAME_CHARS) == len;
-}
-
-/* Stores one option's value; false for a value out of range. */
-static bool set_option(CliOptions *o, unsigned bit, const char *arg) {
-  long v = 0;
-  switch (bit) {
-  case OPT_TOP: return parse_int(arg, 1, MAX_TOP, &v) && ((o->top = (int)v), true);
-  case OPT_MAX_FUSION:
-    return parse_int(arg, 1, KAS_MAX_NODES, &v) && ((o->max_fusion = (int)v), true);
-  case OPT_EXPLAIN: return parse_int(arg, 1, 100000, &v) && ((o->explain = (int)v), true);
-  case OPT_N: return parse_int(arg, 0, (long)1 << 40, &v) && ((o->n = v), true);
-  case OPT_BEAM_WIDTH: return parse_int(arg, 1, 1000, &v) && ((o->beam_width = (int)v), true);
-  case OPT_VARIANTS: return parse_int(arg, 0, MAX_TOP, &v) && ((o->variants = (int)v), true);
-  case OPT_TIME_LIMIT: return parse_seconds(arg, &o->time_limit);
-  case OPT_EXHAUSTIVE: o->exhaustive = true; return true;
-  case OPT_LOOPS:
-    if (!strcmp(arg, "model")) o->loops = LOOPS_MODEL;
-    else if (!strcmp(arg, "keep")) o->loops = LOOPS_KEEP;
-    else if (!strcmp(arg, "unroll")) o->loops = LOOPS_UNROLL;
-    else if (!strcmp(arg, "groups")) o->loops = LOOPS_GROUPS;
-    else return false;
-    return true;
-  case OPT_OUT: o->out_dir = arg; return true;
-  case OPT_LIBRARY: o->library_dir = arg; return true;
-  case OPT_DB: o->db_path = arg; return true;
-  case OPT_DOT: o->dot_path = arg; return true;
-  case OPT_NO_DB: o->no_db = true; return true;
-  case OPT_PRECISION:
-    if (strcmp(arg, "single") && strcmp(arg, "double")) return false;
-    o->precision = !strcmp(arg, "double") ? PREC_DOUBLE : PREC_SINGLE;
-    return true;
-  case OPT_LAYOUT: o->layouts = arg; return true;
-  case OPT_PTXAS: o->ptxas = true; return true;
-  case OPT_NO_CALIBRATION: o->no_calibration = true; return true;
-  case OPT_HELD_OUT: o->held_out = true; return true;
-  case OPT_SPEC: o->spec_file = arg; return true;
-  case OPT_NAME: return valid_name(arg) && ((o->name = arg), true);
-  default: return false;
-  }
-}
-
-/* A generated folder records the options that shape its search and emission, those tune
- * repeats (generation.c). */
-#define RECORDED_OPTIONS TUNE_OPTIONS
-
-RecordedOption cli_set_recorded_option(CliOptions *o, const char *name, const char *value) {
-  for (int k = 0; k < NOPTIONS; k++) {
-    const OptionDoc *d = &option_docs[k];
-    if (strcmp(d->name, name) || !(d->bit & RECORDED_OPTIONS)) continue;
-    /* --db and --no-db choose one thing: the command line's choice of either wins */
-    unsigned choice = d->bit & (OPT_DB | OPT_NO_DB) ? OPT_DB | OPT_NO_DB : d->bit;
-    if (o->given & choice) return RECORDED_GIVEN;
-    if (!d->arg && strcmp(value, "yes")) return RECORDED_BAD_VALUE;
-    return set_option(o, d->bit, value) ? RECORDED_SET : RECORDED_BAD_VALUE;
-  }
-  return RECORDED_UNKNOWN;
-}
-
 /* getopt_long's value for option_docs[k] is OPTION_BASE + k, apart from every character. */
 enum { HELP = 'h', VERSION = 'V', OPTION_BASE = 256 };
 
@@ -421,7 +256,7 @@ static bool parse_options(int argc, char **argv, CliOptions *o, Parsed *p) {
     } else if (c >= OPTION_BASE && c < OPTION_BASE + NOPTIONS) {
       const OptionDoc *d = &option_docs[c - OPTION_BASE];
       p->given |= d->bit;
-      if (!set_option(o, d->bit, optarg)) {
+      if (!option_set(o, d->bit, optarg)) {
         fprintf(stderr, "kasgen: error: invalid value '%s' for --%s%s\n", optarg, d->name,
                 d->bit == OPT_NAME ? NAME_RULE : "");
         return false;
