@@ -195,6 +195,9 @@ const char *input_name(const char *path);
 /* The same for a file already open on fd (name is for messages): refuses anything but a regular
  * file (a FIFO, a device, a folder) with a message saying what it is. */
 char *read_text_fd(int fd, const char *name, size_t *len_out);
+/* The length in bytes of the control character that p starts with (a C0 code, DEL, or a C1 code
+ * U+0080-U+009F in UTF-8: what a terminal may act on), 0 when p starts with none. */
+int control_char_len(const char *p);
 /* Text from an input (a spec path, a library's free text) made safe to embed in generated code:
  * the result means the same bytes inside a C string literal and cannot end or open a comment
  * (printable ASCII only; backslash, quote, '?', a '/' next to a '*' and every other byte are

@@ -482,6 +482,16 @@ uint64_t fnv1a(uint64_t h, const char *s) {
   return h;
 }
 
+/* ---- text from input shown on the terminal ------------------------------------------------ */
+
+int control_char_len(const char *p) {
+  const unsigned char *u = (const unsigned char *)p;
+  if ((*u && *u < 0x20) || *u == 0x7f) return 1;
+  /* C1 codes, U+0080-U+009F, are 0xC2 0x80-0x9F in UTF-8: U+009B is a CSI to many terminals. */
+  if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) return 2;
+  return 0;
+}
+
 /* ---- text from input inside generated code ------------------------------------------------ */
 
 char *c_safe_text(const char *s) {

@@ -28,16 +28,34 @@ lib_with() { cp -r "$repo/tests/fixtures/lib_ok" "$1" && rm "$1/$2" && "$3" "$1/
 
 # ---- nothing from a results file is executed ------------------------------------------------
 mkdir inj
-sed -e 's/spec="stvenant"/spec="x\&#10;system \&quot;touch PWNED1\&quot;\&#10;`touch PWNED2`"/' \
-    -e "s/name=\"NVIDIA H100 80GB HBM3\"/name=\"y\&#10;system 'touch PWNED3'\&#10;set output '\/tmp\/x'\"/" \
+# gnuplot commands after a quote that would close the title's string (';' separates commands)
+inject_spec="x'; system \\&quot;touch PWNED1\\&quot;; \`touch PWNED2\`; print '"
+inject_gpu="y'; system 'touch PWNED3'; set output '\/tmp\/x'"
+sed -e "s/spec=\"stvenant\"/spec=\"$inject_spec\"/" \
+    -e "s/name=\"NVIDIA H100 80GB HBM3\"/name=\"$inject_gpu\"/" \
     "$repo/tests/fixtures/results/good/results.xml" >inj/results.xml
-grep -q 'PWNED1' inj/results.xml || fail "injection fixture not built"
+grep -q "x'; system &quot;touch PWNED1" inj/results.xml || fail "injection fixture not built"
 k report inj
 expect 0 "" "report of a results file with commands in its names"
 ls PWNED* inj/PWNED* "$repo"/PWNED* >/dev/null 2>&1 && fail "report executed a command from results.xml"
 if command -v gnuplot >/dev/null; then
   head -c 4 inj/plot.png | grep -q PNG || fail "report: no plot drawn for the injection file"
 fi
+# A control character in a name (a newline starts a gnuplot command or forges a line of output,
+# a C1 code U+009B a terminal escape): refused at its line, before anything is printed or run.
+mkdir ctl
+sed -e 's/spec="stvenant"/spec="x\&#10;system \&quot;touch PWNED4\&quot;\&#10;`touch PWNED5`"/' \
+    "$repo/tests/fixtures/results/good/results.xml" >ctl/results.xml
+k report ctl
+expect 1 'ctl/results.xml:3: error: the attribute spec of <kasgen-results> holds a control '\
+'character \(\\n\)' "report: a newline in the spec's name"
+grep -q 'PWNED' "$tmp/out" && fail "report printed a name holding a newline"
+ls PWNED* ctl/PWNED* "$repo"/PWNED* >/dev/null 2>&1 && fail "report executed a command from a name"
+sed -e 's/name="NVIDIA H100 80GB HBM3"/name="GPU\&#155;31mred"/' \
+    "$repo/tests/fixtures/results/good/results.xml" >ctl/results.xml
+k report ctl
+expect 1 'ctl/results.xml:4: error: the attribute name of <device> holds a control character '\
+'\(U\+009B\)' "report: a C1 code in the device's name"
 # A DTD (entities) in a results file: refused where it starts, quickly.
 mkdir ent
 { echo '<?xml version="1.0"?>'; echo '<!DOCTYPE r [<!ENTITY a "aaaaaaaaaaaaaaaaaaaaaaaa">]>'
@@ -109,6 +127,12 @@ db slow.xml 32 1e300
 k plan "$spec" --db slow.xml
 expect 1 "slow.xml:11: error: attribute 'ns' = 1e\+300 is outside" "timings of 1e300"
 grep -q "launchable" "$tmp/err" && fail "timings of 1e300 blamed on the spec"
+# The database's names are printed too ("predicting for <device>"): a newline is refused.
+sed 's/name="Test GPU"/name="Test\&#10;forged line"/' "$repo/tests/fixtures/db/good.xml" >ctl.xml
+k "$spec" --db ctl.xml --top 1 --out o_ctl
+expect 1 "ctl.xml:8: error: the attribute name of <device> holds a control character \(\\\\n\)" \
+  "database: a newline in the device's name"
+grep -q 'forged line' "$tmp/out" && fail "a device name holding a newline was printed"
 
 # ---- bounded work on any input -----------------------------------------------------------------
 { echo '<?xml version="1.0"?>'; echo '<!DOCTYPE k [<!ENTITY e "eeeeeeeeeeeeeeeeeeee">]>'

@@ -110,6 +110,12 @@ sed -i -E '7{/kernels="madd33_1/{s/kernels="madd33_1/kernels="madd33_3/;b};s/ker
 expect_error "other kernels" 'results.xml:7:.*error: the search no longer gives the candidate measured as cand03'
 sed -i 's/round-min-ns="0.0309"/round-min-ns="0.04"/' "$dir/results.xml"
 expect_error "min above max" 'results.xml:6:.*error: round-min-ns is larger than round-max-ns'
+#    A newline in the GPU's name (the table's head and the choice print it): refused at its line.
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+sed -i 's/<device name="/<device name="forged\&#10;/' "$dir/results.xml"
+expect_error "newline in a name" \
+  'results.xml:3:.*error: the attribute name of <device> holds a control character'
 write_results "$dir/results.xml" "1e-300 1e-300 1e-300 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 expect_error "absurd time" 'results.xml:5:.*error: measured-ns of <candidate> is outside 0 and \[1e-6, 1e6\]'
