@@ -260,6 +260,34 @@ static int n_errors;
 enum { MAX_SOURCE_LINES_SHOWN = 100 };
 static int n_source_lines_shown;
 
+/* The length of the well-formed UTF-8 sequence p starts with (1 for ASCII), 0 when it starts with
+ * none (a stray byte 0x80-0xff). */
+static size_t utf8_len(const unsigned char *p) {
+  size_t n;
+  if (p[0] < 0x80) return 1;
+  if (p[0] >= 0xc2 && p[0] <= 0xdf) n = 2;
+  else if (p[0] >= 0xe0 && p[0] <= 0xef) n = 3;
+  else if (p[0] >= 0xf0 && p[0] <= 0xf4) n = 4;
+  else return 0;
+  for (size_t k = 1; k < n; k++)
+    if ((p[k] & 0xc0) != 0x80) return 0;
+  return n;
+}
+
+/* Prints n bytes of a source line as they are but for control characters other than a tab
+ * (control_char_len) and stray bytes, one '?' a byte: the line is the input's, a terminal would
+ * act on an escape sequence in it (a stray 0x9b is one to an 8-bit terminal), and the caret
+ * below stays under its column. */
+static void put_source_text(const char *p, size_t n) {
+  for (size_t i = 0; i < n;) {
+    size_t len = utf8_len((const unsigned char *)p + i);
+    bool plain = len && (p[i] == '\t' || !control_char_len(p + i));
+    if (!len) len = 1;
+    for (size_t k = 0; k < len && i + k < n; k++) fputc(plain ? p[i + k] : '?', stderr);
+    i += len;
+  }
+}
+
 /* Prints the source line of loc and a caret under its column, as GCC does. */
 static void show_source_line(SrcLoc loc) {
   if (!loc.text || loc.line <= 0) return;
@@ -282,8 +310,9 @@ static void show_source_line(SrcLoc loc) {
   } else if (len > 200) {
     shown = 140;
   }
-  fprintf(stderr, " %5d | %s%.*s%s\n", loc.line, from ? "..." : "", (int)shown, p + from,
-          from + shown < len ? "..." : "");
+  fprintf(stderr, " %5d | %s", loc.line, from ? "..." : "");
+  put_source_text(p + from, shown);
+  fprintf(stderr, "%s\n", from + shown < len ? "..." : "");
   if (loc.col > 0) {
     fprintf(stderr, "       | %s", from ? "   " : "");
     for (size_t i = from; i + 1 < (size_t)loc.col && i < from + shown; i++)

@@ -222,6 +222,18 @@ k ""
 expect 1 "error: an empty file name was given where a file to read is expected" "kasgen \"\""
 k report ""
 expect 1 "error: an empty name was given; expected the folder holding results.xml, or a results file" "kasgen report \"\""
+# The line shown under a message is the input's own: a control character in it prints as '?'
+# (an escape sequence there would reach the terminal), one a byte so the caret stays in place.
+printf 'bogus \033[2J line\n' >esc.spec && cat "$spec" >>esc.spec
+k check esc.spec
+expect 1 "esc.spec:1:7: error: stray byte 0x1b" "a spec line holding an escape"
+grep -q "$(printf '\033')" "$tmp/err" && fail "an escape sequence in a spec reached the terminal"
+grep -q '^     1 | bogus ?\[2J line$' "$tmp/err" || fail "a spec's line shown without its '?'"
+mkdir esc && sed 's/name="NVIDIA H100 80GB HBM3"/name="GPU\x9b31m"/' \
+  "$repo/tests/fixtures/results/good/results.xml" >esc/results.xml
+k report esc
+expect 1 "esc/results.xml:4:[0-9]+: error: malformed XML" "a raw C1 byte in a results file"
+grep -q 'name="GPU?31m"' "$tmp/err" || fail "a results file's line shown without its '?'"
 
 [ "$fails" = 0 ] && echo "adversarial: all checks passed"
 exit "$((fails > 0))"
