@@ -37,6 +37,7 @@
  * (cli_load_timingdb; --uncalibrated sets it aside):
  *
  *   store       = <kasgen-measured version="1"> calibration? spec* </kasgen-measured>
+ *                  (the version is required, and a second <calibration> refused)
  *   calibration = <calibration work-scale=NUM requests-one-scale=NUM? requests-shared-scale=NUM?
  *                  lines-scale=NUM? requests-overlap=NUM? coverage-slope=NUM?
  *                  unhidden-share=NUM? wavefront-scale=NUM? barrier-scale=NUM
@@ -165,6 +166,25 @@ static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
   return ok;
 }
 
+/* Whether root is the store's: <kasgen-measured version="1">, the version calibration_write
+ * writes (a store of another version is not read as this one); false after a located error. */
+static bool store_root(const char *path, const char *text, xmlNodePtr root) {
+  SrcLoc at = {.file = path, .text = text, .line = root ? (int)xml_line(root) : 0};
+  if (!root || strcmp((const char *)root->name, "kasgen-measured")) {
+    diag_error(at, "the root element must be <kasgen-measured>");
+    return false;
+  }
+  xmlChar *version = xmlGetProp(root, (const xmlChar *)"version");
+  bool ok = version && !strcmp((const char *)version, "1");
+  if (!version)
+    diag_error(at, "<kasgen-measured> lacks the attribute version (kasgen calibrate writes "
+               "version=\"1\")");
+  else if (!ok)
+    diag_error(at, "store version '%s'; this kasgen reads version 1", (const char *)version);
+  xmlFree(version);
+  return ok;
+}
+
 /* Reads the store at path into doc (NULL when there is no store); false after an error. */
 static bool read_store(const char *path, xmlDocPtr *doc, char **text_out) {
   *doc = NULL;
@@ -175,11 +195,7 @@ static bool read_store(const char *path, xmlDocPtr *doc, char **text_out) {
   char *text = read_text_file(path, &len);
   if (!text) return false;
   *doc = xml_read_untrusted(path, text, len);
-  xmlNodePtr root = *doc ? xmlDocGetRootElement(*doc) : NULL;
-  bool ok = root && !strcmp((const char *)root->name, "kasgen-measured");
-  if (*doc && !ok)
-    diag_error((SrcLoc){.file = path, .text = text, .line = root ? (int)xml_line(root) : 0},
-               "the root element must be <kasgen-measured>");
+  bool ok = *doc && store_root(path, text, xmlDocGetRootElement(*doc));
   if (!ok && *doc) xmlFreeDoc(*doc), *doc = NULL;
   if (!ok) free(text);
   else *text_out = text;
@@ -192,9 +208,20 @@ bool calibration_read(const TimingDb *db, ModelCalibration *out) {
   char *path = store_path(db->path), *text;
   xmlDocPtr doc;
   bool ok = read_store(path, &doc, &text);
-  for (xmlNodePtr n = doc ? xmlDocGetRootElement(doc)->children : NULL; ok && n; n = n->next)
-    if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, "calibration"))
+  long first = 0; /* the line of the <calibration> read */
+  for (xmlNodePtr n = doc ? xmlDocGetRootElement(doc)->children : NULL; ok && n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "calibration")) continue;
+    if (first) {
+      diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
+                 "more than one <calibration> (the first at line %ld); a store holds one",
+                 first);
+      ok = false;
+    } else {
+      first = xml_line(n);
       ok = calibration_of(path, text, n, out);
+    }
+  }
+  if (!ok) *out = (ModelCalibration){0};
   if (doc) xmlFreeDoc(doc);
   free(text);
   free(path);

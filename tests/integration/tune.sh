@@ -182,6 +182,24 @@ rc=0
 "$KASGEN" plan specs/synctest.spec --db "$db" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: the calibration.s constants are out of range' "$tmp/err" \
   || { cat "$tmp/err"; fail "negative kernel-ns: exit $rc"; }
+#    A store of another version or of none, or holding two <calibration>s, is refused at its line.
+sed -i 's/kernel-ns="-100"/kernel-ns="0"/' "$store"
+cp "$store" "$tmp/store.good"
+store_refused() { # what, message: plan refuses the store as it is now, which is then restored
+  rc=0
+  "$KASGEN" plan specs/synctest.spec --db "$db" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  [ "$rc" = 1 ] && grep -q "$2" "$tmp/err" || { cat "$tmp/err"; fail "$1: exit $rc"; }
+  cp "$tmp/store.good" "$store"
+}
+sed -i 's/<kasgen-measured version="1">/<kasgen-measured version="2">/' "$store"
+store_refused "store version 2" \
+  "db.measured.xml:3:.*error: store version '2'; this kasgen reads version 1"
+sed -i 's/<kasgen-measured version="1">/<kasgen-measured>/' "$store"
+store_refused "store without a version" \
+  'db.measured.xml:3:.*error: <kasgen-measured> lacks the attribute version'
+sed -i '/<calibration /{p;s/kernel-ns="[0-9.]*"/kernel-ns="50"/}' "$store"
+store_refused "two calibrations" \
+  'db.measured.xml:5:.*error: more than one <calibration> (the first at line 4)'
 sed 's/work-scale="1"/work-scale="-1"/' "$store" >"$tmp/planted.measured.xml" # refused if read
 rm "$store"
 #    The database from the standard input has no store beside it: none is read, none written.
