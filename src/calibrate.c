@@ -88,20 +88,17 @@ static char *store_path(const char *db_path) {
   return xasprintf("%.*s.measured.xml", (int)len, db_path);
 }
 
-/* A finite number attribute; false after a located error.  An optional attribute that is
- * absent leaves *out as it is. */
+/* A finite number attribute, a plain decimal (parse_decimal); false after a located error.  An
+ * optional attribute that is absent leaves *out as it is. */
 static bool number_or(const char *path, const char *text, xmlNodePtr n, const char *attr,
                       bool optional, double *out) {
   xmlChar *v = xmlGetProp(n, (const xmlChar *)attr);
   if (!v && optional) return true;
-  char *end = NULL;
-  double x = v ? strtod((const char *)v, &end) : NAN;
-  bool ok = v && end != (char *)v && !*end && isfinite(x);
+  bool ok = v && parse_decimal((const char *)v, out);
   SrcLoc at = {.file = path, .text = text, .line = (int)xml_line(n)};
-  if (!ok && v) diag_error(at, "%s of <%s> is not a number", attr, (const char *)n->name);
+  if (!ok && v)
+    diag_error(at, "%s of <%s> is not a number (" PLAIN_DECIMAL ")", attr, (const char *)n->name);
   if (!v) diag_error(at, "<%s> lacks the attribute %s", (const char *)n->name, attr);
-  else
-    *out = x;
   xmlFree(v);
   return ok;
 }

@@ -2,13 +2,14 @@
  * util.c — memory helpers that never return NULL, growable strings, the file reader (plain
  * files only, and "-" for the standard input), GCC-style diagnostics (file:line:col: error:
  * message, then the source line and a caret), "did you mean" spelling hints (a banded edit
- * distance) and terminal progress.
+ * distance), terminal progress, and the reading of numbers and text from data files.
  */
 #include "kasgen.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -509,6 +510,50 @@ char *sb_take(StrBuf *sb) {
 uint64_t fnv1a(uint64_t h, const char *s) {
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
   return h;
+}
+
+/* ---- numbers in data files --------------------------------------------------------------- */
+
+static const char *past_digits(const char *p) {
+  while (*p >= '0' && *p <= '9') p++;
+  return p;
+}
+
+/* Whether s is written as a plain decimal and nothing else: a sign, digits, for a fraction a
+ * point with a digit on one side of it at least and an exponent of digits.  strtod, strtol
+ * alone take more: leading spaces, and for strtod hex floats, inf and nan. */
+static bool plain_decimal(const char *s, bool fraction) {
+  const char *p = s + (*s == '+' || *s == '-'), *end = past_digits(p);
+  bool digits = end > p;
+  if (fraction && *end == '.') {
+    p = end + 1;
+    end = past_digits(p);
+    digits |= end > p;
+  }
+  if (fraction && digits && (*end == 'e' || *end == 'E')) {
+    p = end + 1 + (end[1] == '+' || end[1] == '-');
+    end = past_digits(p);
+    digits = end > p;
+  }
+  return digits && !*end;
+}
+
+bool parse_decimal(const char *s, double *out) {
+  if (!plain_decimal(s, true)) return false;
+  errno = 0;
+  double v = strtod(s, NULL);
+  if (errno || !isfinite(v)) return false; /* beyond a double's range */
+  *out = v;
+  return true;
+}
+
+bool parse_decimal_long(const char *s, long *out) {
+  if (!plain_decimal(s, false)) return false;
+  errno = 0;
+  long v = strtol(s, NULL, 10);
+  if (errno) return false;
+  *out = v;
+  return true;
 }
 
 /* ---- text from input shown on the terminal ------------------------------------------------ */

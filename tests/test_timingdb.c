@@ -5,6 +5,7 @@
  */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -449,6 +450,36 @@ static void test_index_equals_scan(void **state) {
   timingdb_free(db);
 }
 
+/* The numbers of a database (and of results files and the store, through the same parser):
+ * plain decimals only, not the other forms strtod and strtol take. */
+static void test_plain_decimals(void **state) {
+  (void)state;
+  static const char *const good[] = {"0", "12", "-3", "+4", "0.5", ".5", "5.", "1e-6", "2E+3",
+                                     "1.5e2"};
+  static const double values[] = {0, 12, -3, 4, 0.5, 0.5, 5, 1e-6, 2e3, 150};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    double v = NAN;
+    assert_true(parse_decimal(good[i], &v));
+    assert_true(v == values[i]);
+  }
+  static const char *const bad[] = {"", " 5", "5 ", "0x1p3", "0X10", "inf", "nan", "-infinity",
+                                    ".", "e5", "1e", "1e+", "1.2.3", "--1", "1e-400", "1e400"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    double v = 7;
+    assert_false(parse_decimal(bad[i], &v));
+    assert_true(v == 7); /* untouched */
+  }
+  long n = 0;
+  assert_true(parse_decimal_long("-42", &n) && n == -42);
+  assert_false(parse_decimal_long(" 42", &n));
+  assert_false(parse_decimal_long("4.0", &n));
+  assert_false(parse_decimal_long("0x10", &n));
+  assert_false(parse_decimal_long("99999999999999999999", &n));
+  expect_error(HEAD DEVICE "<routine impl=\"a_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
+               "<point e=\"32\" extra-smem=\"0\" ns=\"0x1p3\"/></routine>" TAIL,
+               "mem.xml:4", "'ns' must be a finite non-negative number, not '0x1p3'");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_file),     cmocka_unit_test(test_lookup_interpolates_and_clamps),
@@ -457,7 +488,7 @@ int main(void) {
       cmocka_unit_test(test_default_path),  cmocka_unit_test(test_absurd_device_limits),
       cmocka_unit_test(test_absurd_timings), cmocka_unit_test(test_entities_are_never_expanded),
       cmocka_unit_test(test_many_routines), cmocka_unit_test(test_index_equals_scan),
-      cmocka_unit_test(test_version_2_keys),
+      cmocka_unit_test(test_version_2_keys), cmocka_unit_test(test_plain_decimals),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   free(messages);

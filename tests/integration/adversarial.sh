@@ -127,6 +127,14 @@ db slow.xml 32 1e300
 k plan "$spec" --db slow.xml
 expect 1 "slow.xml:11: error: attribute 'ns' = 1e\+300 is outside" "timings of 1e300"
 grep -q "launchable" "$tmp/err" && fail "timings of 1e300 blamed on the spec"
+# Numbers are plain decimals: strtod's hex floats and strtol's leading spaces are refused.
+db hex.xml 32 0x1p3
+k plan "$spec" --db hex.xml
+expect 1 "hex.xml:11: error: attribute 'ns' must be a finite non-negative number" "a hex float"
+db space.xml " 32" 1.0
+k plan "$spec" --db space.xml
+expect 1 "space.xml:8: error: attribute 'warp-size' must be an integer in \[1, 1024\], not ' 32'" \
+  "an integer after a space"
 # The database's names are printed too ("predicting for <device>"): a newline is refused.
 sed 's/name="Test GPU"/name="Test\&#10;forged line"/' "$repo/tests/fixtures/db/good.xml" >ctl.xml
 k "$spec" --db ctl.xml --top 1 --out o_ctl

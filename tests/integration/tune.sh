@@ -99,6 +99,13 @@ expect_error() { # what, message
 }
 sed -i 's/measured-ns="0.040"/measured-ns="0.04x"/' "$dir/results.xml"
 expect_error "bad number" 'results.xml:7:.*error: measured-ns="0.04x" of <candidate> is not a number'
+#    What strtod takes besides plain decimals is no number: a hex float, a leading space.
+sed -i 's/measured-ns="0.04x"/measured-ns="0x1p-5"/' "$dir/results.xml"
+expect_error "hex float" \
+  'results.xml:7:.*error: measured-ns="0x1p-5" of <candidate> is not a number'
+sed -i 's/measured-ns="0x1p-5"/measured-ns=" 0.04"/' "$dir/results.xml"
+expect_error "leading space" \
+  'results.xml:7:.*error: measured-ns=" 0.04" of <candidate> is not a number'
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 0" "0.031 0.0309 0.0312 0" \
   "0.027 0.0269 0.0271 0" "0.032 0.0319 0.0322 0"
 expect_error "nothing correct" 'results.xml: error: no ranked candidate of this run is correct'
@@ -200,6 +207,9 @@ store_refused "store without a version" \
 sed -i '/<calibration /{p;s/kernel-ns="[0-9.]*"/kernel-ns="50"/}' "$store"
 store_refused "two calibrations" \
   'db.measured.xml:5:.*error: more than one <calibration> (the first at line 4)'
+sed -i 's/work-scale="[0-9.]*"/work-scale="0x1p0"/' "$store"
+store_refused "a hex float in the store" \
+  'db.measured.xml:4:.*error: work-scale of <calibration> is not a number'
 sed 's/work-scale="1"/work-scale="-1"/' "$store" >"$tmp/planted.measured.xml" # refused if read
 rm "$store"
 #    The database from the standard input has no store beside it: none is read, none written.
