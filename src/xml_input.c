@@ -120,7 +120,8 @@ static bool plain_tree(const char *path, const char *text, xmlNodePtr node) {
   return true;
 }
 
-/* libxml2's own message (malformed or truncated XML) at its line and column. */
+/* The file is not well-formed XML (malformed, or truncated: libxml2 places the end of a file cut
+ * off mid-tag where it ends): libxml2's own message at its line and column. */
 static void report_libxml_error(const char *path, const char *text, xmlParserCtxtPtr ctxt) {
   const xmlError *err = xmlCtxtGetLastError(ctxt);
   SrcLoc loc = {.file = path, .text = text, .line = err ? err->line : 0,
@@ -128,7 +129,7 @@ static void report_libxml_error(const char *path, const char *text, xmlParserCtx
   char *msg = xstrdup(err && err->message ? err->message : "not well-formed XML");
   size_t len = strlen(msg);
   while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = '\0';
-  diag_error(loc, "malformed XML: %s", msg);
+  diag_error(loc, "not well-formed XML: %s", msg);
   free(msg);
 }
 
@@ -151,7 +152,8 @@ static xmlParserCtxtPtr new_parser(const char *path, size_t len, Reading *readin
  * no DTDLOAD, no XINCLUDE. */
 enum { SAFE_OPTIONS = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING };
 
-/* After a parse: the located error of a <!DOCTYPE> or of malformed XML; true when neither. */
+/* After a parse: the located error of a <!DOCTYPE> or of XML that is not well-formed; true when
+ * neither. */
 static bool check_parse(const char *path, const char *text, xmlParserCtxtPtr ctxt,
                         const Reading *reading) {
   if (reading->doctype) {
@@ -237,6 +239,15 @@ static void stop_stream(xmlParserCtxtPtr ctxt, Reading *r) {
   xmlStopParser(ctxt);
 }
 
+/* Whether the start tag just read ends here ('>' or "/>" next).  libxml2 hands over a start tag
+ * cut off by the end of the file (a truncated database) before it finds it unterminated, and
+ * the handler would report the attributes it lacks instead of the truncation. */
+static bool start_tag_closed(xmlParserCtxtPtr ctxt) {
+  if (!ctxt->input) return true;
+  const xmlChar *cur = ctxt->input->cur, *end = ctxt->input->end;
+  return cur < end && (*cur == '>' || (*cur == '/' && cur + 1 < end && cur[1] == '>'));
+}
+
 static void stream_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
                          const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
                          int nb_attributes, int nb_defaulted, const xmlChar **attributes) {
@@ -247,7 +258,7 @@ static void stream_start(void *ctx, const xmlChar *localname, const xmlChar *pre
   (void)nb_defaulted; /* none: there is no DTD to default them */
   xmlParserCtxtPtr ctxt = ctx;
   Reading *r = ctxt->_private;
-  if (r->stopped) return;
+  if (r->stopped || !start_tag_closed(ctxt)) return; /* libxml2 reports an unclosed tag next */
   gather_attributes(r, nb_attributes, attributes);
   XmlElement el = {.name = (const char *)localname, .depth = r->depth++,
                    .line = ctxt->input ? ctxt->input->line : 0, .nattrs = nb_attributes,

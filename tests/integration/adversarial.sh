@@ -220,6 +220,12 @@ k folder.spec
 expect 1 "folder.spec: error: cannot read: it is a folder, not a regular file" "folder as the spec"
 k plan "$spec" --db folder.xml
 expect 1 "folder.xml: error: cannot read: it is a folder" "folder as the database"
+# A database cut off inside a start tag (a copy interrupted): not well-formed, said where it
+# ends, and no error about the attributes the cut took away.
+head -n 5 "$repo/benchmarks/nvidia-h200.xml" >cut.xml
+k plan "$spec" --db cut.xml
+expect 1 "cut.xml:6:1: error: not well-formed XML: Premature end of data" "database cut mid-tag"
+grep -q 'lacks the attribute' "$tmp/err" && fail "database cut mid-tag: the cut attributes blamed"
 lib_with libdir vcopy3/vcopy3_1.cu mkdir
 k list --library libdir
 expect 1 "vcopy3_1.cu: error: cannot read: it is a folder" "folder as a library .cu"
@@ -240,7 +246,7 @@ grep -q '^     1 | bogus ?\[2J line$' "$tmp/err" || fail "a spec's line shown wi
 mkdir esc && sed 's/name="NVIDIA H100 80GB HBM3"/name="GPU\x9b31m"/' \
   "$repo/tests/fixtures/results/good/results.xml" >esc/results.xml
 k report esc
-expect 1 "esc/results.xml:4:[0-9]+: error: malformed XML" "a raw C1 byte in a results file"
+expect 1 "esc/results.xml:4:[0-9]+: error: not well-formed XML" "a raw C1 byte in a results file"
 grep -q 'name="GPU?31m"' "$tmp/err" || fail "a results file's line shown without its '?'"
 
 [ "$fails" = 0 ] && echo "adversarial: all checks passed"
