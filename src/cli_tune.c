@@ -106,10 +106,11 @@ int cmd_tune(const CliOptions *o) {
   CliOptions so = *o;
   so.spec = spec;
   bool ranks_ok = top_of(&r, rpath, &so.top);
-  if (so.variants < 0) so.variants = tune_variants_of_folder(dir);
+  /* not read again when reading the spec from it failed: its error is said once */
+  bool index_ok = spec && (so.variants >= 0 || tune_variants_of_folder(dir, &so.variants));
   TuneChoice ch = {0};
   bool exact = false;
-  if (spec && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
+  if (index_ok && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
     ModelCalibration cal = s.db->calib;
     if (!cal.present && !o->no_calibration && !calibration_read(s.db, &cal)) goto done;
     if (strcmp(r.spec, s.spec->name))
@@ -237,9 +238,10 @@ static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *a
     size_t len = strlen(names[i]);
     Results r;
     char *rpath = NULL, *spec = NULL;
+    int variants = 0;
     if (exists(rx)) {
       ok = results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
-           add_run(o, rpath, &r, spec, tune_variants_of_folder(sub), all);
+           tune_variants_of_folder(sub, &variants) && add_run(o, rpath, &r, spec, variants, all);
       if (rpath) results_free(&r);
       runs++;
     } else if (len > 4 && !strcmp(names[i] + len - 4, ".xml")) {

@@ -1932,9 +1932,10 @@ int cmd_calibrate(const CliOptions *o);
 /* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
 /* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
 char *tune_spec_of_folder(const char *dir);
-/* The --variants K the folder was generated with, as its index.txt says (0 for a folder written
- * before the variants). */
-int tune_variants_of_folder(const char *dir);
+/* The --variants K the folder was generated with, as its index.txt says, into *variants (0 for
+ * a folder written before the variants, or without index.txt); false after an error reading an
+ * index.txt that is there. */
+bool tune_variants_of_folder(const char *dir, int *variants);
 /* The search's candidate (of the spec's DAG dag, for target t) of a ranked results row: the one
  * of its predicted rank, when it has the row's kernels (and, where the row gives them, its
  * calls, block shapes and code digest); unless strict, else of the candidates with those the one

@@ -140,6 +140,14 @@ sleep 30 | timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" |
 [ "$rc" = 1 ] && grep -q 'index.txt:1:.*error: cannot tell the spec from this line' "$tmp/err" ||
   { cat "$tmp/err"; fail "index.txt naming -: exit $rc"; }
 cp "$tmp/index.before" "$dir/index.txt"
+#    index.txt a FIFO: refused without waiting for a writer, and said once (its spec and its
+#    --variants line were read apart).
+rm "$dir/index.txt" && mkfifo "$dir/index.txt"
+rc=0
+timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && [ "$(grep -c 'index.txt: error: cannot read: it is a FIFO' "$tmp/err")" = 1 ] ||
+  { cat "$tmp/err"; fail "index.txt a FIFO: exit $rc, or not said once"; }
+rm "$dir/index.txt" && cp "$tmp/index.before" "$dir/index.txt"
 rm "$dir/results.xml"
 expect_error "no file" 'results.xml: error: cannot read'
 #    A measured time of 0 (nothing measured) is never the measured best.
