@@ -45,7 +45,9 @@
  *                  (stores written before them lack the optional constants: an IO scale left
  *                  out is 1, requests-overlap 1, coverage-slope, unhidden-share,
  *                  wavefront-scale and barrier-warp-ns 0)
- *   spec        = <spec name=TEXT device=TEXT> candidate+ </spec>
+ *   spec        = <spec name=TEXT device=TEXT> candidate+ </spec>  (device: the GPU the run
+ *                  was measured on, as its results file names it; calibrate refuses and tune
+ *                  warns of one that is not the database's <device name>, calibration_same_gpu)
  *   candidate   = <candidate name=TEXT predicted-rank=INT kernels=TEXT calls=TEXT? shapes=TEXT?
  *                  code=TEXT? measured-ns=NUM/>  (the results file's row: which candidate ran;
  *                  a record, not read back)
@@ -219,6 +221,41 @@ bool calibration_read(const TimingDb *db, ModelCalibration *out) {
     }
   }
   if (!ok) *out = (ModelCalibration){0};
+  if (doc) xmlFreeDoc(doc);
+  free(text);
+  free(path);
+  return ok;
+}
+
+/* The store's first <spec> (a run) measured on another GPU than db's, as its device says; NULL
+ * when there is none (a device of "" names no GPU). */
+static xmlNodePtr run_on_other_gpu(xmlDocPtr doc, const TimingDb *db) {
+  for (xmlNodePtr n = xmlDocGetRootElement(doc)->children; n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "spec")) continue;
+    xmlChar *device = xmlGetProp(n, (const xmlChar *)"device");
+    bool other = device && *device && strcmp((const char *)device, db->dev.name);
+    xmlFree(device);
+    if (other) return n;
+  }
+  return NULL;
+}
+
+bool calibration_same_gpu(const TimingDb *db, bool refuse) {
+  if (!db || db->analytic || !db->path || db_from_stdin(db->path)) return true;
+  char *path = store_path(db->path), *text;
+  xmlDocPtr doc;
+  bool ok = read_store(path, &doc, &text);
+  xmlNodePtr run = doc ? run_on_other_gpu(doc, db) : NULL;
+  if (run) {
+    xmlChar *device = xmlGetProp(run, (const xmlChar *)"device");
+    ok = tune_same_gpu((SrcLoc){.file = path, .text = text, .line = (int)xml_line(run)},
+                       "the calibration was fitted on a run measured", (const char *)device,
+                       db, refuse);
+    xmlFree(device);
+    if (!ok)
+      diag_note((SrcLoc){0}, "calibrate searches each run with the calibration stored beside "
+                "the database; remove %s and calibrate again", path);
+  }
   if (doc) xmlFreeDoc(doc);
   free(text);
   free(path);

@@ -1824,6 +1824,7 @@ typedef struct {
 } ResultRow;
 typedef struct {
   char *spec, *device;
+  long device_line; /* of its <device>, for messages */
   double copy_gbs, file_spearman;
   long n, reps, rounds, copies, bytes_per_elem;
   ResultRow *rows;
@@ -1943,6 +1944,11 @@ bool tune_variants_of_folder(const char *dir, int *variants);
  * are equally near); else NULL. */
 const Candidate *tune_candidate_of(const Dag *dag, const Target *t, const SearchResult *res,
                                    const ResultRow *row, bool strict);
+/* Whether what `what` says (at `at`: "this run was measured") happened on device, the GPU the
+ * database db describes, as their names say: otherwise an error (refuse) or a warning naming
+ * both.  true for the analytic model, which describes no measured GPU. */
+bool tune_same_gpu(SrcLoc at, const char *what, const char *device, const TimingDb *db,
+                   bool refuse);
 /* A row's run-to-run spread: its slowest round's median minus its fastest's (0 when unknown). */
 double tune_spread(const ResultRow *row);
 /* A candidate predicted under calibration cal (its launch share kept as the search gave it). */
@@ -2011,5 +2017,8 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
 /* The calibration stored beside db into *out (present false when there is none); false after
  * a located error in the store. */
 bool calibration_read(const TimingDb *db, ModelCalibration *out);
+/* Whether the runs of the store beside db (its <spec device>) were measured on db's GPU
+ * (tune_same_gpu, refuse as there, the first that was not); true when there is no store. */
+bool calibration_same_gpu(const TimingDb *db, bool refuse);
 
 #endif

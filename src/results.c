@@ -251,6 +251,7 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
     if (is_element(c, "device")) {
       if (ndevice++) { results_error(p, c, "more than one <device>"); continue; }
       r->device = required_attr(p, c, "name");
+      r->device_line = xml_line(c);
       nonnegative(p, c, "copy-gbs", &r->copy_gbs);
     } else if (is_element(c, "run")) {
       if (nrun++) { results_error(p, c, "more than one <run>"); continue; }

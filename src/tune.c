@@ -149,6 +149,19 @@ bool tune_reproduces(const Results *r, const Dag *dag, const Target *t, const Se
   return true;
 }
 
+/* ---- the GPU ---------------------------------------------------------------------------- */
+
+bool tune_same_gpu(SrcLoc at, const char *what, const char *device, const TimingDb *db,
+                   bool refuse) {
+  if (db->analytic || !strcmp(device, db->dev.name)) return true;
+  const char *why = refuse ? "calibrate fits a GPU's constants to that GPU's runs only"
+                           : "the model's figures below are for another GPU than the one "
+                             "measured";
+  (refuse ? diag_error : diag_warning)(at, "%s on '%s', but the database %s is of '%s': %s",
+                                       what, device, db->path, db->dev.name, why);
+  return !refuse;
+}
+
 /* ---- the figures ------------------------------------------------------------------------ */
 
 double tune_spread(const ResultRow *row) {

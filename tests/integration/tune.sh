@@ -33,10 +33,11 @@ dir="$tmp/gen/synctest"
 
 # results.xml with measured times (ns per element) and round spreads for cand01..cand04, in the
 # harness's format; the kernels come from the folder's own index.txt.
+gpu="NVIDIA H100 80GB HBM3" # the GPU of the database copies: calibrate refuses another's runs
 results_head() { # spec, bytes per element
   echo '<?xml version="1.0" encoding="UTF-8"?>'
   echo "<kasgen-results version=\"1\" spec=\"$1\">"
-  echo '  <device name="Test GPU" copy-gbs="3000"/>'
+  echo "  <device name=\"$gpu\" copy-gbs=\"3000\"/>"
   echo "  <run n=\"4194304\" reps=\"30\" rounds=\"5\" input-copies=\"2\" bytes-per-element=\"$2\"/>"
 }
 write_results() { # file, then per candidate "measured min max correct"
@@ -64,7 +65,7 @@ write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1"
 "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "tune: exit $?"; }
 grep -q '^   1    1  cand01 ' "$tmp/out" || fail "side-by-side table: cand01 row"
 grep -q '^as generated: spearman ' "$tmp/out" || fail "figures"
-grep -q 'Chosen by kasgen tune: cand03 measured best on Test GPU' "$header" || fail "header: choice"
+grep -q "Chosen by kasgen tune: cand03 measured best on $gpu" "$header" || fail "header: choice"
 grep -q 'kas_synctest_cand03_launch' "$source" || fail "embed does not wrap cand03"
 grep -q '^Embedding: .* wrap cand03 (chosen by kasgen tune' "$dir/index.txt" ||
   fail "index.txt does not name the shipped candidate"
@@ -256,6 +257,49 @@ rm -f "$tmp/runs/bigfusion.xml"
 rc=0
 "$KASGEN" calibrate "$tmp/runs" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: no results here' "$tmp/err" || fail "calibrate: empty folder"
+#    A run measured on another GPU than the database's (their <device name>s): calibrate refuses
+#    it naming both, tune warns; so with a store fitted on another GPU's run.
+#    (With bigfusion's run beside it there are samples enough: only the GPU stops calibrate.)
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/dbg.xml"
+cp benchmarks/h100-2026-11-23/bigfusion.xml "$tmp/runs/"
+sed 's/<device name="NVIDIA H100 80GB HBM3"/<device name="NVIDIA H200"/' \
+  benchmarks/h100-2026-11-23/synctest.xml >"$tmp/runs/synctest.xml"
+rc=0
+"$KASGEN" calibrate "$tmp/runs" --db "$tmp/dbg.xml" >/dev/null 2>"$tmp/err" || rc=$?
+other="measured on 'NVIDIA H200', but the database $tmp/dbg.xml is of 'NVIDIA H100 80GB HBM3'"
+[ "$rc" = 1 ] && grep -qF "synctest.xml:3: error: this run was $other" "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate: a run of another GPU: exit $rc"; }
+[ ! -e "$tmp/dbg.measured.xml" ] || fail "calibrate stored a fit on another GPU's run"
+gpu="NVIDIA H200" write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" \
+  "0.031 0.0309 0.0312 1" "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+"$KASGEN" tune "$dir" --db "$tmp/dbg.xml" >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "tune, a run of another GPU: exit"; }
+grep -qF "results.xml:3: warning: this run was $other" "$tmp/err" ||
+  { cat "$tmp/err"; fail "tune: no warning for a run of another GPU"; }
+cat >"$tmp/dbg.measured.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<kasgen-measured version="1">
+  <calibration work-scale="1" barrier-scale="0" kernel-ns="0" specs="1" candidates="1"
+               fitted-on="synctest"/>
+  <spec name="synctest" device="NVIDIA H200">
+    <candidate name="cand01" predicted-rank="1" kernels="madd33_1" measured-ns="0.03"/>
+  </spec>
+</kasgen-measured>
+XML
+cp "$tmp/dbg.measured.xml" "$tmp/dbg.before"
+cp benchmarks/h100-2026-11-23/synctest.xml "$tmp/runs/"
+rc=0
+"$KASGEN" calibrate "$tmp/runs" --db "$tmp/dbg.xml" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -qF "dbg.measured.xml:5: error: the calibration was fitted on a run $other" \
+  "$tmp/err" || { cat "$tmp/err"; fail "calibrate: a store of another GPU: exit $rc"; }
+cmp -s "$tmp/dbg.measured.xml" "$tmp/dbg.before" || fail "calibrate replaced another GPU's store"
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+"$KASGEN" tune "$dir" --db "$tmp/dbg.xml" >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "tune, a store of another GPU: exit"; }
+grep -qF "dbg.measured.xml:5: warning: the calibration was fitted on a run $other" "$tmp/err" ||
+  { cat "$tmp/err"; fail "tune: no warning for a store of another GPU"; }
+rm "$tmp/runs/synctest.xml" "$tmp/runs/bigfusion.xml"
 
 # 6. A kernel of groups of threads (threads.c; quad_stress15's cand02, a loop's iterations side
 #    by side) measured best ships like any other: the results name it as the harness does.
