@@ -201,9 +201,9 @@ char *read_text_fd(int fd, const char *name, size_t *len_out);
  * is read (no leading spaces, hex floats, inf or nan, which strtod takes); false as well beyond
  * the type's range.  *out is set only on success. */
 bool parse_decimal(const char *s, double *out);
+bool parse_decimal_long(const char *s, long *out);
 /* What the messages refusing such a number say it must be. */
 #define PLAIN_DECIMAL "a plain decimal such as 0.25 or 1e-6"
-bool parse_decimal_long(const char *s, long *out);
 /* The length in bytes of the control character that p starts with (a C0 code, DEL, or a C1 code
  * U+0080-U+009F in UTF-8: what a terminal may act on), 0 when p starts with none. */
 int control_char_len(const char *p);

@@ -4,14 +4,18 @@
 #   - a measured best faster than the predicted best by more than the spread is shipped: the
 #     embed wraps it (its symbols, the reason in the header);
 #   - one faster by less than the spread of the rounds keeps the predicted best;
-#   - bad results files (a bad number, an absurd time or rank, kernels the search no longer
-#     gives, nothing correct, no file) get located errors and exit 1, and leave the embed as it
-#     was; a time of 0 is never the measured best; an index.txt naming "-" is not read from stdin;
+#   - bad results files (a bad number, a hex float or leading space, an absurd time or rank, a
+#     newline in a name, kernels the search no longer gives, nothing correct, no file) get
+#     located errors and exit 1, and leave the embed as it was; a time of 0 is never the
+#     measured best; an index.txt naming "-" is not read from stdin, one that is a FIFO is
+#     refused once;
 #   - calibrate neither follows nor replaces a link planted at its store's temporary name, reads
 #     no results file through a link or a spec named by a path, and no store with --db -;
 #   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
-#     them; a malformed store is a located error; --held-out judges each spec by the other's
-#     fit and stores nothing;
+#     them; a malformed store (a constant out of range or a hex float, another version or none,
+#     two <calibration>s) is a located error; a run, or a store's run, measured on another GPU
+#     than the database's is refused by calibrate and warned of by tune; --held-out judges each
+#     spec by the other's fit and stores nothing;
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
 #     nothing (cache); without --ptxas nvcc is never run;
 #   - a kernel of groups of threads (threads.c) measured best ships too;
