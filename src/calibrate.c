@@ -37,6 +37,7 @@
  * (cli_load_timingdb; --uncalibrated sets it aside):
  *
  *   store       = <kasgen-measured version="1"> calibration? spec* </kasgen-measured>
+ *                  (the version is required, and a second <calibration> refused)
  *   calibration = <calibration work-scale=NUM requests-one-scale=NUM? requests-shared-scale=NUM?
  *                  lines-scale=NUM? requests-overlap=NUM? coverage-slope=NUM?
  *                  unhidden-share=NUM? wavefront-scale=NUM? barrier-scale=NUM
@@ -44,7 +45,9 @@
  *                  (stores written before them lack the optional constants: an IO scale left
  *                  out is 1, requests-overlap 1, coverage-slope, unhidden-share,
  *                  wavefront-scale and barrier-warp-ns 0)
- *   spec        = <spec name=TEXT device=TEXT> candidate+ </spec>
+ *   spec        = <spec name=TEXT device=TEXT> candidate+ </spec>  (device: the GPU the run
+ *                  was measured on, as its results file names it; calibrate refuses and tune
+ *                  warns of one that is not the database's <device name>, calibration_same_gpu)
  *   candidate   = <candidate name=TEXT predicted-rank=INT kernels=TEXT calls=TEXT? shapes=TEXT?
  *                  code=TEXT? measured-ns=NUM/>  (the results file's row: which candidate ran;
  *                  a record, not read back)
@@ -87,20 +90,17 @@ static char *store_path(const char *db_path) {
   return xasprintf("%.*s.measured.xml", (int)len, db_path);
 }
 
-/* A finite number attribute; false after a located error.  An optional attribute that is
- * absent leaves *out as it is. */
+/* A finite number attribute, a plain decimal (parse_decimal); false after a located error.  An
+ * optional attribute that is absent leaves *out as it is. */
 static bool number_or(const char *path, const char *text, xmlNodePtr n, const char *attr,
                       bool optional, double *out) {
   xmlChar *v = xmlGetProp(n, (const xmlChar *)attr);
   if (!v && optional) return true;
-  char *end = NULL;
-  double x = v ? strtod((const char *)v, &end) : NAN;
-  bool ok = v && end != (char *)v && !*end && isfinite(x);
+  bool ok = v && parse_decimal((const char *)v, out);
   SrcLoc at = {.file = path, .text = text, .line = (int)xml_line(n)};
-  if (!ok && v) diag_error(at, "%s of <%s> is not a number", attr, (const char *)n->name);
+  if (!ok && v)
+    diag_error(at, "%s of <%s> is not a number (" PLAIN_DECIMAL ")", attr, (const char *)n->name);
   if (!v) diag_error(at, "<%s> lacks the attribute %s", (const char *)n->name, attr);
-  else
-    *out = x;
   xmlFree(v);
   return ok;
 }
@@ -165,6 +165,25 @@ static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
   return ok;
 }
 
+/* Whether root is the store's: <kasgen-measured version="1">, the version calibration_write
+ * writes (a store of another version is not read as this one); false after a located error. */
+static bool store_root(const char *path, const char *text, xmlNodePtr root) {
+  SrcLoc at = {.file = path, .text = text, .line = root ? (int)xml_line(root) : 0};
+  if (!root || strcmp((const char *)root->name, "kasgen-measured")) {
+    diag_error(at, "the root element must be <kasgen-measured>");
+    return false;
+  }
+  xmlChar *version = xmlGetProp(root, (const xmlChar *)"version");
+  bool ok = version && !strcmp((const char *)version, "1");
+  if (!version)
+    diag_error(at, "<kasgen-measured> lacks the attribute version (kasgen calibrate writes "
+               "version=\"1\")");
+  else if (!ok)
+    diag_error(at, "store version '%s'; this kasgen reads version 1", (const char *)version);
+  xmlFree(version);
+  return ok;
+}
+
 /* Reads the store at path into doc (NULL when there is no store); false after an error. */
 static bool read_store(const char *path, xmlDocPtr *doc, char **text_out) {
   *doc = NULL;
@@ -175,11 +194,7 @@ static bool read_store(const char *path, xmlDocPtr *doc, char **text_out) {
   char *text = read_text_file(path, &len);
   if (!text) return false;
   *doc = xml_read_untrusted(path, text, len);
-  xmlNodePtr root = *doc ? xmlDocGetRootElement(*doc) : NULL;
-  bool ok = root && !strcmp((const char *)root->name, "kasgen-measured");
-  if (*doc && !ok)
-    diag_error((SrcLoc){.file = path, .text = text, .line = root ? (int)xml_line(root) : 0},
-               "the root element must be <kasgen-measured>");
+  bool ok = *doc && store_root(path, text, xmlDocGetRootElement(*doc));
   if (!ok && *doc) xmlFreeDoc(*doc), *doc = NULL;
   if (!ok) free(text);
   else *text_out = text;
@@ -192,9 +207,55 @@ bool calibration_read(const TimingDb *db, ModelCalibration *out) {
   char *path = store_path(db->path), *text;
   xmlDocPtr doc;
   bool ok = read_store(path, &doc, &text);
-  for (xmlNodePtr n = doc ? xmlDocGetRootElement(doc)->children : NULL; ok && n; n = n->next)
-    if (n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, "calibration"))
+  long first = 0; /* the line of the <calibration> read */
+  for (xmlNodePtr n = doc ? xmlDocGetRootElement(doc)->children : NULL; ok && n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "calibration")) continue;
+    if (first) {
+      diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
+                 "more than one <calibration> (the first at line %ld); a store holds one",
+                 first);
+      ok = false;
+    } else {
+      first = xml_line(n);
       ok = calibration_of(path, text, n, out);
+    }
+  }
+  if (!ok) *out = (ModelCalibration){0};
+  if (doc) xmlFreeDoc(doc);
+  free(text);
+  free(path);
+  return ok;
+}
+
+/* The store's first <spec> (a run) measured on another GPU than db's, as its device says; NULL
+ * when there is none (a device of "" names no GPU). */
+static xmlNodePtr run_on_other_gpu(xmlDocPtr doc, const TimingDb *db) {
+  for (xmlNodePtr n = xmlDocGetRootElement(doc)->children; n; n = n->next) {
+    if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "spec")) continue;
+    xmlChar *device = xmlGetProp(n, (const xmlChar *)"device");
+    bool other = device && *device && strcmp((const char *)device, db->dev.name);
+    xmlFree(device);
+    if (other) return n;
+  }
+  return NULL;
+}
+
+bool calibration_same_gpu(const TimingDb *db, bool refuse) {
+  if (!db || db->analytic || !db->path || db_from_stdin(db->path)) return true;
+  char *path = store_path(db->path), *text;
+  xmlDocPtr doc;
+  bool ok = read_store(path, &doc, &text);
+  xmlNodePtr run = doc ? run_on_other_gpu(doc, db) : NULL;
+  if (run) {
+    xmlChar *device = xmlGetProp(run, (const xmlChar *)"device");
+    ok = tune_same_gpu((SrcLoc){.file = path, .text = text, .line = (int)xml_line(run)},
+                       "the calibration was fitted on a run measured", (const char *)device,
+                       db, refuse);
+    xmlFree(device);
+    if (!ok)
+      diag_note((SrcLoc){0}, "calibrate searches each run with the calibration stored beside "
+                "the database; remove %s and calibrate again", path);
+  }
   if (doc) xmlFreeDoc(doc);
   free(text);
   free(path);

@@ -110,12 +110,18 @@ int cmd_tune(const CliOptions *o) {
   GenerationRecord generation;
   bool recorded = generation_read(dir, &so, NULL, &generation);
   bool ranks_ok = top_of(&r, rpath, &so.top);
-  if (so.variants < 0) so.variants = tune_variants_of_folder(dir); /* a folder before the record */
+  /* a folder before the record: its index.txt's K, not read again when reading the spec from
+   * it failed (its error is said once) */
+  bool index_ok = spec && (so.variants >= 0 || tune_variants_of_folder(dir, &so.variants));
   TuneChoice ch = {0};
   bool exact = false;
-  if (spec && recorded && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
+  if (index_ok && recorded && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
     ModelCalibration cal = s.db->calib;
     if (!cal.present && !o->no_calibration && !calibration_read(s.db, &cal)) goto done;
+    /* the run, and the runs the calibration was fitted on, against the database's GPU */
+    tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r.device_line}, "this run was measured",
+                  r.device, s.db, false);
+    if (cal.present) calibration_same_gpu(s.db, false);
     if (strcmp(r.spec, s.spec->name))
       diag_warning((SrcLoc){.file = rpath}, "the results are of spec '%s', the spec is '%s'",
                    r.spec, s.spec->name);
@@ -164,11 +170,14 @@ static bool open_calibration_session(const CliOptions *o, const Results *r, cons
   return cli_open_session(&so, s, false);
 }
 
-/* One run: its candidates found again (open_calibration_session), the correct ones samples. */
-static bool add_run(const CliOptions *o, const char *rpath, const Results *r, const char *spec,
-                    int variants, CalibrationSamples *all) {
+/* One run, measured on db's GPU: its candidates found again (open_calibration_session), the
+ * correct ones samples. */
+static bool add_run(const CliOptions *o, const TimingDb *db, const char *rpath, const Results *r,
+                    const char *spec, int variants, CalibrationSamples *all) {
   Session s = {0};
-  bool ok = open_calibration_session(o, r, rpath, spec, variants, &s);
+  bool ok = tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r->device_line},
+                          "this run was measured", r->device, db, true) &&
+            open_calibration_session(o, r, rpath, spec, variants, &s);
   int used = 0, skipped = 0;
   if (ok) {
     SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
@@ -225,7 +234,8 @@ static const char *const left_to_calibrate[] = {"db", "no-db", "uncalibrated", N
 
 /* Every run in dir, in name order; a run's folder searched again with the options it was
  * generated with (generation.ini); false after an error. */
-static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *all) {
+static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
+                     CalibrationSamples *all) {
   DIR *d = opendir(dir);
   if (!d) {
     diag_error((SrcLoc){.file = dir}, "cannot open this folder: %s", strerror(errno));
@@ -247,13 +257,15 @@ static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *a
     size_t len = strlen(names[i]);
     Results r;
     char *rpath = NULL, *spec = NULL;
+    int variants = 0;
     if (exists(rx)) {
       CliOptions ro = *o;
       GenerationRecord generation;
       ok = generation_read(sub, &ro, left_to_calibrate, &generation) &&
            results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
-           add_run(&ro, rpath, &r, spec,
-                   generation.found ? ro.variants : tune_variants_of_folder(sub), all);
+           (generation.found ? (variants = ro.variants, true)
+                             : tune_variants_of_folder(sub, &variants)) &&
+           add_run(&ro, db, rpath, &r, spec, variants, all);
       if (rpath) results_free(&r);
       generation_record_free(&generation);
       runs++;
@@ -269,7 +281,7 @@ static bool add_runs(const CliOptions *o, const char *dir, CalibrationSamples *a
       ok = text && results_parse(sub, text, tl, &r);
       free(text);
       if (ok) {
-        ok = (spec = spec_beside(dir, r.spec)) && add_run(o, sub, &r, spec, -1, all);
+        ok = (spec = spec_beside(dir, r.spec)) && add_run(o, db, sub, &r, spec, -1, all);
         results_free(&r);
       }
       runs++;
@@ -361,7 +373,8 @@ int cmd_calibrate(const CliOptions *o) {
   if (db && db->analytic)
     diag_error((SrcLoc){0}, "calibration needs a timing database (--db FILE): it is stored "
                             "beside it");
-  else if (db && add_runs(o, o->spec, all)) {
+  /* the store, which the runs' searches apply, and each run: of the database's GPU */
+  else if (db && calibration_same_gpu(db, true) && add_runs(o, db, o->spec, all)) {
     int n = calibration_sample_count(all);
     if (n < MIN_SAMPLES) {
       diag_error((SrcLoc){.file = o->spec}, "only %d measured candidates; at least %d are needed",

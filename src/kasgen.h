@@ -195,6 +195,18 @@ const char *input_name(const char *path);
 /* The same for a file already open on fd (name is for messages): refuses anything but a regular
  * file (a FIFO, a device, a folder) with a message saying what it is. */
 char *read_text_fd(int fd, const char *name, size_t *len_out);
+/* A number of a data file (a timing database, a results file, the calibration store) written as
+ * a plain decimal: an optional sign, digits with an optional point and exponent for
+ * parse_decimal ("12", "0.5", ".5", "1e-6"), digits alone for parse_decimal_long.  Nothing else
+ * is read (no leading spaces, hex floats, inf or nan, which strtod takes); false as well beyond
+ * the type's range.  *out is set only on success. */
+bool parse_decimal(const char *s, double *out);
+bool parse_decimal_long(const char *s, long *out);
+/* What the messages refusing such a number say it must be. */
+#define PLAIN_DECIMAL "a plain decimal such as 0.25 or 1e-6"
+/* The length in bytes of the control character that p starts with (a C0 code, DEL, or a C1 code
+ * U+0080-U+009F in UTF-8: what a terminal may act on), 0 when p starts with none. */
+int control_char_len(const char *p);
 /* Text from an input (a spec path, a library's free text) made safe to embed in generated code:
  * the result means the same bytes inside a C string literal and cannot end or open a comment
  * (printable ASCII only; backslash, quote, '?', a '/' next to a '*' and every other byte are
@@ -1842,6 +1854,7 @@ typedef struct {
 } ResultRow;
 typedef struct {
   char *spec, *device;
+  long device_line; /* of its <device>, for messages */
   double copy_gbs, file_spearman;
   long n, reps, rounds, copies, bytes_per_elem;
   ResultRow *rows;
@@ -2022,9 +2035,10 @@ int cmd_calibrate(const CliOptions *o);
 /* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
 /* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
 char *tune_spec_of_folder(const char *dir);
-/* The --variants K the folder was generated with, as its index.txt says (0 for a folder written
- * before the variants). */
-int tune_variants_of_folder(const char *dir);
+/* The --variants K the folder was generated with, as its index.txt says, into *variants (0 for
+ * a folder written before the variants, or without index.txt); false after an error reading an
+ * index.txt that is there. */
+bool tune_variants_of_folder(const char *dir, int *variants);
 /* The search's candidate (of the spec's DAG dag, for target t) of a ranked results row: the one
  * of its predicted rank, when it has the row's kernels (and, where the row gives them, its
  * calls, block shapes and code digest); unless strict, else of the candidates with those the one
@@ -2032,6 +2046,11 @@ int tune_variants_of_folder(const char *dir);
  * are equally near); else NULL. */
 const Candidate *tune_candidate_of(const Dag *dag, const Target *t, const SearchResult *res,
                                    const ResultRow *row, bool strict);
+/* Whether what `what` says (at `at`: "this run was measured") happened on device, the GPU the
+ * database db describes, as their names say: otherwise an error (refuse) or a warning naming
+ * both.  true for the analytic model, which describes no measured GPU. */
+bool tune_same_gpu(SrcLoc at, const char *what, const char *device, const TimingDb *db,
+                   bool refuse);
 /* A row's run-to-run spread: its slowest round's median minus its fastest's (0 when unknown). */
 double tune_spread(const ResultRow *row);
 /* A candidate predicted under calibration cal (its launch share kept as the search gave it). */
@@ -2100,5 +2119,8 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
 /* The calibration stored beside db into *out (present false when there is none); false after
  * a located error in the store. */
 bool calibration_read(const TimingDb *db, ModelCalibration *out);
+/* Whether the runs of the store beside db (its <spec device>) were measured on db's GPU
+ * (tune_same_gpu, refuse as there, the first that was not); true when there is no store. */
+bool calibration_same_gpu(const TimingDb *db, bool refuse);
 
 #endif

@@ -90,18 +90,16 @@ static char *required_attr(ResultsParser *p, xmlNodePtr node, const char *attr) 
   return s;
 }
 
-/* number = a finite decimal with nothing after it; "nan" only where allow_nan. */
+/* number = a finite plain decimal (parse_decimal); "nan" only where allow_nan. */
 static bool number_attr(ResultsParser *p, xmlNodePtr node, const char *attr, bool allow_nan,
                         double *out) {
   char *s = required_attr(p, node, attr);
   if (!s) return false;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  bool ok = end != s && !*end && errno == 0 && (isfinite(v) || (allow_nan && isnan(v)));
-  if (!ok) results_error(p, node, "%s=\"%s\" of <%s> is not a number", attr, s,
-                         (const char *)node->name);
-  else *out = v;
+  bool ok = parse_decimal(s, out);
+  if (!ok && allow_nan && !strcmp(s, "nan")) *out = NAN, ok = true;
+  if (!ok)
+    results_error(p, node, "%s=\"%s\" of <%s> is not a number (" PLAIN_DECIMAL ")", attr, s,
+                  (const char *)node->name);
   free(s);
   return ok;
 }
@@ -110,10 +108,8 @@ static bool int_attr(ResultsParser *p, xmlNodePtr node, const char *attr, long m
                      long *out) {
   char *s = required_attr(p, node, attr);
   if (!s) return false;
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  bool ok = end != s && !*end && errno == 0 && v >= min && v <= max;
+  long v = 0;
+  bool ok = parse_decimal_long(s, &v) && v >= min && v <= max;
   if (!ok)
     results_error(p, node, "%s=\"%s\" of <%s> is not an integer in [%ld, %ld]", attr, s,
                   (const char *)node->name, min, max);
@@ -255,6 +251,7 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
     if (is_element(c, "device")) {
       if (ndevice++) { results_error(p, c, "more than one <device>"); continue; }
       r->device = required_attr(p, c, "name");
+      r->device_line = xml_line(c);
       nonnegative(p, c, "copy-gbs", &r->copy_gbs);
     } else if (is_element(c, "run")) {
       if (nrun++) { results_error(p, c, "more than one <run>"); continue; }

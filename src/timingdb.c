@@ -15,7 +15,6 @@
  */
 #include "kasgen.h"
 
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <math.h>
@@ -73,17 +72,16 @@ static char *get_attr(DbParser *p, const XmlElement *el, const char *name, bool 
   return v ? xstrdup(v) : NULL;
 }
 
-/* A finite, non-negative number. */
+/* A finite, non-negative plain decimal (parse_decimal). */
 static bool attr_double(DbParser *p, const XmlElement *el, const char *name, bool required,
                         double *out) {
   const char *s = attr(p, el, name, required);
   if (!s) return !required;
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  bool ok = end != s && *end == '\0' && errno == 0 && isfinite(v) && v >= 0;
+  double v = 0;
+  bool ok = parse_decimal(s, &v) && v >= 0;
   if (!ok)
-    db_error(p, el->line, "attribute '%s' must be a finite non-negative number, not '%s'", name, s);
+    db_error(p, el->line, "attribute '%s' must be a finite non-negative number, not '%s' ("
+             PLAIN_DECIMAL ")", name, s);
   else
     *out = v;
   return ok;
@@ -94,10 +92,8 @@ static bool attr_long(DbParser *p, const XmlElement *el, const char *name, bool 
                       long max, long *out) {
   const char *s = attr(p, el, name, required);
   if (!s) return !required;
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  bool ok = end != s && *end == '\0' && errno == 0 && v >= min && v <= max;
+  long v = 0;
+  bool ok = parse_decimal_long(s, &v) && v >= min && v <= max;
   if (!ok)
     db_error(p, el->line, "attribute '%s' must be an integer in [%ld, %ld], not '%s'", name, min,
              max, s);

@@ -23,6 +23,7 @@
  */
 #include "kasgen.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +53,20 @@ char *tune_spec_of_folder(const char *dir) {
   return spec;
 }
 
-int tune_variants_of_folder(const char *dir) {
+bool tune_variants_of_folder(const char *dir, int *variants) {
   static const char key[] = "\nVariants: --variants ";
   char *path = xasprintf("%s/index.txt", dir);
-  char *text = access(path, R_OK) == 0 ? read_text_file(path, NULL) : NULL;
+  /* None at all (a folder given with --spec) is a folder without the line; one that cannot be
+   * read (a FIFO, a folder) is an error, said once, by read_text_file. */
+  bool absent = access(path, F_OK) != 0 && errno == ENOENT;
+  char *text = absent ? NULL : read_text_file(path, NULL);
   const char *line = text ? strstr(text, key) : NULL;
   long k = line ? strtol(line + strlen(key), NULL, 10) : 0;
+  *variants = k > 0 && k <= MAX_TOP ? (int)k : 0; /* main.c's range of --variants */
+  bool ok = absent || text;
   free(text);
   free(path);
-  return k > 0 && k <= MAX_TOP ? (int)k : 0; /* main.c's range of --variants */
+  return ok;
 }
 
 /* Whether text (malloc'ed, freed here) is what the row gives, or the row gives nothing. */
@@ -141,6 +147,19 @@ bool tune_reproduces(const Results *r, const Dag *dag, const Target *t, const Se
     return false;
   }
   return true;
+}
+
+/* ---- the GPU ---------------------------------------------------------------------------- */
+
+bool tune_same_gpu(SrcLoc at, const char *what, const char *device, const TimingDb *db,
+                   bool refuse) {
+  if (db->analytic || !strcmp(device, db->dev.name)) return true;
+  const char *why = refuse ? "calibrate fits a GPU's constants to that GPU's runs only"
+                           : "the model's figures below are for another GPU than the one "
+                             "measured";
+  (refuse ? diag_error : diag_warning)(at, "%s on '%s', but the database %s is of '%s': %s",
+                                       what, device, db->path, db->dev.name, why);
+  return !refuse;
 }
 
 /* ---- the figures ------------------------------------------------------------------------ */

@@ -2,13 +2,14 @@
  * util.c — memory helpers that never return NULL, growable strings, the file reader (plain
  * files only, and "-" for the standard input), GCC-style diagnostics (file:line:col: error:
  * message, then the source line and a caret), "did you mean" spelling hints (a banded edit
- * distance) and terminal progress.
+ * distance), terminal progress, and the reading of numbers and text from data files.
  */
 #include "kasgen.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -260,6 +261,34 @@ static int n_errors;
 enum { MAX_SOURCE_LINES_SHOWN = 100 };
 static int n_source_lines_shown;
 
+/* The length of the well-formed UTF-8 sequence p starts with (1 for ASCII), 0 when it starts with
+ * none (a stray byte 0x80-0xff). */
+static size_t utf8_len(const unsigned char *p) {
+  size_t n;
+  if (p[0] < 0x80) return 1;
+  if (p[0] >= 0xc2 && p[0] <= 0xdf) n = 2;
+  else if (p[0] >= 0xe0 && p[0] <= 0xef) n = 3;
+  else if (p[0] >= 0xf0 && p[0] <= 0xf4) n = 4;
+  else return 0;
+  for (size_t k = 1; k < n; k++)
+    if ((p[k] & 0xc0) != 0x80) return 0;
+  return n;
+}
+
+/* Prints n bytes of a source line as they are but for control characters other than a tab
+ * (control_char_len) and stray bytes, one '?' a byte: the line is the input's, a terminal would
+ * act on an escape sequence in it (a stray 0x9b is one to an 8-bit terminal), and the caret
+ * below stays under its column. */
+static void put_source_text(const char *p, size_t n) {
+  for (size_t i = 0; i < n;) {
+    size_t len = utf8_len((const unsigned char *)p + i);
+    bool plain = len && (p[i] == '\t' || !control_char_len(p + i));
+    if (!len) len = 1;
+    for (size_t k = 0; k < len && i + k < n; k++) fputc(plain ? p[i + k] : '?', stderr);
+    i += len;
+  }
+}
+
 /* Prints the source line of loc and a caret under its column, as GCC does. */
 static void show_source_line(SrcLoc loc) {
   if (!loc.text || loc.line <= 0) return;
@@ -282,8 +311,9 @@ static void show_source_line(SrcLoc loc) {
   } else if (len > 200) {
     shown = 140;
   }
-  fprintf(stderr, " %5d | %s%.*s%s\n", loc.line, from ? "..." : "", (int)shown, p + from,
-          from + shown < len ? "..." : "");
+  fprintf(stderr, " %5d | %s", loc.line, from ? "..." : "");
+  put_source_text(p + from, shown);
+  fprintf(stderr, "%s\n", from + shown < len ? "..." : "");
   if (loc.col > 0) {
     fprintf(stderr, "       | %s", from ? "   " : "");
     for (size_t i = from; i + 1 < (size_t)loc.col && i < from + shown; i++)
@@ -480,6 +510,60 @@ char *sb_take(StrBuf *sb) {
 uint64_t fnv1a(uint64_t h, const char *s) {
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
   return h;
+}
+
+/* ---- numbers in data files --------------------------------------------------------------- */
+
+static const char *past_digits(const char *p) {
+  while (*p >= '0' && *p <= '9') p++;
+  return p;
+}
+
+/* Whether s is written as a plain decimal and nothing else: a sign, digits, for a fraction a
+ * point with a digit on one side of it at least and an exponent of digits.  strtod, strtol
+ * alone take more: leading spaces, and for strtod hex floats, inf and nan. */
+static bool plain_decimal(const char *s, bool fraction) {
+  const char *p = s + (*s == '+' || *s == '-'), *end = past_digits(p);
+  bool digits = end > p;
+  if (fraction && *end == '.') {
+    p = end + 1;
+    end = past_digits(p);
+    digits |= end > p;
+  }
+  if (fraction && digits && (*end == 'e' || *end == 'E')) {
+    p = end + 1 + (end[1] == '+' || end[1] == '-');
+    end = past_digits(p);
+    digits = end > p;
+  }
+  return digits && !*end;
+}
+
+bool parse_decimal(const char *s, double *out) {
+  if (!plain_decimal(s, true)) return false;
+  errno = 0;
+  double v = strtod(s, NULL);
+  if (errno || !isfinite(v)) return false; /* beyond a double's range */
+  *out = v;
+  return true;
+}
+
+bool parse_decimal_long(const char *s, long *out) {
+  if (!plain_decimal(s, false)) return false;
+  errno = 0;
+  long v = strtol(s, NULL, 10);
+  if (errno) return false;
+  *out = v;
+  return true;
+}
+
+/* ---- text from input shown on the terminal ------------------------------------------------ */
+
+int control_char_len(const char *p) {
+  const unsigned char *u = (const unsigned char *)p;
+  if ((*u && *u < 0x20) || *u == 0x7f) return 1;
+  /* C1 codes, U+0080-U+009F, are 0xC2 0x80-0x9F in UTF-8: U+009B is a CSI to many terminals. */
+  if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) return 2;
+  return 0;
 }
 
 /* ---- text from input inside generated code ------------------------------------------------ */

@@ -9,6 +9,11 @@
  * Two readings: a tree (xml_read_untrusted, for results files and the calibration store), and a
  * stream of start and end tags (xml_stream_untrusted) for the timing database, whose 100,000
  * elements cost more to build and free as a tree (0.14 s) than the search of a seed spec.
+ *
+ * Both refuse an attribute holding a control character (a C0 code, which XML admits as &#10;,
+ * &#13; or &#9;, DEL, or a C1 code): the commands print these files' names and values, where a
+ * newline would forge a line of output and a C1 code start a terminal escape.  Refused here, once
+ * for every reader, no message or table has to escape them.
  */
 #include "kasgen.h"
 
@@ -28,7 +33,8 @@ typedef struct {
   bool doctype;
   int line, col;
   const XmlHandler *handler;
-  bool stopped; /* the handler asked to stop */
+  const char *path, *text; /* for messages */
+  bool stopped; /* the handler asked to stop, or an attribute was refused */
   int depth;
   char *chars;  /* the attribute values, one after another */
   size_t chars_cap;
@@ -71,7 +77,51 @@ long xml_line(const struct _xmlNode *node) {
   return line > 0 ? line : 0;
 }
 
-/* libxml2's own message (malformed or truncated XML) at its line and column. */
+/* ---- control characters ------------------------------------------------------------------- */
+
+/* The control character p starts with, as a message shows it: \n, \r, \t, \xNN or U+00NN. */
+static void show_control_char(const char *p, char shown[8]) {
+  unsigned char c = (unsigned char)*p;
+  if (c == '\n' || c == '\r' || c == '\t')
+    snprintf(shown, 8, "\\%c", c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+  else if (c == 0xc2)
+    snprintf(shown, 8, "U+%04X", (unsigned char)p[1]);
+  else
+    snprintf(shown, 8, "\\x%02x", c);
+}
+
+/* Whether attribute attr of <element>, at line, holds no control character; false after a
+ * located error showing the first. */
+static bool plain_attribute(const char *path, const char *text, long line, const char *element,
+                            const char *attr, const char *value) {
+  const char *p = value;
+  while (*p && !control_char_len(p)) p++;
+  if (!*p) return true;
+  char shown[8];
+  show_control_char(p, shown);
+  diag_error((SrcLoc){.file = path, .text = text, .line = (int)line},
+             "the attribute %s of <%s> holds a control character (%s): kasgen prints this "
+             "file's text, where it would forge lines or terminal escapes", attr, element, shown);
+  return false;
+}
+
+/* Every attribute of the elements from node on and inside them (libxml2 bounds the depth at
+ * 256) through plain_attribute; false at the first that is not plain. */
+static bool plain_tree(const char *path, const char *text, xmlNodePtr node) {
+  for (; node; node = node->next) {
+    if (node->type != XML_ELEMENT_NODE) continue;
+    for (xmlAttrPtr a = node->properties; a; a = a->next)
+      for (xmlNodePtr v = a->children; v; v = v->next)
+        if (v->content && !plain_attribute(path, text, xml_line(node), (const char *)node->name,
+                                           (const char *)a->name, (const char *)v->content))
+          return false;
+    if (!plain_tree(path, text, node->children)) return false;
+  }
+  return true;
+}
+
+/* The file is not well-formed XML (malformed, or truncated: libxml2 places the end of a file cut
+ * off mid-tag where it ends): libxml2's own message at its line and column. */
 static void report_libxml_error(const char *path, const char *text, xmlParserCtxtPtr ctxt) {
   const xmlError *err = xmlCtxtGetLastError(ctxt);
   SrcLoc loc = {.file = path, .text = text, .line = err ? err->line : 0,
@@ -79,7 +129,7 @@ static void report_libxml_error(const char *path, const char *text, xmlParserCtx
   char *msg = xstrdup(err && err->message ? err->message : "not well-formed XML");
   size_t len = strlen(msg);
   while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = '\0';
-  diag_error(loc, "malformed XML: %s", msg);
+  diag_error(loc, "not well-formed XML: %s", msg);
   free(msg);
 }
 
@@ -102,7 +152,8 @@ static xmlParserCtxtPtr new_parser(const char *path, size_t len, Reading *readin
  * no DTDLOAD, no XINCLUDE. */
 enum { SAFE_OPTIONS = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING };
 
-/* After a parse: the located error of a <!DOCTYPE> or of malformed XML; true when neither. */
+/* After a parse: the located error of a <!DOCTYPE> or of XML that is not well-formed; true when
+ * neither. */
 static bool check_parse(const char *path, const char *text, xmlParserCtxtPtr ctxt,
                         const Reading *reading) {
   if (reading->doctype) {
@@ -111,7 +162,7 @@ static bool check_parse(const char *path, const char *text, xmlParserCtxtPtr ctx
                "no DTD and kasgen expands no entities");
     return false;
   }
-  if (reading->stopped) return false; /* the handler has said why */
+  if (reading->stopped) return false; /* the handler, or plain_attribute, has said why */
   if (!ctxt->wellFormed) {
     report_libxml_error(path, text, ctxt);
     return false;
@@ -131,6 +182,7 @@ xmlDocPtr xml_read_untrusted(const char *path, const char *text, size_t len) {
                                     SAFE_OPTIONS | XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
   bool ok = check_parse(path, text, ctxt, &reading);
   if (ok && !doc) report_libxml_error(path, text, ctxt); /* well-formed, yet no document */
+  if (ok && doc) ok = plain_tree(path, text, doc->children);
   if (!ok || !doc) {
     xmlFreeDoc(doc);
     doc = NULL;
@@ -187,6 +239,15 @@ static void stop_stream(xmlParserCtxtPtr ctxt, Reading *r) {
   xmlStopParser(ctxt);
 }
 
+/* Whether the start tag just read ends here ('>' or "/>" next).  libxml2 hands over a start tag
+ * cut off by the end of the file (a truncated database) before it finds it unterminated, and
+ * the handler would report the attributes it lacks instead of the truncation. */
+static bool start_tag_closed(xmlParserCtxtPtr ctxt) {
+  if (!ctxt->input) return true;
+  const xmlChar *cur = ctxt->input->cur, *end = ctxt->input->end;
+  return cur < end && (*cur == '>' || (*cur == '/' && cur + 1 < end && cur[1] == '>'));
+}
+
 static void stream_start(void *ctx, const xmlChar *localname, const xmlChar *prefix,
                          const xmlChar *uri, int nb_namespaces, const xmlChar **namespaces,
                          int nb_attributes, int nb_defaulted, const xmlChar **attributes) {
@@ -197,11 +258,17 @@ static void stream_start(void *ctx, const xmlChar *localname, const xmlChar *pre
   (void)nb_defaulted; /* none: there is no DTD to default them */
   xmlParserCtxtPtr ctxt = ctx;
   Reading *r = ctxt->_private;
-  if (r->stopped) return;
+  if (r->stopped || !start_tag_closed(ctxt)) return; /* libxml2 reports an unclosed tag next */
   gather_attributes(r, nb_attributes, attributes);
   XmlElement el = {.name = (const char *)localname, .depth = r->depth++,
                    .line = ctxt->input ? ctxt->input->line : 0, .nattrs = nb_attributes,
                    .attr_names = r->names, .attr_values = r->values};
+  for (int i = 0; i < el.nattrs; i++)
+    if (!plain_attribute(r->path, r->text, el.line, el.name, el.attr_names[i],
+                         el.attr_values[i])) {
+      stop_stream(ctxt, r);
+      return;
+    }
   if (!r->handler->start(r->handler->ctx, &el)) stop_stream(ctxt, r);
 }
 
@@ -218,7 +285,7 @@ static void stream_end(void *ctx, const xmlChar *localname, const xmlChar *prefi
 }
 
 bool xml_stream_untrusted(const char *path, const char *text, size_t len, const XmlHandler *h) {
-  Reading reading = {.handler = h};
+  Reading reading = {.handler = h, .path = path, .text = text};
   xmlParserCtxtPtr ctxt = new_parser(path, len, &reading);
   if (!ctxt) return false;
   /* Only these callbacks: no document, no nodes, no text. */

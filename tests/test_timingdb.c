@@ -5,6 +5,7 @@
  */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -142,9 +143,9 @@ static void test_minimal_ok(void **state) {
 
 static void test_errors(void **state) {
   (void)state;
-  expect_error("", "mem.xml", "malformed XML");
-  expect_error(HEAD DEVICE, "mem.xml:4", "malformed XML: Premature end");
-  expect_error(HEAD "<device name=\"x\"\n", "mem.xml:", "malformed XML");
+  expect_error("", "mem.xml", "not well-formed XML");
+  expect_error(HEAD DEVICE, "mem.xml:4", "not well-formed XML: Premature end");
+  expect_error(HEAD "<device name=\"x\"\n", "mem.xml:", "not well-formed XML");
   expect_error("<?xml version=\"1.0\"?>\n<timings version=\"1\"/>\n", "mem.xml:2",
                "root element must be <kasgen-timings>");
   expect_error("<?xml version=\"1.0\"?>\n<kasgen-timings version=\"3\">\n" DEVICE TAIL,
@@ -321,7 +322,7 @@ static void test_entities_are_never_expanded(void **state) {
                "<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\"><!ENTITY c \"&b;&b;&b;&b;&b;&b;\">]>\n"
                "<x a=\"&c;&c;&c;\"/>\n", "mem.xml:2:", "document type declaration");
   /* an undeclared entity is malformed XML, and the five predefined ones still work */
-  expect_error(HEAD "<device name=\"&a;\"/>\n" TAIL, "mem.xml:3", "malformed XML");
+  expect_error(HEAD "<device name=\"&a;\"/>\n" TAIL, "mem.xml:3", "not well-formed XML");
   TimingDb *db = parse_quiet(HEAD "<device name=\"A &amp; B &lt;&#33;\" slug=\"t\" sm-count=\"2\" "
                              "smem-per-sm=\"1000\" smem-per-block-optin=\"1000\" "
                              "regs-per-sm=\"100\" regs-per-block=\"100\" "
@@ -375,8 +376,9 @@ static void test_error_files(void **state) {
   (void)state;
   TimingDb *db = load_quiet(FIXTURES "truncated.xml");
   assert_null(db);
-  assert_non_null(strstr(messages, FIXTURES "truncated.xml:"));
-  assert_non_null(strstr(messages, "malformed XML"));
+  assert_non_null(strstr(messages, FIXTURES "truncated.xml:4:1: error: not well-formed XML"));
+  /* cut off inside <device>: no error about the attributes the cut took away */
+  assert_null(strstr(messages, "lacks the attribute"));
   db = load_quiet(FIXTURES "bad_negative.xml");
   assert_null(db);
   assert_non_null(strstr(messages, FIXTURES "bad_negative.xml:8:"));
@@ -449,6 +451,36 @@ static void test_index_equals_scan(void **state) {
   timingdb_free(db);
 }
 
+/* The numbers of a database (and of results files and the store, through the same parser):
+ * plain decimals only, not the other forms strtod and strtol take. */
+static void test_plain_decimals(void **state) {
+  (void)state;
+  static const char *const good[] = {"0", "12", "-3", "+4", "0.5", ".5", "5.", "1e-6", "2E+3",
+                                     "1.5e2"};
+  static const double values[] = {0, 12, -3, 4, 0.5, 0.5, 5, 1e-6, 2e3, 150};
+  for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+    double v = NAN;
+    assert_true(parse_decimal(good[i], &v));
+    assert_true(v == values[i]);
+  }
+  static const char *const bad[] = {"", " 5", "5 ", "0x1p3", "0X10", "inf", "nan", "-infinity",
+                                    ".", "e5", "1e", "1e+", "1.2.3", "--1", "1e-400", "1e400"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    double v = 7;
+    assert_false(parse_decimal(bad[i], &v));
+    assert_true(v == 7); /* untouched */
+  }
+  long n = 0;
+  assert_true(parse_decimal_long("-42", &n) && n == -42);
+  assert_false(parse_decimal_long(" 42", &n));
+  assert_false(parse_decimal_long("4.0", &n));
+  assert_false(parse_decimal_long("0x10", &n));
+  assert_false(parse_decimal_long("99999999999999999999", &n));
+  expect_error(HEAD DEVICE "<routine impl=\"a_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
+               "<point e=\"32\" extra-smem=\"0\" ns=\"0x1p3\"/></routine>" TAIL,
+               "mem.xml:4", "'ns' must be a finite non-negative number, not '0x1p3'");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_file),     cmocka_unit_test(test_lookup_interpolates_and_clamps),
@@ -457,7 +489,7 @@ int main(void) {
       cmocka_unit_test(test_default_path),  cmocka_unit_test(test_absurd_device_limits),
       cmocka_unit_test(test_absurd_timings), cmocka_unit_test(test_entities_are_never_expanded),
       cmocka_unit_test(test_many_routines), cmocka_unit_test(test_index_equals_scan),
-      cmocka_unit_test(test_version_2_keys),
+      cmocka_unit_test(test_version_2_keys), cmocka_unit_test(test_plain_decimals),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   free(messages);

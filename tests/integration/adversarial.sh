@@ -28,16 +28,34 @@ lib_with() { cp -r "$repo/tests/fixtures/lib_ok" "$1" && rm "$1/$2" && "$3" "$1/
 
 # ---- nothing from a results file is executed ------------------------------------------------
 mkdir inj
-sed -e 's/spec="stvenant"/spec="x\&#10;system \&quot;touch PWNED1\&quot;\&#10;`touch PWNED2`"/' \
-    -e "s/name=\"NVIDIA H100 80GB HBM3\"/name=\"y\&#10;system 'touch PWNED3'\&#10;set output '\/tmp\/x'\"/" \
+# gnuplot commands after a quote that would close the title's string (';' separates commands)
+inject_spec="x'; system \\&quot;touch PWNED1\\&quot;; \`touch PWNED2\`; print '"
+inject_gpu="y'; system 'touch PWNED3'; set output '\/tmp\/x'"
+sed -e "s/spec=\"stvenant\"/spec=\"$inject_spec\"/" \
+    -e "s/name=\"NVIDIA H100 80GB HBM3\"/name=\"$inject_gpu\"/" \
     "$repo/tests/fixtures/results/good/results.xml" >inj/results.xml
-grep -q 'PWNED1' inj/results.xml || fail "injection fixture not built"
+grep -q "x'; system &quot;touch PWNED1" inj/results.xml || fail "injection fixture not built"
 k report inj
 expect 0 "" "report of a results file with commands in its names"
 ls PWNED* inj/PWNED* "$repo"/PWNED* >/dev/null 2>&1 && fail "report executed a command from results.xml"
 if command -v gnuplot >/dev/null; then
   head -c 4 inj/plot.png | grep -q PNG || fail "report: no plot drawn for the injection file"
 fi
+# A control character in a name (a newline starts a gnuplot command or forges a line of output,
+# a C1 code U+009B a terminal escape): refused at its line, before anything is printed or run.
+mkdir ctl
+sed -e 's/spec="stvenant"/spec="x\&#10;system \&quot;touch PWNED4\&quot;\&#10;`touch PWNED5`"/' \
+    "$repo/tests/fixtures/results/good/results.xml" >ctl/results.xml
+k report ctl
+expect 1 'ctl/results.xml:3: error: the attribute spec of <kasgen-results> holds a control '\
+'character \(\\n\)' "report: a newline in the spec's name"
+grep -q 'PWNED' "$tmp/out" && fail "report printed a name holding a newline"
+ls PWNED* ctl/PWNED* "$repo"/PWNED* >/dev/null 2>&1 && fail "report executed a command from a name"
+sed -e 's/name="NVIDIA H100 80GB HBM3"/name="GPU\&#155;31mred"/' \
+    "$repo/tests/fixtures/results/good/results.xml" >ctl/results.xml
+k report ctl
+expect 1 'ctl/results.xml:4: error: the attribute name of <device> holds a control character '\
+'\(U\+009B\)' "report: a C1 code in the device's name"
 # A DTD (entities) in a results file: refused where it starts, quickly.
 mkdir ent
 { echo '<?xml version="1.0"?>'; echo '<!DOCTYPE r [<!ENTITY a "aaaaaaaaaaaaaaaaaaaaaaaa">]>'
@@ -109,6 +127,20 @@ db slow.xml 32 1e300
 k plan "$spec" --db slow.xml
 expect 1 "slow.xml:11: error: attribute 'ns' = 1e\+300 is outside" "timings of 1e300"
 grep -q "launchable" "$tmp/err" && fail "timings of 1e300 blamed on the spec"
+# Numbers are plain decimals: strtod's hex floats and strtol's leading spaces are refused.
+db hex.xml 32 0x1p3
+k plan "$spec" --db hex.xml
+expect 1 "hex.xml:11: error: attribute 'ns' must be a finite non-negative number" "a hex float"
+db space.xml " 32" 1.0
+k plan "$spec" --db space.xml
+expect 1 "space.xml:8: error: attribute 'warp-size' must be an integer in \[1, 1024\], not ' 32'" \
+  "an integer after a space"
+# The database's names are printed too ("predicting for <device>"): a newline is refused.
+sed 's/name="Test GPU"/name="Test\&#10;forged line"/' "$repo/tests/fixtures/db/good.xml" >ctl.xml
+k "$spec" --db ctl.xml --top 1 --out o_ctl
+expect 1 "ctl.xml:8: error: the attribute name of <device> holds a control character \(\\\\n\)" \
+  "database: a newline in the device's name"
+grep -q 'forged line' "$tmp/out" && fail "a device name holding a newline was printed"
 
 # ---- bounded work on any input -----------------------------------------------------------------
 { echo '<?xml version="1.0"?>'; echo '<!DOCTYPE k [<!ENTITY e "eeeeeeeeeeeeeeeeeeee">]>'
@@ -188,6 +220,12 @@ k folder.spec
 expect 1 "folder.spec: error: cannot read: it is a folder, not a regular file" "folder as the spec"
 k plan "$spec" --db folder.xml
 expect 1 "folder.xml: error: cannot read: it is a folder" "folder as the database"
+# A database cut off inside a start tag (a copy interrupted): not well-formed, said where it
+# ends, and no error about the attributes the cut took away.
+head -n 5 "$repo/benchmarks/nvidia-h200.xml" >cut.xml
+k plan "$spec" --db cut.xml
+expect 1 "cut.xml:6:1: error: not well-formed XML: Premature end of data" "database cut mid-tag"
+grep -q 'lacks the attribute' "$tmp/err" && fail "database cut mid-tag: the cut attributes blamed"
 lib_with libdir vcopy3/vcopy3_1.cu mkdir
 k list --library libdir
 expect 1 "vcopy3_1.cu: error: cannot read: it is a folder" "folder as a library .cu"
@@ -198,6 +236,18 @@ k ""
 expect 1 "error: an empty file name was given where a file to read is expected" "kasgen \"\""
 k report ""
 expect 1 "error: an empty name was given; expected the folder holding results.xml, or a results file" "kasgen report \"\""
+# The line shown under a message is the input's own: a control character in it prints as '?'
+# (an escape sequence there would reach the terminal), one a byte so the caret stays in place.
+printf 'bogus \033[2J line\n' >esc.spec && cat "$spec" >>esc.spec
+k check esc.spec
+expect 1 "esc.spec:1:7: error: stray byte 0x1b" "a spec line holding an escape"
+grep -q "$(printf '\033')" "$tmp/err" && fail "an escape sequence in a spec reached the terminal"
+grep -q '^     1 | bogus ?\[2J line$' "$tmp/err" || fail "a spec's line shown without its '?'"
+mkdir esc && sed 's/name="NVIDIA H100 80GB HBM3"/name="GPU\x9b31m"/' \
+  "$repo/tests/fixtures/results/good/results.xml" >esc/results.xml
+k report esc
+expect 1 "esc/results.xml:4:[0-9]+: error: not well-formed XML" "a raw C1 byte in a results file"
+grep -q 'name="GPU?31m"' "$tmp/err" || fail "a results file's line shown without its '?'"
 
 [ "$fails" = 0 ] && echo "adversarial: all checks passed"
 exit "$((fails > 0))"

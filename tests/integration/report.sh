@@ -55,7 +55,7 @@ expect_error() { # dir line message
   grep -q "$tmp/$d/results.xml:$line:.*error: .*$msg" "$tmp/err" || { cat "$tmp/err" >&2; fail "$d: message"; }
   [ ! -e "$tmp/$d/plot.png" ] || fail "$d: plot drawn from a bad file"
 }
-expect_error malformed 6 'malformed XML'
+expect_error malformed 6 'not well-formed XML'
 expect_error missing-attr 6 'lacks the attribute measured-ns'
 expect_error bad-number 7 'melem-s="5000x" of <candidate> is not a number'
 expect_error duplicate-rank 8 'predicted-rank 2 appears twice'

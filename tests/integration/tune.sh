@@ -4,14 +4,18 @@
 #   - a measured best faster than the predicted best by more than the spread is shipped: the
 #     embed wraps it (its symbols, the reason in the header);
 #   - one faster by less than the spread of the rounds keeps the predicted best;
-#   - bad results files (a bad number, an absurd time or rank, kernels the search no longer
-#     gives, nothing correct, no file) get located errors and exit 1, and leave the embed as it
-#     was; a time of 0 is never the measured best; an index.txt naming "-" is not read from stdin;
+#   - bad results files (a bad number, a hex float or leading space, an absurd time or rank, a
+#     newline in a name, kernels the search no longer gives, nothing correct, no file) get
+#     located errors and exit 1, and leave the embed as it was; a time of 0 is never the
+#     measured best; an index.txt naming "-" is not read from stdin, one that is a FIFO is
+#     refused once;
 #   - calibrate neither follows nor replaces a link planted at its store's temporary name, reads
 #     no results file through a link or a spec named by a path, and no store with --db -;
 #   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
-#     them; a malformed store is a located error; --held-out judges each spec by the other's
-#     fit and stores nothing;
+#     them; a malformed store (a constant out of range or a hex float, another version or none,
+#     two <calibration>s) is a located error; a run, or a store's run, measured on another GPU
+#     than the database's is refused by calibrate and warned of by tune; --held-out judges each
+#     spec by the other's fit and stores nothing;
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
 #     nothing (cache); without --ptxas nvcc is never run;
 #   - a kernel of groups of threads (threads.c) measured best ships too;
@@ -36,10 +40,11 @@ dir="$tmp/gen/synctest"
 
 # results.xml with measured times (ns per element) and round spreads for cand01..cand04, in the
 # harness's format; the kernels come from the folder's own index.txt.
+gpu="NVIDIA H100 80GB HBM3" # the GPU of the database copies: calibrate refuses another's runs
 results_head() { # spec, bytes per element
   echo '<?xml version="1.0" encoding="UTF-8"?>'
   echo "<kasgen-results version=\"1\" spec=\"$1\">"
-  echo '  <device name="Test GPU" copy-gbs="3000"/>'
+  echo "  <device name=\"$gpu\" copy-gbs=\"3000\"/>"
   echo "  <run n=\"4194304\" reps=\"30\" rounds=\"5\" input-copies=\"2\" bytes-per-element=\"$2\"/>"
 }
 write_results() { # file, then per candidate "measured min max correct"
@@ -67,7 +72,7 @@ write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1"
 "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "tune: exit $?"; }
 grep -q '^   1    1  cand01 ' "$tmp/out" || fail "side-by-side table: cand01 row"
 grep -q '^as generated: spearman ' "$tmp/out" || fail "figures"
-grep -q 'Chosen by kasgen tune: cand03 measured best on Test GPU' "$header" || fail "header: choice"
+grep -q "Chosen by kasgen tune: cand03 measured best on $gpu" "$header" || fail "header: choice"
 grep -q 'kas_synctest_cand03_launch' "$source" || fail "embed does not wrap cand03"
 grep -q '^Embedding: .* wrap cand03 (chosen by kasgen tune' "$dir/index.txt" ||
   fail "index.txt does not name the shipped candidate"
@@ -102,6 +107,13 @@ expect_error() { # what, message
 }
 sed -i 's/measured-ns="0.040"/measured-ns="0.04x"/' "$dir/results.xml"
 expect_error "bad number" 'results.xml:7:.*error: measured-ns="0.04x" of <candidate> is not a number'
+#    What strtod takes besides plain decimals is no number: a hex float, a leading space.
+sed -i 's/measured-ns="0.04x"/measured-ns="0x1p-5"/' "$dir/results.xml"
+expect_error "hex float" \
+  'results.xml:7:.*error: measured-ns="0x1p-5" of <candidate> is not a number'
+sed -i 's/measured-ns="0x1p-5"/measured-ns=" 0.04"/' "$dir/results.xml"
+expect_error "leading space" \
+  'results.xml:7:.*error: measured-ns=" 0.04" of <candidate> is not a number'
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 0" "0.031 0.0309 0.0312 0" \
   "0.027 0.0269 0.0271 0" "0.032 0.0319 0.0322 0"
 expect_error "nothing correct" 'results.xml: error: no ranked candidate of this run is correct'
@@ -113,6 +125,12 @@ sed -i -E '7{/kernels="madd33_1/{s/kernels="madd33_1/kernels="madd33_3/;b};s/ker
 expect_error "other kernels" 'results.xml:7:.*error: the search no longer gives the candidate measured as cand03'
 sed -i 's/round-min-ns="0.0309"/round-min-ns="0.04"/' "$dir/results.xml"
 expect_error "min above max" 'results.xml:6:.*error: round-min-ns is larger than round-max-ns'
+#    A newline in the GPU's name (the table's head and the choice print it): refused at its line.
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+sed -i 's/<device name="/<device name="forged\&#10;/' "$dir/results.xml"
+expect_error "newline in a name" \
+  'results.xml:3:.*error: the attribute name of <device> holds a control character'
 write_results "$dir/results.xml" "1e-300 1e-300 1e-300 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 expect_error "absurd time" 'results.xml:5:.*error: measured-ns of <candidate> is outside 0 and \[1e-6, 1e6\]'
@@ -130,6 +148,14 @@ sleep 30 | timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" |
 [ "$rc" = 1 ] && grep -q 'index.txt:1:.*error: cannot tell the spec from this line' "$tmp/err" ||
   { cat "$tmp/err"; fail "index.txt naming -: exit $rc"; }
 cp "$tmp/index.before" "$dir/index.txt"
+#    index.txt a FIFO: refused without waiting for a writer, and said once (its spec and its
+#    --variants line were read apart).
+rm "$dir/index.txt" && mkfifo "$dir/index.txt"
+rc=0
+timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && [ "$(grep -c 'index.txt: error: cannot read: it is a FIFO' "$tmp/err")" = 1 ] ||
+  { cat "$tmp/err"; fail "index.txt a FIFO: exit $rc, or not said once"; }
+rm "$dir/index.txt" && cp "$tmp/index.before" "$dir/index.txt"
 rm "$dir/results.xml"
 expect_error "no file" 'results.xml: error: cannot read'
 #    A measured time of 0 (nothing measured) is never the measured best.
@@ -179,6 +205,27 @@ rc=0
 "$KASGEN" plan specs/synctest.spec --db "$db" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: the calibration.s constants are out of range' "$tmp/err" \
   || { cat "$tmp/err"; fail "negative kernel-ns: exit $rc"; }
+#    A store of another version or of none, or holding two <calibration>s, is refused at its line.
+sed -i 's/kernel-ns="-100"/kernel-ns="0"/' "$store"
+cp "$store" "$tmp/store.good"
+store_refused() { # what, message: plan refuses the store as it is now, which is then restored
+  rc=0
+  "$KASGEN" plan specs/synctest.spec --db "$db" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  [ "$rc" = 1 ] && grep -q "$2" "$tmp/err" || { cat "$tmp/err"; fail "$1: exit $rc"; }
+  cp "$tmp/store.good" "$store"
+}
+sed -i 's/<kasgen-measured version="1">/<kasgen-measured version="2">/' "$store"
+store_refused "store version 2" \
+  "db.measured.xml:3:.*error: store version '2'; this kasgen reads version 1"
+sed -i 's/<kasgen-measured version="1">/<kasgen-measured>/' "$store"
+store_refused "store without a version" \
+  'db.measured.xml:3:.*error: <kasgen-measured> lacks the attribute version'
+sed -i '/<calibration /{p;s/kernel-ns="[0-9.]*"/kernel-ns="50"/}' "$store"
+store_refused "two calibrations" \
+  'db.measured.xml:5:.*error: more than one <calibration> (the first at line 4)'
+sed -i 's/work-scale="[0-9.]*"/work-scale="0x1p0"/' "$store"
+store_refused "a hex float in the store" \
+  'db.measured.xml:4:.*error: work-scale of <calibration> is not a number'
 sed 's/work-scale="1"/work-scale="-1"/' "$store" >"$tmp/planted.measured.xml" # refused if read
 rm "$store"
 #    The database from the standard input has no store beside it: none is read, none written.
@@ -217,6 +264,49 @@ rm -f "$tmp/runs/bigfusion.xml"
 rc=0
 "$KASGEN" calibrate "$tmp/runs" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: no results here' "$tmp/err" || fail "calibrate: empty folder"
+#    A run measured on another GPU than the database's (their <device name>s): calibrate refuses
+#    it naming both, tune warns; so with a store fitted on another GPU's run.
+#    (With bigfusion's run beside it there are samples enough: only the GPU stops calibrate.)
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/dbg.xml"
+cp benchmarks/h100-2026-11-23/bigfusion.xml "$tmp/runs/"
+sed 's/<device name="NVIDIA H100 80GB HBM3"/<device name="NVIDIA H200"/' \
+  benchmarks/h100-2026-11-23/synctest.xml >"$tmp/runs/synctest.xml"
+rc=0
+"$KASGEN" calibrate "$tmp/runs" --db "$tmp/dbg.xml" >/dev/null 2>"$tmp/err" || rc=$?
+other="measured on 'NVIDIA H200', but the database $tmp/dbg.xml is of 'NVIDIA H100 80GB HBM3'"
+[ "$rc" = 1 ] && grep -qF "synctest.xml:3: error: this run was $other" "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate: a run of another GPU: exit $rc"; }
+[ ! -e "$tmp/dbg.measured.xml" ] || fail "calibrate stored a fit on another GPU's run"
+gpu="NVIDIA H200" write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" \
+  "0.031 0.0309 0.0312 1" "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+"$KASGEN" tune "$dir" --db "$tmp/dbg.xml" >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "tune, a run of another GPU: exit"; }
+grep -qF "results.xml:3: warning: this run was $other" "$tmp/err" ||
+  { cat "$tmp/err"; fail "tune: no warning for a run of another GPU"; }
+cat >"$tmp/dbg.measured.xml" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<kasgen-measured version="1">
+  <calibration work-scale="1" barrier-scale="0" kernel-ns="0" specs="1" candidates="1"
+               fitted-on="synctest"/>
+  <spec name="synctest" device="NVIDIA H200">
+    <candidate name="cand01" predicted-rank="1" kernels="madd33_1" measured-ns="0.03"/>
+  </spec>
+</kasgen-measured>
+XML
+cp "$tmp/dbg.measured.xml" "$tmp/dbg.before"
+cp benchmarks/h100-2026-11-23/synctest.xml "$tmp/runs/"
+rc=0
+"$KASGEN" calibrate "$tmp/runs" --db "$tmp/dbg.xml" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -qF "dbg.measured.xml:5: error: the calibration was fitted on a run $other" \
+  "$tmp/err" || { cat "$tmp/err"; fail "calibrate: a store of another GPU: exit $rc"; }
+cmp -s "$tmp/dbg.measured.xml" "$tmp/dbg.before" || fail "calibrate replaced another GPU's store"
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+"$KASGEN" tune "$dir" --db "$tmp/dbg.xml" >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "tune, a store of another GPU: exit"; }
+grep -qF "dbg.measured.xml:5: warning: the calibration was fitted on a run $other" "$tmp/err" ||
+  { cat "$tmp/err"; fail "tune: no warning for a store of another GPU"; }
+rm "$tmp/runs/synctest.xml" "$tmp/runs/bigfusion.xml"
 
 # 6. A kernel of groups of threads (threads.c; quad_stress15's cand02, a loop's iterations side
 #    by side) measured best ships like any other: the results name it as the harness does.
