@@ -139,7 +139,8 @@ bool tune_reproduces(const Results *r, const Dag *dag, const Target *t, const Se
       char *shown = c_safe_text(row->name ? row->name : "");
       diag_error((SrcLoc){.file = rpath, .line = (int)row->line},
                  "the search no longer gives the candidate measured as %s (predicted rank %ld); "
-                 "the library, the database or the model changed since DIR was generated",
+                 "the library, the database or the model changed since DIR was generated, or "
+                 "an option given here differs from the folder's (generation.ini)",
                  shown, row->predicted_rank);
       diag_note((SrcLoc){0}, "generate the folder again and run it on the GPU again");
       free(shown);
