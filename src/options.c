@@ -6,7 +6,6 @@
  */
 #include "kasgen.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,21 +58,19 @@ _Static_assert(sizeof option_docs / sizeof option_docs[0] == NOPTIONS, "NOPTIONS
 
 /* ---- values ----------------------------------------------------------------------------- */
 
+/* Values are plain decimals (util.c), on the command line as in generation.ini: strtol and
+ * strtod alone would take leading spaces and hex floats. */
 static bool parse_int(const char *s, long min, long max, long *out) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < min || v > max) return false;
+  long v;
+  if (!parse_decimal_long(s, &v) || v < min || v > max) return false;
   *out = v;
   return true;
 }
 
 /* Seconds: a number from 0 (no limit) to a week. */
 static bool parse_seconds(const char *s, double *out) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !(v >= 0 && v <= 7 * 24 * 3600.0)) return false;
+  double v;
+  if (!parse_decimal(s, &v) || !(v >= 0 && v <= 7 * 24 * 3600.0)) return false;
   *out = v;
   return true;
 }

@@ -78,6 +78,10 @@ expect_rc 2 "$K" report "$tmp" --library library
 expect_rc 2 "$K" units --explain 1
 expect_rc 2 "$K" fusions specs/stvenant.spec --top=0
 grep -q "invalid value '0' for --top" "$tmp/err" || fail "--top=0: message"
+# values are plain decimals: no hex float, no leading space (as in the files kasgen reads)
+expect_rc 2 "$K" plan specs/stvenant.spec --time-limit 0x10
+grep -q "invalid value '0x10' for --time-limit" "$tmp/err" || fail "--time-limit 0x10: message"
+expect_rc 2 "$K" plan specs/stvenant.spec --top " 3"
 
 # --- --out is looked at before the search: a bad one fails at once, writing nothing ------------
 : >"$tmp/a-file"
