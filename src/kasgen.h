@@ -204,8 +204,9 @@ bool parse_decimal(const char *s, double *out);
 bool parse_decimal_long(const char *s, long *out);
 /* What the messages refusing such a number say it must be. */
 #define PLAIN_DECIMAL "a plain decimal such as 0.25 or 1e-6"
-/* The length in bytes of the control character that p starts with (a C0 code, DEL, or a C1 code
- * U+0080-U+009F in UTF-8: what a terminal may act on), 0 when p starts with none. */
+/* The length in bytes of the control character that p starts with (a C0 code, DEL, a C1 code
+ * U+0080-U+009F, or a bidirectional override or isolate U+202A-U+202E, U+2066-U+2069, in UTF-8:
+ * what a terminal may act on or reorder), 0 when p starts with none. */
 int control_char_len(const char *p);
 /* Text from an input (a spec path, a library's free text) made safe to embed in generated code:
  * the result means the same bytes inside a C string literal and cannot end or open a comment

@@ -563,6 +563,12 @@ int control_char_len(const char *p) {
   if ((*u && *u < 0x20) || *u == 0x7f) return 1;
   /* C1 codes, U+0080-U+009F, are 0xC2 0x80-0x9F in UTF-8: U+009B is a CSI to many terminals. */
   if (u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f) return 2;
+  /* The bidirectional embeddings and overrides U+202A-U+202E (0xE2 0x80 0xAA-0xAE) and isolates
+   * U+2066-U+2069 (0xE2 0x81 0xA6-0xA9) reorder what a terminal shows after them: a name could
+   * show one text and be another ("Trojan Source"). */
+  if (u[0] == 0xe2 && ((u[1] == 0x80 && u[2] >= 0xaa && u[2] <= 0xae) ||
+                       (u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)))
+    return 3;
   return 0;
 }
 

@@ -11,9 +11,10 @@
  * elements cost more to build and free as a tree (0.14 s) than the search of a seed spec.
  *
  * Both refuse an attribute holding a control character (a C0 code, which XML admits as &#10;,
- * &#13; or &#9;, DEL, or a C1 code): the commands print these files' names and values, where a
- * newline would forge a line of output and a C1 code start a terminal escape.  Refused here, once
- * for every reader, no message or table has to escape them.
+ * &#13; or &#9;, DEL, a C1 code, or a bidirectional override or isolate): the commands print
+ * these files' names and values, where a newline would forge a line of output, a C1 code start
+ * a terminal escape and a bidirectional control reorder what the terminal shows.  Refused here,
+ * once for every reader, no message or table has to escape them.
  */
 #include "kasgen.h"
 
@@ -79,15 +80,18 @@ long xml_line(const struct _xmlNode *node) {
 
 /* ---- control characters ------------------------------------------------------------------- */
 
-/* The control character p starts with, as a message shows it: \n, \r, \t, \xNN or U+00NN. */
+/* The control character p starts with, as a message shows it: \n, \r, \t, \xNN or U+NNNN
+ * (a C1 code, two bytes in UTF-8, or a bidirectional control, three). */
 static void show_control_char(const char *p, char shown[8]) {
-  unsigned char c = (unsigned char)*p;
-  if (c == '\n' || c == '\r' || c == '\t')
-    snprintf(shown, 8, "\\%c", c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
-  else if (c == 0xc2)
-    snprintf(shown, 8, "U+%04X", (unsigned char)p[1]);
+  const unsigned char *u = (const unsigned char *)p;
+  if (u[0] == '\n' || u[0] == '\r' || u[0] == '\t')
+    snprintf(shown, 8, "\\%c", u[0] == '\n' ? 'n' : u[0] == '\r' ? 'r' : 't');
+  else if (u[0] == 0xc2)
+    snprintf(shown, 8, "U+%04X", u[1]);
+  else if (u[0] == 0xe2)
+    snprintf(shown, 8, "U+%04X", (u[0] & 0x0f) << 12 | (u[1] & 0x3f) << 6 | (u[2] & 0x3f));
   else
-    snprintf(shown, 8, "\\x%02x", c);
+    snprintf(shown, 8, "\\x%02x", u[0]);
 }
 
 /* Whether attribute attr of <element>, at line, holds no control character; false after a

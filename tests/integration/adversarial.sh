@@ -56,6 +56,12 @@ sed -e 's/name="NVIDIA H100 80GB HBM3"/name="GPU\&#155;31mred"/' \
 k report ctl
 expect 1 'ctl/results.xml:4: error: the attribute name of <device> holds a control character '\
 '\(U\+009B\)' "report: a C1 code in the device's name"
+# A right-to-left override (U+202E) would show the name reversed: "Trojan Source".
+sed -e 's/spec="stvenant"/spec="stv\&#8238;tnanev"/' \
+    "$repo/tests/fixtures/results/good/results.xml" >ctl/results.xml
+k report ctl
+expect 1 'ctl/results.xml:3: error: the attribute spec of <kasgen-results> holds a control '\
+'character \(U\+202E\)' "report: a bidirectional override in the spec's name"
 # A DTD (entities) in a results file: refused where it starts, quickly.
 mkdir ent
 { echo '<?xml version="1.0"?>'; echo '<!DOCTYPE r [<!ENTITY a "aaaaaaaaaaaaaaaaaaaaaaaa">]>'
