@@ -323,14 +323,15 @@ static void show_source_line(SrcLoc loc) {
 }
 
 static void vdiag(const char *kind, SrcLoc loc, const char *fmt, va_list ap) {
-  if (loc.file && loc.line > 0 && loc.col > 0)
-    fprintf(stderr, "%s:%d:%d: %s: ", loc.file, loc.line, loc.col, kind);
-  else if (loc.file && loc.line > 0)
-    fprintf(stderr, "%s:%d: %s: ", loc.file, loc.line, kind);
-  else if (loc.file)
-    fprintf(stderr, "%s: %s: ", loc.file, kind);
-  else
+  if (loc.file) {
+    /* a file's name is as much the input's as its text: a folder named "x\nerror: ..." */
+    put_source_text(loc.file, strlen(loc.file));
+    if (loc.line > 0) fprintf(stderr, ":%d", loc.line);
+    if (loc.line > 0 && loc.col > 0) fprintf(stderr, ":%d", loc.col);
+    fprintf(stderr, ": %s: ", kind);
+  } else {
     fprintf(stderr, "kasgen: %s: ", kind);
+  }
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   show_source_line(loc);

@@ -56,6 +56,10 @@ sed -e 's/name="NVIDIA H100 80GB HBM3"/name="GPU\&#155;31mred"/' \
 k report ctl
 expect 1 'ctl/results.xml:4: error: the attribute name of <device> holds a control character '\
 '\(U\+009B\)' "report: a C1 code in the device's name"
+# A file's own name holding a newline and an escape: shown with '?' for them, forging nothing.
+k report "$(printf 'ctl/x\nerror: forged\033[2J')"
+expect 1 '^ctl/x\?error: forged\?\[2J: error: cannot open' "report: control characters in a name"
+grep -q $'^error: forged\|\033' "$tmp/err" && fail "a file's name forged a line or an escape"
 # A right-to-left override (U+202E) would show the name reversed: "Trojan Source".
 sed -e 's/spec="stvenant"/spec="stv\&#8238;tnanev"/' \
     "$repo/tests/fixtures/results/good/results.xml" >ctl/results.xml
