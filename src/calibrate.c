@@ -209,8 +209,13 @@ bool calibration_read(const TimingDb *db, ModelCalibration *out) {
   bool ok = read_store(path, &doc, &text);
   long first = 0; /* the line of the <calibration> read */
   for (xmlNodePtr n = doc ? xmlDocGetRootElement(doc)->children : NULL; ok && n; n = n->next) {
-    if (n->type != XML_ELEMENT_NODE || strcmp((const char *)n->name, "calibration")) continue;
-    if (first) {
+    if (n->type != XML_ELEMENT_NODE || !strcmp((const char *)n->name, "spec")) continue;
+    if (strcmp((const char *)n->name, "calibration")) { /* a typo must not pass silently */
+      diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
+                 "unknown element <%s>; a store holds <calibration> and <spec>",
+                 (const char *)n->name);
+      ok = false;
+    } else if (first) {
       diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
                  "more than one <calibration> (the first at line %ld); a store holds one",
                  first);

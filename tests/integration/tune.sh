@@ -205,7 +205,8 @@ rc=0
 "$KASGEN" plan specs/synctest.spec --db "$db" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'error: the calibration.s constants are out of range' "$tmp/err" \
   || { cat "$tmp/err"; fail "negative kernel-ns: exit $rc"; }
-#    A store of another version or of none, or holding two <calibration>s, is refused at its line.
+#    A store of another version or of none, holding two <calibration>s or an unknown element, is
+#    refused at its line.
 sed -i 's/kernel-ns="-100"/kernel-ns="0"/' "$store"
 cp "$store" "$tmp/store.good"
 store_refused() { # what, message: plan refuses the store as it is now, which is then restored
@@ -226,6 +227,9 @@ store_refused "two calibrations" \
 sed -i 's/work-scale="[0-9.]*"/work-scale="0x1p0"/' "$store"
 store_refused "a hex float in the store" \
   'db.measured.xml:4:.*error: work-scale of <calibration> is not a number'
+sed -i 's/<calibration /<calibraton /' "$store"
+store_refused "a misspelt element" \
+  'db.measured.xml:4:.*error: unknown element <calibraton>; a store holds <calibration> and <spec>'
 sed 's/work-scale="1"/work-scale="-1"/' "$store" >"$tmp/planted.measured.xml" # refused if read
 rm "$store"
 #    The database from the standard input has no store beside it: none is read, none written.
