@@ -97,6 +97,14 @@ static bool reemit(const CliOptions *o, const Session *s, const char *dir, const
   return ok;
 }
 
+/* The --variants K to search a run's folder with: given, or recorded in generation.ini (read
+ * into o already), else what a folder from before the record says in index.txt.  Read once the
+ * spec was read from index.txt, so that an index.txt that cannot be read is said once; false
+ * after its error. */
+static bool variants_of_run(const char *dir, CliOptions *o) {
+  return o->variants >= 0 || tune_variants_of_folder(dir, &o->variants);
+}
+
 int cmd_tune(const CliOptions *o) {
   Results r;
   char *rpath;
@@ -110,9 +118,7 @@ int cmd_tune(const CliOptions *o) {
   GenerationRecord generation;
   bool recorded = generation_read(dir, &so, NULL, &generation);
   bool ranks_ok = top_of(&r, rpath, &so.top);
-  /* a folder before the record: its index.txt's K, not read again when reading the spec from
-   * it failed (its error is said once) */
-  bool index_ok = spec && (so.variants >= 0 || tune_variants_of_folder(dir, &so.variants));
+  bool index_ok = spec && variants_of_run(dir, &so); /* after the spec: an error said once */
   TuneChoice ch = {0};
   bool exact = false;
   if (index_ok && recorded && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
@@ -257,15 +263,12 @@ static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
     size_t len = strlen(names[i]);
     Results r;
     char *rpath = NULL, *spec = NULL;
-    int variants = 0;
     if (exists(rx)) {
       CliOptions ro = *o;
       GenerationRecord generation;
       ok = generation_read(sub, &ro, left_to_calibrate, &generation) &&
            results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
-           (generation.found ? (variants = ro.variants, true)
-                             : tune_variants_of_folder(sub, &variants)) &&
-           add_run(&ro, db, rpath, &r, spec, variants, all);
+           variants_of_run(sub, &ro) && add_run(&ro, db, rpath, &r, spec, ro.variants, all);
       if (rpath) results_free(&r);
       generation_record_free(&generation);
       runs++;
