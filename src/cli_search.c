@@ -178,12 +178,26 @@ static void print_target(const TimingDb *db) {
            db->nvcc_version ? db->nvcc_version : "?", db->dev.sm_count, db->dev.copy_gbs);
 }
 
-/* "{mvmul33#0 svmul3#1}": the kernel's calls (sb_kernel_calls). */
-static void print_calls(const Dag *dag, const KernelPlan *p, FILE *out) {
+/* "{mvmul33#0 svmul3#1}": the kernel's calls (sb_kernel_calls); in the ranking, shortened past
+ * BRIEF_WIDTH (--explain shows them all). */
+static void print_calls(const Dag *dag, const KernelPlan *p, bool brief, FILE *out) {
   StrBuf sb;
   sb_init(&sb);
   sb_kernel_calls(&sb, dag, p);
-  fputs(sb.data ? sb.data : "", out);
+  char *shown = brief ? brief_list(sb.data ? sb.data : "", " ", BRIEF_WIDTH) : sb_take(&sb);
+  fputs(shown, out);
+  free(shown);
+  sb_free(&sb);
+}
+
+/* "mvmul33_1 svmul3_1": the kernel's implementations, shortened past BRIEF_WIDTH. */
+static void print_impls(const KernelPlan *p, FILE *out) {
+  StrBuf sb;
+  sb_init(&sb);
+  for (int c = 0; c < p->ncalls; c++) sb_printf(&sb, "%s%s", c ? " " : "", p->impl[c]->name);
+  char *brief = brief_list(sb.data ? sb.data : "", " ", BRIEF_WIDTH);
+  fputs(brief, out);
+  free(brief);
   sb_free(&sb);
 }
 
@@ -195,9 +209,9 @@ static int register_buffers(const KernelPlan *p) {
 
 static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, int k) {
   printf("        kernel %d: ", k + 1);
-  print_calls(dag, p, stdout);
-  printf("\n          impls");
-  for (int c = 0; c < p->ncalls; c++) printf(" %s", p->impl[c]->name);
+  print_calls(dag, p, true, stdout);
+  printf("\n          impls ");
+  print_impls(p, stdout);
   printf("  E=%d  threads=%d  shared=%d B  registers: %d/%d buffers  barriers: %d/%d  "
          "%.4f ns/elem\n",
          p->e, p->threads, p->smem_bytes, register_buffers(p), p->nbuffers, p->barriers,
@@ -283,7 +297,7 @@ static void explain_candidate(const Session *s, const Candidate *c) {
   for (int k = 0; k < c->nkernels; k++) {
     const KernelPlan *p = c->kernels[k];
     printf("  kernel %d ", k + 1);
-    print_calls(dag, p, stdout);
+    print_calls(dag, p, false, stdout);
     printf(": E=%d, %d threads, %d B shared, %d of %d possible barriers kept\n", p->e,
            p->threads, p->smem_bytes, p->barriers, p->barriers_possible);
     printf("    buffers:\n");

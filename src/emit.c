@@ -210,6 +210,7 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const TimingDb *db
           "  const char *calls;            /* each kernel's calls, as `kasgen plan` prints them */\n"
           "  const char *shapes;           /* each kernel's elements and threads per block */\n"
           "  const char *code;             /* a digest of the kernels' code (kasgen tune) */\n"
+          "  const char *brief;            /* kernels, shortened for the harness's table */\n"
           "  /* ld: the leading dimension of the component-major arrays (0: n) */\n"
           "#ifdef KAS_CANDIDATES_DEVICE\n"
           "  int (*launch)(const kas_real *const *in, kas_real *const *out, void *workspace,\n"
@@ -240,6 +241,10 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const TimingDb *db
     sb_puts(&sb, ",\n     ");
     c_string(&sb, code ? code : "");
     free(code);
+    char *brief = brief_kernels(ents[i].kernels, BRIEF_WIDTH);
+    sb_puts(&sb, ",\n     ");
+    c_string(&sb, brief);
+    free(brief);
     sb_printf(&sb,
               ",\n#ifdef KAS_CANDIDATES_DEVICE\n     kas_%s_launch, kas_%s_workspace_bytes,\n#endif\n"
               "#ifdef KAS_CANDIDATES_HOST\n     kas_%s_launch_host, kas_%s_host_workspace_bytes,\n"

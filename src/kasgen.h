@@ -276,6 +276,14 @@ void sb_printf(StrBuf *sb, const char *fmt, ...) __attribute__((format(printf, 2
 void sb_free(StrBuf *sb);
 char *sb_take(StrBuf *sb); /* returns the string and resets the buffer */
 
+/* Long lists shortened for a table's line (an element's kernel has 128 calls): at most width
+ * characters where they can be, the leading items, "...", the last item and the count.
+ * brief_list: items split by sep ("a b ... z (128 calls)"); brief_kernels: a candidate's
+ * kernels as "a+b | c+d", each kernel shortened, then the list of kernels. */
+char *brief_list(const char *s, const char *sep, size_t width);
+char *brief_kernels(const char *kernels, size_t width);
+#define BRIEF_WIDTH 80 /* the widest list a table's line shows */
+
 /* ------------------------------------------------------------------------------------------ */
 /* pattern.c: access-pattern expressions, access sets, compatibility (docs/design.md §5.3)        */
 /* ------------------------------------------------------------------------------------------ */

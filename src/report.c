@@ -91,7 +91,9 @@ static void print_row(const ResultRow *x, FILE *out) {
   print_field(out, "%-9s ", x->name);
   fprintf(out, "%-7ld %10.4f %10.4f %9.1f %9.1f %6.1f%% %5s %5s  ", x->nkernels, x->predicted_ns,
           x->measured_ns, x->melem_s, x->gbs, x->copy_pct, pr, mr);
-  print_field(out, "%s", x->kernels);
+  char *brief = brief_kernels(x->kernels, BRIEF_WIDTH);
+  print_field(out, "%s", brief);
+  free(brief);
   fputs(x->correct ? "\n" : "  WRONG\n", out);
 }
 

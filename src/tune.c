@@ -289,9 +289,10 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
     }
     double t = tune_predict(ctx, c, cal);
     char *name = c_safe_text(x->name), *k = c_safe_text(x->kernels);
+    char *brief = brief_kernels(k, BRIEF_WIDTH);
     printf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f  %s%s\n", rank, x->measured_rank, name,
-           x->predicted_ns, t, x->measured_ns, tune_spread(x), k, x->correct ? "" : "  WRONG");
-    free(name), free(k);
+           x->predicted_ns, t, x->measured_ns, tune_spread(x), brief, x->correct ? "" : "  WRONG");
+    free(name), free(k), free(brief);
     if (!x->correct || !(x->measured_ns > 0)) continue;
     file[n] = x->predicted_ns, now[n] = t, meas[n++] = x->measured_ns;
   }

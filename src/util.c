@@ -506,6 +506,72 @@ char *sb_take(StrBuf *sb) {
   return s;
 }
 
+/* ---- long lists shortened for a table ----------------------------------------------------- */
+
+/* s, a list of items split by sep, in at most width characters where it can be: the leading
+ * items that fit, "...", the last item and the count ("a+b+...+z (128 calls)").  The last item
+ * stays because variants of one kernel often differ there (a final call's implementation).
+ * note: what followed the list in s (" (N = 0..3 in 4 groups)"), said with the count. */
+static char *brief_items(const char *s, const char *sep, size_t width, const char *noun,
+                         const char *note) {
+  size_t seplen = strlen(sep);
+  int n = 1;
+  const char *last = s;
+  for (const char *p = strstr(s, sep); p; p = strstr(p + seplen, sep)) n++, last = p + seplen;
+  if (strlen(s) + strlen(note) <= width || n < 3) return xasprintf("%s%s", s, note);
+  const char *said = strncmp(note, " (", 2) ? "" : note + 2; /* "N = 0..3 in 4 groups)" */
+  char *tail = *said ? xasprintf("%s...%s%s (%d %s; %s", sep, sep, last, n, noun, said)
+                     : xasprintf("%s...%s%s (%d %s)", sep, sep, last, n, noun);
+  StrBuf sb;
+  sb_init(&sb);
+  for (const char *p = s; p < last;) { /* whole items, at least the first */
+    const char *end = strstr(p, sep);
+    size_t item = (size_t)(end - p);
+    if (sb.len && sb.len + seplen + item + strlen(tail) > width) break;
+    if (sb.len) sb_puts(&sb, sep);
+    sb_printf(&sb, "%.*s", (int)item, p);
+    p = end + seplen;
+  }
+  sb_puts(&sb, tail);
+  free(tail);
+  return sb_take(&sb);
+}
+
+char *brief_list(const char *s, const char *sep, size_t width) {
+  return brief_items(s, sep, width, "calls", "");
+}
+
+/* One kernel of brief_kernels: its implementations, shortened, and the note after them. */
+static char *brief_kernel(const char *kernel, size_t width) {
+  const char *plus = strrchr(kernel, '+'), *note = strstr(plus ? plus : kernel, " (");
+  char *chain = note ? xstrndup(kernel, (size_t)(note - kernel)) : xstrdup(kernel);
+  char *brief = brief_items(chain, "+", width, "calls", note ? note : "");
+  free(chain);
+  return brief;
+}
+
+char *brief_kernels(const char *kernels, size_t width) {
+  if (strlen(kernels) <= width) return xstrdup(kernels);
+  const char *bar = " | ";
+  int n = 1;
+  for (const char *p = strstr(kernels, bar); p; p = strstr(p + 3, bar)) n++;
+  size_t each = width / (size_t)n > 32 ? width / (size_t)n : 32; /* a kernel's share */
+  StrBuf sb;
+  sb_init(&sb);
+  for (const char *p = kernels;;) {
+    const char *end = strstr(p, bar);
+    char *kernel = end ? xstrndup(p, (size_t)(end - p)) : xstrdup(p);
+    char *brief = brief_kernel(kernel, each);
+    sb_printf(&sb, "%s%s", sb.len ? bar : "", brief);
+    free(brief), free(kernel);
+    if (!end) break;
+    p = end + 3;
+  }
+  char *joined = sb_take(&sb), *out = brief_items(joined, bar, width, "kernels", "");
+  free(joined);
+  return out;
+}
+
 /* ---- hashing text ------------------------------------------------------------------------- */
 
 uint64_t fnv1a(uint64_t h, const char *s) {

@@ -427,7 +427,7 @@ static void print_table(const char *device, double copy_gbs, size_t n, size_t of
     }
     printf("%-9s %-7d %10.4f %10.4f %9.1f %9.1f %6.1f%% %5s %5s  %s%s\n", k->name, k->nkernels,
            k->predicted_ns_per_elem, r->ns_per_elem, r->melem_s, r->gbs, r->copy_pct, pr, mr,
-           k->kernels, r->correct ? "" : "  WRONG");
+           k->brief, r->correct ? "" : "  WRONG");
   }
   if (isfinite(rho))
     printf("Spearman rank correlation (predicted vs measured): %.3f\n", rho);

@@ -156,6 +156,14 @@ expect_rc 2 "$K" specs/quadrature.spec --loops sometimes
 # orders, and compiled
 expect_rc 0 "$K" specs/stvenant_element.spec --top 3 --loops keep --out "$tmp/kept"
 gen="$tmp/kept/stvenant_element"
+# the ranking on the terminal and the harness's table shorten a kernel of 128 calls (each line
+# was 1500 characters); index.txt's table keeps them whole, its Kernels section too
+awk 'length($0) > 200 { exit 1 }' "$tmp/out" && grep -q ' ... madd33#127} (128 calls)$' "$tmp/out" ||
+  fail "the ranking's lines of a 128-call kernel are not shortened"
+grep -q '^     "mvmul33_1+svmul3_1+[^ ]*+...+madd33_1 (128 calls)",$' "$gen/common/kas_candidates.h" ||
+  fail "kas_candidates.h: no short form of the kernels for the harness's table"
+awk '$1 == 1 { exit !(length($0) > 1000 && index($0, "...") == 0) }' "$gen/index.txt" ||
+  fail "index.txt: the table's kernels shortened"
 grep -q 'loops kept: [MN] = ' "$gen/index.txt" &&
   grep -q 'float r_vec3DPhi_[MN]\[3\];' "$gen"/cand*/kernels.cu ||
   fail "--loops keep: the element keeps no loop that loads vec3DPhi again"

@@ -39,6 +39,16 @@ grep -q 'stvenant on NVIDIA H200: n = 4194304, 532 bytes/element' "$tmp/out" || 
 grep -q 'candidates): 0.976' "$tmp/out" || fail "h200: Spearman"
 [ ! -s "$tmp/err" ] || { cat "$tmp/err" >&2; fail "h200: diagnostics on a harness-written file"; }
 
+# The element of 128 calls, measured on an H200 (session 42): each row's kernels shortened to a
+# line (1500 characters before), the last call and the count kept.
+cp -r "$fixtures/h200-stvenant_element" "$tmp/element"
+"$KASGEN" report "$tmp/element" >"$tmp/out" 2>"$tmp/err" || fail "element: exit $?"
+awk 'length($0) > 200 { exit 1 }' "$tmp/out" || fail "element: a line longer than 200 characters"
+grep -q '^cand10 .*  mvmul33_1+svmul3_1+.*+...+madd33_3 (128 calls)$' "$tmp/out" || fail "element: cand10"
+grep -q '^cand09 .*+...+madd33_1 (32 calls; N = 0..3 in 4 groups)$' "$tmp/out" || fail "element: groups"
+grep -q '^unfused .* | ... | madd33_1 (128 kernels)$' "$tmp/out" || fail "element: unfused"
+grep -q 'candidates): -0.430' "$tmp/out" || fail "element: Spearman"
+
 # A file whose stored Spearman disagrees with its ranks: the recomputed value wins, with a warning.
 mkdir "$tmp/liar"
 sed 's/<spearman value="0.6000"/<spearman value="0.9"/' "$fixtures/good/results.xml" >"$tmp/liar/results.xml"
