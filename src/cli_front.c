@@ -6,7 +6,8 @@
  *   kasgen list                      the library: types, functions, implementations
  * plus cli_load_library (--library, $KASGEN_LIBRARY, beside the binary, ./library; with
  * cli_load_library_and_spec, only the spec's functions' patterns are checked),
- * cli_load_timingdb (--no-db, --db FILE, the default database, else the analytic model) and
+ * cli_load_timingdb (--no-db, --db FILE, the database of this machine's GPU beside the default
+ * one, the default database, else the analytic model) and
  * cli_check_output (a cheap look at --out before any work).
  * Results go to stdout, diagnostics to stderr; exit 0 ok, 1 bad input (main.c handles usage).
  */
@@ -60,13 +61,53 @@ static TimingDb *load_db_option(const char *path) {
   return db;
 }
 
+/* The default database: this machine's GPU's (local_gpu.c) where benchmarks/ has it, else the
+ * H100's, with a warning (once a run) when the GPU is another.  gpu: its name, or NULL. */
+static char *default_db_path(const char *argv0, const char *gpu, bool *for_gpu) {
+  char *path = timingdb_default_path(argv0);
+  char *mine = gpu && path ? timingdb_path_for_gpu(path, gpu) : NULL;
+  *for_gpu = mine != NULL;
+  if (!mine) return path;
+  free(path);
+  return mine;
+}
+
+/* The predictions are for another GPU than this machine's: said once a run. */
+static void say_other_gpu(const TimingDb *db, const char *gpu) {
+  static bool said;
+  if (said || !gpu || !strcmp(db->dev.name, gpu)) return;
+  said = true;
+  char *slug = timingdb_slug(gpu);
+  if (db->for_local_gpu)
+    diag_warning((SrcLoc){.file = db->path}, "chosen by its name for this machine's GPU, %s, "
+                 "but it times %s", gpu, db->dev.name);
+  else
+    diag_warning((SrcLoc){0}, "this machine's GPU is %s, but the predictions are for %s (%s): "
+                 "there is no %s.xml beside it; `make benchdb` on this GPU times one, or give "
+                 "--db", gpu, db->dev.name, db->path, slug);
+  free(slug);
+}
+
+/* Only the commands that choose what to generate look for this machine's GPU: tune and
+ * calibrate repeat a generation, with the database it recorded (generation.ini) or else the
+ * default, wherever they run. */
+static bool looks_for_gpu(const CliOptions *o) {
+  return !o->db_path && o->command &&
+         (!strcmp(o->command, "generate") || !strcmp(o->command, "plan"));
+}
+
 TimingDb *cli_load_timingdb(const CliOptions *o) {
   if (o->no_db) return timingdb_analytic();
   TimingDb *db = NULL;
-  char *path = o->db_path ? xstrdup(o->db_path) : timingdb_default_path(o->argv0);
+  char *gpu = looks_for_gpu(o) ? local_gpu_name() : NULL;
+  bool for_gpu = false;
+  char *path = o->db_path ? xstrdup(o->db_path) : default_db_path(o->argv0, gpu, &for_gpu);
   if (path && (o->db_path || access(path, R_OK) == 0)) {
     db = load_db_option(path); /* "-": the standard input */
     free(path);
+    if (db) db->for_local_gpu = for_gpu;
+    if (db) say_other_gpu(db, gpu);
+    free(gpu);
     /* The constants fitted to this GPU's measured kernels, when `kasgen calibrate` stored them. */
     if (db && !o->no_calibration && !calibration_read(db, &db->calib)) {
       timingdb_free(db);
@@ -74,7 +115,7 @@ TimingDb *cli_load_timingdb(const CliOptions *o) {
     }
     return db;
   }
-  free(path);
+  free(path), free(gpu);
   diag_note((SrcLoc){0}, "no timing database; using the analytic model");
   return timingdb_analytic();
 }

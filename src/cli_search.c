@@ -173,8 +173,9 @@ static void print_target(const TimingDb *db) {
            "copy\n",
            db->dev.name, db->dev.sm_count, db->dev.copy_gbs);
   else
-    printf("predicting for %s from %s (measured %s, nvcc %s): %d SMs, %.0f GB/s copy\n",
-           db->dev.name, db->path, db->date ? db->date : "?",
+    printf("predicting for %s%s from %s (measured %s, nvcc %s): %d SMs, %.0f GB/s copy\n",
+           db->dev.name, db->for_local_gpu ? ", this machine's GPU," : "", db->path,
+           db->date ? db->date : "?",
            db->nvcc_version ? db->nvcc_version : "?", db->dev.sm_count, db->dev.copy_gbs);
 }
 

@@ -81,6 +81,7 @@ char *generation_ini_text(const CliOptions *o, const Session *s) {
   else if (is_stdio_path(o->db_path))
     sb_puts(&sb, "; db not recorded: it was read from the standard input (give --db)\n");
   else if (o->db_path) put_path(&sb, "db", o->db_path);
+  else if (s->db->for_local_gpu) put_path(&sb, "db", s->db->path); /* not found again elsewhere */
   if (o->no_calibration) sb_puts(&sb, "uncalibrated = yes\n");
   sb_printf(&sb, "precision = %s\n", o->precision == PREC_DOUBLE ? "double" : "single");
   if (o->layouts) put_value(&sb, "layout", o->layouts);

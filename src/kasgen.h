@@ -983,6 +983,7 @@ typedef struct {
   int nroutines;
   int *by_min_ns; /* routine indices by ascending min_ns (the loader's; NULL when built by hand) */
   bool analytic; /* true when no database was read: built-in H100 limits, analytic model */
+  bool for_local_gpu; /* the default, chosen as this machine's GPU's (cli_load_timingdb) */
 } TimingDb;
 
 /* xml_input.c: parses an XML file that crossed machines (a database, a results file) held in
@@ -1031,6 +1032,15 @@ bool timingdb_has(const TimingDb *db, Precision precision, Layout layout, int wi
  * benchmarks/, ../benchmarks/, ../share/kasgen/benchmarks/), else ./benchmarks/; the first that
  * exists (malloc'ed), or NULL when none does. */
 char *timingdb_default_path(const char *argv0);
+/* A GPU's name as its database's file is named: "NVIDIA H200" -> "nvidia-h200" (lower-case
+ * letters and digits, one '-' for each run of others; as kasbench names the file it writes). */
+char *timingdb_slug(const char *gpu_name);
+/* <slug>.xml beside the default database, when it exists (malloc'ed), else NULL. */
+char *timingdb_path_for_gpu(const char *default_path, const char *gpu_name);
+
+/* local_gpu.c: this machine's GPU's name ($KASGEN_GPU, else nvidia-smi; malloc'ed), or NULL
+ * when there is none, it cannot be told, or there are several of different names. */
+char *local_gpu_name(void);
 /* Parses a database held in memory (path names it in messages); NULL after a located error. */
 TimingDb *timingdb_parse(const char *path, const char *text, size_t len);
 /* The entry of the routine key names (with >= 1 point), or NULL; and its interpolated, clamped

@@ -32,8 +32,8 @@ const OptionDoc option_docs[NOPTIONS] = {
      "elementary-function library (default $KASGEN_LIBRARY, else library/\n"
      "beside the binary or in the working directory)"},
     {"db", "FILE", OPT_DB,
-     "timing database (default benchmarks/nvidia-h100-80gb-hbm3.xml;\n"
-     "- reads the standard input)"},
+     "timing database (default: this machine's GPU's in benchmarks/, else\n"
+     "benchmarks/nvidia-h100-80gb-hbm3.xml; - reads the standard input)"},
     {"no-db", NULL, OPT_NO_DB, "predict with the analytic model only"},
     {"dot", "FILE", OPT_DOT, "write the DAG for Graphviz (check: - for the standard output)"},
     {"explain", "R", OPT_EXPLAIN, "say why each buffer and barrier of candidate R is where it is"},

@@ -15,6 +15,7 @@
  */
 #include "kasgen.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <math.h>
@@ -618,6 +619,26 @@ static char *dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
   if (!slash) return NULL;
   return xstrndup(path, slash == path ? 1 : (size_t)(slash - path));
+}
+
+char *timingdb_slug(const char *gpu_name) {
+  StrBuf sb;
+  sb_init(&sb);
+  bool dash = false;
+  for (const char *s = gpu_name; *s; s++) {
+    if (isalnum((unsigned char)*s)) sb_putc(&sb, (char)tolower((unsigned char)*s)), dash = false;
+    else if (!dash && sb.len) sb_putc(&sb, '-'), dash = true;
+  }
+  if (sb.len && dash) sb.data[--sb.len] = '\0';
+  return sb_take(&sb);
+}
+
+char *timingdb_path_for_gpu(const char *default_path, const char *gpu_name) {
+  char *dir = dir_of(default_path), *slug = timingdb_slug(gpu_name);
+  char *p = *slug ? xasprintf("%s/%s.xml", dir ? dir : ".", slug) : NULL;
+  free(dir), free(slug);
+  if (p && !file_exists(p)) free(p), p = NULL;
+  return p;
 }
 
 char *timingdb_default_path(const char *argv0) {
