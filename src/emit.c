@@ -243,7 +243,7 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const TimingDb *db
     free(code);
     char *brief = brief_kernels(ents[i].kernels, BRIEF_WIDTH);
     sb_puts(&sb, ",\n     ");
-    c_string(&sb, brief);
+    c_string_lines(&sb, brief, 5);
     free(brief);
     sb_printf(&sb,
               ",\n#ifdef KAS_CANDIDATES_DEVICE\n     kas_%s_launch, kas_%s_workspace_bytes,\n#endif\n"
