@@ -974,10 +974,22 @@ typedef struct {
   int nspecs, ncandidates; /* what it was fitted on */
 } ModelCalibration;
 
+/* The first run (<spec device>) of the calibration store beside a database measured on another
+ * GPU than the database's, found by the same reading as the constants (calibration_read): what
+ * tune warns of and calibrate refuses (calibration_same_gpu).  device NULL when there is none.
+ * The strings are owned: other_gpu_run_free. */
+typedef struct {
+  char *device;
+  char *store, *text; /* the store's path and text, for a located message */
+  int line;           /* where the run's <spec> starts */
+} OtherGpuRun;
+void other_gpu_run_free(OtherGpuRun *run);
+
 typedef struct {
   char *path;
   DeviceLimits dev;
   ModelCalibration calib;
+  OtherGpuRun calib_other_gpu; /* read with calib (cli_load_timingdb) */
   char *date, *nvcc_version;
   RoutineTiming *routines;
   int nroutines;
@@ -2135,11 +2147,13 @@ HeldOutRun *calibration_held_out(const CalibrationSamples *all, int *nruns);
 /* Writes the store beside db (*path_out, malloc'ed, names it); false after an error. */
 bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
                        const ModelCalibration *c, char **path_out);
-/* The calibration stored beside db into *out (present false when there is none); false after
- * a located error in the store. */
-bool calibration_read(const TimingDb *db, ModelCalibration *out);
-/* Whether the runs of the store beside db (its <spec device>) were measured on db's GPU
- * (tune_same_gpu, refuse as there, the first that was not); true when there is no store. */
-bool calibration_same_gpu(const TimingDb *db, bool refuse);
+/* One reading of the store beside db: the calibration it holds into *out (present false when
+ * there is none), and its first run measured on another GPU than db's into *other.  Either may
+ * be NULL: out NULL reads no constants (nor checks them; the store's root still is).  false
+ * after a located error in the store; then *out and *other hold nothing. */
+bool calibration_read(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other);
+/* Whether the runs of the store beside db were measured on db's GPU: other, as calibration_read
+ * found it, is none (true), else tune_same_gpu says so (refuse as there). */
+bool calibration_same_gpu(const TimingDb *db, const OtherGpuRun *other, bool refuse);
 
 #endif
