@@ -208,6 +208,16 @@ bool parse_decimal_long(const char *s, long *out);
  * U+0080-U+009F, or a bidirectional override or isolate U+202A-U+202E, U+2066-U+2069, in UTF-8:
  * what a terminal may act on or reorder), 0 when p starts with none. */
 int control_char_len(const char *p);
+/* The length in bytes of the valid UTF-8 character p starts with (1 for ASCII and the NUL), 0
+ * when p starts with none: a stray byte, a truncated or overlong sequence, a surrogate or a code
+ * point beyond U+10FFFF. */
+int utf8_char_len(const char *p);
+/* Text from an input (a spec's or a GPU's name in a results file) made safe to print on a
+ * terminal: valid UTF-8 as it is ("Ünterelement", "µ"), but each byte of a control character
+ * (control_char_len), each byte that is not valid UTF-8, and a backslash written as a
+ * three-digit octal escape ("\033", "\342\200\256", "\134"): nothing in it can act on the
+ * terminal, and nothing in it reads as an escape that is not one. */
+char *terminal_text(const char *s);
 /* Text from an input (a spec path, a library's free text) made safe to embed in generated code:
  * the result means the same bytes inside a C string literal and cannot end or open a comment
  * (printable ASCII only; backslash, quote, '?', a '/' next to a '*' and every other byte are
