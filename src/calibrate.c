@@ -201,14 +201,13 @@ static bool read_store(const char *path, xmlDocPtr *doc, char **text_out) {
   return ok;
 }
 
-bool calibration_read(const TimingDb *db, ModelCalibration *out) {
-  *out = (ModelCalibration){0};
-  if (!db || db->analytic || !db->path || db_from_stdin(db->path)) return true;
-  char *path = store_path(db->path), *text;
-  xmlDocPtr doc;
-  bool ok = read_store(path, &doc, &text);
+/* The constants of the store's <calibration> into *out; false after a located error (an
+ * unknown element, a second <calibration>, a constant out of range). */
+static bool constants_of(const char *path, const char *text, xmlDocPtr doc,
+                         ModelCalibration *out) {
+  bool ok = true;
   long first = 0; /* the line of the <calibration> read */
-  for (xmlNodePtr n = doc ? xmlDocGetRootElement(doc)->children : NULL; ok && n; n = n->next) {
+  for (xmlNodePtr n = xmlDocGetRootElement(doc)->children; ok && n; n = n->next) {
     if (n->type != XML_ELEMENT_NODE || !strcmp((const char *)n->name, "spec")) continue;
     if (strcmp((const char *)n->name, "calibration")) { /* a typo must not pass silently */
       diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
@@ -226,9 +225,6 @@ bool calibration_read(const TimingDb *db, ModelCalibration *out) {
     }
   }
   if (!ok) *out = (ModelCalibration){0};
-  if (doc) xmlFreeDoc(doc);
-  free(text);
-  free(path);
   return ok;
 }
 
@@ -245,25 +241,41 @@ static xmlNodePtr run_on_other_gpu(xmlDocPtr doc, const TimingDb *db) {
   return NULL;
 }
 
-bool calibration_same_gpu(const TimingDb *db, bool refuse) {
+/* That run, kept for calibration_same_gpu's message: *path and *text move into *other. */
+static void keep_other_gpu_run(xmlDocPtr doc, const TimingDb *db, char **path, char **text,
+                               OtherGpuRun *other) {
+  xmlNodePtr run = run_on_other_gpu(doc, db);
+  if (!run) return;
+  xmlChar *device = xmlGetProp(run, (const xmlChar *)"device");
+  *other = (OtherGpuRun){.device = xstrdup((const char *)device), .store = *path,
+                         .text = *text, .line = (int)xml_line(run)};
+  xmlFree(device);
+  *path = *text = NULL;
+}
+
+bool calibration_read(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other) {
+  if (out) *out = (ModelCalibration){0};
+  if (other) *other = (OtherGpuRun){0};
   if (!db || db->analytic || !db->path || db_from_stdin(db->path)) return true;
   char *path = store_path(db->path), *text;
   xmlDocPtr doc;
   bool ok = read_store(path, &doc, &text);
-  xmlNodePtr run = doc ? run_on_other_gpu(doc, db) : NULL;
-  if (run) {
-    xmlChar *device = xmlGetProp(run, (const xmlChar *)"device");
-    ok = tune_same_gpu((SrcLoc){.file = path, .text = text, .line = (int)xml_line(run)},
-                       "the calibration was fitted on a run measured", (const char *)device,
-                       db, refuse);
-    xmlFree(device);
-    if (!ok)
-      diag_note((SrcLoc){0}, "calibrate searches each run with the calibration stored beside "
-                "the database; remove %s and calibrate again", path);
-  }
+  if (ok && doc && out) ok = constants_of(path, text, doc, out);
+  if (ok && doc && other) keep_other_gpu_run(doc, db, &path, &text, other);
   if (doc) xmlFreeDoc(doc);
   free(text);
   free(path);
+  return ok;
+}
+
+bool calibration_same_gpu(const TimingDb *db, const OtherGpuRun *other, bool refuse) {
+  if (!other->device) return true;
+  bool ok = tune_same_gpu((SrcLoc){.file = other->store, .text = other->text, .line = other->line},
+                          "the calibration was fitted on a run measured", other->device, db,
+                          refuse);
+  if (!ok)
+    diag_note((SrcLoc){0}, "calibrate searches each run with the calibration stored beside the "
+              "database; remove %s and calibrate again", other->store);
   return ok;
 }
 

@@ -108,8 +108,9 @@ TimingDb *cli_load_timingdb(const CliOptions *o) {
     if (db) db->for_local_gpu = for_gpu;
     if (db) say_other_gpu(db, gpu);
     free(gpu);
-    /* The constants fitted to this GPU's measured kernels, when `kasgen calibrate` stored them. */
-    if (db && !o->no_calibration && !calibration_read(db, &db->calib)) {
+    /* The constants fitted to this GPU's measured kernels, when `kasgen calibrate` stored them,
+     * and the store's run measured on another GPU that tune warns of, from the same reading. */
+    if (db && !o->no_calibration && !calibration_read(db, &db->calib, &db->calib_other_gpu)) {
       timingdb_free(db);
       return NULL;
     }

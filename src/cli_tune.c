@@ -121,13 +121,18 @@ int cmd_tune(const CliOptions *o) {
   bool index_ok = spec && variants_of_run(dir, &so); /* after the spec: an error said once */
   TuneChoice ch = {0};
   bool exact = false;
+  OtherGpuRun other_read = {0}; /* where the session's database was read without the store */
   if (index_ok && recorded && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
     ModelCalibration cal = s.db->calib;
-    if (!cal.present && !o->no_calibration && !calibration_read(s.db, &cal)) goto done;
+    const OtherGpuRun *other = &s.db->calib_other_gpu;
+    if (!cal.present && !o->no_calibration) {
+      if (!calibration_read(s.db, &cal, &other_read)) goto done;
+      other = &other_read;
+    }
     /* the run, and the runs the calibration was fitted on, against the database's GPU */
     tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r.device_line}, "this run was measured",
                   r.device, s.db, false);
-    if (cal.present) calibration_same_gpu(s.db, false);
+    if (cal.present) calibration_same_gpu(s.db, other, false);
     if (strcmp(r.spec, s.spec->name))
       diag_warning((SrcLoc){.file = rpath}, "the results are of spec '%s', the spec is '%s'",
                    r.spec, s.spec->name);
@@ -140,6 +145,7 @@ int cmd_tune(const CliOptions *o) {
   }
 done:
   free(ch.why);
+  other_gpu_run_free(&other_read);
   cli_close_session(&s);
   generation_record_free(&generation);
   results_free(&r);
@@ -371,13 +377,16 @@ int cmd_calibrate(const CliOptions *o) {
   }
   CalibrationSamples *all = calibration_samples_new();
   int rc = EXIT_BAD_INPUT;
+  OtherGpuRun other = {0}; /* the store's run measured on another GPU, if any */
   TimingDb *db = cli_load_timingdb(&(CliOptions){.argv0 = o->argv0, .db_path = o->db_path,
                                                  .no_db = o->no_db, .no_calibration = true});
   if (db && db->analytic)
     diag_error((SrcLoc){0}, "calibration needs a timing database (--db FILE): it is stored "
                             "beside it");
-  /* the store, which the runs' searches apply, and each run: of the database's GPU */
-  else if (db && calibration_same_gpu(db, true) && add_runs(o, db, o->spec, all)) {
+  /* the store, which the runs' searches apply, and each run: of the database's GPU (the
+   * store's constants, which calibrate replaces, are read by the runs' searches, not here) */
+  else if (db && calibration_read(db, NULL, &other) && calibration_same_gpu(db, &other, true) &&
+           add_runs(o, db, o->spec, all)) {
     int n = calibration_sample_count(all);
     if (n < MIN_SAMPLES) {
       diag_error((SrcLoc){.file = o->spec}, "only %d measured candidates; at least %d are needed",
@@ -403,6 +412,7 @@ int cmd_calibrate(const CliOptions *o) {
       free(path);
     }
   }
+  other_gpu_run_free(&other);
   timingdb_free(db);
   calibration_samples_free(all);
   return rc;

@@ -488,15 +488,21 @@ static bool put(EmitDir *d, const char *rel, char *text) {
   return ok;
 }
 
+/* The files of the spec as a whole, all written here: the harness's table of candidates, the
+ * Makefile, the plot's script, index.txt, and generation.ini where opt gives its text (tune and
+ * calibrate read it back, generation.c). */
 static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, const Target *t,
                             const SearchResult *res, const CandidateEntry *ents, int count,
-                            const CandidateEntry *embedded, long default_n) {
+                            const CandidateEntry *embedded, const EmitOptions *opt) {
+  long default_n = opt && opt->default_n > 0 ? opt->default_n : 4194304;
   bool ok = put(d, "common/kas_candidates.h",
                 emit_candidates_header(dag, t, db, ents, count, default_n));
   ok = ok && put(d, "common/all_kernels.cu", emit_all_kernels(dag, ents, count));
   ok = ok && put(d, "Makefile", makefile_text(dag, ents, count, default_n));
   ok = ok && put(d, "plot.gp", plot_gp(dag));
   ok = ok && put(d, "index.txt", index_txt(dag, db, t, res, ents, count, embedded, default_n));
+  if (ok && opt && opt->generation_ini)
+    ok = emit_dir_write(d, "generation.ini", opt->generation_ini);
   return ok;
 }
 
@@ -624,7 +630,6 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
               const EmitOptions *opt) {
   if (!emit_supports_dag(dag)) return false;
   const char *parent = opt && opt->out_dir ? opt->out_dir : "generated";
-  long default_n = opt && opt->default_n > 0 ? opt->default_n : 4194304;
   const Target *t = opt && opt->target ? opt->target : target_default();
   int count;
   CandidateEntry *ents = list_entries(dag, db, t, res, &count);
@@ -648,9 +653,7 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
     embedded = &ents[w];
     ok = emit_embed(d, dag, lib, t, ents[w].cand, ents[w].unaligned, opt ? opt->embed_why : NULL);
   }
-  ok = ok && emit_spec_files(d, dag, db, t, res, ents, count, embedded, default_n);
-  if (ok && opt && opt->generation_ini) /* tune and calibrate read it back (generation.c) */
-    ok = emit_dir_write(d, "generation.ini", opt->generation_ini);
+  ok = ok && emit_spec_files(d, dag, db, t, res, ents, count, embedded, opt);
   free_entries(ents, count);
   bool closed = emit_dir_close(d);
   return ok && closed;

@@ -208,6 +208,16 @@ bool parse_decimal_long(const char *s, long *out);
  * U+0080-U+009F, or a bidirectional override or isolate U+202A-U+202E, U+2066-U+2069, in UTF-8:
  * what a terminal may act on or reorder), 0 when p starts with none. */
 int control_char_len(const char *p);
+/* The length in bytes of the valid UTF-8 character p starts with (1 for ASCII and the NUL), 0
+ * when p starts with none: a stray byte, a truncated or overlong sequence, a surrogate or a code
+ * point beyond U+10FFFF. */
+int utf8_char_len(const char *p);
+/* Text from an input (a spec's or a GPU's name in a results file) made safe to print on a
+ * terminal: valid UTF-8 as it is ("Ünterelement", "µ"), but each byte of a control character
+ * (control_char_len), each byte that is not valid UTF-8, and a backslash written as a
+ * three-digit octal escape ("\033", "\342\200\256", "\134"): nothing in it can act on the
+ * terminal, and nothing in it reads as an escape that is not one. */
+char *terminal_text(const char *s);
 /* Text from an input (a spec path, a library's free text) made safe to embed in generated code:
  * the result means the same bytes inside a C string literal and cannot end or open a comment
  * (printable ASCII only; backslash, quote, '?', a '/' next to a '*' and every other byte are
@@ -974,10 +984,22 @@ typedef struct {
   int nspecs, ncandidates; /* what it was fitted on */
 } ModelCalibration;
 
+/* The first run (<spec device>) of the calibration store beside a database measured on another
+ * GPU than the database's, found by the same reading as the constants (calibration_read): what
+ * tune warns of and calibrate refuses (calibration_same_gpu).  device NULL when there is none.
+ * The strings are owned: other_gpu_run_free. */
+typedef struct {
+  char *device;
+  char *store, *text; /* the store's path and text, for a located message */
+  int line;           /* where the run's <spec> starts */
+} OtherGpuRun;
+void other_gpu_run_free(OtherGpuRun *run);
+
 typedef struct {
   char *path;
   DeviceLimits dev;
   ModelCalibration calib;
+  OtherGpuRun calib_other_gpu; /* read with calib (cli_load_timingdb) */
   char *date, *nvcc_version;
   RoutineTiming *routines;
   int nroutines;
@@ -2135,11 +2157,13 @@ HeldOutRun *calibration_held_out(const CalibrationSamples *all, int *nruns);
 /* Writes the store beside db (*path_out, malloc'ed, names it); false after an error. */
 bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
                        const ModelCalibration *c, char **path_out);
-/* The calibration stored beside db into *out (present false when there is none); false after
- * a located error in the store. */
-bool calibration_read(const TimingDb *db, ModelCalibration *out);
-/* Whether the runs of the store beside db (its <spec device>) were measured on db's GPU
- * (tune_same_gpu, refuse as there, the first that was not); true when there is no store. */
-bool calibration_same_gpu(const TimingDb *db, bool refuse);
+/* One reading of the store beside db: the calibration it holds into *out (present false when
+ * there is none), and its first run measured on another GPU than db's into *other.  Either may
+ * be NULL: out NULL reads no constants (nor checks them; the store's root still is).  false
+ * after a located error in the store; then *out and *other hold nothing. */
+bool calibration_read(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other);
+/* Whether the runs of the store beside db were measured on db's GPU: other, as calibration_read
+ * found it, is none (true), else tune_same_gpu says so (refuse as there). */
+bool calibration_same_gpu(const TimingDb *db, const OtherGpuRun *other, bool refuse);
 
 #endif

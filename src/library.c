@@ -898,7 +898,7 @@ static void load_functions(Library *lib) {
     if (is_dir(fdir) && folder_has_ini(fdir)) {
       char *fini = path_join(fdir, "function.ini");
       if (!is_identifier(names[k])) { /* the name goes into generated code as is */
-        char *shown = c_safe_text(names[k]);
+        char *shown = terminal_text(names[k]);
         diag_error((SrcLoc){.file = fdir}, "function folder '%s': the name must be an identifier "
                    "([A-Za-z_][A-Za-z0-9_]*)", shown);
         free(shown);

@@ -12,10 +12,11 @@
  *
  * A results file is data copied between machines: nothing in it is ever executed.  gnuplot gets a
  * fixed script; the only text from the file in it (spec and device names, in the title) is reduced
- * to plain printable characters inside a single-quoted string, and the data are numbers.  gnuplot
- * runs without a shell and writes the PNG to its standard output, a temporary file that kasgen
- * created in DIR (O_EXCL, never through a symbolic link) and renames to plot.png, so a link named
- * plot.png is replaced, never followed.  Every pass over the rows is O(n log n).
+ * to printable characters (ASCII but gnuplot's special ones, and valid UTF-8 beyond) inside a
+ * single-quoted string, and the data are numbers.  gnuplot runs without a shell and writes the
+ * PNG to its standard output, a temporary file that kasgen created in DIR (O_EXCL, never through
+ * a symbolic link) and renames to plot.png, so a link named plot.png is replaced, never followed.
+ * Every pass over the rows is O(n log n).
  */
 #include "kasgen.h"
 
@@ -74,10 +75,10 @@ static void prediction_errors(const Results *r, double *mean_rel_error, double *
   *best_gap = k ? predicted_best_measured / best_measured - 1 : NAN;
 }
 
-/* Prints text from the file with control characters escaped (c_safe_text): a name holding
- * terminal escape sequences must not reach the user's terminal as such. */
+/* Prints text from the file as terminal_text shows it: a name in UTF-8 as it is, but a name
+ * holding terminal escape sequences must not reach the user's terminal as such. */
 static void print_field(FILE *out, const char *format, const char *text) {
-  char *shown = c_safe_text(text ? text : "");
+  char *shown = terminal_text(text ? text : "");
   fprintf(out, format, shown);
   free(shown);
 }
@@ -119,13 +120,20 @@ static void print_results(const Results *r, double rho, int k, FILE *out) {
 }
 
 /* Text from the file for the plot's title: printable ASCII but the characters gnuplot treats
- * specially in or around a single-quoted string (quote, backquote, backslash, @, $), each
- * replaced by '_'; at most 120 characters.  With `noenhanced` nothing in it is markup either. */
+ * specially in or around a single-quoted string (quote, backquote, backslash, @, $), and valid
+ * UTF-8 characters beyond ASCII but control characters (control_char_len), which gnuplot's png
+ * terminal draws as they are: their bytes are all 0x80 or more, none of those characters.  Any
+ * other byte is replaced by '_'; at most 120 characters.  With `noenhanced` nothing in it is
+ * markup either. */
 static void gnuplot_text(StrBuf *sb, const char *s) {
-  for (int n = 0; *s && n < 120; s++, n++) {
+  for (int n = 0; *s && n < 120; n++) {
+    int len = utf8_char_len(s);
     unsigned char c = (unsigned char)*s;
-    bool plain = c >= 0x20 && c < 0x7f && !strchr("'`\\@$\"", c);
-    sb_putc(sb, plain ? (char)c : '_');
+    bool plain = len > 1 ? !control_char_len(s)
+                         : c >= 0x20 && c < 0x7f && !strchr("'`\\@$\"", c);
+    if (plain) sb_printf(sb, "%.*s", len, s);
+    else sb_putc(sb, '_');
+    s += len > 1 ? len : 1;
   }
 }
 

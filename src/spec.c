@@ -1453,7 +1453,7 @@ static char *file_stem(const char *path) {
     if (!ok) *c = '_', changed = true;
   }
   if (changed) {
-    char *shown = c_safe_text(path);
+    char *shown = terminal_text(path);
     diag_warning((SrcLoc){.file = shown}, "the spec's name is not a plain file name; its output "
                  "and generated code are named '%s'", stem);
     free(shown);

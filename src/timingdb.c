@@ -489,7 +489,15 @@ void timingdb_free(TimingDb *db) {
   free(db->date);
   free(db->nvcc_version);
   free(db->path);
+  other_gpu_run_free(&db->calib_other_gpu);
   free(db);
+}
+
+void other_gpu_run_free(OtherGpuRun *run) {
+  free(run->device);
+  free(run->store);
+  free(run->text);
+  *run = (OtherGpuRun){0};
 }
 
 /* ---- lookup ----------------------------------------------------------------------------- */

@@ -136,7 +136,7 @@ bool tune_reproduces(const Results *r, const Dag *dag, const Target *t, const Se
     const ResultRow *row = &r->rows[i];
     if (row->predicted_rank == 0 || tune_candidate_of(dag, t, res, row, true)) continue;
     if (!quiet) {
-      char *shown = c_safe_text(row->name ? row->name : "");
+      char *shown = terminal_text(row->name ? row->name : "");
       diag_error((SrcLoc){.file = rpath, .line = (int)row->line},
                  "the search no longer gives the candidate measured as %s (predicted rank %ld); "
                  "the library, the database or the model changed since DIR was generated, or "
@@ -229,8 +229,8 @@ bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch) {
                                         "ship");
     return false;
   }
-  char *dev = c_safe_text(r->device ? r->device : "the GPU");
-  char *bn = c_safe_text(b->name), *pn = c_safe_text(p ? p->name : "");
+  char *dev = terminal_text(r->device ? r->device : "the GPU");
+  char *bn = terminal_text(b->name), *pn = terminal_text(p ? p->name : "");
   double noise = p ? fmax(tune_spread(p), tune_spread(b)) : 0;
   bool spread = p && isfinite(p->round_min_ns) && isfinite(b->round_min_ns);
   if (p == b) {
@@ -281,14 +281,14 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
     if (rank < 1 || rank > r->nrows) continue; /* unranked (0): the table lists the ranked */
     const Candidate *c = tune_candidate_of(dag, t, res, x, false);
     if (!c) {
-      char *name = c_safe_text(x->name);
+      char *name = terminal_text(x->name);
       printf("%4ld %4ld  %-9s %10.4f %10s   (not among the search's candidates now)\n", rank,
              x->measured_rank, name, x->predicted_ns, "-");
       free(name);
       continue;
     }
     double t = tune_predict(ctx, c, cal);
-    char *name = c_safe_text(x->name), *k = c_safe_text(x->kernels);
+    char *name = terminal_text(x->name), *k = terminal_text(x->kernels);
     char *brief = brief_kernels(k, BRIEF_WIDTH);
     printf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f  %s%s\n", rank, x->measured_rank, name,
            x->predicted_ns, t, x->measured_ns, tune_spread(x), brief, x->correct ? "" : "  WRONG");

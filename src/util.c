@@ -261,17 +261,24 @@ static int n_errors;
 enum { MAX_SOURCE_LINES_SHOWN = 100 };
 static int n_source_lines_shown;
 
-/* The length of the well-formed UTF-8 sequence p starts with (1 for ASCII), 0 when it starts with
- * none (a stray byte 0x80-0xff). */
-static size_t utf8_len(const unsigned char *p) {
-  size_t n;
-  if (p[0] < 0x80) return 1;
-  if (p[0] >= 0xc2 && p[0] <= 0xdf) n = 2;
-  else if (p[0] >= 0xe0 && p[0] <= 0xef) n = 3;
-  else if (p[0] >= 0xf0 && p[0] <= 0xf4) n = 4;
+int utf8_char_len(const char *p) {
+  const unsigned char *u = (const unsigned char *)p;
+  if (u[0] < 0x80) return 1;
+  /* The lead byte gives the length; the second byte's range rules out overlong forms (E0, F0),
+   * the surrogates U+D800-U+DFFF (ED) and code points beyond U+10FFFF (F4). */
+  int n;
+  unsigned char lo = 0x80, hi = 0xbf;
+  if (u[0] >= 0xc2 && u[0] <= 0xdf) n = 2;
+  else if (u[0] >= 0xe0 && u[0] <= 0xef) n = 3;
+  else if (u[0] >= 0xf0 && u[0] <= 0xf4) n = 4;
   else return 0;
-  for (size_t k = 1; k < n; k++)
-    if ((p[k] & 0xc0) != 0x80) return 0;
+  if (u[0] == 0xe0) lo = 0xa0;
+  if (u[0] == 0xed) hi = 0x9f;
+  if (u[0] == 0xf0) lo = 0x90;
+  if (u[0] == 0xf4) hi = 0x8f;
+  if (u[1] < lo || u[1] > hi) return 0;
+  for (int k = 2; k < n; k++)
+    if ((u[k] & 0xc0) != 0x80) return 0;
   return n;
 }
 
@@ -281,7 +288,7 @@ static size_t utf8_len(const unsigned char *p) {
  * below stays under its column. */
 static void put_source_text(const char *p, size_t n) {
   for (size_t i = 0; i < n;) {
-    size_t len = utf8_len((const unsigned char *)p + i);
+    size_t len = (size_t)utf8_char_len(p + i);
     bool plain = len && (p[i] == '\t' || !control_char_len(p + i));
     if (!len) len = 1;
     for (size_t k = 0; k < len && i + k < n; k++) fputc(plain ? p[i + k] : '?', stderr);
@@ -637,6 +644,22 @@ int control_char_len(const char *p) {
                        (u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa9)))
     return 3;
   return 0;
+}
+
+char *terminal_text(const char *s) {
+  StrBuf sb;
+  sb_init(&sb);
+  for (const char *p = s; *p;) {
+    int len = utf8_char_len(p);
+    if (len > 0 && *p != '\\' && !control_char_len(p)) {
+      sb_printf(&sb, "%.*s", len, p);
+    } else {
+      len = len ? len : 1; /* a control character's bytes, or one stray byte */
+      for (int k = 0; k < len; k++) sb_printf(&sb, "\\%03o", (unsigned char)p[k]);
+    }
+    p += len;
+  }
+  return sb_take(&sb);
 }
 
 /* ---- text from input inside generated code ------------------------------------------------ */

@@ -4,7 +4,8 @@
  * is refused as soon as the parser meets it.  Without a DTD there are no entities but the five
  * predefined ones, hence no entity expansion (a "billion laughs" file, or one that references a
  * large entity 40,000 times in an attribute, costs a linear parse and an error), and nothing is
- * ever fetched (XML_PARSE_NONET, no DTD loading, no XInclude).  Errors are located file:line:col.
+ * ever fetched (XML_PARSE_NONET, no DTD loading, no XInclude).  Errors are located file:line:col;
+ * of a file that is not well-formed, the first libxml2 reports, the cause (keep_first_error).
  *
  * Two readings: a tree (xml_read_untrusted, for results files and the calibration store), and a
  * stream of start and end tags (xml_stream_untrusted) for the timing database, whose 100,000
@@ -33,6 +34,10 @@
 typedef struct {
   bool doctype;
   int line, col;
+  /* The parse's first error (keep_first_error): its message (malloc'ed, NULL while none), line
+   * and column. */
+  char *error;
+  int error_line, error_col;
   const XmlHandler *handler;
   const char *path, *text; /* for messages */
   bool stopped; /* the handler asked to stop, or an attribute was refused */
@@ -124,13 +129,41 @@ static bool plain_tree(const char *path, const char *text, xmlNodePtr node) {
   return true;
 }
 
+/* libxml2's structured errors: the argument's type gained a const in 2.12. */
+#if LIBXML_VERSION >= 21200
+typedef const xmlError *ErrorArg;
+#else
+typedef xmlError *ErrorArg;
+#endif
+
+/* Keeps the parse's first error: the cause.  libxml2 goes on after it and reports what follows
+ * from it (a file cut off inside a value gets "AttValue: ' expected", "attributes construct
+ * error", "Couldn't find end of Start Tag" and "Premature end of data"), and only the last is
+ * left in the context.  Warnings are not errors. */
+static void keep_first_error(void *ctx, ErrorArg err) {
+  xmlParserCtxtPtr ctxt = ctx;
+  Reading *r = ctxt->_private;
+  if (r->error || !err || err->level < XML_ERR_ERROR) return;
+  r->error = xstrdup(err->message ? err->message : "not well-formed XML");
+  r->error_line = err->line;
+  r->error_col = err->int2;
+}
+
 /* The file is not well-formed XML (malformed, or truncated: libxml2 places the end of a file cut
- * off mid-tag where it ends): libxml2's own message at its line and column. */
-static void report_libxml_error(const char *path, const char *text, xmlParserCtxtPtr ctxt) {
-  const xmlError *err = xmlCtxtGetLastError(ctxt);
-  SrcLoc loc = {.file = path, .text = text, .line = err ? err->line : 0,
-                .col = err ? err->int2 : 0};
-  char *msg = xstrdup(err && err->message ? err->message : "not well-formed XML");
+ * off mid-tag where it ends): libxml2's own message of its first error (keep_first_error), else
+ * of its last, at its line and column. */
+static void report_libxml_error(const char *path, const char *text, xmlParserCtxtPtr ctxt,
+                                const Reading *r) {
+  const xmlError *last = xmlCtxtGetLastError(ctxt);
+  SrcLoc loc = {.file = path, .text = text};
+  const char *why = "not well-formed XML";
+  if (r->error) {
+    loc.line = r->error_line, loc.col = r->error_col, why = r->error;
+  } else if (last) {
+    loc.line = last->line, loc.col = last->int2;
+    if (last->message) why = last->message;
+  }
+  char *msg = xstrdup(why);
   size_t len = strlen(msg);
   while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = '\0';
   diag_error(loc, "not well-formed XML: %s", msg);
@@ -149,6 +182,7 @@ static xmlParserCtxtPtr new_parser(const char *path, size_t len, Reading *readin
     return NULL;
   }
   ctxt->_private = reading;
+  ctxt->sax->serror = keep_first_error;
   return ctxt;
 }
 
@@ -168,7 +202,7 @@ static bool check_parse(const char *path, const char *text, xmlParserCtxtPtr ctx
   }
   if (reading->stopped) return false; /* the handler, or plain_attribute, has said why */
   if (!ctxt->wellFormed) {
-    report_libxml_error(path, text, ctxt);
+    report_libxml_error(path, text, ctxt, reading);
     return false;
   }
   return true;
@@ -185,13 +219,14 @@ xmlDocPtr xml_read_untrusted(const char *path, const char *text, size_t len) {
   xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL,
                                     SAFE_OPTIONS | XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
   bool ok = check_parse(path, text, ctxt, &reading);
-  if (ok && !doc) report_libxml_error(path, text, ctxt); /* well-formed, yet no document */
+  if (ok && !doc) report_libxml_error(path, text, ctxt, &reading); /* well-formed, no doc */
   if (ok && doc) ok = plain_tree(path, text, doc->children);
   if (!ok || !doc) {
     xmlFreeDoc(doc);
     doc = NULL;
   }
   xmlFreeParserCtxt(ctxt);
+  free(reading.error);
   return doc;
 }
 
@@ -294,7 +329,8 @@ bool xml_stream_untrusted(const char *path, const char *text, size_t len, const 
   if (!ctxt) return false;
   /* Only these callbacks: no document, no nodes, no text. */
   xmlSAXHandler sax = {.initialized = XML_SAX2_MAGIC, .internalSubset = refuse_doctype,
-                       .startElementNs = stream_start, .endElementNs = stream_end};
+                       .startElementNs = stream_start, .endElementNs = stream_end,
+                       .serror = keep_first_error};
   *ctxt->sax = sax;
   xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, path, NULL, SAFE_OPTIONS);
   xmlFreeDoc(doc); /* none is built; freed should libxml2 ever make one */
@@ -303,6 +339,7 @@ bool xml_stream_untrusted(const char *path, const char *text, size_t len, const 
   free(reading.chars);
   free(reading.names);
   free(reading.values);
+  free(reading.error);
   return ok;
 }
 

@@ -207,7 +207,7 @@ static void test_store_of_the_first_form(void **state) {
   char *db_path = xasprintf("%.*s.xml", (int)(strlen(store) - strlen(".measured.xml")), store);
   TimingDb db = {.path = db_path};
   ModelCalibration c;
-  assert_true(calibration_read(&db, &c));
+  assert_true(calibration_read(&db, &c, NULL));
   assert_true(c.present);
   assert_true(c.work_scale == 0.9 && c.barrier_scale == 0.5);
   assert_true(c.requests_one_scale == 1 && c.requests_shared_scale == 1 && c.lines_scale == 1);
@@ -229,7 +229,7 @@ static void store_refused(const char *constant, const char *message) {
   TimingDb db = {.path = db_path};
   ModelCalibration c;
   capture_start();
-  bool ok = calibration_read(&db, &c);
+  bool ok = calibration_read(&db, &c, NULL);
   char *err = capture_end();
   assert_false(ok);
   assert_non_null(strstr(err, message));

@@ -141,6 +141,22 @@ static void test_minimal_ok(void **state) {
   timingdb_free(db);
 }
 
+/* A malformed file gets the first error libxml2 reports, the cause; not the last, one of its
+ * consequences (what was reported before). */
+static void test_first_xml_error(void **state) {
+  (void)state;
+  /* a start tag left open: "error parsing attribute name" at the '<' after it, then "attributes
+   * construct error" and "Couldn't find end of Start Tag" */
+  expect_error(HEAD "<device name=\"T\" </kasgen-timings>\n", "mem.xml:3:18: error: not "
+               "well-formed XML: error parsing attribute name", "");
+  assert_null(strstr(messages, "Couldn't find end"));
+  /* cut off inside a start tag: the tag it leaves open, then "Premature end of data" in the
+   * root */
+  expect_error(HEAD "<device name=\"x\"\n", "mem.xml:4:1: error: not well-formed XML: "
+               "Couldn't find end of Start Tag device line 3", "");
+  assert_null(strstr(messages, "Premature end"));
+}
+
 static void test_errors(void **state) {
   (void)state;
   expect_error("", "mem.xml", "not well-formed XML");
@@ -485,8 +501,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good_file),     cmocka_unit_test(test_lookup_interpolates_and_clamps),
       cmocka_unit_test(test_analytic),      cmocka_unit_test(test_minimal_ok),
-      cmocka_unit_test(test_errors),        cmocka_unit_test(test_error_files),
-      cmocka_unit_test(test_default_path),  cmocka_unit_test(test_absurd_device_limits),
+      cmocka_unit_test(test_errors),        cmocka_unit_test(test_first_xml_error),
+      cmocka_unit_test(test_error_files),   cmocka_unit_test(test_default_path),
+      cmocka_unit_test(test_absurd_device_limits),
       cmocka_unit_test(test_absurd_timings), cmocka_unit_test(test_entities_are_never_expanded),
       cmocka_unit_test(test_many_routines), cmocka_unit_test(test_index_equals_scan),
       cmocka_unit_test(test_version_2_keys), cmocka_unit_test(test_plain_decimals),

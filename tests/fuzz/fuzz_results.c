@@ -4,8 +4,9 @@
  * the table (to /dev/null) and builds the gnuplot script.  The promise checked on every accepted
  * input is the one that matters: nothing from the file can become a gnuplot command.  The script
  * must be the fixed commands, one title line whose quoted text holds no quote, backquote,
- * backslash, '@', '$' or control character, then only numeric data lines and "e" terminators.
- * A rejected input must have reported an error.  Build: tests/fuzz/build.sh.
+ * backslash, '@', '$', control character or invalid UTF-8 (a valid character beyond ASCII has
+ * no byte below 0x80, so it is none of those), then only numeric data lines and "e"
+ * terminators.  A rejected input must have reported an error.  Build: tests/fuzz/build.sh.
  */
 #include "kasgen.h"
 
@@ -27,9 +28,15 @@ static void check_title(const char *line, size_t len) {
   static const char head[] = "set title '", tail[] = "' noenhanced";
   size_t hl = strlen(head), tl = strlen(tail);
   if (len < hl + tl || strncmp(line, head, hl) || strncmp(line + len - tl, tail, tl)) abort();
-  for (size_t i = hl; i < len - tl; i++) {
+  for (size_t i = hl; i < len - tl;) {
     unsigned char c = (unsigned char)line[i];
+    int n = c >= 0x80 ? utf8_char_len(line + i) : 1;
+    if (n > 1 && i + (size_t)n <= len - tl && !control_char_len(line + i)) {
+      i += (size_t)n;
+      continue;
+    }
     if (c < 0x20 || c >= 0x7f || strchr("'`\\@$\"", c)) abort();
+    i++;
   }
 }
 

@@ -231,11 +231,26 @@ expect 1 "folder.spec: error: cannot read: it is a folder, not a regular file" "
 k plan "$spec" --db folder.xml
 expect 1 "folder.xml: error: cannot read: it is a folder" "folder as the database"
 # A database cut off inside a start tag (a copy interrupted): not well-formed, said where it
-# ends, and no error about the attributes the cut took away.
+# ends, and no error about the attributes the cut took away.  The message is libxml2's first
+# error, the cause (the tag left open), not its last, a consequence (before: "Premature end of
+# data in tag kasgen-timings").
 head -n 5 "$repo/benchmarks/nvidia-h200.xml" >cut.xml
 k plan "$spec" --db cut.xml
-expect 1 "cut.xml:6:1: error: not well-formed XML: Premature end of data" "database cut mid-tag"
+expect 1 "cut.xml:6:1: error: not well-formed XML: Couldn't find end of Start Tag device line 3" \
+  "database cut mid-tag"
 grep -q 'lacks the attribute' "$tmp/err" && fail "database cut mid-tag: the cut attributes blamed"
+grep -q 'Premature end' "$tmp/err" && fail "database cut mid-tag: a consequence reported"
+# A results file whose <run> misses its '/' and whose first <candidate> is left open: the first
+# error, where that tag should have ended (6:28), not the last at the end of the file (7:1,
+# "Premature end of data", before).
+mkdir open
+sed -e '5s|"/>$|">|' -e '7,$d' \
+  -e 's|<candidate name="cand01" .*|<candidate name="cand01" </kasgen-results>|' \
+  "$repo/tests/fixtures/results/good/results.xml" >open/results.xml
+k report open
+expect 1 "open/results.xml:6:28: error: not well-formed XML: error parsing attribute name" \
+  "a start tag left open"
+grep -q 'Premature end' "$tmp/err" && fail "a start tag left open: a consequence reported"
 lib_with libdir vcopy3/vcopy3_1.cu mkdir
 k list --library libdir
 expect 1 "vcopy3_1.cu: error: cannot read: it is a folder" "folder as a library .cu"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report.sh — `kasgen report DIR` on results files as a GPU run writes them: the table and the
-# Spearman correlation recomputed from the ranks, plot.png when gnuplot exists, and located errors
+# Spearman correlation recomputed from the ranks (names in UTF-8 as they are), plot.png when
+# gnuplot exists, and located errors
 # (file:line) with exit 1 for every kind of malformed file in tests/fixtures/results/.  Also
 # `kasgen report FILE` (the plot beside the file, a user's file of that name kept, no plot and a
 # note where the folder is not writable, links and FIFOs refused) and `kasgen report -` (the
@@ -31,6 +32,20 @@ cp -r "$fixtures/perfect" "$tmp/perfect"
 "$KASGEN" report "$tmp/perfect/" >"$tmp/out" 2>&1 || fail "perfect: exit $?"
 grep -q 'candidates): -1.000' "$tmp/out" || fail "perfect: Spearman should be -1"
 grep -q 'on Test & GPU' "$tmp/out" || fail "perfect: XML entity in device name"
+
+# Names in UTF-8 print as they are (octal escapes before: \303\234nterelement), a backslash still
+# escaped so that no name shows an escape it does not hold; the plot is drawn with them.
+mkdir "$tmp/utf8"
+sed -e 's/spec="stvenant"/spec="Ünterelement"/' \
+  -e 's/name="NVIDIA H100 80GB HBM3"/name="NVIDIA µGPU a\\b"/' \
+  "$fixtures/good/results.xml" >"$tmp/utf8/results.xml"
+"$KASGEN" report "$tmp/utf8" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err" >&2; fail "utf8: exit $?"; }
+grep -qF 'Ünterelement on NVIDIA µGPU a\134b: n = 4194304' "$tmp/out" ||
+  fail "utf8: header '$(head -1 "$tmp/out")'"
+if command -v gnuplot >/dev/null; then
+  head -c 8 "$tmp/utf8/plot.png" | od -An -c | grep -q 'P   N   G' || fail "utf8: no plot.png"
+fi
 
 # A real file, written by the generated harness of specs/stvenant.spec on an H200: the round trip.
 cp -r "$fixtures/h200-stvenant" "$tmp/h200"
