@@ -1,7 +1,8 @@
 /*
  * binding.c — the words of a target that need no DAG (docs/design.md §5.4): the real types,
- * vector widths and layout names, and how a routine addresses one array in global memory
- * (GlobalBinding); instantiate.c uses them, target.c builds on them.
+ * vector widths and layout names, the reading of a --layout text, and how a routine addresses
+ * one array in global memory (GlobalBinding); instantiate.c uses them, target.c builds on them,
+ * results.c reads a results file's layout with them.
  *
  * Every load and save routine addresses global memory through one placeholder, GIDX(e, c), the
  * index of component c of element e from the routine's array pointer; kasgen binds it per array
@@ -10,6 +11,8 @@
  * component-major slices are addressed by the same two strides and a base offset.
  */
 #include "kasgen.h"
+
+#include <string.h>
 
 bool binding_contiguous(const GlobalBinding *b) {
   return b->layout == LAYOUT_ELEMENT && (b->record == 0 || b->record == b->size);
@@ -48,4 +51,32 @@ int target_vector_width(Precision p) { return 16 / target_real_bytes(p); }
 
 const char *target_layout_name(Layout l) {
   return l == LAYOUT_COMPONENT ? "component" : "element";
+}
+
+/* "element" or "component" at s (length len); false for anything else. */
+static bool parse_layout_word(const char *s, size_t len, Layout *out) {
+  if (len == 7 && !strncmp(s, "element", 7)) *out = LAYOUT_ELEMENT;
+  else if (len == 9 && !strncmp(s, "component", 9)) *out = LAYOUT_COMPONENT;
+  else return false;
+  return true;
+}
+
+bool layout_item_next(const char **s, LayoutItem *it) {
+  size_t len = strcspn(*s, ",");
+  const char *eq = memchr(*s, '=', len);
+  *it = (LayoutItem){.text = *s, .len = len, .name_len = eq ? (size_t)(eq - *s) : 0,
+                     .named = eq != NULL};
+  const char *word = eq ? eq + 1 : *s;
+  *s += len + ((*s)[len] == ',');
+  return parse_layout_word(word, len - (size_t)(word - it->text), &it->layout);
+}
+
+bool target_layouts_valid(const char *layouts, const char **bad, int *bad_len) {
+  LayoutItem it;
+  for (const char *s = layouts; *s;)
+    if (!layout_item_next(&s, &it)) {
+      *bad = it.text, *bad_len = (int)it.len;
+      return false;
+    }
+  return true;
 }

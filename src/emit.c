@@ -40,15 +40,19 @@ static size_t column(const StrBuf *sb) {
 }
 
 /* A C string literal for s, split into literals that C concatenates wherever a line would pass
- * 100 columns (after a '+' or a space); the continuation lines start at column indent.  The
- * strings are implementation names: nothing in them needs escaping but quotes and backslashes. */
-static void c_string_lines(StrBuf *sb, const char *s, int indent) {
+ * 100 columns (after one of the separators, which stays with its word); brk goes between two
+ * literals: the line break and the next line's indent.  The strings are names: nothing in them
+ * needs escaping but quotes and backslashes. */
+static void c_string_split(StrBuf *sb, const char *s, const char *separators, const char *brk) {
   sb_putc(sb, '"');
+  size_t line_start = column(sb); /* of this line's literal: a break there would gain nothing */
   while (*s) {
-    size_t len = strcspn(s, "+ ");
-    if (s[len]) len++; /* the separator stays with its word */
-    if (column(sb) + len + 3 > 100 && column(sb) > (size_t)indent + 1)
-      sb_printf(sb, "\"\n%*s\"", indent, "");
+    size_t len = strcspn(s, separators);
+    if (s[len]) len++;
+    if (column(sb) + len + 3 > 100 && column(sb) > line_start) {
+      sb_puts(sb, brk);
+      line_start = column(sb);
+    }
     for (size_t k = 0; k < len; k++) {
       if (s[k] == '"' || s[k] == '\\') sb_putc(sb, '\\');
       sb_putc(sb, s[k]);
@@ -56,6 +60,14 @@ static void c_string_lines(StrBuf *sb, const char *s, int indent) {
     s += len;
   }
   sb_putc(sb, '"');
+}
+
+/* An implementation list as c_string_split writes it, split after a '+' or a space, the
+ * continuation lines starting at column indent. */
+static void c_string_lines(StrBuf *sb, const char *s, int indent) {
+  char *brk = xasprintf("\"\n%*s\"", indent, "");
+  c_string_split(sb, s, "+ ", brk);
+  free(brk);
 }
 
 static void free_entries(CandidateEntry *e, int count) {
@@ -194,6 +206,16 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const TimingDb *db
   sb_puts(&sb, "/* the GPU of the timing database the predictions come from (\"\": the analytic\n"
                " * model) */\n#define KAS_PREDICTED_FOR ");
   c_string(&sb, !db || db->analytic ? "" : db->dev.name);
+  /* The harness writes it, with the precision (kas_real), into results.xml: a file copied
+   * without its folder still says which search made its candidates (tune and calibrate search
+   * again).  One spelling whatever --layout's, so that files of one target say it alike. */
+  sb_puts(&sb, "\n/* the arrays' layouts, as --layout takes them (results.xml records them, with\n"
+               " * the precision, for kasgen tune and calibrate) */\n");
+  /* a spec of many arrays, some of each layout, continues it over lines (a macro: '\\') */
+  sb_puts(&sb, "#define KAS_LAYOUTS ");
+  char *layouts = target_layout_option(t, dag);
+  c_string_split(&sb, layouts, ",", "\" \\\n    \"");
+  free(layouts);
   sb_puts(&sb, "\n");
   io_tables(&sb, dag, t);
   sb_puts(&sb, "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n");

@@ -861,11 +861,35 @@ const char *target_real_name(Precision p);          /* "float", "double" */
 const char *target_precision_name(Precision p);     /* "single", "double" */
 int target_vector_width(Precision p);               /* reals per 16 bytes: 4, 2 */
 const char *target_layout_name(Layout l);           /* "element", "component" */
+/* One item of a --layout text: "element", "component" or "NAME=element|component". */
+typedef struct {
+  const char *text;     /* the item, len bytes (not terminated: the list goes on) */
+  size_t len, name_len; /* name_len: of the NAME before '=' */
+  bool named;           /* NAME=...; else the layout of every array */
+  Layout layout;
+} LayoutItem;
+/* The item at *s, *s moved past it and its comma; false when its word is neither element nor
+ * component.  The one reading of --layout: the command line's (target_new) and the results
+ * file's (results.c). */
+bool layout_item_next(const char **s, LayoutItem *it);
+/* Whether every item of a --layout text is one target_new reads, its names aside (they are
+ * checked against a spec); else *bad and *bad_len give the first item that is not. */
+bool target_layouts_valid(const char *layouts, const char **bad, int *bad_len);
 /* A target for dag: precision, then the layouts from a --layout text (NULL: all element-major):
  * a comma-separated list of `element`, `component` (every array) and `NAME=element|component`
  * (the spec input or output NAME), later items overriding earlier ones.  NULL after a
  * diagnostic naming the bad item. */
 Target *target_new(const Dag *dag, Precision precision, const char *layouts);
+/* The same, its diagnostics at where (target_new's: at "--layout"; a results file's: at its
+ * layout attribute). */
+Target *target_new_at(const Dag *dag, Precision precision, const char *layouts, SrcLoc where);
+/* The --layout value that gives t's layouts for dag, written one way whatever way it was given:
+ * the shorter of the component-major arrays named ("element" when none is: "A=component,
+ * B=component") and "component" with the element-major ones named ("component,C=element"),
+ * the first on a tie.  malloc'ed. */
+char *target_layout_option(const Target *t, const Dag *dag);
+/* Whether a and b lay out every API argument of dag alike. */
+bool target_same_layouts(const Target *a, const Target *b, const Dag *dag);
 /* The same target for arrays of any alignment: w = 1, and component-major rows that may start
  * mid-sector (misaligned_rows, when there are component-major arrays). */
 Target *target_unaligned(const Target *t);
@@ -1893,11 +1917,21 @@ typedef struct {
   double round_min_ns, round_max_ns; /* the fastest and slowest round's median; NAN if absent */
   long line; /* of its <candidate>, for messages */
 } ResultRow;
+/* A place in a file, for messages (1-based; 0: unknown). */
+typedef struct {
+  int line, col;
+} TextPlace;
 typedef struct {
   char *spec, *device;
   long device_line; /* of its <device>, for messages */
   double copy_gbs, file_spearman;
   long n, reps, rounds, copies, bytes_per_elem;
+  /* What the run's code was generated for, as <run> says (absent from older files): the search
+   * that finds its candidates again uses them (cli_tune.c). */
+  bool has_precision;
+  Precision precision;
+  char *layouts;                    /* the --layout value (its items checked), or NULL */
+  TextPlace precision_at, layout_at; /* of the attributes' values */
   ResultRow *rows;
   int nrows, cap;
 } Results;

@@ -7,7 +7,8 @@
  *
  *   results     = <kasgen-results version="1" spec=NAME> device run candidate+ spearman? </...>
  *   device      = <device name=TEXT copy-gbs=NUM/>
- *   run         = <run n=INT reps=INT rounds=INT? input-copies=INT bytes-per-element=INT/>
+ *   run         = <run n=INT reps=INT rounds=INT? input-copies=INT bytes-per-element=INT
+ *                  precision=single|double? layout=TEXT? offset=INT?/>
  *   candidate   = <candidate name=TEXT kernels=TEXT calls=TEXT? shapes=TEXT? code=TEXT?
  *                  nkernels=INT predicted-ns=NUM measured-ns=NUM melem-s=NUM compulsory-gbs=NUM
  *                  copy-percent=NUM
@@ -21,6 +22,10 @@
  * the block shapes of one candidate (--variants), which share their calls.  code (absent from
  * files written before it) is a digest of the kernels' code (emit_code_digest): plans of the
  * same implementations, calls and shapes differ in their load and save routines.
+ * precision and layout (absent from older files) are the --precision and --layout the code was
+ * generated with (layout as target_layout_option writes it, checked as target_new reads it):
+ * tune and calibrate search a run again with them, and a file copied out of its folder says
+ * them still.  offset (a sub-range's first element) is not read.
  * predicted-rank 0 marks "unfused" (shown, not ranked).  measured-ns is the median of the
  * rounds' medians; round-min-ns and round-max-ns are the fastest and slowest round's median, the
  * run-to-run spread that `kasgen tune` compares differences with.
@@ -53,28 +58,43 @@ static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ..
 static void results_error_at(ResultsParser *p, long line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void vresults_error(ResultsParser *p, long line, const char *fmt, va_list ap) {
+static void results_error_place(ResultsParser *p, TextPlace at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void vresults_error(ResultsParser *p, TextPlace at, const char *fmt, va_list ap) {
   p->failed = true;
   if (++p->nerrors > MAX_RESULTS_ERRORS) return;
   char buf[512];
   vsnprintf(buf, sizeof buf, fmt, ap);
-  diag_error((SrcLoc){.file = p->path, .text = p->text, .line = line > 0 ? (int)line : 0}, "%s",
+  diag_error((SrcLoc){.file = p->path, .text = p->text, .line = at.line, .col = at.col}, "%s",
              buf);
   if (p->nerrors == MAX_RESULTS_ERRORS)
     diag_note((SrcLoc){.file = p->path}, "too many errors; the rest are not shown");
 }
 
+/* A line as a place: xml_line's (0 when unknown), within what a message shows. */
+static TextPlace line_place(long line) {
+  return (TextPlace){.line = line > 0 && line <= INT_MAX ? (int)line : 0};
+}
+
 static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vresults_error(p, xml_line(node), fmt, ap);
+  vresults_error(p, line_place(xml_line(node)), fmt, ap);
   va_end(ap);
 }
 
 static void results_error_at(ResultsParser *p, long line, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vresults_error(p, line, fmt, ap);
+  vresults_error(p, line_place(line), fmt, ap);
+  va_end(ap);
+}
+
+static void results_error_place(ResultsParser *p, TextPlace at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vresults_error(p, at, fmt, ap);
   va_end(ap);
 }
 
@@ -130,6 +150,64 @@ static bool nonnegative(ResultsParser *p, xmlNodePtr node, const char *attr, dou
 
 static bool has_attr(xmlNodePtr node, const char *attr) {
   return xmlHasProp(node, (const xmlChar *)attr) != NULL;
+}
+
+/* The end of line `line` of text (its '\n', or the text's end). */
+static const char *line_end(const char *text, int line) {
+  for (int l = 1; l < line; l++) {
+    const char *nl = strchr(text, '\n');
+    if (!nl) break;
+    text = nl + 1;
+  }
+  return text + strcspn(text, "\n");
+}
+
+/* The last "<name" tag opened before end, or NULL. */
+static const char *last_tag_open(const char *text, const char *end, const char *name) {
+  size_t len = strlen(name);
+  for (const char *s = end; s-- > text;)
+    if (*s == '<' && !strncmp(s + 1, name, len) && s[1 + len] && strchr(" \t\r\n/>", s[1 + len]))
+      return s;
+  return NULL;
+}
+
+/* At s (after a space inside a start tag): attr, '=' and a quote, spaces allowed around '=';
+ * the value's first character, or NULL. */
+static const char *value_after_name(const char *s, const char *attr) {
+  size_t len = strlen(attr);
+  if (strncmp(s, attr, len)) return NULL;
+  s += len + strspn(s + len, " \t\r\n");
+  if (*s != '=') return NULL;
+  s += 1 + strspn(s + 1, " \t\r\n");
+  return *s == '"' || *s == '\'' ? s + 1 : NULL;
+}
+
+/* Where the value of node's attribute attr begins, for a message's column: node's start tag,
+ * which ends on the line libxml2 gives for it (a tag may go on over lines, and a value may hold
+ * '>'), read from its '<'.  The line alone where the text does not show it. */
+static TextPlace attr_place(const ResultsParser *p, xmlNodePtr node, const char *attr) {
+  TextPlace at = line_place(xml_line(node));
+  const char *end = line_end(p->text, at.line);
+  const char *s = last_tag_open(p->text, end, (const char *)node->name);
+  if (!at.line || !s) return at;
+  TextPlace place = {.line = at.line};
+  for (const char *c = s; c < end; c++) place.line -= *c == '\n';
+  const char *start = s;
+  while (start > p->text && start[-1] != '\n') start--;
+  for (char quote = 0; *++s && (quote || *s != '>');) {
+    if (*s == '\n') place.line++, start = s + 1;
+    if (quote) quote = *s == quote ? 0 : quote;
+    else if (*s == '"' || *s == '\'') quote = *s;
+    else if (strchr(" \t\r\n", s[-1])) {
+      const char *value = value_after_name(s, attr);
+      if (!value) continue;
+      for (; s < value; s++)
+        if (*s == '\n') place.line++, start = s + 1;
+      place.col = (int)(value - start) + 1;
+      return place;
+    }
+  }
+  return at;
 }
 
 static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
@@ -235,6 +313,50 @@ static bool is_element(xmlNodePtr n, const char *name) {
   return n->type == XML_ELEMENT_NODE && !strcmp((const char *)n->name, name);
 }
 
+/* precision="single|double": the command line's words, read by its reader (options.c). */
+static void parse_precision(ResultsParser *p, xmlNodePtr run, Results *r) {
+  char *value = required_attr(p, run, "precision");
+  if (!value) return;
+  r->precision_at = attr_place(p, run, "precision");
+  CliOptions read = {0};
+  if (option_set(&read, OPT_PRECISION, value)) {
+    r->has_precision = true;
+    r->precision = read.precision;
+  } else {
+    results_error_place(p, r->precision_at, "precision=\"%s\" of <run> is neither single nor "
+                        "double", value);
+  }
+  free(value);
+}
+
+/* layout="...": a --layout value, its items read as target_new reads them (target.c); the names
+ * are checked against the spec when the run is searched again (cli_tune.c). */
+static void parse_layout(ResultsParser *p, xmlNodePtr run, Results *r) {
+  char *value = required_attr(p, run, "layout");
+  if (!value) return;
+  r->layout_at = attr_place(p, run, "layout");
+  const char *bad = NULL;
+  int bad_len = 0;
+  if (target_layouts_valid(value, &bad, &bad_len)) {
+    r->layouts = value;
+    return;
+  }
+  results_error_place(p, r->layout_at, "layout=\"%s\" of <run>: '%.*s' is not element, "
+                      "component or NAME=element|component", value, bad_len, bad);
+  free(value);
+}
+
+static void parse_run(ResultsParser *p, xmlNodePtr run, Results *r) {
+  int_attr(p, run, "n", 0, LONG_MAX, &r->n);
+  int_attr(p, run, "reps", 1, INT_MAX, &r->reps);
+  int_attr(p, run, "input-copies", 1, INT_MAX, &r->copies);
+  int_attr(p, run, "bytes-per-element", 0, INT_MAX, &r->bytes_per_elem);
+  r->rounds = 1;
+  if (has_attr(run, "rounds")) int_attr(p, run, "rounds", 1, INT_MAX, &r->rounds);
+  if (has_attr(run, "precision")) parse_precision(p, run, r);
+  if (has_attr(run, "layout")) parse_layout(p, run, r);
+}
+
 static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
   if (!root || !is_element(root, "kasgen-results")) {
     results_error(p, root, "the root element must be <kasgen-results>");
@@ -255,12 +377,7 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
       nonnegative(p, c, "copy-gbs", &r->copy_gbs);
     } else if (is_element(c, "run")) {
       if (nrun++) { results_error(p, c, "more than one <run>"); continue; }
-      int_attr(p, c, "n", 0, LONG_MAX, &r->n);
-      int_attr(p, c, "reps", 1, INT_MAX, &r->reps);
-      int_attr(p, c, "input-copies", 1, INT_MAX, &r->copies);
-      int_attr(p, c, "bytes-per-element", 0, INT_MAX, &r->bytes_per_elem);
-      r->rounds = 1;
-      if (has_attr(c, "rounds")) int_attr(p, c, "rounds", 1, INT_MAX, &r->rounds);
+      parse_run(p, c, r);
     } else if (is_element(c, "candidate")) {
       parse_candidate(p, c, r);
     } else if (is_element(c, "spearman")) {
@@ -289,6 +406,7 @@ void results_free(Results *r) {
   free(r->rows);
   free(r->spec);
   free(r->device);
+  free(r->layouts);
 }
 
 bool results_parse(const char *path, const char *text, size_t len, Results *r) {

@@ -15,12 +15,10 @@ static const Target DEFAULT_TARGET = {.precision = PREC_SINGLE, .w = 4};
 
 const Target *target_default(void) { return &DEFAULT_TARGET; }
 
-/* "element" or "component" at s (length len); false for anything else. */
-static bool parse_layout_word(const char *s, size_t len, Layout *out) {
-  if (len == 7 && !strncmp(s, "element", 7)) *out = LAYOUT_ELEMENT;
-  else if (len == 9 && !strncmp(s, "component", 9)) *out = LAYOUT_COMPONENT;
-  else return false;
-  return true;
+static bool layout_item_error(SrcLoc where, const LayoutItem *it) {
+  diag_error(where, "'%.*s': expected element, component or NAME=element|component",
+             (int)it->len, it->text);
+  return false;
 }
 
 /* Sets the layout of the API argument (input or output, a plain variable or a whole array) named
@@ -37,29 +35,24 @@ static bool set_named(Target *t, const Dag *dag, const char *name, size_t len, L
   return found;
 }
 
-/* One item of the --layout list: "element", "component" or "NAME=element|component". */
-static bool apply_layout_item(Target *t, const Dag *dag, const char *item, size_t len) {
-  const char *eq = memchr(item, '=', len);
-  const char *word = eq ? eq + 1 : item;
-  size_t wlen = eq ? len - (size_t)(eq - item) - 1 : len;
-  Layout l;
-  if (!parse_layout_word(word, wlen, &l)) {
-    diag_error((SrcLoc){.file = "--layout"}, "'%.*s': expected element, component or "
-               "NAME=element|component", (int)len, item);
-    return false;
-  }
-  if (!eq) {
-    for (int k = 0; k < t->ninputs; k++) t->inputs[k] = l;
-    for (int k = 0; k < t->noutputs; k++) t->outputs[k] = l;
+/* Applies one item of the --layout list; false after an error at where. */
+static bool apply_layout_item(Target *t, const Dag *dag, const LayoutItem *it, SrcLoc where) {
+  if (!it->named) {
+    for (int k = 0; k < t->ninputs; k++) t->inputs[k] = it->layout;
+    for (int k = 0; k < t->noutputs; k++) t->outputs[k] = it->layout;
     return true;
   }
-  if (set_named(t, dag, item, (size_t)(eq - item), l)) return true;
-  diag_error((SrcLoc){.file = "--layout"}, "'%.*s' names no input or output of spec %s",
-             (int)(eq - item), item, dag->spec->name);
+  if (set_named(t, dag, it->text, it->name_len, it->layout)) return true;
+  diag_error(where, "'%.*s' names no input or output of spec %s", (int)it->name_len, it->text,
+             dag->spec->name);
   return false;
 }
 
 Target *target_new(const Dag *dag, Precision precision, const char *layouts) {
+  return target_new_at(dag, precision, layouts, (SrcLoc){.file = "--layout"});
+}
+
+Target *target_new_at(const Dag *dag, Precision precision, const char *layouts, SrcLoc where) {
   Target *t = xcalloc(1, sizeof *t);
   t->precision = precision;
   t->w = target_vector_width(precision);
@@ -68,11 +61,10 @@ Target *target_new(const Dag *dag, Precision precision, const char *layouts) {
   t->inputs = xcalloc((size_t)dag->nin_args + 1, sizeof *t->inputs);
   t->outputs = xcalloc((size_t)dag->nout_args + 1, sizeof *t->outputs);
   bool ok = true;
-  for (const char *s = layouts ? layouts : ""; ok && *s;) {
-    size_t len = strcspn(s, ",");
-    ok = apply_layout_item(t, dag, s, len);
-    s += len + (s[len] == ',');
-  }
+  LayoutItem it;
+  for (const char *s = layouts ? layouts : ""; ok && *s;)
+    ok = layout_item_next(&s, &it) ? apply_layout_item(t, dag, &it, where)
+                                   : layout_item_error(where, &it);
   if (ok) return t;
   target_free(t);
   return NULL;
@@ -109,6 +101,37 @@ Layout target_arg_layout(const Target *t, const Dag *dag, int k) {
   if (k < dag->nin_args) return t->inputs && k < t->ninputs ? t->inputs[k] : LAYOUT_ELEMENT;
   k -= dag->nin_args;
   return t->outputs && k < t->noutputs ? t->outputs[k] : LAYOUT_ELEMENT;
+}
+
+/* "NAME=l" for each array of dag that t lays out as l, comma-separated (malloc'ed). */
+static char *named_items(const Target *t, const Dag *dag, Layout l) {
+  StrBuf sb;
+  sb_init(&sb);
+  for (int k = 0; k < dag->nin_args + dag->nout_args; k++)
+    if (target_arg_layout(t, dag, k) == l)
+      sb_printf(&sb, "%s%s=%s", sb.len ? "," : "", dag_arg_name(dag, dag_api_arg(dag, k)),
+                target_layout_name(l));
+  return sb_take(&sb);
+}
+
+char *target_layout_option(const Target *t, const Dag *dag) {
+  char *components = named_items(t, dag, LAYOUT_COMPONENT);
+  if (!*components) {
+    free(components);
+    return xstrdup("element");
+  }
+  char *elements = named_items(t, dag, LAYOUT_ELEMENT);
+  char *by_component = xasprintf("component%s%s", *elements ? "," : "", elements);
+  free(elements);
+  bool shorter = strlen(by_component) < strlen(components);
+  free(shorter ? components : by_component);
+  return shorter ? by_component : components;
+}
+
+bool target_same_layouts(const Target *a, const Target *b, const Dag *dag) {
+  for (int k = 0; k < dag->nin_args + dag->nout_args; k++)
+    if (target_arg_layout(a, dag, k) != target_arg_layout(b, dag, k)) return false;
+  return true;
 }
 
 Layout target_value_layout(const Target *t, const Dag *dag, int value) {

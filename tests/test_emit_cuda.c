@@ -2,8 +2,9 @@
  * test_emit_cuda.c — the CUDA emitter (src/emit_cuda.c) on hand-built kernel plans over the real
  * library: barriers exactly where the plan has them, register arrays and shared offsets as
  * planned, coordinates recomputed only where a call's shape differs, each routine instantiated
- * once, the workspace of intermediates that cross kernels, invalid plans refused, and the common
- * files (CPU graph, references).  The generated code is compiled and run by
+ * once, the workspace of intermediates that cross kernels, invalid plans refused, the common
+ * files (CPU graph, references), and the layouts kas_candidates.h says (KAS_LAYOUTS, one spelling
+ * of --layout, continued over lines when long).  The generated code is compiled and run by
  * tests/integration/emit_cpu.sh.
  */
 #include "testutil.h"
@@ -552,6 +553,70 @@ static void test_double_component_major(void **state) {
   target_free(t);
 }
 
+/* What kas_candidates.h says of the layouts (KAS_LAYOUTS, which the harness writes into
+ * results.xml): the --layout value of the target, spelt one way however it was given (the
+ * shorter of the component-major arrays named and "component" with the others named), which
+ * reads back as the same target. */
+static void test_layouts_said_one_way(void **state) {
+  Fixture *f = *state;
+  const char *given[][2] = {
+      {NULL, "element"},
+      {"element", "element"},
+      {"component", "component"},
+      {"v=component,component", "component"},
+      {"component,M=element", "component,M=element"},
+      {"M=element,component,M=element", "component,M=element"},
+      {"v=component", "v=component"},
+      {"component,M=element,r=element", "v=component,s=component"},
+  };
+  for (size_t i = 0; i < sizeof given / sizeof *given; i++) {
+    Target *t = target_new(f->dag, PREC_DOUBLE, given[i][0]);
+    char *said = target_layout_option(t, f->dag);
+    assert_string_equal(said, given[i][1]);
+    Target *again = target_new(f->dag, PREC_SINGLE, said);
+    assert_true(again && target_same_layouts(again, t, f->dag));
+    free(said);
+    target_free(again), target_free(t);
+  }
+  Target *mixed = target_new(f->dag, PREC_DOUBLE, "component,M=element");
+  Target *all = target_new(f->dag, PREC_DOUBLE, "component");
+  assert_false(target_same_layouts(all, mixed, f->dag));
+  char *h = emit_candidates_header(f->dag, mixed, NULL, NULL, 0, 203);
+  assert_non_null(strstr(h, "\n#define KAS_LAYOUTS \"component,M=element\"\n"));
+  free(h);
+  target_free(all), target_free(mixed);
+}
+
+/* A long one is one literal continued over lines, none over 100 columns. */
+static void test_long_layouts_continued(void **state) {
+  Fixture *f = *state;
+  const char *text = "matrix3x3 inputMatrixWithAVeryLongNameOne, inputMatrixWithAVeryLongNameTwo,\n"
+                     "  outputMatrixWithAVeryLongNameOne, outputMatrixWithAVeryLongNameTwo;\n"
+                     "input inputMatrixWithAVeryLongNameOne, inputMatrixWithAVeryLongNameTwo;\n"
+                     "outputMatrixWithAVeryLongNameOne = madd33(inputMatrixWithAVeryLongNameOne,\n"
+                     "  inputMatrixWithAVeryLongNameTwo);\n"
+                     "outputMatrixWithAVeryLongNameTwo = madd33(inputMatrixWithAVeryLongNameTwo,\n"
+                     "  inputMatrixWithAVeryLongNameOne);\n"
+                     "return outputMatrixWithAVeryLongNameOne, outputMatrixWithAVeryLongNameTwo;\n";
+  Spec *spec = spec_parse("long.spec", text, f->lib);
+  assert_non_null(spec);
+  Dag *dag = dag_build(spec);
+  Target *t = target_new(dag, PREC_SINGLE, "inputMatrixWithAVeryLongNameOne=component,"
+                                           "outputMatrixWithAVeryLongNameTwo=component");
+  char *h = emit_candidates_header(dag, t, NULL, NULL, 0, 1);
+  assert_non_null(strstr(h, "#define KAS_LAYOUTS \"inputMatrixWithAVeryLongNameOne=component,\" "
+                            "\\\n    \"outputMatrixWithAVeryLongNameTwo=component\"\n"));
+  for (const char *line = h; *line;) {
+    size_t len = strcspn(line, "\n");
+    assert_true(len <= 100);
+    line += len + (line[len] == '\n');
+  }
+  free(h);
+  target_free(t);
+  dag_free(dag);
+  spec_free(spec);
+}
+
 /* A candidate with a plan for arrays of any alignment: both plans' kernels, each routine once
  * (the W = 1 ones renamed _w1), both launches static, and the candidate's launch choosing by
  * the one caller's array the fast plan moves 16 bytes at a time (M, in[0]). */
@@ -662,6 +727,8 @@ int main(void) {
       cmocka_unit_test(test_common_files),
       cmocka_unit_test(test_check_cpu_catches_missing_barrier),
       cmocka_unit_test(test_double_component_major),
+      cmocka_unit_test(test_layouts_said_one_way),
+      cmocka_unit_test(test_long_layouts_continued),
       cmocka_unit_test(test_unaligned_plan_behind_one_launch),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

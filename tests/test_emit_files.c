@@ -584,6 +584,8 @@ static void emit_all_writes_the_documented_layout(void **state) {
   assert_non_null(strstr(h, want));
   assert_non_null(strstr(h, "#define KAS_DEFAULT_N 1000\n"));
   assert_non_null(strstr(h, "#define KAS_PREDICTED_FOR \"\"\n")); /* the analytic model */
+  /* the harness writes it into results.xml: every array element-major, said so */
+  assert_non_null(strstr(h, "#define KAS_LAYOUTS \"element\"\n"));
   assert_non_null(strstr(h, "kas_unfused_launch_host"));
   free(want);
   free(h);

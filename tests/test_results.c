@@ -2,7 +2,9 @@
  * test_results.c — the order in which tune's and report's tables list a results file's rows
  * (src/results.c): results_rank_order against a brute force (the least rank not yet taken,
  * first in the file among equals, unranked rows last), on random files with ties and unranked
- * rows, and results_sort_by_rank moving the rows into that order.
+ * rows, and results_sort_by_rank moving the rows into that order; and what the file says its
+ * code was generated for (<run precision=... layout=...>, results_parse): read where given,
+ * absent from older files, and a value the command line would refuse an error at its column.
  */
 #include "testutil.h"
 
@@ -67,10 +69,102 @@ static void test_unranked_last(void **state) {
   free(order);
 }
 
+/* A results file of one candidate whose <run> ends with run_attrs (each line of the file below
+ * is one line: <run> is line 4). */
+static char *results_text(const char *run_attrs) {
+  return xasprintf("<?xml version=\"1.0\"?>\n<kasgen-results version=\"1\" spec=\"s\">\n"
+                   "<device name=\"G\" copy-gbs=\"1\"/>\n"
+                   "<run n=\"8\" reps=\"1\" input-copies=\"1\" bytes-per-element=\"8\"%s/>\n"
+                   "<candidate name=\"c\" kernels=\"k\" nkernels=\"1\" predicted-ns=\"1\" "
+                   "measured-ns=\"1\" melem-s=\"1\" compulsory-gbs=\"1\" copy-percent=\"1\" "
+                   "predicted-rank=\"1\" measured-rank=\"1\" correct=\"1\" error=\"0\"/>\n"
+                   "</kasgen-results>\n",
+                   run_attrs);
+}
+
+/* Parses the file of run_attrs; false (its messages in *err, unless NULL) after errors. */
+static bool parse_run(const char *run_attrs, Results *r, char **err) {
+  char *text = results_text(run_attrs);
+  capture_start();
+  bool ok = results_parse("r.xml", text, strlen(text), r);
+  char *said = capture_end();
+  if (err) *err = said;
+  else free(said);
+  free(text);
+  return ok;
+}
+
+/* The column of the value of attr="..." on line 4 of the file of run_attrs. */
+static int value_column(const char *run_attrs, const char *attr) {
+  char *text = results_text(run_attrs), *line = text;
+  for (int l = 1; l < 4; l++) line = strchr(line, '\n') + 1;
+  char *at = xasprintf(" %s=", attr);
+  int col = (int)(strstr(line, at) - line) + (int)strlen(at) + 2; /* past the quote, 1-based */
+  free(at);
+  free(text);
+  return col;
+}
+
+static void test_precision_and_layout_read(void **state) {
+  (void)state;
+  const char *attrs = " precision=\"double\"\n  layout=\"component,F=element\"";
+  Results r;
+  assert_true(parse_run(attrs, &r, NULL));
+  assert_true(r.has_precision);
+  assert_int_equal(r.precision, PREC_DOUBLE);
+  assert_string_equal(r.layouts, "component,F=element");
+  assert_int_equal(r.precision_at.line, 4);
+  assert_int_equal(r.precision_at.col, value_column(attrs, "precision"));
+  /* on the tag's next line: libxml2 gives the element the line its tag ends on */
+  assert_int_equal(r.layout_at.line, 5);
+  assert_int_equal(r.layout_at.col, 11); /* `  layout="` */
+  results_free(&r);
+  assert_true(parse_run(" precision=\"single\" layout=\"\"", &r, NULL));
+  assert_int_equal(r.precision, PREC_SINGLE);
+  assert_string_equal(r.layouts, ""); /* as --layout "": every array element-major */
+  results_free(&r);
+}
+
+/* A file written before the harness said them: nothing is known, and nothing is wrong. */
+static void test_older_file_says_neither(void **state) {
+  (void)state;
+  Results r;
+  assert_true(parse_run("", &r, NULL));
+  assert_false(r.has_precision);
+  assert_null(r.layouts);
+  results_free(&r);
+}
+
+/* Only the command line's words: an error at the value's line and column, naming it. */
+static void test_bad_values_located(void **state) {
+  (void)state;
+  const char *bad[][3] = {
+      {" precision=\"Double\"", "precision", "precision=\"Double\" of <run> is neither single "
+                                             "nor double"},
+      {" precision=\"\"", "precision", "precision=\"\" of <run> is neither"},
+      {" layout=\"component,rows\"", "layout", "'rows' is not element, component or "
+                                               "NAME=element|component"},
+      {" layout=\"F=comp\"", "layout", "'F=comp' is not element"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    Results r;
+    char *err;
+    assert_false(parse_run(bad[i][0], &r, &err));
+    char *where = xasprintf("r.xml:4:%d: error: ", value_column(bad[i][0], bad[i][1]));
+    assert_contains(err, where);
+    assert_contains(err, bad[i][2]);
+    free(where);
+    free(err);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rank_order_is_the_brute_force),
       cmocka_unit_test(test_unranked_last),
+      cmocka_unit_test(test_precision_and_layout_read),
+      cmocka_unit_test(test_older_file_says_neither),
+      cmocka_unit_test(test_bad_values_located),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

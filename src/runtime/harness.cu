@@ -347,10 +347,14 @@ static void write_xml(const char *path, const char *device, double copy_gbs, siz
   fprintf(f, "  <device name=\"");
   xml_escaped(f, device);
   fprintf(f, "\" copy-gbs=\"%.2f\"/>\n", copy_gbs);
+  /* precision and layout: what the code was generated for (kas_candidates.h), which kasgen
+   * tune and calibrate search again with, even for a file copied out of its folder */
   fprintf(f, "  <run n=\"%zu\" reps=\"%d\" rounds=\"%d\" input-copies=\"%d\" "
-             "bytes-per-element=\"%d\" precision=\"%s\" offset=\"%zu\"/>\n",
+             "bytes-per-element=\"%d\" precision=\"%s\" layout=\"",
           n, reps, rounds, copies, bytes_per_element(),
-          sizeof(kas_real) == 8 ? "double" : "single", offset);
+          sizeof(kas_real) == 8 ? "double" : "single");
+  xml_escaped(f, KAS_LAYOUTS);
+  fprintf(f, "\" offset=\"%zu\"/>\n", offset);
   for (int c = 0; c < KAS_NCANDIDATES; c++) {
     const KasCandidate *k = &kas_candidates[c];
     const Row *r = &rows[c];

@@ -64,6 +64,9 @@ grep -q 'one kernel per call' "$tmp/out" || fail "no unfused comparison"
 # the harness compares the GPU the predictions are for with its own ("": the analytic model)
 grep -qx '#define KAS_PREDICTED_FOR ""' "$tmp/gen/stvenant/common/kas_candidates.h" ||
   fail "the header does not say the predictions come from the analytic model"
+# and says the layouts the code is for, which the harness writes into results.xml (tune.sh)
+grep -qx '#define KAS_LAYOUTS "element"' "$tmp/gen/stvenant/common/kas_candidates.h" ||
+  fail "the header does not say the arrays are element-major"
 
 # --- a database: named in the ranking; routines it lacks are warned about once each --------------
 "$KASGEN" plan specs/stvenant.spec --top 2 --db tests/fixtures/db/good.xml >"$tmp/plan2" 2>"$tmp/err2" ||

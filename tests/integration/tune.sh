@@ -5,7 +5,8 @@
 #     embed wraps it (its symbols, the reason in the header);
 #   - one faster by less than the spread of the rounds keeps the predicted best;
 #   - bad results files (a bad number, a hex float or leading space, an absurd time or rank, a
-#     newline in a name, kernels the search no longer gives, nothing correct, no file) get
+#     newline in a name, a precision or layout the command line would refuse, kernels the search
+#     no longer gives, nothing correct, no file) get
 #     located errors and exit 1, and leave the embed as it was; a time of 0 is never the
 #     measured best; an index.txt naming "-" is not read from stdin, one that is a FIFO is
 #     refused once;
@@ -45,8 +46,11 @@ results_head() { # spec, bytes per element
   echo '<?xml version="1.0" encoding="UTF-8"?>'
   echo "<kasgen-results version=\"1\" spec=\"$1\">"
   echo "  <device name=\"$gpu\" copy-gbs=\"3000\"/>"
-  echo "  <run n=\"4194304\" reps=\"30\" rounds=\"5\" input-copies=\"2\" bytes-per-element=\"$2\"/>"
+  echo "  <run n=\"4194304\" reps=\"30\" rounds=\"5\" input-copies=\"2\"" \
+    "bytes-per-element=\"$2\"${run_attrs:-}/>"
 }
+# run_attrs=' precision="..." layout="..."' before write_results: what <run> says the code was
+# generated for, as the harness writes it (absent from older files).
 write_results() { # file, then per candidate "measured min max correct"
   local f=$1; shift
   {
@@ -134,6 +138,16 @@ expect_error "newline in a name" \
 write_results "$dir/results.xml" "1e-300 1e-300 1e-300 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 expect_error "absurd time" 'results.xml:5:.*error: measured-ns of <candidate> is outside 0 and \[1e-6, 1e6\]'
+#    What the code was generated for, in the command line's words only: else an error at the
+#    value's column (before, the precision was not read, and tune went on).
+run_attrs=' precision="half"' write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" \
+  "0.031 0.0309 0.0312 1" "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+expect_error "bad precision" \
+  'results.xml:4:92: error: precision="half" of <run> is neither single nor double'
+run_attrs=' layout="component,rows"' write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" \
+  "0.031 0.0309 0.0312 1" "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+expect_error "bad layout" \
+  "results.xml:4:89: error: layout=\"component,rows\" of <run>: 'rows' is not element, component"
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 sed -i '5s/predicted-rank="1"/predicted-rank="2147483647"/' "$dir/results.xml"
