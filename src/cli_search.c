@@ -123,7 +123,8 @@ bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
   if (emits && !output_possible(o, s->spec)) return false;
   if (!(s->dag = dag_build(s->spec))) return false;
   if (emits && !emit_supports_dag(s->dag)) return false;
-  if (!(s->target = target_new(s->dag, o->precision, o->layouts))) return false;
+  SrcLoc layouts_at = o->layouts_at.file ? o->layouts_at : (SrcLoc){.file = "--layout"};
+  if (!(s->target = target_new_at(s->dag, o->precision, o->layouts, layouts_at))) return false;
   if (o->dot_path && !write_dot(s->dag, o->dot_path)) return false;
   if (!(s->db = cli_load_timingdb(o))) return false;
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,

@@ -4,8 +4,10 @@
  *   kasgen tune DIR        the measured best of DIR/results.xml shipped in DIR/embed/
  *   kasgen calibrate DIR   the model's constants fitted to the runs in DIR, stored beside the
  *                          database
- * Both search again for the runs' specs through cli_search.c's session.  Results go to stdout,
- * diagnostics to stderr; exit 0 ok, 1 bad input.
+ * Both search again for the runs' specs through cli_search.c's session, as the runs were
+ * generated: with the folder's generation.ini, else in the precision and layouts the results
+ * file's <run> says (a file copied out of its folder), and never for other code than the run
+ * measured.  Results go to stdout, diagnostics to stderr; exit 0 ok, 1 bad input.
  */
 #include "kasgen.h"
 
@@ -18,25 +20,98 @@
 
 #define MIN_SAMPLES 3
 
+/* A GPU run as tune and calibrate search it again. */
+typedef struct {
+  const Results *r;
+  const char *path; /* its results file, for messages */
+  bool recorded;    /* its folder's generation.ini was read: the options it was generated with */
+} Run;
+
+/* ---- what a run was measured in ---------------------------------------------------------- */
+
+/* A place in the run's results file, for a message. */
+static SrcLoc place_in(const Run *run, TextPlace at) {
+  return (SrcLoc){.file = run->path, .line = at.line, .col = at.col};
+}
+
+/* The precision and layouts the run's results file says its code was generated for, into o
+ * where neither the command line nor generation.ini (which, when there is one, says them all:
+ * a default is left out) gives them: a file copied out of its folder, a folder from before
+ * generation.ini.  As generation_read gives the record, the command line winning; o keeps
+ * pointers into run->r. */
+static void search_as_measured(CliOptions *o, const Run *run) {
+  const Results *r = run->r;
+  if (run->recorded) return;
+  if (r->has_precision)
+    (void)option_set_recorded(o, "precision", target_precision_name(r->precision));
+  if (r->layouts && option_set_recorded(o, "layout", r->layouts) == RECORDED_SET)
+    o->layouts_at = place_in(run, r->layout_at); /* a name the spec lacks: an error there */
+}
+
+/* The search is for other code than the run measured (option: "precision" or "layout", bit its
+ * OPT_*, the values the run's file and the search give it): an error at the file's attribute
+ * naming both and where the search's comes from, and what to do. */
+static void report_other_code(const CliOptions *o, const Run *run, TextPlace at,
+                              const char *option, unsigned bit, const char *measured,
+                              const char *searched) {
+  bool given = o->given & bit;
+  diag_error(place_in(run, at), "this run measured the code of --%s %s, but %s searches with "
+             "--%s %s (%s%s)", option, measured, o->command, option, searched,
+             given ? "given to " : run->recorded ? "as the folder's generation.ini records it"
+                                                 : "by default",
+             given ? o->command : "");
+  if (given)
+    diag_note((SrcLoc){0}, "a run's candidates are the code it measured: without --%s, %s "
+              "searches as the run was generated", option, o->command);
+  else if (run->recorded)
+    diag_note((SrcLoc){.file = run->path}, "this is not the run of the folder's code: a results "
+              "file of another generation, or generation.ini changed since");
+}
+
+/* Whether session s searches for the code the run measured, in its precision and layouts (where
+ * its results file says them; names that are no argument of the spec are an error there);
+ * else an error at the file's attribute, rather than tune_reproduces's "the search no longer
+ * gives the candidate", which would hide the cause. */
+static bool searched_as_measured(const CliOptions *o, const Run *run, const Session *s) {
+  const Results *r = run->r;
+  const Target *t = s->target;
+  if (r->has_precision && r->precision != t->precision) {
+    report_other_code(o, run, r->precision_at, "precision", OPT_PRECISION,
+                      target_precision_name(r->precision), target_precision_name(t->precision));
+    return false;
+  }
+  if (!r->layouts) return true;
+  Target *measured = target_new_at(s->dag, t->precision, r->layouts, place_in(run, r->layout_at));
+  bool same = measured && target_same_layouts(measured, t, s->dag);
+  if (measured && !same) {
+    char *was = target_layout_option(measured, s->dag), *is = target_layout_option(t, s->dag);
+    report_other_code(o, run, r->layout_at, "layout", OPT_LAYOUT, was, is);
+    free(was), free(is);
+  }
+  target_free(measured);
+  return same;
+}
+
 /* ---- kasgen tune ------------------------------------------------------------------------ */
 
 /* Opens the session of the run: the configured one, else with the calibration set aside (a run
  * generated before the calibration).  *exact: the search reproduces every ranked row (else the
  * rows are matched by their kernels, for the table only, after an error unless quiet).  false
- * after an error. */
-static bool open_run_session(const CliOptions *o, const Results *r, const char *rpath,
-                             bool quiet, Session *s, bool *exact) {
-  if (!cli_open_session(o, s, false)) return false;
-  *exact = tune_reproduces(r, s->dag, s->target, s->res, rpath, true);
+ * after an error: also when the search is not for the code the run measured. */
+static bool open_run_session(const CliOptions *o, const Run *run, bool quiet, Session *s,
+                             bool *exact) {
+  const Results *r = run->r;
+  if (!cli_open_session(o, s, false) || !searched_as_measured(o, run, s)) return false;
+  *exact = tune_reproduces(r, s->dag, s->target, s->res, run->path, true);
   if (*exact || !s->db->calib.present) {
-    if (!*exact && !quiet) tune_reproduces(r, s->dag, s->target, s->res, rpath, false);
+    if (!*exact && !quiet) tune_reproduces(r, s->dag, s->target, s->res, run->path, false);
     return true;
   }
   cli_close_session(s);
   CliOptions plain = *o;
   plain.no_calibration = true;
   if (!cli_open_session(&plain, s, false)) return false;
-  *exact = tune_reproduces(r, s->dag, s->target, s->res, rpath, quiet);
+  *exact = tune_reproduces(r, s->dag, s->target, s->res, run->path, quiet);
   return true;
 }
 
@@ -117,12 +192,14 @@ int cmd_tune(const CliOptions *o) {
   so.spec = spec;
   GenerationRecord generation;
   bool recorded = generation_read(dir, &so, NULL, &generation);
+  Run run = {.r = &r, .path = rpath, .recorded = generation.found};
+  search_as_measured(&so, &run);
   bool ranks_ok = top_of(&r, rpath, &so.top);
   bool index_ok = spec && variants_of_run(dir, &so); /* after the spec: an error said once */
   TuneChoice ch = {0};
   bool exact = false;
   OtherGpuRun other_read = {0}; /* where the session's database was read without the store */
-  if (index_ok && recorded && ranks_ok && open_run_session(&so, &r, rpath, false, &s, &exact)) {
+  if (index_ok && recorded && ranks_ok && open_run_session(&so, &run, false, &s, &exact)) {
     ModelCalibration cal = s.db->calib;
     const OtherGpuRun *other = &s.db->calib_other_gpu;
     if (!cal.present && !o->no_calibration) {
@@ -164,14 +241,14 @@ done:
  * moved (ptxas's registers, the #1's block shapes), whose rows tune_candidate_of finds by what
  * they name.  variants: the folder's --variants K (0 for a folder without its index line),
  * -1 when unknown. */
-static bool open_calibration_session(const CliOptions *o, const Results *r, const char *rpath,
-                                     const char *spec, int variants, Session *s) {
+static bool open_calibration_session(const CliOptions *o, const Run *run, const char *spec,
+                                     int variants, Session *s) {
   CliOptions so = *o;
   so.spec = spec;
-  if (!top_of(r, rpath, &so.top)) return false;
+  if (!top_of(run->r, run->path, &so.top)) return false;
   so.variants = variants;
   bool exact = false;
-  if (!open_run_session(&so, r, rpath, true, s, &exact)) return false;
+  if (!open_run_session(&so, run, true, s, &exact)) return false;
   if (exact) return true;
   cli_close_session(s);
   so.no_calibration = true;
@@ -183,13 +260,18 @@ static bool open_calibration_session(const CliOptions *o, const Results *r, cons
 }
 
 /* One run, measured on db's GPU: its candidates found again (open_calibration_session), the
- * correct ones samples. */
-static bool add_run(const CliOptions *o, const TimingDb *db, const char *rpath, const Results *r,
-                    const char *spec, int variants, CalibrationSamples *all) {
+ * correct ones samples.  o: the options to search it with (its record, calibrate's own), to
+ * which its results file adds what they leave unsaid. */
+static bool add_run(const CliOptions *o, const TimingDb *db, const Run *run, const char *spec,
+                    int variants, CalibrationSamples *all) {
+  const Results *r = run->r;
+  const char *rpath = run->path;
+  CliOptions ro = *o;
+  search_as_measured(&ro, run);
   Session s = {0};
   bool ok = tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r->device_line},
                           "this run was measured", r->device, db, true) &&
-            open_calibration_session(o, r, rpath, spec, variants, &s);
+            open_calibration_session(&ro, run, spec, variants, &s);
   int used = 0, skipped = 0;
   if (ok) {
     SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
@@ -274,7 +356,8 @@ static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
       GenerationRecord generation;
       ok = generation_read(sub, &ro, left_to_calibrate, &generation) &&
            results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
-           variants_of_run(sub, &ro) && add_run(&ro, db, rpath, &r, spec, ro.variants, all);
+           variants_of_run(sub, &ro) &&
+           add_run(&ro, db, &(Run){&r, rpath, generation.found}, spec, ro.variants, all);
       if (rpath) results_free(&r);
       generation_record_free(&generation);
       runs++;
@@ -290,7 +373,8 @@ static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
       ok = text && results_parse(sub, text, tl, &r);
       free(text);
       if (ok) {
-        ok = (spec = spec_beside(dir, r.spec)) && add_run(o, db, sub, &r, spec, -1, all);
+        ok = (spec = spec_beside(dir, r.spec)) &&
+             add_run(o, db, &(Run){&r, sub, false}, spec, -1, all);
         results_free(&r);
       }
       runs++;

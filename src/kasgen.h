@@ -1990,6 +1990,7 @@ typedef struct {
   bool no_db;     /* --no-db: use the analytic model even when a database exists */
   Precision precision; /* --precision single|double (default single) */
   const char *layouts; /* --layout: element, component, NAME=..., comma-separated (NULL: element) */
+  SrcLoc layouts_at;   /* where layouts was read, for its errors (file NULL: --layout) */
   bool no_calibration; /* --uncalibrated: ignore the database's measured calibration */
   bool ptxas;          /* --ptxas: registers from the compiler for the top 30 (off by default:
                           one nvcc run per new kernel costs seconds, docs/model.md) */

@@ -84,7 +84,9 @@ static const Command commands[] = {
      "embed/ around the measured best candidate (correct, fastest median), unless it is slower\n"
      "than the predicted best by less than the run-to-run spread of the rounds: then the\n"
      "predicted best stays.  The embed header says which candidate and why."},
-    {"calibrate", "DIR", OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_PTXAS | OPT_HELD_OUT,
+    {"calibrate", "DIR",
+     OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_PTXAS | OPT_HELD_OUT | OPT_PRECISION |
+         OPT_LAYOUT,
      cmd_calibrate,
      "fit the model's constants to measured candidates",
      "Reads the results of GPU runs in DIR (DIR/<spec>/results.xml, or DIR/<spec>.xml), fits\n"
@@ -92,6 +94,9 @@ static const Command commands[] = {
      "times with the constants beside the timing database (<db>.measured.xml, replaced), where\n"
      "the model reads them.  Each spec is found as DIR/<spec>/index.txt says, or\n"
      "as DIR/<spec>.spec, specs/<spec>.spec or benchmarks/specs/<spec>.spec.\n"
+     "Each run is searched in the precision and layouts it was generated with, as its\n"
+     "generation.ini or its results file says them; --precision and --layout give them for\n"
+     "files that do not, and are an error where a file says otherwise.\n"
      "--held-out judges the calibration on specs it was not fitted on: for each spec, the\n"
      "constants fitted on the other specs' runs predict its runs; Spearman's rho, the\n"
      "predicted best's gap and the mean error are printed per run, with and without\n"

@@ -4,6 +4,7 @@
 # the host ones, nvcc -arch=sm_90 for the CUDA ones, against the headers a generated folder gives
 # them), and what kasgen writes is byte for byte that file (they are embedded at build time).
 # harness.cu and check_gpu.cu include one file for their check and timing code (kas_gpu.h).
+# With nvcc, harness.cu's results.xml is also written on the host and read back by kasgen.
 set -u
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -50,6 +51,47 @@ if [ -x "$NVCC" ]; then
     fail "check_gpu.cu does not compile warning-free"
   "${nv[@]}" -I "$tmp/bench" -o "$tmp/bench_main.o" "$rt/bench_main.cu" ||
     fail "bench_main.cu does not compile warning-free"
+  # The results.xml harness.cu writes is one kasgen reads, saying what the code was generated
+  # for: its writer run on the host (no GPU needed) for a double-precision component-major
+  # folder, then calibrate on the file copied out of its folder finds every row only by
+  # searching as <run> says (it would search single precision, element-major, and find none).
+  dc="$tmp/dc/synctest"
+  "$KASGEN" specs/synctest.spec --top 4 --precision double --layout component \
+    --db benchmarks/nvidia-h100-80gb-hbm3.xml --out "$tmp/dc" >/dev/null 2>&1 ||
+    fail "kasgen synctest, double component-major"
+  cat >"$tmp/write_xml.cu" <<'EOF2'
+/* write_xml.cu — the folder's harness.cu writing results.xml on the host, of made-up rows. */
+#define main harness_main
+#include "harness.cu"
+#undef main
+int main() {
+  Row rows[KAS_NCANDIDATES] = {};
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    rows[c].measured_rank = kas_candidates[c].predicted_rank;
+    rows[c].correct = 1;
+    rows[c].ns_per_elem = rows[c].round_min_ns = rows[c].round_max_ns = 0.05 + 0.01 * c;
+  }
+  write_xml("synctest.xml", "NVIDIA H100 80GB HBM3", 3000, 1000, 0, 30, 5, 1, rows, 1);
+  return 0;
+}
+EOF2
+  b="$dc/build"
+  mkdir -p "$tmp/runs"
+  if make -C "$dc" build/harness NVCC="$NVCC" >"$tmp/dc.log" 2>&1 &&
+    "$NVCC" -arch=sm_90 -I "$dc/common" -o "$tmp/write_xml" "$tmp/write_xml.cu" \
+      "$b"/cand0*/kernels.o "$b/unfused/kernels.o" "$b/common/cpu_graph.o" \
+      "$b/common/kas_refs.o" >>"$tmp/dc.log" 2>&1 &&
+    (cd "$tmp/runs" && "$tmp/write_xml"); then
+    grep -q '<run .* precision="double" layout="component" ' "$tmp/runs/synctest.xml" ||
+      fail "harness.cu's <run> does not say double precision, component-major"
+    cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db.xml"
+    "$KASGEN" calibrate "$tmp/runs" --db "$tmp/db.xml" >"$tmp/cal.out" 2>"$tmp/cal.err" &&
+      grep -q 'runs/synctest.xml: 4 measured candidates of synctest$' "$tmp/cal.out" ||
+      { cat "$tmp/cal.out" "$tmp/cal.err"; fail "calibrate did not find the harness's rows"; }
+  else
+    tail -20 "$tmp/dc.log"
+    fail "harness.cu's results.xml could not be written on the host"
+  fi
 else
   echo "note: no nvcc; the CUDA programs were not compiled" >&2
 fi

@@ -27,7 +27,12 @@
 #   - calibrate finds the rows of a run generated with a calibration by searching with it;
 #   - a folder's generation.ini: tune and calibrate search again with the options it records
 #     (precision, layout, database, n), an option on the command line winning; a bad record is
-#     a located error.
+#     a located error;
+#   - a results file says what its code was generated for (<run precision= layout=>, from
+#     kas_candidates.h): one copied out of its folder is searched so (calibrate finds every row
+#     of a double-precision component-major run), and so is a folder without generation.ini;
+#     a run of other code than the search's (an option given, or generation.ini) is an error
+#     at the file's attribute naming both.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -546,6 +551,25 @@ mkdir -p "$tmp/runs11" && cp -r "$dir" "$tmp/runs11/"
   { cat "$tmp/err"; fail "generation.ini: calibrate exit"; }
 grep -q 'synctest/results.xml: 4 measured candidates of synctest$' "$tmp/out" ||
   { cat "$tmp/out"; fail "generation.ini: calibrate did not find the double-precision rows"; }
+#     The harness writes what the code was generated for into <run> (kas_candidates.h's
+#     KAS_LAYOUTS, its real type): a results file copied out of its folder (DIR/<spec>.xml,
+#     beside no generation.ini) is searched in double precision, component-major, and every row
+#     is found by its block shapes and code (before, calibrate searched it in single precision,
+#     element-major, and found none).
+grep -qx '#define KAS_LAYOUTS "component"' "$dir/common/kas_candidates.h" ||
+  fail "kas_candidates.h does not say the arrays are component-major"
+measured11() { # the run of the folder's code, as the harness writes it, with attributes $1
+  run_attrs=$1 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+    "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+  with_shapes 1 2 3 4 && with_code 1 2 3 4
+}
+measured11 ' precision="double" layout="component"'
+mkdir -p "$tmp/runs12" && cp "$dir/results.xml" "$tmp/runs12/synctest.xml"
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db12.xml"
+"$KASGEN" calibrate "$tmp/runs12" --db "$tmp/db12.xml" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "a copied results file: calibrate exit"; }
+grep -q 'runs12/synctest.xml: 4 measured candidates of synctest$' "$tmp/out" ||
+  { cat "$tmp/out"; fail "a copied results file: not every double, component-major row found"; }
 #     A bad record: a located error, exit 1, the embed untouched; a FIFO does not hang.
 cp "$dir/embed/kas_synctest.cu" "$tmp/source11"
 bad_record() { # what, message
@@ -570,14 +594,47 @@ bad_record "flag" "generation.ini:2:14: error: '1' is not a value of --exhaustiv
 rm "$ini" && mkfifo "$ini"
 bad_record "FIFO" "generation.ini: error: cannot read: it is a FIFO"
 rm "$ini"
-#     An option given on the command line wins over the record (the rows name only
-#     implementations, which single precision's candidates share: the folder is written again
-#     in single precision, and so recorded).
+#     A run of other code than the search's is an error at the file's attribute naming both,
+#     not "the search no longer gives the candidate": tune given --precision single (before,
+#     tune found the rows by their implementations and shipped single-precision code as
+#     measured), a record and a file that disagree (a results file of another generation).
 cp "$tmp/ini.before" "$ini"
+other_code() { # what, message, tune's options
+  local what=$1 msg=$2 rc=0
+  shift 2
+  "$KASGEN" tune "$dir" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  [ "$rc" = 1 ] && grep -qF "$msg" "$tmp/err" || { cat "$tmp/err"; fail "$what: exit $rc"; }
+  ! grep -q 'the search no longer gives' "$tmp/err" || fail "$what: the generic message"
+  cmp -s "$dir/embed/kas_synctest.cu" "$tmp/source11" || fail "$what: embed changed"
+}
+other_code "--precision single given" "results.xml:4:92: error: this run measured the code of \
+--precision double, but tune searches with --precision single (given to tune)" --precision single
+measured11 ' precision="single" layout="component"'
+other_code "another generation's precision" "results.xml:4:92: error: this run measured the code \
+of --precision single, but tune searches with --precision double (as the folder's \
+generation.ini records it)"
+measured11 ' precision="double" layout="component,F=element"'
+other_code "another generation's layout" "results.xml:4:108: error: this run measured the code \
+of --layout A=component, but tune searches with --layout component (as the folder's"
+#     An option given on the command line wins over the record where the results file does not
+#     say otherwise (an older one; the rows name only implementations, which single precision's
+#     candidates share: the folder is written again in single precision, and so recorded).
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 "$KASGEN" tune "$dir" --precision single >"$tmp/out" 2>"$tmp/err" ||
   { cat "$tmp/err"; fail "generation.ini: tune --precision single: exit"; }
 grep -q 'const float \*' "$dir/embed/kas_synctest.h" && grep -qx 'precision = single' "$ini" ||
   fail "generation.ini: --precision single given to tune did not win"
+#     A folder without generation.ini (older) whose results file says what its code was: tune
+#     searches it so (with the database and n given), and ships double-precision code.
+"$KASGEN" specs/synctest.spec --top 4 --db "$db" --precision double --layout component \
+  --out "$gen11" >/dev/null 2>&1 || fail "generate again"
+rm "$ini"
+measured11 ' precision="double" layout="component"'
+"$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "no generation.ini, a results file saying double: tune exit"; }
+grep -q 'const double \*' "$dir/embed/kas_synctest.h" && grep -qx 'precision = double' "$ini" &&
+  grep -qx 'layout = component' "$ini" || fail "no generation.ini: not searched as measured"
 dir=$saved_dir
 
 echo "tune: all checks passed"
