@@ -16,11 +16,13 @@
  *   time-limit = 60
  *   n = 4194304
  *
- * Keys are kasgen's long option names (options.c sets them, with the command line's checks); a flag
- * is recorded as "yes" when it was on.  A library or database the user named is recorded by its
- * absolute path; the defaults are not, and are found again as they were.  An option given on tune's or calibrate's command line
- * wins over the file.  A folder written before the file existed has none: tune then reads only
- * --variants, from index.txt.
+ * Keys are kasgen's long option names (options.c sets them, with the command line's checks); a
+ * flag is recorded as "yes" when it was on.  A library or database the user named is recorded by
+ * its absolute path, and so is the database chosen for this machine's GPU (local_gpu.c), which
+ * tune and calibrate never look for; the defaults are not, and are found again as they were.  An
+ * option given on tune's or calibrate's command line wins over the file.  A folder written
+ * before the file existed has none: tune then reads --variants from index.txt, and the precision
+ * and layouts from results.xml's <run> where it says them (cli_tune.c).
  */
 #include "kasgen.h"
 
