@@ -150,7 +150,9 @@ static void on_pair(IniFile *f, const char *section, const char *key, const char
   char *kept = rec->values[rec->nkeys++] = xstrdup(value);
   if (listed(r->skip, key)) return;
   switch (option_set_recorded(r->o, key, kept)) {
-  case RECORDED_SET:
+  case RECORDED_SET: /* a layout naming no argument of the spec is an error at its value */
+    if (!strcmp(key, "layout")) r->o->layouts_at = value_loc;
+    return;
   case RECORDED_GIVEN: return;
   case RECORDED_UNKNOWN:
     diag_error(key_loc, "'%s' is not an option a generation records", key);
@@ -179,8 +181,7 @@ bool generation_read(const char *dir, CliOptions *o, const char *const *skip,
     r.ok = ini_run(&f) && r.ok;
   }
   rec->found = r.ok;
-  free(text);
-  free(path);
+  rec->path = path, rec->text = text;
   return r.ok;
 }
 
@@ -188,5 +189,7 @@ void generation_record_free(GenerationRecord *rec) {
   for (int i = 0; i < rec->nkeys; i++) free(rec->keys[i]), free(rec->values[i]);
   free(rec->keys);
   free(rec->values);
+  free(rec->path);
+  free(rec->text);
   memset(rec, 0, sizeof *rec);
 }

@@ -2088,6 +2088,7 @@ typedef struct {
   bool found;           /* the folder has the file */
   char **keys, **values; /* owned: the options read keep pointers to the values */
   int nkeys;
+  char *path, *text; /* owned: the file, where CliOptions.layouts_at points */
 } GenerationRecord;
 /* The file's text for the options o of session s (the database and library it used). */
 char *generation_ini_text(const CliOptions *o, const Session *s);

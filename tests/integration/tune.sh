@@ -591,6 +591,8 @@ printf '[generation]\ntime-limit = 0x10\n' >"$ini"
 bad_record "hex float" "generation.ini:2:14: error: '0x10' is not a value of --time-limit"
 printf '[generation]\nexhaustive = 1\n' >"$ini"
 bad_record "flag" "generation.ini:2:14: error: '1' is not a value of --exhaustive"
+printf '[generation]\nlayout = nosuch=component\n' >"$ini" # an argument the spec lacks
+bad_record "layout's name" "generation.ini:2:10: error: .*nosuch"
 rm "$ini" && mkfifo "$ini"
 bad_record "FIFO" "generation.ini: error: cannot read: it is a FIFO"
 rm "$ini"
