@@ -282,7 +282,7 @@ static char *measured_label(const ResultRow *r) {
 
 static char *name_label(const ResultRow *r) {
   if (!r->name) return NULL;
-  char *shown = c_safe_text(r->name), *label = xasprintf("candidate '%s'", shown);
+  char *shown = terminal_text(r->name), *label = xasprintf("candidate '%s'", shown);
   free(shown);
   return label;
 }

@@ -271,7 +271,9 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
   double *file = xcalloc((size_t)r->nrows + 1, sizeof *file);
   double *now = xcalloc((size_t)r->nrows + 1, sizeof *now);
   double *meas = xcalloc((size_t)r->nrows + 1, sizeof *meas);
-  printf("%s: predicted and measured ranks (%s)\n", dag->spec->name, r->device);
+  char *device = terminal_text(r->device ? r->device : "");
+  printf("%s: predicted and measured ranks (%s)\n", dag->spec->name, device);
+  free(device);
   printf("%4s %4s  %-9s %10s %10s %10s %9s  %s\n", "pred", "meas", "candidate", "pred ns/e",
          "model now", "meas ns/e", "spread", "kernels");
   int *order = results_rank_order(r);
