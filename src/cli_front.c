@@ -105,8 +105,10 @@ TimingDb *cli_load_timingdb(const CliOptions *o) {
   if (path && (o->db_path || access(path, R_OK) == 0)) {
     db = load_db_option(path); /* "-": the standard input */
     free(path);
-    if (db) db->for_local_gpu = for_gpu;
-    if (db) say_other_gpu(db, gpu);
+    if (db) {
+      db->for_local_gpu = for_gpu;
+      say_other_gpu(db, gpu);
+    }
     free(gpu);
     /* The constants fitted to this GPU's measured kernels, when `kasgen calibrate` stored them,
      * and the store's run measured on another GPU that tune warns of, from the same reading. */

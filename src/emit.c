@@ -516,7 +516,7 @@ static bool put(EmitDir *d, const char *rel, char *text) {
 static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, const Target *t,
                             const SearchResult *res, const CandidateEntry *ents, int count,
                             const CandidateEntry *embedded, const EmitOptions *opt) {
-  long default_n = opt && opt->default_n > 0 ? opt->default_n : 4194304;
+  long default_n = opt && opt->default_n > 0 ? opt->default_n : DEFAULT_ELEMENTS;
   bool ok = put(d, "common/kas_candidates.h",
                 emit_candidates_header(dag, t, db, ents, count, default_n));
   ok = ok && put(d, "common/all_kernels.cu", emit_all_kernels(dag, ents, count));

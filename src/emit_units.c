@@ -21,7 +21,6 @@
 #include <string.h>
 
 #define MAX_UNITS_PER_FN 64
-#define UNITS_DEFAULT_N 4194304 /* the element count the kas_candidates.h of units names */
 
 /* One unit: a one-kernel candidate.  Its row of kas_candidates.h names it "cu_mmul33_2" or
  * "cu_mmul33_2_owner" and describes it as "mmul33_2 E=32 load0:coalesced ...". */
@@ -222,7 +221,7 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
   ok = ok && emit_common(d, dag, lib);
   ok = ok && write_text(d, "common/kas_candidates.h",
                         emit_candidates_header(dag, target, db, entries, nunits,
-                                                               UNITS_DEFAULT_N));
+                                               DEFAULT_ELEMENTS));
   ok = ok && write_text(d, "common/all_kernels.cu", emit_all_kernels(dag, entries, nunits));
   ok = ok && emit_runtime_file(d, "common", "check_gpu.cu");
   ok = ok && write_text(d, "Makefile", units_makefile(dag, entries, nunits));

@@ -1751,9 +1751,12 @@ void search_result_free(SearchResult *r);
  * src/runtime/.  NULL for a name that is not one of them. */
 const char *runtime_file(const char *name);
 
+/* The element count a generated harness runs by default (--n). */
+#define DEFAULT_ELEMENTS 4194304
+
 typedef struct {
   const char *out_dir; /* parent; output goes to out_dir/<spec-stem>/ */
-  long default_n;
+  long default_n;      /* 0: DEFAULT_ELEMENTS */
   const Target *target; /* the search's (NULL: target_default()) */
   /* The candidate the embed wraps and why (`kasgen tune`: the measured best); NULL: the
    * predicted best, res->cands[0]. */

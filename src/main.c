@@ -359,7 +359,7 @@ static bool stdio_usage_ok(const Command *c, const CliOptions *o) {
 
 static int run_kasgen(int argc, char **argv) {
   CliOptions o = {.argv0 = argv[0], .command = "generate", .top = 10, .variants = -1,
-                  .max_fusion = 0, .time_limit = DEFAULT_TIME_LIMIT, .n = 4194304};
+                  .max_fusion = 0, .time_limit = DEFAULT_TIME_LIMIT, .n = DEFAULT_ELEMENTS};
   Parsed p = {0};
   if (!parse_options(argc, argv, &o, &p)) {
     fputs("usage: kasgen [COMMAND] [SPEC|DIR|FILE] [OPTIONS]; kasgen --help lists them\n", stderr);

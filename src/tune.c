@@ -290,10 +290,11 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
       continue;
     }
     double t = tune_predict(ctx, c, cal);
-    char *name = terminal_text(x->name), *k = terminal_text(x->kernels);
-    char *brief = brief_kernels(k, BRIEF_WIDTH);
+    /* shortened, then shown as report shows it */
+    char *brief = brief_kernels(x->kernels, BRIEF_WIDTH), *k = terminal_text(brief);
+    char *name = terminal_text(x->name);
     printf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f  %s%s\n", rank, x->measured_rank, name,
-           x->predicted_ns, t, x->measured_ns, tune_spread(x), brief, x->correct ? "" : "  WRONG");
+           x->predicted_ns, t, x->measured_ns, tune_spread(x), k, x->correct ? "" : "  WRONG");
     free(name), free(k), free(brief);
     if (!x->correct || !(x->measured_ns > 0)) continue;
     file[n] = x->predicted_ns, now[n] = t, meas[n++] = x->measured_ns;
