@@ -120,24 +120,62 @@ int emit_output_slot(const Dag *dag, int value) {
   return v->is_output ? v->arg : -1;
 }
 
-/* Whether generated code may not give a spec variable's name to a variable of its own: a C or
- * C++ keyword, a name the launch and API functions use, or one of their prefixes. */
-static bool reserved_name(const char *name) {
+/* Whether generated code may not give a spec variable's name to a variable of its own, as it
+ * is: a C, C++ or CUDA keyword, type or built-in variable, a name of the standard headers the
+ * generated code includes that a macro or a type may hold, or a name the launch and API
+ * functions use.  Names with a prefix of the generated code's own (reserved_prefix) are not
+ * here: appending to them never makes them free. */
+static bool reserved_word(const char *name) {
   static const char *const words[] = {
-      "n", "in", "out", "workspace", "stream", "err", "ws", "order", "start", "m", "cin",
+      "n", "in", "out", "workspace", "stream", "err", "ws", "order", "start", "m", "ld", "cin",
       "cout", "auto", "break", "case", "char", "const", "continue", "default", "do", "double",
       "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
       "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
       "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "class",
       "delete", "new", "namespace", "template", "this", "private", "public", "protected",
       "try", "catch", "throw", "virtual", "operator", "friend", "using", "true", "false",
+      "alignas", "alignof", "and", "and_eq", "asm", "bitand", "bitor", "compl", "concept",
+      "consteval", "constexpr", "constinit", "const_cast", "decltype", "dynamic_cast",
+      "explicit", "export", "mutable", "noexcept", "not", "not_eq", "nullptr", "or", "or_eq",
+      "reinterpret_cast", "requires", "static_assert", "static_cast", "thread_local",
+      "typeid", "typename", "wchar_t", "char8_t", "char16_t", "char32_t", "xor", "xor_eq",
+      "std", "main", "dim3", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize",
+      "size_t", "ptrdiff_t", "NULL", "errno", "assert", "half", "stdin", "stdout", "stderr",
+      "FILE", "EOF", "INFINITY", "NAN", "HUGE_VAL", "min", "max", "abs", "exit", "free",
+      "malloc", "calloc", "memcpy", "memset", "printf", "fprintf", "sqrt", "fabs", "offsetof",
       NULL};
-  static const char *const prefixes[] = {"kas_", "KAS_", "w_", "blocks", "__", NULL};
   for (int i = 0; words[i]; i++)
     if (!strcmp(name, words[i])) return true;
+  /* stdint.h's types and limits, CUDA's vector types (float3, uint4, ...) and runtime API
+   * (cudaStream_t, cudaMemcpy) */
+  static const char *const families[] = {"int", "uint", "INT", "UINT", "cuda", "CUDA", "char",
+                                         "uchar", "short", "ushort", "long", "ulong", "float",
+                                         "double", "longlong", "ulonglong", NULL};
+  for (int i = 0; families[i]; i++) {
+    size_t len = strlen(families[i]);
+    const char *rest = name + len;
+    if (strncmp(name, families[i], len)) continue;
+    if (!strcmp(families[i], "cuda") || !strcmp(families[i], "CUDA")) return true;
+    if (rest[0] >= '1' && rest[0] <= '9' && (!rest[1] || !strcmp(rest + 1, "_t"))) return true;
+    if (!strncmp(rest, "ptr_t", 5) || !strncmp(rest, "max_t", 5) || !strcmp(rest, "_MAX") ||
+        !strcmp(rest, "_MIN"))
+      return true;
+    if (rest[0] >= '0' && rest[0] <= '9' && strchr(rest, '_')) return true; /* int32_t, INT8_C */
+  }
+  return false;
+}
+
+/* Whether the name starts as names of the generated code's own do (kas_..., w_<workspace>,
+ * blocks<k>), or as C and C++ reserve for the implementation: "_" first, "__" anywhere. */
+static bool reserved_prefix(const char *name) {
+  static const char *const prefixes[] = {"kas_", "KAS_", "w_", "blocks", "_", NULL};
   for (int i = 0; prefixes[i]; i++)
     if (!strncmp(name, prefixes[i], strlen(prefixes[i]))) return true;
-  return false;
+  return strstr(name, "__") != NULL;
+}
+
+static bool reserved_name(const char *name) {
+  return reserved_word(name) || reserved_prefix(name);
 }
 
 static bool name_taken(char *const *names, int n, const char *name) {
@@ -146,14 +184,31 @@ static bool name_taken(char *const *names, int n, const char *name) {
   return false;
 }
 
-/* The variable's own name, with '_' appended while it is reserved or already taken. */
+/* The variable's own name where it is free.  Else, reserved by a prefix: "v_" and its letters,
+ * digits and single underscores (w_q -> v_w_q, __F -> v_F); then a reserved word gets "_"
+ * appended (n -> n_), and a name already taken a number (F_2).  Neither step can make a name
+ * reserved again, so this ends (it used to append "_" to w_q for ever). */
 static char *io_name(const char *var, char *const *taken, int ntaken) {
-  char *name = xstrdup(var);
-  while (reserved_name(name) || name_taken(taken, ntaken, name)) {
-    char *longer = xasprintf("%s_", name);
-    free(name);
-    name = longer;
+  char *base;
+  if (reserved_prefix(var)) {
+    base = xcalloc(strlen(var) + 3, 1);
+    char *q = stpcpy(base, "v_");
+    for (const char *p = var; *p; p++)
+      if (*p != '_' || (q[-1] != '_' && p[1])) *q++ = *p; /* no "__", no trailing "_" added */
+  } else {
+    base = xstrdup(var);
   }
+  if (reserved_word(base)) {
+    char *longer = xasprintf("%s_", base);
+    free(base);
+    base = longer;
+  }
+  char *name = xstrdup(base);
+  for (int k = 2; name_taken(taken, ntaken, name); k++) {
+    free(name);
+    name = xasprintf(base[strlen(base) - 1] == '_' ? "%s%d" : "%s_%d", base, k);
+  }
+  free(base);
   return name;
 }
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# names.sh — a spec's inputs and outputs may bear any name the spec language allows, and the
+# generated code still builds and is right (src/emit_cuda.c, io_name).  The launch functions and
+# the embedding API declare a variable per argument; a name that C, C++, CUDA, the standard
+# headers or kasgen's own code already use gets another, and the ranking still finishes:
+#   - a prefix of kasgen's own (w_q, kas_out, blocks1) or of C's implementation (__w, _F) gets
+#     "v_" (before, "_" was appended for ever: the main job hung after the ranking);
+#   - a word (size_t, dim3, float3, int32_t, cudaStream_t, n, ld) gets "_" (size_t, dim3 and ld
+#     were not reserved: kernels.cu and the embed did not compile);
+#   - a name taken by an earlier argument gets a number (n -> n_, then n_ -> n_2).
+# Each spec runs under `timeout 20`; every candidate compiles with nvcc (where installed) and
+# passes `make check-cpu` (both thread orders against the float64 CPU graph), the embedding
+# header compiles as C99, and the arguments keep their spec names in kas_candidates.h.
+set -eu
+: "${KASGEN:?set KASGEN to the kasgen binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+NVCC=${NVCC:-$(tools/find-nvcc.sh 2>/dev/null || true)}
+have_nvcc=1
+[ -x "$NVCC" ] || { have_nvcc=0; echo "note: no nvcc; GPU compilation not checked" >&2; }
+
+# spec NAME MATRIX SCALAR OUTPUT: OUTPUT = smmul33(MATRIX, SCALAR).
+spec() {
+  printf 'matrix3x3 %s, %s;\nscalar %s;\ninput %s, %s;\n%s = smmul33(%s, %s);\nreturn %s;\n' \
+    "$2" "$4" "$3" "$2" "$3" "$4" "$2" "$3" "$4" >"$tmp/$1.spec"
+}
+
+# check NAME EXPECTED_PROTOTYPE_START [kasgen options]: generated in time, built, checked.
+check() {
+  local name=$1 want=$2
+  shift 2
+  local rc=0
+  timeout 20 "$KASGEN" "$tmp/$name.spec" --top 2 --variants 0 --out "$tmp" "$@" \
+    >"$tmp/$name.log" 2>&1 || rc=$?
+  [ "$rc" = 0 ] || { cat "$tmp/$name.log"; fail "$name: kasgen exit $rc (124: it hung)"; }
+  local out=$tmp/$name
+  grep -qF "kas_status kas_$name($want" "$out/embed/kas_$name.h" ||
+    { grep -A1 "^kas_status kas_$name(" "$out/embed/kas_$name.h"; fail "$name: not ($want"; }
+  # kas_candidates.h, which the harness prints from, keeps the spec's names
+  local spec_names
+  spec_names=$(sed -n 's/^input \(.*\);$/\1/p' "$tmp/$name.spec" | sed 's/, */", "/g')
+  grep -qF "{\"$spec_names\"}" "$out/common/kas_candidates.h" || fail "$name: input names"
+  gcc -std=c99 -pedantic -Wall -Werror -fsyntax-only -x c "$out/embed/kas_$name.h" ||
+    fail "$name: the embedding header does not compile as C99"
+  local targets=check-cpu
+  ((have_nvcc)) && targets="compile-check check-cpu"
+  make -C "$out" -j2 $targets NVCC="$NVCC" >"$tmp/$name.make" 2>&1 ||
+    { tail -30 "$tmp/$name.make"; fail "$name: make $targets"; }
+  grep -q "^$name: \([0-9]*\) of \1 candidates passed" "$tmp/$name.make" ||
+    { tail -5 "$tmp/$name.make"; fail "$name: check-cpu"; }
+  if ((have_nvcc)); then
+    "$NVCC" -arch=sm_90 -c "$out/embed/kas_$name.cu" -o "$tmp/$name.o" >"$tmp/$name.nvcc" 2>&1 ||
+      { head -20 "$tmp/$name.nvcc"; fail "$name: the embed does not compile"; }
+  fi
+  echo "$name: ok"
+}
+
+spec prefixes w_q __w kas_out
+check prefixes "const float *v_w_q, const float *v_w, float *v_kas_out, size_t n"
+spec words size_t dim3 blocks1
+check words "const float *size_t_, const float *dim3_, float *v_blocks1, size_t n"
+spec types float3 int32_t cudaStream_t
+check types "const float *float3_, const float *int32_t_, float *cudaStream_t_, size_t n"
+# component-major: the launch functions and the API take a parameter ld
+spec taken n n_ ld
+check taken "const double *n_, const double *n_2, double *ld_, size_t n, size_t ld" \
+  --precision double --layout component
+spec renamed _F v_w w_
+check renamed "const float *v_F, const float *v_w, float *v_w_2, size_t n"
+echo "names: all checks passed"
