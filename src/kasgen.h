@@ -1253,7 +1253,8 @@ void roll_runs_free(RollRun *runs, int n);
 /* Per buffer, the buffer whose name it takes in the kept loops: a buffer that a later iteration
  * of a run defines is its first iteration's twin; any other is itself.  malloc'ed. */
 int *roll_aliases(const KernelPlan *p, const RollRun *runs, int nruns);
-/* "loops kept: q = 3..6, N = 1..3" for a plan that keeps loops, else NULL; malloc'ed. */
+/* "loops kept: q = 3..6 (line 12), N = 1..3 (line 20)" (iterations 3 to 6 and 1 to 3, the
+ * spec's lines of their loops) for a plan that keeps loops, else NULL; malloc'ed. */
 char *roll_summary(const Dag *dag, const Target *t, const KernelPlan *p);
 
 /* threads.c: a spec loop's iterations side by side in groups of threads of one block (issue

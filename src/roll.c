@@ -411,9 +411,12 @@ char *roll_summary(const Dag *dag, const Target *t, const KernelPlan *p) {
   int n = roll_kept(dag, t, p, &runs);
   StrBuf sb;
   sb_init(&sb);
-  for (int r = 0; r < n; r++)
-    sb_printf(&sb, "%s%s = %d..%d", r ? ", " : "loops kept: ", dag->spec->loops[runs[r].loop].var,
-              runs[r].first, runs[r].first + runs[r].count - 1);
+  for (int r = 0; r < n; r++) { /* iterations first..last, both kept; the line tells apart
+                                   * sibling loops of one variable */
+    const SpecLoop *l = &dag->spec->loops[runs[r].loop];
+    sb_printf(&sb, "%s%s = %d..%d (line %d)", r ? ", " : "loops kept: ", l->var, runs[r].first,
+              runs[r].first + runs[r].count - 1, l->loc.line);
+  }
   roll_runs_free(runs, n);
   if (n == 0) sb_free(&sb);
   return n ? sb_take(&sb) : NULL;

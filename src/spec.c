@@ -796,7 +796,7 @@ static bool check_index_range(Parser *ps, const SpecVar *arr, int d, const SpecI
   index_text(&what, ps->spec, ix);
   sb_puts(&what, " is out of range for ");
   if (arr->ndims > 1) sb_printf(&what, "dimension %d of ", d + 1);
-  sb_printf(&what, "'%s' (0..%d)", arr->name, extent - 1);
+  sb_printf(&what, "'%s' (indices 0 to %d)", arr->name, extent - 1);
   if (loop)
     sb_printf(&what, ": it reaches %d when %s = %d", low < 0 ? low : high, loop->var,
               low < 0 ? loop->lo : loop->hi - 1);

@@ -287,10 +287,14 @@ static void test_model_choice(void **state) {
   assert_int_equal(runs[0].ncarry, 1);
   assert_int_equal(dag->values[best->buffers[runs[0].carry_out[0]].value].var,
                    spec->stmts[0].result.var); /* acc */
+  /* iterations first..last, both included, and the loop's line */
+  char *want = xasprintf("loops kept: q = %d..%d (line %d)", runs[0].first,
+                         runs[0].first + runs[0].count - 1, spec->loops[runs[0].loop].loc.line);
   roll_runs_free(runs, n);
   char *summary = roll_summary(dag, target_default(), best);
   assert_non_null(summary);
-  assert_contains(summary, "loops kept: q = ");
+  assert_contains(summary, want);
+  free(want);
   free(summary);
   search_context_free(ctx);
   search_result_free(res);
