@@ -12,12 +12,8 @@
  */
 #include "kasgen.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* Name of ranked candidate r (1-based): "cand01".  The winner is cand01 (docs/generated.md). */
@@ -560,27 +556,32 @@ static char *fusion_dot(const Dag *dag, const Target *t, const Candidate *cand,
   return text ? text : xstrdup("");
 }
 
+/* dot draws a candidate's fusion.dot in well under a second (an element of 128 calls: 0.06 s);
+ * 120 s only keeps a dot that hangs from hanging kasgen.  The processes run side by side, so
+ * they all end or are killed within about 120 s of the first's start. */
+#define DOT_TIMEOUT_S 120
+
 /* Runs Graphviz's dot (no shell) on files[0..n): `dot -Tsvg -O` writes <file>.svg beside each.
  * One process per file, all started before any is waited for: dot 2.43 given several files in
  * one process orders each picture's clusters by state the earlier ones left, and drew the same
- * fusion.dot differently from run to run; alone, a file always gets the same picture. */
+ * fusion.dot differently from run to run; alone, a file always gets the same picture.  A dot
+ * killed at the deadline may have written part of its picture: that file is removed. */
 static void run_dot(char **files, int n) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  extern char **environ;
-  pid_t *pids = xcalloc((size_t)n + 1, sizeof *pids);
+  SpawnOptions opt = {.out = {.sink = SPAWN_DEV_NULL}, .err = {.sink = SPAWN_DEV_NULL},
+                      .timeout_s = DOT_TIMEOUT_S};
+  Spawn **running = xcalloc((size_t)n + 1, sizeof *running);
   for (int i = 0; i < n; i++) {
     char *argv[] = {"dot", "-Tsvg", "-O", files[i], NULL};
-    if (posix_spawnp(&pids[i], "dot", &fa, NULL, argv, environ) != 0) pids[i] = 0;
+    running[i] = spawn_start(argv, &opt);
   }
   for (int i = 0; i < n; i++) {
-    int status;
-    while (pids[i] > 0 && waitpid(pids[i], &status, 0) < 0 && errno == EINTR) {}
+    SpawnResult r = spawn_finish(running[i]);
+    if (r.end != SPAWN_TIMED_OUT) continue;
+    char *svg = xasprintf("%s.svg", files[i]);
+    unlink(svg);
+    free(svg);
   }
-  posix_spawn_file_actions_destroy(&fa);
-  free(pids);
+  free(running);
 }
 
 /* Each candidate's chosen fusions as a picture: fusion.dot always, fusion.svg where Graphviz is

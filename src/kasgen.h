@@ -295,6 +295,60 @@ char *brief_kernels(const char *kernels, size_t width);
 #define BRIEF_WIDTH 80 /* the widest list a table's line shows */
 
 /* ------------------------------------------------------------------------------------------ */
+/* spawn.c: running another program (gnuplot, nvcc, nvidia-smi, dot) without a shell           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Where the program's standard output or error goes. */
+typedef enum {
+  SPAWN_INHERIT,  /* kasgen's own (the default) */
+  SPAWN_DEV_NULL, /* /dev/null */
+  SPAWN_TO_FD,    /* the descriptor fd */
+  SPAWN_CAPTURE,  /* kasgen's memory, at most max bytes (SpawnResult) */
+} SpawnSink;
+typedef struct {
+  SpawnSink sink;
+  int fd;     /* SPAWN_TO_FD */
+  size_t max; /* SPAWN_CAPTURE */
+} SpawnOutput;
+typedef struct {
+  /* Bytes fed on the standard input (then closed), or NULL for kasgen's own.  A program that
+   * stops reading gets the rest no more: kasgen ignores SIGPIPE while it writes. */
+  const char *input;
+  size_t input_len;
+  SpawnOutput out, err;
+  /* > 0: the program is killed (SIGKILL) and reaped this many seconds after it started. */
+  double timeout_s;
+} SpawnOptions;
+typedef enum {
+  SPAWN_EXITED,      /* status: its exit status */
+  SPAWN_SIGNALLED,   /* status: the signal it died of */
+  SPAWN_TIMED_OUT,   /* killed at the deadline */
+  SPAWN_NOT_STARTED, /* error: posix_spawn's (ENOENT: not installed) */
+  SPAWN_BROKEN,      /* error: a pipe could not be made, or waiting for the program failed */
+} SpawnEnd;
+typedef struct {
+  char *data; /* NUL-terminated (malloc'ed), NULL where nothing was captured */
+  size_t len;
+  bool cut; /* the output was longer than max: data holds its first max bytes */
+} SpawnCapture;
+typedef struct {
+  SpawnEnd end;
+  int status, error;
+  SpawnCapture out, err;
+} SpawnResult;
+/* Runs argv[0] (on $PATH unless it holds a '/') with the arguments argv (NULL-terminated), as
+ * opt says, and waits for it. */
+SpawnResult spawn_run(char *const argv[], const SpawnOptions *opt);
+/* The same in two steps, so that several programs run at once: spawn_start never waits (its
+ * deadline counts from here); spawn_finish feeds the input, reads the outputs and waits, and
+ * frees s.  Capturing outputs are read until they end: a program that leaves a process behind
+ * holding one open is waited for until the deadline. */
+typedef struct Spawn Spawn;
+Spawn *spawn_start(char *const argv[], const SpawnOptions *opt);
+SpawnResult spawn_finish(Spawn *s);
+void spawn_result_free(SpawnResult *r); /* the captures */
+
+/* ------------------------------------------------------------------------------------------ */
 /* pattern.c: access-pattern expressions, access sets, compatibility (docs/design.md §5.3)        */
 /* ------------------------------------------------------------------------------------------ */
 

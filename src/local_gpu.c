@@ -6,72 +6,29 @@
  *
  * $KASGEN_GPU names the GPU when it is set (empty: none, so the default database); else
  * `nvidia-smi --query-gpu=name --format=csv,noheader` says, run without a shell with a fixed
- * argument list, its standard output read for at most LOCAL_GPU_TIMEOUT_MS (a broken driver can
- * hang it; it is then killed) and LOCAL_GPU_MAX_OUTPUT bytes.  Only a name of printable ASCII is
- * taken.  GPUs of different names choose none: which of them the generated code will run on is
- * not known here.
+ * argument list (spawn.c), its standard output read for at most LOCAL_GPU_TIMEOUT_S seconds (a
+ * broken driver can hang it; it is then killed) and LOCAL_GPU_MAX_OUTPUT bytes.  Only a name of
+ * printable ASCII is taken.  GPUs of different names choose none: which of them the generated
+ * code will run on is not known here.
  */
 #include "kasgen.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#define LOCAL_GPU_TIMEOUT_MS 5000
+#define LOCAL_GPU_TIMEOUT_S 5
 #define LOCAL_GPU_MAX_OUTPUT 4096
 
-extern char **environ;
-
 /* nvidia-smi's standard output (NUL-terminated, at most LOCAL_GPU_MAX_OUTPUT bytes), or NULL
- * when it is not installed, fails, or takes too long. */
+ * when it is not installed, fails, takes too long, or says more (not a list of names). */
 static char *nvidia_smi_output(void) {
-  int fds[2];
-  if (pipe(fds) != 0) return NULL;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
   char *argv[] = {"nvidia-smi", "--query-gpu=name", "--format=csv,noheader", NULL};
-  pid_t pid;
-  int spawned = posix_spawnp(&pid, "nvidia-smi", &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (spawned != 0) {
-    close(fds[0]);
-    return NULL;
-  }
-  char *out = xcalloc(LOCAL_GPU_MAX_OUTPUT + 1, 1);
-  size_t len = 0;
-  double deadline = clock_seconds() + LOCAL_GPU_TIMEOUT_MS / 1000.0;
-  bool done = false, late = false;
-  while (!done && len < LOCAL_GPU_MAX_OUTPUT) {
-    int left_ms = (int)((deadline - clock_seconds()) * 1000);
-    struct pollfd p = {.fd = fds[0], .events = POLLIN};
-    int ready = left_ms > 0 ? poll(&p, 1, left_ms) : 0;
-    if (ready == 0) late = true;
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) break;
-    ssize_t n = read(fds[0], out + len, LOCAL_GPU_MAX_OUTPUT - len);
-    if (n > 0) len += (size_t)n;
-    else if (n == 0 || errno != EINTR) done = true;
-  }
-  close(fds[0]);
-  if (late || !done) kill(pid, SIGKILL); /* too slow, or more than a list of names */
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  if (late || !done || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    free(out);
-    return NULL;
-  }
-  return out;
+  SpawnOptions opt = {.out = {.sink = SPAWN_CAPTURE, .max = LOCAL_GPU_MAX_OUTPUT},
+                      .err = {.sink = SPAWN_DEV_NULL}, .timeout_s = LOCAL_GPU_TIMEOUT_S};
+  SpawnResult r = spawn_run(argv, &opt);
+  if (r.end == SPAWN_EXITED && r.status == 0 && !r.out.cut) return r.out.data;
+  spawn_result_free(&r);
+  return NULL;
 }
 
 /* The one name every line of out gives (trailing spaces and a CR dropped), or NULL. */

@@ -24,12 +24,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 
@@ -216,40 +213,28 @@ static int create_plot_temp(int dirfd, char **name) {
   return -1;
 }
 
+/* gnuplot draws one plot in well under a second; 120 s only keeps a gnuplot that hangs (a
+ * broken font setup, a terminal waiting on a display) from hanging kasgen. */
+#define GNUPLOT_TIMEOUT_S 120
+/* run_gnuplot's status when gnuplot was killed at the deadline */
+#define GNUPLOT_TIMED_OUT (-2)
+
 /* Runs gnuplot (no shell; found on $PATH) with the script on its standard input and its standard
- * output on out_fd.  Returns its exit status, 127 when it cannot be started (not installed). */
+ * output on out_fd.  Returns its exit status (128 + the signal it died of), 127 when it cannot
+ * be started (not installed), GNUPLOT_TIMED_OUT, -1 when kasgen's side failed. */
 static int run_gnuplot(const char *script, int out_fd) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO);
-  extern char **environ;
   char *argv[] = {"gnuplot", NULL};
-  pid_t pid;
-  int rc = posix_spawnp(&pid, "gnuplot", &actions, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[0]);
-  if (rc != 0) {
-    close(pipe_fds[1]);
-    return 127;
+  SpawnOptions opt = {.input = script, .input_len = strlen(script),
+                      .out = {.sink = SPAWN_TO_FD, .fd = out_fd}, .timeout_s = GNUPLOT_TIMEOUT_S};
+  SpawnResult r = spawn_run(argv, &opt);
+  switch (r.end) {
+  case SPAWN_EXITED: return r.status;
+  case SPAWN_SIGNALLED: return 128 + r.status;
+  case SPAWN_TIMED_OUT: return GNUPLOT_TIMED_OUT;
+  case SPAWN_NOT_STARTED: return 127;
+  case SPAWN_BROKEN: break;
   }
-  /* gnuplot may stop reading early (an error): no SIGPIPE for us, just a short write. */
-  void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-  size_t len = strlen(script);
-  for (size_t done = 0; done < len;) {
-    ssize_t w = write(pipe_fds[1], script + done, len - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) break;
-    done += (size_t)w;
-  }
-  close(pipe_fds[1]);
-  signal(SIGPIPE, old);
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return -1;
 }
 
 /* What draw_plot did. */
@@ -293,6 +278,9 @@ static PlotOutcome draw_plot(const Results *r, int k, int dirfd, const char *dir
     printf("gnuplot not found: no plot drawn\n");
   else if (fd < 0 || status == 0)
     diag_error((SrcLoc){.file = png}, "cannot write: %s; the plot is lost", strerror(saved));
+  else if (status == GNUPLOT_TIMED_OUT)
+    diag_error((SrcLoc){.file = png}, "gnuplot did not finish in %d s and was stopped; the plot "
+               "is not drawn", GNUPLOT_TIMEOUT_S);
   else
     diag_error((SrcLoc){.file = png}, "gnuplot failed (status %d); the plot is not drawn",
                status);

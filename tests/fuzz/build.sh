@@ -23,9 +23,10 @@ xml_cflags=$(pkg-config --cflags libxml-2.0)
 "$cc" "${flags[@]}" $xml_cflags -o "$out/fuzz_timingdb" tests/fuzz/fuzz_timingdb.c src/timingdb.c src/binding.c \
   src/xml_input.c src/util.c $xml_libs -lm
 echo "built $out/fuzz_timingdb"
-# (options.c and binding.c: the command line's readers of <run>'s precision and layout)
+# (options.c and binding.c: the command line's readers of <run>'s precision and layout;
+# spawn.c: how report runs gnuplot)
 "$cc" "${flags[@]}" $xml_cflags -o "$out/fuzz_results" tests/fuzz/fuzz_results.c src/report.c \
-  src/results.c src/options.c src/binding.c src/xml_input.c src/util.c $xml_libs -lm
+  src/results.c src/options.c src/binding.c src/xml_input.c src/spawn.c src/util.c $xml_libs -lm
 echo "built $out/fuzz_results"
 "$cc" "${flags[@]}" -o "$out/fuzz_outdir" tests/fuzz/fuzz_outdir.c src/emit_files.c src/util.c
 echo "built $out/fuzz_outdir"
