@@ -298,6 +298,10 @@ char *sb_take(StrBuf *sb); /* returns the string and resets the buffer */
 char *brief_list(const char *s, const char *sep, size_t width);
 char *brief_kernels(const char *kernels, size_t width);
 #define BRIEF_WIDTH 80 /* the widest list a table's line shows */
+/* The harness's table shows a candidate's kernels on a line of their own under its figures,
+ * from the column after its name (print_table, src/runtime/harness.cu): its brief
+ * (kas_candidates.h) is shortened so that the line fits 80 columns. */
+#define HARNESS_BRIEF_WIDTH (80 - 10)
 
 /* ------------------------------------------------------------------------------------------ */
 /* pattern.c: access-pattern expressions, access sets, compatibility (docs/design.md §5.3)        */
