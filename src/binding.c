@@ -80,3 +80,12 @@ bool target_layouts_valid(const char *layouts, const char **bad, int *bad_len) {
     }
   return true;
 }
+
+bool target_layouts_check(const char *layouts, SrcLoc where) {
+  const char *bad;
+  int bad_len;
+  if (target_layouts_valid(layouts, &bad, &bad_len)) return true;
+  diag_error(where, "'%.*s': expected element, component or NAME=element|component", bad_len,
+             bad);
+  return false;
+}

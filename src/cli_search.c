@@ -124,7 +124,12 @@ bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
   if (!(s->dag = dag_build(s->spec))) return false;
   if (emits && !emit_supports_dag(s->dag)) return false;
   SrcLoc layouts_at = o->layouts_at.file ? o->layouts_at : (SrcLoc){.file = "--layout"};
-  if (!(s->target = target_new_at(s->dag, o->precision, o->layouts, layouts_at))) return false;
+  if (!(s->target = target_new_at(s->dag, o->precision, o->layouts, layouts_at))) {
+    /* a name the spec lacks, given on the command line (not in generation.ini or a results
+     * file, which layouts_at would locate): bad usage, though only the spec could show it */
+    if (!o->layouts_at.file) diag_blame_command_line();
+    return false;
+  }
   if (o->dot_path && !write_dot(s->dag, o->dot_path)) return false;
   if (!(s->db = cli_load_timingdb(o))) return false;
   SearchOptions so = {.top = o->top, .max_fusion = o->max_fusion,

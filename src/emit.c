@@ -259,7 +259,7 @@ char *emit_candidates_header(const Dag *dag, const Target *t, const TimingDb *db
     sb_puts(&sb, ",\n     ");
     c_string(&sb, code ? code : "");
     free(code);
-    char *brief = brief_kernels(ents[i].kernels, BRIEF_WIDTH);
+    char *brief = brief_kernels(ents[i].kernels, HARNESS_BRIEF_WIDTH);
     sb_puts(&sb, ",\n     ");
     c_string_lines(&sb, brief, 5);
     free(brief);

@@ -157,8 +157,9 @@ static void on_pair(IniFile *f, const char *section, const char *key, const char
   case RECORDED_UNKNOWN:
     diag_error(key_loc, "'%s' is not an option a generation records", key);
     break;
-  case RECORDED_BAD_VALUE:
-    diag_error(value_loc, "'%s' is not a value of --%s", value, key);
+  case RECORDED_BAD_VALUE: /* a layout list names its bad item, as on the command line */
+    if (!strcmp(key, "layout")) target_layouts_check(value, value_loc);
+    else diag_error(value_loc, "'%s' is not a value of --%s", value, key);
     break;
   }
   r->ok = false;

@@ -241,7 +241,12 @@ void diag_error(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 
 void diag_warning(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_note(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int diag_error_count(void);
-void diag_reset(void); /* also restarts the count of spelling-hint searches */
+/* The error just reported is in a value the command line gave, though only a file read since
+ * could show it (a --layout name the spec lacks): the command failed for bad usage, and main
+ * exits 2 (EXIT_USAGE), not 1, as for a value it refuses on sight. */
+void diag_blame_command_line(void);
+bool diag_command_line_blamed(void);
+void diag_reset(void); /* also restarts the count of spelling-hint searches and the blame */
 /* Seconds on a monotonic clock (for time budgets). */
 double clock_seconds(void);
 
@@ -293,6 +298,10 @@ char *sb_take(StrBuf *sb); /* returns the string and resets the buffer */
 char *brief_list(const char *s, const char *sep, size_t width);
 char *brief_kernels(const char *kernels, size_t width);
 #define BRIEF_WIDTH 80 /* the widest list a table's line shows */
+/* The harness's table shows a candidate's kernels on a line of their own under its figures,
+ * from the column after its name (print_table, src/runtime/harness.cu): its brief
+ * (kas_candidates.h) is shortened so that the line fits 80 columns. */
+#define HARNESS_BRIEF_WIDTH (80 - 10)
 
 /* ------------------------------------------------------------------------------------------ */
 /* spawn.c: running another program (gnuplot, nvcc, nvidia-smi, dot) without a shell           */
@@ -929,6 +938,9 @@ bool layout_item_next(const char **s, LayoutItem *it);
 /* Whether every item of a --layout text is one target_new reads, its names aside (they are
  * checked against a spec); else *bad and *bad_len give the first item that is not. */
 bool target_layouts_valid(const char *layouts, const char **bad, int *bad_len);
+/* The same, with an error at where naming the first item that is not (the command line's
+ * --layout, a value in generation.ini, target_new's). */
+bool target_layouts_check(const char *layouts, SrcLoc where);
 /* A target for dag: precision, then the layouts from a --layout text (NULL: all element-major):
  * a comma-separated list of `element`, `component` (every array) and `NAME=element|component`
  * (the spec input or output NAME), later items overriding earlier ones.  NULL after a
@@ -2099,7 +2111,8 @@ typedef struct {
   const char *help;
 } OptionDoc;
 extern const OptionDoc option_docs[NOPTIONS];
-/* Stores one option's value (bit: one OPT_*); false for a value out of range. */
+/* Stores one option's value (bit: one OPT_*); false for a value it does not take (out of range,
+ * an unknown word, a --layout list target_new could not read). */
 bool option_set(CliOptions *o, unsigned bit, const char *arg);
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */

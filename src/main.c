@@ -3,7 +3,9 @@
  * that apply to it, the function that runs it (in a cli_*.c file) and its help (the options' own
  * table, and the checks of their values, are options.c's).  main parses the
  * options with getopt_long (they may stand anywhere), finds the command, rejects an option that
- * does not apply to it or a wrong operand (usage error, exit 2), and runs it.
+ * does not apply to it or a wrong operand (usage error, exit 2), and runs it; a command that
+ * fails on a value of the command line that only a file could show wrong (a --layout name the
+ * spec lacks: diag_blame_command_line) exits 2 too.
  *
  *   kasgen [COMMAND] [OPERAND] [OPTIONS]     no command word: the main job on a SPEC
  *   kasgen COMMAND --help, kasgen help COMMAND
@@ -236,6 +238,17 @@ static void option_error(int c, int argc, char **argv) {
   }
 }
 
+/* "invalid value 'half' for --precision"; a --layout list names its bad item instead, in the
+ * words target_new uses for a list it cannot read (one list may hold many items). */
+static void invalid_value(const OptionDoc *d, const char *value) {
+  if (d->bit == OPT_LAYOUT) {
+    target_layouts_check(value, (SrcLoc){.file = "--layout"});
+    return;
+  }
+  fprintf(stderr, "kasgen: error: invalid value '%s' for --%s%s\n", value, d->name,
+          d->bit == OPT_NAME ? NAME_RULE : "");
+}
+
 typedef struct {
   unsigned given; /* bits of the options on the command line */
   bool help, version;
@@ -262,8 +275,7 @@ static bool parse_options(int argc, char **argv, CliOptions *o, Parsed *p) {
       const OptionDoc *d = &option_docs[c - OPTION_BASE];
       p->given |= d->bit;
       if (!option_set(o, d->bit, optarg)) {
-        fprintf(stderr, "kasgen: error: invalid value '%s' for --%s%s\n", optarg, d->name,
-                d->bit == OPT_NAME ? NAME_RULE : "");
+        invalid_value(d, optarg);
         return false;
       }
     } else {
@@ -396,7 +408,10 @@ static int run_kasgen(int argc, char **argv) {
     usage_line(stderr, "usage: ", c);
     return EXIT_USAGE;
   }
-  return c->run(&o);
+  int status = c->run(&o);
+  /* a value the command line gave that only a file showed wrong (a --layout name the spec
+   * lacks) is bad usage too, as one refused on sight is */
+  return status == EXIT_BAD_INPUT && diag_command_line_blamed() ? EXIT_USAGE : status;
 }
 
 /* A command whose output could not be written (stdout on a full disk) has failed. */

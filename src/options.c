@@ -75,6 +75,14 @@ static bool parse_seconds(const char *s, double *out) {
   return true;
 }
 
+/* A --layout text whose items' words target_new reads: its syntax, which needs no spec (the
+ * names are the spec's to check: cli_open_session). */
+static bool valid_layouts(const char *s) {
+  const char *bad;
+  int bad_len;
+  return target_layouts_valid(s, &bad, &bad_len);
+}
+
 /* --name NAME names folders, files and C identifiers: what a spec's file name keeps. */
 static bool valid_name(const char *s) {
   size_t len = strlen(s);
@@ -109,7 +117,7 @@ bool option_set(CliOptions *o, unsigned bit, const char *arg) {
     if (strcmp(arg, "single") && strcmp(arg, "double")) return false;
     o->precision = !strcmp(arg, "double") ? PREC_DOUBLE : PREC_SINGLE;
     return true;
-  case OPT_LAYOUT: o->layouts = arg; return true;
+  case OPT_LAYOUT: return valid_layouts(arg) && ((o->layouts = arg), true);
   case OPT_PTXAS: o->ptxas = true; return true;
   case OPT_NO_CALIBRATION: o->no_calibration = true; return true;
   case OPT_HELD_OUT: o->held_out = true; return true;

@@ -4,18 +4,20 @@
  * from the ranks, and draws DIR/plot.png with gnuplot when it is installed (measured performance
  * in predicted order, like seed 004's Graf 5.1-5.4).  A malformed file gets located errors.
  * `kasgen report FILE` reads a results file of any name and draws the plot beside it (plot_name);
- * `kasgen report -` reads the standard input and prints the table only.  A folder kasgen may not
- * write in gets no plot, and a note saying so; a file in the plot's place that is not a PNG is
- * never replaced.
+ * `kasgen report -` reads the standard input and prints the table only.  The table's header and
+ * the plot's title say the precision and layout the run's code was generated for (generated_for).
+ * A folder kasgen may not write in gets no plot, and a note saying so; a file in the plot's place
+ * that is not a PNG is never replaced.
  *
  * The file's schema and its reader are in results.c.
  *
  * A results file is data copied between machines: nothing in it is ever executed.  gnuplot gets a
- * fixed script; the only text from the file in it (spec and device names, in the title) is reduced
- * to printable characters (ASCII but gnuplot's special ones, and valid UTF-8 beyond) inside a
- * single-quoted string, and the data are numbers.  gnuplot runs without a shell and writes the
- * PNG to its standard output, a temporary file that kasgen created in DIR (O_EXCL, never through
- * a symbolic link) and renames to plot.png, so a link named plot.png is replaced, never followed.
+ * fixed script; the only text from the file in it (spec and device names and the run's layout,
+ * in the title) is reduced to printable characters (ASCII but gnuplot's special ones, and valid
+ * UTF-8 beyond) inside a single-quoted string, and the data are numbers.  gnuplot runs without a
+ * shell and writes the PNG to its standard output, a temporary file that kasgen created in DIR
+ * (O_EXCL, never through a symbolic link) and renames to plot.png, so a link named plot.png is
+ * replaced, never followed.
  * Every pass over the rows is O(n log n).
  */
 #include "kasgen.h"
@@ -95,11 +97,28 @@ static void print_row(const ResultRow *x, FILE *out) {
   fputs(x->correct ? "\n" : "  WRONG\n", out);
 }
 
+/* What the run's code was generated for, as its <run> says: "precision double, layout
+ * component" (the layout as --layout takes it; "", as --layout "", is every array
+ * element-major).  The figures of a double-precision or component-major run are not comparable
+ * with a single-precision element-major one's, so the reader must see which it is; a file
+ * written before the harness recorded them says "not recorded" rather than a guess.
+ * malloc'ed. */
+static char *generated_for(const Results *r) {
+  const char *layout = !r->layouts ? "not recorded" : *r->layouts ? r->layouts : "element";
+  return xasprintf("precision %s, layout %s",
+                   r->has_precision ? target_precision_name(r->precision) : "not recorded",
+                   layout);
+}
+
 static void print_results(const Results *r, double rho, int k, FILE *out) {
   print_field(out, "%s on ", r->spec);
   print_field(out, "%s: ", r->device);
   fprintf(out, "n = %ld, %ld bytes/element compulsory, copy bandwidth %.1f GB/s\n", r->n,
           r->bytes_per_elem, r->copy_gbs);
+  char *target = generated_for(r);
+  print_field(out, "%s", target);
+  fputs(r->has_precision && r->layouts ? "\n" : " (the file of an older harness)\n", out);
+  free(target);
   fprintf(out, "%-9s %-7s %10s %10s %9s %9s %7s %5s %5s  %s\n", "candidate", "kernels",
           "pred ns/e", "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "kernels (calls)");
   for (int i = 0; i < r->nrows; i++) print_row(&r->rows[i], out);
@@ -143,7 +162,13 @@ static char *plot_script(const Results *r, int k) {
   gnuplot_text(&sb, r->spec);
   sb_puts(&sb, " on ");
   gnuplot_text(&sb, r->device);
-  sb_puts(&sb, ": measured performance in predicted order' noenhanced\n"
+  char *target = generated_for(r);
+  sb_puts(&sb, " (");
+  gnuplot_text(&sb, target);
+  free(target);
+  /* 10 points: a title saying the precision and layout too overran the 1000 pixels at the
+   * terminal's default size (about 100 characters fit), and gnuplot cuts it at the edge. */
+  sb_puts(&sb, "): measured performance in predicted order' noenhanced font ',10'\n"
                "set xlabel 'candidate (predicted rank)'\nset ylabel 'million elements per second'\n"
                "set grid\nset key top right\nset yrange [0:*]\nset offsets 0.5, 0.5, 0, 0\n");
   if (k <= 50) sb_puts(&sb, "set xtics 1\n"); /* one tic per candidate while that is readable */

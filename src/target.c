@@ -15,12 +15,6 @@ static const Target DEFAULT_TARGET = {.precision = PREC_SINGLE, .w = 4};
 
 const Target *target_default(void) { return &DEFAULT_TARGET; }
 
-static bool layout_item_error(SrcLoc where, const LayoutItem *it) {
-  diag_error(where, "'%.*s': expected element, component or NAME=element|component",
-             (int)it->len, it->text);
-  return false;
-}
-
 /* Sets the layout of the API argument (input or output, a plain variable or a whole array) named
  * `name` (len bytes); false when none is. */
 static bool set_named(Target *t, const Dag *dag, const char *name, size_t len, Layout l) {
@@ -53,6 +47,7 @@ Target *target_new(const Dag *dag, Precision precision, const char *layouts) {
 }
 
 Target *target_new_at(const Dag *dag, Precision precision, const char *layouts, SrcLoc where) {
+  if (!target_layouts_check(layouts ? layouts : "", where)) return NULL;
   Target *t = xcalloc(1, sizeof *t);
   t->precision = precision;
   t->w = target_vector_width(precision);
@@ -63,8 +58,7 @@ Target *target_new_at(const Dag *dag, Precision precision, const char *layouts, 
   bool ok = true;
   LayoutItem it;
   for (const char *s = layouts ? layouts : ""; ok && *s;)
-    ok = layout_item_next(&s, &it) ? apply_layout_item(t, dag, &it, where)
-                                   : layout_item_error(where, &it);
+    ok = layout_item_next(&s, &it) && apply_layout_item(t, dag, &it, where); /* words checked */
   if (ok) return t;
   target_free(t);
   return NULL;

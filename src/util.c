@@ -256,6 +256,9 @@ void queue_free(BestFirstQueue *q) {
 /* ---- diagnostics ------------------------------------------------------------------------ */
 
 static int n_errors;
+/* An error reported was in a value the command line gave, seen wrong only once a file was read
+ * (diag_blame_command_line). */
+static bool command_line_blamed;
 /* Finding a line costs a pass over the text up to it, so a file with thousands of errors would
  * cost thousands of passes: after this many, messages come without their source line. */
 enum { MAX_SOURCE_LINES_SHOWN = 100 };
@@ -368,10 +371,15 @@ void diag_note(SrcLoc loc, const char *fmt, ...) {
 
 int diag_error_count(void) { return n_errors; }
 
+void diag_blame_command_line(void) { command_line_blamed = true; }
+
+bool diag_command_line_blamed(void) { return command_line_blamed; }
+
 static int hint_searches; /* name_hint_start calls this run (HINT_MAX_SEARCHES bounds them) */
 
 void diag_reset(void) {
   n_errors = 0;
+  command_line_blamed = false;
   n_source_lines_shown = 0;
   hint_searches = 0;
 }

@@ -3,7 +3,8 @@
  * tells valid UTF-8 from stray, truncated, overlong and surrogate bytes; terminal_text keeps
  * names in UTF-8 as they are and writes control characters, bidirectional controls, invalid
  * bytes and the backslash as octal escapes; report's table and its gnuplot title keep a name in
- * UTF-8, while the title still holds none of gnuplot's special characters.  What the results
+ * UTF-8, while the title still holds none of gnuplot's special characters, and both say the
+ * precision and layout of the run.  What the results
  * reader refuses (control characters, invalid UTF-8) cannot reach report, so terminal_text is
  * checked on its own.
  */
@@ -73,9 +74,30 @@ static void test_report_names_in_utf8(void **state) {
   assert_true(report_text("r.xml", text, strlen(text), out, &script));
   fclose(out);
   assert_contains(table, "\xc3\x9cnterelement on \xc2\xb5GPU x'y`z`$a@b\\134c: n = 4194304");
-  assert_contains(script, "set title '\xc3\x9cnterelement on \xc2\xb5GPU x_y_z__a_b_c: measured "
-                          "performance in predicted order' noenhanced\n");
+  assert_contains(script, "set title '\xc3\x9cnterelement on \xc2\xb5GPU x_y_z__a_b_c (precision "
+                          "not recorded, layout not recorded): measured performance in predicted "
+                          "order' noenhanced font ',10'\n");
   free(table), free(script), free(text);
+}
+
+/* The precision and layout <run> says the code was generated for, in the table's header and the
+ * plot's title, a layout's names as any text from the file (a quote becomes '_' in the title). */
+static void test_report_says_precision_and_layout(void **state) {
+  (void)state;
+  char *good = results_named("stvenant", "GPU");
+  char *run = strstr(good, " bytes-per-element=\"532\"");
+  assert_non_null(run);
+  char *text = xasprintf("%.*s precision=\"double\" layout=\"component,F&apos;=element\"%s",
+                         (int)(run - good), good, run);
+  char *table = NULL, *script = NULL;
+  size_t table_len;
+  FILE *out = open_memstream(&table, &table_len);
+  assert_true(report_text("r.xml", text, strlen(text), out, &script));
+  fclose(out);
+  assert_contains(table, "\nprecision double, layout component,F'=element\ncandidate ");
+  assert_contains(script, "set title 'stvenant on GPU (precision double, layout "
+                          "component,F_=element): measured ");
+  free(table), free(script), free(text), free(good);
 }
 
 /* The title keeps at most 120 characters of a name, counted as characters, never cutting one. */
@@ -91,7 +113,7 @@ static void test_title_cut_between_characters(void **state) {
   sb_init(&want);
   sb_puts(&want, "set title '");
   for (int i = 0; i < 120; i++) sb_puts(&want, "\xc3\x9c");
-  sb_puts(&want, " on GPU: ");
+  sb_puts(&want, " on GPU (");
   assert_contains(script, want.data);
   sb_free(&want), sb_free(&long_name);
   free(script), free(text);
@@ -102,6 +124,7 @@ int main(void) {
       cmocka_unit_test(test_utf8_char_len),
       cmocka_unit_test(test_terminal_text),
       cmocka_unit_test(test_report_names_in_utf8),
+      cmocka_unit_test(test_report_says_precision_and_layout),
       cmocka_unit_test(test_title_cut_between_characters),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -413,14 +413,24 @@ static void note_prediction_source(const char *device) {
            KAS_PREDICTED_FOR, device);
 }
 
+/* The table, every line within 80 columns (names of unusual length aside): the run in three
+ * lines (the precision and layout worded as `kasgen report` words them), then per candidate its
+ * figures on one line and its kernels on the next, under the figures from the "kernels" column
+ * on.  Kernels on their own line rather than a list cut to what follows the figures: those take
+ * 79 columns, so after them no list fits a terminal (an element's kernel of 128 calls made
+ * lines of 165), while on a line of its own it gets 70 columns, to which kasgen shortened it
+ * (`brief`: HARNESS_BRIEF_WIDTH, kasgen.h).  A wrong candidate's kernels line starts with WRONG,
+ * under its name, where every flag lines up.  results.xml keeps the lists whole. */
 static void print_table(const char *device, double copy_gbs, size_t n, size_t offset,
                         const Row *rows, double rho) {
-  printf("\n%s: %s, n = %zu%s, %s precision, %d bytes/element compulsory, copy bandwidth "
-         "%.1f GB/s\n",
-         KAS_SPEC_NAME, device, n, offset ? " (a sub-range, see below)" : "",
-         sizeof(kas_real) == 8 ? "double" : "single", bytes_per_element(), copy_gbs);
-  printf("%-9s %-7s %10s %10s %9s %9s %7s %5s %5s  %s\n", "candidate", "kernels", "pred ns/e",
-         "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "kernels (calls)");
+  printf("\n%s on %s: n = %zu%s\n", KAS_SPEC_NAME, device, n,
+         offset ? " (a sub-range, see below)" : "");
+  printf("precision %s, layout %s\n", sizeof(kas_real) == 8 ? "double" : "single", KAS_LAYOUTS);
+  printf("%d bytes/element compulsory, copy bandwidth %.1f GB/s\n", bytes_per_element(),
+         copy_gbs);
+  printf("%-9s %-7s %10s %10s %9s %9s %7s %5s %5s\n%-9s %s\n", "candidate", "kernels",
+         "pred ns/e", "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "",
+         "kernels (calls)");
   for (int c = 0; c < KAS_NCANDIDATES; c++) {
     const KasCandidate *k = &kas_candidates[c];
     const Row *r = &rows[c];
@@ -429,9 +439,9 @@ static void print_table(const char *device, double copy_gbs, size_t n, size_t of
       snprintf(pr, sizeof pr, "%d", k->predicted_rank);
       snprintf(mr, sizeof mr, "%d", r->measured_rank);
     }
-    printf("%-9s %-7d %10.4f %10.4f %9.1f %9.1f %6.1f%% %5s %5s  %s%s\n", k->name, k->nkernels,
-           k->predicted_ns_per_elem, r->ns_per_elem, r->melem_s, r->gbs, r->copy_pct, pr, mr,
-           k->brief, r->correct ? "" : "  WRONG");
+    printf("%-9s %-7d %10.4f %10.4f %9.1f %9.1f %6.1f%% %5s %5s\n", k->name, k->nkernels,
+           k->predicted_ns_per_elem, r->ns_per_elem, r->melem_s, r->gbs, r->copy_pct, pr, mr);
+    printf("%-9s %s\n", r->correct ? "" : "WRONG", k->brief);
   }
   if (isfinite(rho))
     printf("Spearman rank correlation (predicted vs measured): %.3f\n", rho);

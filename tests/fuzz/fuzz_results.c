@@ -25,7 +25,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 /* The one line of the script that carries text from the file. */
 static void check_title(const char *line, size_t len) {
-  static const char head[] = "set title '", tail[] = "' noenhanced";
+  static const char head[] = "set title '", tail[] = "' noenhanced font ',10'";
   size_t hl = strlen(head), tl = strlen(tail);
   if (len < hl + tl || strncmp(line, head, hl) || strncmp(line + len - tl, tail, tl)) abort();
   for (size_t i = hl; i < len - tl;) {

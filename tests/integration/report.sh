@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report.sh — `kasgen report DIR` on results files as a GPU run writes them: the table and the
-# Spearman correlation recomputed from the ranks (names in UTF-8 as they are), plot.png when
+# Spearman correlation recomputed from the ranks (names in UTF-8 as they are), the precision and
+# layout the run's code was generated for ("not recorded" in older files), plot.png when
 # gnuplot exists, and located errors
 # (file:line) with exit 1 for every kind of malformed file in tests/fixtures/results/.  Also
 # `kasgen report FILE` (the plot beside the file, a user's file of that name kept, no plot and a
@@ -51,6 +52,9 @@ fi
 cp -r "$fixtures/h200-stvenant" "$tmp/h200"
 "$KASGEN" report "$tmp/h200" >"$tmp/out" 2>"$tmp/err" || fail "h200: exit $?"
 grep -q 'stvenant on NVIDIA H200: n = 4194304, 532 bytes/element' "$tmp/out" || fail "h200: header"
+# written before the harness recorded the precision and layout: the header says so, guessing none
+grep -qx 'precision not recorded, layout not recorded (the file of an older harness)' "$tmp/out" ||
+  fail "h200: precision and layout not said to be unrecorded"
 grep -q 'candidates): 0.976' "$tmp/out" || fail "h200: Spearman"
 [ ! -s "$tmp/err" ] || { cat "$tmp/err" >&2; fail "h200: diagnostics on a harness-written file"; }
 
@@ -63,6 +67,17 @@ grep -q '^cand10 .*  mvmul33_1+svmul3_1+.*+...+madd33_3 (128 calls)$' "$tmp/out"
 grep -q '^cand09 .*+...+madd33_1 (32 calls; N = 0..3 in 4 groups)$' "$tmp/out" || fail "element: groups"
 grep -q '^unfused .* | ... | madd33_1 (128 kernels)$' "$tmp/out" || fail "element: unfused"
 grep -q 'candidates): -0.430' "$tmp/out" || fail "element: Spearman"
+# its <run> says the precision but not the layout (the harness of session 42); the header says
+# what it recorded, as a file that records both does (not said before)
+sed -n 2p "$tmp/out" |
+  grep -qx 'precision single, layout not recorded (the file of an older harness)' ||
+  fail "element: header's precision and layout '$(sed -n 2p "$tmp/out")'"
+mkdir "$tmp/recorded"
+sed 's/ precision="single" / precision="double" layout="component,vec3DPhi=element" /' \
+  "$fixtures/h200-stvenant_element/results.xml" >"$tmp/recorded/results.xml"
+"$KASGEN" report "$tmp/recorded" >"$tmp/out" 2>"$tmp/err" || fail "recorded: exit $?"
+sed -n 2p "$tmp/out" | grep -qx 'precision double, layout component,vec3DPhi=element' ||
+  fail "recorded: header's precision and layout '$(sed -n 2p "$tmp/out")'"
 
 # A file whose stored Spearman disagrees with its ranks: the recomputed value wins, with a warning.
 mkdir "$tmp/liar"

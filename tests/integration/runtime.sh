@@ -4,7 +4,8 @@
 # the host ones, nvcc -arch=sm_90 for the CUDA ones, against the headers a generated folder gives
 # them), and what kasgen writes is byte for byte that file (they are embedded at build time).
 # harness.cu and check_gpu.cu include one file for their check and timing code (kas_gpu.h).
-# With nvcc, harness.cu's results.xml is also written on the host and read back by kasgen.
+# With nvcc, harness.cu's results.xml is also written on the host and read back by kasgen, and
+# its table, printed on the host for the element of 128 calls, fits 80 columns.
 set -u
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -44,7 +45,8 @@ gcc -std=c11 -Wall -Wextra -Werror -fsyntax-only -x c "$rt/kas_check.h" ||
 
 # CUDA programs: nvcc -arch=sm_90, host compiler and nvcc warnings as errors.
 if [ -x "$NVCC" ]; then
-  nv=("$NVCC" -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -c)
+  nv_link=("$NVCC" -arch=sm_90 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror)
+  nv=("${nv_link[@]}" -c)
   "${nv[@]}" -I "$common" -o "$tmp/harness.o" "$rt/harness.cu" ||
     fail "harness.cu does not compile warning-free"
   "${nv[@]}" -I "$common" -o "$tmp/check_gpu.o" "$rt/check_gpu.cu" ||
@@ -91,6 +93,52 @@ EOF2
   else
     tail -20 "$tmp/dc.log"
     fail "harness.cu's results.xml could not be written on the host"
+  fi
+  # The harness's table fits a terminal for the element of 128 calls, whose lines were 165
+  # characters (81 of figures, then up to 80 of kernels): its print_table run on the host, of
+  # made-up rows, the candidates' entry points stubs (the table launches nothing).  No line over
+  # 80 columns; each candidate's kernels on the line under its figures, a wrong one's flagged.
+  el="$tmp/el/stvenant_element"
+  "$KASGEN" specs/stvenant_element.spec --top 2 --out "$tmp/el" >/dev/null 2>&1 ||
+    fail "kasgen stvenant_element"
+  stubs=$(sed -n 's/^int kas_\([a-z0-9_]*\)_launch(.*/STUB(\1)/p' "$el/common/kas_candidates.h")
+  cat >"$tmp/table.cu" <<EOF2
+/* table.cu — the folder's harness.cu printing its table on the host, of made-up rows. */
+#define main harness_main
+#include "harness.cu"
+#undef main
+#define STUB(c) \\
+  size_t kas_##c##_workspace_bytes(size_t) { return 0; } \\
+  int kas_##c##_launch(const kas_real *const *, kas_real *const *, void *, size_t, size_t, \\
+                       cudaStream_t) { return 0; }
+extern "C" { $stubs }
+int main() {
+  Row rows[KAS_NCANDIDATES] = {};
+  for (int c = 0; c < KAS_NCANDIDATES; c++) {
+    rows[c].measured_rank = kas_candidates[c].predicted_rank;
+    rows[c].correct = c != 1;
+    rows[c].ns_per_elem = 0.3 + 0.01 * c;
+  }
+  print_table("NVIDIA H200", 4143.2, 4194304, 1, rows, 1);
+  return 0;
+}
+EOF2
+  if make -C "$el" build/common/cpu_graph.o build/common/kas_refs.o >"$tmp/el.log" 2>&1 &&
+    "${nv_link[@]}" -I "$el/common" -o "$tmp/table" "$tmp/table.cu" \
+      "$el/build/common/cpu_graph.o" "$el/build/common/kas_refs.o" >>"$tmp/el.log" 2>&1 &&
+    "$tmp/table" >"$tmp/table.out"; then
+    long=$(awk 'length($0) > 80' "$tmp/table.out")
+    [ -z "$long" ] || fail "the harness's table has lines over 80 columns: $(head -1 <<<"$long")"
+    grep -A1 '^cand01 ' "$tmp/table.out" |
+      grep -qx '          mvmul33_1+svmul3_1+[^ ]*+...+madd33_1 (128 calls)' ||
+      { cat "$tmp/table.out"; fail "the harness's table: cand01's kernels not under its figures"; }
+    grep -A1 '^cand02 ' "$tmp/table.out" | grep -q '^WRONG     mvmul33_1+' ||
+      fail "the harness's table: the wrong candidate not flagged"
+    grep -qx 'precision single, layout element' "$tmp/table.out" ||
+      fail "the harness's table: no precision and layout"
+  else
+    tail -20 "$tmp/el.log"
+    fail "harness.cu's table could not be printed on the host"
   fi
 else
   echo "note: no nvcc; the CUDA programs were not compiled" >&2

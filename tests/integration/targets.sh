@@ -11,7 +11,7 @@
 #     FEM driver built against its embed (a double, component-major API with a leading
 #     dimension);
 #   - the options' errors: an unknown precision or layout word, a name that is no input or
-#     output, each exit 2 or 1 with a message naming it.
+#     output, each exit 2 (bad usage) with a message naming it.
 # At most 2 parallel jobs (the CI machine has 2 cores).
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
@@ -85,9 +85,20 @@ expect() { # exit status, message, args...
   grep -q -- "$msg" "$tmp/err.out" || { cat "$tmp/err.out"; fail "$*: no '$msg'"; }
 }
 expect 2 "invalid value 'half' for --precision" specs/synctest.spec --precision half --out "$tmp/x"
-expect 1 "'rows': expected element, component or NAME=element|component" \
+# A --layout value is the command line's, so a bad one is bad usage (2), as a bad --precision is:
+# a list that is not one, said before the spec is read (a spec that does not exist is not
+# reached), and a name the spec lacks, which only the spec shows, for every command that takes
+# --layout (before, both were exit 1, bad input, after the spec was loaded).
+expect 2 "'rows': expected element, component or NAME=element|component" \
   specs/synctest.spec --layout rows --out "$tmp/x"
-expect 1 "'B' names no input or output of spec synctest" \
+expect 2 "^--layout: error: 'rows': expected element, component or NAME=element|component" \
+  "$tmp/no-such.spec" --layout element,rows --out "$tmp/x"
+grep -q 'no-such' "$tmp/err.out" && fail "--layout rows: the spec was read first"
+expect 2 "'rows': expected element" plan "$tmp/no-such.spec" --layout rows
+expect 2 "'B' names no input or output of spec synctest" \
   specs/synctest.spec --layout B=component --out "$tmp/x"
+expect 2 "'B' names no input or output of spec synctest" \
+  plan specs/synctest.spec --layout B=component
+[ ! -e "$tmp/x/synctest" ] || fail "--layout B=component: a folder was written"
 expect 2 "option --layout does not apply to 'units'" units --layout component --out "$tmp/x"
 echo "targets: all checks passed"

@@ -27,7 +27,8 @@
 #   - calibrate finds the rows of a run generated with a calibration by searching with it;
 #   - a folder's generation.ini: tune and calibrate search again with the options it records
 #     (precision, layout, database, n), an option on the command line winning; a bad record is
-#     a located error;
+#     a located error (exit 1), a --layout given that names no argument of the spec bad usage
+#     (exit 2);
 #   - a results file says what its code was generated for (<run precision= layout=>, from
 #     kas_candidates.h): one copied out of its folder is searched so (calibrate finds every row
 #     of a double-precision component-major run), and so is a folder without generation.ini;
@@ -593,6 +594,8 @@ printf '[generation]\nexhaustive = 1\n' >"$ini"
 bad_record "flag" "generation.ini:2:14: error: '1' is not a value of --exhaustive"
 printf '[generation]\nlayout = nosuch=component\n' >"$ini" # an argument the spec lacks
 bad_record "layout's name" "generation.ini:2:10: error: .*nosuch"
+printf '[generation]\nlayout = component,rows\n' >"$ini" # a word --layout does not take
+bad_record "layout's word" "generation.ini:2:10: error: 'rows': expected element, component or"
 rm "$ini" && mkfifo "$ini"
 bad_record "FIFO" "generation.ini: error: cannot read: it is a FIFO"
 rm "$ini"
@@ -601,6 +604,26 @@ rm "$ini"
 #     tune found the rows by their implementations and shipped single-precision code as
 #     measured), a record and a file that disagree (a results file of another generation).
 cp "$tmp/ini.before" "$ini"
+#     The same --layout given on the command line is bad usage (exit 2), as it is to the main
+#     job: a name the spec lacks (before, exit 1 like a bad file) or a word it does not take;
+#     the embed and calibrate's store untouched.
+cp "$tmp/db11.measured.xml" "$tmp/store11"
+bad_layout_option() { # what, message, kasgen's arguments
+  local what=$1 msg=$2 rc=0
+  shift 2
+  "$KASGEN" "$@" >"$tmp/out" 2>"$tmp/err" </dev/null || rc=$?
+  [ "$rc" = 2 ] && grep -qF -- "$msg" "$tmp/err" || { cat "$tmp/err"; fail "$what: exit $rc"; }
+  cmp -s "$dir/embed/kas_synctest.cu" "$tmp/source11" || fail "$what: embed changed"
+  cmp -s "$tmp/db11.measured.xml" "$tmp/store11" || fail "$what: the store changed"
+}
+bad_layout_option "tune --layout nosuch=component" \
+  "--layout: error: 'nosuch' names no input or output of spec synctest" \
+  tune "$dir" --layout nosuch=component
+bad_layout_option "tune --layout rows" "--layout: error: 'rows': expected element" \
+  tune "$dir" --layout rows
+bad_layout_option "calibrate --layout nosuch=component" \
+  "--layout: error: 'nosuch' names no input or output of spec synctest" \
+  calibrate "$tmp/runs11" --db "$tmp/db11.xml" --layout nosuch=component
 other_code() { # what, message, tune's options
   local what=$1 msg=$2 rc=0
   shift 2
