@@ -42,6 +42,13 @@
  * it, 0 unless it returns KAS_ERR_CUDA.  An error the context keeps (a kernel faulted:
  * cudaErrorIllegalAddress, ...) cannot be cleared; every later launch returns it, and so the
  * call returns KAS_ERR_CUDA with that cause, whoever's kernel faulted.
+ *
+ * Threads.  Host threads may call the API at once (each on its own stream, workspace and
+ * outputs): the wrapper shares nothing between them but constants (the cause is per thread).
+ * nvcc's launch stub for each kernel keeps the kernel's handle in a function-local static,
+ * unguarded under -fno-threadsafe-statics (which spares a C program libstdc++);
+ * cudaLaunchKernelEx takes the kernel's address instead, and the runtime looks it up, so the
+ * stubs are never called (the launches took turns under a lock while they were).
  */
 #include "kasgen.h"
 
@@ -316,27 +323,6 @@ static char *header_text(const Embed *em) {
   return sb_take(&sb);
 }
 
-/* kas_launch: the winner's launch, one thread at a time.  Each kernel's launch stub (made by
- * nvcc) looks its kernel up once, into a function-local static; compiled with
- * -fno-threadsafe-statics (so that a C program links without libstdc++), that static has no
- * guard, so launches take a lock (GCC atomics: libc only).  Every launch does, not only the
- * first: which of the winner's plans (aligned or any) runs is decided inside its launch.  The
- * host form needs none: it has no launch stubs. */
-static void launch_lock(StrBuf *sb, const Embed *em) {
-  sb_printf(sb,
-            "/* Launches take turns: nvcc's launch stubs set a static on first use, unguarded\n"
-            "   under -fno-threadsafe-statics (no libstdc++).  Host side only: microseconds. */\n"
-            "static int kas_launch_lock;\n\n"
-            "static int kas_launch(const %s *const *in, %s *const *out, void *workspace,\n"
-            "    size_t n, size_t ld, cudaStream_t stream) {\n"
-            "  while (__atomic_exchange_n(&kas_launch_lock, 1, __ATOMIC_ACQUIRE))\n"
-            "    ; /* another thread is launching */\n"
-            "  int err = kas_%s_%s_launch(in, out, workspace, n, ld, stream);\n"
-            "  __atomic_store_n(&kas_launch_lock, 0, __ATOMIC_RELEASE);\n"
-            "  return err;\n}\n\n",
-            em->real, em->real, em->stem, em->cand);
-}
-
 static void misaligned_function(StrBuf *sb, const Embed *em) {
   sb_printf(sb, "/* Whether p is not aligned to the element type: the only alignment refused. */\n"
                 "static int kas_misaligned(const void *p) { return ((size_t)p %% sizeof(%s)) != 0; "
@@ -388,13 +374,17 @@ static void arrays_function(StrBuf *sb, const Embed *em, bool host) {
     sb_printf(sb, "    kas_%s_%s_launch_host(cin, cout, workspace, m, %s, 1);\n  }\n"
                   "  return KAS_OK;\n}\n\n",
               s, em->cand, em->ld ? "ld" : "0");
-  else
-    sb_printf(sb, "    const int err = kas_launch(cin, cout, workspace, m, %s, "
-                  "(cudaStream_t)stream);\n"
-                  "    if (err != 0) {\n"
+  else {
+    char *args[6] = {(char *)"cin", (char *)"cout", (char *)"workspace", (char *)"m",
+                     (char *)(em->ld ? "ld" : "0"), (char *)"(cudaStream_t)stream"};
+    char *open = xasprintf("const int err = kas_%s_%s_launch(", s, em->cand);
+    emit_list(sb, 2, open, args, 6, ");\n");
+    free(open);
+    sb_printf(sb, "    if (err != 0) {\n"
                   "      kas_cuda_error = err; /* for kas_%s_last_cuda_error() */\n"
                   "      return KAS_ERR_CUDA;\n    }\n  }\n  return KAS_OK;\n}\n\n",
-              em->ld ? "ld" : "0", s);
+              s);
+  }
 }
 
 /* "static const int kas_<side>_stride[N] = {...};": reals between consecutive elements of each
@@ -438,7 +428,6 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
             CHUNK_LOG2);
   stride_table(sb, em, false);
   stride_table(sb, em, true);
-  launch_lock(sb, em);
   sb_printf(sb, "/* The cudaError_t of this thread's last call that returned KAS_ERR_CUDA, 0 after "
                 "any other\n   (kas_%s_last_cuda_error): per thread, as CUDA's last error. */\n"
                 "static thread_local int kas_cuda_error;\n\n", s);
