@@ -144,6 +144,9 @@ static void io_macros(StrBuf *sb, const Embed *em) {
             em->upper, em->ld);
   sb_printf(sb, "#define KAS_%s_NINPUTS %d\n#define KAS_%s_NOUTPUTS %d\n", em->upper,
             dag->nin_args, em->upper, dag->nout_args);
+  sb_printf(sb, "/* Per argument: its reals per element (of KAS_%s_REAL, float or double as\n"
+                " * --precision chose; _FLOATS, the older name, is the same list in either), its "
+                "name and its\n * layout (0 element-major, 1 component-major). */\n", em->upper);
   for (int s = 0; s < 2; s++) {
     int first = s ? dag->nin_args : 0, nv = s ? dag->nout_args : dag->nin_args;
     char **floats = xcalloc((size_t)nv + 1, sizeof *floats);
@@ -156,7 +159,9 @@ static void io_macros(StrBuf *sb, const Embed *em) {
       layouts[i] = xasprintf("%d", target_arg_layout(em->target, dag, first + i));
     }
     if (!nv) names[0] = xstrdup("\"\""), nv = -1; /* one empty name, no reals */
-    side_macro(sb, em, side[s], "FLOATS", floats, nv > 0 ? nv : 0);
+    side_macro(sb, em, side[s], "REALS", floats, nv > 0 ? nv : 0);
+    sb_printf(sb, "#define KAS_%s_%s_FLOATS KAS_%s_%s_REALS\n", em->upper, side[s], em->upper,
+              side[s]);
     side_macro(sb, em, side[s], "NAMES", names, nv > 0 ? nv : 1);
     side_macro(sb, em, side[s], "LAYOUTS", layouts, nv > 0 ? nv : 0);
     free(floats);
@@ -304,8 +309,10 @@ static char *header_text(const Embed *em) {
             "#ifdef KAS_EMBED_GENERIC\n#define KAS_EMBED_NAME \"%s\"\n"
             "#define KAS_EMBED_REAL KAS_%s_REAL\n#define KAS_EMBED_LD KAS_%s_LD\n"
             "#define KAS_EMBED_NINPUTS KAS_%s_NINPUTS\n#define KAS_EMBED_NOUTPUTS KAS_%s_NOUTPUTS\n"
-            "#define KAS_EMBED_INPUT_FLOATS KAS_%s_INPUT_FLOATS\n"
-            "#define KAS_EMBED_OUTPUT_FLOATS KAS_%s_OUTPUT_FLOATS\n"
+            "#define KAS_EMBED_INPUT_REALS KAS_%s_INPUT_REALS\n"
+            "#define KAS_EMBED_OUTPUT_REALS KAS_%s_OUTPUT_REALS\n"
+            "#define KAS_EMBED_INPUT_FLOATS KAS_EMBED_INPUT_REALS\n"
+            "#define KAS_EMBED_OUTPUT_FLOATS KAS_EMBED_OUTPUT_REALS\n"
             "#define KAS_EMBED_INPUT_LAYOUTS KAS_%s_INPUT_LAYOUTS\n"
             "#define KAS_EMBED_OUTPUT_LAYOUTS KAS_%s_OUTPUT_LAYOUTS\n"
             "#define KAS_EMBED_INPUT_NAMES KAS_%s_INPUT_NAMES\n"

@@ -24,8 +24,8 @@ typedef KAS_EMBED_REAL real;
 #define NOUT KAS_EMBED_NOUTPUTS
 #define N 4000 /* elements: 4 chunks of 2^10 */
 
-static const int in_floats[NIN] = KAS_EMBED_INPUT_FLOATS;
-static const int out_floats[NOUT] = KAS_EMBED_OUTPUT_FLOATS;
+static const int in_reals[NIN] = KAS_EMBED_INPUT_REALS;
+static const int out_reals[NOUT] = KAS_EMBED_OUTPUT_REALS;
 static const real *in[NIN];
 static real *out[NOUT];
 static void *workspace;
@@ -70,8 +70,8 @@ static void *call_in_thread(void *arg) {
 }
 
 int main(void) {
-  for (int i = 0; i < KAS_EMBED_NINPUTS; i++) in[i] = device(sizeof(real) * N * in_floats[i]);
-  for (int o = 0; o < NOUT; o++) out[o] = device(sizeof(real) * N * out_floats[o]);
+  for (int i = 0; i < KAS_EMBED_NINPUTS; i++) in[i] = device(sizeof(real) * N * in_reals[i]);
+  for (int o = 0; o < NOUT; o++) out[o] = device(sizeof(real) * N * out_reals[o]);
   if (kas_embed_workspace_bytes(N)) workspace = device(kas_embed_workspace_bytes(N));
 
   int before = fake_cuda_launches();

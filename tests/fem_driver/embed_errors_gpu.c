@@ -42,8 +42,8 @@ typedef KAS_EMBED_REAL real;
 #define CALLS 10 /* per thread */
 #define TOLERANCE (sizeof(real) == sizeof(double) ? 1e-12 : 1e-5)
 
-static const int in_floats[NIN] = KAS_EMBED_INPUT_FLOATS;
-static const int out_floats[NOUT] = KAS_EMBED_OUTPUT_FLOATS;
+static const int in_reals[NIN] = KAS_EMBED_INPUT_REALS;
+static const int out_reals[NOUT] = KAS_EMBED_OUTPUT_REALS;
 static int failures;
 
 static void expect(int ok, const char *what) {
@@ -97,17 +97,17 @@ static real *ref[NOUT];
 static void prepare(void) {
   uint64_t rng = 88172645463325252ull;
   for (int i = 0; i < KAS_EMBED_NINPUTS; i++) {
-    size_t reals = (size_t)N * in_floats[i];
-    h_in[i] = host(bytes_of(in_floats[i]));
+    size_t reals = (size_t)N * in_reals[i];
+    h_in[i] = host(bytes_of(in_reals[i]));
     for (size_t k = 0; k < reals; k++) { /* [0.5, 1.5): never zero */
       rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
       h_in[i][k] = (real)(0.5 + (double)(rng >> 11) * (1.0 / 9007199254740992.0));
     }
-    void *d = device(bytes_of(in_floats[i]));
-    cuda_or_die(cudaMemcpy(d, h_in[i], bytes_of(in_floats[i]), cudaMemcpyHostToDevice), "copy");
+    void *d = device(bytes_of(in_reals[i]));
+    cuda_or_die(cudaMemcpy(d, h_in[i], bytes_of(in_reals[i]), cudaMemcpyHostToDevice), "copy");
     d_in[i] = d;
   }
-  for (int o = 0; o < NOUT; o++) ref[o] = host(bytes_of(out_floats[o]));
+  for (int o = 0; o < NOUT; o++) ref[o] = host(bytes_of(out_reals[o]));
   void *ws = host(kas_embed_host_workspace_bytes(N));
 #if KAS_EMBED_LD
   kas_status s = kas_embed_host_arrays((const real *const *)h_in, ref, N, N, ws, NULL);
@@ -122,9 +122,9 @@ static void prepare(void) {
 static int same_outputs(real *const *d_out, const char *what) {
   int same = 1;
   for (int o = 0; o < NOUT; o++) {
-    size_t reals = (size_t)N * out_floats[o];
-    real *h = host(bytes_of(out_floats[o]));
-    cuda_or_die(cudaMemcpy(h, d_out[o], bytes_of(out_floats[o]), cudaMemcpyDeviceToHost), what);
+    size_t reals = (size_t)N * out_reals[o];
+    real *h = host(bytes_of(out_reals[o]));
+    cuda_or_die(cudaMemcpy(h, d_out[o], bytes_of(out_reals[o]), cudaMemcpyDeviceToHost), what);
     double diff2 = 0, ref2 = 0;
     for (size_t k = 0; k < reals; k++) {
       double d = (double)h[k] - (double)ref[o][k];
@@ -169,7 +169,7 @@ static void threads_at_once(void) {
   pthread_barrier_init(&start, NULL, THREADS);
   for (int t = 0; t < THREADS; t++) {
     w[t] = (Worker){.start = &start};
-    for (int o = 0; o < NOUT; o++) w[t].out[o] = device(bytes_of(out_floats[o]));
+    for (int o = 0; o < NOUT; o++) w[t].out[o] = device(bytes_of(out_reals[o]));
     w[t].workspace = device(kas_embed_workspace_bytes(N));
   }
   for (int t = 0; t < THREADS; t++) pthread_create(&thread[t], NULL, work, &w[t]);
@@ -192,7 +192,7 @@ static void pending_error(real *const *out, void *workspace) {
   void *big = NULL;
   cudaError_t mine = cudaMalloc(&big, (size_t)1 << 62); /* fails: out of memory */
   expect(mine != cudaSuccess, "2: a cudaMalloc of 2^62 bytes fails");
-  for (int o = 0; o < NOUT; o++) cuda_or_die(cudaMemset(out[o], 0xFF, bytes_of(out_floats[o])), "");
+  for (int o = 0; o < NOUT; o++) cuda_or_die(cudaMemset(out[o], 0xFF, bytes_of(out_reals[o])), "");
   kas_status s = call(d_in, out, workspace, NULL);
   int cause = kas_embed_last_cuda_error();
   if (s != KAS_OK)
@@ -270,7 +270,7 @@ int main(int argc, char **argv) {
   }
   prepare();
   real *out[NOUT];
-  for (int o = 0; o < NOUT; o++) out[o] = device(bytes_of(out_floats[o]));
+  for (int o = 0; o < NOUT; o++) out[o] = device(bytes_of(out_reals[o]));
   void *workspace = device(kas_embed_workspace_bytes(N));
   if (wrong) {
     wrong_arch(out, workspace);
