@@ -5,7 +5,9 @@
  *   kernels.cu        the instantiated routines, one __global__ kernel per plan and the launch
  *                     sequence kas_<prefix>_launch.  emit_cuda_kernels gives this text for any
  *                     symbol prefix, as the whole file (candNN/kernels.cu) or as definitions for
- *                     a file that has its own banner and includes (the embed, emit_embed.c);
+ *                     a file that has its own banner and includes; emit_cuda_embed_kernels as
+ *                     the latter with launches that return their own error (the embed,
+ *                     emit_embed.c: below);
  *   kernels_host.cpp  the same kernels as barrier-delimited phases that a CPU runs thread by
  *                     thread in ascending or descending order (kas_<prefix>_launch_host), so that
  *                     a missing barrier shows up as an order-dependent result.
@@ -17,6 +19,13 @@
  * Kernels are numbered from 1, as everywhere kasgen shows them; launch functions name the spec's
  * variables; lines stay within 100 columns.  docs/generated.md is the contract for file names
  * and signatures.
+ *
+ * A launch function returns 0 or a cudaError_t.  candNN/kernels.cu launches with <<<...>>> and
+ * takes each launch's error with cudaGetLastError(), which also takes an error that an earlier
+ * CUDA call of the thread left pending: the harness leaves none.  The embed runs in a FEM code
+ * that may: there each launch is cudaLaunchKernelEx, which returns that launch's own error and
+ * leaves the thread's pending one alone.  (The kernels and the rest are the same text; the code
+ * digest is of the first form, as results files have recorded it.)
  */
 #include "kasgen.h"
 
@@ -351,6 +360,7 @@ typedef struct {
   const char *linkage; /* of its entry points: "extern \"C\" ", "" when embedded, "static " for
                           the two plans behind a choosing launch */
   const char *real;    /* "float" or "double" */
+  bool launch_ex;      /* launches by cudaLaunchKernelEx, each returning its own error (embed) */
   IoNames io;          /* the launch functions' names of the spec's inputs and outputs */
   int *ws_values;      /* intermediates crossing kernels, in workspace order */
   int nws;
@@ -1502,14 +1512,32 @@ static void emit_kernel_launch(StrBuf *sb, const Emitter *em, int k) {
     sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
     for (int i = 0; i < 3; i++) free(attr[i]);
   }
-  char *head = xasprintf("%s<<<(unsigned)blocks%d, dim3(%d, %d, %d), %d, stream>>>", kn, k + 1,
-                         p->block.bx, p->block.by, p->block.bz * groups_of(em), smem);
-  char *args[KAS_MAX_NODES * 2 + 2];
-  int n = launch_args(em, k, args);
-  put_call(sb, 1, head, args, n, ";\n");
-  for (int i = 0; i < n; i++) free(args[i]);
-  sb_puts(sb, "  err = cudaGetLastError();\n  if (err != cudaSuccess) return (int)err;\n");
-  free(head);
+  char *block = xasprintf("dim3(%d, %d, %d)", p->block.bx, p->block.by,
+                          p->block.bz * groups_of(em));
+  char *args[KAS_MAX_NODES * 2 + 4];
+  if (em->launch_ex) { /* the launch's own error, the thread's pending one left alone */
+    char *config[6] = {xasprintf("dim3((unsigned)blocks%d)", k + 1), block,
+                       xasprintf("%d", smem), (char *)"stream", (char *)"NULL", (char *)"0"};
+    char *open = xasprintf("const cudaLaunchConfig_t kas_config%d = {", k + 1);
+    emit_list(sb, 1, open, config, 6, "}; /* no launch attributes */\n");
+    free(open);
+    free(config[0]);
+    free(config[2]);
+    args[0] = xasprintf("&kas_config%d", k + 1);
+    args[1] = xstrdup(kn);
+    int n = 2 + launch_args(em, k, args + 2);
+    put_call(sb, 1, "err = cudaLaunchKernelEx", args, n, ";\n");
+    for (int i = 0; i < n; i++) free(args[i]);
+    sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
+  } else {
+    char *head = xasprintf("%s<<<(unsigned)blocks%d, %s, %d, stream>>>", kn, k + 1, block, smem);
+    int n = launch_args(em, k, args);
+    put_call(sb, 1, head, args, n, ";\n");
+    for (int i = 0; i < n; i++) free(args[i]);
+    sb_puts(sb, "  err = cudaGetLastError();\n  if (err != cudaSuccess) return (int)err;\n");
+    free(head);
+  }
+  free(block);
   free(kn);
 }
 
@@ -1524,8 +1552,13 @@ static void emit_device_launch(StrBuf *sb, const Emitter *em) {
   emit_workspace_bytes_fn(sb, em, fn);
   free(fn);
   runs_kernels(sb, em->cand->nkernels);
-  sb_puts(sb, " on stream; returns 0 or the first cudaError_t.\n"
-              " * in: the spec's inputs in `input` order; out: its outputs in `return` "
+  if (em->launch_ex)
+    sb_puts(sb, " on stream; returns 0 or the first cudaError_t, that of a\n"
+                " * launch (cudaLaunchKernelEx returns each its own: an error left pending by an "
+                "earlier CUDA\n * call is neither taken nor cleared).\n");
+  else
+    sb_puts(sb, " on stream; returns 0 or the first cudaError_t.\n");
+  sb_puts(sb, " * in: the spec's inputs in `input` order; out: its outputs in `return` "
               "order. */\n");
   fn = xasprintf("kas_%s_launch", em->entry);
   launch_head(sb, em, "int", fn, "cudaStream_t stream");
@@ -2268,6 +2301,16 @@ char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
   CandidateText ct;
   bool ok = candidate_text_init(&ct, dag, t, cand, unaligned, name, prefix, embedded);
   char *text = ok ? kernels_cu(&ct, !embedded) : NULL;
+  candidate_text_free(&ct);
+  return text;
+}
+
+char *emit_cuda_embed_kernels(const Dag *dag, const Target *t, const Candidate *cand,
+                              const Candidate *unaligned, const char *name, const char *prefix) {
+  CandidateText ct;
+  bool ok = candidate_text_init(&ct, dag, t, cand, unaligned, name, prefix, true);
+  for (int p = 0; p < ct.nplans; p++) ct.plan[p].launch_ex = true;
+  char *text = ok ? kernels_cu(&ct, false) : NULL;
   candidate_text_free(&ct);
   return text;
 }

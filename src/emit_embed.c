@@ -13,6 +13,7 @@
  *   kas_status kas_<stem>_arrays(const real *const *in, real *const *out, size_t n,
  *                                [size_t ld,] void *workspace, void *stream);
  *   const char *kas_<stem>_status_string(kas_status s);
+ *   int kas_<stem>_last_cuda_error(void);  (KAS_ERR_CUDA's cause: below)
  * and the same computation on the CPU, on host pointers, by the winner's kernels run thread by
  * thread (their host form, as `make check-cpu` runs them; for checks and GPU-less machines):
  *   size_t kas_<stem>_host_workspace_bytes(size_t n);
@@ -30,6 +31,24 @@
  * the header with no CUDA include path (NULL = the legacy default stream).  n may be 0 (nothing is
  * launched) and may exceed 2^31: the wrapper splits the work into chunks of 2^30 elements, so the
  * grid of every launch stays far below its limit and the workspace is sized for one chunk.
+ *
+ * CUDA errors.  A FEM code calls the API among CUDA calls of its own, and may have left an error
+ * pending (a cudaMalloc that failed, its result ignored).  So the API neither reads nor clears
+ * the thread's pending error (cudaGetLastError): its kernels are launched by cudaLaunchKernelEx
+ * (emit_cuda_embed_kernels), which returns that launch's own error, and a pending error of the
+ * caller fails no call and is still there after it.  A launch that fails makes the call return
+ * KAS_ERR_CUDA and keeps its cudaError_t, per thread (thread_local, as CUDA keeps its last
+ * error), for kas_<stem>_last_cuda_error(); every call of kas_<stem> or kas_<stem>_arrays sets
+ * it, 0 unless it returns KAS_ERR_CUDA.  An error the context keeps (a kernel faulted:
+ * cudaErrorIllegalAddress, ...) cannot be cleared; every later launch returns it, and so the
+ * call returns KAS_ERR_CUDA with that cause, whoever's kernel faulted.
+ *
+ * Threads.  Host threads may call the API at once (each on its own stream, workspace and
+ * outputs): the wrapper shares nothing between them but constants (the cause is per thread).
+ * nvcc's launch stub for each kernel keeps the kernel's handle in a function-local static,
+ * unguarded under -fno-threadsafe-statics (which spares a C program libstdc++);
+ * cudaLaunchKernelEx takes the kernel's address instead, and the runtime looks it up, so the
+ * stubs are never called (the launches took turns under a lock while they were).
  */
 #include "kasgen.h"
 
@@ -125,6 +144,9 @@ static void io_macros(StrBuf *sb, const Embed *em) {
             em->upper, em->ld);
   sb_printf(sb, "#define KAS_%s_NINPUTS %d\n#define KAS_%s_NOUTPUTS %d\n", em->upper,
             dag->nin_args, em->upper, dag->nout_args);
+  sb_printf(sb, "/* Per argument: its reals per element (of KAS_%s_REAL, float or double as\n"
+                " * --precision chose; _FLOATS, the older name, is the same list in either), its "
+                "name and its\n * layout (0 element-major, 1 component-major). */\n", em->upper);
   for (int s = 0; s < 2; s++) {
     int first = s ? dag->nin_args : 0, nv = s ? dag->nout_args : dag->nin_args;
     char **floats = xcalloc((size_t)nv + 1, sizeof *floats);
@@ -137,7 +159,9 @@ static void io_macros(StrBuf *sb, const Embed *em) {
       layouts[i] = xasprintf("%d", target_arg_layout(em->target, dag, first + i));
     }
     if (!nv) names[0] = xstrdup("\"\""), nv = -1; /* one empty name, no reals */
-    side_macro(sb, em, side[s], "FLOATS", floats, nv > 0 ? nv : 0);
+    side_macro(sb, em, side[s], "REALS", floats, nv > 0 ? nv : 0);
+    sb_printf(sb, "#define KAS_%s_%s_FLOATS KAS_%s_%s_REALS\n", em->upper, side[s], em->upper,
+              side[s]);
     side_macro(sb, em, side[s], "NAMES", names, nv > 0 ? nv : 1);
     side_macro(sb, em, side[s], "LAYOUTS", layouts, nv > 0 ? nv : 0);
     free(floats);
@@ -242,7 +266,8 @@ static char *header_text(const Embed *em) {
                "  KAS_ERR_INVALID = 1, /* a NULL pointer with n > 0, no workspace when one is "
                "needed,\n                          or ld below n */\n"
                "  KAS_ERR_ALIGN = 2,   /* a pointer not aligned to its element type */\n"
-               "  KAS_ERR_CUDA = 3     /* a CUDA launch failed: cudaGetLastError() says why */\n"
+               "  KAS_ERR_CUDA = 3     /* a CUDA launch failed: kas_<spec>_last_cuda_error() "
+               "gives\n                          its cudaError_t */\n"
                "} kas_status;\n#endif\n\n");
   io_macros(&sb, em);
   sb_printf(&sb, "\n/* Bytes of device workspace for n elements (intermediates between kernels). */\n"
@@ -257,6 +282,19 @@ static char *header_text(const Embed *em) {
                  "const char *kas_%s_status_string(kas_status s);\n\n",
             em->upper, em->upper, em->stem, em->real, em->real, em->ld ? "size_t ld, " : "",
             em->stem);
+  sb_printf(&sb,
+            "/* Why this thread's last call of kas_%s or kas_%s_arrays returned\n"
+            " * KAS_ERR_CUDA: the cudaError_t of the launch that failed (an int, so that C needs "
+            "no CUDA\n * headers: cudaGetErrorString((cudaError_t)e)); 0 after a call that "
+            "returned anything\n * else.  Per host thread, as CUDA's own last error.  A call "
+            "neither reads nor clears the\n * thread's pending CUDA error (cudaGetLastError): "
+            "one that an earlier CUDA call of yours left\n * pending fails no call and is still "
+            "yours after it.  An error the context keeps (a kernel\n * faulted: "
+            "cudaErrorIllegalAddress, cudaErrorLaunchFailure, ...; only a new process "
+            "recovers)\n * fails every later launch, and so the call, with that cause, whichever "
+            "kernel faulted. */\n"
+            "int kas_%s_last_cuda_error(void);\n\n",
+            em->stem, em->stem, em->stem);
   sb_printf(&sb, "/* The CPU: the same computation by the same generated kernels, run thread by "
                  "thread\n * (their host form), on host pointers; the stream is unused.  For "
                  "checks and machines\n * without a GPU: far slower than the GPU. */\n"
@@ -271,8 +309,10 @@ static char *header_text(const Embed *em) {
             "#ifdef KAS_EMBED_GENERIC\n#define KAS_EMBED_NAME \"%s\"\n"
             "#define KAS_EMBED_REAL KAS_%s_REAL\n#define KAS_EMBED_LD KAS_%s_LD\n"
             "#define KAS_EMBED_NINPUTS KAS_%s_NINPUTS\n#define KAS_EMBED_NOUTPUTS KAS_%s_NOUTPUTS\n"
-            "#define KAS_EMBED_INPUT_FLOATS KAS_%s_INPUT_FLOATS\n"
-            "#define KAS_EMBED_OUTPUT_FLOATS KAS_%s_OUTPUT_FLOATS\n"
+            "#define KAS_EMBED_INPUT_REALS KAS_%s_INPUT_REALS\n"
+            "#define KAS_EMBED_OUTPUT_REALS KAS_%s_OUTPUT_REALS\n"
+            "#define KAS_EMBED_INPUT_FLOATS KAS_EMBED_INPUT_REALS\n"
+            "#define KAS_EMBED_OUTPUT_FLOATS KAS_EMBED_OUTPUT_REALS\n"
             "#define KAS_EMBED_INPUT_LAYOUTS KAS_%s_INPUT_LAYOUTS\n"
             "#define KAS_EMBED_OUTPUT_LAYOUTS KAS_%s_OUTPUT_LAYOUTS\n"
             "#define KAS_EMBED_INPUT_NAMES KAS_%s_INPUT_NAMES\n"
@@ -281,32 +321,13 @@ static char *header_text(const Embed *em) {
             "#define kas_embed_arrays kas_%s_arrays\n"
             "#define kas_embed_host_workspace_bytes kas_%s_host_workspace_bytes\n"
             "#define kas_embed_host_arrays kas_%s_host_arrays\n"
-            "#define kas_embed_status_string kas_%s_status_string\n#endif\n\n",
+            "#define kas_embed_status_string kas_%s_status_string\n"
+            "#define kas_embed_last_cuda_error kas_%s_last_cuda_error\n#endif\n\n",
             em->stem, em->upper, em->upper, em->upper, em->upper, em->upper, em->upper, em->upper,
-            em->upper, em->upper, em->upper, em->stem, em->stem, em->stem, em->stem, em->stem);
+            em->upper, em->upper, em->upper, em->stem, em->stem, em->stem, em->stem, em->stem,
+            em->stem);
   sb_printf(&sb, "#ifdef __cplusplus\n}\n#endif\n#endif\n");
   return sb_take(&sb);
-}
-
-/* kas_launch: the winner's launch, one thread at a time.  Each kernel's launch stub (made by
- * nvcc) looks its kernel up once, into a function-local static; compiled with
- * -fno-threadsafe-statics (so that a C program links without libstdc++), that static has no
- * guard, so launches take a lock (GCC atomics: libc only).  Every launch does, not only the
- * first: which of the winner's plans (aligned or any) runs is decided inside its launch.  The
- * host form needs none: it has no launch stubs. */
-static void launch_lock(StrBuf *sb, const Embed *em) {
-  sb_printf(sb,
-            "/* Launches take turns: nvcc's launch stubs set a static on first use, unguarded\n"
-            "   under -fno-threadsafe-statics (no libstdc++).  Host side only: microseconds. */\n"
-            "static int kas_launch_lock;\n\n"
-            "static int kas_launch(const %s *const *in, %s *const *out, void *workspace,\n"
-            "    size_t n, size_t ld, cudaStream_t stream) {\n"
-            "  while (__atomic_exchange_n(&kas_launch_lock, 1, __ATOMIC_ACQUIRE))\n"
-            "    ; /* another thread is launching */\n"
-            "  int err = kas_%s_%s_launch(in, out, workspace, n, ld, stream);\n"
-            "  __atomic_store_n(&kas_launch_lock, 0, __ATOMIC_RELEASE);\n"
-            "  return err;\n}\n\n",
-            em->real, em->real, em->stem, em->cand);
 }
 
 static void misaligned_function(StrBuf *sb, const Embed *em) {
@@ -327,6 +348,7 @@ static void arrays_function(StrBuf *sb, const Embed *em, bool host) {
             "size_t n,%s\n    void *workspace, void *stream) {\n",
             s, side, r, r, em->ld ? " size_t ld," : "");
   if (host) sb_puts(sb, "  (void)stream; /* the host form runs at once */\n");
+  else sb_puts(sb, "  kas_cuda_error = cudaSuccess; /* this call's cause, if a launch fails */\n");
   sb_puts(sb, "  if (n == 0) return KAS_OK;\n");
   if (em->ld)
     sb_puts(sb, "  if (ld == 0) ld = n;\n  if (ld < n) return KAS_ERR_INVALID;\n");
@@ -359,10 +381,17 @@ static void arrays_function(StrBuf *sb, const Embed *em, bool host) {
     sb_printf(sb, "    kas_%s_%s_launch_host(cin, cout, workspace, m, %s, 1);\n  }\n"
                   "  return KAS_OK;\n}\n\n",
               s, em->cand, em->ld ? "ld" : "0");
-  else
-    sb_printf(sb, "    int err = kas_launch(cin, cout, workspace, m, %s, (cudaStream_t)stream);\n"
-                  "    if (err != 0) return KAS_ERR_CUDA;\n  }\n  return KAS_OK;\n}\n\n",
-              em->ld ? "ld" : "0");
+  else {
+    char *args[6] = {(char *)"cin", (char *)"cout", (char *)"workspace", (char *)"m",
+                     (char *)(em->ld ? "ld" : "0"), (char *)"(cudaStream_t)stream"};
+    char *open = xasprintf("const int err = kas_%s_%s_launch(", s, em->cand);
+    emit_list(sb, 2, open, args, 6, ");\n");
+    free(open);
+    sb_printf(sb, "    if (err != 0) {\n"
+                  "      kas_cuda_error = err; /* for kas_%s_last_cuda_error() */\n"
+                  "      return KAS_ERR_CUDA;\n    }\n  }\n  return KAS_OK;\n}\n\n",
+              s);
+  }
 }
 
 /* "static const int kas_<side>_stride[N] = {...};": reals between consecutive elements of each
@@ -406,7 +435,9 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
             CHUNK_LOG2);
   stride_table(sb, em, false);
   stride_table(sb, em, true);
-  launch_lock(sb, em);
+  sb_printf(sb, "/* The cudaError_t of this thread's last call that returned KAS_ERR_CUDA, 0 after "
+                "any other\n   (kas_%s_last_cuda_error): per thread, as CUDA's last error. */\n"
+                "static thread_local int kas_cuda_error;\n\n", s);
   misaligned_function(sb, em);
   for (int host = 0; host < 2; host++) {
     const char *side = host ? "_host" : "";
@@ -427,9 +458,11 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
             "  case KAS_ERR_INVALID: return \"invalid argument (NULL pointer, missing "
             "workspace or ld below n)\";\n"
             "  case KAS_ERR_ALIGN: return \"pointer not aligned to its element type\";\n"
-            "  case KAS_ERR_CUDA: return \"CUDA launch failed\";\n"
-            "  }\n  return \"unknown status\";\n}\n",
-            s);
+            "  case KAS_ERR_CUDA:\n"
+            "    return \"CUDA launch failed (kas_%s_last_cuda_error() gives the cause)\";\n"
+            "  }\n  return \"unknown status\";\n}\n\n",
+            s, s);
+  sb_printf(sb, "extern \"C\" int kas_%s_last_cuda_error(void) { return kas_cuda_error; }\n", s);
 }
 
 static char *source_text(const Embed *em, const char *device_h, const char *kernels,
@@ -478,7 +511,7 @@ bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
   em.upper = upper(em.stem);
   em.cand = xasprintf("cand%02d", winner->rank > 0 ? winner->rank : 1);
   char *prefix = xasprintf("%s_%s", em.stem, em.cand);
-  char *kernels = emit_cuda_kernels(dag, t, winner, unaligned, em.cand, prefix, true);
+  char *kernels = emit_cuda_embed_kernels(dag, t, winner, unaligned, em.cand, prefix);
   char *host_kernels = emit_cuda_host_kernels(dag, t, winner, unaligned, em.cand, prefix);
   char *dpath = xasprintf("%s/kas_device.h", lib->dir);
   char *dtext = kernels ? read_text_file(dpath, NULL) : NULL;

@@ -1860,6 +1860,12 @@ bool emit_cuda_candidate(EmitDir *d, const Dag *dag, const Target *t, const Cand
 char *emit_cuda_kernels(const Dag *dag, const Target *t, const Candidate *cand,
                         const Candidate *unaligned, const char *name, const char *prefix,
                         bool embedded);
+/* emit_cuda_kernels' embedded text, but each kernel launched by cudaLaunchKernelEx, whose
+ * return is that launch's own error: the launch functions neither take nor clear an error that
+ * the caller's earlier CUDA calls left pending (cudaGetLastError), as the embed, called from a
+ * FEM code, must.  NULL after a diagnostic. */
+char *emit_cuda_embed_kernels(const Dag *dag, const Target *t, const Candidate *cand,
+                              const Candidate *unaligned, const char *name, const char *prefix);
 /* "9f3c...": 16 hex digits of FNV-1a over candidate cand's kernels as emit_cuda_kernels writes
  * them (embedded, its symbols under one fixed prefix, for arrays aligned as t says): what the
  * harness writes to results.xml as `code`, so that tune and calibrate find the very kernels that

@@ -691,6 +691,35 @@ static void test_kernels_for_any_prefix(void **state) {
   free_plan(p);
 }
 
+/* The embed's kernels: emit_cuda_kernels' embedded text but for the launches, each by
+ * cudaLaunchKernelEx, whose return is the launch's own error; nothing reads or clears the
+ * thread's pending error (cudaGetLastError, cudaPeekAtLastError).  The text the code digest is
+ * of keeps <<<...>>> and cudaGetLastError, as results files have recorded it. */
+static void test_embed_launches_return_their_own_error(void **state) {
+  Fixture *f = *state;
+  KernelPlan *p = fused_plan(f);
+  Candidate c = {.kernels = &p, .nkernels = 1, .rank = 1};
+  char *embed = emit_cuda_embed_kernels(f->dag, NULL, &c, NULL, "cand01", "e_cand01");
+  char *digested = emit_cuda_kernels(f->dag, NULL, &c, NULL, "cand01", "e_cand01", true);
+  assert_non_null(embed);
+  assert_non_null(strstr(embed, "const cudaLaunchConfig_t kas_config1 = {dim3((unsigned)blocks1), "
+                                "dim3(3, 32, 1), 1536, stream,"));
+  assert_non_null(strstr(embed, "err = cudaLaunchKernelEx(&kas_config1, kas_e_cand01_k1, "));
+  assert_null(strstr(embed, "<<<"));
+  assert_null(strstr(embed, "cudaGetLastError"));
+  assert_null(strstr(embed, "cudaPeekAtLastError"));
+  assert_non_null(strstr(digested, "kas_e_cand01_k1<<<(unsigned)blocks1, dim3(3, 32, 1), 1536, "));
+  assert_non_null(strstr(digested, "err = cudaGetLastError();"));
+  /* the routines and kernels before the launch function are the same text */
+  const char *launch = strstr(embed, "/* Runs the kernel");
+  assert_non_null(launch);
+  assert_int_equal(launch - embed, strstr(digested, "/* Runs the kernel") - digested);
+  assert_memory_equal(embed, digested, (size_t)(launch - embed));
+  free(embed);
+  free(digested);
+  free_plan(p);
+}
+
 /* The names of the spec's inputs and outputs in launch functions and the embed's API: the
  * variables' own names, made unique and kept clear of C keywords and generated names. */
 static void test_io_names(void **state) {
@@ -730,6 +759,7 @@ int main(void) {
       cmocka_unit_test(test_layouts_said_one_way),
       cmocka_unit_test(test_long_layouts_continued),
       cmocka_unit_test(test_unaligned_plan_behind_one_launch),
+      cmocka_unit_test(test_embed_launches_return_their_own_error),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

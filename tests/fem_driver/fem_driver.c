@@ -148,7 +148,9 @@ static double run_and_check(size_t first, size_t n, real *const *d_in, real *con
   kas_status st = call(d_in, d_out, first, n, d_work);
   cuda_or_die(cudaDeviceSynchronize(), "kernel");
   if (st != KAS_OK) {
-    printf("FAIL: n=%zu from element %zu: %s\n", n, first, kas_embed_status_string(st));
+    printf("FAIL: n=%zu from element %zu: %s%s%s\n", n, first, kas_embed_status_string(st),
+           st == KAS_ERR_CUDA ? ": " : "",
+           st == KAS_ERR_CUDA ? cudaGetErrorString((cudaError_t)kas_embed_last_cuda_error()) : "");
     failures++;
   }
   double worst = 0;
