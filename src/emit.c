@@ -453,10 +453,14 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
             KASGEN_VERSION, dag->spec->name, from, dag->nnodes, nranked, nranked == 1 ? "" : "s",
             count > nranked ? ", then the unfused form for comparison" : "");
   free(from);
+  /* the database's path absolute: index.txt is read from inside the folder, where the path as
+   * found (build/../benchmarks/...) would name nothing */
+  char *db_path = db && !db->analytic && db->path ? absolute_path(db->path) : NULL;
   sb_printf(&sb, "Prediction: %s.  Harness default n = %ld.\n",
             !db || db->analytic ? "analytic model (no timing database)"
-                                : db->path ? db->path : "timing database",
+                                : db_path ? db_path : "timing database",
             default_n);
+  free(db_path);
   sb_printf(&sb, "Precision: %s; layouts: ", target_precision_name(t->precision));
   describe_layouts(&sb, dag, t);
   sb_puts(&sb, ".\n");

@@ -192,6 +192,9 @@ char *read_text_file(const char *path, size_t *len_out);
 bool is_stdio_path(const char *path); /* "-": the standard input or output */
 /* What messages call an input: STDIN_NAME for "-", otherwise the path itself. */
 const char *input_name(const char *path);
+/* path made absolute and without "." and ".." (realpath), for a file that records it and is read
+ * from elsewhere; a copy of path itself where realpath fails ("-", a file gone).  Malloc'ed. */
+char *absolute_path(const char *path);
 /* The same for a file already open on fd (name is for messages): refuses anything but a regular
  * file (a FIFO, a device, a folder) with a message saying what it is. */
 char *read_text_fd(int fd, const char *name, size_t *len_out);
