@@ -1780,6 +1780,9 @@ bool emit_dir_write(EmitDir *d, const char *relpath, const char *text); /* makes
 /* What this run wrote to relpath so far (owned by d), or NULL. */
 const char *emit_dir_text(const EmitDir *d, const char *relpath);
 bool emit_dir_close(EmitDir *d); /* writes everything; false after an error; frees d */
+/* Frees d writing nothing: one of several folders written together was refused (kasgen units
+ * checks every function's folder before it writes any). */
+void emit_dir_discard(EmitDir *d);
 const char *emit_dir_path(const EmitDir *d);
 
 /* emit_cuda.c: per candidate candNN/kernels.cu and candNN/kernels_host.cpp (docs/generated.md);
