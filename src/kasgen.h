@@ -1203,6 +1203,10 @@ bool staging_fills(const Staging *s, int b);
 int staging_plan_barriers(const Staging *s, const KernelPlan *p);
 /* The same for a plan under target t, its Staging made and freed. */
 int staging_kernel_barriers(const Dag *dag, const Target *t, const KernelPlan *p);
+/* The shared memory the kernel of plan p under target t is launched with (Staging.smem_bytes:
+ * the plan's, for each group of threads.c that has its own, and the staged copies), the one
+ * figure the ranking, index.txt and the kernel's comment show. */
+int staging_kernel_smem(const Dag *dag, const Target *t, const KernelPlan *p);
 /* The vector width routine io moves dag value `value` at in a kernel of width w that stages s:
  * binding_io_width with the value's binding and whether s stages it. */
 int staging_io_width(const Staging *s, const Dag *dag, const Target *t, const IoRoutine *io,

@@ -22,6 +22,23 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
+# launch_figures GEN: the ranking the main job printed ($tmp/out), GEN/index.txt and each
+# kernel's launch in GEN/candNN/kernels.cu give every kernel one shared memory, the bytes it is
+# launched with (staged copies and groups' copies in: the ranking and index.txt once left them
+# out, 35712 B for the element's #1 launched with 100224), and one count of barriers.
+launch_figures() {
+  local gen=$1 c k bytes
+  diff <(sed -nE 's/.*  shared=([0-9]+) B .*  ([0-9]+ of [0-9]+) barriers  .*/\1 \2/p' "$tmp/out") \
+    <(sed -nE 's/^  [a-z0-9]+ +kernel [0-9]+: .*, ([0-9]+) B shared, ([0-9]+ of [0-9]+) barriers,.*/\1 \2/p' \
+      "$gen/index.txt") >"$tmp/figures.diff" ||
+    { head -5 "$tmp/figures.diff"; fail "$gen: the ranking and index.txt differ (< ranking)"; }
+  while read -r c k bytes; do
+    grep -q "kas_${c}_k$k<<<[^>]*, $bytes, stream>>>" "$gen/$c/kernels.cu" ||
+      fail "$gen: $c's kernel $k is not launched with the $bytes bytes index.txt says"
+  done < <(sed -nE 's/^  ([a-z0-9]+) +kernel ([0-9]+): .*, ([0-9]+) B shared,.*/\1 \2 \3/p' \
+    "$gen/index.txt")
+}
+
 # expect_rc WANT CMD...: runs CMD, keeps stdout/stderr in $tmp/out, $tmp/err
 expect_rc() {
   local want=$1; shift
@@ -128,6 +145,7 @@ for s in $array_specs; do
     [ "$spec" = "$s" ] || top=1 make_targets=check-cpu
     expect_rc 0 "$K" "specs/$spec.spec" --top $top --out "$tmp/arr"
     gen="$tmp/arr/$spec"
+    launch_figures "$gen"
     # One pointer per array: 3 arguments, F[1] at float 9 of F's record of 72; the winner, one
     # kernel reading all of F, copies the block's records of F into shared memory in one run
     # (staging.c) and reads F[1] there.
@@ -202,6 +220,7 @@ expect_rc 0 "$K" check specs/quadrature.spec
 grep -q '^groups:' "$tmp/out" && fail "check: quadrature's summing loop said to run in groups"
 expect_rc 0 "$K" specs/stvenant_element.spec --loops groups --out "$tmp/groups"
 gen="$tmp/groups/stvenant_element"
+launch_figures "$gen"
 grep -q 'groups: N = 0..3, one iteration per group of [0-9]* threads, one copy' "$gen/index.txt" ||
   fail "--loops groups: the element's ranking shows no kernel of groups sharing one copy"
 grep -q 'const int N = (int)threadIdx.z' "$gen/cand01/kernels.cu" &&
@@ -211,6 +230,13 @@ grep -q 'const int N = (int)threadIdx.z' "$gen/cand01/kernels.cu" &&
 grep -q 'one group loads\|Barrier: ' "$gen/cand01/kernels.cu" &&
   fail "--loops groups: the element's kernel loads ten4Help1 in one group, or keeps a barrier"
 make_passes "$gen" stvenant_element "$targets" "--loops groups"
+# --explain says the kernel's figures too, and why the plan's barriers it lists are not made.
+launched=$(sed -nE 's/^  cand01 +kernel 1: .*, ([0-9]+) B shared, 0 of ([0-9]+) barriers,.*/\1 \2/p' \
+  "$gen/index.txt")
+expect_rc 0 "$K" plan specs/stvenant_element.spec --loops groups --top 1 --explain 1
+grep -q "}: E=[0-9]*, [0-9]* threads, ${launched% *} B shared, 0 of ${launched#* } possible barriers kept$" \
+  "$tmp/out" && grep -q 'the plan.s barriers below guard nothing and are not made' "$tmp/out" ||
+  fail "--explain of the kernel of groups: not index.txt's figures ($launched), or no note"
 expect_rc 0 "$K" benchmarks/specs/gradients_loop20.spec --top 3 --loops groups --out "$tmp/groups"
 gen="$tmp/groups/gradients_loop20"
 grep -q 'groups: N = 0..3' "$gen/index.txt" || fail "--loops groups: gradients_loop20 has no groups"
