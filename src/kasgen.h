@@ -1281,6 +1281,9 @@ typedef struct {
  * variable addresses, every iteration the first one moved by its strides: checked against the
  * DAG), and where a loop directly inside qualifies likewise, both.  Returns 0, 1 or 2. */
 int threads_loops(const Dag *dag, ThreadLoop *out);
+/* Where threads_loops finds none: a note at each top-level loop saying why it does not qualify
+ * (the first condition it fails), or one saying the spec has no loop. */
+void threads_note_none(const Dag *dag);
 /* The DAG of group (0, 0)'s calls alone, with the spec's API (dag_free frees it). */
 Dag *threads_dag(const Dag *dag, const ThreadLoop *t);
 /* Whether the groups of kernel p (of threads_dag's DAG) share one copy of its shared memory:

@@ -221,6 +221,7 @@ grep -q '^groups:' "$tmp/out" && fail "check: quadrature's summing loop said to 
 expect_rc 0 "$K" specs/stvenant_element.spec --loops groups --out "$tmp/groups"
 gen="$tmp/groups/stvenant_element"
 launch_figures "$gen"
+grep -q 'no kernel runs a loop' "$tmp/err" && fail "--loops groups: the element said it has none"
 grep -q 'groups: N = 0..3, one iteration per group of [0-9]* threads, one copy' "$gen/index.txt" ||
   fail "--loops groups: the element's ranking shows no kernel of groups sharing one copy"
 grep -q 'const int N = (int)threadIdx.z' "$gen/cand01/kernels.cu" &&
@@ -243,6 +244,19 @@ grep -q 'groups: N = 0..3' "$gen/index.txt" || fail "--loops groups: gradients_l
 make_passes "$gen" gradients_loop20 "$targets" "--loops groups, gradients_loop20"
 expect_rc 0 "$K" specs/quadrature.spec --top 3 --loops groups --out "$tmp/groups"
 grep -q 'groups:' "$tmp/groups/quadrature/index.txt" && fail "--loops groups: quadrature's summing loop in groups"
+# ... and says so, and why, where it ranked the usual candidates silently: at each loop, or for
+# a spec with none, or for --max-fusion below the spec's calls.
+no_groups='note: --loops groups: no kernel runs a loop.s iterations in groups of threads; the '
+grep -q "^specs/quadrature.spec: $no_groups" "$tmp/err" &&
+  grep -q '^specs/quadrature.spec:14:1: note: loop q cannot run its iterations in groups of threads: calls of the spec are outside it' \
+    "$tmp/err" || fail "--loops groups: quadrature: no note saying why no kernel of groups"
+expect_rc 0 "$K" plan specs/stvenant.spec --loops groups --top 1
+grep -q "^specs/stvenant.spec: $no_groups" "$tmp/err" &&
+  grep -q '^specs/stvenant.spec: note: the spec has no loop' "$tmp/err" ||
+  fail "--loops groups: stvenant: no note saying it has no loop"
+expect_rc 0 "$K" plan specs/stvenant_element.spec --loops groups --top 1 --max-fusion 100
+grep -q 'holds every call (128), more than --max-fusion 100' "$tmp/err" ||
+  fail "--loops groups --max-fusion 100: no note"
 
 # Names in generated code: an array element and a plain variable that would share one (B[1] and
 # B_1: B_1_0) are refused with a located error before anything is written; a value of a kernel of
