@@ -219,10 +219,12 @@ static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, i
   print_calls(dag, p, true, stdout);
   printf("\n          impls ");
   print_impls(p, stdout);
-  printf("  E=%d  threads=%d  shared=%d B  registers: %d/%d buffers  barriers: %d/%d  "
+  /* the kernel as launched, as index.txt and its comment say: the shared memory with the staged
+   * copies (staging.c) and the groups' (threads.c), the barriers it makes */
+  printf("  E=%d  threads=%d  shared=%d B  registers: %d/%d buffers  %d of %d barriers  "
          "%.4f ns/elem\n",
-         p->e, p->threads, p->smem_bytes, register_buffers(p), p->nbuffers, p->barriers,
-         p->barriers_possible, p->predicted_ns_per_elem);
+         p->e, p->threads, staging_kernel_smem(dag, t, p), register_buffers(p), p->nbuffers,
+         staging_kernel_barriers(dag, t, p), p->barriers_possible, p->predicted_ns_per_elem);
   printf("          %d registers per thread (%s)", p->regs_estimate,
          p->regs_from_ptxas ? "ptxas" : "estimated");
   if (p->spill_bytes > 0) printf("  SPILLS %d bytes per thread (penalized)", p->spill_bytes);
@@ -305,8 +307,12 @@ static void explain_candidate(const Session *s, const Candidate *c) {
     const KernelPlan *p = c->kernels[k];
     printf("  kernel %d ", k + 1);
     print_calls(dag, p, false, stdout);
+    int made = staging_kernel_barriers(dag, s->target, p); /* the ranking's figures */
     printf(": E=%d, %d threads, %d B shared, %d of %d possible barriers kept\n", p->e,
-           p->threads, p->smem_bytes, p->barriers, p->barriers_possible);
+           p->threads, staging_kernel_smem(dag, s->target, p), made, p->barriers_possible);
+    if (made < p->barriers)
+      printf("    (the block's copies fill every shared buffer before the first step: the "
+             "plan's barriers below guard nothing and are not made)\n");
     printf("    buffers:\n");
     for (int b = 0; b < p->nbuffers; b++) explain_buffer(dag, &p->buffers[b]);
     printf("    steps:\n");

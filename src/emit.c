@@ -449,10 +449,14 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
             KASGEN_VERSION, dag->spec->name, from, dag->nnodes, nranked, nranked == 1 ? "" : "s",
             count > nranked ? ", then the unfused form for comparison" : "");
   free(from);
+  /* the database's path absolute: index.txt is read from inside the folder, where the path as
+   * found (build/../benchmarks/...) would name nothing */
+  char *db_path = db && !db->analytic && db->path ? absolute_path(db->path) : NULL;
   sb_printf(&sb, "Prediction: %s.  Harness default n = %ld.\n",
             !db || db->analytic ? "analytic model (no timing database)"
-                                : db->path ? db->path : "timing database",
+                                : db_path ? db_path : "timing database",
             default_n);
+  free(db_path);
   sb_printf(&sb, "Precision: %s; layouts: ", target_precision_name(t->precision));
   describe_layouts(&sb, dag, t);
   sb_puts(&sb, ".\n");
@@ -474,9 +478,10 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
     for (int k = 0; k < c->nkernels; k++) {
       const KernelPlan *p = c->kernels[k];
       int copies = threads_smem_copies(cd, p); /* of the plan's shared memory */
+      /* the kernel as launched: its shared memory with the staged copies, its barriers */
       sb_printf(&sb, "  %-8s kernel %d: E=%d, %d threads, %d B shared, %d of %d barriers, "
                      "%.4f ns/element:",
-                ents[i].name, k + 1, p->e, p->threads * groups, p->smem_bytes * copies,
+                ents[i].name, k + 1, p->e, p->threads * groups, staging_kernel_smem(cd, t, p),
                 staging_kernel_barriers(cd, t, p), p->barriers_possible, p->predicted_ns_per_elem);
       for (int j = 0; j < p->ncalls; j++) /* numbered as the spec's calls (check's #) */
         sb_printf(&sb, " %s(#%d)", p->impl[j]->name, cd->nodes[p->order[j]].stmt);
@@ -536,11 +541,12 @@ static char *fusion_dot(const Dag *dag, const Target *t, const Candidate *cand,
     int regs = 0;
     for (int b = 0; b < p->nbuffers; b++) regs += p->buffers[b].place == PLACE_REGISTER;
     /* as index.txt has them: the whole block's threads, the groups' copies (threads.c) */
-    int groups = dag_groups(dag), copies = threads_smem_copies(dag, p);
+    int groups = dag_groups(dag);
     labels[k] = xasprintf("%s kernel %d: E=%d, %d threads, %d B shared, %d/%d buffers in "
-                          "registers, %d/%d barriers",
-                          name, k + 1, p->e, p->threads * groups, p->smem_bytes * copies, regs,
-                          p->nbuffers, staging_kernel_barriers(dag, t, p), p->barriers_possible);
+                          "registers, %d of %d barriers",
+                          name, k + 1, p->e, p->threads * groups, staging_kernel_smem(dag, t, p),
+                          regs, p->nbuffers, staging_kernel_barriers(dag, t, p),
+                          p->barriers_possible);
     kernels[k] = (DotKernel){p->nodes, labels[k]};
   }
   char *text = NULL;

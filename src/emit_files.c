@@ -645,6 +645,12 @@ bool emit_dir_close(EmitDir *d) {
   paths_free(&kept);
   paths_free(&all);
   paths_free(&folders);
+  emit_dir_discard(d);
+  return ok;
+}
+
+void emit_dir_discard(EmitDir *d) {
+  if (!d) return;
   for (int i = 0; i < d->written.n; i++) free(d->files[i].text);
   free(d->files);
   paths_free(&d->old);
@@ -652,5 +658,4 @@ bool emit_dir_close(EmitDir *d) {
   close(d->fd);
   free(d->path);
   free(d);
-  return ok;
 }

@@ -19,6 +19,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_UNITS_PER_FN 64
 
@@ -164,12 +165,12 @@ static bool write_text(EmitDir *d, const char *path, char *text) {
   return ok;
 }
 
-/* Emits every unit of fn into out/<fn>/ in the given precision (every array element-major).
- * Returns false after reporting an error. */
+/* Emits every unit of fn into d, its folder out/<fn>/, in the given precision (every array
+ * element-major); nothing is written before units_emit closes d.  Returns false after
+ * reporting an error. */
 static bool emit_function_units(const Library *lib, const TimingDb *db, const Function *fn,
-                                Precision precision, const char *out, int *nunits_out) {
+                                Precision precision, EmitDir *d, int *nunits_out) {
   *nunits_out = 0;
-  if (fn->nimpls == 0) return true;
   char *path = xasprintf("%s.spec", fn->name);
   char *text = unit_spec_text(fn);
   Spec *spec = spec_parse(path, text, lib);
@@ -212,9 +213,6 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
   }
   unaligned_planner_free(planner);
   ok = ok && !failed;
-  char *dir = xasprintf("%s/%s", out, fn->name);
-  EmitDir *d = ok ? emit_dir_open(dir) : NULL;
-  ok = d != NULL;
   for (int u = 0; ok && u < nunits; u++)
     ok = emit_cuda_candidate(d, dag, target, &units[u].cand, entries[u].unaligned,
                              entries[u].name);
@@ -225,7 +223,6 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
   ok = ok && write_text(d, "common/all_kernels.cu", emit_all_kernels(dag, entries, nunits));
   ok = ok && emit_runtime_file(d, "common", "check_gpu.cu");
   ok = ok && write_text(d, "Makefile", units_makefile(dag, entries, nunits));
-  if (d) ok = emit_dir_close(d) && ok;
   for (int u = 0; u < nunits; u++) {
     free(entries[u].name), free(entries[u].kernels);
     unaligned_candidate_free(entries[u].unaligned);
@@ -233,7 +230,6 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
   target_free(target);
   for (int p = 0; p < nplans; p++) kernel_plan_free(plans[p]);
   free(plans);
-  free(dir);
   if (dag) dag_free(dag);
   if (spec) spec_free(spec);
   free(text);
@@ -242,20 +238,47 @@ static bool emit_function_units(const Library *lib, const TimingDb *db, const Fu
   return ok;
 }
 
+/* Opens out/<f>/ for every function f with implementations whose folder exists (existing) or
+ * not (!existing): emit_dir_open checks the ones there, reporting each refusal, and creates the
+ * others, so that a refusal leaves no empty folder behind.  False after a refusal. */
+static bool open_function_dirs(const Library *lib, const char *out, EmitDir **dirs,
+                               bool existing) {
+  bool ok = true;
+  for (int f = 0; f < lib->nfuncs; f++) {
+    if (lib->funcs[f].nimpls == 0 || dirs[f]) continue;
+    char *dir = xasprintf("%s/%s", out, lib->funcs[f].name);
+    struct stat st;
+    if ((lstat(dir, &st) == 0) == existing) {
+      dirs[f] = emit_dir_open(dir);
+      ok = dirs[f] && ok;
+    }
+    free(dir);
+  }
+  return ok;
+}
+
+/* Like the main job, all or nothing: every function's folder is checked first, and a folder
+ * refused or a unit that fails writes no folder at all (it wrote the others, then said exit 1). */
 int units_emit(const Library *lib, const char *out_dir, Precision precision,
                int *nfunctions_out) {
   TimingDb *db = timingdb_analytic(); /* the choice of plans does not need measured timings */
-  bool ok = true;
+  EmitDir **dirs = xcalloc((size_t)lib->nfuncs + 1, sizeof *dirs);
+  bool opened = open_function_dirs(lib, out_dir, dirs, true) &&
+                open_function_dirs(lib, out_dir, dirs, false);
+  bool ok = opened;
   int total = 0, functions = 0;
-  for (int f = 0; f < lib->nfuncs; f++) {
-    int n;
-    if (!emit_function_units(lib, db, &lib->funcs[f], precision, out_dir, &n)) {
-      ok = false;
-      continue;
-    }
+  for (int f = 0; opened && f < lib->nfuncs; f++) {
+    int n = 0;
+    if (dirs[f] && !emit_function_units(lib, db, &lib->funcs[f], precision, dirs[f], &n))
+      ok = false; /* the others are still emitted, for their errors */
     total += n;
     functions += n > 0;
   }
+  for (int f = 0; f < lib->nfuncs; f++) {
+    if (ok && dirs[f]) ok = emit_dir_close(dirs[f]);
+    else emit_dir_discard(dirs[f]);
+  }
+  free(dirs);
   timingdb_free(db);
   *nfunctions_out = functions;
   return ok ? total : -1;

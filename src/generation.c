@@ -56,8 +56,8 @@ static void put_value(StrBuf *sb, const char *key, const char *value) {
 
 /* A path the user gave, made absolute, so that tune may run from another folder. */
 static void put_path(StrBuf *sb, const char *key, const char *path) {
-  char *absolute = realpath(path, NULL);
-  put_value(sb, key, absolute ? absolute : path);
+  char *absolute = absolute_path(path);
+  put_value(sb, key, absolute);
   free(absolute);
 }
 

@@ -192,6 +192,9 @@ char *read_text_file(const char *path, size_t *len_out);
 bool is_stdio_path(const char *path); /* "-": the standard input or output */
 /* What messages call an input: STDIN_NAME for "-", otherwise the path itself. */
 const char *input_name(const char *path);
+/* path made absolute and without "." and ".." (realpath), for a file that records it and is read
+ * from elsewhere; a copy of path itself where realpath fails ("-", a file gone).  Malloc'ed. */
+char *absolute_path(const char *path);
 /* The same for a file already open on fd (name is for messages): refuses anything but a regular
  * file (a FIFO, a device, a folder) with a message saying what it is. */
 char *read_text_fd(int fd, const char *name, size_t *len_out);
@@ -1266,6 +1269,10 @@ bool staging_fills(const Staging *s, int b);
 int staging_plan_barriers(const Staging *s, const KernelPlan *p);
 /* The same for a plan under target t, its Staging made and freed. */
 int staging_kernel_barriers(const Dag *dag, const Target *t, const KernelPlan *p);
+/* The shared memory the kernel of plan p under target t is launched with (Staging.smem_bytes:
+ * the plan's, for each group of threads.c that has its own, and the staged copies), the one
+ * figure the ranking, index.txt and the kernel's comment show. */
+int staging_kernel_smem(const Dag *dag, const Target *t, const KernelPlan *p);
 /* The vector width routine io moves dag value `value` at in a kernel of width w that stages s:
  * binding_io_width with the value's binding and whether s stages it. */
 int staging_io_width(const Staging *s, const Dag *dag, const Target *t, const IoRoutine *io,
@@ -1341,6 +1348,9 @@ typedef struct {
  * variable addresses, every iteration the first one moved by its strides: checked against the
  * DAG), and where a loop directly inside qualifies likewise, both.  Returns 0, 1 or 2. */
 int threads_loops(const Dag *dag, ThreadLoop *out);
+/* Where threads_loops finds none: a note at each top-level loop saying why it does not qualify
+ * (the first condition it fails), or one saying the spec has no loop. */
+void threads_note_none(const Dag *dag);
 /* The DAG of group (0, 0)'s calls alone, with the spec's API (dag_free frees it). */
 Dag *threads_dag(const Dag *dag, const ThreadLoop *t);
 /* Whether the groups of kernel p (of threads_dag's DAG) share one copy of its shared memory:
@@ -1844,6 +1854,9 @@ bool emit_dir_write(EmitDir *d, const char *relpath, const char *text); /* makes
 /* What this run wrote to relpath so far (owned by d), or NULL. */
 const char *emit_dir_text(const EmitDir *d, const char *relpath);
 bool emit_dir_close(EmitDir *d); /* writes everything; false after an error; frees d */
+/* Frees d writing nothing: one of several folders written together was refused (kasgen units
+ * checks every function's folder before it writes any). */
+void emit_dir_discard(EmitDir *d);
 const char *emit_dir_path(const EmitDir *d);
 
 /* emit_cuda.c: per candidate candNN/kernels.cu and candNN/kernels_host.cpp (docs/generated.md);

@@ -1056,19 +1056,19 @@ char *library_locate(const char *cli_dir, const char *argv0) {
     diag_error((SrcLoc){.file = env}, "$KASGEN_LIBRARY: not a library folder (no types.ini)");
     return NULL;
   }
-  char *bin = binary_dir(argv0);
-  if (bin) {
-    char *tries[] = {path_join(bin, "library"), path_join(bin, "../share/kasgen/library")};
-    char *found = NULL;
-    for (int k = 0; k < 2; k++) {
-      if (!found && looks_like_library(tries[k])) found = tries[k];
-      else free(tries[k]);
-    }
-    free(bin);
-    if (found) return found;
+  /* Beside the binary as the timing database is searched (timingdb.c, find_beside): ./kasgen,
+   * build/kasgen in the checkout (../library), or an installed bin/kasgen. */
+  static const char *const beside[] = {"library", "../library", "../share/kasgen/library"};
+  char *bin = binary_dir(argv0), *found = NULL;
+  for (size_t k = 0; bin && !found && k < sizeof beside / sizeof *beside; k++) {
+    found = path_join(bin, beside[k]);
+    if (!looks_like_library(found)) free(found), found = NULL;
   }
+  free(bin);
+  if (found) return found;
   if (looks_like_library("library")) return xstrdup("library");
   diag_error((SrcLoc){0}, "cannot find the function library (tried --library, $KASGEN_LIBRARY, "
-                          "library/ and ../share/kasgen/library beside the binary, ./library)");
+                          "library/, ../library and ../share/kasgen/library beside the binary, "
+                          "./library)");
   return NULL;
 }

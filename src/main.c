@@ -73,7 +73,7 @@ static const Command commands[] = {
     {"bench", NULL, OPT_LIBRARY | OPT_OUT, cmd_bench, "the micro-benchmarks of the timing database",
      "Writes the micro-benchmark program that measures a GPU's timing database, both precisions\n"
      "and both layouts, to DIR (--out, default bench/out); on a GPU, `make benchdb` runs it."},
-    {"report", "DIR|FILE", 0, cmd_report, "read results.xml copied back from a GPU run",
+    {"report", "DIR|FILE|-", 0, cmd_report, "read results.xml copied back from a GPU run",
      "Reads DIR/results.xml written by a generated harness on a GPU and copied back, prints\n"
      "the table with the rank correlation, and draws DIR/plot.png with gnuplot.\n"
      "Given a results FILE instead, draws the plot beside it: plot.png for a file named\n"

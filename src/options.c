@@ -29,8 +29,8 @@ const OptionDoc option_docs[NOPTIONS] = {
      "other block shapes, for a GPU run to choose from (default 5; 0: none; tune:\n"
      "as the folder was generated)"},
     {"library", "DIR", OPT_LIBRARY,
-     "elementary-function library (default $KASGEN_LIBRARY, else library/\n"
-     "beside the binary or in the working directory)"},
+     "elementary-function library (default $KASGEN_LIBRARY, else library/,\n"
+     "../library or ../share/kasgen/library beside the binary, or ./library)"},
     {"db", "FILE", OPT_DB,
      "timing database (default: this machine's GPU's in benchmarks/, else\n"
      "benchmarks/nvidia-h100-80gb-hbm3.xml; - reads the standard input)"},

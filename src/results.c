@@ -1,9 +1,10 @@
 /*
  * results.c — the results file a generated harness writes on a GPU machine (results.xml), read
  * back on the host by `kasgen report`, `kasgen tune` and `kasgen calibrate`.  A malformed file
- * gets located errors (file:line), at most MAX_RESULTS_ERRORS of them; nothing in it is ever
- * executed.  Schema (version 1; the attributes marked ? are optional, absent from files written
- * before the harness wrote them):
+ * gets located errors (file:line:col: at the value of the attribute at fault, or at the '<' of
+ * the element), at most MAX_RESULTS_ERRORS of them; nothing in it is ever executed.  Schema
+ * (version 1; the attributes marked ? are optional, absent from files written before the
+ * harness wrote them):
  *
  *   results     = <kasgen-results version="1" spec=NAME> device run candidate+ spearman? </...>
  *   device      = <device name=TEXT copy-gbs=NUM/>
@@ -47,7 +48,8 @@
 typedef struct {
   const char *path, *text;
   bool failed;
-  int nerrors; /* reported so far; reading stops after MAX_RESULTS_ERRORS */
+  int nerrors;          /* reported so far; reading stops after MAX_RESULTS_ERRORS */
+  xmlNodePtr *row_node; /* each row's <candidate>, for the place of a duplicate's attribute */
 } ResultsParser;
 
 enum { MAX_RESULTS_ERRORS = 50 };
@@ -55,8 +57,8 @@ enum { MAX_RESULTS_ERRORS = 50 };
 static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static void results_error_at(ResultsParser *p, long line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void results_error_attr(ResultsParser *p, xmlNodePtr node, const char *attr,
+                               const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void results_error_place(ResultsParser *p, TextPlace at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -75,81 +77,6 @@ static void vresults_error(ResultsParser *p, TextPlace at, const char *fmt, va_l
 /* A line as a place: xml_line's (0 when unknown), within what a message shows. */
 static TextPlace line_place(long line) {
   return (TextPlace){.line = line > 0 && line <= INT_MAX ? (int)line : 0};
-}
-
-static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vresults_error(p, line_place(xml_line(node)), fmt, ap);
-  va_end(ap);
-}
-
-static void results_error_at(ResultsParser *p, long line, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vresults_error(p, line_place(line), fmt, ap);
-  va_end(ap);
-}
-
-static void results_error_place(ResultsParser *p, TextPlace at, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vresults_error(p, at, fmt, ap);
-  va_end(ap);
-}
-
-/* The attribute's text (malloc'ed) or NULL after an error naming it. */
-static char *required_attr(ResultsParser *p, xmlNodePtr node, const char *attr) {
-  xmlChar *v = xmlGetProp(node, (const xmlChar *)attr);
-  if (!v) {
-    results_error(p, node, "<%s> lacks the attribute %s", (const char *)node->name, attr);
-    return NULL;
-  }
-  char *s = xstrdup((const char *)v);
-  xmlFree(v);
-  return s;
-}
-
-/* number = a finite plain decimal (parse_decimal); "nan" only where allow_nan. */
-static bool number_attr(ResultsParser *p, xmlNodePtr node, const char *attr, bool allow_nan,
-                        double *out) {
-  char *s = required_attr(p, node, attr);
-  if (!s) return false;
-  bool ok = parse_decimal(s, out);
-  if (!ok && allow_nan && !strcmp(s, "nan")) *out = NAN, ok = true;
-  if (!ok)
-    results_error(p, node, "%s=\"%s\" of <%s> is not a number (" PLAIN_DECIMAL ")", attr, s,
-                  (const char *)node->name);
-  free(s);
-  return ok;
-}
-
-static bool int_attr(ResultsParser *p, xmlNodePtr node, const char *attr, long min, long max,
-                     long *out) {
-  char *s = required_attr(p, node, attr);
-  if (!s) return false;
-  long v = 0;
-  bool ok = parse_decimal_long(s, &v) && v >= min && v <= max;
-  if (!ok)
-    results_error(p, node, "%s=\"%s\" of <%s> is not an integer in [%ld, %ld]", attr, s,
-                  (const char *)node->name, min, max);
-  else
-    *out = v;
-  free(s);
-  return ok;
-}
-
-static bool nonnegative(ResultsParser *p, xmlNodePtr node, const char *attr, double *out) {
-  if (!number_attr(p, node, attr, false, out)) return false;
-  if (*out < 0) {
-    results_error(p, node, "%s of <%s> is negative", attr, (const char *)node->name);
-    return false;
-  }
-  return true;
-}
-
-static bool has_attr(xmlNodePtr node, const char *attr) {
-  return xmlHasProp(node, (const xmlChar *)attr) != NULL;
 }
 
 /* The end of line `line` of text (its '\n', or the text's end). */
@@ -182,18 +109,36 @@ static const char *value_after_name(const char *s, const char *attr) {
   return *s == '"' || *s == '\'' ? s + 1 : NULL;
 }
 
-/* Where the value of node's attribute attr begins, for a message's column: node's start tag,
- * which ends on the line libxml2 gives for it (a tag may go on over lines, and a value may hold
- * '>'), read from its '<'.  The line alone where the text does not show it. */
-static TextPlace attr_place(const ResultsParser *p, xmlNodePtr node, const char *attr) {
-  TextPlace at = line_place(xml_line(node));
-  const char *end = line_end(p->text, at.line);
+/* Where node's start tag opens, its '<' (NULL where the text does not show it), with its line
+ * in *at (the line alone without it) and that line's start in *line_start.  The tag ends on the
+ * line libxml2 gives for the node: a tag may go on over lines, and a value may hold '>'. */
+static const char *tag_open(const ResultsParser *p, xmlNodePtr node, TextPlace *at,
+                            const char **line_start) {
+  *at = line_place(xml_line(node));
+  if (!at->line) return NULL;
+  const char *end = line_end(p->text, at->line);
   const char *s = last_tag_open(p->text, end, (const char *)node->name);
-  if (!at.line || !s) return at;
-  TextPlace place = {.line = at.line};
-  for (const char *c = s; c < end; c++) place.line -= *c == '\n';
-  const char *start = s;
-  while (start > p->text && start[-1] != '\n') start--;
+  if (!s) return NULL;
+  for (const char *c = s; c < end; c++) at->line -= *c == '\n';
+  for (*line_start = s; *line_start > p->text && (*line_start)[-1] != '\n';) --*line_start;
+  return s;
+}
+
+/* Where node's start tag begins, for a message about the element (an attribute it lacks): its
+ * '<', the line alone where the text does not show it. */
+static TextPlace element_place(const ResultsParser *p, xmlNodePtr node) {
+  TextPlace at;
+  const char *start, *s = tag_open(p, node, &at, &start);
+  if (s) at.col = (int)(s - start) + 1;
+  return at;
+}
+
+/* Where the value of node's attribute attr begins, for a message's column, read from its start
+ * tag's '<'; the element's start where the tag does not hold attr. */
+static TextPlace attr_place(const ResultsParser *p, xmlNodePtr node, const char *attr) {
+  TextPlace place;
+  const char *start, *s = tag_open(p, node, &place, &start);
+  if (!s) return place;
   for (char quote = 0; *++s && (quote || *s != '>');) {
     if (*s == '\n') place.line++, start = s + 1;
     if (quote) quote = *s == quote ? 0 : quote;
@@ -207,14 +152,94 @@ static TextPlace attr_place(const ResultsParser *p, xmlNodePtr node, const char 
       return place;
     }
   }
-  return at;
+  return element_place(p, node);
+}
+
+/* An error about an element (one it lacks, one too many), at its start tag's '<'. */
+static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vresults_error(p, element_place(p, node), fmt, ap);
+  va_end(ap);
+}
+
+/* An error about the value of node's attribute attr, at that value. */
+static void results_error_attr(ResultsParser *p, xmlNodePtr node, const char *attr,
+                               const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vresults_error(p, attr_place(p, node, attr), fmt, ap);
+  va_end(ap);
+}
+
+static void results_error_place(ResultsParser *p, TextPlace at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vresults_error(p, at, fmt, ap);
+  va_end(ap);
+}
+
+/* The attribute's text (malloc'ed) or NULL after an error naming it. */
+static char *required_attr(ResultsParser *p, xmlNodePtr node, const char *attr) {
+  xmlChar *v = xmlGetProp(node, (const xmlChar *)attr);
+  if (!v) {
+    results_error(p, node, "<%s> lacks the attribute %s", (const char *)node->name, attr);
+    return NULL;
+  }
+  char *s = xstrdup((const char *)v);
+  xmlFree(v);
+  return s;
+}
+
+/* number = a finite plain decimal (parse_decimal); "nan" only where allow_nan. */
+static bool number_attr(ResultsParser *p, xmlNodePtr node, const char *attr, bool allow_nan,
+                        double *out) {
+  char *s = required_attr(p, node, attr);
+  if (!s) return false;
+  bool ok = parse_decimal(s, out);
+  if (!ok && allow_nan && !strcmp(s, "nan")) *out = NAN, ok = true;
+  if (!ok)
+    results_error_attr(p, node, attr, "%s=\"%s\" of <%s> is not a number (" PLAIN_DECIMAL ")",
+                       attr, s, (const char *)node->name);
+  free(s);
+  return ok;
+}
+
+static bool int_attr(ResultsParser *p, xmlNodePtr node, const char *attr, long min, long max,
+                     long *out) {
+  char *s = required_attr(p, node, attr);
+  if (!s) return false;
+  long v = 0;
+  bool ok = parse_decimal_long(s, &v) && v >= min && v <= max;
+  if (!ok)
+    results_error_attr(p, node, attr, "%s=\"%s\" of <%s> is not an integer in [%ld, %ld]", attr,
+                       s, (const char *)node->name, min, max);
+  else
+    *out = v;
+  free(s);
+  return ok;
+}
+
+static bool nonnegative(ResultsParser *p, xmlNodePtr node, const char *attr, double *out) {
+  if (!number_attr(p, node, attr, false, out)) return false;
+  if (*out < 0) {
+    results_error_attr(p, node, attr, "%s of <%s> is negative", attr, (const char *)node->name);
+    return false;
+  }
+  return true;
+}
+
+static bool has_attr(xmlNodePtr node, const char *attr) {
+  return xmlHasProp(node, (const xmlChar *)attr) != NULL;
 }
 
 static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
   if (r->nrows == r->cap) {
     r->cap = r->cap ? 2 * r->cap : 16;
     r->rows = xrealloc(r->rows, (size_t)r->cap * sizeof *r->rows);
+    p->row_node = xrealloc(p->row_node, (size_t)r->cap * sizeof *p->row_node);
   }
+  p->row_node[r->nrows] = c;
   ResultRow *row = &r->rows[r->nrows++];
   *row = (ResultRow){.line = xml_line(c)};
   row->name = required_attr(p, c, "name");
@@ -228,8 +253,9 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
    * measurement of a kernel (and its square's inverse, the calibration's weight, overflows). */
   if (nonnegative(p, c, "measured-ns", &row->measured_ns) && row->measured_ns != 0 &&
       !(row->measured_ns >= 1e-6 && row->measured_ns <= 1e6))
-    results_error(p, c, "measured-ns of <%s> is outside 0 and [1e-6, 1e6] ns per element",
-                  (const char *)c->name);
+    results_error_attr(p, c, "measured-ns",
+                       "measured-ns of <%s> is outside 0 and [1e-6, 1e6] ns per element",
+                       (const char *)c->name);
   nonnegative(p, c, "melem-s", &row->melem_s);
   nonnegative(p, c, "compulsory-gbs", &row->gbs);
   nonnegative(p, c, "copy-percent", &row->copy_pct);
@@ -242,20 +268,22 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
     nonnegative(p, c, "round-min-ns", &row->round_min_ns);
     nonnegative(p, c, "round-max-ns", &row->round_max_ns);
     if (row->round_min_ns > row->round_max_ns)
-      results_error(p, c, "round-min-ns is larger than round-max-ns");
+      results_error_attr(p, c, "round-min-ns", "round-min-ns is larger than round-max-ns");
   }
   if (row->predicted_rank == 0 && row->measured_rank != 0)
-    results_error(p, c, "an unranked candidate (predicted-rank 0) has measured-rank %ld",
-                  row->measured_rank);
+    results_error_attr(p, c, "measured-rank",
+                       "an unranked candidate (predicted-rank 0) has measured-rank %ld",
+                       row->measured_rank);
   if (row->predicted_rank > 0 && row->measured_rank == 0)
-    results_error(p, c, "a ranked candidate has no measured-rank");
+    results_error_attr(p, c, "measured-rank", "a ranked candidate has no measured-rank");
 }
 
 /* Duplicates among the rows (a rank or a name twice), found by sorting pointers to the rows by
- * one key and then by line: O(n log n), each reported at its second occurrence.  A key is a
- * comparison and a label: what the message calls the value, NULL for values that may repeat
- * (rank 0 marks the unranked "unfused"). */
+ * one key and then by line: O(n log n), each reported at its second occurrence's value.  A key
+ * is its attribute, a comparison and a label: what the message calls the value, NULL for values
+ * that may repeat (rank 0 marks the unranked "unfused"). */
 typedef struct {
+  const char *attr;
   int (*cmp)(const ResultRow *a, const ResultRow *b);
   char *(*label)(const ResultRow *r); /* malloc'ed */
 } RowKey;
@@ -303,7 +331,9 @@ static void report_duplicates(ResultsParser *p, const Results *r, const RowKey *
   for (int i = 1; i < r->nrows && p->nerrors < MAX_RESULTS_ERRORS; i++) {
     if (key->cmp(sorted[i - 1], sorted[i]) != 0) continue;
     char *label = key->label(sorted[i]);
-    if (label) results_error_at(p, sorted[i]->line, "%s appears twice", label);
+    if (label)
+      results_error_attr(p, p->row_node[sorted[i] - r->rows], key->attr, "%s appears twice",
+                         label);
     free(label);
   }
   free(sorted);
@@ -364,7 +394,8 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
   }
   long version = 0;
   if (int_attr(p, root, "version", 0, INT_MAX, &version) && version != 1)
-    results_error(p, root, "results version %ld; this kasgen reads version 1", version);
+    results_error_attr(p, root, "version", "results version %ld; this kasgen reads version 1",
+                       version);
   r->spec = required_attr(p, root, "spec");
   int ndevice = 0, nrun = 0, nspearman = 0;
   r->file_spearman = NAN;
@@ -390,8 +421,9 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
   if (!ndevice) results_error(p, root, "<kasgen-results> has no <device>");
   if (!nrun) results_error(p, root, "<kasgen-results> has no <run>");
   if (!r->nrows) results_error(p, root, "<kasgen-results> has no <candidate>");
-  static const RowKey keys[] = {{cmp_predicted, predicted_label}, {cmp_measured, measured_label},
-                                {cmp_name, name_label}};
+  static const RowKey keys[] = {{"predicted-rank", cmp_predicted, predicted_label},
+                                {"measured-rank", cmp_measured, measured_label},
+                                {"name", cmp_name, name_label}};
   for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) report_duplicates(p, r, &keys[k]);
 }
 
@@ -415,6 +447,7 @@ bool results_parse(const char *path, const char *text, size_t len, Results *r) {
   xmlDocPtr doc = xml_read_untrusted(path, text, len);
   if (!doc) return false;
   parse_results_root(&p, xmlDocGetRootElement(doc), r);
+  free(p.row_node);
   xmlFreeDoc(doc);
   if (p.failed) results_free(r);
   return !p.failed;

@@ -572,14 +572,36 @@ static bool group_names_unique(const Dag *d, const ThreadLoop *t) {
   return false;
 }
 
+/* --loops groups ranks only kernels of groups; where there is none it ranks the others as
+ * --loops model would, and says so and why (the first reason that applies: --max-fusion, the
+ * layout, each loop's, no plan of a loop that qualifies; names refused were said already). */
+static void note_no_groups(const Dag *dag, const SearchOptions *opt, const Target *target,
+                           int nt, bool no_plan) {
+  SrcLoc spec = {.file = dag->spec->path};
+  diag_note(spec, "--loops groups: no kernel runs a loop's iterations in groups of threads; "
+            "the ranking holds the other candidates");
+  if (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes)
+    diag_note(spec, "a kernel of groups holds every call (%d), more than --max-fusion %d",
+              dag->nnodes, opt->max_fusion);
+  else if (target_has_component(target))
+    diag_note(spec, "kernels of groups are not made for component-major arrays (--layout)");
+  else if (!nt)
+    threads_note_none(dag);
+  else if (no_plan)
+    diag_note(spec, "no plan of one group's calls fits a block (threads, shared memory)");
+}
+
 static void add_group_candidates(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
                                  SearchResult *r) {
   ThreadLoop t[2];
   const Target *target = opt->target ? opt->target : target_default();
   if ((opt->loops != LOOPS_MODEL && opt->loops != LOOPS_GROUPS) ||
-      (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes) || target_has_component(target))
+      (opt->max_fusion > 0 && opt->max_fusion < dag->nnodes) || target_has_component(target)) {
+    if (opt->loops == LOOPS_GROUPS) note_no_groups(dag, opt, target, 0, false);
     return;
+  }
   int nt = threads_loops(dag, t), found = 0;
+  bool no_plan = false;
   Candidate groups[2];
   for (int i = 0; i < nt; i++) {
     Dag *d = threads_dag(dag, &t[i]);
@@ -590,6 +612,7 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
     KernelPlan *p = whole_kernel(d, db, opt);
     if (!p) {
       dag_free(d);
+      no_plan = true;
       continue;
     }
     r->group_dags[i] = d;
@@ -600,6 +623,7 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
     r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + 1));
     r->plans[r->nplans++] = p;
   }
+  if (!found && opt->loops == LOOPS_GROUPS) note_no_groups(dag, opt, target, nt, no_plan);
   if (found && opt->loops == LOOPS_GROUPS) { /* only the groups' candidates */
     for (int c = 0; c < r->ncands; c++) free(r->cands[c].kernels);
     r->ncands = 0;

@@ -156,6 +156,13 @@ int staging_kernel_barriers(const Dag *dag, const Target *t, const KernelPlan *p
   return barriers;
 }
 
+int staging_kernel_smem(const Dag *dag, const Target *t, const KernelPlan *p) {
+  Staging s = staging_of(dag, t, p);
+  int bytes = s.smem_bytes;
+  staging_free(&s);
+  return bytes;
+}
+
 int staging_io_width(const Staging *s, const Dag *dag, const Target *t, const IoRoutine *io,
                      int value, int w) {
   GlobalBinding b = target_binding(t, dag, value);

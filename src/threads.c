@@ -148,15 +148,20 @@ static bool iterations_independent(const Dag *dag) {
   return true;
 }
 
-/* Whether t (its loop and, where count2 > 1, its inner loop) can run in groups. */
-static bool qualifies(const Dag *dag, const ThreadLoop *t) {
-  if (!outputs_strided(dag, t)) return false;
+/* Why t (its loop and, where count2 > 1, its inner loop) cannot run in groups, or NULL where
+ * it can. */
+static const char *refusal(const Dag *dag, const ThreadLoop *t) {
+  if (!outputs_strided(dag, t))
+    return "an output is not an array element that the loop's variable addresses";
   int *pos = xmalloc(sizeof(int) * (size_t)(t->len + 1));
   int n = group_positions(t, pos);
   bool ok = groups_alike(dag, t, pos, n);
   free(pos);
-  return ok;
+  return ok ? NULL : "its iterations are not the first one moved by the loop's variable (the "
+                     "same calls, each argument its reference's stride further)";
 }
+
+static bool qualifies(const Dag *dag, const ThreadLoop *t) { return !refusal(dag, t); }
 
 /* The inner loop directly in loop t->loop, if one can run in groups too (t with it), else
  * false.  The first that qualifies. */
@@ -179,23 +184,49 @@ static bool inner_groups(const Dag *dag, ThreadLoop *t) {
   return false;
 }
 
+/* Why top-level loop l cannot run its iterations in groups (threads_loops' conditions, in its
+ * order), or NULL where it can, *t then the loop alone. */
+static const char *loop_refusal(const Dag *dag, int l, ThreadLoop *t) {
+  const Spec *sp = dag->spec;
+  const SpecLoop *loop = &sp->loops[l];
+  int count = loop->hi - loop->lo, len = loop->calls_per_iteration;
+  if (count < 2) return "it has fewer than 2 iterations";
+  bool ok = len * count == dag->nnodes;
+  for (int n = 0; n < dag->nnodes && ok; n++)
+    ok = spec_statement_in_loop(sp, dag->nodes[n].stmt, l);
+  if (!ok) return "calls of the spec are outside it (a kernel of groups runs all in the loop)";
+  if (!iterations_independent(dag)) return "an iteration reads a value that another one made";
+  *t = (ThreadLoop){.loop = l, .first = loop->lo, .count = count, .len = len, .loop2 = -1,
+                    .count2 = 1};
+  return refusal(dag, t);
+}
+
 int threads_loops(const Dag *dag, ThreadLoop *out) {
   const Spec *sp = dag->spec;
   if (!sp || sp->nloops == 0 || dag->nnodes == 0 || dag->groups) return 0;
   for (int l = 0; l < sp->nloops; l++) {
-    const SpecLoop *loop = &sp->loops[l];
-    int count = loop->hi - loop->lo, len = loop->calls_per_iteration;
-    if (loop->depth != 0 || count < 2 || len * count != dag->nnodes) continue;
-    bool ok = true;
-    for (int n = 0; n < dag->nnodes && ok; n++)
-      ok = spec_statement_in_loop(sp, dag->nodes[n].stmt, l);
-    ThreadLoop t = {.loop = l, .first = loop->lo, .count = count, .len = len, .loop2 = -1,
-                    .count2 = 1};
-    if (!ok || !iterations_independent(dag) || !qualifies(dag, &t)) continue;
+    ThreadLoop t;
+    if (sp->loops[l].depth != 0 || loop_refusal(dag, l, &t)) continue;
     out[0] = t;
     return inner_groups(dag, &t) ? (out[1] = t, 2) : 1;
   }
   return 0;
+}
+
+void threads_note_none(const Dag *dag) {
+  const Spec *sp = dag->spec;
+  int top = 0;
+  for (int l = 0; sp && l < sp->nloops; l++) {
+    ThreadLoop t;
+    const char *why = sp->loops[l].depth == 0 ? loop_refusal(dag, l, &t) : NULL;
+    if (why)
+      diag_note(sp->loops[l].loc, "loop %s cannot run its iterations in groups of threads: %s",
+                sp->loops[l].var, why);
+    top += sp->loops[l].depth == 0;
+  }
+  if (!top)
+    diag_note((SrcLoc){.file = sp ? sp->path : NULL}, "the spec has no loop: groups of threads "
+              "run a loop's iterations side by side");
 }
 
 /* ---- the DAG of one iteration -------------------------------------------------------------- */

@@ -146,6 +146,11 @@ bool is_stdio_path(const char *path) { return path && !strcmp(path, "-"); }
 
 const char *input_name(const char *path) { return is_stdio_path(path) ? STDIN_NAME : path; }
 
+char *absolute_path(const char *path) {
+  char *absolute = is_stdio_path(path) ? NULL : realpath(path, NULL);
+  return absolute ? absolute : xstrdup(path);
+}
+
 /* "-": the standard input, which the user chose to give (a pipe, a terminal, a redirected file
  * or device), so anything but a folder is read; once, since a second read would find it empty.
  * The command line refuses two "-" inputs before this is reached. */

@@ -145,6 +145,9 @@ static void test_bad_values_located(void **state) {
       {" layout=\"component,rows\"", "layout", "'rows' is not element, component or "
                                                "NAME=element|component"},
       {" layout=\"F=comp\"", "layout", "'F=comp' is not element"},
+      /* every attribute's value, not only these two's (numbers had the line alone) */
+      {" rounds=\"0x\"", "rounds", "rounds=\"0x\" of <run> is not an integer in [1, "},
+      {" offset=\"1\" rounds=\"-2\"", "rounds", "rounds=\"-2\" of <run> is not an integer"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     Results r;
@@ -158,6 +161,36 @@ static void test_bad_values_located(void **state) {
   }
 }
 
+/* text's messages (results_parse must refuse it), in a string to free. */
+static char *errors_of(const char *text) {
+  Results r;
+  capture_start();
+  assert_false(results_parse("r.xml", text, strlen(text), &r));
+  return capture_end();
+}
+
+/* The other errors have columns too: an attribute's value, and an element's '<' for an
+ * attribute it lacks, on the line the tag begins, where libxml2 gives the line it ends on. */
+static void test_errors_at_columns(void **state) {
+  (void)state;
+  const char *head = "<?xml version=\"1.0\"?>\n<kasgen-results version=\"1\" spec=\"s\">\n"
+                     "<device name=\"G\" copy-gbs=\"1\"/>\n";
+  const char *cand = "  <candidate name=\"%s\" kernels=\"k\" nkernels=\"1\" predicted-ns=\"1\"\n"
+                     "   measured-ns=\"%s\" melem-s=\"1\" compulsory-gbs=\"1\" copy-percent=\"1\"\n"
+                     "   predicted-rank=\"%s\" measured-rank=\"1\" correct=\"1\" error=\"0\"/>\n";
+  char *c1 = xasprintf(cand, "a", "0.13x", "1"), *c2 = xasprintf(cand, "a", "1", "1");
+  /* lines: 4-5 <run>, 6-8 the first candidate, 9-11 the second */
+  char *text = xasprintf("%s <run n=\"8\" reps=\"1\"\n  bytes-per-element=\"8\"/>\n%s%s"
+                         "</kasgen-results>\n", head, c1, c2);
+  char *err = errors_of(text);
+  assert_contains(err, "r.xml:4:2: error: <run> lacks the attribute input-copies");
+  assert_contains(err, "r.xml:7:17: error: measured-ns=\"0.13x\" of <candidate> is not a number");
+  assert_contains(err, "r.xml:11:20: error: predicted-rank 1 appears twice");
+  assert_contains(err, "r.xml:11:38: error: measured-rank 1 appears twice");
+  assert_contains(err, "r.xml:9:20: error: candidate 'a' appears twice");
+  free(err), free(text), free(c1), free(c2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rank_order_is_the_brute_force),
@@ -165,6 +198,7 @@ int main(void) {
       cmocka_unit_test(test_precision_and_layout_read),
       cmocka_unit_test(test_older_file_says_neither),
       cmocka_unit_test(test_bad_values_located),
+      cmocka_unit_test(test_errors_at_columns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,4 +110,23 @@ grep -q "cand01/notes.txt: error: a file not written by kasgen" "$tmp/refuse.log
   || { cat "$tmp/refuse.log"; fail "foreign file: message does not name the file"; }
 sums_after=$(cd "$out" && find . -type f ! -path './build/*' -exec md5sum {} + | sort)
 [ "$sums_before" = "$sums_after" ] || fail "foreign file: the folder changed"
+
+# kasgen units the same: every function's folder is checked before any is written, so foreign
+# files in two of them are both named and nothing is written, no empty folder either (it wrote
+# the other 25 and then said exit 1).  The same folder without them is written whole.
+units="$tmp/units"
+mkdir -p "$units/mmul33" "$units/madd33"
+echo mine >"$units/mmul33/Makefile" && echo mine >"$units/madd33/notes"
+rc=0
+"$KASGEN" units --out "$units" >"$tmp/units.log" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "units, foreign files: exit $rc, expected 1"
+grep -q "mmul33/Makefile: error: a file not written by kasgen" "$tmp/units.log" &&
+  grep -q "madd33/notes: error: a file not written by kasgen" "$tmp/units.log" ||
+  { cat "$tmp/units.log"; fail "units, foreign files: not both named"; }
+[ "$(cd "$units" && find . | LC_ALL=C sort | tr '\n' ' ')" = \
+  ". ./madd33 ./madd33/notes ./mmul33 ./mmul33/Makefile " ] ||
+  fail "units, foreign files: wrote $(cd "$units" && find . | head -5)"
+rm "$units/mmul33/Makefile" "$units/madd33/notes"
+"$KASGEN" units --out "$units" >"$tmp/units.log" 2>&1 || fail "units: exit $?"
+[ "$(ls "$units" | wc -l)" -ge 27 ] && [ -s "$units/mmul33/Makefile" ] || fail "units: not written"
 echo "codegen: all checks passed"

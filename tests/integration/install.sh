@@ -52,6 +52,24 @@ grep -q "^library $top/bin/../share/kasgen/library:\|^library $top/share/kasgen/
 grep -q "from $top/.*share/kasgen/benchmarks/nvidia-h100-80gb-hbm3.xml" "$tmp/run.out" ||
   { head -3 "$tmp/run.out"; fail "installed kasgen does not use the installed timing database"; }
 [ -s "$tmp/out/synctest/cand01/kernels.cu" ] || fail "installed kasgen wrote no candidate"
+# index.txt names the database by its absolute path, without the binary's "bin/..": it is read
+# from inside the folder, where a path as found means nothing.
+grep -qx "Prediction: $top/share/kasgen/benchmarks/nvidia-h100-80gb-hbm3.xml.  .*" \
+  "$tmp/out/synctest/index.txt" || { sed -n 2p "$tmp/out/synctest/index.txt"; fail "index.txt db path"; }
+
+# The checkout's binary (build/kasgen) from elsewhere, with no hint: the checkout's library
+# (../library beside the binary) as the checkout's database (../benchmarks); it failed to find
+# the library though it found the database.
+checkout_bin=$(realpath "$KASGEN")
+(cd "$tmp/elsewhere" && env -u KASGEN_LIBRARY "$checkout_bin" list >"$tmp/list.out") ||
+  fail "the checkout's kasgen list from elsewhere finds no library"
+grep -q "^library $(dirname "$checkout_bin")/../library:" "$tmp/list.out" ||
+  { head -1 "$tmp/list.out"; fail "the checkout's kasgen does not use the checkout's library"; }
+(cd "$tmp/elsewhere" && env -u KASGEN_LIBRARY KASGEN_GPU= "$checkout_bin" \
+  "$repo/specs/synctest.spec" --top 2 --out "$tmp/out2" >"$tmp/run.out" 2>&1) ||
+  { cat "$tmp/run.out"; fail "the checkout's kasgen on synctest from elsewhere"; }
+grep -qx "Prediction: $repo/benchmarks/nvidia-h100-80gb-hbm3.xml.  .*" \
+  "$tmp/out2/synctest/index.txt" || { sed -n 2p "$tmp/out2/synctest/index.txt"; fail "db path"; }
 
 # The man pages render with every groff warning on, and say what they are.
 for page in share/man/man1/kasgen.1 share/man/man5/kasgen-spec.5; do

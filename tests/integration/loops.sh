@@ -22,6 +22,23 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
+# launch_figures GEN: the ranking the main job printed ($tmp/out), GEN/index.txt and each
+# kernel's launch in GEN/candNN/kernels.cu give every kernel one shared memory, the bytes it is
+# launched with (staged copies and groups' copies in: the ranking and index.txt once left them
+# out, 35712 B for the element's #1 launched with 100224), and one count of barriers.
+launch_figures() {
+  local gen=$1 c k bytes
+  diff <(sed -nE 's/.*  shared=([0-9]+) B .*  ([0-9]+ of [0-9]+) barriers  .*/\1 \2/p' "$tmp/out") \
+    <(sed -nE 's/^  [a-z0-9]+ +kernel [0-9]+: .*, ([0-9]+) B shared, ([0-9]+ of [0-9]+) barriers,.*/\1 \2/p' \
+      "$gen/index.txt") >"$tmp/figures.diff" ||
+    { head -5 "$tmp/figures.diff"; fail "$gen: the ranking and index.txt differ (< ranking)"; }
+  while read -r c k bytes; do
+    grep -q "kas_${c}_k$k<<<[^>]*, $bytes, stream>>>" "$gen/$c/kernels.cu" ||
+      fail "$gen: $c's kernel $k is not launched with the $bytes bytes index.txt says"
+  done < <(sed -nE 's/^  ([a-z0-9]+) +kernel ([0-9]+): .*, ([0-9]+) B shared,.*/\1 \2 \3/p' \
+    "$gen/index.txt")
+}
+
 # expect_rc WANT CMD...: runs CMD, keeps stdout/stderr in $tmp/out, $tmp/err
 expect_rc() {
   local want=$1; shift
@@ -88,6 +105,26 @@ for cmd in fusions plan; do
 done
 expect_rc 1 "$K" check "$tmp/big.spec" --dot "$tmp/g.dot"
 [ -e "$tmp/g.dot" ] && fail "check --dot wrote a DAG it does not have"
+# The limits' messages as printed are the ones docs/spec-language.md lists (they once said 1024
+# where the parser holds 4096), the number of calls and the call named abstracted.
+documented() {
+  local msg
+  msg=$(sed -n 's/^[^ ]*: error: //p' "$tmp/err" | head -1 |
+    sed -E 's/the spec has [0-9]+ after/the spec has N after/
+            s/\(call #1024 is .*\)$/(call #1024 is ...)/')
+  grep -qF "| \`$msg\` |" docs/spec-language.md || fail "docs/spec-language.md does not list '$msg'"
+}
+expect_rc 1 "$K" plan "$tmp/big.spec"
+documented
+{ printf 'vector3 v;\nscalar s;\ninput v;\n'
+  for ((i = 0; i < 4097; i++)); do echo 's = venorm3(v);'; done
+  echo 'return s;'; } >"$tmp/huge.spec"
+expect_rc 1 "$K" check "$tmp/huge.spec"
+grep -q "^$tmp/huge.spec:4100:1: error: too many calls: a spec holds at most 4096$" "$tmp/err" ||
+  fail "check huge: no error at the 4097th call"
+documented
+grep -q '^At most 4096 calls (after unrolling)' docs/man/kasgen-spec.5 ||
+  fail "kasgen-spec(5) does not say 4096 calls"
 
 targets=check-cpu
 [ -x "$NVCC" ] && targets="compile-check check-cpu"
@@ -108,6 +145,7 @@ for s in $array_specs; do
     [ "$spec" = "$s" ] || top=1 make_targets=check-cpu
     expect_rc 0 "$K" "specs/$spec.spec" --top $top --out "$tmp/arr"
     gen="$tmp/arr/$spec"
+    launch_figures "$gen"
     # One pointer per array: 3 arguments, F[1] at float 9 of F's record of 72; the winner, one
     # kernel reading all of F, copies the block's records of F into shared memory in one run
     # (staging.c) and reads F[1] there.
@@ -182,6 +220,8 @@ expect_rc 0 "$K" check specs/quadrature.spec
 grep -q '^groups:' "$tmp/out" && fail "check: quadrature's summing loop said to run in groups"
 expect_rc 0 "$K" specs/stvenant_element.spec --loops groups --out "$tmp/groups"
 gen="$tmp/groups/stvenant_element"
+launch_figures "$gen"
+grep -q 'no kernel runs a loop' "$tmp/err" && fail "--loops groups: the element said it has none"
 grep -q 'groups: N = 0..3, one iteration per group of [0-9]* threads, one copy' "$gen/index.txt" ||
   fail "--loops groups: the element's ranking shows no kernel of groups sharing one copy"
 grep -q 'const int N = (int)threadIdx.z' "$gen/cand01/kernels.cu" &&
@@ -191,12 +231,32 @@ grep -q 'const int N = (int)threadIdx.z' "$gen/cand01/kernels.cu" &&
 grep -q 'one group loads\|Barrier: ' "$gen/cand01/kernels.cu" &&
   fail "--loops groups: the element's kernel loads ten4Help1 in one group, or keeps a barrier"
 make_passes "$gen" stvenant_element "$targets" "--loops groups"
+# --explain says the kernel's figures too, and why the plan's barriers it lists are not made.
+launched=$(sed -nE 's/^  cand01 +kernel 1: .*, ([0-9]+) B shared, 0 of ([0-9]+) barriers,.*/\1 \2/p' \
+  "$gen/index.txt")
+expect_rc 0 "$K" plan specs/stvenant_element.spec --loops groups --top 1 --explain 1
+grep -q "}: E=[0-9]*, [0-9]* threads, ${launched% *} B shared, 0 of ${launched#* } possible barriers kept$" \
+  "$tmp/out" && grep -q 'the plan.s barriers below guard nothing and are not made' "$tmp/out" ||
+  fail "--explain of the kernel of groups: not index.txt's figures ($launched), or no note"
 expect_rc 0 "$K" benchmarks/specs/gradients_loop20.spec --top 3 --loops groups --out "$tmp/groups"
 gen="$tmp/groups/gradients_loop20"
 grep -q 'groups: N = 0..3' "$gen/index.txt" || fail "--loops groups: gradients_loop20 has no groups"
 make_passes "$gen" gradients_loop20 "$targets" "--loops groups, gradients_loop20"
 expect_rc 0 "$K" specs/quadrature.spec --top 3 --loops groups --out "$tmp/groups"
 grep -q 'groups:' "$tmp/groups/quadrature/index.txt" && fail "--loops groups: quadrature's summing loop in groups"
+# ... and says so, and why, where it ranked the usual candidates silently: at each loop, or for
+# a spec with none, or for --max-fusion below the spec's calls.
+no_groups='note: --loops groups: no kernel runs a loop.s iterations in groups of threads; the '
+grep -q "^specs/quadrature.spec: $no_groups" "$tmp/err" &&
+  grep -q '^specs/quadrature.spec:14:1: note: loop q cannot run its iterations in groups of threads: calls of the spec are outside it' \
+    "$tmp/err" || fail "--loops groups: quadrature: no note saying why no kernel of groups"
+expect_rc 0 "$K" plan specs/stvenant.spec --loops groups --top 1
+grep -q "^specs/stvenant.spec: $no_groups" "$tmp/err" &&
+  grep -q '^specs/stvenant.spec: note: the spec has no loop' "$tmp/err" ||
+  fail "--loops groups: stvenant: no note saying it has no loop"
+expect_rc 0 "$K" plan specs/stvenant_element.spec --loops groups --top 1 --max-fusion 100
+grep -q 'holds every call (128), more than --max-fusion 100' "$tmp/err" ||
+  fail "--loops groups --max-fusion 100: no note"
 
 # Names in generated code: an array element and a plain variable that would share one (B[1] and
 # B_1: B_1_0) are refused with a located error before anything is written; a value of a kernel of

@@ -3,7 +3,7 @@
 # Spearman correlation recomputed from the ranks (names in UTF-8 as they are), the precision and
 # layout the run's code was generated for ("not recorded" in older files), plot.png when
 # gnuplot exists, and located errors
-# (file:line) with exit 1 for every kind of malformed file in tests/fixtures/results/.  Also
+# (file:line:col) with exit 1 for every kind of malformed file in tests/fixtures/results/.  Also
 # `kasgen report FILE` (the plot beside the file, a user's file of that name kept, no plot and a
 # note where the folder is not writable, links and FIFOs refused) and `kasgen report -` (the
 # table from the standard input, no plot).
@@ -86,21 +86,22 @@ sed 's/<spearman value="0.6000"/<spearman value="0.9"/' "$fixtures/good/results.
 grep -q 'candidates): 0.600' "$tmp/out" || fail "liar: recomputed Spearman"
 grep -q 'warning: the file says Spearman 0.9000' "$tmp/err" || fail "liar: no warning"
 
-# Malformed files: exit 1, error located at the right line, no crash, no plot.
-expect_error() { # dir line message
+# Malformed files: exit 1, error located at the right line and column (an attribute's value, or
+# the start of the element lacking one), no crash, no plot.
+expect_error() { # dir line:column message
   local d=$1 line=$2 msg=$3 rc=0
   cp -r "$fixtures/$d" "$tmp/$d"
   "$KASGEN" report "$tmp/$d" >"$tmp/out" 2>"$tmp/err" || rc=$?
   [ "$rc" = 1 ] || fail "$d: exit $rc, expected 1"
-  grep -q "$tmp/$d/results.xml:$line:.*error: .*$msg" "$tmp/err" || { cat "$tmp/err" >&2; fail "$d: message"; }
+  grep -q "$tmp/$d/results.xml:$line: error: .*$msg" "$tmp/err" || { cat "$tmp/err" >&2; fail "$d: message"; }
   [ ! -e "$tmp/$d/plot.png" ] || fail "$d: plot drawn from a bad file"
 }
-expect_error malformed 6 'not well-formed XML'
-expect_error missing-attr 6 'lacks the attribute measured-ns'
-expect_error bad-number 7 'melem-s="5000x" of <candidate> is not a number'
-expect_error duplicate-rank 8 'predicted-rank 2 appears twice'
-expect_error unknown-element 9 'unknown element <kandidate>'
-expect_error no-candidate 3 'has no <candidate>'
+expect_error malformed 6:1 'not well-formed XML'
+expect_error missing-attr 6:3 'lacks the attribute measured-ns'
+expect_error bad-number 7:140 'melem-s="5000x" of <candidate> is not a number'
+expect_error duplicate-rank 8:211 'predicted-rank 2 appears twice'
+expect_error unknown-element 9:3 'unknown element <kandidate>'
+expect_error no-candidate 3:1 'has no <candidate>'
 
 # No results file at all: a clear error, exit 1.
 mkdir "$tmp/empty"
@@ -155,7 +156,7 @@ grep -q "none.xml: error: cannot open: No such file or directory" "$tmp/err" || 
 cp "$fixtures/bad-number/results.xml" "$tmp/files/bad.xml"
 rc=0; "$KASGEN" report "$tmp/files/bad.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] || fail "bad FILE: exit $rc"
-grep -q "bad.xml:7:.*error: melem-s=\"5000x\"" "$tmp/err" || fail "bad FILE: message"
+grep -q "bad.xml:7:140: error: melem-s=\"5000x\"" "$tmp/err" || fail "bad FILE: message"
 [ ! -e "$tmp/files/bad.png" ] || fail "bad FILE: a plot was drawn"
 
 # --- a folder kasgen may not write in: the table, a note, no plot, exit 0 ----------------------------
@@ -192,5 +193,5 @@ diff <(grep -v '^wrote \|^gnuplot' "$tmp/want") "$tmp/out" >/dev/null || fail "r
 [ -z "$(ls -A "$tmp/cwd")" ] || fail "report - wrote $(ls -A "$tmp/cwd")"
 rc=0; "$KASGEN" report - <"$fixtures/duplicate-rank/results.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] || fail "report - of a bad file: exit $rc"
-grep -q "^<stdin>:8: error: predicted-rank 2 appears twice" "$tmp/err" || fail "report - of a bad file: message"
+grep -q "^<stdin>:8:211: error: predicted-rank 2 appears twice" "$tmp/err" || fail "report - of a bad file: message"
 echo "report: all checks passed"

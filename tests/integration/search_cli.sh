@@ -57,7 +57,7 @@ cmp -s "$tmp/var0" "$tmp/plan" || fail "--variants 0: another ranking"
   { cat "$tmp/err"; fail "generate exit $?"; }
 grep -q 'analytic model' "$tmp/out" || fail "ranking does not say it uses the analytic model"
 grep -q 'MElem/s' "$tmp/out" || fail "no ranking header"
-grep -Eq 'E=[0-9]+ +threads=[0-9]+ +shared=[0-9]+ B +registers: [0-9]+/[0-9]+ buffers +barriers: [0-9]+/[0-9]+' \
+grep -Eq 'E=[0-9]+ +threads=[0-9]+ +shared=[0-9]+ B +registers: [0-9]+/[0-9]+ buffers +[0-9]+ of [0-9]+ barriers' \
   "$tmp/out" || fail "kernel details missing"
 grep -q 'one kernel per call' "$tmp/out" || fail "no unfused comparison"
 [ -d "$tmp/gen/stvenant" ] || fail "nothing emitted into --out"
