@@ -1496,6 +1496,33 @@ static void launch_head(StrBuf *sb, const Emitter *em, const char *ret, const ch
   emit_launch_pointers(sb, em);
 }
 
+/* Kernel k's opt-in to smem bytes of shared memory (beyond 48 KB).  cudaFuncSetAttribute
+ * clears an error that the caller left pending (a failed cudaMalloc), cudaFuncGetAttributes
+ * does not (CUDA 13.0 on an H200, benchmarks/h200-2026-11-29-s43/pending.cu): the embed, which
+ * leaves the caller's errors alone, sets the limit only while the kernel lacks it, on its first
+ * call.  candNN/kernels.cu sets it every time, as the code its results files digest did. */
+static void emit_smem_optin(StrBuf *sb, const Emitter *em, int k, const char *kn, int smem) {
+  char *attr[3] = {xstrdup(kn), xstrdup("cudaFuncAttributeMaxDynamicSharedMemorySize"),
+                   xasprintf("%d", smem)};
+  if (em->launch_ex) {
+    sb_printf(sb, "  /* cudaFuncSetAttribute would clear an error the caller left pending */\n"
+                  "  cudaFuncAttributes kas_attr%d;\n", k + 1);
+    char *get[2] = {xasprintf("&kas_attr%d", k + 1), xstrdup(kn)};
+    put_call(sb, 1, "err = cudaFuncGetAttributes", get, 2, ";\n");
+    free(get[0]);
+    free(get[1]);
+    sb_printf(sb, "  if (err != cudaSuccess) return (int)err;\n"
+                  "  if (kas_attr%d.maxDynamicSharedSizeBytes < %d) { /* the first call */\n",
+              k + 1, smem);
+    put_call(sb, 2, "err = cudaFuncSetAttribute", attr, 3, ";\n");
+    sb_puts(sb, "    if (err != cudaSuccess) return (int)err;\n  }\n");
+  } else {
+    put_call(sb, 1, "err = cudaFuncSetAttribute", attr, 3, ";\n");
+    sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
+  }
+  for (int i = 0; i < 3; i++) free(attr[i]);
+}
+
 /* Kernel k's launch: its grid, the shared-memory opt-in beyond 48 KB, its arguments. */
 static void emit_kernel_launch(StrBuf *sb, const Emitter *em, int k) {
   const KernelPlan *p = em->cand->kernels[k];
@@ -1505,13 +1532,7 @@ static void emit_kernel_launch(StrBuf *sb, const Emitter *em, int k) {
   sb_printf(sb, "  if (blocks%d > %ldu) return (int)cudaErrorInvalidConfiguration;\n", k + 1,
             MAX_GRID_X);
   int smem = em->staging[k].smem_bytes;
-  if (smem > KAS_SMEM_WITHOUT_OPTIN) {
-    char *attr[3] = {xstrdup(kn), xstrdup("cudaFuncAttributeMaxDynamicSharedMemorySize"),
-                     xasprintf("%d", smem)};
-    put_call(sb, 1, "err = cudaFuncSetAttribute", attr, 3, ";\n");
-    sb_puts(sb, "  if (err != cudaSuccess) return (int)err;\n");
-    for (int i = 0; i < 3; i++) free(attr[i]);
-  }
+  if (smem > KAS_SMEM_WITHOUT_OPTIN) emit_smem_optin(sb, em, k, kn, smem);
   char *block = xasprintf("dim3(%d, %d, %d)", p->block.bx, p->block.by,
                           p->block.bz * groups_of(em));
   char *args[KAS_MAX_NODES * 2 + 4];

@@ -385,6 +385,16 @@ static void test_large_shared_opts_in(void **state) {
   assert_non_null(cu);
   assert_non_null(strstr(cu, "  err = cudaFuncSetAttribute(kas_big_k1, "
                              "cudaFuncAttributeMaxDynamicSharedMemorySize, 60384);\n"));
+  /* the embed raises the limit only while it is short: cudaFuncSetAttribute clears an error
+   * the caller left pending (emit_smem_optin) */
+  char *embed = emit_cuda_embed_kernels(f->dag, NULL, &c, NULL, "big", "e_big");
+  assert_non_null(embed);
+  const char *get = strstr(embed, "  err = cudaFuncGetAttributes(&kas_attr1, kas_e_big_k1);\n");
+  const char *test = strstr(embed, "  if (kas_attr1.maxDynamicSharedSizeBytes < 60384) {");
+  const char *set = strstr(embed, "    err = cudaFuncSetAttribute(kas_e_big_k1, "
+                                  "cudaFuncAttributeMaxDynamicSharedMemorySize, 60384);\n");
+  assert_true(get && test && set && get < test && test < set);
+  free(embed);
   free(cu);
   free_plan(p);
 }
