@@ -85,6 +85,16 @@ typedef struct {
   IoNames io; /* the API's parameter names */
 } Embed;
 
+/* Whether a kernel of the winner needs more than 48 KB of shared memory, which the embed's first
+ * call opts in to (emit_cuda.c, emit_smem_optin). */
+static bool opts_in_smem(const Embed *em) {
+  const Dag *dag = candidate_dag(em->dag, em->winner);
+  for (int k = 0; k < em->winner->nkernels; k++)
+    if (staging_kernel_smem(dag, em->target, em->winner->kernels[k]) > KAS_SMEM_WITHOUT_OPTIN)
+      return true;
+  return false;
+}
+
 /* "<lead>kas_<stem>(const float *<input>..., float *<output>..., size_t n, void *workspace,
  * void *stream)<tail>", wrapped within 100 columns. */
 static void api_prototype(StrBuf *sb, const Embed *em, const char *lead, const char *suffix,
@@ -289,12 +299,17 @@ static char *header_text(const Embed *em) {
             "returned anything\n * else.  Per host thread, as CUDA's own last error.  A call "
             "neither reads nor clears the\n * thread's pending CUDA error (cudaGetLastError): "
             "one that an earlier CUDA call of yours left\n * pending fails no call and is still "
-            "yours after it.  An error the context keeps (a kernel\n * faulted: "
+            "yours after it%s.  An error the context keeps (a kernel\n * faulted: "
             "cudaErrorIllegalAddress, cudaErrorLaunchFailure, ...; only a new process "
             "recovers)\n * fails every later launch, and so the call, with that cause, whichever "
             "kernel faulted. */\n"
             "int kas_%s_last_cuda_error(void);\n\n",
-            em->stem, em->stem, em->stem);
+            em->stem, em->stem,
+            opts_in_smem(em) ? " (but for the first call in a process: this\n * winner's "
+                               "kernels take more than 48 KB of shared memory, a limit CUDA "
+                               "raises only\n * by cudaFuncSetAttribute, which clears the "
+                               "pending error)" : "",
+            em->stem);
   sb_printf(&sb, "/* The CPU: the same computation by the same generated kernels, run thread by "
                  "thread\n * (their host form), on host pointers; the stream is unused.  For "
                  "checks and machines\n * without a GPU: far slower than the GPU. */\n"
