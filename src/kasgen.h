@@ -195,6 +195,15 @@ const char *input_name(const char *path);
 /* path made absolute and without "." and ".." (realpath), for a file that records it and is read
  * from elsewhere; a copy of path itself where realpath fails ("-", a file gone).  Malloc'ed. */
 char *absolute_path(const char *path);
+/* The folder part of path, as written: "dir" of "dir/name", "/" of "/name", "." when path has
+ * no '/'.  Malloc'ed. */
+char *path_folder(const char *path);
+/* The first "folder/name", for name in names[0..count), that accept takes, folder being the
+ * binary's: argv0's as given (when argv0 names a folder), then the running executable's
+ * (/proc/self/exe: kasgen run through $PATH, or through a link from elsewhere).  The path
+ * keeps argv0's spelling ("build/../library" for build/kasgen).  Malloc'ed; NULL if none. */
+char *find_beside_binary(const char *argv0, const char *const names[], size_t count,
+                         bool (*accept)(const char *path));
 /* The same for a file already open on fd (name is for messages): refuses anything but a regular
  * file (a FIFO, a device, a folder) with a message saying what it is. */
 char *read_text_fd(int fd, const char *name, size_t *len_out);

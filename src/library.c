@@ -18,7 +18,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #define MAX_IO_ROUTINES 16
 /* Types are looked up by a linear search (a library has a handful); a types.ini of 100,000 types
@@ -1028,22 +1027,6 @@ static bool looks_like_library(const char *dir) {
   return ok;
 }
 
-/* Folder holding the running binary: from argv0 when it names a path, else /proc/self/exe. */
-static char *binary_dir(const char *argv0) {
-  char buf[4096];
-  char *real = NULL;
-  if (argv0 && strchr(argv0, '/')) real = realpath(argv0, NULL);
-  if (!real) {
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n <= 0) return NULL;
-    buf[n] = '\0';
-    real = xstrdup(buf);
-  }
-  char *slash = strrchr(real, '/');
-  if (slash) *slash = '\0';
-  return real;
-}
-
 char *library_locate(const char *cli_dir, const char *argv0) {
   if (cli_dir) {
     if (looks_like_library(cli_dir)) return xstrdup(cli_dir);
@@ -1056,15 +1039,11 @@ char *library_locate(const char *cli_dir, const char *argv0) {
     diag_error((SrcLoc){.file = env}, "$KASGEN_LIBRARY: not a library folder (no types.ini)");
     return NULL;
   }
-  /* Beside the binary as the timing database is searched (timingdb.c, find_beside): ./kasgen,
-   * build/kasgen in the checkout (../library), or an installed bin/kasgen. */
+  /* Beside the binary, as the timing database is searched: ./kasgen, build/kasgen in the
+   * checkout (../library), or an installed bin/kasgen. */
   static const char *const beside[] = {"library", "../library", "../share/kasgen/library"};
-  char *bin = binary_dir(argv0), *found = NULL;
-  for (size_t k = 0; bin && !found && k < sizeof beside / sizeof *beside; k++) {
-    found = path_join(bin, beside[k]);
-    if (!looks_like_library(found)) free(found), found = NULL;
-  }
-  free(bin);
+  char *found = find_beside_binary(argv0, beside, sizeof beside / sizeof *beside,
+                                   looks_like_library);
   if (found) return found;
   if (looks_like_library("library")) return xstrdup("library");
   diag_error((SrcLoc){0}, "cannot find the function library (tried --library, $KASGEN_LIBRARY, "

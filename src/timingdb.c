@@ -612,23 +612,6 @@ bool timingdb_has(const TimingDb *db, Precision precision, Layout layout, int wi
 
 static bool file_exists(const char *path) { return access(path, R_OK) == 0; }
 
-/* Tries dir/benchmarks, dir/../benchmarks and dir/../share/kasgen/benchmarks. */
-static char *find_beside(const char *dir) {
-  static const char *const rel[] = {"benchmarks", "../benchmarks", "../share/kasgen/benchmarks"};
-  for (size_t i = 0; i < sizeof rel / sizeof *rel; i++) {
-    char *p = xasprintf("%s/%s/%s", dir, rel[i], DEFAULT_DB_NAME);
-    if (file_exists(p)) return p;
-    free(p);
-  }
-  return NULL;
-}
-
-static char *dir_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  if (!slash) return NULL;
-  return xstrndup(path, slash == path ? 1 : (size_t)(slash - path));
-}
-
 char *timingdb_slug(const char *gpu_name) {
   StrBuf sb;
   sb_init(&sb);
@@ -642,29 +625,18 @@ char *timingdb_slug(const char *gpu_name) {
 }
 
 char *timingdb_path_for_gpu(const char *default_path, const char *gpu_name) {
-  char *dir = dir_of(default_path), *slug = timingdb_slug(gpu_name);
-  char *p = *slug ? xasprintf("%s/%s.xml", dir ? dir : ".", slug) : NULL;
+  char *dir = path_folder(default_path), *slug = timingdb_slug(gpu_name);
+  char *p = *slug ? xasprintf("%s/%s.xml", dir, slug) : NULL;
   free(dir), free(slug);
   if (p && !file_exists(p)) free(p), p = NULL;
   return p;
 }
 
 char *timingdb_default_path(const char *argv0) {
-  char *found = NULL;
-  char *dir = argv0 ? dir_of(argv0) : NULL;
-  if (dir) found = find_beside(dir);
-  free(dir);
-  if (!found) {
-    /* Invoked through $PATH: argv0 has no folder, the running executable does. */
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-      exe[n] = '\0';
-      char *d = dir_of(exe);
-      if (d) found = find_beside(d);
-      free(d);
-    }
-  }
+  static const char *const beside[] = {"benchmarks/" DEFAULT_DB_NAME,
+                                       "../benchmarks/" DEFAULT_DB_NAME,
+                                       "../share/kasgen/benchmarks/" DEFAULT_DB_NAME};
+  char *found = find_beside_binary(argv0, beside, sizeof beside / sizeof *beside, file_exists);
   if (!found && file_exists("benchmarks/" DEFAULT_DB_NAME))
     found = xstrdup("benchmarks/" DEFAULT_DB_NAME);
   return found;

@@ -2,7 +2,8 @@
  * util.c — memory helpers that never return NULL, growable strings, the file reader (plain
  * files only, and "-" for the standard input), GCC-style diagnostics (file:line:col: error:
  * message, then the source line and a caret), "did you mean" spelling hints (a banded edit
- * distance), terminal progress, and the reading of numbers and text from data files.
+ * distance), terminal progress, the reading of numbers and text from data files, and the
+ * search for files kept beside the kasgen binary (its library and timing databases).
  */
 #include "kasgen.h"
 
@@ -149,6 +150,42 @@ const char *input_name(const char *path) { return is_stdio_path(path) ? STDIN_NA
 char *absolute_path(const char *path) {
   char *absolute = is_stdio_path(path) ? NULL : realpath(path, NULL);
   return absolute ? absolute : xstrdup(path);
+}
+
+char *path_folder(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return xstrdup(".");
+  return xstrndup(path, slash == path ? 1 : (size_t)(slash - path));
+}
+
+/* The first folder/names[k] that accept takes, or NULL. */
+static char *find_in_folder(const char *folder, const char *const names[], size_t count,
+                            bool (*accept)(const char *path)) {
+  for (size_t k = 0; k < count; k++) {
+    char *path = xasprintf("%s/%s", folder, names[k]);
+    if (accept(path)) return path;
+    free(path);
+  }
+  return NULL;
+}
+
+char *find_beside_binary(const char *argv0, const char *const names[], size_t count,
+                         bool (*accept)(const char *path)) {
+  char *found = NULL;
+  if (argv0 && strchr(argv0, '/')) {
+    char *folder = path_folder(argv0);
+    found = find_in_folder(folder, names, count, accept);
+    free(folder);
+  }
+  char exe[4096];
+  ssize_t n = found ? 0 : readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    char *folder = path_folder(exe);
+    found = find_in_folder(folder, names, count, accept);
+    free(folder);
+  }
+  return found;
 }
 
 /* "-": the standard input, which the user chose to give (a pipe, a terminal, a redirected file

@@ -486,6 +486,11 @@ static void test_locate(void **state) {
   assert_contains(out, "$KASGEN_LIBRARY");
   free(out);
   unsetenv("KASGEN_LIBRARY");
+  /* Beside the binary, spelt as argv0 names its folder, as the timing database is: src/kasgen
+   * (no such file) finds the checkout's ../library. */
+  dir = library_locate(NULL, "src/kasgen");
+  assert_string_equal(dir, "src/../library");
+  free(dir);
   /* The test binary's folder has no library/: falls back to ./library (we run from the root). */
   dir = library_locate(NULL, "/nonexistent/bin/kasgen");
   assert_non_null(dir);
