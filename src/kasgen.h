@@ -153,6 +153,10 @@ typedef struct {
   const char *text; /* whole file contents, or NULL when the line cannot be shown */
   int line, col;    /* 1-based; 0 = unknown */
 } SrcLoc;
+/* A place in a file, for messages (1-based; 0: unknown). */
+typedef struct {
+  int line, col;
+} TextPlace;
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t count, size_t size);
@@ -1118,6 +1122,12 @@ struct _xmlNode;
 struct _xmlDoc *xml_read_untrusted(const char *path, const char *text, size_t len);
 /* The line where an element of such a document starts, also past libxml2's 65535; 0 unknown. */
 long xml_line(const struct _xmlNode *node);
+/* Where in text, the document's source, a message about an element of it points: its start
+ * tag's '<' (a message about the element: an attribute it lacks, one too many); the value of its
+ * attribute attr (about that value), or the element's '<' where its tag does not hold attr.  The
+ * line alone where the text does not show the tag. */
+TextPlace xml_element_place(const char *text, const struct _xmlNode *node);
+TextPlace xml_attr_place(const char *text, const struct _xmlNode *node, const char *attr);
 
 /* The same reading as a stream, for files too large to hold as a tree (a timing database of
  * 100,000 elements): no tree is built; each element's start tag reaches `start` and its end tag
@@ -2015,10 +2025,6 @@ typedef struct {
   double round_min_ns, round_max_ns; /* the fastest and slowest round's median; NAN if absent */
   long line; /* of its <candidate>, for messages */
 } ResultRow;
-/* A place in a file, for messages (1-based; 0: unknown). */
-typedef struct {
-  int line, col;
-} TextPlace;
 typedef struct {
   char *spec, *device;
   long device_line; /* of its <device>, for messages */

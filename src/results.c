@@ -74,92 +74,11 @@ static void vresults_error(ResultsParser *p, TextPlace at, const char *fmt, va_l
     diag_note((SrcLoc){.file = p->path}, "too many errors; the rest are not shown");
 }
 
-/* A line as a place: xml_line's (0 when unknown), within what a message shows. */
-static TextPlace line_place(long line) {
-  return (TextPlace){.line = line > 0 && line <= INT_MAX ? (int)line : 0};
-}
-
-/* The end of line `line` of text (its '\n', or the text's end). */
-static const char *line_end(const char *text, int line) {
-  for (int l = 1; l < line; l++) {
-    const char *nl = strchr(text, '\n');
-    if (!nl) break;
-    text = nl + 1;
-  }
-  return text + strcspn(text, "\n");
-}
-
-/* The last "<name" tag opened before end, or NULL. */
-static const char *last_tag_open(const char *text, const char *end, const char *name) {
-  size_t len = strlen(name);
-  for (const char *s = end; s-- > text;)
-    if (*s == '<' && !strncmp(s + 1, name, len) && s[1 + len] && strchr(" \t\r\n/>", s[1 + len]))
-      return s;
-  return NULL;
-}
-
-/* At s (after a space inside a start tag): attr, '=' and a quote, spaces allowed around '=';
- * the value's first character, or NULL. */
-static const char *value_after_name(const char *s, const char *attr) {
-  size_t len = strlen(attr);
-  if (strncmp(s, attr, len)) return NULL;
-  s += len + strspn(s + len, " \t\r\n");
-  if (*s != '=') return NULL;
-  s += 1 + strspn(s + 1, " \t\r\n");
-  return *s == '"' || *s == '\'' ? s + 1 : NULL;
-}
-
-/* Where node's start tag opens, its '<' (NULL where the text does not show it), with its line
- * in *at (the line alone without it) and that line's start in *line_start.  The tag ends on the
- * line libxml2 gives for the node: a tag may go on over lines, and a value may hold '>'. */
-static const char *tag_open(const ResultsParser *p, xmlNodePtr node, TextPlace *at,
-                            const char **line_start) {
-  *at = line_place(xml_line(node));
-  if (!at->line) return NULL;
-  const char *end = line_end(p->text, at->line);
-  const char *s = last_tag_open(p->text, end, (const char *)node->name);
-  if (!s) return NULL;
-  for (const char *c = s; c < end; c++) at->line -= *c == '\n';
-  for (*line_start = s; *line_start > p->text && (*line_start)[-1] != '\n';) --*line_start;
-  return s;
-}
-
-/* Where node's start tag begins, for a message about the element (an attribute it lacks): its
- * '<', the line alone where the text does not show it. */
-static TextPlace element_place(const ResultsParser *p, xmlNodePtr node) {
-  TextPlace at;
-  const char *start, *s = tag_open(p, node, &at, &start);
-  if (s) at.col = (int)(s - start) + 1;
-  return at;
-}
-
-/* Where the value of node's attribute attr begins, for a message's column, read from its start
- * tag's '<'; the element's start where the tag does not hold attr. */
-static TextPlace attr_place(const ResultsParser *p, xmlNodePtr node, const char *attr) {
-  TextPlace place;
-  const char *start, *s = tag_open(p, node, &place, &start);
-  if (!s) return place;
-  for (char quote = 0; *++s && (quote || *s != '>');) {
-    if (*s == '\n') place.line++, start = s + 1;
-    if (quote) quote = *s == quote ? 0 : quote;
-    else if (*s == '"' || *s == '\'') quote = *s;
-    else if (strchr(" \t\r\n", s[-1])) {
-      const char *value = value_after_name(s, attr);
-      if (!value) continue;
-      for (; s < value; s++)
-        if (*s == '\n') place.line++, start = s + 1;
-      place.col = (int)(value - start) + 1;
-      return place;
-    }
-  }
-  return element_place(p, node);
-}
-
 /* An error about an element (one it lacks, one too many), at its start tag's '<'. */
 static void results_error(ResultsParser *p, xmlNodePtr node, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vresults_error(p, element_place(p, node), fmt, ap);
+  vresults_error(p, xml_element_place(p->text, node), fmt, ap);
   va_end(ap);
 }
 
@@ -168,7 +87,7 @@ static void results_error_attr(ResultsParser *p, xmlNodePtr node, const char *at
                                const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vresults_error(p, attr_place(p, node, attr), fmt, ap);
+  vresults_error(p, xml_attr_place(p->text, node, attr), fmt, ap);
   va_end(ap);
 }
 
@@ -347,7 +266,7 @@ static bool is_element(xmlNodePtr n, const char *name) {
 static void parse_precision(ResultsParser *p, xmlNodePtr run, Results *r) {
   char *value = required_attr(p, run, "precision");
   if (!value) return;
-  r->precision_at = attr_place(p, run, "precision");
+  r->precision_at = xml_attr_place(p->text, run, "precision");
   CliOptions read = {0};
   if (option_set(&read, OPT_PRECISION, value)) {
     r->has_precision = true;
@@ -364,7 +283,7 @@ static void parse_precision(ResultsParser *p, xmlNodePtr run, Results *r) {
 static void parse_layout(ResultsParser *p, xmlNodePtr run, Results *r) {
   char *value = required_attr(p, run, "layout");
   if (!value) return;
-  r->layout_at = attr_place(p, run, "layout");
+  r->layout_at = xml_attr_place(p->text, run, "layout");
   const char *bad = NULL;
   int bad_len = 0;
   if (target_layouts_valid(value, &bad, &bad_len)) {

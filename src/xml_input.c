@@ -10,6 +10,8 @@
  * Two readings: a tree (xml_read_untrusted, for results files and the calibration store), and a
  * stream of start and end tags (xml_stream_untrusted) for the timing database, whose 100,000
  * elements cost more to build and free as a tree (0.14 s) than the search of a seed spec.
+ * A tree's readers locate their messages with xml_element_place and xml_attr_place, which find
+ * an element's start tag, and an attribute's value, in the text (libxml2 keeps lines only).
  *
  * Both refuse an attribute holding a control character (a C0 code, which XML admits as &#10;,
  * &#13; or &#9;, DEL, a C1 code, or a bidirectional override or isolate): the commands print
@@ -81,6 +83,85 @@ long xml_line(const struct _xmlNode *node) {
   if (node->type == XML_ELEMENT_NODE && node->_private) return (long)(intptr_t)node->_private;
   long line = xmlGetLineNo(node);
   return line > 0 ? line : 0;
+}
+
+/* ---- places in the text, for messages ----------------------------------------------------- */
+
+/* A line as a place: xml_line's (0 when unknown), within what a message shows. */
+static TextPlace line_place(long line) {
+  return (TextPlace){.line = line > 0 && line <= INT_MAX ? (int)line : 0};
+}
+
+/* The end of line `line` of text (its '\n', or the text's end). */
+static const char *line_end(const char *text, int line) {
+  for (int l = 1; l < line; l++) {
+    const char *nl = strchr(text, '\n');
+    if (!nl) break;
+    text = nl + 1;
+  }
+  return text + strcspn(text, "\n");
+}
+
+/* The last "<name" tag opened before end, or NULL. */
+static const char *last_tag_open(const char *text, const char *end, const char *name) {
+  size_t len = strlen(name);
+  for (const char *s = end; s-- > text;)
+    if (*s == '<' && !strncmp(s + 1, name, len) && s[1 + len] && strchr(" \t\r\n/>", s[1 + len]))
+      return s;
+  return NULL;
+}
+
+/* At s (after a space inside a start tag): attr, '=' and a quote, spaces allowed around '=';
+ * the value's first character, or NULL. */
+static const char *value_after_name(const char *s, const char *attr) {
+  size_t len = strlen(attr);
+  if (strncmp(s, attr, len)) return NULL;
+  s += len + strspn(s + len, " \t\r\n");
+  if (*s != '=') return NULL;
+  s += 1 + strspn(s + 1, " \t\r\n");
+  return *s == '"' || *s == '\'' ? s + 1 : NULL;
+}
+
+/* Where node's start tag opens in text, its '<' (NULL where the text does not show it), with its
+ * line in *at (the line alone without it) and that line's start in *line_start.  The tag ends on
+ * the line libxml2 gives for the node: a tag may go on over lines, and a value may hold '>'. */
+static const char *tag_open(const char *text, const xmlNode *node, TextPlace *at,
+                            const char **line_start) {
+  *at = line_place(xml_line(node));
+  if (!at->line) return NULL;
+  const char *end = line_end(text, at->line);
+  const char *s = last_tag_open(text, end, (const char *)node->name);
+  if (!s) return NULL;
+  for (const char *c = s; c < end; c++) at->line -= *c == '\n';
+  for (*line_start = s; *line_start > text && (*line_start)[-1] != '\n';) --*line_start;
+  return s;
+}
+
+TextPlace xml_element_place(const char *text, const struct _xmlNode *node) {
+  TextPlace at;
+  const char *start, *s = tag_open(text, node, &at, &start);
+  if (s) at.col = (int)(s - start) + 1;
+  return at;
+}
+
+TextPlace xml_attr_place(const char *text, const struct _xmlNode *node, const char *attr) {
+  TextPlace place;
+  const char *start, *s = tag_open(text, node, &place, &start);
+  if (!s) return place;
+  for (char quote = 0; *++s && (quote || *s != '>');) {
+    if (*s == '\n') place.line++, start = s + 1;
+    if (quote) quote = *s == quote ? 0 : quote;
+    else if (*s == '"' || *s == '\'') quote = *s;
+    else if (strchr(" \t\r\n", s[-1])) {
+      const char *value = value_after_name(s, attr);
+      if (!value) continue;
+      for (; s < value; s++)
+        if (*s == '\n') place.line++, start = s + 1;
+      place.col = (int)(value - start) + 1;
+      return place;
+    }
+  }
+  return xml_element_place(text, node);
 }
 
 /* ---- control characters ------------------------------------------------------------------- */
