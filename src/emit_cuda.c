@@ -1523,6 +1523,11 @@ static void emit_smem_optin(StrBuf *sb, const Emitter *em, int k, const char *kn
   for (int i = 0; i < 3; i++) free(attr[i]);
 }
 
+/* Whether kernel k needs more than 48 KB of shared memory, which its launch opts in to. */
+static bool opts_in_smem(const Emitter *em, int k) {
+  return em->staging[k].smem_bytes > KAS_SMEM_WITHOUT_OPTIN;
+}
+
 /* Kernel k's launch: its grid, the shared-memory opt-in beyond 48 KB, its arguments. */
 static void emit_kernel_launch(StrBuf *sb, const Emitter *em, int k) {
   const KernelPlan *p = em->cand->kernels[k];
@@ -1532,7 +1537,7 @@ static void emit_kernel_launch(StrBuf *sb, const Emitter *em, int k) {
   sb_printf(sb, "  if (blocks%d > %ldu) return (int)cudaErrorInvalidConfiguration;\n", k + 1,
             MAX_GRID_X);
   int smem = em->staging[k].smem_bytes;
-  if (smem > KAS_SMEM_WITHOUT_OPTIN) emit_smem_optin(sb, em, k, kn, smem);
+  if (opts_in_smem(em, k)) emit_smem_optin(sb, em, k, kn, smem);
   char *block = xasprintf("dim3(%d, %d, %d)", p->block.bx, p->block.by,
                           p->block.bz * groups_of(em));
   char *args[KAS_MAX_NODES * 2 + 4];
@@ -1568,17 +1573,32 @@ static void runs_kernels(StrBuf *sb, int n) {
   else sb_printf(sb, "/* Runs the %d kernels in order", n);
 }
 
+/* What the embed's launch function returns, and which pending error it leaves: all where no
+ * kernel opts in to more than 48 KB of shared memory; otherwise all but on the first call in a
+ * process, whose cudaFuncSetAttribute clears it (emit_smem_optin). */
+static void launch_ex_errors(StrBuf *sb, const Emitter *em) {
+  bool opts_in = false;
+  for (int k = 0; k < em->cand->nkernels; k++) opts_in = opts_in || opts_in_smem(em, k);
+  if (!opts_in) {
+    sb_puts(sb, " on stream; returns 0 or the first cudaError_t, that of a\n"
+                " * launch (cudaLaunchKernelEx returns each its own: an error left pending by an "
+                "earlier CUDA\n * call is neither taken nor cleared).\n");
+    return;
+  }
+  sb_puts(sb, " on stream; returns 0 or the first cudaError_t, that of a\n"
+              " * launch or of reading or raising a kernel's shared-memory limit "
+              "(cudaLaunchKernelEx returns\n * each its own: an error left pending by an earlier "
+              "CUDA call is neither taken nor cleared,\n * but for the first call in a process, "
+              "whose cudaFuncSetAttribute, raising the limit beyond\n * 48 KB, clears it).\n");
+}
+
 static void emit_device_launch(StrBuf *sb, const Emitter *em) {
   char *fn = xasprintf("kas_%s_workspace_bytes", em->entry);
   emit_workspace_bytes_fn(sb, em, fn);
   free(fn);
   runs_kernels(sb, em->cand->nkernels);
-  if (em->launch_ex)
-    sb_puts(sb, " on stream; returns 0 or the first cudaError_t, that of a\n"
-                " * launch (cudaLaunchKernelEx returns each its own: an error left pending by an "
-                "earlier CUDA\n * call is neither taken nor cleared).\n");
-  else
-    sb_puts(sb, " on stream; returns 0 or the first cudaError_t.\n");
+  if (em->launch_ex) launch_ex_errors(sb, em);
+  else sb_puts(sb, " on stream; returns 0 or the first cudaError_t.\n");
   sb_puts(sb, " * in: the spec's inputs in `input` order; out: its outputs in `return` "
               "order. */\n");
   fn = xasprintf("kas_%s_launch", em->entry);

@@ -394,6 +394,9 @@ static void test_large_shared_opts_in(void **state) {
   const char *set = strstr(embed, "    err = cudaFuncSetAttribute(kas_e_big_k1, "
                                   "cudaFuncAttributeMaxDynamicSharedMemorySize, 60384);\n");
   assert_true(get && test && set && get < test && test < set);
+  /* and its launch function's comment says that first call clears a pending error */
+  assert_non_null(strstr(embed, "is neither taken nor cleared,\n * but for the first call in "
+                                "a process, whose cudaFuncSetAttribute"));
   free(embed);
   free(cu);
   free_plan(p);
@@ -718,6 +721,8 @@ static void test_embed_launches_return_their_own_error(void **state) {
   assert_null(strstr(embed, "<<<"));
   assert_null(strstr(embed, "cudaGetLastError"));
   assert_null(strstr(embed, "cudaPeekAtLastError"));
+  assert_non_null(strstr(embed, "is neither taken nor cleared).\n")); /* no opt-in, no exception */
+  assert_null(strstr(embed, "first call in a process"));
   assert_non_null(strstr(digested, "kas_e_cand01_k1<<<(unsigned)blocks1, dim3(3, 32, 1), 1536, "));
   assert_non_null(strstr(digested, "err = cudaGetLastError();"));
   /* the routines and kernels before the launch function are the same text */

@@ -61,8 +61,8 @@ check double --precision double --layout component
 grep -q 'size_t ld' "$tmp/double/stvenant/embed/kas_stvenant.h" || fail "double: no ld"
 
 # A winner of more than 48 KB of shared memory raises its kernels' limit on the first call only
-# (cudaFuncSetAttribute clears a pending error; emit_smem_optin), and its header says so; one
-# that needs no opt-in says nothing of it.
+# (cudaFuncSetAttribute clears a pending error; emit_smem_optin), and its header and its launch
+# functions' comments say so; one that needs no opt-in says nothing of it.
 "$KASGEN" specs/stvenant_element.spec --top 1 --variants 0 --out "$tmp/big" >/dev/null 2>&1 ||
   fail "element: kasgen"
 big=$tmp/big/stvenant_element/embed
@@ -70,6 +70,8 @@ grep -q 'but for the first call in a process' "$big/kas_stvenant_element.h" ||
   fail "element: the header does not say the first call's exception"
 grep -q 'if (kas_attr1.maxDynamicSharedSizeBytes < ' "$big/kas_stvenant_element.cu" ||
   fail "element: the limit is raised on every call"
-grep -q 'first call in a process' "$tmp/single/stvenant/embed/kas_stvenant.h" &&
+grep -q 'but for the first call in a process, whose cudaFuncSetAttribute' \
+  "$big/kas_stvenant_element.cu" || fail "element: the launch does not say the exception"
+grep -q 'first call in a process' "$tmp/single/stvenant/embed/kas_stvenant".{h,cu} &&
   fail "stvenant: an exception its winner does not have"
-echo "element: the opt-in on the first call only, said in the header"
+echo "element: the opt-in on the first call only, said in the header and the launch"
