@@ -15,13 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "embed_test.h"
 #include "fake_cudart.h"
-#define KAS_EMBED_GENERIC
-#include KAS_EMBED_HEADER
 
-typedef KAS_EMBED_REAL real;
-#define NIN (KAS_EMBED_NINPUTS > 0 ? KAS_EMBED_NINPUTS : 1)
-#define NOUT KAS_EMBED_NOUTPUTS
 #define N 4000 /* elements: 4 chunks of 2^10 */
 
 static const int in_reals[NIN] = KAS_EMBED_INPUT_REALS;
@@ -29,14 +25,6 @@ static const int out_reals[NOUT] = KAS_EMBED_OUTPUT_REALS;
 static const real *in[NIN];
 static real *out[NOUT];
 static void *workspace;
-static int failures;
-
-static void expect(int ok, const char *what) {
-  if (!ok) {
-    printf("FAIL: %s\n", what);
-    failures++;
-  }
-}
 
 static void *device(size_t bytes) {
   void *p = NULL;

@@ -31,45 +31,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KAS_EMBED_GENERIC
-#include KAS_EMBED_HEADER
+#include "embed_test.h"
 
-typedef KAS_EMBED_REAL real;
-#define NIN (KAS_EMBED_NINPUTS > 0 ? KAS_EMBED_NINPUTS : 1)
-#define NOUT KAS_EMBED_NOUTPUTS
 #define N 100003 /* elements: no multiple of a block */
 #define THREADS 8
 #define CALLS 10 /* per thread */
-#define TOLERANCE (sizeof(real) == sizeof(double) ? 1e-12 : 1e-5)
 
 static const int in_reals[NIN] = KAS_EMBED_INPUT_REALS;
 static const int out_reals[NOUT] = KAS_EMBED_OUTPUT_REALS;
-static int failures;
-
-static void expect(int ok, const char *what) {
-  if (!ok) {
-    printf("FAIL: %s\n", what);
-    failures++;
-  }
-}
 
 static const char *cause_text(int e) { return cudaGetErrorName((cudaError_t)e); }
-
-static void cuda_or_die(cudaError_t e, const char *what) {
-  if (e != cudaSuccess) {
-    printf("FAIL: %s: %s\n", what, cudaGetErrorString(e));
-    exit(1);
-  }
-}
-
-static void *host(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) {
-    printf("FAIL: out of host memory\n");
-    exit(1);
-  }
-  return p;
-}
 
 static void *device(size_t bytes) {
   void *p = NULL;

@@ -18,47 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KAS_EMBED_GENERIC
-#include KAS_EMBED_HEADER
+#include "embed_test.h"
 
 void kas_cpu_graph(const double *const *in, double *const *out, size_t n);
 
-typedef KAS_EMBED_REAL real;
-#define NIN (KAS_EMBED_NINPUTS > 0 ? KAS_EMBED_NINPUTS : 1)
-#define NOUT KAS_EMBED_NOUTPUTS
 #define NTOTAL 1000013 /* elements of every array; the largest call uses 1 + 1000003 of them */
-#define TOLERANCE (sizeof(real) == sizeof(double) ? 1e-12 : 1e-5)
 
 static const int in_floats[NIN] = KAS_EMBED_INPUT_FLOATS;
 static const int in_layouts[NIN] = KAS_EMBED_INPUT_LAYOUTS;
 static const int out_floats[NOUT] = KAS_EMBED_OUTPUT_FLOATS;
 static const int out_layouts[NOUT] = KAS_EMBED_OUTPUT_LAYOUTS;
 static const char *const out_names[NOUT] = KAS_EMBED_OUTPUT_NAMES;
-
-static int failures;
-
-static void expect(int ok, const char *what) {
-  if (!ok) {
-    printf("FAIL: %s\n", what);
-    failures++;
-  }
-}
-
-static void cuda_or_die(cudaError_t e, const char *what) {
-  if (e != cudaSuccess) {
-    printf("FAIL: %s: %s\n", what, cudaGetErrorString(e));
-    exit(1);
-  }
-}
-
-static void *host(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) {
-    printf("FAIL: out of host memory\n");
-    exit(1);
-  }
-  return p;
-}
 
 static uint64_t rng = 88172645463325252ull;
 static real random_value(void) { /* +-[0.5, 1.5): never zero */
