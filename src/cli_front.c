@@ -50,17 +50,6 @@ bool cli_load_library_and_spec(const CliOptions *o, Library **lib, Spec **spec) 
   return ok;
 }
 
-/* --db FILE, or "-": the standard input, called STDIN_NAME in messages and the ranking. */
-static TimingDb *load_db_option(const char *path) {
-  if (!is_stdio_path(path)) return timingdb_load(path);
-  size_t len;
-  char *text = read_text_file(path, &len);
-  if (!text) return NULL;
-  TimingDb *db = timingdb_parse(STDIN_NAME, text, len);
-  free(text);
-  return db;
-}
-
 /* The default database: this machine's GPU's (local_gpu.c) where benchmarks/ has it, else the
  * H100's, with a warning (once a run) when the GPU is another.  gpu: its name, or NULL. */
 static char *default_db_path(const char *argv0, const char *gpu, bool *for_gpu) {
@@ -103,7 +92,7 @@ TimingDb *cli_load_timingdb(const CliOptions *o) {
   bool for_gpu = false;
   char *path = o->db_path ? xstrdup(o->db_path) : default_db_path(o->argv0, gpu, &for_gpu);
   if (path && (o->db_path || access(path, R_OK) == 0)) {
-    db = load_db_option(path); /* "-": the standard input */
+    db = timingdb_load(path); /* --db -: the standard input */
     free(path);
     if (db) {
       db->for_local_gpu = for_gpu;

@@ -1151,7 +1151,9 @@ bool xml_stream_untrusted(const char *path, const char *text, size_t len, const 
 /* The value of an element's attribute, or NULL. */
 const char *xml_attr(const XmlElement *el, const char *name);
 
-TimingDb *timingdb_load(const char *path); /* NULL after a located error */
+/* The database in the file at path, or on the standard input for "-" (--db -), which messages,
+ * db->path and the ranking call STDIN_NAME; NULL after a located error. */
+TimingDb *timingdb_load(const char *path);
 /* The schema version this kasgen writes; it also reads version 1 (single precision,
  * element-major, W = 4 throughout). */
 #define TIMINGDB_VERSION 2

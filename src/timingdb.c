@@ -445,7 +445,7 @@ TimingDb *timingdb_load(const char *path) {
   size_t len;
   char *text = read_text_file(path, &len);
   if (!text) return NULL;
-  TimingDb *db = timingdb_parse(path, text, len);
+  TimingDb *db = timingdb_parse(input_name(path), text, len);
   free(text);
   return db;
 }
