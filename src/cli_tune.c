@@ -158,7 +158,7 @@ static bool reemit(const CliOptions *o, const Session *s, const char *dir, const
                "again", s->spec->name, s->spec->name);
     return false;
   }
-  char *parent = slash ? xstrndup(dir, slash == dir ? 1 : (size_t)(slash - dir)) : xstrdup(".");
+  char *parent = path_folder(dir);
   const Candidate *c = &s->res->cands[ch->row->predicted_rank - 1];
   char *why = shipped_why(s, c, ch->why);
   char *generation = generation_ini_text(o, s);

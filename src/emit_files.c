@@ -479,7 +479,7 @@ static int open_output_folder(const char *path) {
     if (fd < 0) diag_error(file_loc(path), "cannot open this folder: %s", strerror(errno));
     return fd;
   }
-  char *parent = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+  char *parent = path_folder(path);
   int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (pfd < 0 && errno == ENOENT) { /* mkdir -p of the parent, which the user named */
     for (char *p = parent + 1; *p; p++)

@@ -367,7 +367,7 @@ static bool report_file(const char *path) {
   char *text = results_read(AT_FDCWD, path, path, &len);
   if (!text) return false;
   const char *slash = strrchr(path, '/');
-  char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+  char *dir = path_folder(path);
   char *name = plot_name(slash ? slash + 1 : path);
   int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
