@@ -14,6 +14,7 @@
 #include "kasgen.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Functions called by the DAG, each once, in order of first call. */
@@ -53,8 +54,13 @@ static char *kas_refs_c(const Dag *dag, const Library *lib) {
       sb_free(&sb);
       return NULL;
     }
-    char *ref = c_safe_text(fns[i]->ref_path); /* from function.ini */
-    sb_printf(&sb, "\n/* ---- %s (%s) ---- */\n", fns[i]->name, ref);
+    /* the file within the library: the library's place on this machine means nothing where
+     * the folder is built, and changes with how kasgen was started */
+    const char *in_lib = fns[i]->ref_path; /* from function.ini */
+    size_t dir_len = strlen(lib->dir);
+    bool under = !strncmp(in_lib, lib->dir, dir_len) && in_lib[dir_len] == '/';
+    char *ref = c_safe_text(under ? in_lib + dir_len + 1 : in_lib);
+    sb_printf(&sb, "\n/* ---- %s (%s%s) ---- */\n", fns[i]->name, under ? "library: " : "", ref);
     free(ref);
     sb_puts(&sb, text);
     free(text);
