@@ -34,11 +34,11 @@ static char *output_folder(const CliOptions *o, const Spec *spec) {
   return xasprintf("%s/%s", o->out_dir ? o->out_dir : DEFAULT_OUT, spec->name);
 }
 
-/* Whether the output folder can be written, looked at before the search so that a bad --out
- * costs nothing. */
+/* Whether the output folder can be written, looked at before the search so that a bad --out,
+ * or a file of the user's in the folder, costs nothing. */
 static bool output_possible(const CliOptions *o, const Spec *spec) {
   char *dir = output_folder(o, spec);
-  bool ok = cli_check_output(dir);
+  bool ok = cli_check_output(dir) && emit_dir_acceptable(dir);
   free(dir);
   return ok;
 }
