@@ -280,7 +280,7 @@ static const char *routine_word(RoutineKind k) {
 static void explain_buffer(const Dag *dag, const Buffer *b) {
   printf("      %-22s ", dag->values[b->value].label);
   if (b->place == PLACE_REGISTER)
-    printf("registers (%d floats per thread)", b->reg_floats);
+    printf("registers (%d float%s per thread)", b->reg_floats, plural(b->reg_floats));
   else
     printf("shared at byte %d (%d B)", b->offset, b->bytes);
   printf("%s%s\n        why: %s\n", b->load ? ", loaded" : "", b->save ? ", saved" : "",
