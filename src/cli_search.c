@@ -110,7 +110,7 @@ static void report_search(const CliOptions *o, const Session *s) {
   }
   if (s->res->ncands > 0 && st->bound_ns > 0)
     diag_note(at, "predicted #1 is %.1f%% above the compulsory-traffic bound (%.4f ns/elem: "
-              "%.0f bytes per element at %.0f GB/s)",
+              "%.0f bytes per element at %.0f GB/s, and one launch)",
               100.0 * (s->res->cands[0].predicted_ns_per_elem / st->bound_ns - 1), st->bound_ns,
               st->bound_bytes, s->db->dev.copy_gbs);
 }
