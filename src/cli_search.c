@@ -234,6 +234,17 @@ static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, i
   free(loops);
 }
 
+/* Whether variant c's kernel k runs other implementations than base's: a shape of other threads
+ * per element takes the implementations written for them (docs/search.md, "Other block shapes"),
+ * and its barriers and buffers then differ too. */
+static bool other_implementations(const Candidate *c, const Candidate *base, int k) {
+  const KernelPlan *a = c->kernels[k], *b = base->kernels[k];
+  for (int i = 0; i < a->ncalls; i++) /* by call: the two orders may differ */
+    for (int j = 0; j < b->ncalls; j++)
+      if (a->order[i] == b->order[j] && a->impl[i] != b->impl[j]) return true;
+  return false;
+}
+
 /* base: the candidate whose block shape c is (--variants), or NULL. */
 static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
                             const Candidate *base, const char *label) {
@@ -241,8 +252,9 @@ static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
   printf("%6s  %9.4f  %9.1f  %d kernel%s\n", label, ns, ns > 0 ? 1000.0 / ns : 0.0, c->nkernels,
          c->nkernels == 1 ? "" : "s");
   if (base)
-    printf("        rank %d with its kernel %d in another block shape (--variants)\n", base->rank,
-           c->shape_of);
+    printf("        rank %d with its kernel %d in another block shape%s (--variants)\n",
+           base->rank, c->shape_of,
+           other_implementations(c, base, c->shape_of - 1) ? " and the implementations for it" : "");
   for (int k = 0; k < c->nkernels; k++) print_kernel(dag, t, c->kernels[k], k);
   if (c->dag) { /* threads.c */
     char *loops = candidate_group_loops(c->dag);
