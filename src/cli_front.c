@@ -377,7 +377,7 @@ int cmd_list(const CliOptions *o) {
   for (int t = 0; t < lib->ntypes; t++)
     printf("  %-15s %3d float%s\n", lib->types[t].name, lib->types[t].size,
            lib->types[t].size == 1 ? "" : "s");
-  printf("functions:\n");
+  printf("functions (block: threads along x, y and z; E: elements per block):\n");
   for (int f = 0; f < lib->nfuncs; f++) {
     print_signature(&lib->funcs[f]);
     for (int i = 0; i < lib->funcs[f].nimpls; i++) print_impl(&lib->funcs[f].impls[i]);

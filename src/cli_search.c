@@ -34,11 +34,11 @@ static char *output_folder(const CliOptions *o, const Spec *spec) {
   return xasprintf("%s/%s", o->out_dir ? o->out_dir : DEFAULT_OUT, spec->name);
 }
 
-/* Whether the output folder can be written, looked at before the search so that a bad --out
- * costs nothing. */
+/* Whether the output folder can be written, looked at before the search so that a bad --out,
+ * or a file of the user's in the folder, costs nothing. */
 static bool output_possible(const CliOptions *o, const Spec *spec) {
   char *dir = output_folder(o, spec);
-  bool ok = cli_check_output(dir);
+  bool ok = cli_check_output(dir) && emit_dir_acceptable(dir);
   free(dir);
   return ok;
 }
@@ -110,7 +110,7 @@ static void report_search(const CliOptions *o, const Session *s) {
   }
   if (s->res->ncands > 0 && st->bound_ns > 0)
     diag_note(at, "predicted #1 is %.1f%% above the compulsory-traffic bound (%.4f ns/elem: "
-              "%.0f bytes per element at %.0f GB/s)",
+              "%.0f bytes per element at %.0f GB/s, and one launch)",
               100.0 * (s->res->cands[0].predicted_ns_per_elem / st->bound_ns - 1), st->bound_ns,
               st->bound_bytes, s->db->dev.copy_gbs);
 }
@@ -234,6 +234,17 @@ static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, i
   free(loops);
 }
 
+/* Whether variant c's kernel k runs other implementations than base's: a shape of other threads
+ * per element takes the implementations written for them (docs/search.md, "Other block shapes"),
+ * and its barriers and buffers then differ too. */
+static bool other_implementations(const Candidate *c, const Candidate *base, int k) {
+  const KernelPlan *a = c->kernels[k], *b = base->kernels[k];
+  for (int i = 0; i < a->ncalls; i++) /* by call: the two orders may differ */
+    for (int j = 0; j < b->ncalls; j++)
+      if (a->order[i] == b->order[j] && a->impl[i] != b->impl[j]) return true;
+  return false;
+}
+
 /* base: the candidate whose block shape c is (--variants), or NULL. */
 static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
                             const Candidate *base, const char *label) {
@@ -241,8 +252,9 @@ static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
   printf("%6s  %9.4f  %9.1f  %d kernel%s\n", label, ns, ns > 0 ? 1000.0 / ns : 0.0, c->nkernels,
          c->nkernels == 1 ? "" : "s");
   if (base)
-    printf("        rank %d with its kernel %d in another block shape (--variants)\n", base->rank,
-           c->shape_of);
+    printf("        rank %d with its kernel %d in another block shape%s (--variants)\n",
+           base->rank, c->shape_of,
+           other_implementations(c, base, c->shape_of - 1) ? " and the implementations for it" : "");
   for (int k = 0; k < c->nkernels; k++) print_kernel(dag, t, c->kernels[k], k);
   if (c->dag) { /* threads.c */
     char *loops = candidate_group_loops(c->dag);
@@ -280,7 +292,7 @@ static const char *routine_word(RoutineKind k) {
 static void explain_buffer(const Dag *dag, const Buffer *b) {
   printf("      %-22s ", dag->values[b->value].label);
   if (b->place == PLACE_REGISTER)
-    printf("registers (%d floats per thread)", b->reg_floats);
+    printf("registers (%d float%s per thread)", b->reg_floats, plural(b->reg_floats));
   else
     printf("shared at byte %d (%d B)", b->offset, b->bytes);
   printf("%s%s\n        why: %s\n", b->load ? ", loaded" : "", b->save ? ", saved" : "",

@@ -524,6 +524,17 @@ EmitDir *emit_dir_open(const char *path) {
   return d;
 }
 
+/* Whether emit_dir_open would accept path, looked at before a search so that a refusal costs
+ * nothing; a folder that is not there yet is accepted (cli_check_output judges its parent). */
+bool emit_dir_acceptable(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return true;
+  EmitDir *d = emit_dir_open(path);
+  bool ok = d != NULL;
+  emit_dir_discard(d);
+  return ok;
+}
+
 const char *emit_dir_path(const EmitDir *d) { return d->path; }
 
 bool emit_dir_write(EmitDir *d, const char *relpath, const char *text) {

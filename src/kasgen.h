@@ -1871,6 +1871,8 @@ typedef struct {
  * link), then removes the previous run's leftovers: an interrupted run can always be rerun. */
 typedef struct EmitDir EmitDir;
 EmitDir *emit_dir_open(const char *path); /* NULL after a clear error */
+/* emit_dir_open's refusals, made before any work; writes nothing. */
+bool emit_dir_acceptable(const char *path);
 bool emit_dir_write(EmitDir *d, const char *relpath, const char *text); /* makes subfolders */
 /* What this run wrote to relpath so far (owned by d), or NULL. */
 const char *emit_dir_text(const EmitDir *d, const char *relpath);

@@ -11,6 +11,10 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$KASGEN" list --library "${KASGEN_LIBRARY:-library}" >"$tmp/list" || fail "kasgen list exit $?"
+# E of a block shape is not the E of a formula such as green33's E = (F^T F - I)/2: the list says
+# which it means before the first shape
+grep -qx 'functions (block: threads along x, y and z; E: elements per block):' "$tmp/list" ||
+  fail "kasgen list does not say what E of a block shape is"
 nfun=0 nimpl=0 fn=""
 while IFS= read -r line; do
   if [[ $line =~ ^\ \ ([a-z0-9_]+)\((.*)\)\ -\>\ ([a-z0-9]+)$ ]]; then

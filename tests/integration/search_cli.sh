@@ -48,6 +48,18 @@ done
   fail "variants: a block shape twice"
 grep -q "note: --variants 5: ranks* [0-9, ]* \(is\|are\) rank 1 with its kernel 1 in other block shapes" "$tmp/err" ||
   { cat "$tmp/err"; fail "variants: no note"; }
+# The main job marks each variant, and says where its shape took other implementations: a
+# variant whose impls line is rank 1's has no such words, one whose line differs has them.
+"$KASGEN" specs/stvenant.spec --top 5 --out "$tmp/vargen" >"$tmp/varmain" 2>"$tmp/err" ||
+  fail "main job (variants) exit $?"
+awk '/^ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9]+ kernel/ { mark = "" }
+     /in another block shape/ { mark = $0 }
+     /^ +impls / { sub(/ +E=.*/, ""); if (!first) first = $0
+                   else if (mark == "") bad = 1
+                   else if (($0 != first) != (mark ~ /and the implementations for it/)) bad = 1;
+                   n += ($0 != first) }
+     END { exit bad || n == 0 }' "$tmp/varmain" ||
+  { cat "$tmp/varmain"; fail "variants: a mark that does not match the implementations"; }
 "$KASGEN" plan specs/stvenant.spec --top 5 --no-db --variants 0 >"$tmp/var0" 2>"$tmp/err" || fail "plan --variants 0 exit"
 grep -q 'variants' "$tmp/err" && fail "--variants 0: a note on variants"
 cmp -s "$tmp/var0" "$tmp/plan" || fail "--variants 0: another ranking"
@@ -117,7 +129,8 @@ hang_check() { # NAME WANT_LINES ARGS...: exit 0 within $T s, WANT_LINES lines o
   local got
   got=$(wc -l <"$tmp/h.out")
   [ "$got" = "$want" ] || fail "$name: $got candidates, wanted $want"
-  grep -q 'note: predicted #1 is [0-9.]*% above the compulsory-traffic bound' "$tmp/h.err" ||
+  grep -q 'note: predicted #1 is [0-9.]*% above the compulsory-traffic bound (.*, and one launch)' \
+    "$tmp/h.err" ||
     fail "$name: no gap to the compulsory-traffic bound"
 }
 hang_check "64 independent calls" 10 "$tmp/indep64.spec" --top 10
