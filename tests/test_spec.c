@@ -134,7 +134,8 @@ static void test_type_names_case_insensitive(void **state) {
 /* ---- malformed specs ---------------------------------------------------------------------- */
 
 /* Checks one bad spec: its first line is "// expect: L:C: fragment"; the first error printed
- * must be at exactly that place and contain the fragment. */
+ * must be at exactly that place and contain the fragment.  A second line "// errors: N" gives
+ * the number of errors in all (no error that only follows from another). */
 static void check_bad_spec(const Library *lib, const char *path) {
   char *text = read_text_file(path, NULL);
   assert_non_null(text);
@@ -143,6 +144,8 @@ static void check_bad_spec(const Library *lib, const char *path) {
     fail_msg("%s: first line must be // expect: L:C: message", path);
   const char *frag_start = text + used, *frag_end = strchr(frag_start, '\n');
   char *fragment = xstrndup(frag_start, (size_t)(frag_end - frag_start));
+  int nwant = -1;
+  if (sscanf(frag_end, "\n// errors: %d", &nwant) != 1) nwant = -1;
   free(text);
 
   char *err;
@@ -158,6 +161,8 @@ static void check_bad_spec(const Library *lib, const char *path) {
   if (strncmp(first_line, want, strlen(want)) || !strstr(first_line, fragment))
     fail_msg("%s: expected first error \"%s...%s\", got \"%s\"", path, want, fragment,
              first_line);
+  if (nwant >= 0 && diag_error_count() != nwant)
+    fail_msg("%s: %d errors, expected %d:\n%s", path, diag_error_count(), nwant, err);
   free(first_line);
   free(want);
   free(fragment);
