@@ -215,6 +215,7 @@ int control_char_len(const char *p);
  * when p starts with none: a stray byte, a truncated or overlong sequence, a surrogate or a code
  * point beyond U+10FFFF. */
 int utf8_char_len(const char *p);
+int utf8_bom_len(const char *text); /* 3 when text starts with a UTF-8 BOM, else 0 */
 /* Text from an input (a spec's or a GPU's name in a results file) made safe to print on a
  * terminal: valid UTF-8 as it is ("Ünterelement", "µ"), but each byte of a control character
  * (control_char_len), each byte that is not valid UTF-8, and a backslash written as a

@@ -142,9 +142,14 @@ static Token lex_next(Parser *ps, Lexer *lx) {
       lex_error(ps, t.line, t.col, "stray '%c' in spec", c);
     } else {
       /* One report per run of non-ASCII bytes: a UTF-8 character is one mistake. */
+      bool bom = utf8_bom_len(t.start) > 0;
       while (c >= 0x80 && (unsigned char)*lx->p >= 0x80) lex_advance(lx);
-      lex_error(ps, t.line, t.col,
-                "stray byte 0x%02x in spec (only comments may hold non-ASCII text)", c);
+      if (bom)
+        lex_error(ps, t.line, t.col, "stray UTF-8 byte order mark in spec (only the start of the "
+                  "file may hold one)");
+      else
+        lex_error(ps, t.line, t.col,
+                  "stray byte 0x%02x in spec (only comments may hold non-ASCII text)", c);
     }
   }
 }
@@ -1562,7 +1567,9 @@ static Spec *parse_named(const char *path, char *stem, const char *text, const L
   sp->name = stem;
   sp->text = xstrdup(text);
   Parser ps = {.lib = lib, .spec = sp};
-  ps.lx = (Lexer){.text = sp->text, .p = sp->text, .line = 1, .col = 1};
+  /* A leading byte order mark is skipped; columns count from after it (util.c shows the line
+   * without it). */
+  ps.lx = (Lexer){.text = sp->text, .p = sp->text + utf8_bom_len(sp->text), .line = 1, .col = 1};
   ps.tok = lex_next(&ps, &ps.lx);
   ps.next = lex_next(&ps, &ps.lx);
   parse_spec(&ps);

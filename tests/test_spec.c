@@ -209,6 +209,38 @@ static void test_empty_file(void **state) {
   fake_library_free(lib);
 }
 
+/* Specs as Windows editors may save them: a leading UTF-8 byte order mark is skipped (line 1's
+ * columns count from after it, and the line is shown without it), CRLF line ends work, and the
+ * CR is not shown in the source line of an error.  A mark elsewhere is named as one. */
+static void test_bom_and_crlf(void **state) {
+  (void)state;
+  Library *lib = fake_library();
+  char *err;
+  Spec *sp = parse_captured("ok.spec", "\xEF\xBB\xBFmatrix3x3 A, B;\r\ninput A;\r\n"
+                            "B = madd33(A, A);\r\nreturn B;\r\n", lib, &err);
+  assert_non_null(sp);
+  assert_int_equal(diag_error_count(), 0);
+  spec_free(sp);
+  free(err);
+  assert_null(parse_captured("bom.spec", "\xEF\xBB\xBFmatrx3x3 A, B;\ninput A;\n"
+                             "B = madd33(A, A);\nreturn B;\n", lib, &err));
+  assert_non_null(strstr(err, "bom.spec:1:1: error: unknown type 'matrx3x3'\n"
+                              "     1 | matrx3x3 A, B;\n       | ^\n"));
+  assert_int_equal(diag_error_count(), 1);
+  free(err);
+  assert_null(parse_captured("crlf.spec", "matrix3x3 A, B;\r\ninput A;\r\n"
+                             "B = madd33(A, C);\r\nreturn B;\r\n", lib, &err));
+  assert_non_null(strstr(err, "crlf.spec:3:15: error: undeclared variable 'C'\n"
+                              "     3 | B = madd33(A, C);\n       |               ^\n"));
+  free(err);
+  assert_null(parse_captured("mid.spec", "matrix3x3 A, B;\n\xEF\xBB\xBFinput A;\n"
+                             "B = madd33(A, A);\nreturn B;\n", lib, &err));
+  assert_non_null(strstr(err, "mid.spec:2:1: error: stray UTF-8 byte order mark in spec"));
+  assert_int_equal(diag_error_count(), 1);
+  free(err);
+  fake_library_free(lib);
+}
+
 /* Random bytes (no NUL: read_text_file rejects those) fail with a bounded number of errors. */
 static void test_binary_garbage(void **state) {
   (void)state;
@@ -1079,6 +1111,7 @@ int main(void) {
       cmocka_unit_test(test_type_names_case_insensitive),
       cmocka_unit_test(test_bad_specs),
       cmocka_unit_test(test_empty_file),
+      cmocka_unit_test(test_bom_and_crlf),
       cmocka_unit_test(test_binary_garbage),
       cmocka_unit_test(test_missing_file),
       cmocka_unit_test(test_ten_megabyte_line),
