@@ -1216,8 +1216,10 @@ typedef struct {
   int smem_bytes;  /* peak dynamic shared memory */
   int barriers, barriers_possible;
   int regs_estimate; /* registers per thread (from nvcc report when known, else estimate) */
-  bool regs_from_ptxas; /* regs_estimate and spill_bytes are ptxas's (ptxas.c) */
-  int spill_bytes;   /* ptxas: bytes of spill stores + loads per thread; 0 when not known */
+  bool regs_from_ptxas; /* regs_estimate and the spills are ptxas's (ptxas.c) */
+  /* ptxas: bytes of spill stores and of spill loads per thread (0 when not known); the model
+   * charges their sum as local-memory traffic (docs/model.md, "Barriers and spills") */
+  int spill_stores, spill_loads;
   double predicted_ns_per_elem;
   Precision precision; /* of the search's target: what its buffers hold */
   int w;               /* the target's vector width: the W of its routines */
