@@ -256,10 +256,13 @@ static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
   }
 }
 
-/* What the figures assume: the register counts, unless --ptxas asked the compiler, are
- * estimates that may hide spills. */
+/* What the figures assume: the model shares each kernel's launch among DEFAULT_ELEMENTS
+ * elements whatever --n is (docs/model.md), and its register counts, unless --ptxas asked the
+ * compiler, are estimates that may hide spills. */
 static void print_assumptions(const CliOptions *o) {
-  if (!o->ptxas) printf("registers are estimated and may hide spills (--ptxas)\n");
+  printf("ns/elem shares each launch among %d elements", DEFAULT_ELEMENTS);
+  if (o->n != DEFAULT_ELEMENTS) printf(" (--n %ld sizes the harness only)", o->n);
+  printf("%s\n", o->ptxas ? "" : "; registers are estimated and may hide spills (--ptxas)");
 }
 
 static void print_ranking(const CliOptions *o, const Session *s) {

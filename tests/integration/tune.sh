@@ -528,9 +528,12 @@ grep -q 'registers per thread (estimated)' "$tmp/out" || fail "no nvcc: estimate
 n0=$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)
 "$KASGEN" specs/stvenant.spec --top 4 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "default: exit"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "default: ptxas ran without --ptxas"
-#     the header says what the figures assume: the estimate's caveat
-grep -qx 'registers are estimated and may hide spills (--ptxas)' "$tmp/out" ||
-  fail "default: the ranking's assumptions not stated"
+#     the header says what the figures assume: the launch share's n, the estimate's caveat
+grep -qx 'ns/elem shares each launch among 4194304 elements; registers are estimated and may hide spills (--ptxas)' \
+  "$tmp/out" || fail "default: the ranking's assumptions not stated"
+"$KASGEN" specs/stvenant.spec --top 1 --n 1000 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "--n: exit"
+grep -q '^ns/elem shares each launch among 4194304 elements (--n 1000 sizes the harness only);' \
+  "$tmp/out" || fail "--n 1000: the ranking does not say the model's n"
 [ "$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)" = "$n0" ] || fail "default: nvcc ran without --ptxas"
 # 11. generation.ini: a folder records the options it was generated with, and tune and calibrate
 #     search again with them.  A double-precision, component-major folder with its own database
