@@ -227,7 +227,11 @@ static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, i
          staging_kernel_barriers(dag, t, p), p->barriers_possible, p->predicted_ns_per_elem);
   printf("          %d registers per thread (%s)", p->regs_estimate,
          p->regs_from_ptxas ? "ptxas" : "estimated");
-  if (p->spill_bytes > 0) printf("  SPILLS %d bytes per thread (penalized)", p->spill_bytes);
+  /* ptxas's two figures, as it gives them: their sum is the traffic the model charges, not a
+   * size (docs/model.md, "Barriers and spills") */
+  if (p->spill_stores + p->spill_loads > 0)
+    printf("  spills: %d bytes stored, %d loaded per thread (penalized)", p->spill_stores,
+           p->spill_loads);
   putchar('\n');
   char *loops = roll_summary(dag, t, p);
   if (loops) printf("          %s\n", loops);
@@ -264,9 +268,19 @@ static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
   }
 }
 
-static void print_ranking(const Session *s) {
+/* What the figures assume: the model shares each kernel's launch among DEFAULT_ELEMENTS
+ * elements whatever --n is (docs/model.md), and its register counts, unless --ptxas asked the
+ * compiler, are estimates that may hide spills. */
+static void print_assumptions(const CliOptions *o) {
+  printf("ns/elem shares each launch among %d elements", DEFAULT_ELEMENTS);
+  if (o->n != DEFAULT_ELEMENTS) printf(" (--n %ld sizes the harness only)", o->n);
+  printf("%s\n", o->ptxas ? "" : "; registers are estimated and may hide spills (--ptxas)");
+}
+
+static void print_ranking(const CliOptions *o, const Session *s) {
   print_target(s->db);
   print_arrays(s);
+  print_assumptions(o);
   printf("%s: %d calls; %d candidate%s (best first)\n\n", s->spec->path, s->dag->nnodes,
          s->res->ncands, s->res->ncands == 1 ? "" : "s");
   printf("%6s  %9s  %9s  %s\n", "rank", "ns/elem", "MElem/s", "kernels");
@@ -349,7 +363,7 @@ int cmd_generate(const CliOptions *o) {
   Session s;
   int rc = EXIT_BAD_INPUT;
   if (cli_open_session(o, &s, true)) {
-    print_ranking(&s);
+    print_ranking(o, &s);
     if (!explain(o, &s)) {
       rc = EXIT_USAGE;
     } else {

@@ -21,7 +21,6 @@ SrcLoc ini_file_loc(const IniFile *f, int line, int col) {
 /* Reports a well-formed section header line to the file's callback. */
 static void notice_section(IniFile *f) {
   const char *s = f->line;
-  if (f->lineno == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
   while (*s == ' ' || *s == '\t') s++;
   if (*s != '[' || !f->on_section) return;
   const char *end = strchr(s, ']');
@@ -60,7 +59,6 @@ static int value_column(const IniFile *f) {
 
 static int key_column(const IniFile *f) {
   const char *s = f->line;
-  if (f->lineno == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
   while (*s == ' ' || *s == '\t') s++;
   return (int)(s - f->line) + 1;
 }
@@ -96,6 +94,9 @@ bool ini_run(IniFile *f) {
   ini_initial_alloc = MAX_INI_LINE;
   ini_allow_multiline = false;
   ini_stop_on_first_error = false;
+  /* A leading byte order mark is skipped here, not by inih, so that the columns of line 1
+   * count from after it, as the spec's do and as the source lines are shown (util.c). */
+  f->pos = (size_t)utf8_bom_len(f->text);
   int rc = ini_parse_stream(read_line, f, ini_handler_cb, f);
   if (rc > 0) {
     diag_error(ini_file_loc(f, rc, 0), "expected 'key = value', '[section]' or a comment");

@@ -228,6 +228,7 @@ int control_char_len(const char *p);
  * when p starts with none: a stray byte, a truncated or overlong sequence, a surrogate or a code
  * point beyond U+10FFFF. */
 int utf8_char_len(const char *p);
+int utf8_bom_len(const char *text); /* 3 when text starts with a UTF-8 BOM, else 0 */
 /* Text from an input (a spec's or a GPU's name in a results file) made safe to print on a
  * terminal: valid UTF-8 as it is ("Ünterelement", "µ"), but each byte of a control character
  * (control_char_len), each byte that is not valid UTF-8, and a backslash written as a
@@ -1236,8 +1237,10 @@ typedef struct {
   int smem_bytes;  /* peak dynamic shared memory */
   int barriers, barriers_possible;
   int regs_estimate; /* registers per thread (from nvcc report when known, else estimate) */
-  bool regs_from_ptxas; /* regs_estimate and spill_bytes are ptxas's (ptxas.c) */
-  int spill_bytes;   /* ptxas: bytes of spill stores + loads per thread; 0 when not known */
+  bool regs_from_ptxas; /* regs_estimate and the spills are ptxas's (ptxas.c) */
+  /* ptxas: bytes of spill stores and of spill loads per thread (0 when not known); the model
+   * charges their sum as local-memory traffic (docs/model.md, "Barriers and spills") */
+  int spill_stores, spill_loads;
   double predicted_ns_per_elem;
   Precision precision; /* of the search's target: what its buffers hold */
   int w;               /* the target's vector width: the W of its routines */

@@ -1020,7 +1020,7 @@ static double overfetch_time(const KernelCtx *k) {
  * stream, not after it (measured on the H100: stvenant's single kernel spilling 108 bytes per
  * thread, and chain12's kernels spilling 60, ran at copy speed). */
 static double spill_traffic_time(const KernelCtx *k, int regs) {
-  double per_thread = k->plan->regs_from_ptxas ? k->plan->spill_bytes
+  double per_thread = k->plan->regs_from_ptxas ? k->plan->spill_stores + k->plan->spill_loads
                       : regs > MAX_REGISTERS    ? (regs - MAX_REGISTERS) * 8.0
                                                 : 0;
   if (per_thread <= 0) return 0;

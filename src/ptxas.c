@@ -31,7 +31,7 @@
 
 /* What ptxas says of one kernel. */
 typedef struct {
-  int regs, spill_bytes;
+  int regs, spill_stores, spill_loads; /* spills in bytes per thread */
   bool known;
 } KernelReport;
 
@@ -71,18 +71,19 @@ static char *cache_path(const char *dir, uint64_t key) {
   return xasprintf("%s/ptxas-%016llx.txt", dir, (unsigned long long)key);
 }
 
-/* Reads a cached report of nk kernels ("k<i> <registers> <spill bytes>" lines); false when it
- * is absent or not what kasgen writes (it is then compiled again). */
+/* Reads a cached report of nk kernels ("k<i> <registers> <spill stores> <spill loads>" lines,
+ * bytes per thread); false when it is absent or not what kasgen writes (it is then compiled
+ * again: so are the caches of kasgen before 2026-11-29, which wrote stores + loads as one). */
 static bool cache_read(const char *dir, uint64_t key, KernelReport *rep, int nk) {
   if (!dir) return false;
   char *path = cache_path(dir, key);
   FILE *f = fopen(path, "r");
   free(path);
   if (!f) return false;
-  int got = 0, k, regs, spill;
-  while (fscanf(f, " k%d %d %d", &k, &regs, &spill) == 3)
-    if (k >= 1 && k <= nk && regs > 0 && spill >= 0 && !rep[k - 1].known)
-      rep[k - 1] = (KernelReport){regs, spill, true}, got++;
+  int got = 0, k, regs, stores, loads;
+  while (fscanf(f, " k%d %d %d %d", &k, &regs, &stores, &loads) == 4)
+    if (k >= 1 && k <= nk && regs > 0 && stores >= 0 && loads >= 0 && !rep[k - 1].known)
+      rep[k - 1] = (KernelReport){regs, stores, loads, true}, got++;
   fclose(f);
   if (got == nk) return true;
   for (int i = 0; i < nk; i++) rep[i].known = false;
@@ -100,7 +101,8 @@ static void cache_write(const char *dir, uint64_t key, const KernelReport *rep, 
   char *path = cache_path(dir, key), *temp = xasprintf("%s.%ld.tmp", path, (long)getpid());
   FILE *f = fopen(temp, "w");
   if (f) {
-    for (int i = 0; i < nk; i++) fprintf(f, "k%d %d %d\n", i + 1, rep[i].regs, rep[i].spill_bytes);
+    for (int i = 0; i < nk; i++)
+      fprintf(f, "k%d %d %d %d\n", i + 1, rep[i].regs, rep[i].spill_stores, rep[i].spill_loads);
     if (fclose(f) == 0) rename(temp, path);
   }
   unlink(temp);
@@ -166,7 +168,8 @@ static void parse_report(const char *log, KernelReport **rep, const int *nk, int
         unit = u, kernel = k;
     } else if (unit >= 0 && sscanf(l, " %*d bytes stack frame, %d bytes spill stores, %d bytes "
                                       "spill loads", &stores, &loads) == 2) {
-      rep[unit][kernel - 1].spill_bytes = stores + loads;
+      rep[unit][kernel - 1].spill_stores = stores;
+      rep[unit][kernel - 1].spill_loads = loads;
     } else if (unit >= 0 && (sscanf(l, "ptxas info : Used %d registers", &regs) == 1 ||
                              sscanf(l, "ptxas info    : Used %d registers", &regs) == 1)) {
       rep[unit][kernel - 1].regs = regs;
@@ -235,7 +238,8 @@ static void apply(const Dag *dag, const TimingDb *db, const Target *t, SearchRes
       KernelPlan *p = cand->kernels[k];
       if (!rep[c] || !rep[c][k].known || p->regs_from_ptxas) continue;
       p->regs_estimate = rep[c][k].regs;
-      p->spill_bytes = rep[c][k].spill_bytes;
+      p->spill_stores = rep[c][k].spill_stores;
+      p->spill_loads = rep[c][k].spill_loads;
       p->regs_from_ptxas = true;
       double before = p->predicted_ns_per_elem;
       p->predicted_ns_per_elem = model_predict_kernel(own ? own : ctx, p);

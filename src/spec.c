@@ -142,18 +142,29 @@ static Token lex_next(Parser *ps, Lexer *lx) {
       lex_error(ps, t.line, t.col, "stray '%c' in spec", c);
     } else {
       /* One report per run of non-ASCII bytes: a UTF-8 character is one mistake. */
+      bool bom = utf8_bom_len(t.start) > 0;
       while (c >= 0x80 && (unsigned char)*lx->p >= 0x80) lex_advance(lx);
-      lex_error(ps, t.line, t.col,
-                "stray byte 0x%02x in spec (only comments may hold non-ASCII text)", c);
+      if (bom)
+        lex_error(ps, t.line, t.col, "stray UTF-8 byte order mark in spec (only the start of the "
+                  "file may hold one)");
+      else
+        lex_error(ps, t.line, t.col,
+                  "stray byte 0x%02x in spec (only comments may hold non-ASCII text)", c);
     }
   }
 }
 
 /* ---- parser state ------------------------------------------------------------------------- */
 
+/* bad and assign_failed keep one mistake from being reported again as its consequences:
+ * a name whose declaration was reported is still declared, so that its uses do not say
+ * "undeclared"; a variable that a call with an error (or a call in a loop that never runs)
+ * meant to assign is not reported as "never assigned" or "used before it is assigned". */
 typedef struct {
   int def_stmt;      /* statement defining the current version, -1 for input / none */
   bool read, returned;
+  bool bad;           /* declared with an error (reported): its uses are not checked */
+  bool assign_failed; /* a call that assigns it (or an element) had an error (reported) */
   int input_line, input_col; /* where it was listed as input */
 } VarState;
 
@@ -180,6 +191,7 @@ struct Parser {
   bool *stmt_result_read; /* per statement */
   unsigned *source_flags; /* per source call, FLAG_* */
   int open_loops[KAS_MAX_LOOP_DEPTH]; /* the loops being read, outermost first */
+  bool open_broken[KAS_MAX_LOOP_DEPTH]; /* its header or range had an error: never runs */
   SrcLoc open_var_locs[KAS_MAX_LOOP_DEPTH]; /* where each one's variable is named */
   int nopen;
   bool seen_input, seen_return, seen_stmt, missing_input_reported;
@@ -492,7 +504,10 @@ static void hint_type(Parser *ps, Token name) {
 /* Looks up a variable named by a token; reports it if undeclared. */
 static int lookup_var(Parser *ps, Token name) {
   int v = find_var(ps, name.start, name.len);
+  if (v >= 0 && ps->vs[v].bad) return -1; /* its declaration's error explains this use */
   if (v >= 0) return v;
+  /* Past the cap on names, any undeclared name may be one that was not declared for it. */
+  if (ps->too_many_vars_reported) return -1;
   if (find_open_loop(ps, name) >= 0) {
     error_at(ps, tok_loc(ps, name), "%s is a loop variable: it can only index an array",
              show_tok(name).s);
@@ -557,9 +572,35 @@ static bool within_var_caps(Parser *ps, Token name, const int *dims, int ndims) 
   return true;
 }
 
+/* Declares a name whose declaration was reported (bad extents, too many elements) as a plain
+ * variable marked bad: later lines that use it are not reported as using an undeclared name.
+ * Not past the cap on names, nor a second time. */
+static void declare_bad(Parser *ps, Token name, KType *type) {
+  if (ps->ndeclared >= MAX_VARS || find_var(ps, name.start, name.len) >= 0) return;
+  declare(ps, name, type, NULL, 0);
+  ps->vs[ps->spec->nvars - 1].bad = true;
+}
+
+/* A keyword where a declared name goes ("matrix3x3 A, for, B;"): reported as such, and
+ * skipped with its extents so that the rest of the declaration is still read.  Only where the
+ * keyword is followed by what follows a name, so that a declaration missing its ';' before the
+ * 'input' line is reported as that.  Returns 0 when the token is not such a keyword, 1 when
+ * it was skipped, -1 after a syntax error in its extents. */
+static int skip_keyword_name(Parser *ps) {
+  if (!tok_is_keyword(ps->tok) ||
+      !(tok_is(ps->next, ",") || tok_is(ps->next, ";") || tok_is(ps->next, "[")))
+    return 0;
+  error_at(ps, tok_loc(ps, ps->tok), "%s is a keyword: it cannot name a variable",
+           show_tok(ps->tok).s);
+  advance(ps);
+  int dims[KAS_MAX_DIMS], ndims;
+  return parse_extents(ps, dims, &ndims) ? 1 : -1;
+}
+
 /* decl       = TYPE declarator ("," declarator)* ";"
  * declarator = IDENT extents
- * TYPE is a type name of the library, matched case-insensitively. */
+ * TYPE is a type name of the library, matched case-insensitively.  A keyword as a declarator is
+ * reported and skipped (skip_keyword_name). */
 static void parse_declaration(Parser *ps) {
   Token type_tok = ps->tok;
   char *type_name = xstrndup(type_tok.start, (size_t)type_tok.len);
@@ -573,6 +614,16 @@ static void parse_declaration(Parser *ps) {
     error_at(ps, tok_loc(ps, type_tok), "declaration after the 'input' line");
   advance(ps);
   for (;;) {
+    int keyword = skip_keyword_name(ps);
+    if (keyword < 0) {
+      sync_to_semicolon(ps);
+      return;
+    }
+    if (keyword) {
+      if (!tok_is(ps->tok, ",")) break;
+      advance(ps);
+      continue;
+    }
     if (!tok_is_name(ps->tok)) {
       syntax_error(ps, "a variable name");
       sync_to_semicolon(ps);
@@ -582,8 +633,14 @@ static void parse_declaration(Parser *ps) {
     advance(ps);
     int dims[KAS_MAX_DIMS], ndims;
     if (!parse_extents(ps, dims, &ndims)) {
-      sync_to_semicolon(ps);
-      return;
+      /* the names after it are still declared: on to the next ',' of this line */
+      declare_bad(ps, name, type);
+      while (ps->tok.kind != TK_EOF && !tok_is(ps->tok, ",") && !tok_is(ps->tok, ";") &&
+             !tok_is_keyword(ps->tok) && !tok_is(ps->tok, "}"))
+        advance(ps);
+      if (!tok_is(ps->tok, ",")) break;
+      advance(ps);
+      continue;
     }
     int old = find_var(ps, name.start, name.len);
     if (old >= 0) {
@@ -591,6 +648,8 @@ static void parse_declaration(Parser *ps) {
       note_at(ps, ps->spec->vars[old].loc, "previous declaration is here");
     } else if (within_var_caps(ps, name, dims, ndims)) {
       declare(ps, name, type, dims, ndims);
+    } else {
+      declare_bad(ps, name, type);
     }
     if (!tok_is(ps->tok, ",")) break;
     advance(ps);
@@ -676,6 +735,7 @@ static bool array_fully_assigned(Parser *ps, int v, Token name) {
     if (!missing++) first_missing = arr->first_elem + k;
   }
   if (!missing) return true;
+  if (ps->vs[v].assign_failed) return false; /* a call's error (reported) explains it */
   if (missing == 1)
     error_at(ps, tok_loc(ps, name), "element '%s' of output array %s is never assigned",
              ps->spec->vars[first_missing].name, show_tok(name).s);
@@ -711,7 +771,8 @@ static void add_output(Parser *ps, int v, Token name) {
   s->returned = true;
   const SpecVar *var = &ps->spec->vars[v];
   if (!var->ndims && var->nversions == 0) {
-    error_at(ps, tok_loc(ps, name), "output %s is never assigned", show_tok(name).s);
+    if (!s->assign_failed)
+      error_at(ps, tok_loc(ps, name), "output %s is never assigned", show_tok(name).s);
     return;
   }
   /* Inputs cannot be assigned, so a returned input would pass through unchanged: no kernel
@@ -749,6 +810,14 @@ static void index_text(StrBuf *sb, const Spec *sp, const SpecIndex *ix) {
   if (ix->offset) sb_printf(sb, "%+d", ix->offset);
 }
 
+/* Whether a loop around is one whose header's error (reported) left its variable unknown: any
+ * unknown name in an index may be that variable. */
+static bool unnamed_open_loop(const Parser *ps) {
+  for (int i = 0; i < ps->nopen; i++)
+    if (!ps->spec->loops[ps->open_loops[i]].var) return true;
+  return false;
+}
+
 /* index = NUM | IDENT (("+" | "-") NUM)?      IDENT: the variable of an enclosing loop
  * Returns -1 after a syntax error, 0 after another error, 1 when the index is good. */
 static int parse_index(Parser *ps, SpecIndex *ix) {
@@ -763,7 +832,7 @@ static int parse_index(Parser *ps, SpecIndex *ix) {
     return -1;
   }
   ix->loop = find_open_loop(ps, ps->tok);
-  if (ix->loop < 0) {
+  if (ix->loop < 0 && !unnamed_open_loop(ps)) {
     error_at(ps, tok_loc(ps, ps->tok), "unknown loop variable %s", show_tok(ps->tok).s);
     hint_loop_variable(ps, ps->tok);
   }
@@ -974,7 +1043,7 @@ static int add_source(Parser *ps, const SourceCall *sc) {
 /* call = ref "=" IDENT "(" (ref ("," ref)*)? ")" ";"
  * Returns the source call, or -1 after a syntax error.  A call with other errors is kept, so
  * that its result counts as assigned and one mistake is reported once. */
-static int parse_call(Parser *ps, int loop) {
+static int read_call(Parser *ps, int loop) {
   begin_statement(ps);
   SourceCall sc = {.loop = loop};
   bool ref_read = parse_ref(ps, &sc.result) >= 0;
@@ -993,6 +1062,17 @@ static int parse_call(Parser *ps, int loop) {
   char *fn_name = xstrndup(fn_tok.start, (size_t)fn_tok.len);
   sc.fn = library_find_function(ps->lib, fn_name);
   free(fn_name);
+  /* "Y[0] = acc;": not an unknown function and a missing "(", but a copy, which the language
+   * does not have (every assignment is a call of the library). */
+  if (!sc.fn && !tok_is(ps->next, "(") &&
+      (find_var(ps, fn_tok.start, fn_tok.len) >= 0 || find_open_loop(ps, fn_tok) >= 0)) {
+    error_at(ps, tok_loc(ps, fn_tok),
+             "%s is a variable, not a function: a spec has no plain copies (every assignment "
+             "calls a function); assign the call that computes %s here instead",
+             show_tok(fn_tok).s, show_tok(fn_tok).s);
+    sync_to_semicolon(ps);
+    return -1;
+  }
   if (!sc.fn) {
     error_at(ps, tok_loc(ps, fn_tok), "unknown function %s", show_tok(fn_tok).s);
     hint_function(ps, fn_tok);
@@ -1014,6 +1094,21 @@ static int parse_call(Parser *ps, int loop) {
   if (sc.nargs > KAS_MAX_ARGS) sc.nargs = KAS_MAX_ARGS; /* reported: no function takes more */
   expect_semicolon(ps);
   return add_source(ps, &sc);
+}
+
+/* A call as read_call reads it.  When it will not assign its variable (an error in the call,
+ * or a loop around it that never runs because its header was wrong), the variable is marked,
+ * so that the error is not followed by "never assigned" or "used before it is assigned". */
+static int parse_call(Parser *ps, int loop) {
+  Token name = ps->tok;
+  int src = read_call(ps, loop);
+  bool runs = true;
+  for (int i = 0; i < ps->nopen; i++) runs &= !ps->open_broken[i];
+  if (src < 0 || ps->spec->sources[src].result.var < 0 || !runs) {
+    int v = find_var(ps, name.start, name.len);
+    if (v >= 0) ps->vs[v].assign_failed = true;
+  }
+  return src;
 }
 
 /* ---- loops --------------------------------------------------------------------------------- */
@@ -1180,10 +1275,13 @@ static int parse_loop(Parser *ps, int parent) {
   bool header_ok = parse_loop_header(ps, &var, &lo_tok, &hi_tok);
   if (!header_ok && !recover_loop_header(ps)) return -1;
   int l = new_loop(ps, parent, for_tok);
-  if (header_ok) {
-    ps->spec->loops[l].var = xstrndup(var.start, (size_t)var.len);
+  /* A header with an error still names its variable when it got that far, so that the body's
+   * indices do not report it unknown; such a loop, like one with a bad range, never runs
+   * (lo = hi = 0: its indices are not range-checked). */
+  if (var.start) ps->spec->loops[l].var = xstrndup(var.start, (size_t)var.len);
+  if (header_ok)
     check_loop(ps, var, lo_tok, hi_tok, &ps->spec->loops[l].lo, &ps->spec->loops[l].hi);
-  }
+  ps->open_broken[ps->nopen] = ps->spec->loops[l].lo >= ps->spec->loops[l].hi;
   ps->open_var_locs[ps->nopen] = tok_loc(ps, var);
   ps->open_loops[ps->nopen++] = l;
   int written = parse_body(ps, l);
@@ -1268,7 +1366,8 @@ static void read_arg(Parser *ps, Statement *st, int a) {
   ps->vs[v].read = true;
   if (ps->spec->vars[v].nversions == 0) {
     unsigned flag = (unsigned)FLAG_ARG_UNASSIGNED << a;
-    if (!(ps->source_flags[st->source] & flag)) {
+    int declared = ps->spec->vars[v].array >= 0 ? ps->spec->vars[v].array : v;
+    if (!(ps->source_flags[st->source] & flag) && !ps->vs[declared].assign_failed) {
       char *when = when_text(ps->spec, st);
       error_at(ps, sc->args[a].loc, "'%s' is used before it is assigned%s",
                ps->spec->vars[v].name, when);
@@ -1468,7 +1567,9 @@ static Spec *parse_named(const char *path, char *stem, const char *text, const L
   sp->name = stem;
   sp->text = xstrdup(text);
   Parser ps = {.lib = lib, .spec = sp};
-  ps.lx = (Lexer){.text = sp->text, .p = sp->text, .line = 1, .col = 1};
+  /* A leading byte order mark is skipped; columns count from after it (util.c shows the line
+   * without it). */
+  ps.lx = (Lexer){.text = sp->text, .p = sp->text + utf8_bom_len(sp->text), .line = 1, .col = 1};
   ps.tok = lex_next(&ps, &ps.lx);
   ps.next = lex_next(&ps, &ps.lx);
   parse_spec(&ps);

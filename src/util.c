@@ -306,6 +306,10 @@ static bool command_line_blamed;
 enum { MAX_SOURCE_LINES_SHOWN = 100 };
 static int n_source_lines_shown;
 
+/* A leading UTF-8 byte order mark, which many Windows editors write: the readers of specs and
+ * INI files skip it (and their columns count from after it), as most tools do. */
+int utf8_bom_len(const char *text) { return strncmp(text, "\xEF\xBB\xBF", 3) ? 0 : 3; }
+
 int utf8_char_len(const char *p) {
   const unsigned char *u = (const unsigned char *)p;
   if (u[0] < 0x80) return 1;
@@ -349,11 +353,12 @@ static void show_source_line(SrcLoc loc) {
       fputs("kasgen: note: too many diagnostics; source lines are no longer shown\n", stderr);
     return;
   }
-  const char *p = loc.text;
+  const char *p = loc.text + utf8_bom_len(loc.text); /* columns count from after it */
   for (int l = 1; l < loc.line && *p; p++)
     if (*p == '\n') l++;
   const char *end = strchr(p, '\n');
   size_t len = end ? (size_t)(end - p) : strlen(p);
+  if (len && p[len - 1] == '\r') len--; /* a CRLF line's CR is part of its end, not shown */
   /* Very long lines (a 10 MB line in a malformed spec) are shown around the column only. */
   size_t from = 0, shown = len;
   if (loc.col > 0 && len > 200) {

@@ -422,6 +422,18 @@ static char *replace_once(const char *text, const char *from, const char *to) {
   return xasprintf("%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
 }
 
+/* text as a Windows editor may save it: a UTF-8 byte order mark first, CRLF line ends. */
+static char *bom_crlf(const char *text) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "\xEF\xBB\xBF");
+  for (const char *c = text; *c; c++) {
+    if (*c == '\n') sb_putc(&sb, '\r');
+    sb_putc(&sb, *c);
+  }
+  return sb_take(&sb);
+}
+
 /* The in-memory entry point (also the fuzzer's). */
 static void test_parse_text(void **state) {
   (void)state;
@@ -443,7 +455,7 @@ static void test_parse_text(void **state) {
   assert_contains(out, "mem/vcopy3_1.ini:18:14: error: OUTPATTERN leaves offset 3");
   free(out);
   library_impl_free(&im);
-  free(bad_text);
+  char *bad_first_line = xasprintf("bogus = 1\n%s", bad_text);
   /* No continuation lines: an indented line is a key of its own, here a duplicate. */
   char *indented = replace_once(good, "GY = 1\n", "GY = 1\n  GY = 1\n");
   capture_start();
@@ -454,6 +466,26 @@ static void test_parse_text(void **state) {
   free(out);
   library_impl_free(&im);
   free(indented);
+  /* A leading byte order mark is skipped, line 1's columns counting from after it, and CRLF
+   * line ends work; the source line an error shows has neither the mark nor the CR. */
+  const char *want[2][2] = {{"mem/vcopy3_1.ini:1:1: error: key 'bogus' outside a section",
+                             "     1 | bogus = 1\n       | ^\n"},
+                            {"mem/vcopy3_1.ini:18:14: error: OUTPATTERN leaves offset 3",
+                             "count 3, noreg 0\n       |              ^\n"}};
+  for (int k = 0; k < 2; k++) {
+    char *windows = bom_crlf(k ? bad_text : bad_first_line);
+    capture_start();
+    ok = library_parse_impl_ini_text("mem/vcopy3_1.ini", windows, fn, &im);
+    out = capture_end();
+    assert_false(ok);
+    assert_contains(out, want[k][0]);
+    assert_contains(out, want[k][1]);
+    free(out);
+    library_impl_free(&im);
+    free(windows);
+  }
+  free(bad_first_line);
+  free(bad_text);
   /* Inline comments after whitespace are stripped; a ';' inside a value needs no space. */
   char *commented = replace_once(good, "BATCH = 1\n", "BATCH = 1 ; always one\n");
   assert_true(library_parse_impl_ini_text("mem/vcopy3_1.ini", commented, fn, &im));

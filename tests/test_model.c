@@ -671,9 +671,9 @@ static void test_spills_on_chip(void **state) {
   ModelTerms none, small, large;
   assert_true(model_kernel_terms(ctx, &a.p, &none));
   a.p.regs_from_ptxas = true;
-  a.p.spill_bytes = 16;
+  a.p.spill_stores = 8, a.p.spill_loads = 8;
   assert_true(model_kernel_terms(ctx, &a.p, &small));
-  a.p.spill_bytes = 100000;
+  a.p.spill_stores = 50000, a.p.spill_loads = 50000;
   assert_true(model_kernel_terms(ctx, &a.p, &large));
   assert_float_equal(none.spill, 0.0, 1e-12);
   assert_float_equal(small.spill, 0.0, 1e-12);
@@ -743,7 +743,7 @@ static void test_whole_records_under_small_l1(void **state) {
   for (int i = 0; i < n; i++) kernel_plan_free(plans[i]);
   free(plans);
   assert_non_null(slow);
-  slow->regs_from_ptxas = true, slow->spill_bytes = 0;
+  slow->regs_from_ptxas = true, slow->spill_stores = slow->spill_loads = 0;
   slow->regs_estimate = 64;
   double many_blocks = model_predict_kernel(ctx, slow);
   slow->regs_estimate = 123;

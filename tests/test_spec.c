@@ -134,7 +134,8 @@ static void test_type_names_case_insensitive(void **state) {
 /* ---- malformed specs ---------------------------------------------------------------------- */
 
 /* Checks one bad spec: its first line is "// expect: L:C: fragment"; the first error printed
- * must be at exactly that place and contain the fragment. */
+ * must be at exactly that place and contain the fragment.  A second line "// errors: N" gives
+ * the number of errors in all (no error that only follows from another). */
 static void check_bad_spec(const Library *lib, const char *path) {
   char *text = read_text_file(path, NULL);
   assert_non_null(text);
@@ -143,6 +144,8 @@ static void check_bad_spec(const Library *lib, const char *path) {
     fail_msg("%s: first line must be // expect: L:C: message", path);
   const char *frag_start = text + used, *frag_end = strchr(frag_start, '\n');
   char *fragment = xstrndup(frag_start, (size_t)(frag_end - frag_start));
+  int nwant = -1;
+  if (sscanf(frag_end, "\n// errors: %d", &nwant) != 1) nwant = -1;
   free(text);
 
   char *err;
@@ -158,6 +161,8 @@ static void check_bad_spec(const Library *lib, const char *path) {
   if (strncmp(first_line, want, strlen(want)) || !strstr(first_line, fragment))
     fail_msg("%s: expected first error \"%s...%s\", got \"%s\"", path, want, fragment,
              first_line);
+  if (nwant >= 0 && diag_error_count() != nwant)
+    fail_msg("%s: %d errors, expected %d:\n%s", path, diag_error_count(), nwant, err);
   free(first_line);
   free(want);
   free(fragment);
@@ -200,6 +205,38 @@ static void test_empty_file(void **state) {
   free(err);
   assert_null(parse_captured("blank.spec", "  \n\t\n", lib, &err));
   assert_non_null(strstr(err, "blank.spec:1:1: error: empty spec"));
+  free(err);
+  fake_library_free(lib);
+}
+
+/* Specs as Windows editors may save them: a leading UTF-8 byte order mark is skipped (line 1's
+ * columns count from after it, and the line is shown without it), CRLF line ends work, and the
+ * CR is not shown in the source line of an error.  A mark elsewhere is named as one. */
+static void test_bom_and_crlf(void **state) {
+  (void)state;
+  Library *lib = fake_library();
+  char *err;
+  Spec *sp = parse_captured("ok.spec", "\xEF\xBB\xBFmatrix3x3 A, B;\r\ninput A;\r\n"
+                            "B = madd33(A, A);\r\nreturn B;\r\n", lib, &err);
+  assert_non_null(sp);
+  assert_int_equal(diag_error_count(), 0);
+  spec_free(sp);
+  free(err);
+  assert_null(parse_captured("bom.spec", "\xEF\xBB\xBFmatrx3x3 A, B;\ninput A;\n"
+                             "B = madd33(A, A);\nreturn B;\n", lib, &err));
+  assert_non_null(strstr(err, "bom.spec:1:1: error: unknown type 'matrx3x3'\n"
+                              "     1 | matrx3x3 A, B;\n       | ^\n"));
+  assert_int_equal(diag_error_count(), 1);
+  free(err);
+  assert_null(parse_captured("crlf.spec", "matrix3x3 A, B;\r\ninput A;\r\n"
+                             "B = madd33(A, C);\r\nreturn B;\r\n", lib, &err));
+  assert_non_null(strstr(err, "crlf.spec:3:15: error: undeclared variable 'C'\n"
+                              "     3 | B = madd33(A, C);\n       |               ^\n"));
+  free(err);
+  assert_null(parse_captured("mid.spec", "matrix3x3 A, B;\n\xEF\xBB\xBFinput A;\n"
+                             "B = madd33(A, A);\nreturn B;\n", lib, &err));
+  assert_non_null(strstr(err, "mid.spec:2:1: error: stray UTF-8 byte order mark in spec"));
+  assert_int_equal(diag_error_count(), 1);
   free(err);
   fake_library_free(lib);
 }
@@ -1074,6 +1111,7 @@ int main(void) {
       cmocka_unit_test(test_type_names_case_insensitive),
       cmocka_unit_test(test_bad_specs),
       cmocka_unit_test(test_empty_file),
+      cmocka_unit_test(test_bom_and_crlf),
       cmocka_unit_test(test_binary_garbage),
       cmocka_unit_test(test_missing_file),
       cmocka_unit_test(test_ten_megabyte_line),

@@ -114,6 +114,8 @@ grep -Eq '^  vec3NodeStiff.1 +vector3 +from svmul3#1, read by ttmul411#2, return
   fail "stvenant: value line of vec3NodeStiff.1"
 
 # --- malformed specs: the first error is the one their first line names -----------------------
+# A second line "// errors: N" also gives how many errors the spec has in all: where one
+# mistake must not be followed by errors that are only its consequences.
 nbad=0
 for s in tests/bad_specs/*.spec; do
   want=$(sed -n '1s|^// expect: \([0-9]*:[0-9]*\): \(.*\)$|\1|p' "$s")
@@ -125,6 +127,10 @@ for s in tests/bad_specs/*.spec; do
     "$s:$want: error: "*"$msg"*) nbad=$((nbad + 1)) ;;
     *) fail "$s: first error '$first', wanted '$s:$want: error: ...$msg'" ;;
   esac
+  nwant=$(sed -n '2s|^// errors: \([0-9]*\)$|\1|p' "$s")
+  nerr=$(grep -c ': error: ' "$tmp/err")
+  [ -z "$nwant" ] || [ "$nerr" = "$nwant" ] ||
+    fail "$s: $nerr errors, wanted $nwant: $(grep ': error: ' "$tmp/err" | sed -n 2p)"
 done
 [ "$nbad" -ge 20 ] || fail "only $nbad malformed specs checked"
 

@@ -513,6 +513,13 @@ if [ -n "${NVCC:-}" ]; then
   # the search's note carries its own run time (seconds), which differs between runs
   same() { grep -v -e '^wrote' -e 'note: search: ' "$1"; }
   diff <(same "$tmp/out") <(same "$tmp/out2") || fail "ptxas rerun differs"
+  # stvenant's #2 spills: ptxas's stores and loads are shown apart (they were shown added, as
+  # "SPILLS 108 bytes per thread"), and the header drops the estimate's caveat
+  "$KASGEN" specs/stvenant.spec --top 3 --ptxas --out "$tmp/p" >"$tmp/out" 2>&1 ||
+    fail "ptxas stvenant: exit"
+  grep -Eq '\(ptxas\)  spills: [0-9]+ bytes stored, [0-9]+ loaded per thread \(penalized\)$' \
+    "$tmp/out" || fail "ptxas stvenant: no spill line"
+  ! grep -q 'may hide spills' "$tmp/out" || fail "ptxas stvenant: the estimate's caveat"
 fi
 NVCC=/nonexistent/nvcc "$KASGEN" specs/synctest.spec --top 4 --ptxas --out "$tmp/q" >"$tmp/out" 2>"$tmp/err" \
   || fail "no nvcc: exit"
@@ -521,6 +528,12 @@ grep -q 'registers per thread (estimated)' "$tmp/out" || fail "no nvcc: estimate
 n0=$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)
 "$KASGEN" specs/stvenant.spec --top 4 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "default: exit"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "default: ptxas ran without --ptxas"
+#     the header says what the figures assume: the launch share's n, the estimate's caveat
+grep -qx 'ns/elem shares each launch among 4194304 elements; registers are estimated and may hide spills (--ptxas)' \
+  "$tmp/out" || fail "default: the ranking's assumptions not stated"
+"$KASGEN" specs/stvenant.spec --top 1 --n 1000 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "--n: exit"
+grep -q '^ns/elem shares each launch among 4194304 elements (--n 1000 sizes the harness only);' \
+  "$tmp/out" || fail "--n 1000: the ranking does not say the model's n"
 [ "$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)" = "$n0" ] || fail "default: nvcc ran without --ptxas"
 # 11. generation.ini: a folder records the options it was generated with, and tune and calibrate
 #     search again with them.  A double-precision, component-major folder with its own database
