@@ -286,6 +286,8 @@ static PlotOutcome draw_plot(const Results *r, int k, int dirfd, const char *dir
     free(png);
     return PLOT_NOT_WRITABLE;
   }
+  /* Ctrl-C while gnuplot draws leaves no temporary in the user's folder (interrupt.c) */
+  if (fd >= 0) interrupt_add_temporary(dirfd, temp);
   char *script = plot_script(r, k);
   int status = fd < 0 ? -1 : run_gnuplot(script, fd);
   free(script);
@@ -295,6 +297,7 @@ static PlotOutcome draw_plot(const Results *r, int k, int dirfd, const char *dir
   if (fd >= 0 && close(fd) != 0 && written) written = false, saved = errno;
   if (written && renameat(dirfd, temp, dirfd, name) != 0) written = false, saved = errno;
   if (!written && temp) unlinkat(dirfd, temp, 0);
+  if (temp) interrupt_drop_temporary(dirfd, temp);
   free(temp);
   PlotOutcome outcome = written ? PLOT_DRAWN : status == 127 ? PLOT_NO_GNUPLOT : PLOT_FAILED;
   if (outcome == PLOT_DRAWN)
