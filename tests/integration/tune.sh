@@ -594,6 +594,12 @@ printf '[generation]\nexhaustive = 1\n' >"$ini"
 bad_record "flag" "generation.ini:2:14: error: '1' is not a value of --exhaustive"
 printf '[generation]\nlayout = nosuch=component\n' >"$ini" # an argument the spec lacks
 bad_record "layout's name" "generation.ini:2:10: error: .*nosuch"
+! grep -q 'did you mean' "$tmp/err" || fail "generation.ini, layout's name: a hint for 'nosuch'"
+printf '[generation]\nlayout = component,a=element\n' >"$ini" # close to the spec's A
+bad_record "layout's misspelt name" \
+  "generation.ini:2:10: error: 'a' names no input or output of spec synctest"
+grep -q "synctest.spec:3:11: note: did you mean 'A'?" "$tmp/err" ||
+  { cat "$tmp/err"; fail "generation.ini, layout's misspelt name: no hint (before: none)"; }
 printf '[generation]\nlayout = component,rows\n' >"$ini" # a word --layout does not take
 bad_record "layout's word" "generation.ini:2:10: error: 'rows': expected element, component or"
 rm "$ini" && mkfifo "$ini"
