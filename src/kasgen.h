@@ -305,7 +305,8 @@ char *brief_kernels(const char *kernels, size_t width);
 #define BRIEF_WIDTH 80 /* the widest list a table's line shows */
 /* The harness's table shows a candidate's kernels on a line of their own under its figures,
  * from the column after its name (print_table, src/runtime/harness.cu): its brief
- * (kas_candidates.h) is shortened so that the line fits 80 columns. */
+ * (kas_candidates.h) is shortened so that the line fits 80 columns.  kasgen report prints the
+ * same table from the run's results file (report.c). */
 #define HARNESS_BRIEF_WIDTH (80 - 10)
 
 /* ------------------------------------------------------------------------------------------ */
