@@ -61,6 +61,7 @@
 #include "kasgen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -651,6 +652,7 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
     free(temp);
     return false;
   }
+  interrupt_add_temporary(AT_FDCWD, temp); /* Ctrl-C leaves the store as it was, and no temp */
   fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Written by kasgen calibrate: "
              "measured candidates of this GPU and the model's constants fitted to them "
              "(docs/model.md). -->\n<kasgen-measured version=\"1\">\n");
@@ -674,6 +676,7 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
     ok = false;
   }
   if (!ok) unlink(temp);
+  interrupt_drop_temporary(AT_FDCWD, temp);
   free(temp);
   return ok;
 }

@@ -219,12 +219,14 @@ static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, i
   print_calls(dag, p, true, stdout);
   printf("\n          impls ");
   print_impls(p, stdout);
-  /* the kernel as launched, as index.txt and its comment say: the shared memory with the staged
-   * copies (staging.c) and the groups' (threads.c), the barriers it makes */
+  /* the kernel as launched, as index.txt and its comment say: the block's threads, all its
+   * groups' (threads.c; p->threads is one group's), the shared memory with the staged copies
+   * (staging.c) and the groups', the barriers it makes */
   printf("  E=%d  threads=%d  shared=%d B  registers: %d/%d buffers  %d of %d barriers  "
          "%.4f ns/elem\n",
-         p->e, p->threads, staging_kernel_smem(dag, t, p), register_buffers(p), p->nbuffers,
-         staging_kernel_barriers(dag, t, p), p->barriers_possible, p->predicted_ns_per_elem);
+         p->e, p->threads * dag_groups(dag), staging_kernel_smem(dag, t, p), register_buffers(p),
+         p->nbuffers, staging_kernel_barriers(dag, t, p), p->barriers_possible,
+         p->predicted_ns_per_elem);
   printf("          %d registers per thread (%s)", p->regs_estimate,
          p->regs_from_ptxas ? "ptxas" : "estimated");
   /* ptxas's two figures, as it gives them: their sum is the traffic the model charges, not a
@@ -249,6 +251,15 @@ static bool other_implementations(const Candidate *c, const Candidate *base, int
   return false;
 }
 
+/* "in 4 groups of 64 threads, one iteration each: N = 0..3" for a kernel of groups (threads.c:
+ * a candidate of one kernel, whose plan is one group's). */
+static void print_groups(const Dag *dag, const KernelPlan *p, const char *indent) {
+  char *loops = candidate_group_loops(dag);
+  printf("%sin %d groups of %d threads, one iteration each: %s\n", indent, dag->groups,
+         p->threads, loops);
+  free(loops);
+}
+
 /* base: the candidate whose block shape c is (--variants), or NULL. */
 static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
                             const Candidate *base, const char *label) {
@@ -260,12 +271,7 @@ static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
            base->rank, c->shape_of,
            other_implementations(c, base, c->shape_of - 1) ? " and the implementations for it" : "");
   for (int k = 0; k < c->nkernels; k++) print_kernel(dag, t, c->kernels[k], k);
-  if (c->dag) { /* threads.c */
-    char *loops = candidate_group_loops(c->dag);
-    printf("          in %d groups of these threads, one iteration each: %s\n", c->dag->groups,
-           loops);
-    free(loops);
-  }
+  if (c->dag) print_groups(c->dag, c->kernels[0], "          ");
 }
 
 /* What the figures assume: the model shares each kernel's launch among DEFAULT_ELEMENTS
@@ -335,7 +341,9 @@ static void explain_candidate(const Session *s, const Candidate *c) {
     print_calls(dag, p, false, stdout);
     int made = staging_kernel_barriers(dag, s->target, p); /* the ranking's figures */
     printf(": E=%d, %d threads, %d B shared, %d of %d possible barriers kept\n", p->e,
-           p->threads, staging_kernel_smem(dag, s->target, p), made, p->barriers_possible);
+           p->threads * dag_groups(dag), staging_kernel_smem(dag, s->target, p), made,
+           p->barriers_possible);
+    if (dag_groups(dag) > 1) print_groups(dag, p, "    ");
     if (made < p->barriers)
       printf("    (the block's copies fill every shared buffer before the first step: the "
              "plan's barriers below guard nothing and are not made)\n");

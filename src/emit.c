@@ -12,6 +12,7 @@
  */
 #include "kasgen.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -605,8 +606,14 @@ static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
   char tmp[] = "/tmp/kasgen-dot-XXXXXX";
   bool have_tmp = ok && mkdtemp(tmp) != NULL;
   int nfiles = 0;
+  /* an interruption removes the folder and every file dot may be writing (interrupt.c) */
+  if (have_tmp) interrupt_add_temporary(AT_FDCWD, tmp);
   for (int i = 0; have_tmp && i < count; i++) {
     files[i] = xasprintf("%s/%d.dot", tmp, i);
+    char *svg_path = xasprintf("%s.svg", files[i]);
+    interrupt_add_temporary(AT_FDCWD, files[i]);
+    interrupt_add_temporary(AT_FDCWD, svg_path);
+    free(svg_path);
     FILE *f = fopen(files[i], "w");
     if (f) fputs(dots[i], f);
     if (f && fclose(f) == 0) nfiles++;
@@ -625,9 +632,11 @@ static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
     }
     unlink(svg_path);
     unlink(files[i]);
+    interrupt_drop_temporary(AT_FDCWD, svg_path);
+    interrupt_drop_temporary(AT_FDCWD, files[i]);
     free(svg_path);
   }
-  if (have_tmp) rmdir(tmp);
+  if (have_tmp) rmdir(tmp), interrupt_drop_temporary(AT_FDCWD, tmp);
   for (int i = 0; i < count; i++) free(dots[i]), free(files[i]);
   free(dots);
   free(files);

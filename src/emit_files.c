@@ -246,15 +246,16 @@ static bool install_file(const EmitDir *d, const char *rel, const char *text) {
              errno == EEXIST ? "not a plain file" : strerror(errno));
   } else {
     int fd = openat(dirfd, temp_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) interrupt_add_temporary(dirfd, temp_name); /* Ctrl-C leaves no temporary */
     ok = fd >= 0 && write_all(fd, text, strlen(text));
     int saved = errno;
     if (fd >= 0 && close(fd) != 0 && ok) ok = false, saved = errno;
     if (ok && renameat(dirfd, temp_name, dirfd, name) != 0) ok = false, saved = errno;
-    if (!ok) {
-      if (fd >= 0) unlinkat(dirfd, temp_name, 0);
+    if (!ok && fd >= 0) unlinkat(dirfd, temp_name, 0);
+    if (fd >= 0) interrupt_drop_temporary(dirfd, temp_name);
+    if (!ok)
       error_at(d, rel, "cannot write: %s; this file is lost, but the folder's manifest lists "
                "every file kasgen wrote, so rerunning kasgen will work", strerror(saved));
-    }
   }
   free(temp);
   close(dirfd);
@@ -302,15 +303,16 @@ static bool write_manifest(const EmitDir *d, char **entries, int n) {
   for (int i = 0; i < n; i++) sb_printf(&sb, "%s\n", entries[i]);
   int fd = openat(d->fd, MANIFEST_TEMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                   0644);
+  if (fd >= 0) interrupt_add_temporary(d->fd, MANIFEST_TEMP);
   bool ok = fd >= 0 && write_all(fd, sb.data, sb.len) && fsync(fd) == 0;
   int saved = errno;
   if (fd >= 0 && close(fd) != 0 && ok) ok = false, saved = errno;
   if (ok && renameat(d->fd, MANIFEST_TEMP, d->fd, MANIFEST_NAME) != 0) ok = false, saved = errno;
-  if (!ok) {
-    if (fd >= 0) unlinkat(d->fd, MANIFEST_TEMP, 0);
+  if (!ok && fd >= 0) unlinkat(d->fd, MANIFEST_TEMP, 0);
+  if (fd >= 0) interrupt_drop_temporary(d->fd, MANIFEST_TEMP);
+  if (!ok)
     error_at(d, MANIFEST_NAME, "cannot write the manifest: %s; this run's files are lost (the "
              "folder is as the manifest says)", strerror(saved));
-  }
   sb_free(&sb);
   return ok;
 }

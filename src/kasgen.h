@@ -21,10 +21,12 @@
 #ifndef KASGEN_H
 #define KASGEN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define KASGEN_VERSION "0.1.0"
 
@@ -317,7 +319,8 @@ char *brief_kernels(const char *kernels, size_t width);
 #define BRIEF_WIDTH 80 /* the widest list a table's line shows */
 /* The harness's table shows a candidate's kernels on a line of their own under its figures,
  * from the column after its name (print_table, src/runtime/harness.cu): its brief
- * (kas_candidates.h) is shortened so that the line fits 80 columns. */
+ * (kas_candidates.h) is shortened so that the line fits 80 columns.  kasgen report prints the
+ * same table from the run's results file (report.c). */
 #define HARNESS_BRIEF_WIDTH (80 - 10)
 
 /* ------------------------------------------------------------------------------------------ */
@@ -337,12 +340,14 @@ typedef struct {
   size_t max; /* SPAWN_CAPTURE */
 } SpawnOutput;
 typedef struct {
-  /* Bytes fed on the standard input (then closed), or NULL for kasgen's own.  A program that
-   * stops reading gets the rest no more: kasgen ignores SIGPIPE while it writes. */
+  /* Bytes fed on the standard input (then closed), or NULL for /dev/null (the program is not in
+   * the terminal's foreground group: reading the terminal would stop it).  A program that stops
+   * reading gets the rest no more: kasgen ignores SIGPIPE while it writes. */
   const char *input;
   size_t input_len;
   SpawnOutput out, err;
-  /* > 0: the program is killed (SIGKILL) and reaped this many seconds after it started. */
+  /* > 0: the program is killed (SIGKILL), with every process of its group, and reaped this
+   * many seconds after it started. */
   double timeout_s;
 } SpawnOptions;
 typedef enum {
@@ -363,7 +368,8 @@ typedef struct {
   SpawnCapture out, err;
 } SpawnResult;
 /* Runs argv[0] (on $PATH unless it holds a '/') with the arguments argv (NULL-terminated), as
- * opt says, and waits for it. */
+ * opt says, and waits for it.  The program leads a process group of its own, which the deadline
+ * and an interruption of kasgen kill (interrupt.c). */
 SpawnResult spawn_run(char *const argv[], const SpawnOptions *opt);
 /* The same in two steps, so that several programs run at once: spawn_start never waits (its
  * deadline counts from here); spawn_finish feeds the input, reads the outputs and waits, and
@@ -373,6 +379,25 @@ typedef struct Spawn Spawn;
 Spawn *spawn_start(char *const argv[], const SpawnOptions *opt);
 SpawnResult spawn_finish(Spawn *s);
 void spawn_result_free(SpawnResult *r); /* the captures */
+
+/* ------------------------------------------------------------------------------------------ */
+/* interrupt.c: Ctrl-C stops kasgen with the programs it started and its temporary files        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* main: SIGINT, SIGTERM and SIGHUP (those not ignored) stop the programs' groups, remove the
+ * temporaries, and end kasgen by the signal. */
+void interrupt_install(void);
+/* Blocks those signals (*before: the mask before), and sets the mask back. */
+void interrupt_hold(sigset_t *before);
+void interrupt_release(const sigset_t *before);
+/* A running program's group (spawn.c), from its start until it is reaped. */
+void interrupt_add_group(pid_t pgid);
+void interrupt_drop_group(pid_t pgid);
+/* A temporary file or folder (path relative to dirfd, or AT_FDCWD), removed when kasgen is
+ * interrupted; dirfd stays open until it is dropped.  Folders are removed after the files
+ * registered later, so a folder's files go first. */
+void interrupt_add_temporary(int dirfd, const char *path);
+void interrupt_drop_temporary(int dirfd, const char *path);
 
 /* ------------------------------------------------------------------------------------------ */
 /* pattern.c: access-pattern expressions, access sets, compatibility (docs/design.md §5.3)        */

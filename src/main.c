@@ -414,5 +414,9 @@ static int run_kasgen(int argc, char **argv) {
   return status == EXIT_BAD_INPUT && diag_command_line_blamed() ? EXIT_USAGE : status;
 }
 
-/* A command whose output could not be written (stdout on a full disk) has failed. */
-int main(int argc, char **argv) { return stdout_checked(run_kasgen(argc, argv)); }
+/* A command whose output could not be written (stdout on a full disk) has failed.  Ctrl-C
+ * stops the programs kasgen started and removes its temporaries (interrupt.c). */
+int main(int argc, char **argv) {
+  interrupt_install();
+  return stdout_checked(run_kasgen(argc, argv));
+}

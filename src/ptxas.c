@@ -186,12 +186,16 @@ static bool compile_units(const char *nvcc, const Library *lib, char **texts, in
   char tmpl[] = "/tmp/kasgen-ptxas-XXXXXX";
   char *tmp = mkdtemp(tmpl);
   if (!tmp) return false;
+  /* an interrupted compile leaves nothing in /tmp: the folder, then its files (interrupt.c) */
+  char *made[] = {tmp, xasprintf("%s/ptxas.cu", tmp), xasprintf("%s/ptxas.log", tmp),
+                  xasprintf("%s/ptxas.o", tmp)};
+  for (int i = 0; i < 4; i++) interrupt_add_temporary(AT_FDCWD, made[i]);
   StrBuf sb;
   sb_init(&sb);
   sb_puts(&sb, "#include <cuda_runtime.h>\n#include <math.h>\n#include <stddef.h>\n"
                "#include <stdint.h>\n#include \"kas_device.h\"\n");
   for (int u = 0; u < n; u++) sb_printf(&sb, "namespace c%d {\n%s\n}\n", u, texts[u]);
-  char *src = xasprintf("%s/ptxas.cu", tmp), *log = xasprintf("%s/ptxas.log", tmp);
+  const char *src = made[1], *log = made[2];
   FILE *f = fopen(src, "w");
   bool ok = f && fputs(sb.data, f) >= 0;
   if (f && fclose(f) != 0) ok = false;
@@ -202,9 +206,12 @@ static bool compile_units(const char *nvcc, const Library *lib, char **texts, in
   if (!ok) diag_warning((SrcLoc){.file = nvcc}, "compiling the candidates for ptxas's register "
                         "report failed; keeping the estimated registers");
   free(text);
-  char *obj = xasprintf("%s/ptxas.o", tmp);
-  unlink(src), unlink(log), unlink(obj), rmdir(tmp);
-  free(src), free(log), free(obj);
+  for (int i = 4; i-- > 0;) {
+    if (i > 0) unlink(made[i]);
+    else rmdir(tmp);
+    interrupt_drop_temporary(AT_FDCWD, made[i]);
+  }
+  for (int i = 1; i < 4; i++) free(made[i]);
   return ok;
 }
 

@@ -82,6 +82,10 @@ static void print_field(FILE *out, const char *format, const char *text) {
   free(shown);
 }
 
+/* A candidate's figures on one line (79 columns), its kernels on the next under the "kernels"
+ * column, shortened to fit 80 (an element's kernels once made lines of 159 after the figures),
+ * WRONG in the margin before them for a candidate that failed its check: the harness's table,
+ * which reads the same row from the same run. */
 static void print_row(const ResultRow *x, FILE *out) {
   char pr[24] = "-", mr[24] = "-";
   if (x->predicted_rank) {
@@ -89,12 +93,12 @@ static void print_row(const ResultRow *x, FILE *out) {
     snprintf(mr, sizeof mr, "%ld", x->measured_rank);
   }
   print_field(out, "%-9s ", x->name);
-  fprintf(out, "%-7ld %10.4f %10.4f %9.1f %9.1f %6.1f%% %5s %5s  ", x->nkernels, x->predicted_ns,
-          x->measured_ns, x->melem_s, x->gbs, x->copy_pct, pr, mr);
-  char *brief = brief_kernels(x->kernels, BRIEF_WIDTH);
-  print_field(out, "%s", brief);
+  fprintf(out, "%-7ld %10.4f %10.4f %9.1f %9.1f %6.1f%% %5s %5s\n%-9s ", x->nkernels,
+          x->predicted_ns, x->measured_ns, x->melem_s, x->gbs, x->copy_pct, pr, mr,
+          x->correct ? "" : "WRONG");
+  char *brief = brief_kernels(x->kernels, HARNESS_BRIEF_WIDTH);
+  print_field(out, "%s\n", brief);
   free(brief);
-  fputs(x->correct ? "\n" : "  WRONG\n", out);
 }
 
 /* What the run's code was generated for, as its <run> says: "precision double, layout
@@ -110,17 +114,21 @@ static char *generated_for(const Results *r) {
                    layout);
 }
 
+/* Every line within 80 columns (names of unusual length aside), in the harness's layout: the
+ * run in three lines, the rows (print_row), the figures that judge the model. */
 static void print_results(const Results *r, double rho, int k, FILE *out) {
   print_field(out, "%s on ", r->spec);
   print_field(out, "%s: ", r->device);
-  fprintf(out, "n = %ld, %ld bytes/element compulsory, copy bandwidth %.1f GB/s\n", r->n,
-          r->bytes_per_elem, r->copy_gbs);
+  fprintf(out, "n = %ld\n", r->n);
   char *target = generated_for(r);
   print_field(out, "%s", target);
   fputs(r->has_precision && r->layouts ? "\n" : " (the file of an older harness)\n", out);
   free(target);
-  fprintf(out, "%-9s %-7s %10s %10s %9s %9s %7s %5s %5s  %s\n", "candidate", "kernels",
-          "pred ns/e", "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "kernels (calls)");
+  fprintf(out, "%ld bytes/element compulsory, copy bandwidth %.1f GB/s\n", r->bytes_per_elem,
+          r->copy_gbs);
+  fprintf(out, "%-9s %-7s %10s %10s %9s %9s %7s %5s %5s\n%-9s %s\n", "candidate", "kernels",
+          "pred ns/e", "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "",
+          "kernels (calls)");
   for (int i = 0; i < r->nrows; i++) print_row(&r->rows[i], out);
   if (isfinite(rho))
     fprintf(out, "Spearman rank correlation (predicted vs measured, %d candidates): %.3f\n", k,
@@ -130,7 +138,7 @@ static void print_results(const Results *r, double rho, int k, FILE *out) {
   double mean_rel_error, best_gap;
   prediction_errors(r, &mean_rel_error, &best_gap);
   if (isfinite(mean_rel_error))
-    fprintf(out, "mean relative error of the predicted time: %.1f%%; the predicted best ran "
+    fprintf(out, "mean relative error of the predicted time: %.1f%%\nthe predicted best ran "
                  "%.1f%% slower than the measured best (%s 5%%)\n",
             100 * mean_rel_error, 100 * best_gap, best_gap <= 0.05 ? "within" : "NOT within");
 }
@@ -286,6 +294,8 @@ static PlotOutcome draw_plot(const Results *r, int k, int dirfd, const char *dir
     free(png);
     return PLOT_NOT_WRITABLE;
   }
+  /* Ctrl-C while gnuplot draws leaves no temporary in the user's folder (interrupt.c) */
+  if (fd >= 0) interrupt_add_temporary(dirfd, temp);
   char *script = plot_script(r, k);
   int status = fd < 0 ? -1 : run_gnuplot(script, fd);
   free(script);
@@ -295,6 +305,7 @@ static PlotOutcome draw_plot(const Results *r, int k, int dirfd, const char *dir
   if (fd >= 0 && close(fd) != 0 && written) written = false, saved = errno;
   if (written && renameat(dirfd, temp, dirfd, name) != 0) written = false, saved = errno;
   if (!written && temp) unlinkat(dirfd, temp, 0);
+  if (temp) interrupt_drop_temporary(dirfd, temp);
   free(temp);
   PlotOutcome outcome = written ? PLOT_DRAWN : status == 127 ? PLOT_NO_GNUPLOT : PLOT_FAILED;
   if (outcome == PLOT_DRAWN)

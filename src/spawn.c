@@ -1,11 +1,16 @@
 /*
  * spawn.c — running another program: gnuplot (report.c), nvcc (ptxas.c), nvidia-smi
  * (local_gpu.c) and dot (emit.c).  Each gets a fixed argument list and never a shell (found on
- * $PATH unless argv[0] names a path).  Its standard input is kasgen's or bytes fed through a
+ * $PATH unless argv[0] names a path).  Its standard input is /dev/null or bytes fed through a
  * pipe; its standard output and error each kasgen's, /dev/null, a file descriptor, or a bounded
  * buffer; an optional deadline kills it (SIGKILL) and reaps it, so that a hung program cannot
  * hang kasgen.  The result says whether it exited (and its status), died of a signal, was killed
  * at the deadline, or could not be started.
+ *
+ * Each program leads a process group of its own, and the deadline kills the group: nvcc runs
+ * cicc and ptxas, which a SIGKILL of nvcc alone would leave running.  Out of the terminal's
+ * foreground group, a program gets no Ctrl-C from it: interrupt.c passes kasgen's on to every
+ * group registered here, from the start of the program until it is reaped.
  *
  * spawn_start and spawn_finish are apart so that several programs can run at once (emit.c's
  * dot processes); spawn_run is both.  The pipes are written and read without blocking, under
@@ -80,14 +85,27 @@ static void add_output(posix_spawn_file_actions_t *fa, const SpawnOutput *o, int
     posix_spawn_file_actions_adddup2(fa, pipe_end, target);
 }
 
+/* Starts the program in a new process group, registered with interrupt.c before any signal
+ * could find it unregistered; the program gets the signal mask kasgen had. */
 static int start_program(Spawn *s, char *const argv[], const SpawnOptions *opt,
                          int ends[NPIPES][2]) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   if (ends[PIPE_IN][0] >= 0) posix_spawn_file_actions_adddup2(&fa, ends[PIPE_IN][0], 0);
+  else posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   add_output(&fa, &opt->out, ends[PIPE_OUT][0], STDOUT_FILENO);
   add_output(&fa, &opt->err, ends[PIPE_ERR][0], STDERR_FILENO);
-  int rc = posix_spawnp(&s->pid, argv[0], &fa, NULL, argv, environ);
+  sigset_t before;
+  interrupt_hold(&before);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attr, 0); /* its own pid */
+  posix_spawnattr_setsigmask(&attr, &before);
+  int rc = posix_spawnp(&s->pid, argv[0], &fa, &attr, argv, environ);
+  if (rc == 0) interrupt_add_group(s->pid);
+  interrupt_release(&before);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   return rc;
 }
@@ -187,16 +205,19 @@ static void sleep_seconds(double s) {
   nanosleep(&ts, NULL);
 }
 
-/* waitpid until the deadline (none: as long as it takes): the pid when the program ended, 0 when
- * the deadline came first, -1 with errno set.  waitpid has no timeout, so with a deadline it is
- * asked without waiting, at intervals growing from 1 ms to 20 ms (a program that ends is reaped
- * at most 20 ms late; a SIGCHLD handler would change what the whole process does). */
-static pid_t wait_until(pid_t pid, double deadline, int *status) {
+/* Waits until the program ends or the deadline (none: as long as it takes), leaving it unreaped
+ * (WNOWAIT): 1 when it ended, 0 when the deadline came first, -1 with errno set.  waitid has no
+ * timeout, so with a deadline it is asked without waiting, at intervals growing from 1 ms to
+ * 20 ms (a program that ends is seen at most 20 ms late; a SIGCHLD handler would change what the
+ * whole process does). */
+static int wait_until(pid_t pid, double deadline) {
   double interval = 0.001;
   for (;;) {
-    pid_t got = waitpid(pid, status, deadline > 0 ? WNOHANG : 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got != 0) return got;
+    siginfo_t info = {0};
+    int rc = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT | (deadline > 0 ? WNOHANG : 0));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) return -1;
+    if (info.si_pid != 0) return 1;
     double left = deadline - clock_seconds();
     if (left <= 0) return 0;
     sleep_seconds(left < interval ? left : interval);
@@ -204,10 +225,18 @@ static pid_t wait_until(pid_t pid, double deadline, int *status) {
   }
 }
 
-/* Kills the program and reaps it (SIGKILL cannot be caught, so this does not wait long). */
-static void kill_and_reap(pid_t pid, int *status) {
-  kill(pid, SIGKILL);
+/* Reaps the program, after killing its group when it is late: while the leader is unreaped its
+ * pid names the group, which no other process can have taken.  Interruptions are held, so that
+ * interrupt.c never signals a group whose leader is gone.  Whatever else of the group an ended
+ * program left running is its own business; a late program's is killed (SIGKILL cannot be
+ * caught, so this does not wait long). */
+static void reap(pid_t pid, bool kill_group, int *status) {
+  sigset_t before;
+  interrupt_hold(&before);
+  if (kill_group) kill(-pid, SIGKILL);
   while (waitpid(pid, status, 0) < 0 && errno == EINTR) {}
+  interrupt_drop_group(pid);
+  interrupt_release(&before);
 }
 
 SpawnResult spawn_finish(Spawn *s) {
@@ -220,8 +249,10 @@ SpawnResult spawn_finish(Spawn *s) {
     if (feeding) sigaction(SIGPIPE, &old, NULL);
     for (int i = 0; i < NPIPES; i++) close_fd(&s->fd[i]);
     int status = 0;
-    pid_t got = in_time ? wait_until(s->pid, s->deadline, &status) : 0;
-    if (got == 0) kill_and_reap(s->pid, &status);
+    int got = in_time ? wait_until(s->pid, s->deadline) : 0;
+    int saved = errno;
+    reap(s->pid, got == 0, &status);
+    errno = saved;
     SpawnResult *r = &s->result;
     if (got < 0) r->end = SPAWN_BROKEN, r->error = errno;
     else if (got == 0) r->end = SPAWN_TIMED_OUT;

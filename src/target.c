@@ -29,6 +29,17 @@ static bool set_named(Target *t, const Dag *dag, const char *name, size_t len, L
   return found;
 }
 
+/* "did you mean 'F'?" at the spec's declaration of the input or output whose name is closest
+ * to name (len bytes), as for an unknown name in the spec itself (spec.c). */
+static void hint_argument(const Dag *dag, const char *name, size_t len) {
+  NameHint h;
+  name_hint_start(&h, name, len);
+  for (int k = 0; k < dag->nin_args + dag->nout_args; k++)
+    name_hint_offer(&h, dag_arg_name(dag, dag_api_arg(dag, k)), k);
+  if (h.best)
+    diag_note(dag->spec->vars[dag_api_arg(dag, h.best_id)->var].loc, "did you mean '%s'?", h.best);
+}
+
 /* Applies one item of the --layout list; false after an error at where. */
 static bool apply_layout_item(Target *t, const Dag *dag, const LayoutItem *it, SrcLoc where) {
   if (!it->named) {
@@ -39,6 +50,7 @@ static bool apply_layout_item(Target *t, const Dag *dag, const LayoutItem *it, S
   if (set_named(t, dag, it->text, it->name_len, it->layout)) return true;
   diag_error(where, "'%.*s' names no input or output of spec %s", (int)it->name_len, it->text,
              dag->spec->name);
+  hint_argument(dag, it->text, it->name_len);
   return false;
 }
 

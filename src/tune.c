@@ -186,10 +186,11 @@ void tune_figures(const double *pred, const double *meas, int n, TuneFigures *f)
   f->error = err / n;
 }
 
+/* Two lines within 80 columns (one of 120 before). */
 static void print_figures(const char *what, const TuneFigures *f) {
-  printf("%s: spearman %.3f, predicted best %.1f%% slower than the measured best, mean relative "
-         "error %.1f%% (%d candidates)\n",
-         what, f->spearman, 100 * f->gap, 100 * f->error, f->n);
+  printf("%s: spearman %.3f, mean relative error %.1f%%\n"
+         "  predicted best %.1f%% slower than the measured best (%d candidates)\n",
+         what, f->spearman, 100 * f->error, 100 * f->gap, f->n);
 }
 
 /* The current model's prediction of candidate c under calibration cal: its kernels' terms
@@ -263,43 +264,96 @@ bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch) {
 
 /* ---- the table -------------------------------------------------------------------------- */
 
+/* The column at which a row's kernels start on a line of their own: under its name. */
+#define KERNELS_MARGIN 11
+
+/* One ranked row of the table: its figures (65 columns), and its kernels (whole; shortened when
+ * printed) or, where the search no longer gives its candidate, a note saying so. */
+typedef struct {
+  char *figures, *kernels;
+  bool listed; /* kernels holds the kernels, not the note */
+  bool wrong;
+} TableRow;
+
+/* The row of x with the current model's prediction of its candidate (*now; NaN without one). */
+static TableRow table_row(SearchContext *ctx, const ResultRow *x, const Dag *dag,
+                          const Target *t, const SearchResult *res, const ModelCalibration *cal,
+                          double *now) {
+  char *name = terminal_text(x->name);
+  const Candidate *c = tune_candidate_of(dag, t, res, x, false);
+  TableRow row = {.listed = c != NULL, .wrong = c && !x->correct};
+  *now = c ? tune_predict(ctx, c, cal) : NAN;
+  if (c)
+    row.figures = xasprintf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f", x->predicted_rank,
+                            x->measured_rank, name, x->predicted_ns, *now, x->measured_ns,
+                            tune_spread(x));
+  else
+    row.figures = xasprintf("%4ld %4ld  %-9s %10.4f %10s", x->predicted_rank, x->measured_rank,
+                            name, x->predicted_ns, "-");
+  row.kernels = c ? terminal_text(x->kernels) : xstrdup("(not among the search's candidates now)");
+  free(name);
+  return row;
+}
+
+/* The kernels as the row shows them, shortened to width; the note as it is. */
+static char *row_kernels(const TableRow *row, size_t width) {
+  return row->listed ? brief_kernels(row->kernels, width) : xstrdup(row->kernels);
+}
+
+/* Whether every row fits 80 columns with its kernels after its figures; otherwise (the
+ * element's 128 calls made lines of 150) each row's kernels go on a line of their own, as in the
+ * harness's table and report's. */
+static bool rows_fit_one_line(const TableRow *rows, int n) {
+  for (int i = 0; i < n; i++) {
+    char *k = row_kernels(&rows[i], BRIEF_WIDTH);
+    size_t width = strlen(rows[i].figures) + 2 + strlen(k) + (rows[i].wrong ? 7 : 0);
+    free(k);
+    if (width > 80) return false;
+  }
+  return true;
+}
+
+static void print_rows(const TableRow *rows, int n) {
+  bool one_line = rows_fit_one_line(rows, n);
+  printf("%4s %4s  %-9s %10s %10s %10s %9s%s%*s%s\n", "pred", "meas", "candidate", "pred ns/e",
+         "model now", "meas ns/e", "spread", one_line ? "  " : "\n", one_line ? 0 : KERNELS_MARGIN,
+         "", "kernels");
+  for (int i = 0; i < n; i++) {
+    const TableRow *x = &rows[i];
+    char *k = row_kernels(x, one_line ? BRIEF_WIDTH : 80 - KERNELS_MARGIN);
+    if (one_line)
+      printf("%s  %s%s\n", x->figures, k, x->wrong ? "  WRONG" : "");
+    else /* WRONG in the margin, where every flag lines up */
+      printf("%s\n%-*s%s\n", x->figures, KERNELS_MARGIN, x->wrong ? "WRONG" : "", k);
+    free(k);
+  }
+}
+
 void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,
                       const SearchResult *res, const ModelCalibration *cal) {
   SearchContext *ctx = search_context_new(dag, db, t);
   model_memo_quiet(ctx->model);
-  int n = 0;
+  int n = 0, nrows = 0;
   double *file = xcalloc((size_t)r->nrows + 1, sizeof *file);
   double *now = xcalloc((size_t)r->nrows + 1, sizeof *now);
   double *meas = xcalloc((size_t)r->nrows + 1, sizeof *meas);
+  TableRow *rows = xcalloc((size_t)r->nrows + 1, sizeof *rows);
   char *device = terminal_text(r->device ? r->device : "");
   printf("%s: predicted and measured ranks (%s)\n", dag->spec->name, device);
   free(device);
-  printf("%4s %4s  %-9s %10s %10s %10s %9s  %s\n", "pred", "meas", "candidate", "pred ns/e",
-         "model now", "meas ns/e", "spread", "kernels");
   int *order = results_rank_order(r);
   for (int j = 0; j < r->nrows; j++) {
     const ResultRow *x = &r->rows[order[j]];
-    long rank = x->predicted_rank;
-    if (rank < 1 || rank > r->nrows) continue; /* unranked (0): the table lists the ranked */
-    const Candidate *c = tune_candidate_of(dag, t, res, x, false);
-    if (!c) {
-      char *name = terminal_text(x->name);
-      printf("%4ld %4ld  %-9s %10.4f %10s   (not among the search's candidates now)\n", rank,
-             x->measured_rank, name, x->predicted_ns, "-");
-      free(name);
-      continue;
-    }
-    double t = tune_predict(ctx, c, cal);
-    /* shortened, then shown as report shows it */
-    char *brief = brief_kernels(x->kernels, BRIEF_WIDTH), *k = terminal_text(brief);
-    char *name = terminal_text(x->name);
-    printf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f  %s%s\n", rank, x->measured_rank, name,
-           x->predicted_ns, t, x->measured_ns, tune_spread(x), k, x->correct ? "" : "  WRONG");
-    free(name), free(k), free(brief);
-    if (!x->correct || !(x->measured_ns > 0)) continue;
-    file[n] = x->predicted_ns, now[n] = t, meas[n++] = x->measured_ns;
+    if (x->predicted_rank < 1 || x->predicted_rank > r->nrows) continue; /* the ranked only */
+    double t_now;
+    rows[nrows++] = table_row(ctx, x, dag, t, res, cal, &t_now);
+    if (isnan(t_now) || !x->correct || !(x->measured_ns > 0)) continue;
+    file[n] = x->predicted_ns, now[n] = t_now, meas[n++] = x->measured_ns;
   }
   free(order);
+  print_rows(rows, nrows);
+  for (int i = 0; i < nrows; i++) free(rows[i].figures), free(rows[i].kernels);
+  free(rows);
   TuneFigures f;
   tune_figures(file, meas, n, &f);
   print_figures("as generated", &f);

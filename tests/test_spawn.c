@@ -4,14 +4,20 @@
  * longer than its bound is cut and its program does not hang kasgen; a program stopping to read
  * its input costs kasgen no SIGPIPE; the deadline kills a program, whether it sleeps or does not
  * read its input; a program that does not exist is told apart; exit statuses and signals pass
- * through; outputs go to a descriptor or /dev/null; several programs run at once.  The test may
- * use sh; kasgen itself never does.
+ * through; outputs go to a descriptor or /dev/null; several programs run at once.  Each program
+ * leads a process group of its own with /dev/null as its input unless fed; the deadline kills
+ * the program's children too; an interrupted kasgen (interrupt.c) dies of the signal with no
+ * program or temporary left, and leaves an ignored signal ignored.  The test may use sh; kasgen
+ * itself never does.
  */
 #include "testutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static const SpawnOptions capture_both = {
     .out = {SPAWN_CAPTURE, -1, 4096}, .err = {SPAWN_CAPTURE, -1, 4096}, .timeout_s = 20};
@@ -127,6 +133,147 @@ static void test_deadline_kills(void **state) {
   assert_int_equal(errno, ECHILD);
 }
 
+/* The number in file path (a pid a shell wrote), waiting up to 5 s for it; -1 if none came. */
+static pid_t pid_in_file(const char *path) {
+  for (int i = 0; i < 500; i++) {
+    FILE *f = fopen(path, "r");
+    long pid = -1;
+    if (f && fscanf(f, "%ld", &pid) == 1 && pid > 0) {
+      fclose(f);
+      return (pid_t)pid;
+    }
+    if (f) fclose(f);
+    usleep(10000);
+  }
+  return -1;
+}
+
+/* Whether process pid is gone, waiting up to 2 s: no such process, or a zombie (dead; reaping it
+ * is its new parent's business).  A survivor is killed, so the test leaves none behind. */
+static bool process_gone(pid_t pid) {
+  for (int i = 0; i < 200; i++) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+    char path[64], stat[256] = {0};
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(stat, 1, sizeof stat - 1, f) : 0;
+    if (f) fclose(f);
+    const char *end = n ? strrchr(stat, ')') : NULL;
+    if (end && end[1] == ' ' && end[2] == 'Z') return true;
+    usleep(10000);
+  }
+  kill(pid, SIGKILL);
+  return false;
+}
+
+/* A program whose own child outlives the deadline (nvcc's cicc or ptxas): both are killed.
+ * Before each program had a group of its own, only the shell was, and the sleep it had started
+ * in the background ran on. */
+static void test_deadline_kills_children(void **state) {
+  (void)state;
+  char pidfile[] = "/tmp/kasgen-test-spawn-XXXXXX";
+  int fd = mkstemp(pidfile);
+  assert_true(fd >= 0);
+  close(fd);
+  char *script = xasprintf("sleep 100 & echo $! >%s; sleep 100", pidfile);
+  char *argv[] = {"sh", "-c", script, NULL};
+  SpawnOptions opt = {.timeout_s = 1};
+  SpawnResult r = spawn_run(argv, &opt);
+  assert_int_equal(r.end, SPAWN_TIMED_OUT);
+  pid_t grandchild = pid_in_file(pidfile);
+  unlink(pidfile);
+  free(script);
+  assert_true(grandchild > 0);
+  assert_true(process_gone(grandchild));
+}
+
+/* The program leads its own process group (the deadline's kill reaches all of it) and reads
+ * /dev/null unless fed: out of the terminal's foreground group, reading the terminal would
+ * stop it. */
+static void test_own_group_and_input(void **state) {
+  (void)state;
+  char *stat_argv[] = {"cat", "/proc/self/stat", NULL};
+  SpawnResult r = spawn_run(stat_argv, &capture_both);
+  assert_int_equal(r.end, SPAWN_EXITED);
+  long pid = 0, ppid = 0, pgrp = 0;
+  const char *after = strrchr(r.out.data, ')');
+  assert_non_null(after);
+  assert_int_equal(sscanf(r.out.data, "%ld", &pid), 1);
+  assert_int_equal(sscanf(after + 1, " %*c %ld %ld", &ppid, &pgrp), 2);
+  assert_int_equal(ppid, (long)getpid());
+  assert_int_equal(pgrp, pid);
+  assert_int_not_equal(pgrp, (long)getpgrp());
+  spawn_result_free(&r);
+  char *fd0_argv[] = {"readlink", "/proc/self/fd/0", NULL};
+  r = spawn_run(fd0_argv, &capture_both);
+  assert_string_equal(r.out.data, "/dev/null\n");
+  spawn_result_free(&r);
+}
+
+/* In a process of its own (a kasgen): a program running (a shell whose background sleep ignores
+ * SIGINT, as a non-interactive shell's does) and a temporary file registered.  SIGINT to that
+ * process alone, as Ctrl-C now is, kills it by the signal within the grace second, and leaves
+ * neither the program, nor its child, nor the temporary. */
+static void test_interrupt_stops_everything(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kasgen-test-spawn-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char *pidfile = xasprintf("%s/pids", dir), *temp = xasprintf("%s/temp", dir);
+  char *script = xasprintf("sleep 100 & echo $$ $! >%s.new; mv %s.new %s; sleep 100", pidfile,
+                           pidfile, pidfile);
+  pid_t kasgen = fork();
+  assert_true(kasgen >= 0);
+  if (kasgen == 0) {
+    /* SIGINT at its default, as at a terminal: a suite run in the background of a script
+     * inherits it ignored, which interrupt_install keeps (test_ignored_stays_ignored) */
+    signal(SIGINT, SIG_DFL);
+    interrupt_install();
+    close(open(temp, O_WRONLY | O_CREAT, 0644));
+    interrupt_add_temporary(AT_FDCWD, temp);
+    char *argv[] = {"sh", "-c", script, NULL};
+    spawn_run(argv, &(SpawnOptions){.timeout_s = 60});
+    _exit(0);
+  }
+  int shell = -1, sleeper = -1;
+  assert_true(pid_in_file(pidfile) > 0);
+  FILE *f = fopen(pidfile, "r");
+  assert_true(f && fscanf(f, "%d %d", &shell, &sleeper) == 2);
+  fclose(f);
+  double t0 = clock_seconds();
+  kill(kasgen, SIGINT);
+  int status = 0;
+  assert_int_equal(waitpid(kasgen, &status, 0), kasgen);
+  assert_true(WIFSIGNALED(status));
+  assert_int_equal(WTERMSIG(status), SIGINT);
+  assert_true(clock_seconds() - t0 < 3);
+  assert_true(process_gone(shell));
+  assert_true(process_gone(sleeper));
+  struct stat st;
+  assert_int_not_equal(stat(temp, &st), 0);
+  unlink(pidfile);
+  assert_int_equal(rmdir(dir), 0);
+  free(pidfile), free(temp), free(script);
+}
+
+/* A signal kasgen was started ignoring (nohup, a background job of a script) stays ignored. */
+static void test_ignored_stays_ignored(void **state) {
+  (void)state;
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    signal(SIGHUP, SIG_IGN);
+    interrupt_install();
+    struct sigaction hup, term;
+    sigaction(SIGHUP, NULL, &hup);
+    sigaction(SIGTERM, NULL, &term);
+    _exit(hup.sa_handler == SIG_IGN && term.sa_handler != SIG_DFL ? 0 : 1);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* A program that neither reads its input (a megabyte, beyond the pipe's buffer) nor ends: the
  * deadline holds while kasgen is still writing. */
 static void test_deadline_while_feeding(void **state) {
@@ -222,6 +369,10 @@ int main(void) {
       cmocka_unit_test(test_output_of_the_bound),
       cmocka_unit_test(test_input_not_read),
       cmocka_unit_test(test_deadline_kills),
+      cmocka_unit_test(test_deadline_kills_children),
+      cmocka_unit_test(test_own_group_and_input),
+      cmocka_unit_test(test_interrupt_stops_everything),
+      cmocka_unit_test(test_ignored_stays_ignored),
       cmocka_unit_test(test_deadline_while_feeding),
       cmocka_unit_test(test_not_installed),
       cmocka_unit_test(test_exit_status_and_signal),

@@ -94,7 +94,7 @@ static void test_report_says_precision_and_layout(void **state) {
   FILE *out = open_memstream(&table, &table_len);
   assert_true(report_text("r.xml", text, strlen(text), out, &script));
   fclose(out);
-  assert_contains(table, "\nprecision double, layout component,F'=element\ncandidate ");
+  assert_contains(table, "\nprecision double, layout component,F'=element\n532 bytes/element ");
   assert_contains(script, "set title 'stvenant on GPU (precision double, layout "
                           "component,F_=element): measured ");
   free(table), free(script), free(text), free(good);

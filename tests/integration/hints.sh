@@ -2,8 +2,9 @@
 # hints.sh — "did you mean" notes (issue #9), through the real binary: every spec of tests/hints/
 # gives exactly the diagnostics of its .expected file (errors, notes at the declarations of the
 # closest names, source lines and carets; LIBRARY stands for the library folder), a library with
-# a misspelt type gets its note, and an unknown command or option on the command line gets its
-# note and exit 2.  A spec with 10,000 names and 10,000 misspelt uses stays fast.  Run from the
+# a misspelt type gets its note, an unknown command or option on the command line gets its
+# note and exit 2, and so does a --layout name the spec lacks (its note at the argument's
+# declaration).  A spec with 10,000 names and 10,000 misspelt uses stays fast.  Run from the
 # repository root with $KASGEN and $KASGEN_LIBRARY set (tests/run.sh does both).
 set -u
 : "${KASGEN:?set KASGEN to the kasgen binary}"
@@ -131,6 +132,27 @@ same_err "--no-db -xh" <<'EOF'
 kasgen: error: unknown option '-x'
 usage: kasgen [COMMAND] [SPEC|DIR|FILE] [OPTIONS]; kasgen --help lists them
 EOF
+# A --layout name the spec lacks: bad usage (2), with the note at the closest input or output's
+# declaration (before, the error alone); a name far from every argument gets none.
+k plan specs/stvenant.spec --layout component,vec3Dphi=element
+[ "$rc" = 2 ] || fail "--layout vec3Dphi=element: exit $rc"
+same_err "--layout vec3Dphi=element" <<'EOF'
+--layout: error: 'vec3Dphi' names no input or output of spec stvenant
+specs/stvenant.spec:5:15: note: did you mean 'vec3DPhi'?
+     5 | vector3       vec3DPhi, vec3NodeStiff;
+       |               ^
+EOF
+k specs/synctest.spec --layout a=component --out "$tmp/layout"
+[ "$rc" = 2 ] || fail "--layout a=component: exit $rc"
+same_err "--layout a=component" <<'EOF'
+--layout: error: 'a' names no input or output of spec synctest
+specs/synctest.spec:3:11: note: did you mean 'A'?
+     3 | matrix3x3 A, M_1, M_2, M_3, F;
+       |           ^
+EOF
+[ ! -e "$tmp/layout" ] || fail "--layout a=component: an output folder was written"
+k plan specs/stvenant.spec --layout nosuch=element
+[ "$rc" = 2 ] && ! grep -q 'did you mean' "$tmp/err" || fail "--layout nosuch=element: a note"
 # Unique abbreviations still work (getopt_long's own rule).
 k plan specs/stvenant.spec --to 1 --no-d
 [ "$rc" = 0 ] && [ "$(wc -l <"$tmp/out")" = 1 ] || fail "--to 1 --no-d: exit $rc"

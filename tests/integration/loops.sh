@@ -23,20 +23,30 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # launch_figures GEN: the ranking the main job printed ($tmp/out), GEN/index.txt and each
-# kernel's launch in GEN/candNN/kernels.cu give every kernel one shared memory, the bytes it is
-# launched with (staged copies and groups' copies in: the ranking and index.txt once left them
-# out, 35712 B for the element's #1 launched with 100224), and one count of barriers.
+# kernel's launch in GEN/candNN/kernels.cu give every kernel one count of threads per block,
+# one shared memory, the bytes it is launched with (staged copies and groups' copies in: the
+# ranking and index.txt once left them out, 35712 B for the element's #1 launched with 100224),
+# and one count of barriers.  A kernel of groups launches all its groups' threads (dim3(64, 1,
+# 4): 256), which the ranking once gave as one group's (threads=64).
 launch_figures() {
-  local gen=$1 c k bytes
-  diff <(sed -nE 's/.*  shared=([0-9]+) B .*  ([0-9]+ of [0-9]+) barriers  .*/\1 \2/p' "$tmp/out") \
-    <(sed -nE 's/^  [a-z0-9]+ +kernel [0-9]+: .*, ([0-9]+) B shared, ([0-9]+ of [0-9]+) barriers,.*/\1 \2/p' \
-      "$gen/index.txt") >"$tmp/figures.diff" ||
+  local gen=$1 c k threads bytes x y z
+  local ranked='.*  threads=([0-9]+)  shared=([0-9]+) B .*  ([0-9]+ of [0-9]+) barriers  .*'
+  local listed='^  ([a-z0-9]+) +kernel ([0-9]+): E=[0-9]+, ([0-9]+) threads, ([0-9]+) B shared, '
+  listed+='([0-9]+ of [0-9]+) barriers,.*'
+  diff <(sed -nE "s/$ranked/\1 \2 \3/p" "$tmp/out") \
+    <(sed -nE "s/$listed/\3 \4 \5/p" "$gen/index.txt") >"$tmp/figures.diff" ||
     { head -5 "$tmp/figures.diff"; fail "$gen: the ranking and index.txt differ (< ranking)"; }
-  while read -r c k bytes; do
-    grep -q "kas_${c}_k$k<<<[^>]*, $bytes, stream>>>" "$gen/$c/kernels.cu" ||
+  while read -r c k threads bytes; do
+    local launch=".*kas_${c}_k$k<<<[^>]*, dim3\(([0-9]+), ([0-9]+), ([0-9]+)\), $bytes, stream>>>.*"
+    x= y= z=
+    read -r x y z < <(sed -nE "s/$launch/\1 \2 \3/p" "$gen/$c/kernels.cu")
+    [ -n "$z" ] || {
       fail "$gen: $c's kernel $k is not launched with the $bytes bytes index.txt says"
-  done < <(sed -nE 's/^  ([a-z0-9]+) +kernel ([0-9]+): .*, ([0-9]+) B shared,.*/\1 \2 \3/p' \
-    "$gen/index.txt")
+      continue
+    }
+    [ $((x * y * z)) = "$threads" ] ||
+      fail "$gen: $c's kernel $k is launched with $((x * y * z)) threads, index.txt says $threads"
+  done < <(sed -nE "s/$listed/\1 \2 \3 \4/p" "$gen/index.txt")
 }
 
 # expect_rc WANT CMD...: runs CMD, keeps stdout/stderr in $tmp/out, $tmp/err

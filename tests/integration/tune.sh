@@ -33,7 +33,9 @@
 #     kas_candidates.h): one copied out of its folder is searched so (calibrate finds every row
 #     of a double-precision component-major run), and so is a folder without generation.ini;
 #     a run of other code than the search's (an option given, or generation.ini) is an error
-#     at the file's attribute naming both.
+#     at the file's attribute naming both;
+#   - the table fits 80 columns: the element's rows with their kernels on lines of their own, a
+#     one-call spec's on one line each.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -607,6 +609,12 @@ printf '[generation]\nexhaustive = 1\n' >"$ini"
 bad_record "flag" "generation.ini:2:14: error: '1' is not a value of --exhaustive"
 printf '[generation]\nlayout = nosuch=component\n' >"$ini" # an argument the spec lacks
 bad_record "layout's name" "generation.ini:2:10: error: .*nosuch"
+! grep -q 'did you mean' "$tmp/err" || fail "generation.ini, layout's name: a hint for 'nosuch'"
+printf '[generation]\nlayout = component,a=element\n' >"$ini" # close to the spec's A
+bad_record "layout's misspelt name" \
+  "generation.ini:2:10: error: 'a' names no input or output of spec synctest"
+grep -q "synctest.spec:3:11: note: did you mean 'A'?" "$tmp/err" ||
+  { cat "$tmp/err"; fail "generation.ini, layout's misspelt name: no hint (before: none)"; }
 printf '[generation]\nlayout = component,rows\n' >"$ini" # a word --layout does not take
 bad_record "layout's word" "generation.ini:2:10: error: 'rows': expected element, component or"
 rm "$ini" && mkfifo "$ini"
@@ -673,6 +681,50 @@ measured11 ' precision="double" layout="component"'
   { cat "$tmp/err"; fail "no generation.ini, a results file saying double: tune exit"; }
 grep -q 'const double \*' "$dir/embed/kas_synctest.h" && grep -qx 'precision = double' "$ini" &&
   grep -qx 'layout = component' "$ini" || fail "no generation.ini: not searched as measured"
+dir=$saved_dir
+
+# 12. The table within 80 columns.  The element's run on an H200 (session 42, tests/fixtures):
+#     each row's figures, every one kept, then its kernels of 128 calls on a line of their own
+#     under the candidate's name (150 columns before, the kernels after the figures), and the
+#     figures that judge the model on two lines each (120 before); only the choice's sentence
+#     and the embed's path may be longer.  A spec whose every row fits (one call) keeps each
+#     row on one line.
+cp benchmarks/nvidia-h200.xml "$tmp/h200.xml" # no calibration beside it
+"$KASGEN" specs/stvenant_element.spec --top 10 --db "$tmp/h200.xml" --out "$tmp/wide" \
+  >/dev/null 2>&1 || fail "wide: generate"
+cp tests/fixtures/results/h200-stvenant_element/results.xml "$tmp/wide/stvenant_element/"
+"$KASGEN" tune "$tmp/wide/stvenant_element" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "wide: tune exit"; }
+grep -v '^choice: \|^wrote ' "$tmp/out" | awk 'length > 80 { print; exit 1 }' ||
+  fail "wide: a line of tune's output over 80 columns"
+[ "$(awk '$3 ~ /^cand[0-9]+$/ && NF == 7' "$tmp/out" | wc -l)" = 10 ] ||
+  fail "wide: not 10 rows of 7 figures"
+grep -A1 '^   9    1  cand09 ' "$tmp/out" | sed -n 2p |
+  grep -qx ' \{11\}mvmul33_1+svmul3_1+...+madd33_1 (32 calls; N = 0..3 in 4 groups)' ||
+  fail "wide: cand09's kernels not on the line under its figures"
+grep -qx 'model now: spearman -0.430, mean relative error [0-9.]*%' "$tmp/out" &&
+  grep -qx '  predicted best 52.9% slower than the measured best (10 candidates)' "$tmp/out" ||
+  fail "wide: the model's figures"
+mkdir "$tmp/one"
+printf 'matrix3x3 A, B;\nscalar s;\ninput A, s;\nB = smmul33(A, s);\nreturn B;\n' \
+  >"$tmp/one/one.spec"
+"$KASGEN" "$tmp/one/one.spec" --top 4 --db "$db" --out "$tmp/one" >/dev/null 2>&1 ||
+  fail "one call: generate"
+dir="$tmp/one/one"
+one_call() { # cand02's correctness; tune's output in $tmp/out
+  write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 $1" \
+    "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+  sed -i 's/spec="synctest"/spec="one"/' "$dir/results.xml"
+  "$KASGEN" tune "$dir" >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "one call: tune exit"; }
+}
+one_call 1
+grep -qx 'pred meas  candidate  pred ns/e  model now  meas ns/e    spread  kernels' "$tmp/out" &&
+  grep -q '^   2    2  cand02 .* [0-9.]*  smmul33_[0-9]$' "$tmp/out" ||
+  { cat "$tmp/out"; fail "one call: rows not on one line each"; }
+one_call 0 # "  WRONG" after the kernels would make a line of 83: WRONG in the margin
+grep -A1 '^   2    2  cand02 .* [0-9.]*$' "$tmp/out" | sed -n 2p |
+  grep -qx 'WRONG      smmul33_[0-9]' ||
+  { cat "$tmp/out"; fail "one call, cand02 wrong: not flagged in the margin"; }
 dir=$saved_dir
 
 echo "tune: all checks passed"

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# interrupt.sh — Ctrl-C while kasgen runs another program stops everything promptly (src/
+# interrupt.c): kasgen runs as a terminal's job does (a process group of its own, job control on)
+# and SIGINT goes to that group, as the terminal sends it.  The programs are fakes that start a
+# child of their own in the background (which a non-interactive shell makes ignore SIGINT, as a
+# program may) and sleep:
+#   - `kasgen report DIR` while gnuplot draws: kasgen dies of SIGINT within seconds, neither fake
+#     gnuplot nor its child is left, and DIR holds what it held (no plot, no temporary);
+#   - the main job with --ptxas while nvcc compiles: the same, nvcc's folder in /tmp is removed,
+#     and no output folder is written.
+# Before programs had process groups of their own and kasgen caught the signal, the fakes'
+# children ran on, and the plot's temporary and nvcc's folder were left behind.
+set -u
+: "${KASGEN:?set KASGEN to the kasgen binary}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+set -m # each background job gets a process group of its own, as at a terminal
+# kasgen starts with SIGINT at its default, as at a terminal: the suite may run in the background
+# of a script (nohup make test &), whose commands inherit it ignored, which kasgen keeps so
+env --default-signal=INT true 2>/dev/null ||
+  { echo "interrupt: skipped (env --default-signal needs coreutils 8.31)"; exit 0; }
+
+mkdir "$tmp/bin"
+# A fake program: its pid and its background child's in $tmp/pids, its arguments in $tmp/args.
+cat >"$tmp/bin/fake" <<EOF
+#!/bin/sh
+echo "\$@" >"$tmp/args"
+sleep 100 &
+echo \$\$ \$! >"$tmp/pids.new" && mv "$tmp/pids.new" "$tmp/pids"
+sleep 100
+EOF
+chmod +x "$tmp/bin/fake"
+ln -s fake "$tmp/bin/gnuplot"
+
+# waits up to 30 s for the fake to start
+fake_started() {
+  for _ in $(seq 300); do [ -s "$tmp/pids" ] && return 0; sleep 0.1; done
+  return 1
+}
+# process_gone PID: no such process (or a zombie) within 2 s; a survivor is killed and reported
+process_gone() {
+  for _ in $(seq 20); do
+    kill -0 "$1" 2>/dev/null || return 0
+    [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ] && return 0
+    sleep 0.1
+  done
+  kill -9 "$1" 2>/dev/null
+  return 1
+}
+# interrupt WHAT: Ctrl-C to the job $job once the fake runs; kasgen must die of it in < 5 s,
+# leaving none of the fake's processes
+interrupt() {
+  local what=$1 rc=0 t0
+  fake_started || { fail "$what: the fake program never ran"; kill -9 -- "-$job"; return; }
+  t0=$(date +%s)
+  kill -INT -- "-$job"
+  wait "$job" || rc=$?
+  [ "$rc" = 130 ] || fail "$what: exit $rc, expected 130 (killed by SIGINT)"
+  [ $(($(date +%s) - t0)) -lt 5 ] || fail "$what: kasgen took 5 s or more to stop"
+  read -r fake child <"$tmp/pids"
+  process_gone "$fake" || fail "$what: the fake program is still running"
+  process_gone "$child" || fail "$what: the fake program's child is still running"
+  rm -f "$tmp/pids" "$tmp/pids.new"
+}
+
+# --- report, while gnuplot draws -------------------------------------------------------------
+cp -r tests/fixtures/results/good "$tmp/good"
+before=$(ls -A "$tmp/good")
+PATH="$tmp/bin:$PATH" env --default-signal=INT "$KASGEN" report "$tmp/good" >"$tmp/out" 2>&1 &
+job=$!
+interrupt "report"
+[ "$(ls -A "$tmp/good")" = "$before" ] ||
+  fail "report: the folder changed: $(ls -A "$tmp/good" | tr '\n' ' ')"
+
+# --- the main job's --ptxas, while nvcc compiles ---------------------------------------------
+mkdir "$tmp/cache"
+NVCC="$tmp/bin/fake" KASGEN_CACHE="$tmp/cache" env --default-signal=INT "$KASGEN" \
+  specs/synctest.spec --top 4 --db benchmarks/nvidia-h100-80gb-hbm3.xml --ptxas \
+  --out "$tmp/gen" >"$tmp/out" 2>&1 &
+job=$!
+interrupt "--ptxas"
+folder=$(tr ' ' '\n' <"$tmp/args" | sed -n 's|/ptxas\.cu$||p')
+case $folder in /tmp/kasgen-ptxas-*) ;; *) fail "--ptxas: nvcc's arguments name no ptxas.cu" ;; esac
+[ -n "$folder" ] && [ ! -e "$folder" ] || fail "--ptxas: nvcc's folder $folder was left behind"
+[ ! -e "$tmp/gen" ] || fail "--ptxas: an output folder was written"
+
+((fails == 0)) && echo "interrupt: Ctrl-C stopped kasgen, its programs and their children"
+((fails == 0))
