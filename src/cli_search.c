@@ -266,10 +266,11 @@ static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
   double ns = c->predicted_ns_per_elem;
   printf("%6s  %9.4f  %9.1f  %d kernel%s\n", label, ns, ns > 0 ? 1000.0 / ns : 0.0, c->nkernels,
          c->nkernels == 1 ? "" : "s");
-  if (base)
+  if (base) {
+    bool others = other_implementations(c, base, c->shape_of - 1);
     printf("        rank %d with its kernel %d in another block shape%s (--variants)\n",
-           base->rank, c->shape_of,
-           other_implementations(c, base, c->shape_of - 1) ? " and the implementations for it" : "");
+           base->rank, c->shape_of, others ? " and the implementations for it" : "");
+  }
   for (int k = 0; k < c->nkernels; k++) print_kernel(dag, t, c->kernels[k], k);
   if (c->dag) print_groups(c->dag, c->kernels[0], "          ");
 }
