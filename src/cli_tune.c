@@ -279,7 +279,7 @@ static bool add_run(const CliOptions *o, const TimingDb *db, const Run *run, con
     calibration_begin_spec(all, s.spec->name, r->device, rpath);
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
-      if (x->predicted_rank == 0 || !x->correct || !(x->measured_ns > 0)) continue;
+      if (!results_row_counts(x)) continue;
       const Candidate *c = tune_candidate_of(s.dag, s.target, s.res, x, false);
       if (!c) { skipped++; continue; }
       calibration_add(all, ctx, c, x);

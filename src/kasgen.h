@@ -2038,6 +2038,10 @@ bool results_load(const char *folder, Results *r, char **path_out);
  * sort: a file may hold 150,000 rows); malloc'ed.  results_sort_by_rank puts the rows so. */
 int *results_rank_order(const Results *r);
 void results_sort_by_rank(Results *r);
+/* Whether row x counts in a run's figures and as its measured best: ranked (not "unfused"),
+ * correct, with a time measured.  report's figures, tune's and calibrate's samples all take this
+ * rule: a WRONG candidate's time is no measurement of the computation. */
+bool results_row_counts(const ResultRow *x);
 /* Spearman's rank correlation of x and y (ties get their mean rank); NAN when n < 2 or one side
  * is constant. */
 double rank_correlation(const double *x, const double *y, int n);

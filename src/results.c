@@ -535,6 +535,10 @@ double rank_correlation(const double *x, const double *y, int n) {
   return va > 0 && vb > 0 ? cov / sqrt(va * vb) : NAN;
 }
 
+bool results_row_counts(const ResultRow *x) {
+  return x->predicted_rank > 0 && x->correct && x->measured_ns > 0;
+}
+
 /* ---- the rows in predicted order ----------------------------------------------------------- */
 
 typedef struct {

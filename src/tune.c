@@ -215,8 +215,7 @@ static const ResultRow *measured_best(const Results *r) {
   const ResultRow *best = NULL;
   for (int i = 0; i < r->nrows; i++) {
     const ResultRow *x = &r->rows[i];
-    if (x->predicted_rank > 0 && x->correct && x->measured_ns > 0 &&
-        (!best || x->measured_ns < best->measured_ns))
+    if (results_row_counts(x) && (!best || x->measured_ns < best->measured_ns))
       best = x;
   }
   return best;
@@ -296,7 +295,7 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
     printf("%4ld %4ld  %-9s %10.4f %10.4f %10.4f %9.4f  %s%s\n", rank, x->measured_rank, name,
            x->predicted_ns, t, x->measured_ns, tune_spread(x), k, x->correct ? "" : "  WRONG");
     free(name), free(k), free(brief);
-    if (!x->correct || !(x->measured_ns > 0)) continue;
+    if (!results_row_counts(x)) continue;
     file[n] = x->predicted_ns, now[n] = t, meas[n++] = x->measured_ns;
   }
   free(order);
