@@ -92,6 +92,20 @@ static bool searched_as_measured(const CliOptions *o, const Run *run, const Sess
   return same;
 }
 
+/* Whether the run is of the spec searched: else an error at the results file's spec attribute,
+ * before the search is compared with the rows (tune_reproduces's "the search no longer gives the
+ * candidate", which another spec's rows always get, would hide the cause). */
+static bool of_the_spec(const Run *run, const Session *s) {
+  if (!strcmp(run->r->spec, s->spec->name)) return true;
+  char *was = terminal_text(run->r->spec);
+  diag_error(place_in(run, run->r->spec_at), "the results are of spec '%s', but the spec "
+             "searched is '%s' (%s)", was, s->spec->name, s->spec->path ? s->spec->path : "-");
+  diag_note((SrcLoc){0}, "a run's results are matched with the search of its own spec: give "
+            "the folder the run was generated in, or --spec FILE of spec '%s'", was);
+  free(was);
+  return false;
+}
+
 /* ---- kasgen tune ------------------------------------------------------------------------ */
 
 /* Opens the session of the run: the configured one, else with the calibration set aside (a run
@@ -101,7 +115,8 @@ static bool searched_as_measured(const CliOptions *o, const Run *run, const Sess
 static bool open_run_session(const CliOptions *o, const Run *run, bool quiet, Session *s,
                              bool *exact) {
   const Results *r = run->r;
-  if (!cli_open_session(o, s, false) || !searched_as_measured(o, run, s)) return false;
+  if (!cli_open_session(o, s, false) || !of_the_spec(run, s) || !searched_as_measured(o, run, s))
+    return false;
   *exact = tune_reproduces(r, s->dag, s->target, s->res, run->path, true);
   if (*exact || !s->db->calib.present) {
     if (!*exact && !quiet) tune_reproduces(r, s->dag, s->target, s->res, run->path, false);
@@ -210,9 +225,6 @@ int cmd_tune(const CliOptions *o) {
     tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r.device_line}, "this run was measured",
                   r.device, s.db, false);
     if (cal.present) calibration_same_gpu(s.db, other, false);
-    if (strcmp(r.spec, s.spec->name))
-      diag_warning((SrcLoc){.file = rpath}, "the results are of spec '%s', the spec is '%s'",
-                   r.spec, s.spec->name);
     tune_print_table(&r, s.dag, s.db, s.target, s.res, &cal);
     if (exact && tune_choose(&r, rpath, &ch)) {
       printf("choice: %s\n", ch.why);

@@ -2021,6 +2021,7 @@ typedef struct {
   Precision precision;
   char *layouts;                    /* the --layout value (its items checked), or NULL */
   TextPlace precision_at, layout_at; /* of the attributes' values */
+  TextPlace spec_at;                 /* of <kasgen-results spec=>'s value */
   ResultRow *rows;
   int nrows, cap;
 } Results;

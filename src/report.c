@@ -344,12 +344,45 @@ bool report_text(const char *path, const char *text, size_t len, FILE *out, char
   return true;
 }
 
+/* The spec a generated folder (dirfd, named dir) was generated for, as its index.txt's first
+ * line names it ("kasgen V: spec NAME (PATH), ..."), malloc'ed; NULL, silently, when there is no
+ * such plain file or line (a folder of results only).  Read without following a link or waiting
+ * on a FIFO, as the results file is. */
+static char *folder_spec(int dirfd, const char *dir) {
+  int fd = openat(dirfd, "index.txt", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) return NULL;
+  char *path = xasprintf("%s/index.txt", dir);
+  char *text = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_text_fd(fd, path, NULL) : NULL;
+  close(fd);
+  free(path);
+  const char *at = text ? strstr(text, ": spec ") : NULL;
+  const char *nl = text ? strchr(text, '\n') : NULL;
+  char *name = NULL;
+  if (at && (!nl || at < nl)) {
+    at += strlen(": spec ");
+    size_t len = strcspn(at, " \n");
+    if (len) name = xstrndup(at, len);
+  }
+  free(text);
+  return name;
+}
+
 /* Parses text (a results file called path), prints the table, and draws the plot as dir/name
- * when plot_dirfd is a folder (not for the standard input, -1).  false after an error. */
+ * when plot_dirfd is a folder (not for the standard input, -1).  spec: the spec of the folder the
+ * file is in (folder_spec), or NULL.  false after an error. */
 static bool report_results(const char *path, const char *text, size_t len, int plot_dirfd,
-                           const char *dir, const char *name) {
+                           const char *dir, const char *name, const char *spec) {
   Results r;
   if (!results_parse(path, text, len, &r)) return false;
+  /* another spec's results copied into a folder: its table would pass for the folder's */
+  if (spec && strcmp(spec, r.spec)) {
+    char *was = terminal_text(r.spec), *is = terminal_text(spec);
+    diag_warning((SrcLoc){.file = path, .line = r.spec_at.line, .col = r.spec_at.col},
+                 "the results are of spec '%s', but the folder's index.txt names spec '%s': "
+                 "these are not the folder's candidates", was, is);
+    free(was), free(is);
+  }
   results_sort_by_rank(&r);
   int k;
   double rho = spearman_of(&r, &k);
@@ -375,7 +408,9 @@ static bool report_folder(int dirfd, const char *folder) {
   if (!text)
     diag_note((SrcLoc){.file = dir}, "results.xml is written by `make run` in a generated "
                                      "folder on the GPU machine; copy it back here");
-  bool ok = text && report_results(path, text, len, dirfd, dir, "plot.png");
+  char *spec = text ? folder_spec(dirfd, dir) : NULL;
+  bool ok = text && report_results(path, text, len, dirfd, dir, "plot.png", spec);
+  free(spec);
   free(text);
   free(path);
   free(dir);
@@ -394,7 +429,7 @@ static bool report_file(const char *path) {
   if (dirfd < 0)
     diag_note((SrcLoc){.file = dir}, "cannot open this folder (%s): no plot drawn",
               strerror(errno));
-  bool ok = report_results(path, text, len, dirfd, dir, name);
+  bool ok = report_results(path, text, len, dirfd, dir, name, NULL);
   if (dirfd >= 0) close(dirfd);
   free(name);
   free(dir);
@@ -406,7 +441,7 @@ static bool report_file(const char *path) {
 static bool report_stdin(void) {
   size_t len;
   char *text = read_text_file("-", &len);
-  bool ok = text && report_results(STDIN_NAME, text, len, -1, NULL, NULL);
+  bool ok = text && report_results(STDIN_NAME, text, len, -1, NULL, NULL, NULL);
   free(text);
   return ok;
 }

@@ -397,6 +397,7 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
     results_error_attr(p, root, "version", "results version %ld; this kasgen reads version 1",
                        version);
   r->spec = required_attr(p, root, "spec");
+  r->spec_at = attr_place(p, root, "spec");
   int ndevice = 0, nrun = 0, nspearman = 0;
   r->file_spearman = NAN;
   for (xmlNodePtr c = root->children; c && p->nerrors < MAX_RESULTS_ERRORS; c = c->next) {

@@ -139,7 +139,7 @@ bool tune_reproduces(const Results *r, const Dag *dag, const Target *t, const Se
       char *shown = terminal_text(row->name ? row->name : "");
       diag_error((SrcLoc){.file = rpath, .line = (int)row->line},
                  "the search no longer gives the candidate measured as %s (predicted rank %ld); "
-                 "the library, the database or the model changed since DIR was generated, or "
+                 "the library, the database or the model changed since the run was generated, or "
                  "an option given here differs from the folder's (generation.ini)",
                  shown, row->predicted_rank);
       diag_note((SrcLoc){0}, "generate the folder again and run it on the GPU again");

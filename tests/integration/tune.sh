@@ -6,7 +6,7 @@
 #   - one faster by less than the spread of the rounds keeps the predicted best;
 #   - bad results files (a bad number, a hex float or leading space, an absurd time or rank, a
 #     newline in a name, a precision or layout the command line would refuse, kernels the search
-#     no longer gives, nothing correct, no file) get
+#     no longer gives, another spec's results, nothing correct, no file) get
 #     located errors and exit 1, and leave the embed as it was; a time of 0 is never the
 #     measured best; an index.txt naming "-" is not read from stdin, one that is a FIFO is
 #     refused once;
@@ -133,6 +133,21 @@ write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1"
 sed -i -E '7{/kernels="madd33_1/{s/kernels="madd33_1/kernels="madd33_3/;b};s/kernels="madd33_[0-9]+/kernels="madd33_1/}' \
   "$dir/results.xml"
 expect_error "other kernels" 'results.xml:7:.*error: the search no longer gives the candidate measured as cand03'
+grep -q 'changed since the run was generated' "$tmp/err" && ! grep -q '\<DIR\>' "$tmp/err" ||
+  fail "other kernels: the message names a literal DIR"
+#    Another spec's results copied into the folder: that is the error, at the file's spec
+#    attribute, not "the search no longer gives" followed by a warning (before).
+cp "$dir/results.xml" "$tmp/results.synctest"
+sed -i 's/spec="synctest"/spec="stvenant_element"/' "$dir/results.xml"
+expect_error "other spec" \
+  "results.xml:2:[0-9]*: error: the results are of spec 'stvenant_element', but the spec searched is 'synctest'"
+grep -q 'no longer gives' "$tmp/err" && fail "other spec: the search's error too"
+#    report warns of it too (before: the other spec's table, silently)
+"$KASGEN" report "$dir" >/dev/null 2>"$tmp/err" || fail "other spec: report exit $?"
+grep -q "results.xml:2:[0-9]*: warning: the results are of spec 'stvenant_element', but the folder's index.txt names spec 'synctest'" \
+  "$tmp/err" || { cat "$tmp/err" >&2; fail "other spec: report does not warn"; }
+rm -f "$dir/plot.png"
+cp "$tmp/results.synctest" "$dir/results.xml"
 sed -i 's/round-min-ns="0.0309"/round-min-ns="0.04"/' "$dir/results.xml"
 expect_error "min above max" 'results.xml:6:.*error: round-min-ns is larger than round-max-ns'
 #    A newline in the GPU's name (the table's head and the choice print it): refused at its line.
