@@ -205,6 +205,9 @@ char *read_text_fd(int fd, const char *name, size_t *len_out);
  * the type's range.  *out is set only on success. */
 bool parse_decimal(const char *s, double *out);
 bool parse_decimal_long(const char *s, long *out);
+/* Whether s is written as parse_decimal reads it, whatever its range: where parse_decimal
+ * refuses such a number, it is out of a double's range ("1e400"), not malformed. */
+bool is_plain_decimal(const char *s);
 /* What the messages refusing such a number say it must be. */
 #define PLAIN_DECIMAL "a plain decimal such as 0.25 or 1e-6"
 /* The length in bytes of the control character that p starts with (a C0 code, DEL, a C1 code

@@ -198,7 +198,11 @@ static bool number_attr(ResultsParser *p, xmlNodePtr node, const char *attr, boo
   if (!s) return false;
   bool ok = parse_decimal(s, out);
   if (!ok && allow_nan && !strcmp(s, "nan")) *out = NAN, ok = true;
-  if (!ok)
+  /* a plain decimal that parse_decimal refuses is beyond a double's range (1e400, 1e-400) */
+  if (!ok && is_plain_decimal(s))
+    results_error_attr(p, node, attr, "%s=\"%s\" of <%s> is out of range (beyond what a double "
+                       "holds)", attr, s, (const char *)node->name);
+  else if (!ok)
     results_error_attr(p, node, attr, "%s=\"%s\" of <%s> is not a number (" PLAIN_DECIMAL ")",
                        attr, s, (const char *)node->name);
   free(s);

@@ -124,6 +124,9 @@ expect_error "hex float" \
 sed -i 's/measured-ns="0x1p-5"/measured-ns=" 0.04"/' "$dir/results.xml"
 expect_error "leading space" \
   'results.xml:7:.*error: measured-ns=" 0.04" of <candidate> is not a number'
+#    A plain decimal beyond a double's range is that, not "not a number" (before).
+sed -i 's/measured-ns=" 0.04"/measured-ns="1e400"/' "$dir/results.xml"
+expect_error "1e400" 'results.xml:7:.*error: measured-ns="1e400" of <candidate> is out of range'
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 0" "0.031 0.0309 0.0312 0" \
   "0.027 0.0269 0.0271 0" "0.032 0.0319 0.0322 0"
 expect_error "nothing correct" 'results.xml: error: no ranked candidate of this run is correct'
