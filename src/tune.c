@@ -186,10 +186,17 @@ void tune_figures(const double *pred, const double *meas, int n, TuneFigures *f)
   f->error = err / n;
 }
 
+/* No NaN: with no correct candidate measured there are no figures, with one no Spearman. */
 static void print_figures(const char *what, const TuneFigures *f) {
-  printf("%s: spearman %.3f, predicted best %.1f%% slower than the measured best, mean relative "
+  if (f->n == 0) {
+    printf("%s: no figures (no correct candidate measured)\n", what);
+    return;
+  }
+  char rho[16] = "n/a";
+  if (isfinite(f->spearman)) snprintf(rho, sizeof rho, "%.3f", f->spearman);
+  printf("%s: spearman %s, predicted best %.1f%% slower than the measured best, mean relative "
          "error %.1f%% (%d candidates)\n",
-         what, f->spearman, 100 * f->gap, 100 * f->error, f->n);
+         what, rho, 100 * f->gap, 100 * f->error, f->n);
 }
 
 /* The current model's prediction of candidate c under calibration cal: its kernels' terms
@@ -242,13 +249,20 @@ bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch) {
                         "best %s, a difference within the run-to-run spread (%.4f ns): the "
                         "predicted best stays.", bn, b->measured_ns, dev, p->measured_ns, pn,
                         noise);
+  } else if (!p || !p->correct) {
+    /* a WRONG candidate's time measures nothing: no "faster" against it (it may be faster) */
+    ch->row = b;
+    ch->why = p ? xasprintf("%s measured best on %s (%.4f ns per element); the predicted best "
+                            "%s is WRONG.", bn, dev, b->measured_ns, pn)
+                : xasprintf("%s measured best on %s (%.4f ns per element); the run has no "
+                            "predicted best.", bn, dev, b->measured_ns);
+    spread = false;
   } else {
     ch->row = b;
     ch->why = xasprintf("%s measured best on %s: %.4f ns per element against %.4f for the "
-                        "predicted best %s (%.1f%% faster%s; run-to-run spread %s).",
-                        bn, dev, b->measured_ns, p ? p->measured_ns : NAN, pn,
-                        p ? 100 * (p->measured_ns / b->measured_ns - 1) : NAN,
-                        p && !p->correct ? ", and the predicted best is WRONG" : "",
+                        "predicted best %s (%.1f%% faster; run-to-run spread %s).",
+                        bn, dev, b->measured_ns, p->measured_ns, pn,
+                        100 * (p->measured_ns / b->measured_ns - 1),
                         spread ? "measured" : "not in the file, taken as 0");
     if (spread) {
       char *w = ch->why;

@@ -105,6 +105,10 @@ write_results "$dir/results.xml" "0.0300 0.0299 0.0301 0" "0.0301 0.0285 0.0305 
   "0.040 0.0399 0.0401 1" "0.041 0.0409 0.0411 1"
 "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || fail "tune (wrong): exit $?"
 grep -q 'kas_synctest_cand02_launch' "$source" || fail "wrong: embed does not wrap cand02"
+#    said so, with no "faster" against the WRONG one's time (before: "(-0.3% faster, and the
+#    predicted best is WRONG")
+grep -q '^choice: cand02 measured best on .* (0.0301 ns per element); the predicted best cand01 is WRONG.$' \
+  "$tmp/out" || { grep choice "$tmp/out"; fail "wrong: the choice's words"; }
 cp "$source" "$tmp/source.before"
 
 # 4. Bad files: located errors, exit 1, the embed untouched.
@@ -130,6 +134,9 @@ expect_error "1e400" 'results.xml:7:.*error: measured-ns="1e400" of <candidate> 
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 0" "0.031 0.0309 0.0312 0" \
   "0.027 0.0269 0.0271 0" "0.032 0.0319 0.0322 0"
 expect_error "nothing correct" 'results.xml: error: no ranked candidate of this run is correct'
+grep -qiw 'nan%\?' "$tmp/out" && fail "nothing correct: NaN figures: $(grep -i spearman "$tmp/out")"
+grep -q '^as generated: no figures (no correct candidate measured)$' "$tmp/out" ||
+  fail "nothing correct: the figures' line"
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 # cand03 (line 7) measured with another implementation of its first call than the search gives
