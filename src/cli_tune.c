@@ -195,6 +195,15 @@ static bool variants_of_run(const char *dir, CliOptions *o) {
   return o->variants >= 0 || tune_variants_of_folder(dir, &o->variants);
 }
 
+/* The --variants K the folder records (its generation.ini, else its index.txt's line), or -1
+ * when it records none (a folder older than both, for which --variants K says it). */
+static int recorded_variants(const char *dir, const GenerationRecord *generation) {
+  for (int i = 0; i < generation->nkeys; i++)
+    if (!strcmp(generation->keys[i], "variants")) return atoi(generation->values[i]);
+  int k = 0;
+  return tune_variants_of_folder(dir, &k) && k > 0 ? k : -1;
+}
+
 int cmd_tune(const CliOptions *o) {
   Results r;
   char *rpath;
@@ -207,6 +216,18 @@ int cmd_tune(const CliOptions *o) {
   so.spec = spec;
   GenerationRecord generation;
   bool recorded = generation_read(dir, &so, NULL, &generation);
+  /* The run's candidates are those of the search that generated its folder: another K than
+   * the one it records searches for others, never the run's (the search no longer gives...). */
+  int k = recorded && (o->given & OPT_VARIANTS) ? recorded_variants(dir, &generation) : -1;
+  if (k >= 0 && k != o->variants) {
+    diag_error((SrcLoc){0}, "--variants %d: %s was generated with --variants %d, whose "
+               "candidates the run measured; leave --variants out (it is read from the folder)",
+               o->variants, dir, k);
+    generation_record_free(&generation);
+    results_free(&r);
+    free(rpath), free(spec), free(dir);
+    return EXIT_USAGE;
+  }
   Run run = {.r = &r, .path = rpath, .recorded = generation.found};
   search_as_measured(&so, &run);
   bool ranks_ok = top_of(&r, rpath, &so.top);

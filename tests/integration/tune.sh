@@ -109,6 +109,12 @@ grep -q 'kas_synctest_cand02_launch' "$source" || fail "wrong: embed does not wr
 #    predicted best is WRONG")
 grep -q '^choice: cand02 measured best on .* (0.0301 ns per element); the predicted best cand01 is WRONG.$' \
   "$tmp/out" || { grep choice "$tmp/out"; fail "wrong: the choice's words"; }
+#    --variants K other than the folder's is bad usage: the run's candidates are the folder's
+#    K's (before: accepted, then "the search no longer gives"); the folder's own K is fine
+rc=0; "$KASGEN" tune "$dir" --db "$db" --variants 3 >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q 'error: --variants 3: .*synctest was generated with --variants 5' \
+  "$tmp/err" || { cat "$tmp/err" >&2; fail "--variants: exit $rc"; }
+grep -q 'kas_synctest_cand02_launch' "$source" || fail "--variants: the embed changed"
 cp "$source" "$tmp/source.before"
 
 # 4. Bad files: located errors, exit 1, the embed untouched.
