@@ -453,7 +453,12 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
   StrBuf sb;
   sb_init(&sb);
   int nranked = ranked(ents, count);
-  char *from = c_safe_text(dag->spec->path ? dag->spec->path : "-");
+  /* the spec's path absolute, as the database's below: tune and calibrate read it from any
+   * folder (realpath: no "..", so it reads as the file's place); <stdin> stays itself */
+  char *spec_path = dag->spec->path && strcmp(dag->spec->path, STDIN_NAME)
+                        ? absolute_path(dag->spec->path) : xstrdup(STDIN_NAME);
+  char *from = c_safe_text(spec_path);
+  free(spec_path);
   sb_printf(&sb, "kasgen %s: spec %s (%s), %d calls; %d candidate%s, best predicted first%s.\n",
             KASGEN_VERSION, dag->spec->name, from, dag->nnodes, nranked, nranked == 1 ? "" : "s",
             count > nranked ? ", then the unfused form for comparison" : "");

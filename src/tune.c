@@ -47,7 +47,21 @@ char *tune_spec_of_folder(const char *dir) {
       diag_error((SrcLoc){.file = path, .text = text, .line = 1},
                  "cannot tell the spec from this line");
   }
-  if (!spec) diag_note((SrcLoc){0}, "name the spec DIR was generated from with --spec FILE");
+  /* A spec the line names but that cannot be read (a folder generated from the standard
+   * input, or from a relative path by an older kasgen, or a spec moved since) is said here,
+   * with the way out, rather than as the spec reader's bare "cannot read". */
+  if (spec && (!strcmp(spec, STDIN_NAME) || access(spec, R_OK) != 0)) {
+    SrcLoc at = {.file = path, .text = text, .line = 1};
+    if (!strcmp(spec, STDIN_NAME))
+      diag_error(at, "%s was generated from the standard input: its spec is not on disk", dir);
+    else
+      diag_error(at, "%s was generated from the spec %s, which cannot be read: %s", dir, spec,
+                 strerror(errno));
+    free(spec);
+    spec = NULL;
+  }
+  if (!spec && text)
+    diag_note((SrcLoc){0}, "name the spec %s was generated from with --spec FILE", dir);
   free(text);
   free(path);
   return spec;

@@ -193,12 +193,32 @@ expect_error "rank beyond --top" 'results.xml: error: a candidate ranked 2147483
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 cp "$dir/index.txt" "$tmp/index.before"
-sed -i '1s/ (specs\/synctest.spec), / (-), /' "$dir/index.txt"
+sed -i '1s/ ([^)]*), / (-), /' "$dir/index.txt"
 rc=0
 sleep 30 | timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'index.txt:1:.*error: cannot tell the spec from this line' "$tmp/err" ||
   { cat "$tmp/err"; fail "index.txt naming -: exit $rc"; }
 cp "$tmp/index.before" "$dir/index.txt"
+#    index.txt records the spec's absolute path: tune runs from any folder (before: the path as
+#    given, specs/synctest.spec, "cannot read" elsewhere).
+(cd "$tmp" && "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err") ||
+  { cat "$tmp/err"; fail "tune from another folder: exit $?"; }
+#    A spec that cannot be read (a relative path of an older folder, from elsewhere) or that came
+#    from the standard input: said at index.txt's line, with a note naming --spec FILE.
+sed -i '1s/ ([^)]*), / (specs\/synctest.spec), /' "$dir/index.txt"
+rc=0; (cd "$tmp" && "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err") || rc=$?
+[ "$rc" = 1 ] && grep -q 'index.txt:1: error: .* was generated from the spec specs/synctest.spec, which cannot be read' "$tmp/err" &&
+  grep -q 'note: name the spec .* was generated from with --spec FILE' "$tmp/err" ||
+  { cat "$tmp/err"; fail "a spec that cannot be read: exit $rc"; }
+sed -i '1s/ ([^)]*), / (<stdin>), /' "$dir/index.txt"
+rc=0; "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'index.txt:1: error: .* was generated from the standard input: its spec is not on disk' "$tmp/err" &&
+  grep -q 'note: name the spec .* with --spec FILE' "$tmp/err" ||
+  { cat "$tmp/err"; fail "a spec from the standard input: exit $rc"; }
+"$KASGEN" tune "$dir" --db "$db" --spec specs/synctest.spec >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "--spec FILE: exit $?"; }
+cp "$tmp/index.before" "$dir/index.txt"
+cp "$source" "$tmp/source.before" # shipped anew by the runs above: the errors below keep it
 #    index.txt a FIFO: refused without waiting for a writer, and said once (its spec and its
 #    --variants line were read apart).
 rm "$dir/index.txt" && mkfifo "$dir/index.txt"
