@@ -165,25 +165,38 @@ static char *shipped_why(const Session *s, const Candidate *c, const char *why) 
                    "threads per block.", why, base->rank, c->shape_of, k->e, k->threads * groups);
 }
 
-static bool reemit(const CliOptions *o, const Session *s, const char *dir, const TuneChoice *ch) {
+/* Whether dir may be written again as the folder of spec `name`: named so (the main job's
+ * out/<spec>/), or of another name (stvenant-h100/ beside stvenant-h200/) when its index.txt's
+ * first line names that spec, the generation kasgen wrote there.  Either way emit_dir_open then
+ * refuses a folder holding any file its manifest does not list, so nothing but kasgen's own
+ * files is ever replaced; the index line keeps another spec's folder from being overwritten
+ * with this one.  Checked before the table is printed; an error when not. */
+static bool writable_as(const char *dir, const char *name) {
   const char *slash = strrchr(dir, '/');
-  const char *base = slash ? slash + 1 : dir;
-  if (strcmp(base, s->spec->name)) {
-    diag_error((SrcLoc){.file = dir}, "the folder of spec %s must be named %s to be written "
-               "again", s->spec->name, s->spec->name);
-    return false;
-  }
-  char *parent = slash ? xstrndup(dir, slash == dir ? 1 : (size_t)(slash - dir)) : xstrdup(".");
+  if (!strcmp(slash ? slash + 1 : dir, name)) return true;
+  char *path = xasprintf("%s/index.txt", dir);
+  char *text = access(path, F_OK) == 0 ? read_text_file(path, NULL) : NULL;
+  char *line = text ? xasprintf(": spec %s (", name) : NULL;
+  char *nl = text ? strchr(text, '\n') : NULL;
+  char *at = line ? strstr(text, line) : NULL;
+  bool ours = at && (!nl || at < nl);
+  if (!ours)
+    diag_error((SrcLoc){.file = dir}, "not written again: the folder is not named %s and its "
+               "index.txt does not name spec %s (not kasgen's folder of this spec)", name, name);
+  free(line), free(text), free(path);
+  return ours;
+}
+
+static bool reemit(const CliOptions *o, const Session *s, const char *dir, const TuneChoice *ch) {
   const Candidate *c = &s->res->cands[ch->row->predicted_rank - 1];
   char *why = shipped_why(s, c, ch->why);
   char *generation = generation_ini_text(o, s);
-  EmitOptions eo = {.out_dir = parent, .default_n = o->n, .target = s->target, .embed = c,
+  EmitOptions eo = {.folder = dir, .default_n = o->n, .target = s->target, .embed = c,
                     .embed_why = why, .generation_ini = generation};
   bool ok = emit_all(s->dag, s->lib, s->db, s->res, &eo);
   free(generation);
   if (ok) printf("wrote %s/embed/ around cand%02d\n", dir, c->rank);
   free(why);
-  free(parent);
   return ok;
 }
 
@@ -246,6 +259,7 @@ int cmd_tune(const CliOptions *o) {
     tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r.device_line}, "this run was measured",
                   r.device, s.db, false);
     if (cal.present) calibration_same_gpu(s.db, other, false);
+    if (!writable_as(dir, s.spec->name)) goto done;
     tune_print_table(&r, s.dag, s.db, s.target, s.res, &cal);
     if (exact && tune_choose(&r, rpath, &ch)) {
       printf("choice: %s\n", ch.why);

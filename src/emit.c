@@ -677,7 +677,8 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
   int count;
   CandidateEntry *ents = list_entries(dag, db, t, res, &count);
   if (!ents) return false;
-  char *path = xasprintf("%s/%s", parent, dag->spec->name);
+  char *path = opt && opt->folder ? xstrdup(opt->folder) : xasprintf("%s/%s", parent,
+                                                                       dag->spec->name);
   EmitDir *d = emit_dir_open(path); /* refuses before anything is written */
   free(path);
   if (!d) {

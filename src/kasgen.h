@@ -1836,6 +1836,9 @@ const char *runtime_file(const char *name);
 
 typedef struct {
   const char *out_dir; /* parent; output goes to out_dir/<spec-stem>/ */
+  /* The folder itself, of any name, instead (tune's re-emission into a folder it checked is the
+   * spec's); NULL: out_dir/<spec-stem>/.  emit_dir_open's manifest check holds either way. */
+  const char *folder;
   long default_n;      /* 0: DEFAULT_ELEMENTS */
   const Target *target; /* the search's (NULL: target_default()) */
   /* The candidate the embed wraps and why (`kasgen tune`: the measured best); NULL: the

@@ -219,6 +219,22 @@ rc=0; "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
   { cat "$tmp/err"; fail "--spec FILE: exit $?"; }
 cp "$tmp/index.before" "$dir/index.txt"
 cp "$source" "$tmp/source.before" # shipped anew by the runs above: the errors below keep it
+#    A renamed copy of the folder (synctest-h100/ beside synctest/) is written again: its
+#    index.txt names the spec (before: "must be named synctest", after the whole table).  One
+#    whose index.txt names another spec is refused before the table, and left as it was.
+cp -r "$dir" "$tmp/synctest-h100"
+"$KASGEN" tune "$tmp/synctest-h100" --db "$db" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "renamed folder: exit $?"; }
+grep -q "^wrote $tmp/synctest-h100/embed/ around cand03" "$tmp/out" ||
+  fail "renamed folder: not written"
+sed -i '1s/: spec synctest /: spec other /' "$tmp/synctest-h100/index.txt"
+cp -r "$tmp/synctest-h100" "$tmp/renamed.before"
+rc=0; "$KASGEN" tune "$tmp/synctest-h100" --db "$db" --spec specs/synctest.spec \
+  >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'synctest-h100: error: not written again: .* does not name spec synctest' \
+  "$tmp/err" || { cat "$tmp/err"; fail "another spec's folder: exit $rc"; }
+grep -q '^choice:\|^ *1 ' "$tmp/out" && fail "another spec's folder: the table printed first"
+diff -r "$tmp/renamed.before" "$tmp/synctest-h100" >/dev/null || fail "another spec's folder: changed"
 #    index.txt a FIFO: refused without waiting for a writer, and said once (its spec and its
 #    --variants line were read apart).
 rm "$dir/index.txt" && mkfifo "$dir/index.txt"
