@@ -92,6 +92,20 @@ static bool searched_as_measured(const CliOptions *o, const Run *run, const Sess
   return same;
 }
 
+/* Whether the run is of the spec searched: else an error at the results file's spec attribute,
+ * before the search is compared with the rows (tune_reproduces's "the search no longer gives the
+ * candidate", which another spec's rows always get, would hide the cause). */
+static bool of_the_spec(const Run *run, const Session *s) {
+  if (!strcmp(run->r->spec, s->spec->name)) return true;
+  char *was = terminal_text(run->r->spec);
+  diag_error(place_in(run, run->r->spec_at), "the results are of spec '%s', but the spec "
+             "searched is '%s' (%s)", was, s->spec->name, s->spec->path ? s->spec->path : "-");
+  diag_note((SrcLoc){0}, "a run's results are matched with the search of its own spec: give "
+            "the folder the run was generated in, or --spec FILE of spec '%s'", was);
+  free(was);
+  return false;
+}
+
 /* ---- kasgen tune ------------------------------------------------------------------------ */
 
 /* Opens the session of the run: the configured one, else with the calibration set aside (a run
@@ -101,7 +115,8 @@ static bool searched_as_measured(const CliOptions *o, const Run *run, const Sess
 static bool open_run_session(const CliOptions *o, const Run *run, bool quiet, Session *s,
                              bool *exact) {
   const Results *r = run->r;
-  if (!cli_open_session(o, s, false) || !searched_as_measured(o, run, s)) return false;
+  if (!cli_open_session(o, s, false) || !of_the_spec(run, s) || !searched_as_measured(o, run, s))
+    return false;
   *exact = tune_reproduces(r, s->dag, s->target, s->res, run->path, true);
   if (*exact || !s->db->calib.present) {
     if (!*exact && !quiet) tune_reproduces(r, s->dag, s->target, s->res, run->path, false);
@@ -150,25 +165,38 @@ static char *shipped_why(const Session *s, const Candidate *c, const char *why) 
                    "threads per block.", why, base->rank, c->shape_of, k->e, k->threads * groups);
 }
 
-static bool reemit(const CliOptions *o, const Session *s, const char *dir, const TuneChoice *ch) {
+/* Whether dir may be written again as the folder of spec `name`: named so (the main job's
+ * out/<spec>/), or of another name (stvenant-h100/ beside stvenant-h200/) when its index.txt's
+ * first line names that spec, the generation kasgen wrote there.  Either way emit_dir_open then
+ * refuses a folder holding any file its manifest does not list, so nothing but kasgen's own
+ * files is ever replaced; the index line keeps another spec's folder from being overwritten
+ * with this one.  Checked before the table is printed; an error when not. */
+static bool writable_as(const char *dir, const char *name) {
   const char *slash = strrchr(dir, '/');
-  const char *base = slash ? slash + 1 : dir;
-  if (strcmp(base, s->spec->name)) {
-    diag_error((SrcLoc){.file = dir}, "the folder of spec %s must be named %s to be written "
-               "again", s->spec->name, s->spec->name);
-    return false;
-  }
-  char *parent = path_folder(dir);
+  if (!strcmp(slash ? slash + 1 : dir, name)) return true;
+  char *path = xasprintf("%s/index.txt", dir);
+  char *text = access(path, F_OK) == 0 ? read_text_file(path, NULL) : NULL;
+  char *line = text ? xasprintf(": spec %s (", name) : NULL;
+  char *nl = text ? strchr(text, '\n') : NULL;
+  char *at = line ? strstr(text, line) : NULL;
+  bool ours = at && (!nl || at < nl);
+  if (!ours)
+    diag_error((SrcLoc){.file = dir}, "not written again: the folder is not named %s and its "
+               "index.txt does not name spec %s (not kasgen's folder of this spec)", name, name);
+  free(line), free(text), free(path);
+  return ours;
+}
+
+static bool reemit(const CliOptions *o, const Session *s, const char *dir, const TuneChoice *ch) {
   const Candidate *c = &s->res->cands[ch->row->predicted_rank - 1];
   char *why = shipped_why(s, c, ch->why);
   char *generation = generation_ini_text(o, s);
-  EmitOptions eo = {.out_dir = parent, .default_n = o->n, .target = s->target, .embed = c,
+  EmitOptions eo = {.folder = dir, .default_n = o->n, .target = s->target, .embed = c,
                     .embed_why = why, .generation_ini = generation};
   bool ok = emit_all(s->dag, s->lib, s->db, s->res, &eo);
   free(generation);
   if (ok) printf("wrote %s/embed/ around cand%02d\n", dir, c->rank);
   free(why);
-  free(parent);
   return ok;
 }
 
@@ -178,6 +206,15 @@ static bool reemit(const CliOptions *o, const Session *s, const char *dir, const
  * after its error. */
 static bool variants_of_run(const char *dir, CliOptions *o) {
   return o->variants >= 0 || tune_variants_of_folder(dir, &o->variants);
+}
+
+/* The --variants K the folder records (its generation.ini, else its index.txt's line), or -1
+ * when it records none (a folder older than both, for which --variants K says it). */
+static int recorded_variants(const char *dir, const GenerationRecord *generation) {
+  for (int i = 0; i < generation->nkeys; i++)
+    if (!strcmp(generation->keys[i], "variants")) return atoi(generation->values[i]);
+  int k = 0;
+  return tune_variants_of_folder(dir, &k) && k > 0 ? k : -1;
 }
 
 int cmd_tune(const CliOptions *o) {
@@ -192,6 +229,18 @@ int cmd_tune(const CliOptions *o) {
   so.spec = spec;
   GenerationRecord generation;
   bool recorded = generation_read(dir, &so, NULL, &generation);
+  /* The run's candidates are those of the search that generated its folder: another K than
+   * the one it records searches for others, never the run's (the search no longer gives...). */
+  int k = recorded && (o->given & OPT_VARIANTS) ? recorded_variants(dir, &generation) : -1;
+  if (k >= 0 && k != o->variants) {
+    diag_error((SrcLoc){0}, "--variants %d: %s was generated with --variants %d, whose "
+               "candidates the run measured; leave --variants out (it is read from the folder)",
+               o->variants, dir, k);
+    generation_record_free(&generation);
+    results_free(&r);
+    free(rpath), free(spec), free(dir);
+    return EXIT_USAGE;
+  }
   Run run = {.r = &r, .path = rpath, .recorded = generation.found};
   search_as_measured(&so, &run);
   bool ranks_ok = top_of(&r, rpath, &so.top);
@@ -210,9 +259,7 @@ int cmd_tune(const CliOptions *o) {
     tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r.device_line}, "this run was measured",
                   r.device, s.db, false);
     if (cal.present) calibration_same_gpu(s.db, other, false);
-    if (strcmp(r.spec, s.spec->name))
-      diag_warning((SrcLoc){.file = rpath}, "the results are of spec '%s', the spec is '%s'",
-                   r.spec, s.spec->name);
+    if (!writable_as(dir, s.spec->name)) goto done;
     tune_print_table(&r, s.dag, s.db, s.target, s.res, &cal);
     if (exact && tune_choose(&r, rpath, &ch)) {
       printf("choice: %s\n", ch.why);
@@ -279,7 +326,7 @@ static bool add_run(const CliOptions *o, const TimingDb *db, const Run *run, con
     calibration_begin_spec(all, s.spec->name, r->device, rpath);
     for (int i = 0; i < r->nrows; i++) {
       const ResultRow *x = &r->rows[i];
-      if (x->predicted_rank == 0 || !x->correct || !(x->measured_ns > 0)) continue;
+      if (!results_row_counts(x)) continue;
       const Candidate *c = tune_candidate_of(s.dag, s.target, s.res, x, false);
       if (!c) { skipped++; continue; }
       calibration_add(all, ctx, c, x);

@@ -309,6 +309,10 @@ static char *makefile_text(const Dag *dag, const CandidateEntry *ents, int count
             "#   make sanitize       on a GPU: compute-sanitizer memcheck, racecheck, synccheck\n"
             "#   make plot           plot.png from results.dat (gnuplot)\n"
             "#   make embed          build/embed/libkas_<spec>.a, the winner's C API for a FEM code\n"
+            "#   make clean          removes build/ and plot.png; keeps results.xml and "
+            "results.dat,\n"
+            "#                       the measurements (perhaps their only copy)\n"
+            "#   make clean-results  removes results.xml, results.dat and plot.png\n"
             "#\n"
             "# ARCH=sm_80 builds for another GPU (default sm_90, the H100's).  What nvcc built is\n"
             "# rebuilt whenever NVCC, ARCH or NVCCFLAGS change: build/nvcc-command holds the last.\n\n",
@@ -324,7 +328,9 @@ static char *makefile_text(const Dag *dag, const CandidateEntry *ents, int count
           "\nDEVICE_OBJ := $(CANDIDATES:%=$(B)/%/kernels.o)\n"
           "HOST_OBJ := $(CANDIDATES:%=$(B)/%/kernels_host.o)\n"
           "CPU_OBJ := $(B)/common/cpu_graph.o $(B)/common/kas_refs.o\n\n"
-          ".PHONY: all check-cpu compile-check run sizes subrange sanitize plot embed clean FORCE\n"
+          ".PHONY: all check-cpu compile-check run sizes subrange sanitize plot embed clean "
+          "clean-results \\\n"
+          "    FORCE\n"
           "all: $(B)/harness $(B)/check_cpu\n\n"
           "# Rewritten only when the nvcc command changes; what nvcc builds depends on it.\n"
           "NVCC_COMMAND = $(NVCC) $(NVCCFLAGS)\n"
@@ -373,7 +379,10 @@ static char *makefile_text(const Dag *dag, const CandidateEntry *ents, int count
           "\t$(AR) rcs $@ $(B)/embed/$*.o\n\n"
           "plot: plot.png\n"
           "plot.png: results.dat plot.gp\n\t$(GNUPLOT) plot.gp\n\n"
-          "clean:\n\trm -rf $(B) results.xml results.dat plot.png\n");
+          /* the results of a GPU run, copied back or not yet, may be their only copy: clean
+           * removes what make can build again, clean-results the measurements, asked by name */
+          "clean:\n\trm -rf $(B) plot.png\n\n"
+          "clean-results:\n\trm -f results.xml results.dat plot.png\n");
   return sb_take(&sb);
 }
 
@@ -445,7 +454,12 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
   StrBuf sb;
   sb_init(&sb);
   int nranked = ranked(ents, count);
-  char *from = c_safe_text(dag->spec->path ? dag->spec->path : "-");
+  /* the spec's path absolute, as the database's below: tune and calibrate read it from any
+   * folder (realpath: no "..", so it reads as the file's place); <stdin> stays itself */
+  char *spec_path = dag->spec->path && strcmp(dag->spec->path, STDIN_NAME)
+                        ? absolute_path(dag->spec->path) : xstrdup(STDIN_NAME);
+  char *from = c_safe_text(spec_path);
+  free(spec_path);
   sb_printf(&sb, "kasgen %s: spec %s (%s), %d calls; %d candidate%s, best predicted first%s.\n",
             KASGEN_VERSION, dag->spec->name, from, dag->nnodes, nranked, nranked == 1 ? "" : "s",
             count > nranked ? ", then the unfused form for comparison" : "");
@@ -672,7 +686,8 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
   int count;
   CandidateEntry *ents = list_entries(dag, db, t, res, &count);
   if (!ents) return false;
-  char *path = xasprintf("%s/%s", parent, dag->spec->name);
+  char *path = opt && opt->folder ? xstrdup(opt->folder) : xasprintf("%s/%s", parent,
+                                                                       dag->spec->name);
   EmitDir *d = emit_dir_open(path); /* refuses before anything is written */
   free(path);
   if (!d) {

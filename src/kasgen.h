@@ -220,6 +220,9 @@ char *read_text_fd(int fd, const char *name, size_t *len_out);
  * the type's range.  *out is set only on success. */
 bool parse_decimal(const char *s, double *out);
 bool parse_decimal_long(const char *s, long *out);
+/* Whether s is written as parse_decimal reads it, whatever its range: where parse_decimal
+ * refuses such a number, it is out of a double's range ("1e400"), not malformed. */
+bool is_plain_decimal(const char *s);
 /* What the messages refusing such a number say it must be. */
 #define PLAIN_DECIMAL "a plain decimal such as 0.25 or 1e-6"
 /* The length in bytes of the control character that p starts with (a C0 code, DEL, a C1 code
@@ -1882,6 +1885,9 @@ const char *runtime_file(const char *name);
 
 typedef struct {
   const char *out_dir; /* parent; output goes to out_dir/<spec-stem>/ */
+  /* The folder itself, of any name, instead (tune's re-emission into a folder it checked is the
+   * spec's); NULL: out_dir/<spec-stem>/.  emit_dir_open's manifest check holds either way. */
+  const char *folder;
   long default_n;      /* 0: DEFAULT_ELEMENTS */
   const Target *target; /* the search's (NULL: target_default()) */
   /* The candidate the embed wraps and why (`kasgen tune`: the measured best); NULL: the
@@ -2068,6 +2074,7 @@ typedef struct {
   Precision precision;
   char *layouts;                    /* the --layout value (its items checked), or NULL */
   TextPlace precision_at, layout_at; /* of the attributes' values */
+  TextPlace spec_at;                 /* of <kasgen-results spec=>'s value */
   ResultRow *rows;
   int nrows, cap;
 } Results;
@@ -2085,6 +2092,10 @@ bool results_load(const char *folder, Results *r, char **path_out);
  * sort: a file may hold 150,000 rows); malloc'ed.  results_sort_by_rank puts the rows so. */
 int *results_rank_order(const Results *r);
 void results_sort_by_rank(Results *r);
+/* Whether row x counts in a run's figures and as its measured best: ranked (not "unfused"),
+ * correct, with a time measured.  report's figures, tune's and calibrate's samples all take this
+ * rule: a WRONG candidate's time is no measurement of the computation. */
+bool results_row_counts(const ResultRow *x);
 /* Spearman's rank correlation of x and y (ties get their mean rank); NAN when n < 2 or one side
  * is constant. */
 double rank_correlation(const double *x, const double *y, int n);

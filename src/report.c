@@ -1,9 +1,11 @@
 /*
  * report.c — `kasgen report DIR`: reads DIR/results.xml, written by a generated harness on a GPU
- * machine and copied back, prints the table with the rank correlation recomputed
- * from the ranks, and draws DIR/plot.png with gnuplot when it is installed (measured performance
- * in predicted order, like seed 004's Graf 5.1-5.4).  A malformed file gets located errors.
- * `kasgen report FILE` reads a results file of any name and draws the plot beside it (plot_name);
+ * machine and copied back, prints the table with the figures the model is judged by (as `kasgen
+ * tune` computes them: over the correct candidates only; rho from the file's ranks), and draws
+ * DIR/plot.png with gnuplot when it is installed (measured performance in predicted order, like
+ * seed 004's Graf 5.1-5.4).
+ * A malformed file gets located errors.  `kasgen report FILE` reads a results file of any name
+ * and draws the plot beside it (plot_name);
  * `kasgen report -` reads the standard input and prints the table only.  The table's header and
  * the plot's title say the precision and layout the run's code was generated for (generated_for).
  * A folder kasgen may not write in gets no plot, and a note saying so; a file in the plot's place
@@ -51,27 +53,35 @@ static double spearman_of(const Results *r, int *k_out) {
   return rho;
 }
 
-/* How far the prediction is from the measurement over the ranked candidates: the mean of
- * |predicted - measured| / measured, and how much slower the predicted best ran than the measured
- * best (0 when the model picked the winner).  These, with Spearman's rho, are the three figures
- * by which the model is judged (issue: model quality, measured). */
-static void prediction_errors(const Results *r, double *mean_rel_error, double *best_gap) {
-  double sum = 0, best_measured = INFINITY, predicted_best_measured = NAN;
-  long best_rank = LONG_MAX;
-  int k = 0;
+/* The figures the model is judged by, as `kasgen tune` computes them "as generated"
+ * (tune_figures: Spearman's rho, how much slower the predicted best ran than the measured best,
+ * the mean relative error of the prediction), over the rows that count (results_row_counts): a
+ * WRONG candidate's time measures no computation of the spec, so it is neither the measured best
+ * nor the predicted best, whatever its time.  *wrong: how many ranked rows are WRONG;
+ * *wrong_best: the predicted best when it is WRONG, else NULL.  r is in predicted order. */
+static void run_figures(const Results *r, TuneFigures *f, int *wrong,
+                        const ResultRow **wrong_best) {
+  double *pred = xmalloc(sizeof *pred * (size_t)(r->nrows + 1));
+  double *meas = xmalloc(sizeof *meas * (size_t)(r->nrows + 1));
+  double *pred_rank = xmalloc(sizeof *pred_rank * (size_t)(r->nrows + 1));
+  double *meas_rank = xmalloc(sizeof *meas_rank * (size_t)(r->nrows + 1));
+  int n = 0, ranked = 0;
+  *wrong = 0;
+  *wrong_best = NULL;
   for (int i = 0; i < r->nrows; i++) {
     const ResultRow *x = &r->rows[i];
-    if (x->predicted_rank <= 0 || !(x->measured_ns > 0)) continue;
-    sum += fabs(x->predicted_ns - x->measured_ns) / x->measured_ns;
-    k++;
-    if (x->measured_ns < best_measured) best_measured = x->measured_ns;
-    if (x->predicted_rank < best_rank) {
-      best_rank = x->predicted_rank;
-      predicted_best_measured = x->measured_ns;
-    }
+    if (x->predicted_rank > 0 && !ranked++ && !x->correct) *wrong_best = x; /* the first */
+    if (x->predicted_rank > 0 && !x->correct) ++*wrong;
+    if (!results_row_counts(x)) continue;
+    pred_rank[n] = (double)x->predicted_rank, meas_rank[n] = (double)x->measured_rank;
+    pred[n] = x->predicted_ns, meas[n++] = x->measured_ns;
   }
-  *mean_rel_error = k ? sum / k : NAN;
-  *best_gap = k ? predicted_best_measured / best_measured - 1 : NAN;
+  tune_figures(pred, meas, n, f);
+  /* Spearman's rho from the file's ranks (re-ranked among these rows): they break the ties its
+   * six-digit times leave (block shapes predicted alike), so rho is the harness's where every
+   * ranked candidate is correct. */
+  f->spearman = rank_correlation(pred_rank, meas_rank, n);
+  free(pred), free(meas), free(pred_rank), free(meas_rank);
 }
 
 /* Prints text from the file as terminal_text shows it: a name in UTF-8 as it is, but a name
@@ -116,7 +126,7 @@ static char *generated_for(const Results *r) {
 
 /* Every line within 80 columns (names of unusual length aside), in the harness's layout: the
  * run in three lines, the rows (print_row), the figures that judge the model. */
-static void print_results(const Results *r, double rho, int k, FILE *out) {
+static void print_results(const Results *r, FILE *out) {
   print_field(out, "%s on ", r->spec);
   print_field(out, "%s: ", r->device);
   fprintf(out, "n = %ld\n", r->n);
@@ -130,17 +140,26 @@ static void print_results(const Results *r, double rho, int k, FILE *out) {
           "pred ns/e", "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "",
           "kernels (calls)");
   for (int i = 0; i < r->nrows; i++) print_row(&r->rows[i], out);
-  if (isfinite(rho))
-    fprintf(out, "Spearman rank correlation (predicted vs measured, %d candidates): %.3f\n", k,
-            rho);
+  TuneFigures f;
+  int wrong;
+  const ResultRow *wrong_best;
+  run_figures(r, &f, &wrong, &wrong_best);
+  if (wrong_best)
+    print_field(out, "the predicted best, %s, is WRONG: the figures below leave it out, as they "
+                     "leave out every WRONG candidate\n", wrong_best->name);
+  char left_out[48] = "";
+  if (wrong) snprintf(left_out, sizeof left_out, "; %d WRONG left out", wrong);
+  if (isfinite(f.spearman))
+    fprintf(out, "Spearman rank correlation (predicted vs measured, %d candidates%s): %.3f\n",
+            f.n, left_out, f.spearman);
   else
-    fputs("Spearman rank correlation: n/a (fewer than two ranked candidates)\n", out);
-  double mean_rel_error, best_gap;
-  prediction_errors(r, &mean_rel_error, &best_gap);
-  if (isfinite(mean_rel_error))
-    fprintf(out, "mean relative error of the predicted time: %.1f%%\nthe predicted best ran "
+    fprintf(out, "Spearman rank correlation: n/a (fewer than two correct ranked candidates%s)\n",
+            left_out);
+  if (f.n > 0)
+    fprintf(out, "mean relative error of the predicted time: %.1f%%\nthe predicted best%s ran "
                  "%.1f%% slower than the measured best (%s 5%%)\n",
-            100 * mean_rel_error, 100 * best_gap, best_gap <= 0.05 ? "within" : "NOT within");
+            100 * f.error, wrong_best ? " of the correct ones" : "", 100 * f.gap,
+            f.gap <= 0.05 ? "within" : "NOT within");
 }
 
 /* Text from the file for the plot's title: printable ASCII but the characters gnuplot treats
@@ -328,27 +347,62 @@ bool report_text(const char *path, const char *text, size_t len, FILE *out, char
   Results r;
   if (!results_parse(path, text, len, &r)) return false;
   results_sort_by_rank(&r);
-  int k;
-  double rho = spearman_of(&r, &k);
-  if (out) print_results(&r, rho, k, out);
+  int k; /* the plot's points: the ranked rows */
+  (void)spearman_of(&r, &k);
+  if (out) print_results(&r, out);
   if (script) *script = plot_script(&r, k);
   results_free(&r);
   return true;
 }
 
+/* The spec a generated folder (dirfd, named dir) was generated for, as its index.txt's first
+ * line names it ("kasgen V: spec NAME (PATH), ..."), malloc'ed; NULL, silently, when there is no
+ * such plain file or line (a folder of results only).  Read without following a link or waiting
+ * on a FIFO, as the results file is. */
+static char *folder_spec(int dirfd, const char *dir) {
+  int fd = openat(dirfd, "index.txt", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) return NULL;
+  char *path = xasprintf("%s/index.txt", dir);
+  char *text = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_text_fd(fd, path, NULL) : NULL;
+  close(fd);
+  free(path);
+  const char *at = text ? strstr(text, ": spec ") : NULL;
+  const char *nl = text ? strchr(text, '\n') : NULL;
+  char *name = NULL;
+  if (at && (!nl || at < nl)) {
+    at += strlen(": spec ");
+    size_t len = strcspn(at, " \n");
+    if (len) name = xstrndup(at, len);
+  }
+  free(text);
+  return name;
+}
+
 /* Parses text (a results file called path), prints the table, and draws the plot as dir/name
- * when plot_dirfd is a folder (not for the standard input, -1).  false after an error. */
+ * when plot_dirfd is a folder (not for the standard input, -1).  spec: the spec of the folder the
+ * file is in (folder_spec), or NULL.  false after an error. */
 static bool report_results(const char *path, const char *text, size_t len, int plot_dirfd,
-                           const char *dir, const char *name) {
+                           const char *dir, const char *name, const char *spec) {
   Results r;
   if (!results_parse(path, text, len, &r)) return false;
+  /* another spec's results copied into a folder: its table would pass for the folder's */
+  if (spec && strcmp(spec, r.spec)) {
+    char *was = terminal_text(r.spec), *is = terminal_text(spec);
+    diag_warning((SrcLoc){.file = path, .line = r.spec_at.line, .col = r.spec_at.col},
+                 "the results are of spec '%s', but the folder's index.txt names spec '%s': "
+                 "these are not the folder's candidates", was, is);
+    free(was), free(is);
+  }
   results_sort_by_rank(&r);
   int k;
   double rho = spearman_of(&r, &k);
-  print_results(&r, rho, k, stdout);
+  print_results(&r, stdout);
+  /* the harness's figure, over every ranked row (WRONG ones too), against its own ranks */
   if (isfinite(rho) && isfinite(r.file_spearman) && fabs(rho - r.file_spearman) > 1e-3)
     diag_warning((SrcLoc){.file = path}, "the file says Spearman %.4f; recomputed from its "
-                 "ranks %.4f (shown above)", r.file_spearman, rho);
+                 "ranks as the harness computes it (every ranked candidate) %.4f",
+                 r.file_spearman, rho);
   fflush(stdout);
   bool ok = plot_dirfd < 0 || draw_plot(&r, k, plot_dirfd, dir, name) != PLOT_FAILED;
   results_free(&r);
@@ -365,7 +419,9 @@ static bool report_folder(int dirfd, const char *folder) {
   if (!text)
     diag_note((SrcLoc){.file = dir}, "results.xml is written by `make run` in a generated "
                                      "folder on the GPU machine; copy it back here");
-  bool ok = text && report_results(path, text, len, dirfd, dir, "plot.png");
+  char *spec = text ? folder_spec(dirfd, dir) : NULL;
+  bool ok = text && report_results(path, text, len, dirfd, dir, "plot.png", spec);
+  free(spec);
   free(text);
   free(path);
   free(dir);
@@ -384,7 +440,7 @@ static bool report_file(const char *path) {
   if (dirfd < 0)
     diag_note((SrcLoc){.file = dir}, "cannot open this folder (%s): no plot drawn",
               strerror(errno));
-  bool ok = report_results(path, text, len, dirfd, dir, name);
+  bool ok = report_results(path, text, len, dirfd, dir, name, NULL);
   if (dirfd >= 0) close(dirfd);
   free(name);
   free(dir);
@@ -396,7 +452,7 @@ static bool report_file(const char *path) {
 static bool report_stdin(void) {
   size_t len;
   char *text = read_text_file("-", &len);
-  bool ok = text && report_results(STDIN_NAME, text, len, -1, NULL, NULL);
+  bool ok = text && report_results(STDIN_NAME, text, len, -1, NULL, NULL, NULL);
   free(text);
   return ok;
 }

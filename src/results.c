@@ -117,7 +117,11 @@ static bool number_attr(ResultsParser *p, xmlNodePtr node, const char *attr, boo
   if (!s) return false;
   bool ok = parse_decimal(s, out);
   if (!ok && allow_nan && !strcmp(s, "nan")) *out = NAN, ok = true;
-  if (!ok)
+  /* a plain decimal that parse_decimal refuses is beyond a double's range (1e400, 1e-400) */
+  if (!ok && is_plain_decimal(s))
+    results_error_attr(p, node, attr, "%s=\"%s\" of <%s> is out of range (beyond what a double "
+                       "holds)", attr, s, (const char *)node->name);
+  else if (!ok)
     results_error_attr(p, node, attr, "%s=\"%s\" of <%s> is not a number (" PLAIN_DECIMAL ")",
                        attr, s, (const char *)node->name);
   free(s);
@@ -316,6 +320,7 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
     results_error_attr(p, root, "version", "results version %ld; this kasgen reads version 1",
                        version);
   r->spec = required_attr(p, root, "spec");
+  r->spec_at = xml_attr_place(p->text, root, "spec");
   int ndevice = 0, nrun = 0, nspearman = 0;
   r->file_spearman = NAN;
   for (xmlNodePtr c = root->children; c && p->nerrors < MAX_RESULTS_ERRORS; c = c->next) {
@@ -452,6 +457,10 @@ double rank_correlation(const double *x, const double *y, int n) {
   free(a);
   free(b);
   return va > 0 && vb > 0 ? cov / sqrt(va * vb) : NAN;
+}
+
+bool results_row_counts(const ResultRow *x) {
+  return x->predicted_rank > 0 && x->correct && x->measured_ns > 0;
 }
 
 /* ---- the rows in predicted order ----------------------------------------------------------- */

@@ -47,7 +47,21 @@ char *tune_spec_of_folder(const char *dir) {
       diag_error((SrcLoc){.file = path, .text = text, .line = 1},
                  "cannot tell the spec from this line");
   }
-  if (!spec) diag_note((SrcLoc){0}, "name the spec DIR was generated from with --spec FILE");
+  /* A spec the line names but that cannot be read (a folder generated from the standard
+   * input, or from a relative path by an older kasgen, or a spec moved since) is said here,
+   * with the way out, rather than as the spec reader's bare "cannot read". */
+  if (spec && (!strcmp(spec, STDIN_NAME) || access(spec, R_OK) != 0)) {
+    SrcLoc at = {.file = path, .text = text, .line = 1};
+    if (!strcmp(spec, STDIN_NAME))
+      diag_error(at, "%s was generated from the standard input: its spec is not on disk", dir);
+    else
+      diag_error(at, "%s was generated from the spec %s, which cannot be read: %s", dir, spec,
+                 strerror(errno));
+    free(spec);
+    spec = NULL;
+  }
+  if (!spec && text)
+    diag_note((SrcLoc){0}, "name the spec %s was generated from with --spec FILE", dir);
   free(text);
   free(path);
   return spec;
@@ -139,7 +153,7 @@ bool tune_reproduces(const Results *r, const Dag *dag, const Target *t, const Se
       char *shown = terminal_text(row->name ? row->name : "");
       diag_error((SrcLoc){.file = rpath, .line = (int)row->line},
                  "the search no longer gives the candidate measured as %s (predicted rank %ld); "
-                 "the library, the database or the model changed since DIR was generated, or "
+                 "the library, the database or the model changed since the run was generated, or "
                  "an option given here differs from the folder's (generation.ini)",
                  shown, row->predicted_rank);
       diag_note((SrcLoc){0}, "generate the folder again and run it on the GPU again");
@@ -186,11 +200,18 @@ void tune_figures(const double *pred, const double *meas, int n, TuneFigures *f)
   f->error = err / n;
 }
 
-/* Two lines within 80 columns (one of 120 before). */
+/* Two lines within 80 columns (one of 120 before), and no NaN: with no correct candidate
+ * measured there are no figures, with one no Spearman. */
 static void print_figures(const char *what, const TuneFigures *f) {
-  printf("%s: spearman %.3f, mean relative error %.1f%%\n"
+  if (f->n == 0) {
+    printf("%s: no figures (no correct candidate measured)\n", what);
+    return;
+  }
+  char rho[16] = "n/a";
+  if (isfinite(f->spearman)) snprintf(rho, sizeof rho, "%.3f", f->spearman);
+  printf("%s: spearman %s, mean relative error %.1f%%\n"
          "  predicted best %.1f%% slower than the measured best (%d candidates)\n",
-         what, f->spearman, 100 * f->error, 100 * f->gap, f->n);
+         what, rho, 100 * f->error, 100 * f->gap, f->n);
 }
 
 /* The current model's prediction of candidate c under calibration cal: its kernels' terms
@@ -216,8 +237,7 @@ static const ResultRow *measured_best(const Results *r) {
   const ResultRow *best = NULL;
   for (int i = 0; i < r->nrows; i++) {
     const ResultRow *x = &r->rows[i];
-    if (x->predicted_rank > 0 && x->correct && x->measured_ns > 0 &&
-        (!best || x->measured_ns < best->measured_ns))
+    if (results_row_counts(x) && (!best || x->measured_ns < best->measured_ns))
       best = x;
   }
   return best;
@@ -244,13 +264,20 @@ bool tune_choose(const Results *r, const char *rpath, TuneChoice *ch) {
                         "best %s, a difference within the run-to-run spread (%.4f ns): the "
                         "predicted best stays.", bn, b->measured_ns, dev, p->measured_ns, pn,
                         noise);
+  } else if (!p || !p->correct) {
+    /* a WRONG candidate's time measures nothing: no "faster" against it (it may be faster) */
+    ch->row = b;
+    ch->why = p ? xasprintf("%s measured best on %s (%.4f ns per element); the predicted best "
+                            "%s is WRONG.", bn, dev, b->measured_ns, pn)
+                : xasprintf("%s measured best on %s (%.4f ns per element); the run has no "
+                            "predicted best.", bn, dev, b->measured_ns);
+    spread = false;
   } else {
     ch->row = b;
     ch->why = xasprintf("%s measured best on %s: %.4f ns per element against %.4f for the "
-                        "predicted best %s (%.1f%% faster%s; run-to-run spread %s).",
-                        bn, dev, b->measured_ns, p ? p->measured_ns : NAN, pn,
-                        p ? 100 * (p->measured_ns / b->measured_ns - 1) : NAN,
-                        p && !p->correct ? ", and the predicted best is WRONG" : "",
+                        "predicted best %s (%.1f%% faster; run-to-run spread %s).",
+                        bn, dev, b->measured_ns, p->measured_ns, pn,
+                        100 * (p->measured_ns / b->measured_ns - 1),
                         spread ? "measured" : "not in the file, taken as 0");
     if (spread) {
       char *w = ch->why;
@@ -347,7 +374,7 @@ void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, cons
     if (x->predicted_rank < 1 || x->predicted_rank > r->nrows) continue; /* the ranked only */
     double t_now;
     rows[nrows++] = table_row(ctx, x, dag, t, res, cal, &t_now);
-    if (isnan(t_now) || !x->correct || !(x->measured_ns > 0)) continue;
+    if (isnan(t_now) || !results_row_counts(x)) continue;
     file[n] = x->predicted_ns, now[n] = t_now, meas[n++] = x->measured_ns;
   }
   free(order);

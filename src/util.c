@@ -667,6 +667,8 @@ static bool plain_decimal(const char *s, bool fraction) {
   return digits && !*end;
 }
 
+bool is_plain_decimal(const char *s) { return plain_decimal(s, true); }
+
 bool parse_decimal(const char *s, double *out) {
   if (!plain_decimal(s, true)) return false;
   errno = 0;

@@ -7,7 +7,8 @@
 #   careful person wrote: no line over 100 columns, no coordinate only discarded, no "0 +" left
 #   by substitution, kernels numbered from 1 everywhere, launch arguments named after the spec's
 #   variables, the embed built from the plan.  Then the output-folder promise: a second
-#   run over a built folder works and keeps the run outputs; two runs write the same bytes; a
+#   run over a built folder works and keeps the run outputs, make clean keeps the results and
+#   make clean-results removes them; two runs write the same bytes; a
 #   foreign file makes kasgen refuse (exit 1) and leaves it, and everything else, untouched.
 # At most 2 parallel jobs (the CI machine has 2 cores).
 set -eu
@@ -94,6 +95,20 @@ grep -q 'candidates, best predicted first' "$out/index.txt" || fail "second run 
 grep -q '^/\* ---- madd33 (library: madd33/madd33.c) ---- \*/$' "$out/common/kas_refs.c" ||
   fail "kas_refs.c does not name madd33's file within the library"
 ! grep -q '\.\./library\|/library/' "$out/common/kas_refs.c" || fail "kas_refs.c names a library path"
+
+# make clean removes what make builds (build/, plot.png) and keeps the measurements copied back
+# from the GPU (results.xml, results.dat: perhaps their only copy; before, it removed them too);
+# make clean-results removes those, asked by name.
+cp -r "$out" "$tmp/cleaned"
+echo '1 2 3 4 5' >"$tmp/cleaned/results.dat"
+echo 'png' >"$tmp/cleaned/plot.png"
+make -s -C "$tmp/cleaned" clean >/dev/null 2>&1 || fail "make clean: exit $?"
+[ ! -e "$tmp/cleaned/build" ] && [ ! -e "$tmp/cleaned/plot.png" ] || fail "make clean left build/"
+[ "$(cat "$tmp/cleaned/results.xml")" = '<kasgen-results/>' ] && [ -s "$tmp/cleaned/results.dat" ] ||
+  fail "make clean removed the results"
+make -s -C "$tmp/cleaned" clean-results >/dev/null 2>&1 || fail "make clean-results: exit $?"
+[ ! -e "$tmp/cleaned/results.xml" ] && [ ! -e "$tmp/cleaned/results.dat" ] ||
+  fail "make clean-results kept the results"
 
 # Fewer candidates: the files of the dropped ones (kasgen's own) go away.
 "$KASGEN" specs/synctest.spec --top 1 --out "$tmp" >/dev/null 2>&1 || fail "--top 1 rerun: exit $?"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report.sh — `kasgen report DIR` on results files as a GPU run writes them: the table and the
-# Spearman correlation recomputed from the ranks (names in UTF-8 as they are), the precision and
+# figures (Spearman, gap, error) over the correct candidates, as tune counts them, the
+# predicted best said WRONG when it is, never a NaN (names in UTF-8 as they are), the precision and
 # layout the run's code was generated for ("not recorded" in older files), plot.png when
 # gnuplot exists, and located errors
 # (file:line:col) with exit 1 for every kind of malformed file in tests/fixtures/results/.  Also
@@ -15,8 +16,9 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # A good file: table rows (each candidate's figures, then its kernels on a line of their own, as
-# the harness's table has them), ranks, WRONG flag, recomputed Spearman (ranks 1234 vs 2143 ->
-# 0.600).
+# the harness's table has them), ranks, WRONG flag, Spearman recomputed over the correct
+# candidates (tune's rule: WRONG cand04 left out; times 0.10 0.12 0.13 vs 0.105 0.100 0.315 ->
+# 0.500).
 cp -r "$fixtures/good" "$tmp/good"
 "$KASGEN" report "$tmp/good" >"$tmp/out" 2>"$tmp/err" || fail "good: exit $?"
 # row NAME: the line after the figures of candidate NAME (its kernels)
@@ -27,8 +29,10 @@ grep -q '^cand01 .* 1 \+2$' "$tmp/out" &&
 [ "$(row cand04)" = 'WRONG     mvmul33_1+svmul3_1+ttmul411_1 | ttmul3212_3' ] ||
   fail "good: wrong candidate not flagged"
 grep -q '^unfused .* - \+-$' "$tmp/out" || fail "good: unfused row should be unranked"
-grep -q 'Spearman rank correlation (predicted vs measured, 4 candidates): 0.600' "$tmp/out" \
-  || fail "good: Spearman"
+grep -q 'Spearman rank correlation (predicted vs measured, 3 candidates; 1 WRONG left out): 0.500' \
+  "$tmp/out" || fail "good: Spearman"
+# The harness's own figure (0.6000, over every ranked row, WRONG ones too) is no disagreement.
+[ ! -s "$tmp/err" ] || { cat "$tmp/err" >&2; fail "good: diagnostics"; }
 [ "$(grep -cE '^(cand|unfused)' "$tmp/out")" = 6 ] || fail "good: expected 5 rows and the header"
 sed -n 3p "$tmp/out" | grep -qx '532 bytes/element compulsory, copy bandwidth 2950.0 GB/s' &&
   grep -qx 'the predicted best ran 5.0% slower than the measured best (within 5%)' "$tmp/out" ||
@@ -37,6 +41,35 @@ if command -v gnuplot >/dev/null; then
   [ -s "$tmp/good/plot.png" ] || fail "good: no plot.png"
   head -c 8 "$tmp/good/plot.png" | od -An -c | grep -q 'P   N   G' || fail "good: plot.png is not a PNG"
 fi
+
+# A WRONG candidate is never the measured best, nor the predicted best, in the figures (as tune
+# counts them): the H200 stvenant run with its predicted and measured best, cand01, made WRONG.
+# Before: "10 candidates: 0.624" and "the predicted best ran 0.0% slower" (the WRONG cand01).
+mkdir "$tmp/wrong1"
+sed '/name="cand01"/s/correct="1"/correct="0"/' "$fixtures/h200-stvenant/results.xml" \
+  >"$tmp/wrong1/results.xml"
+"$KASGEN" report "$tmp/wrong1" >"$tmp/out" 2>"$tmp/err" || fail "wrong1: exit $?"
+grep -qx 'the predicted best, cand01, is WRONG: .*' "$tmp/out" || fail "wrong1: not said WRONG"
+grep -q 'predicted vs measured, 7 candidates; 1 WRONG left out): ' "$tmp/out" ||
+  fail "wrong1: Spearman over the WRONG one: $(grep Spearman "$tmp/out")"
+grep -q 'the predicted best of the correct ones ran 0.0% slower' "$tmp/out" ||
+  fail "wrong1: gap: $(grep 'relative error' "$tmp/out")"
+# The element's measured best, cand09, WRONG: the gap is to cand06, the fastest correct one
+# (0.516129 / 0.442459: 16.7%), not to cand09 (52.9% before).
+mkdir "$tmp/wrong9"
+sed '/name="cand09"/s/correct="1"/correct="0"/' "$fixtures/h200-stvenant_element/results.xml" \
+  >"$tmp/wrong9/results.xml"
+"$KASGEN" report "$tmp/wrong9" >"$tmp/out" 2>"$tmp/err" || fail "wrong9: exit $?"
+grep -q '^the predicted best ran 16.7% slower than the measured best (NOT within 5%)$' \
+  "$tmp/out" || fail "wrong9: gap: $(grep 'relative error' "$tmp/out")"
+grep -q 'is WRONG' "$tmp/out" && fail "wrong9: the predicted best, cand01, said WRONG"
+# Every ranked candidate WRONG: no figures, no NaN.
+mkdir "$tmp/allwrong"
+sed 's/correct="1"/correct="0"/' "$fixtures/h200-stvenant/results.xml" >"$tmp/allwrong/results.xml"
+"$KASGEN" report "$tmp/allwrong" >"$tmp/out" 2>"$tmp/err" || fail "allwrong: exit $?"
+grep -q 'Spearman rank correlation: n/a (fewer than two correct ranked candidates; 8 WRONG' \
+  "$tmp/out" || fail "allwrong: Spearman line"
+grep -qiw 'nan%\?' "$tmp/out" && fail "allwrong: a NaN figure"
 
 # Reversed order: -1; a trailing slash on DIR is fine.
 cp -r "$fixtures/perfect" "$tmp/perfect"
@@ -96,7 +129,7 @@ sed -n 2p "$tmp/out" | grep -qx 'precision double, layout component,vec3DPhi=ele
 mkdir "$tmp/liar"
 sed 's/<spearman value="0.6000"/<spearman value="0.9"/' "$fixtures/good/results.xml" >"$tmp/liar/results.xml"
 "$KASGEN" report "$tmp/liar" >"$tmp/out" 2>"$tmp/err" || fail "liar: exit $?"
-grep -q 'candidates): 0.600' "$tmp/out" || fail "liar: recomputed Spearman"
+grep -q 'candidates; 1 WRONG left out): 0.500' "$tmp/out" || fail "liar: recomputed Spearman"
 grep -q 'warning: the file says Spearman 0.9000' "$tmp/err" || fail "liar: no warning"
 
 # Malformed files: exit 1, error located at the right line and column (an attribute's value, or
@@ -151,7 +184,7 @@ rc=0; "$KASGEN" report "$tmp/files/notes.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] || fail "notes.png in the way: exit $rc"
 grep -q "notes.png: error: exists and is not a PNG image: not replaced" "$tmp/err" || fail "notes.png: message"
 [ "$(cat "$tmp/files/notes.png")" = "my notes" ] || fail "notes.png was overwritten"
-grep -q 'candidates): 0.600' "$tmp/out" || fail "notes.png in the way: no table"
+grep -q 'left out): 0.500' "$tmp/out" || fail "notes.png in the way: no table"
 ls "$tmp/files" | grep -q kasgen-tmp && fail "a temporary file was left behind"
 # A link or a FIFO as the results file is refused; a missing one is named.
 ln -s "$tmp/files/h100-run1.xml" "$tmp/files/link.xml"
@@ -189,7 +222,7 @@ if [ "$(id -u)" != 0 ] || [ ${#as_user[@]} -gt 0 ]; then
     [ "$rc" = 0 ] || { cat "$tmp/err" >&2; fail "read-only folder ($target): exit $rc"; }
     grep -q "^$tmp/ro: note: cannot write in this folder (Permission denied): no plot drawn$" "$tmp/err" ||
       fail "read-only folder ($target): note '$(cat "$tmp/err")'"
-    grep -q 'candidates): 0.600' "$tmp/out" || fail "read-only folder ($target): no table"
+    grep -q 'left out): 0.500' "$tmp/out" || fail "read-only folder ($target): no table"
   done
   [ -z "$(ls "$tmp/ro" | grep -v '\.xml$')" ] || fail "something was written in the read-only folder"
 else

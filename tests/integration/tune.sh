@@ -6,7 +6,7 @@
 #   - one faster by less than the spread of the rounds keeps the predicted best;
 #   - bad results files (a bad number, a hex float or leading space, an absurd time or rank, a
 #     newline in a name, a precision or layout the command line would refuse, kernels the search
-#     no longer gives, nothing correct, no file) get
+#     no longer gives, another spec's results, nothing correct, no file) get
 #     located errors and exit 1, and leave the embed as it was; a time of 0 is never the
 #     measured best; an index.txt naming "-" is not read from stdin, one that is a FIFO is
 #     refused once;
@@ -107,6 +107,16 @@ write_results "$dir/results.xml" "0.0300 0.0299 0.0301 0" "0.0301 0.0285 0.0305 
   "0.040 0.0399 0.0401 1" "0.041 0.0409 0.0411 1"
 "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || fail "tune (wrong): exit $?"
 grep -q 'kas_synctest_cand02_launch' "$source" || fail "wrong: embed does not wrap cand02"
+#    said so, with no "faster" against the WRONG one's time (before: "(-0.3% faster, and the
+#    predicted best is WRONG")
+grep -q '^choice: cand02 measured best on .* (0.0301 ns per element); the predicted best cand01 is WRONG.$' \
+  "$tmp/out" || { grep choice "$tmp/out"; fail "wrong: the choice's words"; }
+#    --variants K other than the folder's is bad usage: the run's candidates are the folder's
+#    K's (before: accepted, then "the search no longer gives"); the folder's own K is fine
+rc=0; "$KASGEN" tune "$dir" --db "$db" --variants 3 >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q 'error: --variants 3: .*synctest was generated with --variants 5' \
+  "$tmp/err" || { cat "$tmp/err" >&2; fail "--variants: exit $rc"; }
+grep -q 'kas_synctest_cand02_launch' "$source" || fail "--variants: the embed changed"
 cp "$source" "$tmp/source.before"
 
 # 4. Bad files: located errors, exit 1, the embed untouched.
@@ -126,15 +136,36 @@ expect_error "hex float" \
 sed -i 's/measured-ns="0x1p-5"/measured-ns=" 0.04"/' "$dir/results.xml"
 expect_error "leading space" \
   'results.xml:7:.*error: measured-ns=" 0.04" of <candidate> is not a number'
+#    A plain decimal beyond a double's range is that, not "not a number" (before).
+sed -i 's/measured-ns=" 0.04"/measured-ns="1e400"/' "$dir/results.xml"
+expect_error "1e400" 'results.xml:7:.*error: measured-ns="1e400" of <candidate> is out of range'
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 0" "0.031 0.0309 0.0312 0" \
   "0.027 0.0269 0.0271 0" "0.032 0.0319 0.0322 0"
 expect_error "nothing correct" 'results.xml: error: no ranked candidate of this run is correct'
+grep -qiw 'nan%\?' "$tmp/out" && fail "nothing correct: NaN figures: $(grep -i spearman "$tmp/out")"
+grep -q '^as generated: no figures (no correct candidate measured)$' "$tmp/out" ||
+  fail "nothing correct: the figures' line"
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 # cand03 (line 7) measured with another implementation of its first call than the search gives
 sed -i -E '7{/kernels="madd33_1/{s/kernels="madd33_1/kernels="madd33_3/;b};s/kernels="madd33_[0-9]+/kernels="madd33_1/}' \
   "$dir/results.xml"
 expect_error "other kernels" 'results.xml:7:.*error: the search no longer gives the candidate measured as cand03'
+grep -q 'changed since the run was generated' "$tmp/err" && ! grep -q '\<DIR\>' "$tmp/err" ||
+  fail "other kernels: the message names a literal DIR"
+#    Another spec's results copied into the folder: that is the error, at the file's spec
+#    attribute, not "the search no longer gives" followed by a warning (before).
+cp "$dir/results.xml" "$tmp/results.synctest"
+sed -i 's/spec="synctest"/spec="stvenant_element"/' "$dir/results.xml"
+expect_error "other spec" \
+  "results.xml:2:[0-9]*: error: the results are of spec 'stvenant_element', but the spec searched is 'synctest'"
+grep -q 'no longer gives' "$tmp/err" && fail "other spec: the search's error too"
+#    report warns of it too (before: the other spec's table, silently)
+"$KASGEN" report "$dir" >/dev/null 2>"$tmp/err" || fail "other spec: report exit $?"
+grep -q "results.xml:2:[0-9]*: warning: the results are of spec 'stvenant_element', but the folder's index.txt names spec 'synctest'" \
+  "$tmp/err" || { cat "$tmp/err" >&2; fail "other spec: report does not warn"; }
+rm -f "$dir/plot.png"
+cp "$tmp/results.synctest" "$dir/results.xml"
 sed -i 's/round-min-ns="0.0309"/round-min-ns="0.04"/' "$dir/results.xml"
 expect_error "min above max" 'results.xml:6:.*error: round-min-ns is larger than round-max-ns'
 #    A newline in the GPU's name (the table's head and the choice print it): refused at its line.
@@ -164,12 +195,48 @@ expect_error "rank beyond --top" 'results.xml: error: a candidate ranked 2147483
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 cp "$dir/index.txt" "$tmp/index.before"
-sed -i '1s/ (specs\/synctest.spec), / (-), /' "$dir/index.txt"
+sed -i '1s/ ([^)]*), / (-), /' "$dir/index.txt"
 rc=0
 sleep 30 | timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'index.txt:1:.*error: cannot tell the spec from this line' "$tmp/err" ||
   { cat "$tmp/err"; fail "index.txt naming -: exit $rc"; }
 cp "$tmp/index.before" "$dir/index.txt"
+#    index.txt records the spec's absolute path: tune runs from any folder (before: the path as
+#    given, specs/synctest.spec, "cannot read" elsewhere).
+(cd "$tmp" && "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err") ||
+  { cat "$tmp/err"; fail "tune from another folder: exit $?"; }
+#    A spec that cannot be read (a relative path of an older folder, from elsewhere) or that came
+#    from the standard input: said at index.txt's line, with a note naming --spec FILE.
+sed -i '1s/ ([^)]*), / (specs\/synctest.spec), /' "$dir/index.txt"
+rc=0; (cd "$tmp" && "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err") || rc=$?
+[ "$rc" = 1 ] && grep -q 'index.txt:1: error: .* was generated from the spec specs/synctest.spec, which cannot be read' "$tmp/err" &&
+  grep -q 'note: name the spec .* was generated from with --spec FILE' "$tmp/err" ||
+  { cat "$tmp/err"; fail "a spec that cannot be read: exit $rc"; }
+sed -i '1s/ ([^)]*), / (<stdin>), /' "$dir/index.txt"
+rc=0; "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'index.txt:1: error: .* was generated from the standard input: its spec is not on disk' "$tmp/err" &&
+  grep -q 'note: name the spec .* with --spec FILE' "$tmp/err" ||
+  { cat "$tmp/err"; fail "a spec from the standard input: exit $rc"; }
+"$KASGEN" tune "$dir" --db "$db" --spec specs/synctest.spec >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "--spec FILE: exit $?"; }
+cp "$tmp/index.before" "$dir/index.txt"
+cp "$source" "$tmp/source.before" # shipped anew by the runs above: the errors below keep it
+#    A renamed copy of the folder (synctest-h100/ beside synctest/) is written again: its
+#    index.txt names the spec (before: "must be named synctest", after the whole table).  One
+#    whose index.txt names another spec is refused before the table, and left as it was.
+cp -r "$dir" "$tmp/synctest-h100"
+"$KASGEN" tune "$tmp/synctest-h100" --db "$db" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "renamed folder: exit $?"; }
+grep -q "^wrote $tmp/synctest-h100/embed/ around cand03" "$tmp/out" ||
+  fail "renamed folder: not written"
+sed -i '1s/: spec synctest /: spec other /' "$tmp/synctest-h100/index.txt"
+cp -r "$tmp/synctest-h100" "$tmp/renamed.before"
+rc=0; "$KASGEN" tune "$tmp/synctest-h100" --db "$db" --spec specs/synctest.spec \
+  >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'synctest-h100: error: not written again: .* does not name spec synctest' \
+  "$tmp/err" || { cat "$tmp/err"; fail "another spec's folder: exit $rc"; }
+grep -q '^choice:\|^ *1 ' "$tmp/out" && fail "another spec's folder: the table printed first"
+diff -r "$tmp/renamed.before" "$tmp/synctest-h100" >/dev/null || fail "another spec's folder: changed"
 #    index.txt a FIFO: refused without waiting for a writer, and said once (its spec and its
 #    --variants line were read apart).
 rm "$dir/index.txt" && mkfifo "$dir/index.txt"
