@@ -32,6 +32,10 @@ Library *cli_load_library(const CliOptions *o) { return locate_library(o, true);
 
 Spec *cli_load_spec(const CliOptions *o, const Library *lib) {
   Spec *spec = spec_load(o->spec, lib);
+  if (spec && o->spec_as_given && strcmp(o->spec_as_given, spec->path)) {
+    spec->read_from = spec->path;
+    spec->path = xstrdup(o->spec_as_given);
+  }
   if (spec && o->name) {
     free(spec->name);
     spec->name = xstrdup(o->name);

@@ -227,6 +227,8 @@ int cmd_tune(const CliOptions *o) {
   Session s = {0};
   CliOptions so = *o;
   so.spec = spec;
+  char *given = tune_spec_as_given(dir); /* what the run's code names, from any folder */
+  so.spec_as_given = given;
   GenerationRecord generation;
   bool recorded = generation_read(dir, &so, NULL, &generation);
   /* The run's candidates are those of the search that generated its folder: another K than
@@ -238,7 +240,7 @@ int cmd_tune(const CliOptions *o) {
                o->variants, dir, k);
     generation_record_free(&generation);
     results_free(&r);
-    free(rpath), free(spec), free(dir);
+    free(rpath), free(spec), free(given), free(dir);
     return EXIT_USAGE;
   }
   Run run = {.r = &r, .path = rpath, .recorded = generation.found};
@@ -275,6 +277,7 @@ done:
   results_free(&r);
   free(rpath);
   free(spec);
+  free(given);
   free(dir);
   return rc;
 }
@@ -397,9 +400,11 @@ static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
     char *sub = xasprintf("%s/%s", dir, names[i]), *rx = xasprintf("%s/results.xml", sub);
     size_t len = strlen(names[i]);
     Results r;
-    char *rpath = NULL, *spec = NULL;
+    char *rpath = NULL, *spec = NULL, *given = NULL;
     if (exists(rx)) {
       CliOptions ro = *o;
+      given = tune_spec_as_given(sub);
+      ro.spec_as_given = given;
       GenerationRecord generation;
       ok = generation_read(sub, &ro, left_to_calibrate, &generation) &&
            results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
@@ -426,7 +431,7 @@ static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
       }
       runs++;
     }
-    free(spec), free(rpath), free(rx), free(sub);
+    free(spec), free(given), free(rpath), free(rx), free(sub);
   }
   for (int i = 0; i < n; i++) free(names[i]);
   free(names);

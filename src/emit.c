@@ -456,14 +456,19 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
   int nranked = ranked(ents, count);
   /* the spec's path absolute, as the database's below: tune and calibrate read it from any
    * folder (realpath: no "..", so it reads as the file's place); <stdin> stays itself */
-  char *spec_path = dag->spec->path && strcmp(dag->spec->path, STDIN_NAME)
-                        ? absolute_path(dag->spec->path) : xstrdup(STDIN_NAME);
+  const char *read = dag->spec->read_from ? dag->spec->read_from : dag->spec->path;
+  char *spec_path = read && strcmp(read, STDIN_NAME) ? absolute_path(read) : xstrdup(STDIN_NAME);
   char *from = c_safe_text(spec_path);
   free(spec_path);
   sb_printf(&sb, "kasgen %s: spec %s (%s), %d calls; %d candidate%s, best predicted first%s.\n",
             KASGEN_VERSION, dag->spec->name, from, dag->nnodes, nranked, nranked == 1 ? "" : "s",
             count > nranked ? ", then the unfused form for comparison" : "");
   free(from);
+  /* the path as given, which the code's comments name: tune and calibrate name it so again,
+   * or the code and its digest in results.xml would differ with the folder they ran from */
+  char *given = c_safe_text(dag->spec->path ? dag->spec->path : STDIN_NAME);
+  sb_printf(&sb, "%s%s (the generated code names it so).\n", SPEC_GIVEN_KEY, given);
+  free(given);
   /* the database's path absolute: index.txt is read from inside the folder, where the path as
    * found (build/../benchmarks/...) would name nothing */
   char *db_path = db && !db->analytic && db->path ? absolute_path(db->path) : NULL;

@@ -789,7 +789,8 @@ typedef struct {
 } SpecLoop;
 
 typedef struct {
-  char *path;
+  char *path;      /* as the main job was given it: the generated code names it in comments */
+  char *read_from; /* the file read, where tune or calibrate read it elsewhere; NULL: path */
   char *name; /* file stem: "stvenant" */
   char *text;
   SpecVar *vars;
@@ -2142,6 +2143,9 @@ typedef struct {
   bool ptxas;          /* --ptxas: registers from the compiler for the top 30 (off by default:
                           one nvcc run per new kernel costs seconds, docs/model.md) */
   const char *spec_file; /* --spec FILE (tune, calibrate): the spec, where it cannot be found */
+  /* tune, calibrate: the spec's path as the run's folder was generated from it, which its code
+   * names (and so the code digests of its results file); NULL: the path read */
+  const char *spec_as_given;
   bool held_out;         /* --held-out (calibrate): leave one spec out, store nothing */
   unsigned given;        /* the bits (OPT_*) of the options on the command line */
 } CliOptions;
@@ -2260,6 +2264,11 @@ int cmd_calibrate(const CliOptions *o);
 /* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
 /* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
 char *tune_spec_of_folder(const char *dir);
+/* index.txt's line of the spec's path as the main job was given it (emit.c writes it) */
+#define SPEC_GIVEN_KEY "Spec given as: "
+/* That path, which the folder's code names; from a folder written before the line, the first
+ * line's path (then the path as given); NULL when index.txt says neither. */
+char *tune_spec_as_given(const char *dir);
 /* The --variants K the folder was generated with, as its index.txt says, into *variants (0 for
  * a folder written before the variants, or without index.txt); false after an error reading an
  * index.txt that is there. */

@@ -1618,6 +1618,7 @@ void spec_free(Spec *spec) {
   free(spec->loops);
   free(spec->body);
   free(spec->path);
+  free(spec->read_from);
   free(spec->name);
   free(spec->text);
   free(spec);

@@ -27,26 +27,31 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* The PATH of index.txt's first line, "kasgen V: spec NAME (PATH), ..." (cut at its end), or
+ * NULL. */
+static char *first_line_spec(char *text) {
+  char *nl = strchr(text, '\n');
+  if (nl) *nl = '\0';
+  char *open = strstr(text, " (");
+  char *close = open ? strstr(open, "), ") : NULL;
+  /* "-" would read the standard input (read_text_file): no generation reads its spec so. */
+  size_t len = open && close ? (size_t)(close - open - 2) : 0;
+  if (len > 0 && !memchr(open, '\\', len + 2) && strncmp(open + 2, "-", len))
+    return xstrndup(open + 2, len);
+  return NULL;
+}
 
 /* DIR/index.txt's first line names the spec: "kasgen V: spec NAME (PATH), ...". */
 char *tune_spec_of_folder(const char *dir) {
   char *path = xasprintf("%s/index.txt", dir);
   char *text = read_text_file(path, NULL);
   char *spec = NULL;
-  if (text) {
-    char *nl = strchr(text, '\n');
-    if (nl) *nl = '\0';
-    char *open = strstr(text, " (");
-    char *close = open ? strstr(open, "), ") : NULL;
-    /* "-" would read the standard input (read_text_file): no generation reads its spec so. */
-    size_t len = open && close ? (size_t)(close - open - 2) : 0;
-    if (len > 0 && !memchr(open, '\\', len + 2) && strncmp(open + 2, "-", len))
-      spec = xstrndup(open + 2, len);
-    else
-      diag_error((SrcLoc){.file = path, .text = text, .line = 1},
-                 "cannot tell the spec from this line");
-  }
+  if (text && !(spec = first_line_spec(text)))
+    diag_error((SrcLoc){.file = path, .text = text, .line = 1},
+               "cannot tell the spec from this line");
   /* A spec the line names but that cannot be read (a folder generated from the standard
    * input, or from a relative path by an older kasgen, or a spec moved since) is said here,
    * with the way out, rather than as the spec reader's bare "cannot read". */
@@ -65,6 +70,27 @@ char *tune_spec_of_folder(const char *dir) {
   free(text);
   free(path);
   return spec;
+}
+
+char *tune_spec_as_given(const char *dir) {
+  static const char key[] = "\n" SPEC_GIVEN_KEY, tail[] = " (the generated code names it so).";
+  char *path = xasprintf("%s/index.txt", dir);
+  /* quietly: an index.txt that cannot be read was said by tune_spec_of_folder, or needs none */
+  struct stat st;
+  bool plain = stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+  char *text = plain ? read_text_file(path, NULL) : NULL;
+  const char *line = text ? strstr(text, key) : NULL;
+  char *given = NULL;
+  if (line) {
+    line += strlen(key);
+    const char *end = strstr(line, tail), *nl = strchr(line, '\n');
+    if (end && (!nl || end < nl)) given = xstrndup(line, (size_t)(end - line));
+  } else if (text) {
+    given = first_line_spec(text);
+  }
+  free(text);
+  free(path);
+  return given;
 }
 
 bool tune_variants_of_folder(const char *dir, int *variants) {
