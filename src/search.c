@@ -409,16 +409,27 @@ static SearchStats initial_stats(const SearchContext *ctx, const SearchOptions *
   return st;
 }
 
-/* Chooses the search, runs it, and fills parts. */
-static void run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats *st,
+/* --exhaustive past KAS_MAX_FUSIONS: the one error, at the spec (no search follows, so neither
+ * an empty ranking nor the device is blamed after it). */
+static void too_many_to_combine(const SearchContext *ctx, const SearchStats *st) {
+  diag_error((SrcLoc){.file = ctx->dag->spec->path},
+             "--exhaustive: more than %d convex fusions of at most %d calls, too many to "
+             "combine; use a smaller --max-fusion, or leave out --exhaustive", KAS_MAX_FUSIONS,
+             st->max_fusion);
+}
+
+/* Chooses the search, runs it, and fills parts; false after an error. */
+static bool run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats *st,
                        Partitions *parts) {
   if (opt->exhaustive) {
     st->mode = SEARCH_EXHAUSTIVE;
-    FusionSet fs = fusion_enumerate(ctx->dag, st->max_fusion);
+    FusionSet fs = fusion_enumerate_limited(ctx->dag, st->max_fusion, KAS_MAX_FUSIONS);
     st->fusions = fs.n;
-    if (!fs.truncated) exhaustive_search(ctx, opt, &fs, st, parts);
+    bool ok = !fs.truncated;
+    if (ok) exhaustive_search(ctx, opt, &fs, st, parts);
+    else too_many_to_combine(ctx, st);
     fusion_set_free(&fs);
-    return;
+    return ok;
   }
   FusionSet fs = fusion_enumerate_limited(ctx->dag, st->max_fusion, st->exact_limit);
   st->fusions = fs.n;
@@ -431,6 +442,7 @@ static void run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats
     interval_search(ctx, opt, st, parts);
   }
   fusion_set_free(&fs);
+  return true;
 }
 
 const Dag *candidate_dag(const Dag *spec_dag, const Candidate *c) {
@@ -531,8 +543,8 @@ static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const Search
   bool ok = singles_plan(ctx);
   Partitions parts = {0};
   PlanCache pc = {0};
+  ok = ok && run_search(ctx, opt, &r->stats, &parts);
   if (ok) {
-    run_search(ctx, opt, &r->stats, &parts);
     build_candidates(ctx, &pc, &parts, r);
     r->unfused = make_unfused(ctx, &pc);
     r->stats.beam_kernels = beam_limited_kernels(ctx, &pc);

@@ -144,6 +144,13 @@ timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --top 5 --time-limit 0.001 >"$tm
 [ -s "$tmp/tl" ] || fail "--time-limit 0.001: no candidates"
 grep -q "note: --time-limit 0.001 s reached: the search stopped early" "$tmp/tl.err" ||
   fail "--time-limit: the cut is not said"
+# --exhaustive past the fusions it can combine: that one error, exit 1, no device blamed after it
+rc=0
+timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --exhaustive >"$tmp/ex" 2>"$tmp/ex.err" || rc=$?
+[ "$rc" = 1 ] || fail "--exhaustive, too many fusions: exit $rc"
+[ "$(grep -c 'error' "$tmp/ex.err")" = 1 ] && [ "$(wc -l <"$tmp/ex.err")" = 1 ] &&
+  grep -q "indep64.spec: error: --exhaustive: more than 20000000 convex fusions of at most 64 calls" \
+    "$tmp/ex.err" || { cat "$tmp/ex.err"; fail "--exhaustive, too many fusions: not its one error"; }
 
 # --- bench: one CUDA program over every routine of the library --------------------------------------
 "$KASGEN" bench --out "$tmp/bench" >"$tmp/bout" 2>&1 || { cat "$tmp/bout"; fail "bench exit $?"; }
