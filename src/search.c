@@ -158,13 +158,16 @@ static void select_items(SearchContext *ctx, const Items *items, int top, Partit
 
 /* ---- the three searches ---------------------------------------------------------------------- */
 
+/* Every fusion combined until the time budget is spent; the singles come first in fs (by size)
+ * and are planned already (singles_plan), so they are items even when the budget is spent before
+ * the loop reaches them: there is always a candidate. */
 static void exhaustive_search(SearchContext *ctx, const SearchOptions *opt, const FusionSet *fs,
                               SearchStats *st, Partitions *out) {
   Items items = {0};
   for (int f = 0; f < fs->n; f++) {
     if (opt->progress) progress("combining implementations", f, fs->n);
     NodeSet set = fusion_set_get(fs, f);
-    if (search_expired(ctx)) {
+    if (f >= ctx->dag->nnodes && search_expired(ctx)) {
       st->unplanned = fs->n - f;
       break;
     }

@@ -144,6 +144,13 @@ timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --top 5 --time-limit 0.001 >"$tm
 [ -s "$tmp/tl" ] || fail "--time-limit 0.001: no candidates"
 grep -q "note: --time-limit 0.001 s reached: the search stopped early" "$tmp/tl.err" ||
   fail "--time-limit: the cut is not said"
+# --exhaustive under a budget spent before the first fusion: the singles still make a candidate
+rc=0
+"$KASGEN" plan specs/chain12.spec --exhaustive --time-limit 0.000001 --top 2 >"$tmp/tl" \
+  2>"$tmp/tl.err" || rc=$?
+[ "$rc" = 0 ] && [ -s "$tmp/tl" ] || { cat "$tmp/tl.err"; fail "--exhaustive, no time: exit $rc"; }
+grep -q "note: --time-limit 1e-06 s reached: [0-9]* fusions left uncombined" "$tmp/tl.err" ||
+  fail "--exhaustive, no time: the cut is not said"
 # --exhaustive past the fusions it can combine: that one error, exit 1, no device blamed after it
 rc=0
 timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --exhaustive >"$tmp/ex" 2>"$tmp/ex.err" || rc=$?
