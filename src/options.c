@@ -16,8 +16,8 @@ const OptionDoc option_docs[NOPTIONS] = {
     {"time-limit", "S", OPT_TIME_LIMIT,
      "stop searching after S seconds and rank what was found (default 60; 0: none)"},
     {"exhaustive", NULL, OPT_EXHAUSTIVE,
-     "combine every valid fusion, without the bounds that skip most (slow; for\n"
-     "checking the default search)"},
+     "combine every valid fusion, without the bounds that skip most (slow): exact\n"
+     "where the default search says its ranking is not"},
     {"loops", "WHEN", OPT_LOOPS,
      "which runs of a spec loop's iterations kernels write as loops: model (the\n"
      "model's choice, the default), keep (every one), unroll (none); groups: a loop's\n"

@@ -126,6 +126,15 @@ grep -q "exact search's limit): partitions restricted to intervals of the statem
 hang_check "big40 --top 1" 1 tests/specs/big40.spec --top 1
 grep -q 'partitions restricted to intervals of the statement order' "$tmp/h.err" ||
   fail "big40: the interval restriction is not named"
+grep -q "note: the ranking is not exact: .* --exhaustive ranks them all but combines every fusion \
+(more than 20000 here" "$tmp/h.err" || fail "big40: not said to be inexact"
+# more fusions than the exact search combines could be in the top 3: the ranking is said not to
+# be exact, with what ranks every partition
+hang_check "big40 --max-fusion 3" 3 tests/specs/big40.spec --top 3 --max-fusion 3 --variants 0
+grep -q "could be in the top 3 by their bounds (more than the exact search's 1500)" "$tmp/h.err" &&
+  grep -q "note: the ranking is not exact: partitions into other fusions than intervals may be \
+faster; --exhaustive ranks them all, combining the 8296 fusions (slower)" "$tmp/h.err" ||
+  { cat "$tmp/h.err"; fail "big40 --max-fusion 3: not said to be inexact"; }
 hang_check "chain12 --top 1000" 1000 specs/chain12.spec --top 1000
 grep -q 'note: search: exact over' "$tmp/h.err" || fail "chain12: the search was not exact"
 grep -q 'max-fusion\|time-limit' "$tmp/h.err" && fail "chain12: a limit named that did not cut"
