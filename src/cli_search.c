@@ -125,6 +125,9 @@ static void report_search(const CliOptions *o, const Session *s) {
                                        : "");
     sb_free(&ranks);
   }
+  if (st->variants_cut)
+    diag_note(at, "--time-limit %g s reached while rank 1's kernel was planned in other block "
+              "shapes: --variants %d made none", st->time_limit, st->variants_asked);
   if (s->res->ncands > 0 && st->bound_ns > 0)
     diag_note(at, "predicted #1 is %.1f%% above the compulsory-traffic bound (%.4f ns/elem: "
               "%.0f bytes per element at %.0f GB/s)",

@@ -1459,6 +1459,7 @@ typedef struct {
   int variants_asked;   /* --variants K */
   int variants;         /* candidates that are the #1 in another block shape (at most K) */
   int partitions_out;   /* partitions of the top N that the variants took the place of */
+  bool variants_cut;    /* the time budget ran out while the variants' shapes were planned */
   double seconds;
 } SearchStats;
 

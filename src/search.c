@@ -675,7 +675,7 @@ static int costliest_kernel(const Candidate *c) {
  * time where the partitions' order was right (docs/search.md, "Other block shapes"): a GPU run
  * measures them, and `kasgen tune` ships the fastest. */
 static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
-                               SearchResult *r) {
+                               double deadline, SearchResult *r) {
   int want = opt->top > 1 && opt->variants < opt->top ? opt->variants : opt->top - 1;
   r->stats.variants_asked = opt->variants;
   if (want <= 0 || r->ncands == 0) return;
@@ -683,7 +683,11 @@ static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchO
   int k = costliest_kernel(&best), nshapes;
   const KernelPlan *own = best.kernels[k];
   SearchContext *ctx = options_context(candidate_dag(dag, &best), db, opt);
+  /* the search's budget: the shapes are a second beam over the #1's kernel, as long as its first
+   * (a chain of 1001 calls: 50 s past a 60 s limit); a beam the budget cut holds no shape */
+  ctx->deadline = deadline;
   KernelPlan **shapes = combine_shapes(ctx, own->nodes, &nshapes);
+  r->stats.variants_cut = ctx->expired;
   Candidate *v = xcalloc((size_t)want, sizeof *v);
   int nv = 0;
   for (int s = 0; s < nshapes; s++) {
@@ -722,7 +726,7 @@ SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions
   SearchResult *r = search_dag(dag, db, opt);
   if (r) {
     add_group_candidates(dag, db, opt, r);
-    add_shape_variants(dag, db, opt, r);
+    add_shape_variants(dag, db, opt, opt->time_limit > 0 ? start + opt->time_limit : 0, r);
     r->stats.seconds = clock_seconds() - start;
   }
   return r;

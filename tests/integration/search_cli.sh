@@ -153,6 +153,13 @@ timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --top 5 --time-limit 0.001 >"$tm
 [ -s "$tmp/tl" ] || fail "--time-limit 0.001: no candidates"
 grep -q "note: --time-limit 0.001 s reached: the search stopped early" "$tmp/tl.err" ||
   fail "--time-limit: the cut is not said"
+# the variants are planned within the budget too: a #1 of five calls (gradients_loop20's kernel
+# of groups) gets none once it is spent, and that is said
+"$KASGEN" plan benchmarks/specs/gradients_loop20.spec --top 4 --loops groups --time-limit 0.000001 \
+  >"$tmp/tl" 2>"$tmp/tl.err" || fail "variants, no time: exit $?"
+grep -q "in block shape" "$tmp/tl" && fail "variants, no time: variants made past the time limit"
+grep -q "note: --time-limit 1e-06 s reached while rank 1's kernel was planned in other block \
+shapes: --variants 5 made none" "$tmp/tl.err" || { cat "$tmp/tl.err"; fail "variants, no time: not said"; }
 # --exhaustive under a budget spent before the first fusion: the singles still make a candidate
 rc=0
 "$KASGEN" plan specs/chain12.spec --exhaustive --time-limit 0.000001 --top 2 >"$tmp/tl" \
