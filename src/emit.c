@@ -581,6 +581,7 @@ static void run_dot(char **files, int n) {
     running[i] = spawn_start(argv, &opt);
   }
   for (int i = 0; i < n; i++) {
+    progress("drawing fusion pictures (Graphviz)", i, n);
     SpawnResult r = spawn_finish(running[i]);
     if (r.end != SPAWN_TIMED_OUT) continue;
     char *svg = xasprintf("%s.svg", files[i]);
@@ -671,8 +672,10 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
     return false;
   }
   bool ok = emit_common(d, dag, lib);
-  for (int i = 0; ok && i < count; i++)
+  for (int i = 0; ok && i < count; i++) { /* progress: on a terminal only (util.c) */
+    progress("writing candidates", i, count);
     ok = emit_cuda_candidate(d, dag, t, ents[i].cand, ents[i].unaligned, ents[i].name);
+  }
   ok = ok && emit_fusion_pictures(d, dag, t, ents, count);
   const CandidateEntry *embedded = NULL;
   if (ok && res->ncands > 0) { /* the predicted best, unless `kasgen tune` chose another */
@@ -683,6 +686,7 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
     ok = emit_embed(d, dag, lib, t, ents[w].cand, ents[w].unaligned, opt ? opt->embed_why : NULL);
   }
   ok = ok && emit_spec_files(d, dag, db, t, res, ents, count, embedded, opt);
+  progress_done();
   free_entries(ents, count);
   bool closed = emit_dir_close(d);
   return ok && closed;

@@ -312,6 +312,7 @@ static int top_paths(Segments *s, double *best, int top, IntervalPartition *out)
       bool known = !isnan(s->cost[seg_index(s, e.start, e.end)]);
       double c = cost_of(s, e.start, e.end);
       if (!known && s->estimate) reestimate(s, best, e.start);
+      if (!known && s->ctx->progress) progress("searching intervals: segments", s->evaluated, 0);
       if (!isfinite(c)) continue;
       Entry done = {.g = e.g + c, .start = e.start, .end = e.end,
                     .path = path_add(&pp, e.path, e.start, e.end)};

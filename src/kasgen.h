@@ -1548,6 +1548,7 @@ typedef struct {
   bool expired;      /* the deadline passed (sticky) */
   int beam_width;    /* survivors per level of combine.c's beam beyond the diverse ones */
   bool beam_pruned;  /* some beam of this search dropped children (the width limited it) */
+  bool progress;     /* show long combines on stderr (a terminal: SearchOptions.progress) */
   LoopChoice loops; /* which runs kernels keep as loops (--loops) */
 } SearchContext;
 /* search.c; target NULL = target_default(). */

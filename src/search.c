@@ -523,6 +523,7 @@ static SearchContext *options_context(const Dag *dag, const TimingDb *db,
   SearchContext *ctx = search_context_new(dag, db, opt->target);
   if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
   ctx->loops = opt->loops;
+  ctx->progress = opt->progress;
   return ctx;
 }
 

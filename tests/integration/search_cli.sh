@@ -175,6 +175,20 @@ timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --exhaustive >"$tmp/ex" 2>"$tmp/
   grep -q "indep64.spec: error: --exhaustive: more than 20000000 convex fusions of at most 64 calls" \
     "$tmp/ex.err" || { cat "$tmp/ex.err"; fail "--exhaustive, too many fusions: not its one error"; }
 
+# progress on a terminal (script(1) gives the command one): a kernel of many calls shows its beam,
+# and the candidates their writing; none where stderr is a file
+if command -v script >/dev/null 2>&1; then
+  { echo 'matrix3x3 A, B;'; echo 'input A;'; echo 'B = madd33(A, A);'
+    echo 'for i in 0..39 { B = madd33(B, A); }'; echo 'return B;'; } >"$tmp/chain41.spec"
+  script -qc "'$KASGEN' '$tmp/chain41.spec' --top 1 --out '$tmp/pg' >/dev/null" /dev/null \
+    >"$tmp/tty.log" 2>&1 || fail "progress: exit $?"
+  grep -q "planning a kernel of [0-9]* calls: " "$tmp/tty.log" &&
+    grep -q "writing candidates: " "$tmp/tty.log" ||
+    { cat -v "$tmp/tty.log" | head -c 2000; fail "progress: not shown on a terminal"; }
+  "$KASGEN" plan "$tmp/chain41.spec" --top 1 >/dev/null 2>"$tmp/err" || fail "progress: plan exit"
+  grep -q "planning a kernel" "$tmp/err" && fail "progress: shown where stderr is a file"
+fi
+
 # --- bench: one CUDA program over every routine of the library --------------------------------------
 "$KASGEN" bench --out "$tmp/bench" >"$tmp/bout" 2>&1 || { cat "$tmp/bout"; fail "bench exit $?"; }
 n=$(grep -o '[0-9]* routine benchmarks' "$tmp/bout" | cut -d' ' -f1)
