@@ -189,6 +189,17 @@ if command -v script >/dev/null 2>&1; then
   grep -q "planning a kernel" "$tmp/err" && fail "progress: shown where stderr is a file"
 fi
 
+# a DAG whose edges dot takes minutes to lay out (one input read by every call of a chain of 101,
+# 5150 ranks spanned): fusion.dot written, fusion.svg not drawn, and that said
+{ echo 'matrix3x3 A, B;'; echo 'input A;'; echo 'B = madd33(A, A);'
+  echo 'for i in 0..99 { B = madd33(B, A); }'; echo 'return B;'; } >"$tmp/chain101.spec"
+"$KASGEN" "$tmp/chain101.spec" --top 1 --max-fusion 1 --variants 0 --out "$tmp/c101" \
+  >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; fail "chain101: exit"; }
+[ -s "$tmp/c101/chain101/cand01/fusion.dot" ] || fail "chain101: no fusion.dot"
+[ -e "$tmp/c101/chain101/cand01/fusion.svg" ] && fail "chain101: fusion.svg drawn"
+grep -q "note: fusion.svg not drawn for 2 of 2 candidates: their DAG's edges span 5150 ranks" \
+  "$tmp/err" || { cat "$tmp/err"; fail "chain101: pictures not drawn, not said"; }
+
 # --- bench: one CUDA program over every routine of the library --------------------------------------
 "$KASGEN" bench --out "$tmp/bench" >"$tmp/bout" 2>&1 || { cat "$tmp/bout"; fail "bench exit $?"; }
 n=$(grep -o '[0-9]* routine benchmarks' "$tmp/bout" | cut -d' ' -f1)
