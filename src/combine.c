@@ -954,6 +954,11 @@ static Beam beam_step(FusionInfo *fi, const Beam *beam, int c) {
   return next;
 }
 
+/* Kernels of at least this many calls show their beam's progress: a level costs time growing
+ * with the calls before it, and a chain of 1001 calls took 50 s (a loaded 2-core machine) with
+ * nothing on the terminal. */
+enum { PROGRESS_CALLS = 32 };
+
 /* The beam over the calls; the best `builds` complete choices of its last level are built
  * exactly into out. */
 static void beam_search(FusionInfo *fi, PlanList *out, int builds) {
@@ -961,7 +966,11 @@ static void beam_search(FusionInfo *fi, PlanList *out, int builds) {
   beam.v = xcalloc(N_E_CANDIDATES, sizeof *beam.v);
   for (int k = 0; k < N_E_CANDIDATES; k++)
     beam.v[beam.n++] = (BeamState){E_CANDIDATES[k], choice_add(fi, &beam.pool, NULL), 0};
+  bool shown = fi->ctx->progress && fi->ncalls >= PROGRESS_CALLS;
+  char what[64];
+  snprintf(what, sizeof what, "planning a kernel of %d calls", fi->ncalls);
   for (int c = 0; c < fi->ncalls && beam.n > 0; c++) {
+    if (shown) progress(what, c, fi->ncalls);
     /* a fusion of one call is always planned: the unfused cover needs every call */
     if (c > 0 && search_expired(fi->ctx)) beam.n = 0;
     Beam next = beam_step(fi, &beam, c);
@@ -969,6 +978,7 @@ static void beam_search(FusionInfo *fi, PlanList *out, int builds) {
     beam_free(&beam);
     beam = next;
   }
+  if (shown) progress_done();
   if (beam.n > 1) qsort(beam.v, (size_t)beam.n, sizeof *beam.v, by_cost);
   out->pruned |= beam.n > builds;
   for (int s = 0; s < beam.n && s < builds; s++) {

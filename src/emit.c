@@ -601,6 +601,7 @@ static void run_dot(char **files, int n) {
     running[i] = spawn_start(argv, &opt);
   }
   for (int i = 0; i < n; i++) {
+    progress("drawing fusion pictures (Graphviz)", i, n);
     SpawnResult r = spawn_finish(running[i]);
     if (r.end != SPAWN_TIMED_OUT) continue;
     char *svg = xasprintf("%s.svg", files[i]);
@@ -610,12 +611,49 @@ static void run_dot(char **files, int n) {
   free(running);
 }
 
+/* dot lays an edge spanning k ranks out through k - 1 added nodes, and its time grows far faster
+ * than their number: a chain whose every call reads one input (B = madd33(B, A)) as one kernel,
+ * at 50 calls (1324 ranks spanned in all) 0.8 s, 60 calls 2.5 s, 80 calls 18 s, 100 calls past
+ * 100 s (dot 2.43), a kernel of 1001 calls past DOT_TIMEOUT_S.  The seed specs span at most
+ * 998 (stvk_tet) and draw in well under a second. */
+#define DOT_SPAN_LIMIT 2000
+
+/* The ranks dag's edges span in all, each call ranked one below the latest of its arguments'
+ * producers (inputs at rank 0): how much dot must add to lay it out. */
+static long dot_spans(const Dag *dag) {
+  int *rank = xcalloc((size_t)dag->nnodes + 1, sizeof *rank);
+  long spans = 0;
+  for (int n = 0; n < dag->nnodes; n++) { /* numbered in topological order */
+    for (int a = 0; a < dag->nodes[n].nargs; a++) {
+      int p = dag->values[dag->nodes[n].args[a]].producer;
+      int r = (p >= 0 ? rank[p] : 0) + 1;
+      if (r > rank[n]) rank[n] = r;
+    }
+    for (int a = 0; a < dag->nodes[n].nargs; a++) {
+      int p = dag->values[dag->nodes[n].args[a]].producer;
+      spans += rank[n] - (p >= 0 ? rank[p] : 0);
+    }
+  }
+  free(rank);
+  return spans;
+}
+
 /* Each candidate's chosen fusions as a picture: fusion.dot always, fusion.svg where Graphviz is
- * installed (missing or failing, it only costs the pictures). */
+ * installed (missing or failing, it only costs the pictures) and its layout takes seconds at most
+ * (DOT_SPAN_LIMIT; a note says which were not drawn). */
 static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
                                  const CandidateEntry *ents, int count) {
   char **dots = xcalloc((size_t)count, sizeof *dots), **files = xcalloc((size_t)count, sizeof *files);
-  bool ok = true;
+  bool ok = true, *draw = xcalloc((size_t)count, sizeof *draw);
+  int ndraw = 0;
+  for (int i = 0; i < count; i++) ndraw += draw[i] = dot_spans(candidate_dag(dag, ents[i].cand))
+                                                    <= DOT_SPAN_LIMIT;
+  if (ndraw < count) progress_done(); /* the note on a line of its own */
+  if (ndraw < count)
+    diag_note((SrcLoc){.file = dag->spec->path}, "fusion.svg not drawn for %d of %d candidates: "
+              "their DAG's edges span %ld ranks, which Graphviz's dot takes minutes to lay out "
+              "(more than %d); fusion.dot is written (dot -Tsvg -O fusion.dot draws it)",
+              count - ndraw, count, dot_spans(dag), DOT_SPAN_LIMIT);
   for (int i = 0; i < count && ok; i++) {
     dots[i] = fusion_dot(candidate_dag(dag, ents[i].cand), t, ents[i].cand, ents[i].name);
     char *rel = xasprintf("%s/fusion.dot", ents[i].name);
@@ -627,8 +665,10 @@ static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
   int nfiles = 0;
   /* an interruption removes the folder and every file dot may be writing (interrupt.c) */
   if (have_tmp) interrupt_add_temporary(AT_FDCWD, tmp);
+  char **todo = xcalloc((size_t)count + 1, sizeof *todo); /* files[i] of the drawn, in order */
   for (int i = 0; have_tmp && i < count; i++) {
-    files[i] = xasprintf("%s/%d.dot", tmp, i);
+    if (!draw[i]) continue;
+    files[i] = todo[nfiles] = xasprintf("%s/%d.dot", tmp, i);
     char *svg_path = xasprintf("%s.svg", files[i]);
     interrupt_add_temporary(AT_FDCWD, files[i]);
     interrupt_add_temporary(AT_FDCWD, svg_path);
@@ -637,11 +677,13 @@ static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
     if (f) fputs(dots[i], f);
     if (f && fclose(f) == 0) nfiles++;
   }
-  if (have_tmp && nfiles == count) run_dot(files, count);
+  if (have_tmp && nfiles == ndraw && nfiles > 0) run_dot(todo, nfiles);
+  free(todo);
   for (int i = 0; have_tmp && i < count; i++) {
+    if (!draw[i]) continue;
     char *svg_path = xasprintf("%s.svg", files[i]);
     size_t len;
-    char *svg = ok && nfiles == count && access(svg_path, R_OK) == 0
+    char *svg = ok && nfiles == ndraw && access(svg_path, R_OK) == 0
                     ? read_text_file(svg_path, &len) : NULL;
     if (svg) {
       char *rel = xasprintf("%s/fusion.svg", ents[i].name);
@@ -659,6 +701,7 @@ static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
   for (int i = 0; i < count; i++) free(dots[i]), free(files[i]);
   free(dots);
   free(files);
+  free(draw);
   return ok;
 }
 
@@ -700,8 +743,10 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
     return false;
   }
   bool ok = emit_common(d, dag, lib);
-  for (int i = 0; ok && i < count; i++)
+  for (int i = 0; ok && i < count; i++) { /* progress: on a terminal only (util.c) */
+    progress("writing candidates", i, count);
     ok = emit_cuda_candidate(d, dag, t, ents[i].cand, ents[i].unaligned, ents[i].name);
+  }
   ok = ok && emit_fusion_pictures(d, dag, t, ents, count);
   const CandidateEntry *embedded = NULL;
   if (ok && res->ncands > 0) { /* the predicted best, unless `kasgen tune` chose another */
@@ -712,6 +757,7 @@ bool emit_all(const Dag *dag, const Library *lib, const TimingDb *db, const Sear
     ok = emit_embed(d, dag, lib, t, ents[w].cand, ents[w].unaligned, opt ? opt->embed_why : NULL);
   }
   ok = ok && emit_spec_files(d, dag, db, t, res, ents, count, embedded, opt);
+  progress_done();
   free_entries(ents, count);
   bool closed = emit_dir_close(d);
   return ok && closed;

@@ -35,6 +35,8 @@ typedef struct {
   bool estimate;    /* order and stop by estimated costs (heuristic) instead of bounds */
   double *minratio; /* per length: the least cost / bound seen (INFINITY: none yet) */
   double *envelope; /* per length: the ratio estimates use (update_envelope) */
+  bool envelope_moved; /* since the completions were last estimated: every guess may change */
+  int *known_end;    /* per start i: the largest j whose [i, j) has a cost stored (i: none) */
 } Segments;
 
 static size_t seg_index(const Segments *s, int i, int j) {
@@ -140,10 +142,12 @@ static double cost_of(Segments *s, int i, int j) {
     /* a segment the time budget cut off stays unevaluated (it may not be asked again) */
     if (isfinite(ns) || !s->ctx->expired || j - i == 1) *c = ns + s->overhead;
     else return INFINITY;
+    if (j > s->known_end[i]) s->known_end[i] = j;
     double ratio = *c / lb_of(s, i, j);
     if (isfinite(*c) && ratio < s->minratio[j - i]) {
       s->minratio[j - i] = ratio;
       update_envelope(s);
+      s->envelope_moved = true;
     }
   }
   return *c;
@@ -226,16 +230,32 @@ static double value_of(const Segments *s, int i, int j) {
 }
 
 /* With estimate: the best completion from every position by the values above (exact costs where
- * known, estimates elsewhere), recomputed as costs become known.  O(n max_len). */
-static void estimate_completions(const Segments *s, double *best) {
+ * known, estimates elsewhere), recomputed as costs become known, from position from down to 0.
+ * O(from max_len). */
+static void estimate_completions(const Segments *s, double *best, int from) {
   best[s->n] = 0;
-  for (int i = s->n - 1; i >= 0; i--) {
+  for (int i = from; i >= 0; i--) {
     best[i] = INFINITY;
-    for (int j = i + 1; j <= s->n && j - i <= s->max_len; j++) {
+    /* once the time is up, a segment of several calls without a cost has none (value_of):
+     * only the few with one are looked at, not max_len of them from every position */
+    int last = i + s->max_len < s->n ? i + s->max_len : s->n;
+    if (s->ctx->expired && last > i + 1) last = s->known_end[i] > i + 1 ? s->known_end[i] : i + 1;
+    for (int j = i + 1; j <= last; j++) {
       double t = value_of(s, i, j) + best[j];
       if (t < best[i]) best[i] = t;
     }
   }
+}
+
+/* After segment [start, ...) got its cost: the guesses it can change are its own and its
+ * neighbours' (starts up to NEIGHBOUR_REACH later), or every one when the envelope moved, so the
+ * completions are estimated again from the last start that can differ.  Recomputing all of them
+ * after every combine kept a chain of 1001 calls busy for seconds past its time limit, as its
+ * single calls' costs became known one by one from position 0. */
+static void reestimate(Segments *s, double *best, int start) {
+  int from = s->envelope_moved ? s->n - 1 : start + NEIGHBOUR_REACH;
+  estimate_completions(s, best, from < s->n - 1 ? from : s->n - 1);
+  s->envelope_moved = false;
 }
 
 /* The key of an entry with the current values: a pending one has its segment's value still to
@@ -291,7 +311,8 @@ static int top_paths(Segments *s, double *best, int top, IntervalPartition *out)
     if (e.pending) {
       bool known = !isnan(s->cost[seg_index(s, e.start, e.end)]);
       double c = cost_of(s, e.start, e.end);
-      if (!known && s->estimate) estimate_completions(s, best);
+      if (!known && s->estimate) reestimate(s, best, e.start);
+      if (!known && s->ctx->progress) progress("searching intervals: segments", s->evaluated, 0);
       if (!isfinite(c)) continue;
       Entry done = {.g = e.g + c, .start = e.start, .end = e.end,
                     .path = path_add(&pp, e.path, e.start, e.end)};
@@ -329,13 +350,15 @@ int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, boo
   s.lb = xmalloc(sizeof(double) * nseg);
   s.cost = xmalloc(sizeof(double) * nseg);
   for (size_t k = 0; k < nseg; k++) s.cost[k] = NAN;
+  s.known_end = xmalloc(sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; i++) s.known_end[i] = i;
   int *inside_readers = xmalloc(sizeof(int) * (size_t)ctx->dag->nvalues);
   bool *read = xmalloc(sizeof(bool) * (size_t)ctx->dag->nvalues);
   for (int i = 0; i < n; i++) bounds_from(&s, i, inside_readers, read);
   free(inside_readers);
   free(read);
   double *best = xmalloc(sizeof(double) * (size_t)(n + 1));
-  if (estimate) estimate_completions(&s, best);
+  if (estimate) estimate_completions(&s, best, n - 1);
   else best_completions(&s, best, show_progress);
   if (show_progress) progress_done();
   IntervalPartition *parts = xcalloc((size_t)top, sizeof *parts);
@@ -346,6 +369,7 @@ int intervals_top(SearchContext *ctx, int max_len, int top, double overhead, boo
   free(s.cost);
   free(s.minratio);
   free(s.envelope);
+  free(s.known_end);
   if (evaluated) *evaluated = s.evaluated;
   if (found == 0) {
     free(parts);

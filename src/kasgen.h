@@ -1512,6 +1512,7 @@ typedef struct {
   int variants_asked;   /* --variants K */
   int variants;         /* candidates that are the #1 in another block shape (at most K) */
   int partitions_out;   /* partitions of the top N that the variants took the place of */
+  bool variants_cut;    /* the time budget ran out while the variants' shapes were planned */
   double seconds;
 } SearchStats;
 
@@ -1600,6 +1601,7 @@ typedef struct {
   bool expired;      /* the deadline passed (sticky) */
   int beam_width;    /* survivors per level of combine.c's beam beyond the diverse ones */
   bool beam_pruned;  /* some beam of this search dropped children (the width limited it) */
+  bool progress;     /* show long combines on stderr (a terminal: SearchOptions.progress) */
   LoopChoice loops; /* which runs kernels keep as loops (--loops) */
 } SearchContext;
 /* search.c; target NULL = target_default(). */

@@ -14,10 +14,11 @@ const OptionDoc option_docs[NOPTIONS] = {
     {"out", "DIR", OPT_OUT, "output folder (its default: see the command's help)"},
     {"max-fusion", "K", OPT_MAX_FUSION, "at most K calls per kernel (default: any number)"},
     {"time-limit", "S", OPT_TIME_LIMIT,
-     "stop searching after S seconds and rank what was found (default 60; 0: none)"},
+     "stop searching after S seconds and rank what was found (default 60; 0: none);\n"
+     "writing the candidates afterwards is not covered"},
     {"exhaustive", NULL, OPT_EXHAUSTIVE,
-     "combine every valid fusion, without the bounds that skip most (slow; for\n"
-     "checking the default search)"},
+     "combine every valid fusion, without the bounds that skip most (slow): exact\n"
+     "where the default search says its ranking is not"},
     {"loops", "WHEN", OPT_LOOPS,
      "which runs of a spec loop's iterations kernels write as loops: model (the\n"
      "model's choice, the default), keep (every one), unroll (none); groups: a loop's\n"

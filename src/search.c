@@ -158,13 +158,16 @@ static void select_items(SearchContext *ctx, const Items *items, int top, Partit
 
 /* ---- the three searches ---------------------------------------------------------------------- */
 
+/* Every fusion combined until the time budget is spent; the singles come first in fs (by size)
+ * and are planned already (singles_plan), so they are items even when the budget is spent before
+ * the loop reaches them: there is always a candidate. */
 static void exhaustive_search(SearchContext *ctx, const SearchOptions *opt, const FusionSet *fs,
                               SearchStats *st, Partitions *out) {
   Items items = {0};
   for (int f = 0; f < fs->n; f++) {
     if (opt->progress) progress("combining implementations", f, fs->n);
     NodeSet set = fusion_set_get(fs, f);
-    if (search_expired(ctx)) {
+    if (f >= ctx->dag->nnodes && search_expired(ctx)) {
       st->unplanned = fs->n - f;
       break;
     }
@@ -409,16 +412,27 @@ static SearchStats initial_stats(const SearchContext *ctx, const SearchOptions *
   return st;
 }
 
-/* Chooses the search, runs it, and fills parts. */
-static void run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats *st,
+/* --exhaustive past KAS_MAX_FUSIONS: the one error, at the spec (no search follows, so neither
+ * an empty ranking nor the device is blamed after it). */
+static void too_many_to_combine(const SearchContext *ctx, const SearchStats *st) {
+  diag_error((SrcLoc){.file = ctx->dag->spec->path},
+             "--exhaustive: more than %d convex fusions of at most %d calls, too many to "
+             "combine; use a smaller --max-fusion, or leave out --exhaustive", KAS_MAX_FUSIONS,
+             st->max_fusion);
+}
+
+/* Chooses the search, runs it, and fills parts; false after an error. */
+static bool run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats *st,
                        Partitions *parts) {
   if (opt->exhaustive) {
     st->mode = SEARCH_EXHAUSTIVE;
-    FusionSet fs = fusion_enumerate(ctx->dag, st->max_fusion);
+    FusionSet fs = fusion_enumerate_limited(ctx->dag, st->max_fusion, KAS_MAX_FUSIONS);
     st->fusions = fs.n;
-    if (!fs.truncated) exhaustive_search(ctx, opt, &fs, st, parts);
+    bool ok = !fs.truncated;
+    if (ok) exhaustive_search(ctx, opt, &fs, st, parts);
+    else too_many_to_combine(ctx, st);
     fusion_set_free(&fs);
-    return;
+    return ok;
   }
   FusionSet fs = fusion_enumerate_limited(ctx->dag, st->max_fusion, st->exact_limit);
   st->fusions = fs.n;
@@ -431,6 +445,7 @@ static void run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats
     interval_search(ctx, opt, st, parts);
   }
   fusion_set_free(&fs);
+  return true;
 }
 
 const Dag *candidate_dag(const Dag *spec_dag, const Candidate *c) {
@@ -508,6 +523,7 @@ static SearchContext *options_context(const Dag *dag, const TimingDb *db,
   SearchContext *ctx = search_context_new(dag, db, opt->target);
   if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
   ctx->loops = opt->loops;
+  ctx->progress = opt->progress;
   return ctx;
 }
 
@@ -531,8 +547,8 @@ static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const Search
   bool ok = singles_plan(ctx);
   Partitions parts = {0};
   PlanCache pc = {0};
+  ok = ok && run_search(ctx, opt, &r->stats, &parts);
   if (ok) {
-    run_search(ctx, opt, &r->stats, &parts);
     build_candidates(ctx, &pc, &parts, r);
     r->unfused = make_unfused(ctx, &pc);
     r->stats.beam_kernels = beam_limited_kernels(ctx, &pc);
@@ -660,7 +676,7 @@ static int costliest_kernel(const Candidate *c) {
  * time where the partitions' order was right (docs/search.md, "Other block shapes"): a GPU run
  * measures them, and `kasgen tune` ships the fastest. */
 static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
-                               SearchResult *r) {
+                               double deadline, SearchResult *r) {
   int want = opt->top > 1 && opt->variants < opt->top ? opt->variants : opt->top - 1;
   r->stats.variants_asked = opt->variants;
   if (want <= 0 || r->ncands == 0) return;
@@ -668,7 +684,11 @@ static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchO
   int k = costliest_kernel(&best), nshapes;
   const KernelPlan *own = best.kernels[k];
   SearchContext *ctx = options_context(candidate_dag(dag, &best), db, opt);
+  /* the search's budget: the shapes are a second beam over the #1's kernel, as long as its first
+   * (a chain of 1001 calls: 50 s past a 60 s limit); a beam the budget cut holds no shape */
+  ctx->deadline = deadline;
   KernelPlan **shapes = combine_shapes(ctx, own->nodes, &nshapes);
+  r->stats.variants_cut = ctx->expired;
   Candidate *v = xcalloc((size_t)want, sizeof *v);
   int nv = 0;
   for (int s = 0; s < nshapes; s++) {
@@ -707,7 +727,7 @@ SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions
   SearchResult *r = search_dag(dag, db, opt);
   if (r) {
     add_group_candidates(dag, db, opt, r);
-    add_shape_variants(dag, db, opt, r);
+    add_shape_variants(dag, db, opt, opt->time_limit > 0 ? start + opt->time_limit : 0, r);
     r->stats.seconds = clock_seconds() - start;
   }
   return r;

@@ -505,13 +505,23 @@ double clock_seconds(void) {
 }
 
 static int progress_shown;
+static char progress_what[96]; /* the line shown last, and when */
+static double progress_at;
 
+/* Each line clears the one before: lines of several phases follow one another.  A phase's line
+ * is written at most ten times a second (a beam's levels come by the thousand). */
 void progress(const char *what, long done, long total) {
   if (!isatty(STDERR_FILENO)) return;
+  double now = clock_seconds();
+  if (progress_shown && now - progress_at < 0.1 &&
+      strncmp(what, progress_what, sizeof progress_what - 1) == 0)
+    return;
+  snprintf(progress_what, sizeof progress_what, "%s", what);
+  progress_at = now;
   if (total > 0)
-    fprintf(stderr, "\r%s: %ld/%ld (%3.0f%%)   ", what, done, total, 100.0 * done / total);
+    fprintf(stderr, "\r\033[K%s: %ld/%ld (%3.0f%%)", what, done, total, 100.0 * done / total);
   else
-    fprintf(stderr, "\r%s: %ld   ", what, done);
+    fprintf(stderr, "\r\033[K%s: %ld", what, done);
   progress_shown = 1;
 }
 

@@ -139,6 +139,15 @@ grep -q "exact search's limit): partitions restricted to intervals of the statem
 hang_check "big40 --top 1" 1 tests/specs/big40.spec --top 1
 grep -q 'partitions restricted to intervals of the statement order' "$tmp/h.err" ||
   fail "big40: the interval restriction is not named"
+grep -q "note: the ranking is not exact: .* --exhaustive ranks them all but combines every fusion \
+(more than 20000 here" "$tmp/h.err" || fail "big40: not said to be inexact"
+# more fusions than the exact search combines could be in the top 3: the ranking is said not to
+# be exact, with what ranks every partition
+hang_check "big40 --max-fusion 3" 3 tests/specs/big40.spec --top 3 --max-fusion 3 --variants 0
+grep -q "could be in the top 3 by their bounds (more than the exact search's 1500)" "$tmp/h.err" &&
+  grep -q "note: the ranking is not exact: partitions into other fusions than intervals may be \
+faster; --exhaustive ranks them all, combining the 8296 fusions (slower)" "$tmp/h.err" ||
+  { cat "$tmp/h.err"; fail "big40 --max-fusion 3: not said to be inexact"; }
 hang_check "chain12 --top 1000" 1000 specs/chain12.spec --top 1000
 grep -q 'note: search: exact over' "$tmp/h.err" || fail "chain12: the search was not exact"
 grep -q 'max-fusion\|time-limit' "$tmp/h.err" && fail "chain12: a limit named that did not cut"
@@ -157,6 +166,52 @@ timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --top 5 --time-limit 0.001 >"$tm
 [ -s "$tmp/tl" ] || fail "--time-limit 0.001: no candidates"
 grep -q "note: --time-limit 0.001 s reached: the search stopped early" "$tmp/tl.err" ||
   fail "--time-limit: the cut is not said"
+# the variants are planned within the budget too: a #1 of five calls (gradients_loop20's kernel
+# of groups) gets none once it is spent, and that is said
+"$KASGEN" plan benchmarks/specs/gradients_loop20.spec --top 4 --loops groups --time-limit 0.000001 \
+  >"$tmp/tl" 2>"$tmp/tl.err" || fail "variants, no time: exit $?"
+grep -q "in block shape" "$tmp/tl" && fail "variants, no time: variants made past the time limit"
+grep -q "note: --time-limit 1e-06 s reached while rank 1's kernel was planned in other block \
+shapes: --variants 5 made none" "$tmp/tl.err" || { cat "$tmp/tl.err"; fail "variants, no time: not said"; }
+# --exhaustive under a budget spent before the first fusion: the singles still make a candidate
+rc=0
+"$KASGEN" plan specs/chain12.spec --exhaustive --time-limit 0.000001 --top 2 >"$tmp/tl" \
+  2>"$tmp/tl.err" || rc=$?
+[ "$rc" = 0 ] && [ -s "$tmp/tl" ] || { cat "$tmp/tl.err"; fail "--exhaustive, no time: exit $rc"; }
+grep -q "note: --time-limit 1e-06 s reached: [0-9]* fusions left uncombined" "$tmp/tl.err" ||
+  fail "--exhaustive, no time: the cut is not said"
+# --exhaustive past the fusions it can combine: that one error, exit 1, no device blamed after it
+rc=0
+timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --exhaustive >"$tmp/ex" 2>"$tmp/ex.err" || rc=$?
+[ "$rc" = 1 ] || fail "--exhaustive, too many fusions: exit $rc"
+[ "$(grep -c 'error' "$tmp/ex.err")" = 1 ] && [ "$(wc -l <"$tmp/ex.err")" = 1 ] &&
+  grep -q "indep64.spec: error: --exhaustive: more than 20000000 convex fusions of at most 64 calls" \
+    "$tmp/ex.err" || { cat "$tmp/ex.err"; fail "--exhaustive, too many fusions: not its one error"; }
+
+# progress on a terminal (script(1) gives the command one): a kernel of many calls shows its beam,
+# and the candidates their writing; none where stderr is a file
+if command -v script >/dev/null 2>&1; then
+  { echo 'matrix3x3 A, B;'; echo 'input A;'; echo 'B = madd33(A, A);'
+    echo 'for i in 0..39 { B = madd33(B, A); }'; echo 'return B;'; } >"$tmp/chain41.spec"
+  script -qc "'$KASGEN' '$tmp/chain41.spec' --top 1 --out '$tmp/pg' >/dev/null" /dev/null \
+    >"$tmp/tty.log" 2>&1 || fail "progress: exit $?"
+  grep -q "planning a kernel of [0-9]* calls: " "$tmp/tty.log" &&
+    grep -q "writing candidates: " "$tmp/tty.log" ||
+    { cat -v "$tmp/tty.log" | head -c 2000; fail "progress: not shown on a terminal"; }
+  "$KASGEN" plan "$tmp/chain41.spec" --top 1 >/dev/null 2>"$tmp/err" || fail "progress: plan exit"
+  grep -q "planning a kernel" "$tmp/err" && fail "progress: shown where stderr is a file"
+fi
+
+# a DAG whose edges dot takes minutes to lay out (one input read by every call of a chain of 101,
+# 5150 ranks spanned): fusion.dot written, fusion.svg not drawn, and that said
+{ echo 'matrix3x3 A, B;'; echo 'input A;'; echo 'B = madd33(A, A);'
+  echo 'for i in 0..99 { B = madd33(B, A); }'; echo 'return B;'; } >"$tmp/chain101.spec"
+"$KASGEN" "$tmp/chain101.spec" --top 1 --max-fusion 1 --variants 0 --out "$tmp/c101" \
+  >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; fail "chain101: exit"; }
+[ -s "$tmp/c101/chain101/cand01/fusion.dot" ] || fail "chain101: no fusion.dot"
+[ -e "$tmp/c101/chain101/cand01/fusion.svg" ] && fail "chain101: fusion.svg drawn"
+grep -q "note: fusion.svg not drawn for 2 of 2 candidates: their DAG's edges span 5150 ranks" \
+  "$tmp/err" || { cat "$tmp/err"; fail "chain101: pictures not drawn, not said"; }
 
 # --- bench: one CUDA program over every routine of the library --------------------------------------
 "$KASGEN" bench --out "$tmp/bench" >"$tmp/bout" 2>&1 || { cat "$tmp/bout"; fail "bench exit $?"; }
