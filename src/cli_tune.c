@@ -176,14 +176,12 @@ static bool writable_as(const char *dir, const char *name) {
   if (!strcmp(slash ? slash + 1 : dir, name)) return true;
   char *path = xasprintf("%s/index.txt", dir);
   char *text = access(path, F_OK) == 0 ? read_text_file(path, NULL) : NULL;
-  char *line = text ? xasprintf(": spec %s (", name) : NULL;
-  char *nl = text ? strchr(text, '\n') : NULL;
-  char *at = line ? strstr(text, line) : NULL;
-  bool ours = at && (!nl || at < nl);
+  char *named = text ? index_spec_name(text) : NULL;
+  bool ours = named && !strcmp(named, name);
   if (!ours)
     diag_error((SrcLoc){.file = dir}, "not written again: the folder is not named %s and its "
                "index.txt does not name spec %s (not kasgen's folder of this spec)", name, name);
-  free(line), free(text), free(path);
+  free(named), free(text), free(path);
   return ours;
 }
 

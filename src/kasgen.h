@@ -2266,6 +2266,9 @@ int cmd_calibrate(const CliOptions *o);
 /* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
 /* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
 char *tune_spec_of_folder(const char *dir);
+/* The NAME of index.txt's first line, "kasgen V: spec NAME (PATH), ..." (text: the file's),
+ * malloc'ed; NULL when that line names none.  report and tune tell a folder's spec by it. */
+char *index_spec_name(const char *text);
 /* index.txt's line of the spec's path as the main job was given it (emit.c writes it) */
 #define SPEC_GIVEN_KEY "Spec given as: "
 /* That path, which the folder's code names; from a folder written before the line, the first

@@ -367,14 +367,7 @@ static char *folder_spec(int dirfd, const char *dir) {
   char *text = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_text_fd(fd, path, NULL) : NULL;
   close(fd);
   free(path);
-  const char *at = text ? strstr(text, ": spec ") : NULL;
-  const char *nl = text ? strchr(text, '\n') : NULL;
-  char *name = NULL;
-  if (at && (!nl || at < nl)) {
-    at += strlen(": spec ");
-    size_t len = strcspn(at, " \n");
-    if (len) name = xstrndup(at, len);
-  }
+  char *name = text ? index_spec_name(text) : NULL;
   free(text);
   return name;
 }

@@ -44,6 +44,14 @@ static char *first_line_spec(char *text) {
   return NULL;
 }
 
+char *index_spec_name(const char *text) {
+  const char *at = strstr(text, ": spec "), *nl = strchr(text, '\n');
+  if (!at || (nl && at > nl)) return NULL;
+  at += strlen(": spec ");
+  size_t len = strcspn(at, " \n");
+  return len ? xstrndup(at, len) : NULL;
+}
+
 /* DIR/index.txt's first line names the spec: "kasgen V: spec NAME (PATH), ...". */
 char *tune_spec_of_folder(const char *dir) {
   char *path = xasprintf("%s/index.txt", dir);
