@@ -156,7 +156,8 @@ bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
                       .progress = isatty(STDERR_FILENO), .exhaustive = o->exhaustive,
                       .time_limit = o->time_limit, .beam_width = o->beam_width,
                       .target = s->target, .loops = o->loops,
-                      .variants = o->variants < 0 ? SEARCH_VARIANTS : o->variants};
+                      .variants = o->variants < 0 ? SEARCH_VARIANTS : o->variants,
+                      .n = o->n};
   s->res = search_run(s->dag, s->db, &so);
   if (!s->res) return false;
   /* Opt-in: a cold nvcc run costs seconds, and the default must stay interactive (docs/search.md);
@@ -295,19 +296,19 @@ static void print_candidate(const Dag *dag, const Target *t, const Candidate *c,
   if (c->dag) print_groups(c->dag, c->kernels[0], "          ");
 }
 
-/* What the figures assume: the model shares each kernel's launch among DEFAULT_ELEMENTS
- * elements whatever --n is (docs/model.md), and its register counts, unless --ptxas asked the
- * compiler, are estimates that may hide spills. */
-static void print_assumptions(const CliOptions *o) {
-  printf("ns/elem shares each launch among %d elements", DEFAULT_ELEMENTS);
-  if (o->n != DEFAULT_ELEMENTS) printf(" (--n %ld sizes the harness only)", o->n);
-  printf("%s\n", o->ptxas ? "" : "; registers are estimated and may hide spills (--ptxas)");
+/* What the figures assume: the element count the model predicts for (--n: each kernel's launch
+ * is shared among them, and a grid of fewer blocks than the GPU holds fills it only in part;
+ * docs/model.md), and its register counts, unless --ptxas asked the compiler, are estimates that
+ * may hide spills.  Each on a line of its own, within 80 columns. */
+static void print_assumptions(const Session *s, const CliOptions *o) {
+  printf("ns/elem at n = %ld elements, each kernel's launch shared among them\n", s->res->n);
+  if (!o->ptxas) printf("registers are estimated and may hide spills (--ptxas)\n");
 }
 
 static void print_ranking(const CliOptions *o, const Session *s) {
   print_target(s->db);
   print_arrays(s);
-  print_assumptions(o);
+  print_assumptions(s, o);
   printf("%s: %d calls; %d candidate%s (best first)\n\n", s->spec->path, s->dag->nnodes,
          s->res->ncands, s->res->ncands == 1 ? "" : "s");
   printf("%6s  %9s  %9s  %s\n", "rank", "ns/elem", "MElem/s", "kernels");
@@ -386,12 +387,59 @@ static bool explain(const CliOptions *o, const Session *s) {
   return true;
 }
 
+/* ---- the harness's memory ---------------------------------------------------------------- */
+
+/* Bytes per element of the largest workspace of the candidates the harness runs (the ranked ones
+ * and the unfused form): the intermediates one kernel saves for a later one (emit_cuda.c). */
+static double workspace_bytes_per_element(const Session *s) {
+  int rb = target_real_bytes(s->target->precision);
+  double most = 0;
+  for (int r = 0; r <= s->res->ncands; r++) {
+    const Candidate *c = r < s->res->ncands ? &s->res->cands[r] : s->res->unfused;
+    if (!c) continue;
+    const Dag *dag = candidate_dag(s->dag, c);
+    bool *saved = xcalloc((size_t)dag->nvalues + 1, sizeof *saved);
+    double bytes = 0;
+    for (int k = 0; k < c->nkernels; k++)
+      for (int b = 0; b < c->kernels[k]->nbuffers; b++) {
+        const Buffer *buf = &c->kernels[k]->buffers[b];
+        int v = buf->value;
+        if (!buf->save || saved[v] || emit_input_slot(dag, v) >= 0 ||
+            emit_output_slot(dag, v) >= 0)
+          continue;
+        saved[v] = true;
+        bytes += (double)rb * dag_value_floats(dag, v);
+      }
+    free(saved);
+    if (bytes > most) most = bytes;
+  }
+  return most;
+}
+
+/* The database records no device memory, so kasgen cannot tell whether the harness's arrays fit
+ * the GPU at --n; past HARNESS_NOTE_BYTES it says what they take (inputs, outputs and the
+ * largest workspace; the harness's extra copies of the inputs matter only for small n). */
+#define HARNESS_NOTE_BYTES (8.0 * 1024 * 1024 * 1024)
+
+static void note_harness_memory(const CliOptions *o, const Session *s) {
+  NodeSet all = nodeset_range(0, s->dag->nnodes);
+  double per_element = bound_bytes(s->dag, &all, target_real_bytes(s->target->precision)) +
+                       workspace_bytes_per_element(s);
+  double bytes = per_element * (double)s->res->n;
+  if (bytes > HARNESS_NOTE_BYTES)
+    diag_note((SrcLoc){.file = o->spec}, "the harness at n = %ld needs about %.0f bytes (%.1f "
+              "GiB) of device memory: %.0f bytes per element of inputs, outputs and workspace; "
+              "the database does not record the GPU's memory, so whether it fits is not "
+              "checked (--n)", s->res->n, bytes, bytes / (1024.0 * 1024 * 1024), per_element);
+}
+
 /* ---- commands --------------------------------------------------------------------------- */
 
 int cmd_generate(const CliOptions *o) {
   Session s;
   int rc = EXIT_BAD_INPUT;
   if (cli_open_session(o, &s, true)) {
+    note_harness_memory(o, &s);
     print_ranking(o, &s);
     if (!explain(o, &s)) {
       rc = EXIT_USAGE;

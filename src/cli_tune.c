@@ -34,10 +34,10 @@ static SrcLoc place_in(const Run *run, TextPlace at) {
   return (SrcLoc){.file = run->path, .line = at.line, .col = at.col};
 }
 
-/* The precision and layouts the run's results file says its code was generated for, into o
- * where neither the command line nor generation.ini (which, when there is one, says them all:
- * a default is left out) gives them: a file copied out of its folder, a folder from before
- * generation.ini.  As generation_read gives the record, the command line winning; o keeps
+/* The precision, layouts and element count the run's results file says its code was generated
+ * for, into o where neither the command line nor generation.ini (which, when there is one, says
+ * them all: a default is left out) gives them: a file copied out of its folder, a folder from
+ * before generation.ini.  As generation_read gives the record, the command line winning; o keeps
  * pointers into run->r. */
 static void search_as_measured(CliOptions *o, const Run *run) {
   const Results *r = run->r;
@@ -46,6 +46,11 @@ static void search_as_measured(CliOptions *o, const Run *run) {
     (void)option_set_recorded(o, "precision", target_precision_name(r->precision));
   if (r->layouts && option_set_recorded(o, "layout", r->layouts) == RECORDED_SET)
     o->layouts_at = place_in(run, r->layout_at); /* a name the spec lacks: an error there */
+  /* the n the model ranked for: the harness runs at the n its folder was generated with,
+   * unless given another (--n), which a results file alone does not tell */
+  char n[32];
+  snprintf(n, sizeof n, "%ld", r->n);
+  if (r->n > 0) (void)option_set_recorded(o, "n", n);
 }
 
 /* The search is for other code than the run measured (option: "precision" or "layout", bit its
@@ -323,6 +328,7 @@ static bool add_run(const CliOptions *o, const TimingDb *db, const Run *run, con
   int used = 0, skipped = 0;
   if (ok) {
     SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
+    ctx->n = r->n > 0 ? r->n : ctx->n; /* the samples at the n the run measured */
     model_memo_quiet(ctx->model);
     calibration_begin_spec(all, s.spec->name, r->device, rpath);
     for (int i = 0; i < r->nrows; i++) {

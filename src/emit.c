@@ -87,10 +87,13 @@ static CandidateEntry *list_entries(const Dag *dag, const TimingDb *db, const Ta
                               NULL};
   bool failed = false;
   UnalignedPlanner *planner = unaligned_planner_new(dag, db, t, res->loops);
+  unaligned_planner_elements(planner, res->n);
   UnalignedPlanner *groups[2] = {NULL, NULL}; /* one per DAG of groups (threads.c) */
   for (int g = 0; g < 2; g++)
-    if (res->group_dags[g])
+    if (res->group_dags[g]) {
       groups[g] = unaligned_planner_new(res->group_dags[g], db, t, res->loops);
+      unaligned_planner_elements(groups[g], res->n);
+    }
   for (int i = 0; i < n && !failed; i++) {
     const Dag *d = e[i].cand->dag;
     UnalignedPlanner *u = !d ? planner : d == res->group_dags[0] ? groups[0] : groups[1];

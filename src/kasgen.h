@@ -1427,7 +1427,7 @@ RollCosts roll_costs(const Dag *dag, const Target *t, const KernelPlan *p, const
 typedef struct {
   KernelPlan **kernels;
   int nkernels;
-  double predicted_ns_per_elem; /* sum of kernels + launch overhead amortized at the default n */
+  double predicted_ns_per_elem; /* sum of kernels + launch overhead shared among the search's n */
   int rank; /* 1-based */
   const Dag *dag; /* the DAG its plans are of: NULL for the spec's; threads.c's DAG of one
                      iteration for a kernel whose groups of threads run a loop's iterations */
@@ -1479,6 +1479,9 @@ typedef struct {
   LoopChoice loops;     /* which runs of loop iterations kernels keep as loops (--loops) */
   int variants;         /* of the top N, up to this many are the predicted #1 with its costliest
                            kernel in another block shape (--variants; 0: none) */
+  long n;               /* elements the model predicts for (--n; 0: DEFAULT_ELEMENTS): each
+                           kernel's launch is shared among them, and a grid of n / E blocks may
+                           not fill the GPU (docs/model.md, "The element count") */
 } SearchOptions;
 
 typedef enum {
@@ -1526,6 +1529,7 @@ typedef struct {
   LoopChoice loops;   /* the search's: the plans for arrays of any alignment choose alike */
   Dag *group_dags[2]; /* threads.c's DAGs of one group's calls, which some candidates' plans
                          are of (owned), or NULL */
+  long n;             /* the elements its predictions are for (SearchOptions.n, resolved) */
 } SearchResult;
 /* The candidate of r whose block shape variant v is (--variants): the one of the same partition
  * that is no variant (the #1 of the model, whose rank ptxas's registers may have moved); NULL if
@@ -1603,6 +1607,8 @@ typedef struct {
   bool beam_pruned;  /* some beam of this search dropped children (the width limited it) */
   bool progress;     /* show long combines on stderr (a terminal: SearchOptions.progress) */
   LoopChoice loops; /* which runs kernels keep as loops (--loops) */
+  long n;           /* elements the model predicts for: DEFAULT_ELEMENTS unless set
+                       (SearchOptions.n); a launch's share and the grid's blocks depend on it */
 } SearchContext;
 /* search.c; target NULL = target_default(). */
 SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target);
@@ -1771,12 +1777,16 @@ double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
 /* Its work term under a (present) calibration: work_scale * (max(IO', COMPUTE)
  * + unhidden_share * min(IO', COMPUTE)). */
 double model_calibrated_work(const ModelTerms *t, const ModelCalibration *c);
-/* search.c: the model's terms of candidate c's kernels as the search costed them (each in
- * terms[], the caller's array of c->nkernels; a kernel of groups on its own DAG) and the launch
- * share the search added to them (*launch); false when a kernel cannot launch. */
+/* search.c: the model's terms of candidate c's kernels at ctx's element count (each in
+ * terms[], the caller's array of c->nkernels; a kernel of groups on its own DAG) and their
+ * launches' share (*launch, model_launch_share_ns per kernel); false when a kernel cannot
+ * launch. */
 bool search_candidate_terms(SearchContext *ctx, const Candidate *c, ModelTerms *terms,
                             double *launch);
 double model_launch_overhead_ns(const TimingDb *db);
+/* One kernel's launch overhead shared among n elements (n <= 0: DEFAULT_ELEMENTS), ns per
+ * element: what each kernel adds to a candidate's prediction. */
+double model_launch_share_ns(const TimingDb *db, long n);
 /* Blocks of plan p resident on one SM when each uses smem_bytes of shared memory. */
 int model_resident_blocks(const TimingDb *db, const KernelPlan *plan, int smem_bytes);
 /* model_predict_kernel returns INFINITY for a plan that cannot launch on the device (shared
@@ -1856,6 +1866,8 @@ void intervals_free(IntervalPartition *parts, int n);
 typedef struct UnalignedPlanner UnalignedPlanner;
 UnalignedPlanner *unaligned_planner_new(const Dag *dag, const TimingDb *db, const Target *t,
                                         LoopChoice loops);
+/* The elements its plans are predicted for (SearchResult.n; DEFAULT_ELEMENTS until set). */
+void unaligned_planner_elements(UnalignedPlanner *u, long n);
 void unaligned_planner_free(UnalignedPlanner *u);
 Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *failed);
 void unaligned_candidate_free(Candidate *c); /* frees its plans too */
@@ -2136,7 +2148,8 @@ typedef struct {
   int beam_width;    /* --beam-width W (0: the default) */
   int variants;      /* --variants K (default SEARCH_VARIANTS; -1 until set, for tune) */
   int explain;    /* --explain R (0 = off) */
-  long n;         /* --n: default problem size written into generated harnesses (4194304) */
+  long n;         /* --n: the elements the model predicts for, and the default problem size
+                     written into generated harnesses (4194304) */
   bool no_db;     /* --no-db: use the analytic model even when a database exists */
   Precision precision; /* --precision single|double (default single) */
   const char *layouts; /* --layout: element, component, NAME=..., comma-separated (NULL: element) */
@@ -2292,7 +2305,8 @@ bool tune_same_gpu(SrcLoc at, const char *what, const char *device, const Timing
                    bool refuse);
 /* A row's run-to-run spread: its slowest round's median minus its fastest's (0 when unknown). */
 double tune_spread(const ResultRow *row);
-/* A candidate predicted under calibration cal (its launch share kept as the search gave it). */
+/* A candidate predicted under calibration cal at ctx's element count (ctx->n: its launches'
+ * share and its kernels' grids; tune and calibrate set the n the run measured). */
 double tune_predict(SearchContext *ctx, const Candidate *c, const ModelCalibration *cal);
 /* The figures the model is judged by, over n candidates' predicted and measured times. */
 typedef struct {

@@ -59,8 +59,10 @@ static const Command commands[] = {
      "every valid fusion of SPEC, one per line",
      "Prints every valid (convex) fusion of at most --max-fusion calls as function#index\n"
      "tokens, one per line, then their count.  SPEC - reads the standard input."},
-    {"plan", "SPEC", SEARCH_OPTIONS | OPT_EXPLAIN, cmd_plan, "the ranking, one line per candidate",
-     "Prints one line per candidate, for scripts: rank ns_per_element {f#i f#i} {...}.\n"
+    {"plan", "SPEC", SEARCH_OPTIONS | OPT_EXPLAIN | OPT_N, cmd_plan,
+     "the ranking, one line per candidate",
+     "Prints one line per candidate, for scripts: rank ns_per_element {f#i f#i} {...}, the\n"
+     "time per element at --n N elements.\n"
      "SPEC - or --db - reads the standard input (not both); --dot - is refused, the standard\n"
      "output holding the ranking."},
     {"list", NULL, OPT_LIBRARY, cmd_list, "the library's types, functions and implementations",

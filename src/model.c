@@ -481,6 +481,10 @@ typedef struct {
   ModelMemo *memo;
   const DeviceLimits *dev;
   Occupancy occ;
+  /* The grid at the search's element count (grid_fill): the SMs its blocks occupy, the blocks
+   * each holds at once and the threads resident there over max_threads_per_sm.  A grid of at
+   * least a full wave has sm_count, occ.blocks_per_sm and occ.occupancy. */
+  double sms, blocks, occupancy;
   double floor_ns; /* per-element cost of running the grid at all (block scheduling) */
   const Target *target;
   int real_bytes;  /* of the target's precision */
@@ -582,7 +586,7 @@ static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int 
 /* L1 bytes per SM left beside `blocks` resident blocks of smem_bytes shared memory each (and
  * the runtime's reservation per block), as far as hits go.  Measured on the H100 (Nsight
  * Compute, benchmarks/RESULTS.md session 24 call B): 31 blocks of 6400 bytes leave 28 KB. */
-static double l1_left(int blocks, int smem_bytes) {
+static double l1_left(double blocks, int smem_bytes) {
   double free_bytes =
       L1_SMEM_BYTES_PER_SM - (double)blocks * (smem_bytes + SMEM_RESERVED_PER_BLOCK);
   if (free_bytes < 0) free_bytes = 0;
@@ -590,7 +594,16 @@ static double l1_left(int blocks, int smem_bytes) {
 }
 
 static double l1_free_bytes(const KernelCtx *k) {
-  return l1_left(k->occ.blocks_per_sm, k->plan->smem_bytes);
+  return l1_left(k->blocks, k->plan->smem_bytes);
+}
+
+/* The fraction of the copy bandwidth k's grid reaches where each of `threads` threads of a block
+ * keeps `bytes` in flight: Little's law on each SM the grid occupies, with the blocks it holds
+ * there, and an SM draws no more than its share of the bandwidth (a grid of 22 blocks of 192
+ * elements, one per SM, took 2 us longer than one of 128 blocks of 32 on the H200: the n sweep
+ * of benchmarks/RESULTS.md, session 45). */
+static double kernel_saturation(const KernelCtx *k, int threads, double bytes) {
+  return saturation(k->dev, k->blocks * threads, bytes) * (k->sms / k->dev->sm_count);
 }
 
 /* The time of `requested` sector bytes of a load whose warps keep `live` bytes of sectors that
@@ -640,7 +653,7 @@ static double l1_pressure_factor(const KernelCtx *k, const Buffer *b, const IoRo
   double warps_per_block = (threads + 31) / 32;
   double requested = bytes / efficiency;
   double in_kernel = reread_ns(k, bytes, requested,
-                               k->occ.blocks_per_sm * warps_per_block * call_round,
+                               k->blocks * warps_per_block * call_round,
                                l1_free_bytes(k), 1);
   double in_bench = reread_ns(k, bytes, requested,
                               alone.blocks_per_sm * warps_per_block * round_bytes,
@@ -661,7 +674,7 @@ static double analytic_io_ns(const KernelCtx *k, const IoRoutine *io, BlockShape
     return requested / (k->dev->copy_gbs * COPY_EFFICIENCY * kernel_sat);
   /* Loads re-requesting sectors of earlier rounds hit L1 while the resident warps' footprints
    * fit beside the shared memory; otherwise every round goes to L2. */
-  double warps = (double)k->occ.blocks_per_sm * ((threads + 31) / 32);
+  double warps = k->blocks * ((threads + 31) / 32);
   /* A slice of an element-major record shares its sectors with the record's other slices, which
    * the kernel reads too: what must stay in L1 for the re-reads to hit is the whole record. */
   double footprint = a->footprint;
@@ -738,7 +751,7 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
    * In the kernel a thread's loads of other buffers are in flight beside this one's. */
   double in_flight = kind == ROUTINE_LOAD ? k->load_bytes_per_thread : k->save_bytes_per_thread;
   if (in_flight < per_thread) in_flight = per_thread;
-  double kernel_sat = saturation(k->dev, (double)k->occ.blocks_per_sm * threads, in_flight);
+  double kernel_sat = kernel_saturation(k, threads, in_flight);
   Occupancy alone = occupancy(k->dev, threads, plan->smem_bytes, BASE_REGISTERS + 8);
   double bench_sat = saturation(k->dev, (double)alone.blocks_per_sm * threads, per_thread);
   /* A slice of a staged array moves from or to the kernel's shared copy of the block's records,
@@ -748,7 +761,7 @@ static double io_time_aligned(const KernelCtx *k, const Buffer *b, const Impl *i
      * in flight, not its share of the slice. */
     double run = (double)k->real_bytes * staged->record * plan->e / plan->threads;
     if (staged->buffer >= 0) run /= dag_groups(k->dag); /* every group's threads copy it */
-    double sat = saturation(k->dev, (double)k->occ.blocks_per_sm * plan->threads, run);
+    double sat = kernel_saturation(k, plan->threads, run);
     /* The copy moves whole records: each moved slice pays for the unused ones too. */
     double share = (double)staged->nvalues / staged->moved;
     /* Whole records in 16-byte asynchronous copies: a plain stream, at the copy bandwidth
@@ -879,7 +892,8 @@ static double compute_time(const KernelCtx *k, const Step *st) {
     ns = compute_analytic(k, st);
   /* Threads beyond the call's count idle through it. */
   if (threads > 0 && threads < plan->threads) ns *= (double)plan->threads / threads;
-  return ns;
+  /* A grid smaller than the GPU computes on the SMs it occupies only. */
+  return ns * (k->dev->sm_count / k->sms);
 }
 
 /* ---- the kernel ------------------------------------------------------------------------- */
@@ -891,7 +905,7 @@ static double compute_time(const KernelCtx *k, const Step *st) {
 static double grid_floor(const KernelCtx *k) {
   const KernelPlan *plan = k->plan;
   double analytic = BLOCK_OVERHEAD_NS / plan->e;
-  double life = BLOCK_LIFE_NS / ((double)k->occ.blocks_per_sm * plan->e * k->dev->sm_count);
+  double life = BLOCK_LIFE_NS / (k->blocks * plan->e * k->sms);
   if (life > analytic) analytic = life;
   if (!k->db || k->db->analytic || k->db->nroutines == 0) return analytic;
   uint64_t packed = (uint64_t)(uint32_t)plan->e << 32 | (uint32_t)plan->smem_bytes;
@@ -907,6 +921,14 @@ static double grid_floor(const KernelCtx *k) {
   }
   memo_insert(&k->memo->floors, key_ptr(k->db), packed)->v.ns = best;
   return best;
+}
+
+/* The grid floor at the search's element count: a kernel lasts at least one block's life
+ * (BLOCK_LIFE_NS), whatever its grid; shared among n elements that is more than the database's
+ * floor only for small n (below about 2^18: at the default 2^22 it is 0.0005 ns, under every
+ * floor of the databases, the least 0.0034). */
+static double kernel_floor(const KernelCtx *k, long n) {
+  return fmax(grid_floor(k), BLOCK_LIFE_NS / (double)(n > 0 ? n : DEFAULT_ELEMENTS));
 }
 
 /* The barriers a block of k passes: the plan's, one after staging in, one before staging out,
@@ -925,9 +947,9 @@ static double barrier_time(const KernelCtx *k) {
   if (barriers <= 0) return 0;
   /* A barrier waits for the block's slowest warp; the memory latency it exposes is hidden only
    * by the other resident blocks. */
-  double blocks = k->occ.blocks_per_sm;
-  double per_block = BARRIER_NS + DRAM_LATENCY_NS * (1.0 - k->occ.occupancy) / blocks;
-  return barriers * per_block / ((double)plan->e * blocks * k->dev->sm_count);
+  double blocks = k->blocks;
+  double per_block = BARRIER_NS + DRAM_LATENCY_NS * (1.0 - k->occupancy) / blocks;
+  return barriers * per_block / ((double)plan->e * blocks * k->sms);
 }
 
 /* ModelTerms.barrier_warps of k, whose blocks hold `groups` groups of its threads (threads.c):
@@ -940,7 +962,7 @@ static double barrier_warps(const KernelCtx *k, int groups) {
   int warp = k->dev->warp_size > 0 ? k->dev->warp_size : 32;
   double warps = ceil((double)k->plan->threads * groups / warp);
   return kernel_barriers(k) * warps /
-         ((double)k->occ.blocks_per_sm * k->plan->e * k->dev->sm_count);
+         (k->blocks * k->plan->e * k->sms);
 }
 
 /* The distinct lines of `line` bytes that slices [lo[i], lo[i] + len[i]) (reals) of elements
@@ -1010,7 +1032,7 @@ static double overfetch_time(const KernelCtx *k) {
   }
   free(lo);
   free(len);
-  return extra / (k->dev->copy_gbs * COPY_EFFICIENCY);
+  return extra / (k->dev->copy_gbs * COPY_EFFICIENCY * (k->sms / k->dev->sm_count));
 }
 
 /* Local-memory traffic of spilled registers: ptxas's spill bytes (stores plus loads) per thread
@@ -1025,8 +1047,9 @@ static double spill_traffic_time(const KernelCtx *k, int regs) {
                                                 : 0;
   if (per_thread <= 0) return 0;
   double bytes = per_thread * k->plan->threads / k->plan->e;
-  double resident = (double)k->occ.blocks_per_sm * k->plan->threads * per_thread / 2;
-  double scale = k->dev->copy_gbs / 3000.0; /* caches scale with the device, roughly */
+  double resident = k->blocks * k->plan->threads * per_thread / 2;
+  /* caches scale with the device, roughly; L1 is per SM, and a small grid has fewer */
+  double scale = k->dev->copy_gbs / 3000.0 * (k->sms / k->dev->sm_count);
   return bytes / ((resident <= l1_free_bytes(k) ? L1_SECTOR_GBS : L2_SECTOR_GBS) * scale);
 }
 
@@ -1083,6 +1106,23 @@ static void in_flight_bytes(KernelCtx *k) {
   k->load_bytes_per_thread -= k->loops.loads_apart;
 }
 
+/* The grid of n elements has n / E blocks.  Where they are fewer than the GPU holds resident
+ * (occ.blocks_per_sm on each SM), the block scheduler spreads them over the SMs, one each
+ * first: min(blocks, SMs) SMs hold max(1, blocks / SMs) blocks each, and fewer warps and fewer
+ * bytes in flight than a full GPU (docs/model.md, "The element count").  A grid of a full wave
+ * or more keeps the occupancy's figures as they are. */
+static void grid_fill(KernelCtx *k, long n) {
+  double sms = k->dev->sm_count, full = k->occ.blocks_per_sm;
+  double blocks = ceil((double)(n > 0 ? n : DEFAULT_ELEMENTS) / k->plan->e);
+  k->sms = sms;
+  k->blocks = full;
+  k->occupancy = k->occ.occupancy;
+  if (blocks >= sms * full) return;
+  k->sms = fmin(sms, blocks);
+  k->blocks = fmax(1, blocks / sms);
+  k->occupancy = k->occ.occupancy * k->blocks / full;
+}
+
 /* A kernel of threads.c's groups is costed per iteration, as the plan of one iteration whose
  * blocks are the groups (so many of them resident), and the terms are then counted once per
  * group, but the grid floor once (the grid has n / E blocks whatever the groups).  An input
@@ -1099,16 +1139,18 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   int groups = dag_groups(dag);
   bool one_copy = threads_one_copy(dag, plan);
   Staging staging = staging_of(dag, ctx->target, plan);
-  KernelCtx k = {plan, dag, db, ctx->model, dev,
-                 occupancy(dev, plan->threads * groups, staging.smem_bytes, regs), 0,
-                 ctx->target, target_real_bytes(ctx->target->precision), &staging, 0, 0, NULL,
-                 {0, 0}};
+  KernelCtx k = {.plan = plan, .dag = dag, .db = db, .memo = ctx->model, .dev = dev,
+                 .occ = occupancy(dev, plan->threads * groups, staging.smem_bytes, regs),
+                 .target = ctx->target, .real_bytes = target_real_bytes(ctx->target->precision),
+                 .staging = &staging};
   if (k.occ.blocks_per_sm == 0 || plan->e <= 0) { /* cannot launch */
     staging_free(&staging);
     return false;
   }
+  grid_fill(&k, ctx->n);
   k.occ.blocks_per_sm *= groups;
-  k.floor_ns = grid_floor(&k);
+  k.blocks *= groups;
+  k.floor_ns = kernel_floor(&k, ctx->n);
   k.loops = roll_costs(dag, ctx->target, plan, &staging, k.real_bytes);
   in_flight_bytes(&k);
   k.straight_reals = straight_saved_reals(plan, dag, &staging);
@@ -1151,7 +1193,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
                       .requests_shared_covered = covered * groups,
                       .lines = lines * groups,
                       .barrier_warps = barrier_warps(&k, groups) * groups,
-                      .wavefronts = wavefronts / (L1_WAVEFRONTS_PER_NS_PER_SM * dev->sm_count) *
+                      .wavefronts = wavefronts / (L1_WAVEFRONTS_PER_NS_PER_SM * k.sms) *
                                     groups};
   free(k.straight_reals);
   staging_free(&staging);
@@ -1202,4 +1244,8 @@ int model_resident_blocks(const TimingDb *db, const KernelPlan *plan, int smem_b
 double model_launch_overhead_ns(const TimingDb *db) {
   if (db && db->dev.launch_overhead_ns > 0) return db->dev.launch_overhead_ns;
   return 2500.0;
+}
+
+double model_launch_share_ns(const TimingDb *db, long n) {
+  return model_launch_overhead_ns(db) / (double)(n > 0 ? n : DEFAULT_ELEMENTS);
 }

@@ -38,7 +38,9 @@ const OptionDoc option_docs[NOPTIONS] = {
     {"no-db", NULL, OPT_NO_DB, "predict with the analytic model only"},
     {"dot", "FILE", OPT_DOT, "write the DAG for Graphviz (check: - for the standard output)"},
     {"explain", "R", OPT_EXPLAIN, "say why each buffer and barrier of candidate R is where it is"},
-    {"n", "N", OPT_N, "default element count of the generated harness (default 4194304)"},
+    {"n", "N", OPT_N,
+     "elements per call (default 4194304): the model shares each kernel's launch\n"
+     "among them and fills the GPU with N / E blocks; the harness's default count"},
     {"precision", "P", OPT_PRECISION, "real type of generated code: single (default) or double"},
     {"layout", "L", OPT_LAYOUT,
      "arrays element-major (default) or component-major (p[c*ld + e]): element,\n"

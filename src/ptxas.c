@@ -235,6 +235,7 @@ static double moved_by(const Moved *m, int nm, const Candidate *c) {
 static void apply(const Dag *dag, const TimingDb *db, const Target *t, SearchResult *res,
                   KernelReport **rep, int ncands) {
   SearchContext *ctx = search_context_new(dag, db, t);
+  ctx->n = res->n > 0 ? res->n : ctx->n; /* the search's element count */
   model_memo_quiet(ctx->model);
   Moved *m = xcalloc((size_t)ncands * KAS_MAX_NODES, sizeof *m);
   int nm = 0;

@@ -5,8 +5,9 @@
  * as the fallback and the harness measures.
  *
  * A partition's predicted time is the sum of its kernels' plans plus each kernel's launch
- * overhead amortized over the default problem size; every fusion's cost below carries that
- * overhead, so the cheapest cover is exactly the candidate with the lowest predicted time.
+ * overhead shared among the elements the search predicts for (SearchOptions.n, --n); every
+ * fusion's cost below carries that share, so the cheapest cover is exactly the candidate with
+ * the lowest predicted time.
  *
  *  - exact (the default while the convex fusions of at most --max-fusion calls number at most
  *    the exact limit): the interval search (intervals.c) gives N partitions and so an upper
@@ -27,10 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AMORTIZE_ELEMENTS 4194304.0
-
-static double per_kernel_overhead(const TimingDb *db) {
-  return model_launch_overhead_ns(db) / AMORTIZE_ELEMENTS;
+static double per_kernel_overhead(const SearchContext *ctx) {
+  return model_launch_share_ns(ctx->db, ctx->n);
 }
 
 SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Target *target) {
@@ -40,7 +39,7 @@ SearchContext *search_context_new(const Dag *dag, const TimingDb *db, const Targ
                          .access = access_cache_new(target->w),
                          .model = model_memo_new(), .plans = plan_memo_new(),
                          .orders = linearize_cache_new(),
-                         .beam_width = SEARCH_BEAM_WIDTH};
+                         .beam_width = SEARCH_BEAM_WIDTH, .n = DEFAULT_ELEMENTS};
   return ctx;
 }
 
@@ -56,6 +55,7 @@ void search_context_free(SearchContext *ctx) {
 SearchContext *search_context_own(const SearchContext *ctx, const Candidate *c) {
   if (!c->dag) return NULL;
   SearchContext *own = search_context_new(c->dag, ctx->db, ctx->target);
+  own->n = ctx->n;
   model_memo_quiet(own->model);
   return own;
 }
@@ -64,11 +64,9 @@ bool search_candidate_terms(SearchContext *ctx, const Candidate *c, ModelTerms *
                             double *launch) {
   SearchContext *own = search_context_own(ctx, c);
   bool launches = true;
-  *launch = c->predicted_ns_per_elem;
-  for (int k = 0; k < c->nkernels && launches; k++) {
-    *launch -= c->kernels[k]->predicted_ns_per_elem;
+  *launch = c->nkernels * per_kernel_overhead(ctx);
+  for (int k = 0; k < c->nkernels && launches; k++)
     launches = model_kernel_terms(own ? own : ctx, c->kernels[k], &terms[k]);
-  }
   search_context_free(own);
   return launches;
 }
@@ -110,7 +108,7 @@ static void push_intervals(Partitions *ps, const IntervalPartition *ip) {
 
 /* A fusion's cost as a selection item: its best plan plus one launch; INFINITY without plan. */
 static double fusion_cost(SearchContext *ctx, NodeSet nodes) {
-  return plan_memo_cost(ctx, nodes) + per_kernel_overhead(ctx->db);
+  return plan_memo_cost(ctx, nodes) + per_kernel_overhead(ctx);
 }
 
 /* Every call alone, first: the unfused cover needs them, and a call no implementation of which
@@ -193,7 +191,7 @@ static int by_bound(const void *a, const void *b) {
 
 /* The fusions whose bound lets them into a partition costing at most u, by ascending bound. */
 static Bounded *bounded_fusions(SearchContext *ctx, const FusionSet *fs, double u, int *n_out) {
-  double overhead = per_kernel_overhead(ctx->db);
+  double overhead = per_kernel_overhead(ctx);
   NodeSet all = nodeset_range(0, ctx->dag->nnodes);
   Bounded *b = xmalloc(sizeof *b * (size_t)(fs->n ? fs->n : 1));
   int n = 0;
@@ -214,7 +212,7 @@ static bool exact_search(SearchContext *ctx, const SearchOptions *opt, const Fus
                          SearchStats *st, Partitions *out) {
   IntervalPartition *ip = NULL;
   long evaluated = 0;
-  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx->db), false,
+  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx), false,
                           opt->progress, &ip, &evaluated);
   /* the N-th interval partition bounds the N-th best partition from above (a hair more, for
    * sums in another order); with fewer than N there is no bound */
@@ -254,7 +252,7 @@ static void interval_search(SearchContext *ctx, const SearchOptions *opt, Search
                             Partitions *out) {
   IntervalPartition *ip = NULL;
   long evaluated = 0;
-  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx->db), true,
+  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx), true,
                           opt->progress, &ip, &evaluated);
   for (int k = 0; k < nip; k++) push_intervals(out, &ip[k]);
   intervals_free(ip, nip);
@@ -308,11 +306,12 @@ static bool order_kernels(const Dag *dag, KernelPlan **k, int n) {
   return true;
 }
 
-static void finish_candidate(Candidate *c, const TimingDb *db) {
+/* share: one launch's, per element (per_kernel_overhead). */
+static void finish_candidate(Candidate *c, double share) {
   c->predicted_ns_per_elem = 0;
   for (int i = 0; i < c->nkernels; i++)
     c->predicted_ns_per_elem += c->kernels[i]->predicted_ns_per_elem;
-  c->predicted_ns_per_elem += c->nkernels * per_kernel_overhead(db);
+  c->predicted_ns_per_elem += c->nkernels * share;
 }
 
 /* By predicted time, then canonically (fewer kernels, then the kernels' node sets in the order
@@ -363,7 +362,7 @@ static bool make_candidate(SearchContext *ctx, PlanCache *pc, const Partition *p
     free(c->kernels);
     return false;
   }
-  finish_candidate(c, ctx->db);
+  finish_candidate(c, per_kernel_overhead(ctx));
   return true;
 }
 
@@ -383,7 +382,7 @@ static Candidate *make_unfused(SearchContext *ctx, PlanCache *pc) {
   c->kernels = xmalloc(sizeof *c->kernels * (size_t)n);
   c->nkernels = n;
   for (int v = 0; v < n; v++) c->kernels[v] = plan_for(ctx, pc, nodeset_of(v));
-  finish_candidate(c, ctx->db);
+  finish_candidate(c, per_kernel_overhead(ctx));
   return c;
 }
 
@@ -408,7 +407,7 @@ static SearchStats initial_stats(const SearchContext *ctx, const SearchOptions *
   st.capped = st.max_fusion < n;
   NodeSet all = nodeset_range(0, n);
   st.bound_bytes = bound_bytes(ctx->dag, &all, target_real_bytes(ctx->target->precision));
-  st.bound_ns = bound_ns_of_bytes(ctx->db, st.bound_bytes) + per_kernel_overhead(ctx->db);
+  st.bound_ns = bound_ns_of_bytes(ctx->db, st.bound_bytes) + per_kernel_overhead(ctx);
   return st;
 }
 
@@ -521,6 +520,7 @@ char *candidate_kernels(const Candidate *c) {
 static SearchContext *options_context(const Dag *dag, const TimingDb *db,
                                       const SearchOptions *opt) {
   SearchContext *ctx = search_context_new(dag, db, opt->target);
+  if (opt->n > 0) ctx->n = opt->n;
   if (opt->beam_width > 0) ctx->beam_width = opt->beam_width;
   ctx->loops = opt->loops;
   ctx->progress = opt->progress;
@@ -543,6 +543,7 @@ static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const Search
   if (opt->time_limit > 0) ctx->deadline = start + opt->time_limit;
   SearchResult *r = xcalloc(1, sizeof *r);
   r->loops = opt->loops;
+  r->n = ctx->n;
   r->stats = initial_stats(ctx, opt);
   bool ok = singles_plan(ctx);
   Partitions parts = {0};
@@ -635,7 +636,7 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
     groups[found] = (Candidate){.kernels = xmalloc(sizeof *groups[found].kernels),
                                 .nkernels = 1, .dag = d};
     groups[found].kernels[0] = p;
-    finish_candidate(&groups[found++], db);
+    finish_candidate(&groups[found++], model_launch_share_ns(db, opt->n));
     r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + 1));
     r->plans[r->nplans++] = p;
   }
@@ -703,7 +704,7 @@ static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchO
     memcpy(v[nv].kernels, best.kernels, sizeof *v[nv].kernels * (size_t)best.nkernels);
     v[nv].kernels[k] = p;
     v[nv].shape_of = k + 1;
-    finish_candidate(&v[nv++], db);
+    finish_candidate(&v[nv++], per_kernel_overhead(ctx));
     r->plans = xrealloc(r->plans, sizeof *r->plans * (size_t)(r->nplans + 1));
     r->plans[r->nplans++] = p;
   }

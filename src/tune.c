@@ -393,6 +393,7 @@ static void print_rows(const TableRow *rows, int n) {
 void tune_print_table(const Results *r, const Dag *dag, const TimingDb *db, const Target *t,
                       const SearchResult *res, const ModelCalibration *cal) {
   SearchContext *ctx = search_context_new(dag, db, t);
+  ctx->n = r->n > 0 ? r->n : ctx->n; /* the model now at the n the run measured */
   model_memo_quiet(ctx->model);
   int n = 0, nrows = 0;
   double *file = xcalloc((size_t)r->nrows + 1, sizeof *file);

@@ -18,7 +18,6 @@
 #include <stdlib.h>
 
 #define UNALIGNED_BEAM_WIDTH 2
-#define AMORTIZE_ELEMENTS 4194304.0 /* the launch overhead's share, as search.c counts it */
 
 struct UnalignedPlanner {
   Target *target; /* the search's, at W = 1 */
@@ -163,8 +162,8 @@ Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *fa
     any->nkernels += ok;
     if (ok) any->predicted_ns_per_elem += any->kernels[k]->predicted_ns_per_elem;
   }
-  any->predicted_ns_per_elem +=
-      any->nkernels * model_launch_overhead_ns(u->db) / AMORTIZE_ELEMENTS;
+  /* each launch's share, as search.c counts it */
+  any->predicted_ns_per_elem += any->nkernels * model_launch_share_ns(u->db, u->ctx->n);
   for (int k = 0; k < any->nkernels && !needed; k++)
     needed = any->kernels[k]->stage_rows || any->kernels[k]->hint_rows;
   if (ok && needed) return any;
@@ -175,6 +174,10 @@ Candidate *unaligned_candidate(UnalignedPlanner *u, const Candidate *c, bool *fa
   unaligned_candidate_free(any);
   *failed = true;
   return NULL;
+}
+
+void unaligned_planner_elements(UnalignedPlanner *u, long n) {
+  if (n > 0) u->ctx->n = n;
 }
 
 void unaligned_candidate_free(Candidate *c) {

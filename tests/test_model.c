@@ -694,6 +694,78 @@ static void test_launch_overhead(void **state) {
   timingdb_free(db);
 }
 
+/* Each kernel's launch is shared among the elements the search predicts for (docs/model.md,
+ * "The element count"): at the default 2^22 exactly as before --n drove the model. */
+static void test_launch_share(void **state) {
+  (void)state;
+  TimingDb *db = timingdb_analytic();
+  db->dev.launch_overhead_ns = 3347;
+  assert_true(model_launch_share_ns(db, 4194304) == 3347 / 4194304.0);
+  assert_true(model_launch_share_ns(db, 0) == 3347 / 4194304.0); /* 0: the default */
+  assert_float_equal(model_launch_share_ns(db, 4096), 3347 / 4096.0, 1e-12);
+  SearchContext *ctx = search_context_new(NULL, db, NULL);
+  assert_int_equal(ctx->n, DEFAULT_ELEMENTS);
+  search_context_free(ctx);
+  timingdb_free(db);
+}
+
+/* A grid of n / E blocks fills the GPU only when it has as many blocks as the SMs hold
+ * resident: fewer take fewer SMs, fewer warps, fewer bytes in flight.  The H200's n sweep
+ * (benchmarks/RESULTS.md, session 45): bigfusion's one-kernel candidate in blocks of 192 elements
+ * (22 blocks at n = 4096) took 9.1 us, the same kernel in blocks of 32 (128 blocks) 7.1 us. */
+static void test_small_grids(void **state) {
+  (void)state;
+  static const char *const dbs[] = {NULL, "benchmarks/nvidia-h200.xml"};
+  for (int d = 0; d < 2; d++) {
+    TimingDb *db = dbs[d] ? timingdb_load(dbs[d]) : timingdb_analytic();
+    assert_non_null(db);
+    Dag *dag = make_chain();
+    SearchContext *ctx = search_context_new(dag, db, NULL);
+    model_memo_quiet(ctx->model); /* mm_1 is in no database */
+    Impl *im = make_impl("mm_1", 1);
+    PlanStore a;
+    single(&a, dag, im, 0, 0, PLACE_SHARED, 32);
+    ModelTerms full, big_n, small;
+    assert_true(model_kernel_terms(ctx, &a.p, &full));
+    double t_full = model_predict_kernel(ctx, &a.p);
+    /* any grid of a full wave or more: the same prediction as the default's */
+    ctx->n = (long)1 << 30;
+    assert_true(model_kernel_terms(ctx, &a.p, &big_n));
+    assert_true(model_predict_kernel(ctx, &a.p) == t_full);
+    assert_true(!memcmp(&full, &big_n, sizeof full));
+    /* 64 blocks of 32 elements on 132 SMs: slower per element, its moves most */
+    ctx->n = 64 * 32;
+    assert_true(model_kernel_terms(ctx, &a.p, &small));
+    double t_small = model_predict_kernel(ctx, &a.p);
+    print_message("%s: E = 32 at n = 2^22 %.4f ns, at n = 2048 %.4f ns per element\n",
+                  db->path, t_full, t_small);
+    assert_true(t_small > 1.5 * t_full);
+    assert_true(small.io > 1.5 * full.io);
+    /* a kernel lasts at least one block's life, 2 us, whatever the grid */
+    assert_true(small.floor >= 2000.0 / 2048 - 1e-12);
+    /* at n = 4096, 128 blocks of 32 elements fill more SMs than 16 of 256: their moves take
+     * longer (at n = 2^22, both shapes alike) */
+    PlanStore b;
+    single(&b, dag, im, 0, 0, PLACE_SHARED, 256);
+    ModelTerms e32, e256, e32_full, e256_full;
+    ctx->n = 4096;
+    assert_true(model_kernel_terms(ctx, &a.p, &e32) && model_kernel_terms(ctx, &b.p, &e256));
+    ctx->n = DEFAULT_ELEMENTS;
+    assert_true(model_kernel_terms(ctx, &a.p, &e32_full) &&
+                model_kernel_terms(ctx, &b.p, &e256_full));
+    print_message("moves at n = 4096: E = 32 %.4f ns, E = 256 %.4f ns (at 2^22 %.4f, %.4f)\n",
+                  e32.io, e256.io, e32_full.io, e256_full.io);
+    /* (on the H200's bandwidth both grids keep the same bytes in flight, below what one SM
+     * needs: alike) */
+    if (!dbs[d]) assert_true(e256.io > 1.1 * e32.io);
+    assert_true(e256_full.io < 1.1 * e32_full.io);
+    free_impl(im);
+    search_context_free(ctx);
+    free_dag(dag);
+    timingdb_free(db);
+  }
+}
+
 /* A spec of the repository searched with the H100 database: what the tests on real plans use. */
 typedef struct {
   Library *lib;
@@ -872,6 +944,7 @@ int main(void) {
       cmocka_unit_test(test_absurd_warp_sizes_do_not_overflow),
       cmocka_unit_test(test_registers_and_barriers), cmocka_unit_test(test_idle_threads),
       cmocka_unit_test(test_database),              cmocka_unit_test(test_launch_overhead),
+      cmocka_unit_test(test_launch_share),          cmocka_unit_test(test_small_grids),
       cmocka_unit_test(test_line_bytes),            cmocka_unit_test(test_spills_on_chip),
       cmocka_unit_test(test_whole_records_under_small_l1),
       cmocka_unit_test(test_write_requests),        cmocka_unit_test(test_load_wavefronts),

@@ -6,8 +6,9 @@
  * the printed precision) on every seed spec and on random specs of up to 10 calls written by the
  * test (mixed functions, branches, reused values, reassigned variables, several outputs); a
  * tiny time budget still ranks candidates and says it was cut; --variants adds block shapes of
- * the #1's costliest kernel in place of the last partitions; a device nothing fits on is
- * reported per call.  Speed is measured by benchmarks/search_times.sh, not here.
+ * the #1's costliest kernel in place of the last partitions; --n drives the predictions (the
+ * default at 2^22, fewer kernels first at 4096); a device nothing fits on is reported per
+ * call.  Speed is measured by benchmarks/search_times.sh, not here.
  */
 #include "testutil.h"
 
@@ -53,8 +54,9 @@ static void free_world(World *w) {
   library_free(w->lib);
 }
 
-/* Exact cover, executable order, and the predicted time recomputed. */
-static void check_candidate(const Dag *dag, const TimingDb *db, const Candidate *c) {
+/* Exact cover, executable order, and the predicted time recomputed (each launch shared among
+ * the n elements the search predicted for). */
+static void check_candidate_at(const Dag *dag, const TimingDb *db, const Candidate *c, long n) {
   NodeSet done = nodeset_empty();
   double sum = 0;
   for (int k = 0; k < c->nkernels; k++) {
@@ -70,8 +72,12 @@ static void check_candidate(const Dag *dag, const TimingDb *db, const Candidate 
   }
   NodeSet all = nodeset_range(0, dag->nnodes);
   assert_true(nodeset_equal(&done, &all));
-  sum += c->nkernels * model_launch_overhead_ns(db) / 4194304.0;
+  sum += c->nkernels * model_launch_overhead_ns(db) / (double)n;
   assert_true(fabs(sum - c->predicted_ns_per_elem) <= 1e-9 * (1 + sum));
+}
+
+static void check_candidate(const Dag *dag, const TimingDb *db, const Candidate *c) {
+  check_candidate_at(dag, db, c, 4194304);
 }
 
 static SearchResult *search(const World *w, int top, int max_fusion, bool exhaustive) {
@@ -437,6 +443,49 @@ static void test_shape_variants(void **state) {
   check_variants(TEST_SPECS "/stvenant.spec", 2, 5, false); /* at most N - 1 */
 }
 
+/* Whether r's candidates come in order of their kernel counts. */
+static bool by_kernel_count(const SearchResult *r) {
+  for (int c = 1; c < r->ncands; c++)
+    if (r->cands[c].nkernels < r->cands[c - 1].nkernels) return false;
+  return true;
+}
+
+/* --n drives the model (docs/model.md, "The element count"): n = 2^22 is the default's ranking,
+ * the same partitions at the same predicted times; at n = 4096 each launch weighs 1024 times as
+ * much, and stvenant's candidates of more kernels, which at 2^22 rank among fewer-kernel ones
+ * (a three-kernel candidate before a two-kernel one), fall behind every candidate of fewer
+ * kernels (the H200's n sweep, benchmarks/RESULTS.md, session 45: about 4.5 us a kernel at
+ * n = 4096).  Every candidate's prediction grows as n shrinks. */
+static void test_element_count(void **state) {
+  (void)state;
+  World w = load_world(TEST_SPECS "/stvenant.spec", false);
+  SearchOptions dflt = {.top = 10}, same = {.top = 10, .n = 4194304},
+                small = {.top = 10, .n = 4096};
+  SearchResult *r0 = search_run(w.dag, w.db, &dflt), *r1 = search_run(w.dag, w.db, &same),
+               *r2 = search_run(w.dag, w.db, &small);
+  assert_non_null(r0), assert_non_null(r1), assert_non_null(r2);
+  assert_int_equal(r0->n, 4194304);
+  assert_int_equal(r2->n, 4096);
+  assert_int_equal(r0->ncands, r1->ncands);
+  for (int c = 0; c < r0->ncands; c++) {
+    const Candidate *x = &r0->cands[c], *y = &r1->cands[c];
+    assert_true(x->predicted_ns_per_elem == y->predicted_ns_per_elem);
+    assert_int_equal(x->nkernels, y->nkernels);
+    for (int k = 0; k < x->nkernels; k++)
+      assert_true(nodeset_equal(&x->kernels[k]->nodes, &y->kernels[k]->nodes));
+  }
+  assert_false(by_kernel_count(r0));
+  assert_true(by_kernel_count(r2));
+  for (int c = 0; c < r2->ncands; c++) check_candidate_at(w.dag, w.db, &r2->cands[c], 4096);
+  check_candidate_at(w.dag, w.db, r2->unfused, 4096);
+  assert_true(r2->cands[0].predicted_ns_per_elem > r0->cands[0].predicted_ns_per_elem +
+                                                       model_launch_share_ns(w.db, 4096) / 2);
+  search_result_free(r0);
+  search_result_free(r1);
+  search_result_free(r2);
+  free_world(&w);
+}
+
 /* A device on which no implementation can launch (2 threads per block, less than any E):
  * search_run reports the calls at their statements and returns NULL, no crash. */
 static void test_nothing_fits(void **state) {
@@ -462,6 +511,7 @@ int main(void) {
       cmocka_unit_test(test_max_fusion),
       cmocka_unit_test(test_intervals_beyond_the_exact_limit),
       cmocka_unit_test(test_shape_variants),
+      cmocka_unit_test(test_element_count),
       cmocka_unit_test(test_nothing_fits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,12 +58,12 @@ expect_rc 0 "$K" help
 grep -q '^usage: kasgen SPEC' "$tmp/out" || fail "kasgen help: no general usage"
 expect_rc 2 "$K" help no-such-command
 grep -q "no command 'no-such-command'" "$tmp/err" || fail "help of an unknown command"
-# plan's help lists exactly its options, --out and --n not among them
+# plan's help lists exactly its options, --out not among them (--n is: it drives the model)
 expect_rc 0 "$K" plan --help
-for opt in top max-fusion library db no-db dot explain; do
-  grep -q "^  --$opt" "$tmp/out" || fail "plan --help does not describe --$opt"
+for opt in top max-fusion library db no-db dot explain n; do
+  grep -q "^  --$opt " "$tmp/out" || fail "plan --help does not describe --$opt"
 done
-grep -q -- '--out\|--n ' "$tmp/out" && fail "plan --help offers an option plan does not take"
+grep -q -- '--out' "$tmp/out" && fail "plan --help offers an option plan does not take"
 # options that do not apply: usage error naming the option and the command, nothing run
 expect_rc 2 "$K" fusions specs/stvenant.spec --top 3
 grep -q "option --top does not apply to 'fusions'" "$tmp/err" || fail "fusions --top: message"

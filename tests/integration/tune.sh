@@ -597,12 +597,19 @@ grep -q 'registers per thread (estimated)' "$tmp/out" || fail "no nvcc: estimate
 n0=$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)
 "$KASGEN" specs/stvenant.spec --top 4 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "default: exit"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "default: ptxas ran without --ptxas"
-#     the header says what the figures assume: the launch share's n, the estimate's caveat
-grep -qx 'ns/elem shares each launch among 4194304 elements; registers are estimated and may hide spills (--ptxas)' \
-  "$tmp/out" || fail "default: the ranking's assumptions not stated"
+#     the header says what the figures assume: the n the model predicts for (each launch shared
+#     among them), the estimate's caveat; --n changes the n and the times
+grep -qx "ns/elem at n = 4194304 elements, each kernel's launch shared among them" "$tmp/out" &&
+  grep -qx 'registers are estimated and may hide spills (--ptxas)' "$tmp/out" ||
+  fail "default: the ranking's assumptions not stated"
+t22=$(awk '$1 == 1 && $2 ~ /^[0-9.]+$/ {print $2; exit}' "$tmp/out")
 "$KASGEN" specs/stvenant.spec --top 1 --n 1000 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "--n: exit"
-grep -q '^ns/elem shares each launch among 4194304 elements (--n 1000 sizes the harness only);' \
-  "$tmp/out" || fail "--n 1000: the ranking does not say the model's n"
+grep -qx "ns/elem at n = 1000 elements, each kernel's launch shared among them" "$tmp/out" ||
+  fail "--n 1000: the ranking does not say the model's n"
+t3=$(awk '$1 == 1 && $2 ~ /^[0-9.]+$/ {print $2; exit}' "$tmp/out")
+awk -v a="$t22" -v b="$t3" 'BEGIN {exit !(a > 0 && b > 2 * a)}' ||
+  fail "--n 1000: the #1's ns/elem ($t3) is not the model's at n = 1000 (2^22: $t22)"
+! grep -q 'sizes the harness only' "$tmp/out" || fail "--n 1000: the old remark"
 [ "$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)" = "$n0" ] || fail "default: nvcc ran without --ptxas"
 # 11. generation.ini: a folder records the options it was generated with, and tune and calibrate
 #     search again with them.  A double-precision, component-major folder with its own database
@@ -647,7 +654,9 @@ measured11() { # the run of the folder's code, as the harness writes it, with at
   with_shapes 1 2 3 4 && with_code 1 2 3 4
 }
 measured11 ' precision="double" layout="component"'
-mkdir -p "$tmp/runs12" && cp "$dir/results.xml" "$tmp/runs12/synctest.xml"
+#     (and at the n the harness runs by default, the folder's --n 1000: the n it was ranked at)
+mkdir -p "$tmp/runs12" &&
+  sed 's/<run n="4194304"/<run n="1000"/' "$dir/results.xml" >"$tmp/runs12/synctest.xml"
 cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db12.xml"
 "$KASGEN" calibrate "$tmp/runs12" --db "$tmp/db12.xml" >"$tmp/out" 2>"$tmp/err" ||
   { cat "$tmp/err"; fail "a copied results file: calibrate exit"; }
