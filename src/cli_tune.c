@@ -190,12 +190,15 @@ static bool writable_as(const char *dir, const char *name) {
   return ours;
 }
 
-static bool reemit(const CliOptions *o, const Session *s, const char *dir, const TuneChoice *ch) {
+/* origin: the spec the folder was generated from, where its copy was read (tune_spec_of_folder):
+ * index.txt keeps naming it, and the copy is written again as read. */
+static bool reemit(const CliOptions *o, const Session *s, const char *dir, const TuneChoice *ch,
+                   const char *origin) {
   const Candidate *c = &s->res->cands[ch->row->predicted_rank - 1];
   char *why = shipped_why(s, c, ch->why);
   char *generation = generation_ini_text(o, s);
   EmitOptions eo = {.folder = dir, .default_n = o->n, .target = s->target, .embed = c,
-                    .embed_why = why, .generation_ini = generation};
+                    .embed_why = why, .generation_ini = generation, .spec_origin = origin};
   bool ok = emit_all(s->dag, s->lib, s->db, s->res, &eo);
   free(generation);
   if (ok) printf("wrote %s/embed/ around cand%02d\n", dir, c->rank);
@@ -225,7 +228,8 @@ int cmd_tune(const CliOptions *o) {
   char *rpath;
   if (!results_load(o->spec, &r, &rpath)) return EXIT_BAD_INPUT;
   char *dir = trimmed(o->spec);
-  char *spec = o->spec_file ? xstrdup(o->spec_file) : tune_spec_of_folder(dir);
+  char *origin = NULL; /* where the folder's copy of its spec is read: the spec copied */
+  char *spec = o->spec_file ? xstrdup(o->spec_file) : tune_spec_of_folder(dir, &origin);
   int rc = EXIT_BAD_INPUT;
   Session s = {0};
   CliOptions so = *o;
@@ -243,7 +247,7 @@ int cmd_tune(const CliOptions *o) {
                o->variants, dir, k);
     generation_record_free(&generation);
     results_free(&r);
-    free(rpath), free(spec), free(given), free(dir);
+    free(rpath), free(spec), free(origin), free(given), free(dir);
     return EXIT_USAGE;
   }
   Run run = {.r = &r, .path = rpath, .recorded = generation.found};
@@ -269,7 +273,7 @@ int cmd_tune(const CliOptions *o) {
     if (exact && tune_choose(&r, rpath, &ch)) {
       printf("choice: %s\n", ch.why);
       fflush(stdout);
-      if (reemit(&so, &s, dir, &ch)) rc = EXIT_OK;
+      if (reemit(&so, &s, dir, &ch, origin)) rc = EXIT_OK;
     }
   }
 done:
@@ -280,6 +284,7 @@ done:
   results_free(&r);
   free(rpath);
   free(spec);
+  free(origin);
   free(given);
   free(dir);
   return rc;
@@ -411,7 +416,7 @@ static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
       ro.spec_as_given = given;
       GenerationRecord generation;
       ok = generation_read(sub, &ro, left_to_calibrate, &generation) &&
-           results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub)) &&
+           results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub, NULL)) &&
            variants_of_run(sub, &ro) &&
            add_run(&ro, db, &(Run){&r, rpath, generation.found}, spec, ro.variants, all);
       if (rpath) results_free(&r);

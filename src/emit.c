@@ -9,6 +9,7 @@
  *   common/all_kernels.cu    every candidate in one translation unit (one-nvcc compile check)
  *   candNN/fusion.dot, .svg  each candidate's kernels drawn on the DAG
  *   Makefile, plot.gp, index.txt
+ *   <stem>.spec              the spec's text as read, which tune and calibrate search with
  */
 #include "kasgen.h"
 
@@ -450,16 +451,24 @@ static void describe_variants(StrBuf *sb, const SearchResult *res, const Candida
     sb_puts(sb, ": none.\n");
 }
 
-/* embedded: the entry embed/ wraps, or NULL when there is none. */
+/* The folder's copy of the spec as read (tune and calibrate search with it), malloc'ed: named as
+ * the folder's other files of the spec are, a plain name (NAME_CHARS, or a sanitized stem). */
+static char *spec_copy_name(const Dag *dag) { return xasprintf("%s.spec", dag->spec->name); }
+
+/* embedded: the entry embed/ wraps, or NULL when there is none; origin: the spec to name on the
+ * first line instead of the one read (EmitOptions.spec_origin), or NULL. */
 static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
                        const SearchResult *res, const CandidateEntry *ents, int count,
-                       const CandidateEntry *embedded, long default_n) {
+                       const CandidateEntry *embedded, long default_n, const char *origin) {
   StrBuf sb;
   sb_init(&sb);
   int nranked = ranked(ents, count);
-  /* the spec's path absolute, as the database's below: tune and calibrate read it from any
-   * folder (realpath: no "..", so it reads as the file's place); <stdin> stays itself */
-  const char *read = dag->spec->read_from ? dag->spec->read_from : dag->spec->path;
+  /* the spec's path absolute, as the database's below: tune and calibrate, from any folder,
+   * compare the file with the folder's copy (realpath: no "..", so it reads as the file's place);
+   * <stdin> stays itself */
+  const char *read = origin                ? origin
+                     : dag->spec->read_from ? dag->spec->read_from
+                                            : dag->spec->path;
   char *spec_path = read && strcmp(read, STDIN_NAME) ? absolute_path(read) : xstrdup(STDIN_NAME);
   char *from = c_safe_text(spec_path);
   free(spec_path);
@@ -472,6 +481,12 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
   char *given = c_safe_text(dag->spec->path ? dag->spec->path : STDIN_NAME);
   sb_printf(&sb, "%s%s (the generated code names it so).\n", SPEC_GIVEN_KEY, given);
   free(given);
+  /* what tune and calibrate search with: the text this folder was generated from, whatever
+   * became of the file (tune.c) */
+  char *copy = spec_copy_name(dag);
+  sb_printf(&sb, "%s%s, the spec as read (kasgen tune and calibrate search with it).\n",
+            SPEC_COPY_KEY, copy);
+  free(copy);
   /* the database's path absolute: index.txt is read from inside the folder, where the path as
    * found (build/../benchmarks/...) would name nothing */
   char *db_path = db && !db->analytic && db->path ? absolute_path(db->path) : NULL;
@@ -535,8 +550,9 @@ static bool put(EmitDir *d, const char *rel, char *text) {
 }
 
 /* The files of the spec as a whole, all written here: the harness's table of candidates, the
- * Makefile, the plot's script, index.txt, and generation.ini where opt gives its text (tune and
- * calibrate read it back, generation.c). */
+ * Makefile, the plot's script, index.txt, the spec's text as read (<stem>.spec), and
+ * generation.ini where opt gives its text (tune and calibrate read both back, tune.c and
+ * generation.c). */
 static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, const Target *t,
                             const SearchResult *res, const CandidateEntry *ents, int count,
                             const CandidateEntry *embedded, const EmitOptions *opt) {
@@ -546,7 +562,11 @@ static bool emit_spec_files(EmitDir *d, const Dag *dag, const TimingDb *db, cons
   ok = ok && put(d, "common/all_kernels.cu", emit_all_kernels(dag, ents, count));
   ok = ok && put(d, "Makefile", makefile_text(dag, ents, count, default_n));
   ok = ok && put(d, "plot.gp", plot_gp(dag));
-  ok = ok && put(d, "index.txt", index_txt(dag, db, t, res, ents, count, embedded, default_n));
+  ok = ok && put(d, "index.txt", index_txt(dag, db, t, res, ents, count, embedded, default_n,
+                                           opt ? opt->spec_origin : NULL));
+  char *copy = spec_copy_name(dag);
+  ok = ok && emit_dir_write(d, copy, dag->spec->text);
+  free(copy);
   if (ok && opt && opt->generation_ini)
     ok = emit_dir_write(d, "generation.ini", opt->generation_ini);
   return ok;

@@ -1910,6 +1910,9 @@ typedef struct {
   const Candidate *embed;
   const char *embed_why;
   const char *generation_ini; /* generation.ini's text (NULL: no such file is written) */
+  /* The spec index.txt's first line names: where tune read the folder's copy of the spec
+   * (<stem>.spec), the one the folder was generated from, kept; NULL: the spec read. */
+  const char *spec_origin;
 } EmitOptions;
 
 /* emit_files.c: the output folder.  It may be new, or hold only files listed in its
@@ -2277,13 +2280,19 @@ int cmd_report(const CliOptions *o);
 int cmd_tune(const CliOptions *o);
 int cmd_calibrate(const CliOptions *o);
 /* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
-/* The spec a generated folder was generated from, as its index.txt says; NULL after an error. */
-char *tune_spec_of_folder(const char *dir);
+/* The spec to search a generated folder with: its copy, DIR/<stem>.spec, where index.txt says it
+ * has one (SPEC_COPY_KEY; a note when the spec it was copied from, still there, differs from it),
+ * else the spec index.txt's first line names (a folder written before the copy); NULL after an
+ * error.  origin (may be NULL): with the copy, that first line's path, for a re-emission to
+ * keep; else NULL. */
+char *tune_spec_of_folder(const char *dir, char **origin);
 /* The NAME of index.txt's first line, "kasgen V: spec NAME (PATH), ..." (text: the file's),
  * malloc'ed; NULL when that line names none.  report and tune tell a folder's spec by it. */
 char *index_spec_name(const char *text);
 /* index.txt's line of the spec's path as the main job was given it (emit.c writes it) */
 #define SPEC_GIVEN_KEY "Spec given as: "
+/* index.txt's line saying the folder holds the spec's text as read, <stem>.spec (emit.c) */
+#define SPEC_COPY_KEY "Spec copy: "
 /* That path, which the folder's code names; from a folder written before the line, the first
  * line's path (then the path as given); NULL when index.txt says neither. */
 char *tune_spec_as_given(const char *dir);

@@ -87,7 +87,8 @@ static const Command commands[] = {
      "measured ranks side by side (and the current model's prediction), and re-emits DIR with\n"
      "embed/ around the measured best candidate (correct, fastest median), unless it is slower\n"
      "than the predicted best by less than the run-to-run spread of the rounds: then the\n"
-     "predicted best stays.  The embed header says which candidate and why."},
+     "predicted best stays.  The embed header says which candidate and why.  The spec searched\n"
+     "is DIR's copy of the one it was generated from, DIR/<spec>.spec, unless --spec FILE."},
     {"calibrate", "DIR",
      OPT_MAX_FUSION | OPT_LIBRARY | OPT_DB | OPT_PTXAS | OPT_HELD_OUT | OPT_PRECISION |
          OPT_LAYOUT,
@@ -96,8 +97,9 @@ static const Command commands[] = {
      "Reads the results of GPU runs in DIR (DIR/<spec>/results.xml, or DIR/<spec>.xml), fits\n"
      "the model's constants for that GPU to them (docs/model.md), and stores the measured\n"
      "times with the constants beside the timing database (<db>.measured.xml, replaced), where\n"
-     "the model reads them.  Each spec is found as DIR/<spec>/index.txt says, or\n"
-     "as DIR/<spec>.spec, specs/<spec>.spec or benchmarks/specs/<spec>.spec.\n"
+     "the model reads them.  A run's spec is its folder's copy, DIR/<spec>/<spec>.spec (a\n"
+     "folder written before the copy: as its index.txt says); a results file's is\n"
+     "DIR/<spec>.spec, specs/<spec>.spec or benchmarks/specs/<spec>.spec.\n"
      "Each run is searched in the precision and layouts it was generated with, as its\n"
      "generation.ini or its results file says them; --precision and --layout give them for\n"
      "files that do not, and are an error where a file says otherwise.\n"

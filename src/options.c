@@ -51,7 +51,8 @@ const OptionDoc option_docs[NOPTIONS] = {
     {"held-out", NULL, OPT_HELD_OUT,
      "fit once per spec on the other specs' runs and judge the spec's runs by it;\n"
      "store nothing"},
-    {"spec", "FILE", OPT_SPEC, "the spec DIR was generated from (default: as index.txt says)"},
+    {"spec", "FILE", OPT_SPEC,
+     "the spec to search (default: DIR's copy of the one it was generated from)"},
     {"name", "NAME", OPT_NAME,
      "the spec's name: its output folder DIR/NAME/ and C API kas_NAME\n"
      "(default: SPEC's file name without its extension; required\n"

@@ -2,10 +2,10 @@
  * tune.c — what `kasgen tune DIR` (cli_tune.c) does to close the loop after a GPU run.  DIR is
  * a folder the main job generated and the harness ran in (`make run` wrote DIR/results.xml):
  *
- *   1. searches again for the spec DIR was generated from, and checks that the search gives the
- *      candidates of the run, rank by rank (the same kernels, implementation by implementation,
- *      and call by call, block shape by shape and code digest where the run's file gives
- *      them);
+ *   1. searches again for the spec DIR was generated from (DIR's copy of its text, <stem>.spec,
+ *      which the main job wrote), and checks that the search gives the candidates of the run,
+ *      rank by rank (the same kernels, implementation by implementation, and call by call, block
+ *      shape by shape and code digest where the run's file gives them);
  *      a calibration written since the run is set aside when the run was generated without it;
  *   2. shows the predicted and measured ranks side by side, with the current model's prediction
  *      (calibrated, when a calibration is stored) and the three figures the model is judged by:
@@ -24,6 +24,7 @@
 #include "kasgen.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +53,82 @@ char *index_spec_name(const char *text) {
   return len ? xstrndup(at, len) : NULL;
 }
 
-/* DIR/index.txt's first line names the spec: "kasgen V: spec NAME (PATH), ...". */
-char *tune_spec_of_folder(const char *dir) {
+/* Whether the file at path is a regular file that can be read and holds other bytes than text
+ * (len bytes); quietly, as a note depends on it alone. */
+static bool differs(const char *path, const char *text, size_t len) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  if ((size_t)st.st_size != len) {
+    close(fd);
+    return true;
+  }
+  char *got = xmalloc(len + 1);
+  size_t have = 0;
+  ssize_t n = 0;
+  /* one byte more than len is asked for: a file grown since the stat differs */
+  while (have <= len && (n = read(fd, got + have, len + 1 - have)) > 0) have += (size_t)n;
+  close(fd);
+  bool other = n >= 0 && (have != len || memcmp(got, text, len)); /* a failed read tells nothing */
+  free(got);
+  return other;
+}
+
+/* The folder's copy of its spec, DIR/NAME.spec (NAME: index.txt's first line's), read as a plain
+ * file (not through a link): its path, or NULL after an error naming it (missing, a link, a FIFO,
+ * a folder, unreadable).  The spec the folder was generated from (the first line's path), where
+ * it is still a file that differs from the copy, gets a note: the run measured the copy's code.
+ * text: index.txt's (its first line cut off here); *origin: that path, or NULL. */
+static char *folder_copy(const char *dir, const char *index, char *text, char **origin) {
+  char *name = index_spec_name(text);
+  /* the name comes from the file: a path in it would reach out of the folder */
+  if (!name || strspn(name, NAME_CHARS) != strlen(name) || name[0] == '-') {
+    diag_error((SrcLoc){.file = index, .text = text, .line = 1},
+               "cannot tell the spec's name from this line");
+    free(name);
+    return NULL;
+  }
+  char *copy = xasprintf("%s/%s.spec", dir, name);
+  free(name);
+  struct stat st;
+  size_t len = 0;
+  char *copied = NULL;
+  if (lstat(copy, &st) == 0 && S_ISLNK(st.st_mode))
+    diag_error((SrcLoc){.file = copy}, "cannot read: it is a symbolic link; kasgen reads a "
+               "folder's copy of its spec only as the folder's own plain file");
+  else
+    copied = read_text_file(copy, &len); /* the spec reader's errors, naming the copy */
+  if (!copied) {
+    diag_note((SrcLoc){0}, "name the spec %s was generated from with --spec FILE", dir);
+    free(copy);
+    return NULL;
+  }
+  char *from = first_line_spec(text);
+  if (from && strcmp(from, STDIN_NAME) && differs(from, copied, len))
+    diag_note((SrcLoc){.file = from}, "changed since %s was generated from it: the run measured "
+              "the code of the folder's copy, %s, which is searched (--spec FILE searches "
+              "another spec)", dir, copy);
+  free(copied);
+  if (origin) *origin = from;
+  else free(from);
+  return copy;
+}
+
+/* DIR/index.txt's first line names the spec: "kasgen V: spec NAME (PATH), ..."; its line
+ * SPEC_COPY_KEY that DIR holds a copy. */
+char *tune_spec_of_folder(const char *dir, char **origin) {
+  if (origin) *origin = NULL;
   char *path = xasprintf("%s/index.txt", dir);
   char *text = read_text_file(path, NULL);
   char *spec = NULL;
+  if (text && strstr(text, "\n" SPEC_COPY_KEY)) {
+    spec = folder_copy(dir, path, text, origin);
+    free(text);
+    free(path);
+    return spec;
+  }
+  /* A folder written before the copy: the spec the first line names. */
   if (text && !(spec = first_line_spec(text)))
     diag_error((SrcLoc){.file = path, .text = text, .line = 1},
                "cannot tell the spec from this line");

@@ -35,7 +35,12 @@
 #     a run of other code than the search's (an option given, or generation.ini) is an error
 #     at the file's attribute naming both;
 #   - the table fits 80 columns: the element's rows with their kernels on lines of their own, a
-#     one-call spec's on one line each.
+#     one-call spec's on one line each;
+#   - a folder carries its spec's text (<spec>.spec): tune and calibrate search with it, without
+#     --spec, for a folder generated from the standard input, named by --name, or whose spec
+#     moved; a spec edited since gets one note and the copy is searched (--spec FILE wins); a
+#     folder without the copy is searched as before; a copy missing, a FIFO, a folder, a link or
+#     malformed is an error naming it.
 set -eu
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -191,22 +196,31 @@ write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1"
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 sed -i '5s/predicted-rank="1"/predicted-rank="2147483647"/' "$dir/results.xml"
 expect_error "rank beyond --top" 'results.xml: error: a candidate ranked 2147483647: more than the 100000'
+#    A folder written before the spec's copy (no synctest.spec, no "Spec copy:" line in
+#    index.txt) is searched with the spec index.txt's first line names, as before; the checks up
+#    to --spec FILE are of such folders (a tune that succeeds writes the copy: old_style again).
 #    index.txt naming the standard input as its spec ("-") is not read from it.
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+grep -q '^Spec copy: synctest.spec, ' "$dir/index.txt" && cmp -s specs/synctest.spec "$dir/synctest.spec" ||
+  fail "the folder has no copy of its spec, or index.txt does not say so"
 cp "$dir/index.txt" "$tmp/index.before"
+old_style() { sed -i '/^Spec copy: /d' "$dir/index.txt" && rm -f "$dir/synctest.spec"; }
+old_style
 sed -i '1s/ ([^)]*), / (-), /' "$dir/index.txt"
 rc=0
 sleep 30 | timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] && grep -q 'index.txt:1:.*error: cannot tell the spec from this line' "$tmp/err" ||
   { cat "$tmp/err"; fail "index.txt naming -: exit $rc"; }
 cp "$tmp/index.before" "$dir/index.txt"
+old_style
 #    index.txt records the spec's absolute path: tune runs from any folder (before: the path as
 #    given, specs/synctest.spec, "cannot read" elsewhere).
 (cd "$tmp" && "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err") ||
   { cat "$tmp/err"; fail "tune from another folder: exit $?"; }
 #    A spec that cannot be read (a relative path of an older folder, from elsewhere) or that came
 #    from the standard input: said at index.txt's line, with a note naming --spec FILE.
+old_style
 sed -i '1s/ ([^)]*), / (specs\/synctest.spec), /' "$dir/index.txt"
 rc=0; (cd "$tmp" && "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err") || rc=$?
 [ "$rc" = 1 ] && grep -q 'index.txt:1: error: .* was generated from the spec specs/synctest.spec, which cannot be read' "$tmp/err" &&
@@ -801,6 +815,130 @@ one_call 0 # "  WRONG" after the kernels would make a line of 83: WRONG in the m
 grep -A1 '^   2    2  cand02 .* [0-9.]*$' "$tmp/out" | sed -n 2p |
   grep -qx 'WRONG      smmul33_[0-9]' ||
   { cat "$tmp/out"; fail "one call, cand02 wrong: not flagged in the margin"; }
+dir=$saved_dir
+
+# 13. A folder carries its spec's text (DIR/<spec>.spec, named in index.txt): tune and calibrate
+#     search with it, so that a folder tunes wherever it went and whatever became of its spec
+#     (before, they read the spec index.txt's first line names: a folder generated from the
+#     standard input, or whose spec moved, needed --spec FILE; an edited spec gave "the search
+#     no longer gives the candidate", or tuned against a spec that was not the one measured).
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db13.xml" # no calibration beside it
+measured13() { # the run of $dir's code, as the harness writes it: cand03 the measured best
+  write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+    "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+  with_shapes 1 2 3 4 && with_code 1 2 3 4 # the code digests: the spec's text and path in them
+}
+tune13() { # what; tune must succeed, ship cand03 and write the copy back unchanged ($2)
+  "$KASGEN" tune "$dir" --db "$tmp/db13.xml" >"$tmp/out" 2>"$tmp/err" </dev/null ||
+    { cat "$tmp/err"; fail "$1: tune exit"; }
+  grep -q 'kas_synctest_cand03_launch' "$dir/embed/kas_synctest.cu" ||
+    fail "$1: the measured best did not ship"
+  cmp -s "$2" "$dir/synctest.spec" || fail "$1: the folder's copy of its spec changed"
+}
+#     From the standard input: the copy is the text read; tune needs no --spec, and index.txt
+#     still says where the spec came from.
+"$KASGEN" - --name synctest --top 4 --db "$tmp/db13.xml" --out "$tmp/gen13" \
+  <specs/synctest.spec >/dev/null 2>&1 || fail "stdin: generate"
+dir="$tmp/gen13/synctest"
+cmp -s specs/synctest.spec "$dir/synctest.spec" || fail "stdin: the copy is not the text read"
+grep -qx 'synctest.spec' "$dir/.kasgen-manifest" || fail "stdin: the copy is not in the manifest"
+measured13
+tune13 "stdin" specs/synctest.spec
+head -1 "$dir/index.txt" | grep -q ': spec synctest (<stdin>), ' || fail "stdin: index.txt's origin"
+! grep -q 'note: changed since' "$tmp/err" || fail "stdin: a note of a changed spec"
+#     A folder named with --name: its copy bears the name, which tune searches under (before,
+#     the spec file's stem: "the results are of spec 'mine', but the spec searched is
+#     'synctest'"); tuned from another folder, where the path the code names (the relative
+#     specs/synctest.spec) leads nowhere, its digests still match.
+"$KASGEN" specs/synctest.spec --name mine --top 4 --db "$tmp/db13.xml" --out "$tmp/gen13" \
+  >/dev/null 2>&1 || fail "--name: generate"
+dir="$tmp/gen13/mine"
+measured13
+sed -i 's/spec="synctest"/spec="mine"/' "$dir/results.xml"
+(cd "$tmp" && "$KASGEN" tune "$dir" --db "$tmp/db13.xml" >"$tmp/out" 2>"$tmp/err") ||
+  { cat "$tmp/err"; fail "--name: tune exit"; }
+grep -q 'kas_mine_cand03_launch' "$dir/embed/kas_mine.cu" && cmp -s specs/synctest.spec "$dir/mine.spec" ||
+  fail "--name: the measured best did not ship, or the copy changed"
+#     A spec moved away after the generation: tune and calibrate read the copy, with no note;
+#     index.txt keeps naming where the spec was.
+mkdir "$tmp/specs13" && cp specs/synctest.spec "$tmp/specs13/synctest.spec"
+"$KASGEN" "$tmp/specs13/synctest.spec" --top 4 --db "$tmp/db13.xml" --out "$tmp/gen13b" \
+  >/dev/null 2>&1 || fail "moved: generate"
+dir="$tmp/gen13b/synctest"
+measured13
+mv "$tmp/specs13/synctest.spec" "$tmp/specs13/kept.spec"
+tune13 "moved" "$tmp/specs13/kept.spec"
+! grep -q 'note: changed since' "$tmp/err" || fail "moved: a note of a changed spec"
+head -1 "$dir/index.txt" | grep -qF "specs13/synctest.spec), " || fail "moved: index.txt's origin"
+cp benchmarks/nvidia-h100-80gb-hbm3.xml "$tmp/db13c.xml"
+mkdir "$tmp/runs13" && cp -r "$dir" "$tmp/runs13/"
+"$KASGEN" calibrate "$tmp/runs13" --db "$tmp/db13c.xml" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "moved: calibrate exit"; }
+grep -q 'runs13/synctest/results.xml: 4 measured candidates of synctest$' "$tmp/out" ||
+  { cat "$tmp/out"; fail "moved: calibrate did not find every row"; }
+#     The spec edited since (its last call's arguments): tune says so once, and searches with the
+#     copy, whose code the run measured (every row found by its code digest); --spec FILE still
+#     wins, and the edited spec's search does not give the run's candidates.
+sed 's/^F = madd33(A, M_3);$/F = madd33(M_3, M_3);/' "$tmp/specs13/kept.spec" \
+  >"$tmp/specs13/synctest.spec"
+! cmp -s "$tmp/specs13/kept.spec" "$tmp/specs13/synctest.spec" || fail "edited: not edited"
+tune13 "edited" "$tmp/specs13/kept.spec"
+[ "$(grep -c 'note: changed since' "$tmp/err")" = 1 ] &&
+  grep -qF "specs13/synctest.spec: note: changed since $dir was generated from it: the run measured the code of the folder's copy, $dir/synctest.spec, which is searched" \
+    "$tmp/err" || { cat "$tmp/err"; fail "edited: no note, or not one"; }
+cp "$dir/embed/kas_synctest.cu" "$tmp/source13"
+rc=0
+"$KASGEN" tune "$dir" --db "$tmp/db13.xml" --spec "$tmp/specs13/synctest.spec" >"$tmp/out" \
+  2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'error: the search no longer gives the candidate' "$tmp/err" ||
+  { cat "$tmp/err"; fail "edited: --spec FILE did not search the edited spec"; }
+"$KASGEN" calibrate "$tmp/runs13" --db "$tmp/db13c.xml" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "edited: calibrate exit"; }
+grep -q 'runs13/synctest/results.xml: 4 measured candidates of synctest$' "$tmp/out" &&
+  [ "$(grep -c 'note: changed since' "$tmp/err")" = 1 ] ||
+  { cat "$tmp/out" "$tmp/err"; fail "edited: calibrate"; }
+#     A folder written before the copy (neither the file nor index.txt's line) is searched with
+#     the spec the first line names, as before: the edited one's search no longer gives the run's
+#     candidates; the original one's does, and the folder then gets its copy.
+sed -i '/^Spec copy: /d' "$dir/index.txt" && rm "$dir/synctest.spec"
+rc=0
+"$KASGEN" tune "$dir" --db "$tmp/db13.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'error: the search no longer gives the candidate' "$tmp/err" ||
+  { cat "$tmp/err"; fail "old folder, edited spec: exit $rc"; }
+cmp -s "$dir/embed/kas_synctest.cu" "$tmp/source13" || fail "old folder, edited spec: embed changed"
+cp "$tmp/specs13/kept.spec" "$tmp/specs13/synctest.spec"
+tune13 "old folder" "$tmp/specs13/kept.spec"
+grep -q '^Spec copy: synctest.spec, ' "$dir/index.txt" || fail "old folder: no copy line written"
+#     A copy that cannot be read or parsed is an error naming it (exit 1, the embed untouched),
+#     never a fall back to the spec it came from; nothing in it is run.
+bad_copy() { # what, message
+  local rc=0
+  timeout 20 "$KASGEN" tune "$dir" --db "$tmp/db13.xml" >"$tmp/out" 2>"$tmp/err" </dev/null ||
+    rc=$?
+  [ "$rc" = 1 ] && grep -qF -- "$2" "$tmp/err" || { cat "$tmp/err"; fail "copy $1: exit $rc"; }
+  cmp -s "$dir/embed/kas_synctest.cu" "$tmp/source13" || fail "copy $1: embed changed"
+  rm -rf "$dir/synctest.spec" && cp "$tmp/specs13/kept.spec" "$dir/synctest.spec"
+}
+copy13="$dir/synctest.spec"
+rm "$copy13"
+bad_copy "missing" "$copy13: error: cannot read: No such file or directory"
+grep -q 'note: name the spec .* with --spec FILE' "$tmp/err" || fail "copy missing: no note"
+rm "$copy13" && mkfifo "$copy13"
+bad_copy "a FIFO" "$copy13: error: cannot read: it is a FIFO"
+rm "$copy13" && mkdir "$copy13"
+bad_copy "a folder" "$copy13: error: cannot read: it is a folder"
+rm "$copy13" && ln -s "$tmp/specs13/kept.spec" "$copy13"
+bad_copy "a link" "$copy13: error: cannot read: it is a symbolic link"
+if [ "$(id -u)" != 0 ]; then # root reads any file
+  chmod 0 "$copy13"
+  bad_copy "unreadable" "$copy13: error: cannot read: Permission denied"
+fi
+sed -i 's/^M_2 = madd33(A, M_1);$/M_2 = madd3x(A, M_1);/' "$copy13"
+bad_copy "misspelt" "$copy13:8:7: error: unknown function 'madd3x'"
+printf 'matrix3x3 A, F;\ninput A;\nF = madd33(A, A); $(touch %s/PWNED) `touch %s/PWNED`\nreturn F;\n' \
+  "$tmp" "$tmp" >"$copy13"
+bad_copy "of shell words" "$copy13:3:"
+[ ! -e "$tmp/PWNED" ] || fail "copy of shell words: something ran"
 dir=$saved_dir
 
 echo "tune: all checks passed"
