@@ -1031,6 +1031,7 @@ typedef struct {
   int nwords;
   int n, cap;
   bool truncated; /* more than the limit: sets is incomplete (fusion_enumerate reported it) */
+  bool timed_out; /* the deadline came first (fusion_enumerate_until): sets is incomplete */
 } FusionSet;
 #define KAS_MAX_FUSIONS 20000000
 
@@ -1046,6 +1047,9 @@ FusionSet fusion_enumerate(const Dag *dag, int max_size);
 /* The same, stopping silently once more than `limit` sets exist (truncated set, no diagnostic):
  * the search asks whether exact search is affordable. */
 FusionSet fusion_enumerate_limited(const Dag *dag, int max_size, long limit);
+/* ... and stopping at a clock_seconds() deadline too (0: none), silently, with timed_out set:
+ * --exhaustive's count of millions of fusions runs under the search's time budget. */
+FusionSet fusion_enumerate_until(const Dag *dag, int max_size, long limit, double deadline);
 void fusion_set_free(FusionSet *fs);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1513,6 +1517,9 @@ typedef struct {
   int variants;         /* candidates that are the #1 in another block shape (at most K) */
   int partitions_out;   /* partitions of the top N that the variants took the place of */
   bool variants_cut;    /* the time budget ran out while the variants' shapes were planned */
+  bool count_cut;       /* ... while --exhaustive counted the convex fusions (fusions: those
+                           counted by then); only the single calls were combined */
+  bool groups_cut;      /* ... before the kernels of groups of threads (threads.c) were planned */
   double seconds;
 } SearchStats;
 
