@@ -384,11 +384,13 @@ SpawnResult spawn_finish(Spawn *s);
 void spawn_result_free(SpawnResult *r); /* the captures */
 
 /* ------------------------------------------------------------------------------------------ */
-/* interrupt.c: Ctrl-C stops kasgen with the programs it started and its temporary files        */
+/* interrupt.c: Ctrl-C stops kasgen with the programs it started and its temporary files, Ctrl-Z */
+/* stops and continues them with it                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
 /* main: SIGINT, SIGTERM and SIGHUP (those not ignored) stop the programs' groups, remove the
- * temporaries, and end kasgen by the signal. */
+ * temporaries, and end kasgen by the signal; SIGTSTP (Ctrl-Z) stops the programs' groups and
+ * kasgen, and continues the groups when kasgen is continued. */
 void interrupt_install(void);
 /* Blocks those signals (*before: the mask before), and sets the mask back. */
 void interrupt_hold(sigset_t *before);
