@@ -262,7 +262,9 @@ int cmd_tune(const CliOptions *o) {
     if (!writable_as(dir, s.spec->name)) goto done;
     tune_print_table(&r, s.dag, s.db, s.target, s.res, &cal);
     if (exact && tune_choose(&r, rpath, &ch)) {
-      printf("choice: %s\n", ch.why);
+      char *choice = xasprintf("choice: %s", ch.why), *shown = wrapped_text(choice, 80);
+      printf("%s\n", shown); /* within 80 columns, as the table (one line of 195 before) */
+      free(shown), free(choice);
       fflush(stdout);
       if (reemit(&so, &s, dir, &ch)) rc = EXIT_OK;
     }

@@ -319,6 +319,16 @@ char *sb_take(StrBuf *sb); /* returns the string and resets the buffer */
  * kernels as "a+b | c+d", each kernel shortened, then the list of kernels. */
 char *brief_list(const char *s, const char *sep, size_t width);
 char *brief_kernels(const char *kernels, size_t width);
+/* text's words (split at spaces) appended to sb from column col, each after a space but for
+ * one at column 0; a word that would end past column width starts a new line instead, begun by
+ * `next` ("\n *" inside a comment), which leaves the column at next_col.  A word longer than a
+ * line stands alone on its line.  Columns count UTF-8 characters.  Returns the column where the
+ * text ends. */
+size_t sb_wrap_words(StrBuf *sb, const char *text, size_t col, size_t width, const char *next,
+                     size_t next_col);
+/* text wrapped so (from column 0), each further line indented by two spaces; no final newline.
+ * malloc'ed.  The long sentences of report and tune within 80 columns. */
+char *wrapped_text(const char *text, size_t width);
 #define BRIEF_WIDTH 80 /* the widest list a table's line shows */
 /* The harness's table shows a candidate's kernels on a line of their own under its figures,
  * from the column after its name (print_table, src/runtime/harness.cu): its brief

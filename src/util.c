@@ -644,6 +644,46 @@ char *brief_kernels(const char *kernels, size_t width) {
   return out;
 }
 
+/* ---- words wrapped into lines ------------------------------------------------------------- */
+
+/* The columns a terminal gives the len bytes at s: one per UTF-8 character (terminal_text's
+ * output is valid UTF-8 but for its escapes, which are ASCII). */
+static size_t text_columns(const char *s, size_t len) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return n;
+}
+
+size_t sb_wrap_words(StrBuf *sb, const char *text, size_t col, size_t width, const char *next,
+                     size_t next_col) {
+  bool after_word = col > 0; /* a line that holds no word yet is not broken before one */
+  for (const char *p = text; *p;) {
+    if (*p == ' ') {
+      p++;
+      continue;
+    }
+    size_t len = strcspn(p, " "), w = text_columns(p, len);
+    if (after_word && col + 1 + w > width) {
+      sb_puts(sb, next);
+      col = next_col;
+    }
+    bool spaced = col > 0;
+    sb_printf(sb, "%s%.*s", spaced ? " " : "", (int)len, p);
+    col += w + spaced;
+    after_word = true;
+    p += len;
+  }
+  return col;
+}
+
+char *wrapped_text(const char *text, size_t width) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "");
+  sb_wrap_words(&sb, text, 0, width, "\n ", 1);
+  return sb_take(&sb);
+}
+
 /* ---- hashing text ------------------------------------------------------------------------- */
 
 uint64_t fnv1a(uint64_t h, const char *s) {
