@@ -259,7 +259,7 @@ static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, i
    * (staging.c) and the groups', the barriers it makes */
   printf("  E=%d  threads=%d  shared=%d B  registers: %d/%d buffers  %d of %d barriers  "
          "%.4f ns/elem\n",
-         p->e, p->threads * dag_groups(dag), staging_kernel_smem(dag, t, p), register_buffers(p),
+         p->e, threads_in_block(dag, p), staging_kernel_smem(dag, t, p), register_buffers(p),
          p->nbuffers, staging_kernel_barriers(dag, t, p), p->barriers_possible,
          p->predicted_ns_per_elem);
   printf("          %d registers per thread (%s)", p->regs_estimate,
@@ -377,7 +377,7 @@ static void explain_candidate(const Session *s, const Candidate *c) {
     print_calls(dag, p, false, stdout);
     int made = staging_kernel_barriers(dag, s->target, p); /* the ranking's figures */
     printf(": E=%d, %d threads, %d B shared, %d of %d possible barriers kept\n", p->e,
-           p->threads * dag_groups(dag), staging_kernel_smem(dag, s->target, p), made,
+           threads_in_block(dag, p), staging_kernel_smem(dag, s->target, p), made,
            p->barriers_possible);
     if (dag_groups(dag) > 1) print_groups(dag, p, "    ");
     if (made < p->barriers)
@@ -440,7 +440,7 @@ int cmd_plan(const CliOptions *o) {
       if (base) { /* the same calls as base: say what differs */
         const KernelPlan *k = c->kernels[c->shape_of - 1];
         printf("  (rank %d with kernel %d in block shape E=%d, %d threads)", base->rank,
-               c->shape_of, k->e, k->threads * dag_groups(candidate_dag(s.dag, c)));
+               c->shape_of, k->e, threads_in_block(candidate_dag(s.dag, c), k));
       }
       putchar('\n');
       free(calls);

@@ -160,9 +160,9 @@ static char *shipped_why(const Session *s, const Candidate *c, const char *why) 
   const Candidate *base = c->shape_of ? candidate_shape_base(s->res, c) : NULL;
   if (!base) return xstrdup(why);
   const KernelPlan *k = c->kernels[c->shape_of - 1];
-  int groups = dag_groups(candidate_dag(s->dag, c)); /* threads.c: a block holds them all */
   return xasprintf("%s It is cand%02d with its kernel %d in another block shape: E = %d, %d "
-                   "threads per block.", why, base->rank, c->shape_of, k->e, k->threads * groups);
+                   "threads per block.", why, base->rank, c->shape_of, k->e,
+                   threads_in_block(candidate_dag(s->dag, c), k));
 }
 
 /* Whether dir may be written again as the folder of spec `name`: named so (the main job's

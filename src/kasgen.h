@@ -233,7 +233,9 @@ int control_char_len(const char *p);
  * when p starts with none: a stray byte, a truncated or overlong sequence, a surrogate or a code
  * point beyond U+10FFFF. */
 int utf8_char_len(const char *p);
-int utf8_bom_len(const char *text); /* 3 when text starts with a UTF-8 BOM, else 0 */
+/* 3 when text starts with a UTF-8 BOM, else 0: what the spec lexer, ini_run and diagnostics'
+ * source lines skip (util.c says why). */
+int utf8_bom_len(const char *text);
 /* Text from an input (a spec's or a GPU's name in a results file) made safe to print on a
  * terminal: valid UTF-8 as it is ("Ünterelement", "µ"), but each byte of a control character
  * (control_char_len), each byte that is not valid UTF-8, and a backslash written as a
@@ -1429,6 +1431,11 @@ Dag *threads_dag(const Dag *dag, const ThreadLoop *t);
 bool threads_one_copy(const Dag *dag, const KernelPlan *p);
 /* How many copies of p's shared memory its kernel holds: 1, or one per group. */
 int threads_smem_copies(const Dag *dag, const KernelPlan *p);
+/* The threads of kernel p's block, p of DAG dag: p->threads, one group's (a plan of threads_dag's
+ * DAG is of one group's calls), times the groups; p->threads where dag has none or is NULL (a
+ * Candidate's dag for the spec's DAG).  What the kernel launches, index.txt and the rankings
+ * show, and the model's occupancy counts. */
+int threads_in_block(const Dag *dag, const KernelPlan *p);
 /* What the loops kernel p keeps change for the model: the barriers it runs beyond the plan's
  * (end_barrier's, per iteration), and the bytes per thread of global loads that are not in flight
  * with the others (those of every iteration after a run's first; staging: the kernel's). */

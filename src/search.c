@@ -497,10 +497,9 @@ char *candidate_shapes(const Candidate *c) {
   StrBuf sb;
   sb_init(&sb);
   sb_puts(&sb, "");
-  int groups = c->dag ? dag_groups(c->dag) : 1; /* threads.c: a block holds them all */
-  for (int k = 0; k < c->nkernels; k++)
+  for (int k = 0; k < c->nkernels; k++) /* threads.c: a block holds all its groups */
     sb_printf(&sb, "%s{E=%d threads=%d}", k ? " " : "", c->kernels[k]->e,
-              c->kernels[k]->threads * groups);
+              threads_in_block(c->dag, c->kernels[k]));
   return sb_take(&sb);
 }
 

@@ -306,8 +306,13 @@ static bool command_line_blamed;
 enum { MAX_SOURCE_LINES_SHOWN = 100 };
 static int n_source_lines_shown;
 
-/* A leading UTF-8 byte order mark, which many Windows editors write: the readers of specs and
- * INI files skip it (and their columns count from after it), as most tools do. */
+/* A leading UTF-8 byte order mark, which many Windows editors write: every reader of kasgen's
+ * own text formats skips it, as most tools do, and counts columns from after it: the spec's
+ * lexer (spec.c, which also reports one anywhere else in a spec), every INI file, through ini_run
+ * (ini_file.c: the library's types.ini, function.ini and implementation files, a folder's
+ * generation.ini), and the source line a diagnostic shows (show_source_line, below).  The XML
+ * files (results, timing databases, calibration stores) are read by libxml2, which skips it
+ * itself. */
 int utf8_bom_len(const char *text) { return strncmp(text, "\xEF\xBB\xBF", 3) ? 0 : 3; }
 
 int utf8_char_len(const char *p) {

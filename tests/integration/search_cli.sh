@@ -244,6 +244,17 @@ fi
 [ -e "$tmp/c101/chain101/cand01/fusion.svg" ] && fail "chain101: fusion.svg drawn"
 grep -q "note: fusion.svg not drawn for 2 of 2 candidates: their DAG's edges span 5150 ranks" \
   "$tmp/err" || { cat "$tmp/err"; fail "chain101: pictures not drawn, not said"; }
+# the same chain of 73 calls in each of 2 iterations run in groups of threads: the kernel of groups'
+# DAG (one group's calls) spans 2700 ranks, the unfused candidate's (the spec's) 5400; the note
+# gives the spans that decided (before: the spec DAG's 5400 alone)
+{ echo 'matrix3x3 A, B[2], C;'; echo 'input A;'; echo 'for N in 0..2 {'; echo '  C = madd33(A, A);'
+  echo '  for i in 0..70 { C = madd33(C, A); }'; echo '  B[N] = madd33(C, A);'; echo '}'
+  echo 'return B;'; } >"$tmp/chains2.spec"
+"$KASGEN" "$tmp/chains2.spec" --top 1 --loops groups --variants 0 --out "$tmp/c2" \
+  >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; fail "chains2: exit"; }
+grep -q "in 2 groups" "$tmp/c2/chains2/index.txt" || fail "chains2: its #1 is no kernel of groups"
+grep -q "note: fusion.svg not drawn for 2 of 2 candidates: their DAGs' edges span 2700 to 5400 \
+ranks" "$tmp/err" || { cat "$tmp/err"; fail "chains2: the spans that decided not said"; }
 
 # --- bench: one CUDA program over every routine of the library --------------------------------------
 "$KASGEN" bench --out "$tmp/bench" >"$tmp/bout" 2>&1 || { cat "$tmp/bout"; fail "bench exit $?"; }
