@@ -81,10 +81,30 @@ static void report_mode(const CliOptions *o, const SearchStats *st) {
     report_not_exact(at, st);
     return;
   }
-  diag_note(at, "search: %s over %ld convex fusion%s: %ld combined, %ld from isomorphic ones, "
+  diag_note(at, "search: %s over %ld convex fusion%s%s: %ld combined, %ld from isomorphic ones, "
             "%ld bounded out; %.2f s", st->mode == SEARCH_EXACT ? "exact" : "exhaustive",
-            st->fusions, plural(st->fusions), st->combined, st->memo_hits, st->skipped,
-            st->seconds);
+            st->fusions, plural(st->fusions),
+            st->count_cut ? " counted before the time ran out" : "", st->combined, st->memo_hits,
+            st->skipped, st->seconds);
+}
+
+/* Which part of the work --time-limit cut, each in a note of its own: --exhaustive's count of
+ * the fusions, their combining, the interval search or lp_solve's, the kernels of groups of
+ * threads (the rank 1's block shapes: report_search, with the variants). */
+static void report_time_limit(const SearchStats *st, SrcLoc at) {
+  if (st->count_cut)
+    diag_note(at, "--time-limit %g s reached while --exhaustive counted the convex fusions (%ld "
+              "by then): only the single calls were combined; the ranking holds their partition",
+              st->time_limit, st->fusions);
+  else if (st->timed_out && st->unplanned > 0)
+    diag_note(at, "--time-limit %g s reached: %ld fusion%s left uncombined; the ranking is the "
+              "best of what was combined", st->time_limit, st->unplanned, plural(st->unplanned));
+  else if (st->timed_out)
+    diag_note(at, "--time-limit %g s reached: the search stopped early; the ranking is the best "
+              "of the partitions found by then", st->time_limit);
+  if (st->groups_cut)
+    diag_note(at, "--time-limit %g s reached before the kernels that run a loop's iterations in "
+              "groups of threads were planned: the ranking holds none", st->time_limit);
 }
 
 /* Every limit that may have kept a better candidate out, by the name of its option; and the
@@ -96,12 +116,7 @@ static void report_search(const CliOptions *o, const Session *s) {
   if (st->capped)
     diag_note(at, "--max-fusion %d: kernels of more than %d calls were not considered; a "
               "larger limit may find faster candidates", st->max_fusion, st->max_fusion);
-  if (st->timed_out && st->unplanned > 0)
-    diag_note(at, "--time-limit %g s reached: %ld fusion%s left uncombined; the ranking is the "
-              "best of what was combined", st->time_limit, st->unplanned, plural(st->unplanned));
-  else if (st->timed_out)
-    diag_note(at, "--time-limit %g s reached: the search stopped early; the ranking is the best "
-              "of the partitions found by then", st->time_limit);
+  report_time_limit(st, at);
   if (st->beam_kernels > 0)
     diag_note(at, "the implementations inside %d kernel%s of the ranking were chosen by a beam "
               "of width %d (--beam-width); a wider beam may find faster plans", st->beam_kernels,
@@ -245,7 +260,7 @@ static void print_kernel(const Dag *dag, const Target *t, const KernelPlan *p, i
    * (staging.c) and the groups', the barriers it makes */
   printf("  E=%d  threads=%d  shared=%d B  registers: %d/%d buffers  %d of %d barriers  "
          "%.4f ns/elem\n",
-         p->e, p->threads * dag_groups(dag), staging_kernel_smem(dag, t, p), register_buffers(p),
+         p->e, threads_in_block(dag, p), staging_kernel_smem(dag, t, p), register_buffers(p),
          p->nbuffers, staging_kernel_barriers(dag, t, p), p->barriers_possible,
          p->predicted_ns_per_elem);
   printf("          %d registers per thread (%s)", p->regs_estimate,
@@ -363,7 +378,7 @@ static void explain_candidate(const Session *s, const Candidate *c) {
     print_calls(dag, p, false, stdout);
     int made = staging_kernel_barriers(dag, s->target, p); /* the ranking's figures */
     printf(": E=%d, %d threads, %d B shared, %d of %d possible barriers kept\n", p->e,
-           p->threads * dag_groups(dag), staging_kernel_smem(dag, s->target, p), made,
+           threads_in_block(dag, p), staging_kernel_smem(dag, s->target, p), made,
            p->barriers_possible);
     if (dag_groups(dag) > 1) print_groups(dag, p, "    ");
     if (made < p->barriers)
@@ -473,7 +488,7 @@ int cmd_plan(const CliOptions *o) {
       if (base) { /* the same calls as base: say what differs */
         const KernelPlan *k = c->kernels[c->shape_of - 1];
         printf("  (rank %d with kernel %d in block shape E=%d, %d threads)", base->rank,
-               c->shape_of, k->e, k->threads * dag_groups(candidate_dag(s.dag, c)));
+               c->shape_of, k->e, threads_in_block(candidate_dag(s.dag, c), k));
       }
       putchar('\n');
       free(calls);

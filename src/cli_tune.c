@@ -165,9 +165,9 @@ static char *shipped_why(const Session *s, const Candidate *c, const char *why) 
   const Candidate *base = c->shape_of ? candidate_shape_base(s->res, c) : NULL;
   if (!base) return xstrdup(why);
   const KernelPlan *k = c->kernels[c->shape_of - 1];
-  int groups = dag_groups(candidate_dag(s->dag, c)); /* threads.c: a block holds them all */
   return xasprintf("%s It is cand%02d with its kernel %d in another block shape: E = %d, %d "
-                   "threads per block.", why, base->rank, c->shape_of, k->e, k->threads * groups);
+                   "threads per block.", why, base->rank, c->shape_of, k->e,
+                   threads_in_block(candidate_dag(s->dag, c), k));
 }
 
 /* Whether dir may be written again as the folder of spec `name`: named so (the main job's
@@ -271,7 +271,9 @@ int cmd_tune(const CliOptions *o) {
     if (!writable_as(dir, s.spec->name)) goto done;
     tune_print_table(&r, s.dag, s.db, s.target, s.res, &cal);
     if (exact && tune_choose(&r, rpath, &ch)) {
-      printf("choice: %s\n", ch.why);
+      char *choice = xasprintf("choice: %s", ch.why), *shown = wrapped_text(choice, 80);
+      printf("%s\n", shown); /* within 80 columns, as the table (one line of 195 before) */
+      free(shown), free(choice);
       fflush(stdout);
       if (reemit(&so, &s, dir, &ch, origin)) rc = EXIT_OK;
     }

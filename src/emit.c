@@ -512,19 +512,18 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
   for (int i = 0; i < count; i++) {
     const Candidate *c = ents[i].cand;
     const Dag *cd = candidate_dag(dag, c);
-    int groups = dag_groups(cd);
     for (int k = 0; k < c->nkernels; k++) {
       const KernelPlan *p = c->kernels[k];
       int copies = threads_smem_copies(cd, p); /* of the plan's shared memory */
       /* the kernel as launched: its shared memory with the staged copies, its barriers */
       sb_printf(&sb, "  %-8s kernel %d: E=%d, %d threads, %d B shared, %d of %d barriers, "
                      "%.4f ns/element:",
-                ents[i].name, k + 1, p->e, p->threads * groups, staging_kernel_smem(cd, t, p),
+                ents[i].name, k + 1, p->e, threads_in_block(cd, p), staging_kernel_smem(cd, t, p),
                 staging_kernel_barriers(cd, t, p), p->barriers_possible, p->predicted_ns_per_elem);
       for (int j = 0; j < p->ncalls; j++) /* numbered as the spec's calls (check's #) */
         sb_printf(&sb, " %s(#%d)", p->impl[j]->name, cd->nodes[p->order[j]].stmt);
       sb_puts(&sb, "\n");
-      if (groups > 1) {
+      if (dag_groups(cd) > 1) {
         char *loops = candidate_group_loops(cd);
         sb_printf(&sb, "           groups: %s, one iteration per group of %d threads%s\n", loops,
                   p->threads, copies == 1 ? ", one copy of the shared inputs" : "");
@@ -584,10 +583,9 @@ static char *fusion_dot(const Dag *dag, const Target *t, const Candidate *cand,
     int regs = 0;
     for (int b = 0; b < p->nbuffers; b++) regs += p->buffers[b].place == PLACE_REGISTER;
     /* as index.txt has them: the whole block's threads, the groups' copies (threads.c) */
-    int groups = dag_groups(dag);
     labels[k] = xasprintf("%s kernel %d: E=%d, %d threads, %d B shared, %d/%d buffers in "
-                          "registers, %d of %d barriers",
-                          name, k + 1, p->e, p->threads * groups, staging_kernel_smem(dag, t, p),
+                          "registers, %d of %d barriers", name, k + 1, p->e,
+                          threads_in_block(dag, p), staging_kernel_smem(dag, t, p),
                           regs, p->nbuffers, staging_kernel_barriers(dag, t, p),
                           p->barriers_possible);
     kernels[k] = (DotKernel){p->nodes, labels[k]};
@@ -661,6 +659,35 @@ static long dot_spans(const Dag *dag) {
   return spans;
 }
 
+/* Whether each candidate's picture is drawn (its DAG's dot_spans within DOT_SPAN_LIMIT), each
+ * DAG's spans computed once: the candidates share the spec's DAG or one of its DAGs of groups
+ * (threads.c).  Where some are not, a note says so with the spans that decided.  Returns how many
+ * are drawn. */
+static int pictures_drawn(const Dag *dag, const CandidateEntry *ents, int count, bool *draw) {
+  long *spans = xcalloc((size_t)count + 1, sizeof *spans), least = 0, most = 0;
+  int ndraw = 0;
+  for (int i = 0; i < count; i++) {
+    const Dag *d = candidate_dag(dag, ents[i].cand);
+    int j = 0;
+    while (j < i && candidate_dag(dag, ents[j].cand) != d) j++;
+    spans[i] = j < i ? spans[j] : dot_spans(d);
+    ndraw += draw[i] = spans[i] <= DOT_SPAN_LIMIT;
+    if (draw[i]) continue;
+    least = least && least < spans[i] ? least : spans[i];
+    most = most > spans[i] ? most : spans[i];
+  }
+  free(spans);
+  if (ndraw == count) return ndraw;
+  progress_done(); /* the note on a line of its own */
+  char *span = least == most ? xasprintf("their DAG's edges span %ld ranks", most)
+                             : xasprintf("their DAGs' edges span %ld to %ld ranks", least, most);
+  diag_note((SrcLoc){.file = dag->spec->path}, "fusion.svg not drawn for %d of %d candidates: %s, "
+            "which Graphviz's dot takes minutes to lay out (more than %d); fusion.dot is written "
+            "(dot -Tsvg -O fusion.dot draws it)", count - ndraw, count, span, DOT_SPAN_LIMIT);
+  free(span);
+  return ndraw;
+}
+
 /* Each candidate's chosen fusions as a picture: fusion.dot always, fusion.svg where Graphviz is
  * installed (missing or failing, it only costs the pictures) and its layout takes seconds at most
  * (DOT_SPAN_LIMIT; a note says which were not drawn). */
@@ -668,15 +695,7 @@ static bool emit_fusion_pictures(EmitDir *d, const Dag *dag, const Target *t,
                                  const CandidateEntry *ents, int count) {
   char **dots = xcalloc((size_t)count, sizeof *dots), **files = xcalloc((size_t)count, sizeof *files);
   bool ok = true, *draw = xcalloc((size_t)count, sizeof *draw);
-  int ndraw = 0;
-  for (int i = 0; i < count; i++) ndraw += draw[i] = dot_spans(candidate_dag(dag, ents[i].cand))
-                                                    <= DOT_SPAN_LIMIT;
-  if (ndraw < count) progress_done(); /* the note on a line of its own */
-  if (ndraw < count)
-    diag_note((SrcLoc){.file = dag->spec->path}, "fusion.svg not drawn for %d of %d candidates: "
-              "their DAG's edges span %ld ranks, which Graphviz's dot takes minutes to lay out "
-              "(more than %d); fusion.dot is written (dot -Tsvg -O fusion.dot draws it)",
-              count - ndraw, count, dot_spans(dag), DOT_SPAN_LIMIT);
+  int ndraw = pictures_drawn(dag, ents, count, draw);
   for (int i = 0; i < count && ok; i++) {
     dots[i] = fusion_dot(candidate_dag(dag, ents[i].cand), t, ents[i].cand, ents[i].name);
     char *rel = xasprintf("%s/fusion.dot", ents[i].name);

@@ -674,7 +674,7 @@ static void emit_staging_copies(StrBuf *sb, int level, const Emitter *em, int k,
                 dag_arg_name(em->dag, arg), a->record, output ? "copied out of" : "copied into");
     indent(sb, level);
     /* every thread of the block copies, the groups' (threads.c) too */
-    int threads = device ? p->threads * groups_of(em) : 1;
+    int threads = device ? threads_in_block(em->dag, p) : 1;
     const char *who = !device ? "0" : groups_of(em) > 1 ? "lin_block" : "lin";
     if (output)
       sb_printf(sb, "kas_stage_out<%d>(%s, %s + e0 * %d, %d, (int)ne * %d, %s, %d);\n", w, name,
@@ -1362,7 +1362,7 @@ static void emit_device_kernel(StrBuf *sb, const Emitter *em, int k) {
   const KernelPlan *p = em->cand->kernels[k];
   kernel_header(sb, em, p, k);
   char *kn = kernel_name(em, k);
-  sb_printf(sb, "__global__ void __launch_bounds__(%d) %s(", p->threads * groups_of(em), kn);
+  sb_printf(sb, "__global__ void __launch_bounds__(%d) %s(", threads_in_block(em->dag, p), kn);
   kernel_param_list(sb, em, k, true);
   sb_puts(sb, ") {\n");
   free(kn);
@@ -2037,7 +2037,7 @@ static void host_register_views(StrBuf *sb, int level, const Emitter *em, int k,
  * on). */
 static void emit_host_phase(StrBuf *sb, int level, const Emitter *em, const KernelPlan *p, int k,
                             int from, int to, const RollRun *run) {
-  int threads = p->threads * groups_of(em);
+  int threads = threads_in_block(em->dag, p);
   indent(sb, level);
   sb_printf(sb, "for (int t = 0; t < %d; t++) {\n", threads);
   indent(sb, level + 1);
@@ -2126,7 +2126,7 @@ static void host_block_memory(StrBuf *sb, const Emitter *em, int k, bool begin) 
     char *name = buffer_name(em->dag, buf);
     if (buf->place == PLACE_REGISTER && begin)
       sb_printf(sb, "  %s *const %s_all = %s(%d * %d);\n", em->real, name, alloc,
-                p->threads * groups_of(em), buf->reg_floats);
+                threads_in_block(em->dag, p), buf->reg_floats);
     else if (buf->place == PLACE_REGISTER)
       sb_printf(sb, "  free(%s_all);\n", name);
     else if (begin && groups_of(em) > 1 && !threads_one_copy(em->dag, p)) /* see the phases */
@@ -2169,7 +2169,7 @@ static void emit_host_kernel(StrBuf *sb, const Emitter *em, int k) {
     const Buffer *buf = &p->buffers[b];
     if (buf->place != PLACE_REGISTER || !named(em, k, b)) continue;
     char *name = buffer_name(em->dag, buf);
-    sb_printf(sb, "    kas_host_poison(%s_all, %d * %d);\n", name, p->threads * groups_of(em),
+    sb_printf(sb, "    kas_host_poison(%s_all, %d * %d);\n", name, threads_in_block(em->dag, p),
               buf->reg_floats);
     free(name);
   }

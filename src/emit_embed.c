@@ -185,15 +185,7 @@ static void io_macros(StrBuf *sb, const Embed *em) {
 static void embed_choice(StrBuf *sb, const char *why) {
   char *safe = c_safe_text(why);
   sb_puts(sb, "/* Chosen by kasgen tune:");
-  size_t col = 23;
-  for (char *w = strtok(safe, " "); w; w = strtok(NULL, " ")) {
-    if (col + 1 + strlen(w) > 97) {
-      sb_puts(sb, "\n *");
-      col = 2;
-    }
-    sb_printf(sb, " %s", w);
-    col += 1 + strlen(w);
-  }
+  sb_wrap_words(sb, safe, 23, 97, "\n *", 2);
   sb_puts(sb, " */\n");
   free(safe);
 }

@@ -60,10 +60,21 @@ typedef struct {
   int nwords;
   int max_size;
   long limit;
+  double deadline; /* clock_seconds(); 0: none */
   FusionSet *by_size; /* by_size[s]: the convex sets of s nodes, lexicographic */
   long total;
+  long steps;      /* extensions tried, convex or not: when to look at the clock */
   bool truncated;
+  bool timed_out;
 } Enumerator;
+
+/* Whether the deadline has passed, looked at every 2^16 extensions tried (20 million fusions
+ * take about half a second: the clock is read every few hundred microseconds at most). */
+static bool past_deadline(Enumerator *en) {
+  if (en->deadline <= 0 || (++en->steps & 0xffff)) return false;
+  en->timed_out = clock_seconds() > en->deadline;
+  return en->timed_out;
+}
 
 static void push_set(FusionSet *fs, const uint64_t *words) {
   if (fs->n == fs->cap) {
@@ -81,7 +92,8 @@ static void extend(Enumerator *en, const uint64_t *set, int size, int last, cons
   const Dag *dag = en->dag;
   int nw = en->nwords;
   uint64_t s[NODESET_WORDS], d[NODESET_WORDS], a[NODESET_WORDS];
-  for (int j = last + 1; j < dag->nnodes && !en->truncated; j++) {
+  for (int j = last + 1; j < dag->nnodes && !en->truncated && !en->timed_out; j++) {
+    if (past_deadline(en)) return;
     uint64_t violation = 0;
     for (int k = 0; k < nw; k++) {
       s[k] = set[k];
@@ -101,7 +113,7 @@ static void extend(Enumerator *en, const uint64_t *set, int size, int last, cons
   }
 }
 
-static FusionSet enumerate(const Dag *dag, int max_size, long limit) {
+static FusionSet enumerate(const Dag *dag, int max_size, long limit, double deadline) {
   int nwords = dag->nnodes > 0 ? (dag->nnodes + 63) / 64 : 1;
   FusionSet out = {.nwords = nwords};
   if (max_size > dag->nnodes) max_size = dag->nnodes;
@@ -112,7 +124,7 @@ static FusionSet enumerate(const Dag *dag, int max_size, long limit) {
     return out;
   }
   Enumerator en = {.dag = dag, .anc = ancestors(dag), .nwords = nwords, .max_size = max_size,
-                   .limit = limit};
+                   .limit = limit, .deadline = deadline};
   en.by_size = xcalloc((size_t)max_size + 1, sizeof(FusionSet));
   for (int s = 0; s <= max_size; s++) en.by_size[s].nwords = nwords;
   uint64_t zero[NODESET_WORDS] = {0};
@@ -126,13 +138,14 @@ static FusionSet enumerate(const Dag *dag, int max_size, long limit) {
     free(en.by_size[s].words);
   }
   out.truncated = en.truncated;
+  out.timed_out = en.timed_out;
   free(en.by_size);
   free(en.anc);
   return out;
 }
 
 FusionSet fusion_enumerate(const Dag *dag, int max_size) {
-  FusionSet out = enumerate(dag, max_size, KAS_MAX_FUSIONS);
+  FusionSet out = enumerate(dag, max_size, KAS_MAX_FUSIONS, 0);
   if (out.truncated && out.n > 0)
     diag_error((SrcLoc){0},
                "more than %d valid fusions of at most %d calls; use a smaller --max-fusion",
@@ -141,7 +154,11 @@ FusionSet fusion_enumerate(const Dag *dag, int max_size) {
 }
 
 FusionSet fusion_enumerate_limited(const Dag *dag, int max_size, long limit) {
-  return enumerate(dag, max_size, limit);
+  return enumerate(dag, max_size, limit, 0);
+}
+
+FusionSet fusion_enumerate_until(const Dag *dag, int max_size, long limit, double deadline) {
+  return enumerate(dag, max_size, limit, deadline);
 }
 
 void fusion_set_free(FusionSet *fs) {

@@ -1,6 +1,7 @@
 /*
  * interrupt.c — what Ctrl-C does: it stops kasgen promptly, with every program kasgen started
- * and every temporary file it was writing, so that nothing of the run is left behind.
+ * and every temporary file it was writing, so that nothing of the run is left behind; and what
+ * Ctrl-Z does: it stops kasgen with those programs, which go on when kasgen does.
  *
  * spawn.c starts each program (nvcc, gnuplot, dot, nvidia-smi) in a process group of its own, so
  * that a deadline can kill the program with its own children (nvcc's cicc and ptxas).  That takes
@@ -16,9 +17,16 @@
  *      in /tmp; a file the user names is only ever written through such a temporary and a rename,
  *      so none is left half-written;
  *   4. dies of the signal (its default action), so that a shell sees an interrupted command.
+ * Ctrl-Z (SIGTSTP) has the same problem: it would stop kasgen and leave the programs running.
+ * So kasgen catches it too and, in its handler (async-signal-safe calls only, as above), stops
+ * every program's group (SIGSTOP, which no program can catch or ignore), then stops itself by
+ * the default action; when it is continued (fg or bg send SIGCONT to its group only) it runs on
+ * inside the handler, continues the programs' groups (SIGCONT) and catches SIGTSTP again.  The
+ * handler restarts what it interrupted (SA_RESTART): kasgen's reads and writes go on after a
+ * stop as they did without one.
  * A signal that was ignored when kasgen started (nohup, a background job of a script) stays
- * ignored.  The registries are changed only with the three signals blocked (interrupt_hold), so
- * the handler never sees one half-changed.
+ * ignored.  The registries are changed only with the four signals blocked (interrupt_hold), so
+ * the handlers never see one half-changed.
  */
 #include "kasgen.h"
 
@@ -34,7 +42,7 @@
  * user does not wait on a program that ignores the signal. */
 #define INTERRUPT_GRACE_S 1.0
 
-static const int caught[] = {SIGINT, SIGTERM, SIGHUP};
+static const int caught[] = {SIGINT, SIGTERM, SIGHUP}; /* end kasgen */
 enum { NCAUGHT = sizeof caught / sizeof caught[0] };
 
 typedef struct {
@@ -47,9 +55,11 @@ static int ngroups, groups_cap;
 static Temporary *temps;
 static int ntemps, temps_cap;
 
+/* The signals handled here: the three that end kasgen, and SIGTSTP. */
 static void caught_set(sigset_t *set) {
   sigemptyset(set);
   for (int i = 0; i < NCAUGHT; i++) sigaddset(set, caught[i]);
+  sigaddset(set, SIGTSTP);
 }
 
 void interrupt_hold(sigset_t *before) {
@@ -80,8 +90,12 @@ static bool all_ended(void) {
   return true;
 }
 
-static void stop_programs(int sig) {
+static void signal_programs(int sig) {
   for (int i = 0; i < ngroups; i++) kill(-groups[i], sig);
+}
+
+static void stop_programs(int sig) {
+  signal_programs(sig);
   double until = now_s() + INTERRUPT_GRACE_S;
   struct timespec tick = {0, 10 * 1000 * 1000};
   while (ngroups > 0 && !all_ended() && now_s() < until) nanosleep(&tick, NULL);
@@ -107,14 +121,38 @@ static void on_signal(int sig) {
   _exit(128 + sig); /* not reached */
 }
 
+/* SIGTSTP's action, kept for the handler to install again after each stop. */
+static struct sigaction stop_action;
+
+static void on_stop(int sig) {
+  int saved = errno;
+  signal_programs(SIGSTOP);
+  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  sigaction(sig, &dfl, NULL);
+  raise(sig); /* pending while the handler blocks it */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, NULL); /* delivered: kasgen stops here until SIGCONT */
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  sigaction(sig, &stop_action, NULL);
+  signal_programs(SIGCONT); /* also where kasgen did not stop (an orphaned process group) */
+  errno = saved;
+}
+
+/* Installs act for sig unless sig was ignored at the start. */
+static void catch_unless_ignored(int sig, const struct sigaction *act) {
+  struct sigaction old;
+  if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN) sigaction(sig, act, NULL);
+}
+
 void interrupt_install(void) {
   struct sigaction act = {.sa_handler = on_signal};
   caught_set(&act.sa_mask); /* a second signal waits for the first's cleaning */
-  for (int i = 0; i < NCAUGHT; i++) {
-    struct sigaction old;
-    if (sigaction(caught[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-      sigaction(caught[i], &act, NULL);
-  }
+  for (int i = 0; i < NCAUGHT; i++) catch_unless_ignored(caught[i], &act);
+  stop_action = (struct sigaction){.sa_handler = on_stop, .sa_flags = SA_RESTART};
+  caught_set(&stop_action.sa_mask);
+  catch_unless_ignored(SIGTSTP, &stop_action);
 }
 
 /* ---- the registries ----------------------------------------------------------------------- */

@@ -233,7 +233,9 @@ int control_char_len(const char *p);
  * when p starts with none: a stray byte, a truncated or overlong sequence, a surrogate or a code
  * point beyond U+10FFFF. */
 int utf8_char_len(const char *p);
-int utf8_bom_len(const char *text); /* 3 when text starts with a UTF-8 BOM, else 0 */
+/* 3 when text starts with a UTF-8 BOM, else 0: what the spec lexer, ini_run and diagnostics'
+ * source lines skip (util.c says why). */
+int utf8_bom_len(const char *text);
 /* Text from an input (a spec's or a GPU's name in a results file) made safe to print on a
  * terminal: valid UTF-8 as it is ("Ünterelement", "µ"), but each byte of a control character
  * (control_char_len), each byte that is not valid UTF-8, and a backslash written as a
@@ -319,6 +321,16 @@ char *sb_take(StrBuf *sb); /* returns the string and resets the buffer */
  * kernels as "a+b | c+d", each kernel shortened, then the list of kernels. */
 char *brief_list(const char *s, const char *sep, size_t width);
 char *brief_kernels(const char *kernels, size_t width);
+/* text's words (split at spaces) appended to sb from column col, each after a space but for
+ * one at column 0; a word that would end past column width starts a new line instead, begun by
+ * `next` ("\n *" inside a comment), which leaves the column at next_col.  A word longer than a
+ * line stands alone on its line.  Columns count UTF-8 characters.  Returns the column where the
+ * text ends. */
+size_t sb_wrap_words(StrBuf *sb, const char *text, size_t col, size_t width, const char *next,
+                     size_t next_col);
+/* text wrapped so (from column 0), each further line indented by two spaces; no final newline.
+ * malloc'ed.  The long sentences of report and tune within 80 columns. */
+char *wrapped_text(const char *text, size_t width);
 #define BRIEF_WIDTH 80 /* the widest list a table's line shows */
 /* The harness's table shows a candidate's kernels on a line of their own under its figures,
  * from the column after its name (print_table, src/runtime/harness.cu): its brief
@@ -384,11 +396,13 @@ SpawnResult spawn_finish(Spawn *s);
 void spawn_result_free(SpawnResult *r); /* the captures */
 
 /* ------------------------------------------------------------------------------------------ */
-/* interrupt.c: Ctrl-C stops kasgen with the programs it started and its temporary files        */
+/* interrupt.c: Ctrl-C stops kasgen with the programs it started and its temporary files, Ctrl-Z */
+/* stops and continues them with it                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
 /* main: SIGINT, SIGTERM and SIGHUP (those not ignored) stop the programs' groups, remove the
- * temporaries, and end kasgen by the signal. */
+ * temporaries, and end kasgen by the signal; SIGTSTP (Ctrl-Z) stops the programs' groups and
+ * kasgen, and continues the groups when kasgen is continued. */
 void interrupt_install(void);
 /* Blocks those signals (*before: the mask before), and sets the mask back. */
 void interrupt_hold(sigset_t *before);
@@ -1031,6 +1045,7 @@ typedef struct {
   int nwords;
   int n, cap;
   bool truncated; /* more than the limit: sets is incomplete (fusion_enumerate reported it) */
+  bool timed_out; /* the deadline came first (fusion_enumerate_until): sets is incomplete */
 } FusionSet;
 #define KAS_MAX_FUSIONS 20000000
 
@@ -1046,6 +1061,9 @@ FusionSet fusion_enumerate(const Dag *dag, int max_size);
 /* The same, stopping silently once more than `limit` sets exist (truncated set, no diagnostic):
  * the search asks whether exact search is affordable. */
 FusionSet fusion_enumerate_limited(const Dag *dag, int max_size, long limit);
+/* ... and stopping at a clock_seconds() deadline too (0: none), silently, with timed_out set:
+ * --exhaustive's count of millions of fusions runs under the search's time budget. */
+FusionSet fusion_enumerate_until(const Dag *dag, int max_size, long limit, double deadline);
 void fusion_set_free(FusionSet *fs);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1413,6 +1431,11 @@ Dag *threads_dag(const Dag *dag, const ThreadLoop *t);
 bool threads_one_copy(const Dag *dag, const KernelPlan *p);
 /* How many copies of p's shared memory its kernel holds: 1, or one per group. */
 int threads_smem_copies(const Dag *dag, const KernelPlan *p);
+/* The threads of kernel p's block, p of DAG dag: p->threads, one group's (a plan of threads_dag's
+ * DAG is of one group's calls), times the groups; p->threads where dag has none or is NULL (a
+ * Candidate's dag for the spec's DAG).  What the kernel launches, index.txt and the rankings
+ * show, and the model's occupancy counts. */
+int threads_in_block(const Dag *dag, const KernelPlan *p);
 /* What the loops kernel p keeps change for the model: the barriers it runs beyond the plan's
  * (end_barrier's, per iteration), and the bytes per thread of global loads that are not in flight
  * with the others (those of every iteration after a run's first; staging: the kernel's). */
@@ -1516,6 +1539,9 @@ typedef struct {
   int variants;         /* candidates that are the #1 in another block shape (at most K) */
   int partitions_out;   /* partitions of the top N that the variants took the place of */
   bool variants_cut;    /* the time budget ran out while the variants' shapes were planned */
+  bool count_cut;       /* ... while --exhaustive counted the convex fusions (fusions: those
+                           counted by then); only the single calls were combined */
+  bool groups_cut;      /* ... before the kernels of groups of threads (threads.c) were planned */
   double seconds;
 } SearchStats;
 

@@ -1140,7 +1140,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   bool one_copy = threads_one_copy(dag, plan);
   Staging staging = staging_of(dag, ctx->target, plan);
   KernelCtx k = {.plan = plan, .dag = dag, .db = db, .memo = ctx->model, .dev = dev,
-                 .occ = occupancy(dev, plan->threads * groups, staging.smem_bytes, regs),
+                 .occ = occupancy(dev, threads_in_block(dag, plan), staging.smem_bytes, regs),
                  .target = ctx->target, .real_bytes = target_real_bytes(ctx->target->precision),
                  .staging = &staging};
   if (k.occ.blocks_per_sm == 0 || plan->e <= 0) { /* cannot launch */
@@ -1220,7 +1220,7 @@ void model_keep_loops(SearchContext *ctx, KernelPlan *p) {
   }
   Staging staging = staging_of(ctx->dag, ctx->target, p);
   int regs = p->regs_estimate > 0 ? p->regs_estimate : model_estimate_registers(p);
-  double occ = occupancy(&ctx->db->dev, p->threads * dag_groups(ctx->dag), staging.smem_bytes,
+  double occ = occupancy(&ctx->db->dev, threads_in_block(ctx->dag, p), staging.smem_bytes,
                          regs).occupancy;
   staging_free(&staging);
   if (occ < KEEP_LOOPS_MIN_OCCUPANCY) return;

@@ -124,6 +124,42 @@ static char *generated_for(const Results *r) {
                    layout);
 }
 
+/* A sentence on lines within 80 columns (one of 109 before, where the predicted best is WRONG),
+ * each further line indented by two spaces; free'd. */
+static void print_wrapped(FILE *out, char *sentence) {
+  char *lines = wrapped_text(sentence, 80);
+  fprintf(out, "%s\n", lines);
+  free(lines), free(sentence);
+}
+
+/* The figures that judge the model, over the correct candidates, each sentence within 80
+ * columns: Spearman's rho, the mean relative error, the predicted best's gap. */
+static void print_judgement(const Results *r, FILE *out) {
+  TuneFigures f;
+  int wrong;
+  const ResultRow *wrong_best;
+  run_figures(r, &f, &wrong, &wrong_best);
+  if (wrong_best) {
+    char *name = terminal_text(wrong_best->name ? wrong_best->name : "");
+    print_wrapped(out, xasprintf("the predicted best, %s, is WRONG: the figures below leave it "
+                                 "out, as they leave out every WRONG candidate", name));
+    free(name);
+  }
+  char left_out[48] = "";
+  if (wrong) snprintf(left_out, sizeof left_out, "; %d WRONG left out", wrong);
+  if (isfinite(f.spearman))
+    print_wrapped(out, xasprintf("Spearman rank correlation (predicted vs measured, %d "
+                                 "candidates%s): %.3f", f.n, left_out, f.spearman));
+  else
+    print_wrapped(out, xasprintf("Spearman rank correlation: n/a (fewer than two correct ranked "
+                                 "candidates%s)", left_out));
+  if (f.n == 0) return;
+  fprintf(out, "mean relative error of the predicted time: %.1f%%\n", 100 * f.error);
+  print_wrapped(out, xasprintf("the predicted best%s ran %.1f%% slower than the measured best "
+                               "(%s 5%%)", wrong_best ? " of the correct ones" : "",
+                               100 * f.gap, f.gap <= 0.05 ? "within" : "NOT within"));
+}
+
 /* Every line within 80 columns (names of unusual length aside), in the harness's layout: the
  * run in three lines, the rows (print_row), the figures that judge the model. */
 static void print_results(const Results *r, FILE *out) {
@@ -140,26 +176,7 @@ static void print_results(const Results *r, FILE *out) {
           "pred ns/e", "meas ns/e", "MElem/s", "GB/s", "%copy", "pred", "meas", "",
           "kernels (calls)");
   for (int i = 0; i < r->nrows; i++) print_row(&r->rows[i], out);
-  TuneFigures f;
-  int wrong;
-  const ResultRow *wrong_best;
-  run_figures(r, &f, &wrong, &wrong_best);
-  if (wrong_best)
-    print_field(out, "the predicted best, %s, is WRONG: the figures below leave it out, as they "
-                     "leave out every WRONG candidate\n", wrong_best->name);
-  char left_out[48] = "";
-  if (wrong) snprintf(left_out, sizeof left_out, "; %d WRONG left out", wrong);
-  if (isfinite(f.spearman))
-    fprintf(out, "Spearman rank correlation (predicted vs measured, %d candidates%s): %.3f\n",
-            f.n, left_out, f.spearman);
-  else
-    fprintf(out, "Spearman rank correlation: n/a (fewer than two correct ranked candidates%s)\n",
-            left_out);
-  if (f.n > 0)
-    fprintf(out, "mean relative error of the predicted time: %.1f%%\nthe predicted best%s ran "
-                 "%.1f%% slower than the measured best (%s 5%%)\n",
-            100 * f.error, wrong_best ? " of the correct ones" : "", 100 * f.gap,
-            f.gap <= 0.05 ? "within" : "NOT within");
+  print_judgement(r, out);
 }
 
 /* Text from the file for the plot's title: printable ASCII but the characters gnuplot treats

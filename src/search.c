@@ -425,8 +425,14 @@ static bool run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats
                        Partitions *parts) {
   if (opt->exhaustive) {
     st->mode = SEARCH_EXHAUSTIVE;
-    FusionSet fs = fusion_enumerate_limited(ctx->dag, st->max_fusion, KAS_MAX_FUSIONS);
+    FusionSet fs = fusion_enumerate_until(ctx->dag, st->max_fusion, KAS_MAX_FUSIONS,
+                                          ctx->deadline);
     st->fusions = fs.n;
+    if (fs.timed_out) { /* the budget is spent: the singles, which are planned, are the items */
+      st->count_cut = ctx->expired = true;
+      fusion_set_free(&fs);
+      fs = fusion_enumerate_limited(ctx->dag, 1, KAS_MAX_FUSIONS);
+    }
     bool ok = !fs.truncated;
     if (ok) exhaustive_search(ctx, opt, &fs, st, parts);
     else too_many_to_combine(ctx, st);
@@ -490,10 +496,9 @@ char *candidate_shapes(const Candidate *c) {
   StrBuf sb;
   sb_init(&sb);
   sb_puts(&sb, "");
-  int groups = c->dag ? dag_groups(c->dag) : 1; /* threads.c: a block holds them all */
-  for (int k = 0; k < c->nkernels; k++)
+  for (int k = 0; k < c->nkernels; k++) /* threads.c: a block holds all its groups */
     sb_printf(&sb, "%s{E=%d threads=%d}", k ? " " : "", c->kernels[k]->e,
-              c->kernels[k]->threads * groups);
+              threads_in_block(c->dag, c->kernels[k]));
   return sb_take(&sb);
 }
 
@@ -514,8 +519,6 @@ char *candidate_kernels(const Candidate *c) {
   return sb_take(&sb);
 }
 
-/* The best plan of all of d's calls in one kernel (a kernel of groups: its intermediates would
- * need a workspace per group across kernels), or NULL where none can launch. */
 /* A context for dag planned as opt asks (its beam width and loops; no deadline). */
 static SearchContext *options_context(const Dag *dag, const TimingDb *db,
                                       const SearchOptions *opt) {
@@ -527,20 +530,27 @@ static SearchContext *options_context(const Dag *dag, const TimingDb *db,
   return ctx;
 }
 
-static KernelPlan *whole_kernel(const Dag *d, const TimingDb *db, const SearchOptions *opt) {
+/* The best plan of all of d's calls in one kernel (a kernel of groups: its intermediates would
+ * need a workspace per group across kernels), or NULL where none can launch or the search's
+ * deadline came first (*cut is then set). */
+static KernelPlan *whole_kernel(const Dag *d, const TimingDb *db, const SearchOptions *opt,
+                                double deadline, bool *cut) {
   SearchContext *ctx = options_context(d, db, opt);
+  ctx->deadline = deadline;
   KernelPlan *p = plan_memo_build(ctx, nodeset_range(0, d->nnodes));
+  *cut |= ctx->expired;
   search_context_free(ctx);
   if (p && isfinite(p->predicted_ns_per_elem)) return p;
   kernel_plan_free(p);
   return NULL;
 }
 
-/* The search proper, on dag alone. */
-static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
+/* The search proper, on dag alone, until deadline (clock_seconds(); 0: none). */
+static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
+                                double deadline) {
   double start = clock_seconds();
   SearchContext *ctx = options_context(dag, db, opt);
-  if (opt->time_limit > 0) ctx->deadline = start + opt->time_limit;
+  ctx->deadline = deadline;
   SearchResult *r = xcalloc(1, sizeof *r);
   r->loops = opt->loops;
   r->n = ctx->n;
@@ -569,11 +579,6 @@ static SearchResult *search_dag(const Dag *dag, const TimingDb *db, const Search
   return r;
 }
 
-/* The one-kernel candidates of the ways the spec's loops run in groups of threads (threads.c),
- * each planned as one kernel on the DAG of one group's calls and ranked with r's own: the
- * model's choice (docs/loops.md, "Iterations over threads"), or under --loops groups in their
- * place where there are any.  Not under --loops keep or unroll (which ask for the loops' other
- * forms), a --max-fusion below the whole spec, or component-major arrays (not built yet). */
 /* Whether every value of group DAG d has a name of its own in generated code: a value that
  * moves with the groups is named after its reference ("f_N_0" for f[N]), which a plain variable
  * f_N would share.  If not, the loop's groups are not offered, and a note says why. */
@@ -608,8 +613,14 @@ static void note_no_groups(const Dag *dag, const SearchOptions *opt, const Targe
     diag_note(spec, "no plan of one group's calls fits a block (threads, shared memory)");
 }
 
+/* The one-kernel candidates of the ways the spec's loops run in groups of threads (threads.c),
+ * each planned as one kernel on the DAG of one group's calls and ranked with r's own: the
+ * model's choice (docs/loops.md, "Iterations over threads"), or under --loops groups in their
+ * place where there are any.  Not under --loops keep or unroll (which ask for the loops' other
+ * forms), a --max-fusion below the whole spec, or component-major arrays (not built yet).  They
+ * are planned within the search's deadline: a beam that it cut offers none (stats.groups_cut). */
 static void add_group_candidates(const Dag *dag, const TimingDb *db, const SearchOptions *opt,
-                                 SearchResult *r) {
+                                 double deadline, SearchResult *r) {
   ThreadLoop t[2];
   const Target *target = opt->target ? opt->target : target_default();
   if ((opt->loops != LOOPS_MODEL && opt->loops != LOOPS_GROUPS) ||
@@ -626,10 +637,10 @@ static void add_group_candidates(const Dag *dag, const TimingDb *db, const Searc
       dag_free(d);
       continue;
     }
-    KernelPlan *p = whole_kernel(d, db, opt);
+    KernelPlan *p = whole_kernel(d, db, opt, deadline, &r->stats.groups_cut);
     if (!p) {
       dag_free(d);
-      no_plan = true;
+      no_plan |= !r->stats.groups_cut;
       continue;
     }
     r->group_dags[i] = d;
@@ -688,7 +699,9 @@ static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchO
   /* the search's budget: the shapes are a second beam over the #1's kernel, as long as its first
    * (a chain of 1001 calls: 50 s past a 60 s limit); a beam the budget cut holds no shape */
   ctx->deadline = deadline;
-  KernelPlan **shapes = combine_shapes(ctx, own->nodes, &nshapes);
+  /* a budget spent before: none, even of a kernel of one call (whose beam is never cut) */
+  KernelPlan **shapes = search_expired(ctx) ? NULL : combine_shapes(ctx, own->nodes, &nshapes);
+  if (!shapes) nshapes = 0;
   r->stats.variants_cut = ctx->expired;
   Candidate *v = xcalloc((size_t)want, sizeof *v);
   int nv = 0;
@@ -723,12 +736,13 @@ static void add_shape_variants(const Dag *dag, const TimingDb *db, const SearchO
   for (int c = 0; c < r->ncands; c++) r->cands[c].rank = c + 1;
 }
 
+/* One deadline for every part: the search, the kernels of groups, the variants. */
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt) {
-  double start = clock_seconds();
-  SearchResult *r = search_dag(dag, db, opt);
+  double start = clock_seconds(), deadline = opt->time_limit > 0 ? start + opt->time_limit : 0;
+  SearchResult *r = search_dag(dag, db, opt, deadline);
   if (r) {
-    add_group_candidates(dag, db, opt, r);
-    add_shape_variants(dag, db, opt, opt->time_limit > 0 ? start + opt->time_limit : 0, r);
+    add_group_candidates(dag, db, opt, deadline, r);
+    add_shape_variants(dag, db, opt, deadline, r);
     r->stats.seconds = clock_seconds() - start;
   }
   return r;

@@ -387,6 +387,10 @@ static bool barrier_before_read(const KernelPlan *p, int from, int b) {
   return true; /* never read */
 }
 
+int threads_in_block(const Dag *dag, const KernelPlan *p) {
+  return dag ? p->threads * dag_groups(dag) : p->threads;
+}
+
 int threads_smem_copies(const Dag *dag, const KernelPlan *p) {
   return threads_one_copy(dag, p) ? 1 : dag_groups(dag);
 }

@@ -306,8 +306,13 @@ static bool command_line_blamed;
 enum { MAX_SOURCE_LINES_SHOWN = 100 };
 static int n_source_lines_shown;
 
-/* A leading UTF-8 byte order mark, which many Windows editors write: the readers of specs and
- * INI files skip it (and their columns count from after it), as most tools do. */
+/* A leading UTF-8 byte order mark, which many Windows editors write: every reader of kasgen's
+ * own text formats skips it, as most tools do, and counts columns from after it: the spec's
+ * lexer (spec.c, which also reports one anywhere else in a spec), every INI file, through ini_run
+ * (ini_file.c: the library's types.ini, function.ini and implementation files, a folder's
+ * generation.ini), and the source line a diagnostic shows (show_source_line, below).  The XML
+ * files (results, timing databases, calibration stores) are read by libxml2, which skips it
+ * itself. */
 int utf8_bom_len(const char *text) { return strncmp(text, "\xEF\xBB\xBF", 3) ? 0 : 3; }
 
 int utf8_char_len(const char *p) {
@@ -642,6 +647,46 @@ char *brief_kernels(const char *kernels, size_t width) {
   char *joined = sb_take(&sb), *out = brief_items(joined, bar, width, "kernels", "");
   free(joined);
   return out;
+}
+
+/* ---- words wrapped into lines ------------------------------------------------------------- */
+
+/* The columns a terminal gives the len bytes at s: one per UTF-8 character (terminal_text's
+ * output is valid UTF-8 but for its escapes, which are ASCII). */
+static size_t text_columns(const char *s, size_t len) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
+  return n;
+}
+
+size_t sb_wrap_words(StrBuf *sb, const char *text, size_t col, size_t width, const char *next,
+                     size_t next_col) {
+  bool after_word = col > 0; /* a line that holds no word yet is not broken before one */
+  for (const char *p = text; *p;) {
+    if (*p == ' ') {
+      p++;
+      continue;
+    }
+    size_t len = strcspn(p, " "), w = text_columns(p, len);
+    if (after_word && col + 1 + w > width) {
+      sb_puts(sb, next);
+      col = next_col;
+    }
+    bool spaced = col > 0;
+    sb_printf(sb, "%s%.*s", spaced ? " " : "", (int)len, p);
+    col += w + spaced;
+    after_word = true;
+    p += len;
+  }
+  return col;
+}
+
+char *wrapped_text(const char *text, size_t width) {
+  StrBuf sb;
+  sb_init(&sb);
+  sb_puts(&sb, "");
+  sb_wrap_words(&sb, text, 0, width, "\n ", 1);
+  return sb_take(&sb);
 }
 
 /* ---- hashing text ------------------------------------------------------------------------- */

@@ -185,6 +185,32 @@ static void test_edgeless_and_chain(void **state) {
   free_graph_dag(d);
 }
 
+/* The deadline (--exhaustive's count under --time-limit): one already past stops the count of
+ * 40 independent calls' 2^40 - 1 sets at its first look at the clock, flagged as timed out, not
+ * truncated; one far ahead changes nothing. */
+static void test_enumerate_until(void **state) {
+  (void)state;
+  enum { N = 40 };
+  Dag *d = xcalloc(1, sizeof *d); /* no edges: succ, pred and reach empty */
+  d->nnodes = N;
+  d->succ = xcalloc(N, sizeof(NodeSet));
+  d->pred = xcalloc(N, sizeof(NodeSet));
+  d->reach = xcalloc(N, sizeof(NodeSet));
+  FusionSet fs = fusion_enumerate_until(d, N, KAS_MAX_FUSIONS, clock_seconds() - 1);
+  assert_true(fs.timed_out);
+  assert_false(fs.truncated);
+  assert_true(fs.n > 0 && fs.n <= 1 << 16); /* the clock is read every 2^16 extensions */
+  fusion_set_free(&fs);
+  free_graph_dag(d);
+  Graph g = {.n = 5};
+  d = dag_from_graph(&g);
+  fs = fusion_enumerate_until(d, 5, KAS_MAX_FUSIONS, clock_seconds() + 3600);
+  assert_false(fs.timed_out);
+  assert_int_equal(fs.n, 31);
+  fusion_set_free(&fs);
+  free_graph_dag(d);
+}
+
 static Dag *load_dag(const char *path, const Library *lib, Spec **sp_out) {
   Spec *sp = spec_load(path, lib);
   assert_non_null(sp);
@@ -263,6 +289,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_against_oracle),
       cmocka_unit_test(test_edgeless_and_chain),
+      cmocka_unit_test(test_enumerate_until),
       cmocka_unit_test(test_seed_counts),
       cmocka_unit_test(test_big40_speed),
   };

@@ -4,7 +4,8 @@
  * names in UTF-8 as they are and writes control characters, bidirectional controls, invalid
  * bytes and the backslash as octal escapes; report's table and its gnuplot title keep a name in
  * UTF-8, while the title still holds none of gnuplot's special characters, and both say the
- * precision and layout of the run.  What the results
+ * precision and layout of the run; wrapped_text wraps sentences by the columns of their
+ * characters.  What the results
  * reader refuses (control characters, invalid UTF-8) cannot reach report, so terminal_text is
  * checked on its own.
  */
@@ -119,6 +120,37 @@ static void test_title_cut_between_characters(void **state) {
   free(script), free(text);
 }
 
+/* wrapped_text: report's and tune's sentences within 80 columns, words whole, each further line
+ * indented by two; a name in UTF-8 counts a column per character (60 Ü fit where 60 bytes'
+ * worth would not); a word longer than a line stands alone without an empty line before it. */
+static void test_wrapped_text(void **state) {
+  (void)state;
+  char *w = wrapped_text("aaaa bbbb cccc", 9);
+  assert_string_equal(w, "aaaa bbbb\n  cccc");
+  free(w);
+  w = wrapped_text("  short   enough ", 80);
+  assert_string_equal(w, "short enough");
+  free(w);
+  StrBuf s;
+  sb_init(&s);
+  sb_puts(&s, "x ");
+  for (int i = 0; i < 60; i++) sb_puts(&s, "\xc3\x9c");
+  sb_puts(&s, " y");
+  w = wrapped_text(s.data, 64);
+  assert_string_equal(w, s.data); /* 64 columns, 124 bytes */
+  free(w);
+  w = wrapped_text("a 0123456789 b", 8);
+  assert_string_equal(w, "a\n  0123456789\n  b");
+  free(w);
+  sb_free(&s);
+  /* the embed's comment (emit_embed.c): from column 23, lines begun by " *", within 97 */
+  sb_init(&s);
+  sb_puts(&s, "/*");
+  assert_int_equal(sb_wrap_words(&s, "aa bb cc", 23, 29, "\n *", 2), 5);
+  assert_string_equal(s.data, "/* aa bb\n * cc");
+  sb_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_utf8_char_len),
@@ -126,6 +158,7 @@ int main(void) {
       cmocka_unit_test(test_report_names_in_utf8),
       cmocka_unit_test(test_report_says_precision_and_layout),
       cmocka_unit_test(test_title_cut_between_characters),
+      cmocka_unit_test(test_wrapped_text),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,9 @@
 #   - the main job with --ptxas while nvcc compiles: the same, nvcc's folder in /tmp is removed,
 #     and no output folder is written.
 # Before programs had process groups of their own and kasgen caught the signal, the fakes'
-# children ran on, and the plot's temporary and nvcc's folder were left behind.
+# children ran on, and the plot's temporary and nvcc's folder were left behind.  Ctrl-Z (SIGTSTP)
+# while gnuplot draws stops kasgen, the fake and its child; SIGCONT continues all three, and
+# kasgen ends as it would have (the last section).
 set -u
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -86,5 +88,69 @@ case $folder in /tmp/kasgen-ptxas-*) ;; *) fail "--ptxas: nvcc's arguments name 
 [ -n "$folder" ] && [ ! -e "$folder" ] || fail "--ptxas: nvcc's folder $folder was left behind"
 [ ! -e "$tmp/gen" ] || fail "--ptxas: an output folder was written"
 
-((fails == 0)) && echo "interrupt: Ctrl-C stopped kasgen, its programs and their children"
+# --- Ctrl-Z while gnuplot draws ---------------------------------------------------------------
+# A patient fake: it and its background child wait for $tmp/go, then it writes a "plot" and ends.
+# Ctrl-Z (SIGTSTP to kasgen's job, as the terminal sends it) stops kasgen, the fake and its child;
+# SIGCONT to the job (fg, bg) continues all three, and kasgen then ends as it would have.  Before
+# kasgen caught SIGTSTP, the fake and its child ran on while kasgen was stopped.
+mkdir "$tmp/bin2"
+cat >"$tmp/bin2/gnuplot" <<EOF
+#!/bin/sh
+cat >/dev/null
+( while [ ! -e "$tmp/go" ]; do sleep 0.1; done ) &
+echo \$\$ \$! >"$tmp/pids.new" && mv "$tmp/pids.new" "$tmp/pids"
+while [ ! -e "$tmp/go" ]; do sleep 0.1; done
+wait
+printf 'a plot'
+EOF
+chmod +x "$tmp/bin2/gnuplot"
+# state_within PID STATE: ps says PID's state starts with STATE (T: stopped) within 2 s, or, with
+# !STATE, that it exists and does not
+state_within() {
+  local st
+  for _ in $(seq 20); do
+    st=$(ps -o stat= -p "$1" 2>/dev/null) || st=gone
+    case $2 in
+      !*) [ "$st" != gone ] && [ "${st#"${2#!}"}" = "$st" ] && return 0 ;;
+      *) [ "${st#"$2"}" != "$st" ] && return 0 ;;
+    esac
+    sleep 0.1
+  done
+  echo "  state of $1: $st" >&2
+  return 1
+}
+cp -r tests/fixtures/results/good "$tmp/good2"
+rm -f "$tmp/pids"
+PATH="$tmp/bin2:$PATH" env --default-signal=INT "$KASGEN" report "$tmp/good2" >"$tmp/out" 2>&1 &
+job=$!
+# the job keeps its process group; without job control the shell does not watch it stop, which
+# at times broke off the loops below (bash 5.2)
+set +m
+if fake_started; then
+  read -r fake child <"$tmp/pids"
+  kill -TSTP -- "-$job"
+  state_within "$job" T || fail "Ctrl-Z: kasgen did not stop"
+  state_within "$fake" T || fail "Ctrl-Z: the fake gnuplot did not stop"
+  state_within "$child" T || fail "Ctrl-Z: the fake gnuplot's child did not stop"
+  kill -CONT -- "-$job"
+  state_within "$job" '!T' || fail "Ctrl-Z, continued: kasgen did not run on"
+  state_within "$fake" '!T' || fail "Ctrl-Z, continued: the fake gnuplot did not run on"
+  state_within "$child" '!T' || fail "Ctrl-Z, continued: the fake gnuplot's child did not run on"
+  touch "$tmp/go"
+  rc=0
+  wait "$job" || rc=$?
+  [ "$rc" = 0 ] || { cat "$tmp/out"; fail "Ctrl-Z, continued: kasgen's exit $rc, expected 0"; }
+  [ "$(cat "$tmp/good2/plot.png" 2>/dev/null)" = "a plot" ] &&
+    grep -q "^wrote .*plot.png" "$tmp/out" ||
+    { cat "$tmp/out"; fail "Ctrl-Z, continued: the plot was not written"; }
+  process_gone "$fake" || fail "Ctrl-Z, continued: the fake gnuplot is still running"
+  process_gone "$child" || fail "Ctrl-Z, continued: the fake gnuplot's child is still running"
+else
+  fail "Ctrl-Z: the fake gnuplot never ran"
+  kill -9 -- "-$job"
+fi
+set -m
+
+((fails == 0)) && echo "interrupt: Ctrl-C stopped kasgen, its programs and their children;" \
+  "Ctrl-Z stopped them all and SIGCONT continued them"
 ((fails == 0))

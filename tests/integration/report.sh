@@ -14,6 +14,12 @@ fixtures=tests/fixtures/results
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# The report in $tmp/out with each sentence on one line: the figures' sentences are wrapped within
+# 80 columns, each further line indented by two spaces.
+joined() { awk 'NR > 1 && /^  [^ ]/ { sub(/^ +/, " "); printf "%s", $0; next }
+  NR > 1 { print "" } { printf "%s", $0 } END { print "" }' "$tmp/out"; }
+# every line within 80 columns, but the plot's path
+narrow() { grep -v '^wrote ' "$tmp/out" | awk 'length($0) > 80 { print; exit 1 }'; }
 
 # A good file: table rows (each candidate's figures, then its kernels on a line of their own, as
 # the harness's table has them), ranks, WRONG flag, Spearman recomputed over the correct
@@ -29,8 +35,8 @@ grep -q '^cand01 .* 1 \+2$' "$tmp/out" &&
 [ "$(row cand04)" = 'WRONG     mvmul33_1+svmul3_1+ttmul411_1 | ttmul3212_3' ] ||
   fail "good: wrong candidate not flagged"
 grep -q '^unfused .* - \+-$' "$tmp/out" || fail "good: unfused row should be unranked"
-grep -q 'Spearman rank correlation (predicted vs measured, 3 candidates; 1 WRONG left out): 0.500' \
-  "$tmp/out" || fail "good: Spearman"
+joined | grep -q "Spearman rank correlation (predicted vs measured, 3 candidates; 1 WRONG left \
+out): 0.500" || fail "good: Spearman"
 # The harness's own figure (0.6000, over every ranked row, WRONG ones too) is no disagreement.
 [ ! -s "$tmp/err" ] || { cat "$tmp/err" >&2; fail "good: diagnostics"; }
 [ "$(grep -cE '^(cand|unfused)' "$tmp/out")" = 6 ] || fail "good: expected 5 rows and the header"
@@ -49,11 +55,14 @@ mkdir "$tmp/wrong1"
 sed '/name="cand01"/s/correct="1"/correct="0"/' "$fixtures/h200-stvenant/results.xml" \
   >"$tmp/wrong1/results.xml"
 "$KASGEN" report "$tmp/wrong1" >"$tmp/out" 2>"$tmp/err" || fail "wrong1: exit $?"
-grep -qx 'the predicted best, cand01, is WRONG: .*' "$tmp/out" || fail "wrong1: not said WRONG"
-grep -q 'predicted vs measured, 7 candidates; 1 WRONG left out): ' "$tmp/out" ||
-  fail "wrong1: Spearman over the WRONG one: $(grep Spearman "$tmp/out")"
-grep -q 'the predicted best of the correct ones ran 0.0% slower' "$tmp/out" ||
-  fail "wrong1: gap: $(grep 'relative error' "$tmp/out")"
+joined | grep -qx "the predicted best, cand01, is WRONG: the figures below leave it out, as \
+they leave out every WRONG candidate" || fail "wrong1: not said WRONG"
+joined | grep -q 'predicted vs measured, 7 candidates; 1 WRONG left out): ' ||
+  fail "wrong1: Spearman over the WRONG one: $(grep -A1 Spearman "$tmp/out")"
+joined | grep -qx "the predicted best of the correct ones ran 0.0% slower than the measured best \
+(within 5%)" || fail "wrong1: gap: $(grep -A2 'relative error' "$tmp/out")"
+# those three sentences within 80 columns (109, 88 and 89 before)
+narrow || fail "wrong1: a line longer than 80 columns"
 # The element's measured best, cand09, WRONG: the gap is to cand06, the fastest correct one
 # (0.516129 / 0.442459: 16.7%), not to cand09 (52.9% before).
 mkdir "$tmp/wrong9"
@@ -67,8 +76,9 @@ grep -q 'is WRONG' "$tmp/out" && fail "wrong9: the predicted best, cand01, said 
 mkdir "$tmp/allwrong"
 sed 's/correct="1"/correct="0"/' "$fixtures/h200-stvenant/results.xml" >"$tmp/allwrong/results.xml"
 "$KASGEN" report "$tmp/allwrong" >"$tmp/out" 2>"$tmp/err" || fail "allwrong: exit $?"
-grep -q 'Spearman rank correlation: n/a (fewer than two correct ranked candidates; 8 WRONG' \
-  "$tmp/out" || fail "allwrong: Spearman line"
+joined | grep -qx "Spearman rank correlation: n/a (fewer than two correct ranked candidates; \
+8 WRONG left out)" || fail "allwrong: Spearman line"
+narrow || fail "allwrong: a line longer than 80 columns (91 before)"
 grep -qiw 'nan%\?' "$tmp/out" && fail "allwrong: a NaN figure"
 
 # Reversed order: -1; a trailing slash on DIR is fine.
@@ -107,8 +117,7 @@ grep -q 'candidates): 0.976' "$tmp/out" || fail "h200: Spearman"
 # (159 before: the kernels followed the figures), but the path of the plot written.
 cp -r "$fixtures/h200-stvenant_element" "$tmp/element"
 "$KASGEN" report "$tmp/element" >"$tmp/out" 2>"$tmp/err" || fail "element: exit $?"
-grep -v '^wrote ' "$tmp/out" | awk 'length($0) > 80 { exit 1 }' ||
-  fail "element: a line longer than 80 columns"
+narrow || fail "element: a line longer than 80 columns"
 row cand10 | grep -qx ' *mvmul33_1+svmul3_1+.*+...+madd33_3 (128 calls)' || fail "element: cand10"
 row cand09 | grep -q '+...+madd33_1 (32 calls; N = 0..3 in 4 groups)$' || fail "element: groups"
 row unfused | grep -q ' | ... | madd33_1 (128 kernels)$' || fail "element: unfused"
@@ -129,7 +138,7 @@ sed -n 2p "$tmp/out" | grep -qx 'precision double, layout component,vec3DPhi=ele
 mkdir "$tmp/liar"
 sed 's/<spearman value="0.6000"/<spearman value="0.9"/' "$fixtures/good/results.xml" >"$tmp/liar/results.xml"
 "$KASGEN" report "$tmp/liar" >"$tmp/out" 2>"$tmp/err" || fail "liar: exit $?"
-grep -q 'candidates; 1 WRONG left out): 0.500' "$tmp/out" || fail "liar: recomputed Spearman"
+joined | grep -q 'candidates; 1 WRONG left out): 0.500' || fail "liar: recomputed Spearman"
 grep -q 'warning: the file says Spearman 0.9000' "$tmp/err" || fail "liar: no warning"
 
 # Malformed files: exit 1, error located at the right line and column (an attribute's value, or
@@ -184,7 +193,7 @@ rc=0; "$KASGEN" report "$tmp/files/notes.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] || fail "notes.png in the way: exit $rc"
 grep -q "notes.png: error: exists and is not a PNG image: not replaced" "$tmp/err" || fail "notes.png: message"
 [ "$(cat "$tmp/files/notes.png")" = "my notes" ] || fail "notes.png was overwritten"
-grep -q 'left out): 0.500' "$tmp/out" || fail "notes.png in the way: no table"
+joined | grep -q 'left out): 0.500' || fail "notes.png in the way: no table"
 ls "$tmp/files" | grep -q kasgen-tmp && fail "a temporary file was left behind"
 # A link or a FIFO as the results file is refused; a missing one is named.
 ln -s "$tmp/files/h100-run1.xml" "$tmp/files/link.xml"
@@ -222,7 +231,7 @@ if [ "$(id -u)" != 0 ] || [ ${#as_user[@]} -gt 0 ]; then
     [ "$rc" = 0 ] || { cat "$tmp/err" >&2; fail "read-only folder ($target): exit $rc"; }
     grep -q "^$tmp/ro: note: cannot write in this folder (Permission denied): no plot drawn$" "$tmp/err" ||
       fail "read-only folder ($target): note '$(cat "$tmp/err")'"
-    grep -q 'left out): 0.500' "$tmp/out" || fail "read-only folder ($target): no table"
+    joined | grep -q 'left out): 0.500' || fail "read-only folder ($target): no table"
   done
   [ -z "$(ls "$tmp/ro" | grep -v '\.xml$')" ] || fail "something was written in the read-only folder"
 else

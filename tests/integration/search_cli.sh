@@ -166,13 +166,32 @@ timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --top 5 --time-limit 0.001 >"$tm
 [ -s "$tmp/tl" ] || fail "--time-limit 0.001: no candidates"
 grep -q "note: --time-limit 0.001 s reached: the search stopped early" "$tmp/tl.err" ||
   fail "--time-limit: the cut is not said"
-# the variants are planned within the budget too: a #1 of five calls (gradients_loop20's kernel
-# of groups) gets none once it is spent, and that is said
+# the kernels of groups of threads and the variants are planned within the budget too: once it is
+# spent, gradients_loop20 gets no kernel of groups (its #1 otherwise) and its #1, one call per
+# kernel then, no other block shapes; each cut is said
 "$KASGEN" plan benchmarks/specs/gradients_loop20.spec --top 4 --loops groups --time-limit 0.000001 \
   >"$tmp/tl" 2>"$tmp/tl.err" || fail "variants, no time: exit $?"
 grep -q "in block shape" "$tmp/tl" && fail "variants, no time: variants made past the time limit"
+grep -q " groups (" "$tmp/tl" && fail "groups, no time: a kernel of groups made past the time limit"
 grep -q "note: --time-limit 1e-06 s reached while rank 1's kernel was planned in other block \
 shapes: --variants 5 made none" "$tmp/tl.err" || { cat "$tmp/tl.err"; fail "variants, no time: not said"; }
+grep -q "note: --time-limit 1e-06 s reached before the kernels that run a loop's iterations in \
+groups of threads were planned: the ranking holds none" "$tmp/tl.err" ||
+  { cat "$tmp/tl.err"; fail "groups, no time: not said"; }
+# the 128-call element under 0.01 s: its kernels of groups (0.1 s and more of planning) are cut,
+# in bounded time, with exit 0 and the cut said; with time, --loops groups ranks both (N, N and M)
+rc=0
+timeout "$T" "$KASGEN" plan specs/stvenant_element.spec --top 3 --time-limit 0.01 --no-db \
+  >"$tmp/tl" 2>"$tmp/tl.err" || rc=$?
+[ "$rc" = 0 ] && [ -s "$tmp/tl" ] || { cat "$tmp/tl.err"; fail "element, 0.01 s: exit $rc"; }
+grep -q " groups (" "$tmp/tl" && fail "element, 0.01 s: a kernel of groups made past the time limit"
+grep -q "stvenant_element.spec: note: --time-limit 0.01 s reached before the kernels that run a \
+loop's iterations in groups of threads were planned" "$tmp/tl.err" ||
+  { cat "$tmp/tl.err"; fail "element, 0.01 s: the groups' cut not said"; }
+"$KASGEN" plan specs/stvenant_element.spec --top 2 --variants 0 --no-db --loops groups \
+  >"$tmp/tl" 2>"$tmp/tl.err" || fail "element: exit $?"
+[ "$(grep -c " groups (" "$tmp/tl")" = 2 ] || fail "element: its kernels of groups not ranked"
+grep -q "groups of threads were planned" "$tmp/tl.err" && fail "element: a cut said that was none"
 # --exhaustive under a budget spent before the first fusion: the singles still make a candidate
 rc=0
 "$KASGEN" plan specs/chain12.spec --exhaustive --time-limit 0.000001 --top 2 >"$tmp/tl" \
@@ -180,6 +199,19 @@ rc=0
 [ "$rc" = 0 ] && [ -s "$tmp/tl" ] || { cat "$tmp/tl.err"; fail "--exhaustive, no time: exit $rc"; }
 grep -q "note: --time-limit 1e-06 s reached: [0-9]* fusions left uncombined" "$tmp/tl.err" ||
   fail "--exhaustive, no time: the cut is not said"
+# --exhaustive's count of the fusions under the budget: 64 independent calls have more than 20
+# million (half a second to count: the error below), and 0.01 s cuts the count; the single calls
+# still make the candidate, and the cut is said, with the count by then
+rc=0
+timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --exhaustive --top 1 --variants 0 \
+  --time-limit 0.01 >"$tmp/tl" 2>"$tmp/tl.err" || rc=$?
+[ "$rc" = 0 ] || { cat "$tmp/tl.err"; fail "--exhaustive, count cut: exit $rc"; }
+[ "$(grep -o '{' "$tmp/tl" | wc -l)" = 64 ] || fail "--exhaustive, count cut: not the single calls"
+grep -q "indep64.spec: note: --time-limit 0.01 s reached while --exhaustive counted the convex \
+fusions ([0-9]* by then): only the single calls were combined" "$tmp/tl.err" &&
+  grep -q "note: search: exhaustive over [0-9]* convex fusions counted before the time ran out" \
+    "$tmp/tl.err" || { cat "$tmp/tl.err"; fail "--exhaustive, count cut: not said"; }
+grep -q "error" "$tmp/tl.err" && fail "--exhaustive, count cut: an error"
 # --exhaustive past the fusions it can combine: that one error, exit 1, no device blamed after it
 rc=0
 timeout "$T" "$KASGEN" plan "$tmp/indep64.spec" --exhaustive >"$tmp/ex" 2>"$tmp/ex.err" || rc=$?
@@ -212,6 +244,17 @@ fi
 [ -e "$tmp/c101/chain101/cand01/fusion.svg" ] && fail "chain101: fusion.svg drawn"
 grep -q "note: fusion.svg not drawn for 2 of 2 candidates: their DAG's edges span 5150 ranks" \
   "$tmp/err" || { cat "$tmp/err"; fail "chain101: pictures not drawn, not said"; }
+# the same chain of 73 calls in each of 2 iterations run in groups of threads: the kernel of groups'
+# DAG (one group's calls) spans 2700 ranks, the unfused candidate's (the spec's) 5400; the note
+# gives the spans that decided (before: the spec DAG's 5400 alone)
+{ echo 'matrix3x3 A, B[2], C;'; echo 'input A;'; echo 'for N in 0..2 {'; echo '  C = madd33(A, A);'
+  echo '  for i in 0..70 { C = madd33(C, A); }'; echo '  B[N] = madd33(C, A);'; echo '}'
+  echo 'return B;'; } >"$tmp/chains2.spec"
+"$KASGEN" "$tmp/chains2.spec" --top 1 --loops groups --variants 0 --out "$tmp/c2" \
+  >/dev/null 2>"$tmp/err" || { cat "$tmp/err"; fail "chains2: exit"; }
+grep -q "in 2 groups" "$tmp/c2/chains2/index.txt" || fail "chains2: its #1 is no kernel of groups"
+grep -q "note: fusion.svg not drawn for 2 of 2 candidates: their DAGs' edges span 2700 to 5400 \
+ranks" "$tmp/err" || { cat "$tmp/err"; fail "chains2: the spans that decided not said"; }
 
 # --- bench: one CUDA program over every routine of the library --------------------------------------
 "$KASGEN" bench --out "$tmp/bench" >"$tmp/bout" 2>&1 || { cat "$tmp/bout"; fail "bench exit $?"; }
