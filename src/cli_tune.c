@@ -176,21 +176,17 @@ static char *shipped_why(const Session *s, const Candidate *c, const char *why) 
  * refuses a folder holding any file its manifest does not list, so nothing but kasgen's own
  * files is ever replaced; the index line keeps another spec's folder from being overwritten
  * with this one.  Checked before the table is printed; an error when not. */
-static bool writable_as(const char *dir, const char *name) {
+static bool writable_as(const char *dir, const FolderIndex *index, const char *name) {
   const char *slash = strrchr(dir, '/');
   if (!strcmp(slash ? slash + 1 : dir, name)) return true;
-  char *path = xasprintf("%s/index.txt", dir);
-  char *text = access(path, F_OK) == 0 ? read_text_file(path, NULL) : NULL;
-  char *named = text ? index_spec_name(text) : NULL;
-  bool ours = named && !strcmp(named, name);
+  bool ours = index->name && !strcmp(index->name, name);
   if (!ours)
     diag_error((SrcLoc){.file = dir}, "not written again: the folder is not named %s and its "
                "index.txt does not name spec %s (not kasgen's folder of this spec)", name, name);
-  free(named), free(text), free(path);
   return ours;
 }
 
-/* origin: the spec the folder was generated from, where its copy was read (tune_spec_of_folder):
+/* origin: the spec the folder was generated from, where its copy was read (FolderIndex):
  * index.txt keeps naming it, and the copy is written again as read. */
 static bool reemit(const CliOptions *o, const Session *s, const char *dir, const TuneChoice *ch,
                    const char *origin) {
@@ -206,21 +202,20 @@ static bool reemit(const CliOptions *o, const Session *s, const char *dir, const
   return ok;
 }
 
-/* The --variants K to search a run's folder with: given, or recorded in generation.ini (read
- * into o already), else what a folder from before the record says in index.txt.  Read once the
- * spec was read from index.txt, so that an index.txt that cannot be read is said once; false
- * after its error. */
-static bool variants_of_run(const char *dir, CliOptions *o) {
-  return o->variants >= 0 || tune_variants_of_folder(dir, &o->variants);
+/* What a run's folder's index.txt gives the search of its run: the spec's path as its code names
+ * it, and the --variants K where neither the command line nor generation.ini (read into o
+ * already) gives one, as in a folder from before the record. */
+static void index_options(CliOptions *o, const FolderIndex *index) {
+  o->spec_as_given = index->given;
+  if (o->variants < 0) o->variants = index->variants;
 }
 
 /* The --variants K the folder records (its generation.ini, else its index.txt's line), or -1
  * when it records none (a folder older than both, for which --variants K says it). */
-static int recorded_variants(const char *dir, const GenerationRecord *generation) {
+static int recorded_variants(const FolderIndex *index, const GenerationRecord *generation) {
   for (int i = 0; i < generation->nkeys; i++)
     if (!strcmp(generation->keys[i], "variants")) return atoi(generation->values[i]);
-  int k = 0;
-  return tune_variants_of_folder(dir, &k) && k > 0 ? k : -1;
+  return index->variants > 0 ? index->variants : -1;
 }
 
 int cmd_tune(const CliOptions *o) {
@@ -228,32 +223,31 @@ int cmd_tune(const CliOptions *o) {
   char *rpath;
   if (!results_load(o->spec, &r, &rpath)) return EXIT_BAD_INPUT;
   char *dir = trimmed(o->spec);
-  char *origin = NULL; /* where the folder's copy of its spec is read: the spec copied */
-  char *spec = o->spec_file ? xstrdup(o->spec_file) : tune_spec_of_folder(dir, &origin);
+  FolderIndex index; /* read once: the spec (unless --spec names it), the path its code names, K */
+  bool index_ok = tune_read_index(dir, !o->spec_file, &index);
   int rc = EXIT_BAD_INPUT;
   Session s = {0};
   CliOptions so = *o;
-  so.spec = spec;
-  char *given = tune_spec_as_given(dir); /* what the run's code names, from any folder */
-  so.spec_as_given = given;
+  so.spec = o->spec_file ? o->spec_file : index.spec;
   GenerationRecord generation;
   bool recorded = generation_read(dir, &so, NULL, &generation);
   /* The run's candidates are those of the search that generated its folder: another K than
    * the one it records searches for others, never the run's (the search no longer gives...). */
-  int k = recorded && (o->given & OPT_VARIANTS) ? recorded_variants(dir, &generation) : -1;
+  int k = recorded && (o->given & OPT_VARIANTS) ? recorded_variants(&index, &generation) : -1;
   if (k >= 0 && k != o->variants) {
     diag_error((SrcLoc){0}, "--variants %d: %s was generated with --variants %d, whose "
                "candidates the run measured; leave --variants out (it is read from the folder)",
                o->variants, dir, k);
     generation_record_free(&generation);
     results_free(&r);
-    free(rpath), free(spec), free(origin), free(given), free(dir);
+    tune_index_free(&index);
+    free(rpath), free(dir);
     return EXIT_USAGE;
   }
   Run run = {.r = &r, .path = rpath, .recorded = generation.found};
   search_as_measured(&so, &run);
   bool ranks_ok = top_of(&r, rpath, &so.top);
-  bool index_ok = spec && variants_of_run(dir, &so); /* after the spec: an error said once */
+  index_options(&so, &index);
   TuneChoice ch = {0};
   bool exact = false;
   OtherGpuRun other_read = {0}; /* where the session's database was read without the store */
@@ -268,14 +262,14 @@ int cmd_tune(const CliOptions *o) {
     tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r.device_line}, "this run was measured",
                   r.device, s.db, false);
     if (cal.present) calibration_same_gpu(s.db, other, false);
-    if (!writable_as(dir, s.spec->name)) goto done;
+    if (!writable_as(dir, &index, s.spec->name)) goto done;
     tune_print_table(&r, s.dag, s.db, s.target, s.res, &cal);
     if (exact && tune_choose(&r, rpath, &ch)) {
       char *choice = xasprintf("choice: %s", ch.why), *shown = wrapped_text(choice, 80);
       printf("%s\n", shown); /* within 80 columns, as the table (one line of 195 before) */
       free(shown), free(choice);
       fflush(stdout);
-      if (reemit(&so, &s, dir, &ch, origin)) rc = EXIT_OK;
+      if (reemit(&so, &s, dir, &ch, index.origin)) rc = EXIT_OK;
     }
   }
 done:
@@ -284,10 +278,8 @@ done:
   cli_close_session(&s);
   generation_record_free(&generation);
   results_free(&r);
+  tune_index_free(&index);
   free(rpath);
-  free(spec);
-  free(origin);
-  free(given);
   free(dir);
   return rc;
 }
@@ -411,18 +403,19 @@ static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
     char *sub = xasprintf("%s/%s", dir, names[i]), *rx = xasprintf("%s/results.xml", sub);
     size_t len = strlen(names[i]);
     Results r;
-    char *rpath = NULL, *spec = NULL, *given = NULL;
+    char *rpath = NULL, *spec = NULL;
     if (exists(rx)) {
       CliOptions ro = *o;
-      given = tune_spec_as_given(sub);
-      ro.spec_as_given = given;
+      FolderIndex index = {0};
       GenerationRecord generation;
       ok = generation_read(sub, &ro, left_to_calibrate, &generation) &&
-           results_load(sub, &r, &rpath) && (spec = tune_spec_of_folder(sub, NULL)) &&
-           variants_of_run(sub, &ro) &&
-           add_run(&ro, db, &(Run){&r, rpath, generation.found}, spec, ro.variants, all);
+           results_load(sub, &r, &rpath) && tune_read_index(sub, true, &index);
+      if (ok) index_options(&ro, &index);
+      ok = ok && add_run(&ro, db, &(Run){&r, rpath, generation.found}, index.spec, ro.variants,
+                         all);
       if (rpath) results_free(&r);
       generation_record_free(&generation);
+      tune_index_free(&index);
       runs++;
     } else if (len > 4 && !strcmp(names[i] + len - 4, ".xml")) {
       size_t tl;
@@ -442,7 +435,7 @@ static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
       }
       runs++;
     }
-    free(spec), free(given), free(rpath), free(rx), free(sub);
+    free(spec), free(rpath), free(rx), free(sub);
   }
   for (int i = 0; i < n; i++) free(names[i]);
   free(names);

@@ -2306,12 +2306,6 @@ int cmd_report(const CliOptions *o);
 int cmd_tune(const CliOptions *o);
 int cmd_calibrate(const CliOptions *o);
 /* tune.c: what `kasgen tune` and `kasgen calibrate` (cli_tune.c) do with a run's results. */
-/* The spec to search a generated folder with: its copy, DIR/<stem>.spec, where index.txt says it
- * has one (SPEC_COPY_KEY; a note when the spec it was copied from, still there, differs from it),
- * else the spec index.txt's first line names (a folder written before the copy); NULL after an
- * error.  origin (may be NULL): with the copy, that first line's path, for a re-emission to
- * keep; else NULL. */
-char *tune_spec_of_folder(const char *dir, char **origin);
 /* The NAME of index.txt's first line, "kasgen V: spec NAME (PATH), ..." (text: the file's),
  * malloc'ed; NULL when that line names none.  report and tune tell a folder's spec by it. */
 char *index_spec_name(const char *text);
@@ -2319,13 +2313,25 @@ char *index_spec_name(const char *text);
 #define SPEC_GIVEN_KEY "Spec given as: "
 /* index.txt's line saying the folder holds the spec's text as read, <stem>.spec (emit.c) */
 #define SPEC_COPY_KEY "Spec copy: "
-/* That path, which the folder's code names; from a folder written before the line, the first
- * line's path (then the path as given); NULL when index.txt says neither. */
-char *tune_spec_as_given(const char *dir);
-/* The --variants K the folder was generated with, as its index.txt says, into *variants (0 for
- * a folder written before the variants, or without index.txt); false after an error reading an
- * index.txt that is there. */
-bool tune_variants_of_folder(const char *dir, int *variants);
+/* What tune and calibrate read of a generated folder's index.txt, read once (tune_read_index). */
+typedef struct {
+  char *spec;   /* the spec to search it with (asked for: a folder without --spec): its copy,
+                   DIR/<stem>.spec, where index.txt says it has one (SPEC_COPY_KEY; a note when
+                   the spec copied, still there, differs from it), else the spec the first line
+                   names (a folder written before the copy) */
+  char *origin; /* with the copy, the first line's path, for a re-emission to keep; else NULL */
+  char *given;  /* that path as the main job was given it, which the folder's code names; from a
+                   folder written before the line, the first line's path; NULL: neither */
+  char *name;   /* the first line's NAME (index_spec_name) */
+  int variants; /* the --variants K it was generated with; 0 for a folder written before the
+                   variants, or without index.txt */
+} FolderIndex;
+/* Reads DIR/index.txt into *fi (tune_index_free frees it).  spec_wanted: the spec is read from
+ * it, and false returned, after an error, when the line names none that can be read or there
+ * is no index.txt; else an index.txt that is not there is a folder without its lines (a folder
+ * given with --spec), and false is returned only after an error reading one that is. */
+bool tune_read_index(const char *dir, bool spec_wanted, FolderIndex *fi);
+void tune_index_free(FolderIndex *fi);
 /* The search's candidate (of the spec's DAG dag, for target t) of a ranked results row: the one
  * of its predicted rank, when it has the row's kernels (and, where the row gives them, its
  * calls, block shapes and code digest); unless strict, else of the candidates with those the one

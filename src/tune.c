@@ -115,21 +115,15 @@ static char *folder_copy(const char *dir, const char *index, char *text, char **
   return copy;
 }
 
-/* DIR/index.txt's first line names the spec: "kasgen V: spec NAME (PATH), ..."; its line
- * SPEC_COPY_KEY that DIR holds a copy. */
-char *tune_spec_of_folder(const char *dir, char **origin) {
-  if (origin) *origin = NULL;
-  char *path = xasprintf("%s/index.txt", dir);
-  char *text = read_text_file(path, NULL);
-  char *spec = NULL;
-  if (text && strstr(text, "\n" SPEC_COPY_KEY)) {
-    spec = folder_copy(dir, path, text, origin);
-    free(text);
-    free(path);
-    return spec;
-  }
+/* The spec to search DIR with, from its index.txt (path, text): the folder's copy where the
+ * line SPEC_COPY_KEY says it holds one (has_copy; *origin: the spec it was copied from), else the
+ * spec the first line names: "kasgen V: spec NAME (PATH), ...". */
+static char *spec_of_index(const char *dir, const char *path, char *text, bool has_copy,
+                           char **origin) {
+  if (has_copy) return folder_copy(dir, path, text, origin);
   /* A folder written before the copy: the spec the first line names. */
-  if (text && !(spec = first_line_spec(text)))
+  char *spec = NULL;
+  if (!(spec = first_line_spec(text)))
     diag_error((SrcLoc){.file = path, .text = text, .line = 1},
                "cannot tell the spec from this line");
   /* A spec the line names but that cannot be read (a folder generated from the standard
@@ -145,48 +139,53 @@ char *tune_spec_of_folder(const char *dir, char **origin) {
     free(spec);
     spec = NULL;
   }
-  if (!spec && text)
+  if (!spec)
     diag_note((SrcLoc){0}, "name the spec %s was generated from with --spec FILE", dir);
-  free(text);
-  free(path);
   return spec;
 }
 
-char *tune_spec_as_given(const char *dir) {
+/* The path of the spec as the main job was given it (SPEC_GIVEN_KEY's line), or from a folder
+ * written before that line the first line's (which cuts text there). */
+static char *given_of_index(char *text) {
   static const char key[] = "\n" SPEC_GIVEN_KEY, tail[] = " (the generated code names it so).";
-  char *path = xasprintf("%s/index.txt", dir);
-  /* quietly: an index.txt that cannot be read was said by tune_spec_of_folder, or needs none */
-  struct stat st;
-  bool plain = stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
-  char *text = plain ? read_text_file(path, NULL) : NULL;
-  const char *line = text ? strstr(text, key) : NULL;
-  char *given = NULL;
-  if (line) {
-    line += strlen(key);
-    const char *end = strstr(line, tail), *nl = strchr(line, '\n');
-    if (end && (!nl || end < nl)) given = xstrndup(line, (size_t)(end - line));
-  } else if (text) {
-    given = first_line_spec(text);
-  }
-  free(text);
-  free(path);
-  return given;
+  const char *line = strstr(text, key);
+  if (!line) return first_line_spec(text);
+  line += strlen(key);
+  const char *end = strstr(line, tail), *nl = strchr(line, '\n');
+  return end && (!nl || end < nl) ? xstrndup(line, (size_t)(end - line)) : NULL;
 }
 
-bool tune_variants_of_folder(const char *dir, int *variants) {
+/* The --variants K of the line "Variants: --variants K...", 0 without one. */
+static int variants_of_index(const char *text) {
   static const char key[] = "\nVariants: --variants ";
-  char *path = xasprintf("%s/index.txt", dir);
-  /* None at all (a folder given with --spec) is a folder without the line; one that cannot be
-   * read (a FIFO, a folder) is an error, said once, by read_text_file. */
-  bool absent = access(path, F_OK) != 0 && errno == ENOENT;
-  char *text = absent ? NULL : read_text_file(path, NULL);
-  const char *line = text ? strstr(text, key) : NULL;
+  const char *line = strstr(text, key);
   long k = line ? strtol(line + strlen(key), NULL, 10) : 0;
-  *variants = k > 0 && k <= MAX_TOP ? (int)k : 0; /* main.c's range of --variants */
-  bool ok = absent || text;
+  return k > 0 && k <= MAX_TOP ? (int)k : 0; /* main.c's range of --variants */
+}
+
+bool tune_read_index(const char *dir, bool spec_wanted, FolderIndex *fi) {
+  *fi = (FolderIndex){0};
+  char *path = xasprintf("%s/index.txt", dir);
+  /* None at all (a folder given with --spec) is a folder without the lines; one that cannot be
+   * read (a FIFO, a folder) is an error, said once, by read_text_file. */
+  bool absent = !spec_wanted && access(path, F_OK) != 0 && errno == ENOENT;
+  char *text = absent ? NULL : read_text_file(path, NULL);
+  if (text) { /* in this order: the last two cut the text after its first line */
+    bool has_copy = strstr(text, "\n" SPEC_COPY_KEY) != NULL;
+    fi->name = index_spec_name(text);
+    fi->variants = variants_of_index(text);
+    fi->given = given_of_index(text);
+    if (spec_wanted) fi->spec = spec_of_index(dir, path, text, has_copy, &fi->origin);
+  }
+  bool ok = spec_wanted ? fi->spec != NULL : absent || text;
   free(text);
   free(path);
   return ok;
+}
+
+void tune_index_free(FolderIndex *fi) {
+  free(fi->spec), free(fi->given), free(fi->name), free(fi->origin);
+  *fi = (FolderIndex){0};
 }
 
 /* Whether text (malloc'ed, freed here) is what the row gives, or the row gives nothing. */
