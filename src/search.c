@@ -154,6 +154,74 @@ static void select_items(SearchContext *ctx, const Items *items, int top, Partit
   free(sols);
 }
 
+/* ---- the estimating interval search, in passes of growing kernels ---------------------------- */
+
+/* The passes' longest kernels are --max-fusion (or the spec's calls) divided by 4, 16, ..., down
+ * to this (docs/search.md, "Long specs"): a spec of fewer than 4 times this many calls has one. */
+enum { SHORTEST_PASS_CALLS = 64 };
+
+/* By cost, then by kernels and starts: one order for equal costs. */
+static int by_cost_then_starts(const void *a, const void *b) {
+  const IntervalPartition *x = a, *y = b;
+  if (x->cost != y->cost) return x->cost < y->cost ? -1 : 1;
+  if (x->nkernels != y->nkernels) return x->nkernels - y->nkernels;
+  for (int k = 0; k < x->nkernels; k++)
+    if (x->starts[k] != y->starts[k]) return x->starts[k] - y->starts[k];
+  return 0;
+}
+
+/* The best `top` distinct partitions of *a (na of them) and b (nb), into *a; b is consumed. */
+static int merge_intervals(IntervalPartition **a, int na, IntervalPartition *b, int nb, int top) {
+  int n = na + nb, kept = 0;
+  IntervalPartition *all = xmalloc(sizeof *all * (size_t)(n ? n : 1));
+  if (na) memcpy(all, *a, sizeof *all * (size_t)na);
+  if (nb) memcpy(all + na, b, sizeof *all * (size_t)nb);
+  free(*a);
+  free(b);
+  qsort(all, (size_t)n, sizeof *all, by_cost_then_starts);
+  for (int k = 0; k < n; k++) {
+    if (kept == top || (kept && !by_cost_then_starts(&all[kept - 1], &all[k])))
+      free(all[k].starts);
+    else
+      all[kept++] = all[k];
+  }
+  *a = all;
+  return kept;
+}
+
+/* The estimating interval search (intervals.c) with kernels of at most max_len calls, in
+ * passes of kernels of at most max_len / 4^k calls, k descending to 0 (docs/search.md, "Long
+ * specs").  A segment's combine costs time growing with the square of its calls (each beam
+ * level plans all the calls before it), and the estimates try the longest, cheapest-looking
+ * segment first: a chain of 1024 `madd33(B, A)` spent 17 s of CPU (45 s on a loaded machine)
+ * on its one-kernel segment before anything else, so a --time-limit of 20 s cut it with nothing
+ * found but the single calls, 27 times slower than one kernel.  The passes find kernels of 64
+ * and 256 calls first, each pass's segments in a sixteenth of the next one's time; when the
+ * budget cuts a pass, the best of what every pass found is the result.  Uncut, the last pass's
+ * result is the result, as it was with that pass alone (the earlier passes only fill the
+ * memo), so a search that is not cut ranks as before. */
+static int estimated_intervals(SearchContext *ctx, const SearchOptions *opt, int max_len,
+                               IntervalPartition **out) {
+  double overhead = per_kernel_overhead(ctx);
+  int found = 0;
+  *out = NULL;
+  int shift = 0;
+  while ((max_len >> (shift + 2)) >= SHORTEST_PASS_CALLS) shift += 2;
+  for (;; shift -= 2) {
+    bool last = shift == 0;
+    IntervalPartition *ip = NULL;
+    int nip = intervals_top(ctx, max_len >> shift, opt->top, overhead, true, opt->progress, &ip,
+                            NULL);
+    if (last && !ctx->expired) {
+      intervals_free(*out, found);
+      *out = ip;
+      return nip;
+    }
+    found = merge_intervals(out, found, ip, nip, opt->top);
+    if (last || ctx->expired) return found;
+  }
+}
+
 /* ---- the three searches ---------------------------------------------------------------------- */
 
 /* Every fusion combined until the time budget is spent; the singles come first in fs (by size)
@@ -206,19 +274,33 @@ static Bounded *bounded_fusions(SearchContext *ctx, const FusionSet *fs, double 
   return b;
 }
 
+/* The N-th partition of ip, a hair more (sums in another order), bounds the N-th best partition
+ * from above; with fewer than N there is no bound. */
+static double nth_cost_bound(const IntervalPartition *ip, int nip, int top) {
+  return nip >= top ? ip[top - 1].cost * (1 + 1e-9) : INFINITY;
+}
+
 /* Exact: returns false, after filling parts with the interval partitions, when more fusions
- * than the exact search may combine could be in the top N (the caller says intervals). */
+ * than the exact search may combine could be in the top N (the caller says intervals).
+ * The estimating interval search runs first: it combines few segments, and its N-th partition
+ * is an upper bound as good as any.  Where even under it too many fusions could be in the top
+ * N, the exact interval search is not run: on a chain of 128 `madd33(B, A)` the bounds (72
+ * compulsory bytes, against a cost growing with the calls) prune no segment, and it combined
+ * 239 segments of up to 128 calls (13 s of CPU) only for the exact mode to be given up after. */
 static bool exact_search(SearchContext *ctx, const SearchOptions *opt, const FusionSet *fs,
                          SearchStats *st, Partitions *out) {
   IntervalPartition *ip = NULL;
   long evaluated = 0;
-  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx), false,
-                          opt->progress, &ip, &evaluated);
-  /* the N-th interval partition bounds the N-th best partition from above (a hair more, for
-   * sums in another order); with fewer than N there is no bound */
-  double u = nip >= opt->top ? ip[opt->top - 1].cost * (1 + 1e-9) : INFINITY;
-  int n;
-  Bounded *b = bounded_fusions(ctx, fs, u, &n);
+  double overhead = per_kernel_overhead(ctx);
+  int nip = estimated_intervals(ctx, opt, st->max_fusion, &ip), n;
+  Bounded *b = bounded_fusions(ctx, fs, nth_cost_bound(ip, nip, opt->top), &n);
+  if (n <= st->combine_limit) { /* the exact interval search's bound is tighter: fewer combines */
+    intervals_free(ip, nip);
+    free(b);
+    nip = intervals_top(ctx, st->max_fusion, opt->top, overhead, false, opt->progress, &ip,
+                        &evaluated);
+    b = bounded_fusions(ctx, fs, nth_cost_bound(ip, nip, opt->top), &n);
+  }
   st->candidates = n;
   if (n > st->combine_limit) {
     for (int k = 0; k < nip; k++) push_intervals(out, &ip[k]);
@@ -251,12 +333,9 @@ static bool exact_search(SearchContext *ctx, const SearchOptions *opt, const Fus
 static void interval_search(SearchContext *ctx, const SearchOptions *opt, SearchStats *st,
                             Partitions *out) {
   IntervalPartition *ip = NULL;
-  long evaluated = 0;
-  int nip = intervals_top(ctx, st->max_fusion, opt->top, per_kernel_overhead(ctx), true,
-                          opt->progress, &ip, &evaluated);
+  int nip = estimated_intervals(ctx, opt, st->max_fusion, &ip);
   for (int k = 0; k < nip; k++) push_intervals(out, &ip[k]);
   intervals_free(ip, nip);
-  (void)evaluated;
 }
 
 /* ---- candidates ------------------------------------------------------------------------------ */

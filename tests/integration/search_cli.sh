@@ -256,6 +256,27 @@ grep -q "in 2 groups" "$tmp/c2/chains2/index.txt" || fail "chains2: its #1 is no
 grep -q "note: fusion.svg not drawn for 2 of 2 candidates: their DAGs' edges span 2700 to 5400 \
 ranks" "$tmp/err" || { cat "$tmp/err"; fail "chains2: the spans that decided not said"; }
 
+# long chains of `B = madd33(B, A)` (docs/search.md, "Long specs"), each written out as the review
+# of session 45 wrote them: 128 calls, whose bounds prune no segment (the exact interval search
+# took 34 s on a loaded machine before the intervals mode gave up on exactness), ranked as one
+# kernel; 1024 calls under a --time-limit of 8 s, which the one-kernel segment's beam (17 s of
+# CPU) may pass: the best of the passes of kernels of 64 and 256 calls is kept, not the single
+# calls (27 times slower).  60 s is a generous bound on the run, not a timing.
+long_chain() {
+  { echo 'matrix3x3 A, B;'; echo 'input A;'; echo 'B = madd33(A, A);'
+    for ((i = 1; i < $1; i++)); do echo 'B = madd33(B, A);'; done; echo 'return B;'; } >"$2"
+}
+for calls_kernels in 128:1 1024:17; do
+  calls=${calls_kernels%:*} most=${calls_kernels#*:} start=$SECONDS
+  long_chain "$calls" "$tmp/long$calls.spec"
+  timeout 300 "$KASGEN" plan "$tmp/long$calls.spec" --top 1 --variants 0 --time-limit 8 \
+    >"$tmp/lc" 2>"$tmp/lc.err" || { cat "$tmp/lc.err"; fail "chain of $calls: exit"; }
+  kernels=$(head -1 "$tmp/lc" | grep -o '{' | wc -l)
+  [ "$kernels" -ge 1 ] && [ "$kernels" -le "$most" ] ||
+    { cat "$tmp/lc.err"; fail "chain of $calls: the #1 has $kernels kernels (at most $most)"; }
+  [ $((SECONDS - start)) -le 60 ] || fail "chain of $calls: $((SECONDS - start)) s"
+done
+
 # a wider --beam-width never gives a worse #1 than the default's on this element of the review of
 # session 45 (65 calls, ranked as intervals): at width 40 its one-kernel plan was 0.3587 ns/elem
 # against 0.3516 at width 10 (extra states crowded the default beam's out of a level), and the
