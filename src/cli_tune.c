@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -319,6 +320,31 @@ static bool open_calibration_session(const CliOptions *o, const Run *run, const 
   return cli_open_session(&so, s, false);
 }
 
+/* A run whose fastest correct candidate takes less than this per launch (measured ns per
+ * element times n) is timed mostly by the launches' fixed costs.  Session 45's n sweep on the
+ * H200 (benchmarks/h200-2026-11-29-s45, nsweep_table.py): about 8 us for a candidate's first
+ * kernel and 4.5 us for each further one; at n = 2^18 the one-kernel candidates of four of five
+ * specs took 31-53 us, 15-26% of it fixed; at n = 2^20 the fastest took 98-362 us (at most 8%).
+ * stvenant's run at n = 4096 (8.4 us) was fitted a barrier-scale of 296 (2026-11-29, when the
+ * model took every launch as shared among 2^22 elements), out of any store's range. */
+#define LAUNCH_BOUND_US 50.0
+
+/* Warns of a run whose fixed per-launch costs dominate (LAUNCH_BOUND_US): its fit says little
+ * of the kernels' work. */
+static void warn_if_launch_bound(const Run *run) {
+  const Results *r = run->r;
+  double fastest = INFINITY; /* us per launch */
+  for (int i = 0; i < r->nrows; i++)
+    if (results_row_counts(&r->rows[i]))
+      fastest = fmin(fastest, r->rows[i].measured_ns * (double)r->n / 1000);
+  if (!(fastest < LAUNCH_BOUND_US)) return;
+  diag_warning((SrcLoc){.file = run->path}, "n = %ld: the fastest correct candidate takes "
+               "%.1f us per launch, under %.0f us, where the launches' fixed costs (about 8 us "
+               "for the first kernel on an H200) are much of what was measured; constants fitted "
+               "to it say more of them than of the kernels' work (run the harness with a larger "
+               "n, its default 4194304)", r->n, fastest, LAUNCH_BOUND_US);
+}
+
 /* One run, measured on db's GPU: its candidates found again (open_calibration_session), the
  * correct ones samples.  o: the options to search it with (its record, calibrate's own), to
  * which its results file adds what they leave unsaid. */
@@ -333,6 +359,7 @@ static bool add_run(const CliOptions *o, const TimingDb *db, const Run *run, con
                           "this run was measured", r->device, db, true) &&
             open_calibration_session(&ro, run, spec, variants, &s);
   int used = 0, skipped = 0;
+  if (ok) warn_if_launch_bound(run);
   if (ok) {
     SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
     ctx->n = r->n > 0 ? r->n : ctx->n; /* the samples at the n the run measured */
@@ -525,15 +552,20 @@ int cmd_calibrate(const CliOptions *o) {
   CalibrationSamples *all = calibration_samples_new();
   int rc = EXIT_BAD_INPUT;
   OtherGpuRun other = {0}; /* the store's run measured on another GPU, if any */
+  ModelCalibration stored;  /* the store's constants: absent when set aside */
+  CliOptions set_aside = *o;
+  set_aside.no_calibration = true;
   TimingDb *db = cli_load_timingdb(&(CliOptions){.argv0 = o->argv0, .db_path = o->db_path,
                                                  .no_db = o->no_db, .no_calibration = true});
   if (db && db->analytic)
     diag_error((SrcLoc){0}, "calibration needs a timing database (--db FILE): it is stored "
                             "beside it");
-  /* the store, which the runs' searches apply, and each run: of the database's GPU (the
-   * store's constants, which calibrate replaces, are read by the runs' searches, not here) */
-  else if (db && calibration_read(db, NULL, &other) && calibration_same_gpu(db, &other, true) &&
-           add_runs(o, db, o->spec, all)) {
+  /* the store, which the runs' searches apply (a run generated with it is found again by
+   * searching with it), and each run: of the database's GPU.  Constants out of range, which
+   * no search could read, are set aside (a warning): calibrate replaces them. */
+  else if (db && calibration_read_to_refit(db, &stored, &other) &&
+           calibration_same_gpu(db, &other, true) &&
+           add_runs(stored.present ? o : &set_aside, db, o->spec, all)) {
     int n = calibration_sample_count(all);
     if (n < MIN_SAMPLES) {
       diag_error((SrcLoc){.file = o->spec}, "only %d measured candidates; at least %d are needed",

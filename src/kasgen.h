@@ -2409,6 +2409,10 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
  * be NULL: out NULL reads no constants (nor checks them; the store's root still is).  false
  * after a located error in the store; then *out and *other hold nothing. */
 bool calibration_read(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other);
+/* calibration_read for calibrate, which replaces the store: constants out of range (a kasgen
+ * before 2026-11-29 could store them) are a warning and *out is left absent, so that calibrate
+ * searches the runs without them rather than being refused by the store it replaces. */
+bool calibration_read_to_refit(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other);
 /* Whether the runs of the store beside db were measured on db's GPU: other, as calibration_read
  * found it, is none (true), else tune_same_gpu says so (refuse as there). */
 bool calibration_same_gpu(const TimingDb *db, const OtherGpuRun *other, bool refuse);

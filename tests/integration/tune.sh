@@ -14,9 +14,11 @@
 #     no results file through a link or a spec named by a path, and no store with --db -;
 #   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
 #     them; a malformed store (a constant out of range or a hex float, another version or none,
-#     two <calibration>s) is a located error; a run, or a store's run, measured on another GPU
-#     than the database's is refused by calibrate and warned of by tune; --held-out judges each
-#     spec by the other's fit and stores nothing;
+#     two <calibration>s) is a located error; calibrate sets a store out of range aside and
+#     replaces it, stores no fit out of range, and warns of a run under 50 us per launch (the
+#     H200's stvenant at n = 4096, which fitted barrier-scale 296); a run, or a store's run,
+#     measured on another GPU than the database's is refused by calibrate and warned of by tune;
+#     --held-out judges each spec by the other's fit and stores nothing;
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
 #     nothing (cache); without --ptxas nvcc is never run;
 #   - a kernel of groups of threads (threads.c) measured best ships too;
@@ -301,6 +303,52 @@ grep -q "^synctest  *1  *[0-9.]*% | .* |  *nan  *[0-9.]*%  *[0-9.]*%  *$tmp/runs
   "$tmp/out" || { cat "$tmp/out"; fail "calibrate --held-out: synctest's row"; }
 grep -q '^held out: Spearman >= 0.8 on 0 of 0 (span > 10%), predicted #1 within 2% on [01] of 1, mean error <= 5% on [01] of 1' "$tmp/out" ||
   { cat "$tmp/out"; fail "calibrate --held-out: no summary"; }
+#    A store of constants out of range (barrier-scale 296: what calibrate stored before
+#    2026-11-29 from an H200 run at n = 4096) is refused by every other command, which says how
+#    to get past it, but calibrate sets it aside (a warning) and replaces it; a run this small is
+#    warned of, and a fit out of range is not stored (before: stored, then refused by all).
+sed 's/barrier-scale="[0-9.]*"/barrier-scale="296.1751"/' "$store" >"$tmp/dbh.measured.xml"
+rc=0
+"$KASGEN" plan specs/synctest.spec --db "$tmp/dbh.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] &&
+  grep -q 'dbh.measured.xml:4: error: .*(barrier-scale 296.1751 is outside \[0, 100\];' "$tmp/err" &&
+  grep -q 'note: --uncalibrated sets the store aside; kasgen calibrate replaces it' "$tmp/err" ||
+  { cat "$tmp/err"; fail "a store out of range: plan's exit $rc or message"; }
+"$KASGEN" calibrate "$tmp/runs" --db "$tmp/dbh.xml" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate over a store out of range: exit"; }
+grep -q 'dbh.measured.xml:4: warning: .*(barrier-scale 296.1751 .*calibrate sets them aside' \
+  "$tmp/err" || { cat "$tmp/err"; fail "calibrate over a store out of range: no warning"; }
+! grep -q 'per launch' "$tmp/err" || fail "calibrate: runs of 4194304 elements warned of as small"
+"$KASGEN" plan specs/synctest.spec --db "$tmp/dbh.xml" >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "the replaced store is refused"; }
+mkdir "$tmp/small"
+sed 's/<run n="4194304"/<run n="4096"/' "$tmp/runs/synctest.xml" >"$tmp/small/synctest.xml"
+cp "$tmp/runs/bigfusion.xml" "$tmp/small/"
+"$KASGEN" calibrate "$tmp/small" --db "$tmp/dbh.xml" --held-out >/dev/null 2>"$tmp/err" || true
+grep -q 'small/synctest.xml: warning: n = 4096: .* takes 0.1 us per launch, under 50 us' \
+  "$tmp/err" && [ "$(grep -c 'per launch' "$tmp/err")" = 1 ] ||
+  { cat "$tmp/err"; fail "calibrate: a run of 4096 elements not warned of (or another one)"; }
+#    The review's case: stvenant's top 12 on the H200, its run at n = 4096 (session 45), whose
+#    fit had barrier-scale 296 (2026-11-29): not stored, the store beside the database as it
+#    was, exit 1.  Whatever the fit gives, calibrate never stores what plan then refuses.
+cp benchmarks/nvidia-h200.xml "$tmp/h200c.xml"
+"$KASGEN" specs/stvenant.spec --db "$tmp/h200c.xml" --top 12 --variants 2 --out "$tmp/n4096" \
+  >/dev/null 2>&1 || fail "stvenant on the H200: generate"
+cp benchmarks/h200-2026-11-29-s45/nsweep/stvenant/n4096.xml "$tmp/n4096/stvenant/results.xml"
+echo '<kasgen-measured version="1"/>' >"$tmp/h200c.measured.xml"
+rc=0
+"$KASGEN" calibrate "$tmp/n4096" --db "$tmp/h200c.xml" >/dev/null 2>"$tmp/err" || rc=$?
+grep -q 'warning: n = 4096: .* per launch, under 50 us' "$tmp/err" ||
+  { cat "$tmp/err"; fail "the H200 run at n = 4096 not warned of"; }
+if grep -q 'h200c.measured.xml: error: not written: the fitted [a-z-]* [0-9.-]* is outside ' \
+  "$tmp/err"; then
+  [ "$rc" = 1 ] && [ "$(cat "$tmp/h200c.measured.xml")" = '<kasgen-measured version="1"/>' ] ||
+    fail "a fit out of range: exit $rc, or the store changed"
+else
+  [ "$rc" = 0 ] || { cat "$tmp/err"; fail "the H200 run at n = 4096: calibrate exit $rc"; }
+fi
+"$KASGEN" plan specs/stvenant.spec --db "$tmp/h200c.xml" >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "the H200 run at n = 4096: the store is then refused"; }
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "tune (calibrated): exit"; }
