@@ -224,6 +224,33 @@ static int recorded_variants(const char *dir, const GenerationRecord *generation
   return tune_variants_of_folder(dir, &k) && k > 0 ? k : -1;
 }
 
+/* The database to search a run with when neither the command line nor the folder says it
+ * (generation_db_unknown): the one for the GPU its results name, found as the main job finds
+ * this machine's (timingdb_path_for_gpu beside the default database), said in a note; else an
+ * error asking for --db.  Before, tune searched with the default database (the H100's) whatever
+ * GPU measured the run, and failed with "the search no longer gives the candidate".  *chosen
+ * (malloc'ed, o->db_path points to it) is freed by the caller. */
+static bool db_for_unrecorded_run(CliOptions *o, const Run *run, char **chosen) {
+  *chosen = NULL;
+  if (o->db_path || o->no_db) return true;
+  char *base = timingdb_default_path(o->argv0);
+  *chosen = base ? timingdb_path_for_gpu(base, run->r->device) : NULL;
+  free(base);
+  char *gpu = terminal_text(run->r->device);
+  SrcLoc at = {.file = run->path, .line = (int)run->r->device_line};
+  if (*chosen)
+    diag_note(at, "the folder does not record the timing database it was generated with: %s "
+              "searches with %s, the database of '%s', the GPU that measured this run (--db "
+              "FILE gives another)", o->command, *chosen, gpu);
+  else
+    diag_error(at, "the folder does not record the timing database it was generated with, and "
+               "kasgen has none for '%s', the GPU that measured this run: give --db FILE, the "
+               "database the folder was generated with", gpu);
+  free(gpu);
+  o->db_path = *chosen;
+  return *chosen != NULL;
+}
+
 int cmd_tune(const CliOptions *o) {
   Results r;
   char *rpath;
@@ -258,7 +285,10 @@ int cmd_tune(const CliOptions *o) {
   TuneChoice ch = {0};
   bool exact = false;
   OtherGpuRun other_read = {0}; /* where the session's database was read without the store */
-  if (index_ok && recorded && ranks_ok && open_run_session(&so, &run, false, &s, &exact)) {
+  char *chosen_db = NULL;
+  if (index_ok && recorded && ranks_ok &&
+      (!generation_db_unknown(&generation) || db_for_unrecorded_run(&so, &run, &chosen_db)) &&
+      open_run_session(&so, &run, false, &s, &exact)) {
     ModelCalibration cal = s.db->calib;
     const OtherGpuRun *other = &s.db->calib_other_gpu;
     if (!cal.present && !o->no_calibration) {
@@ -280,6 +310,7 @@ int cmd_tune(const CliOptions *o) {
     }
   }
 done:
+  free(chosen_db);
   free(ch.why);
   other_gpu_run_free(&other_read);
   cli_close_session(&s);
@@ -345,6 +376,17 @@ static void warn_if_launch_bound(const Run *run) {
                "n, its default 4194304)", r->n, fastest, LAUNCH_BOUND_US);
 }
 
+/* calibrate, given no --db, fits the default database: a note naming the one of the GPU that
+ * measured the runs, where kasgen has it. */
+static void note_database_of(const CliOptions *o, const char *device) {
+  char *base = timingdb_default_path(o->argv0);
+  char *mine = base ? timingdb_path_for_gpu(base, device) : NULL;
+  if (mine)
+    diag_note((SrcLoc){0}, "calibrate fits the database --db gives (by default %s): give "
+              "--db %s, or a copy of it", base, mine);
+  free(base), free(mine);
+}
+
 /* One run, measured on db's GPU: its candidates found again (open_calibration_session), the
  * correct ones samples.  o: the options to search it with (its record, calibrate's own), to
  * which its results file adds what they leave unsaid. */
@@ -355,9 +397,10 @@ static bool add_run(const CliOptions *o, const TimingDb *db, const Run *run, con
   CliOptions ro = *o;
   search_as_measured(&ro, run);
   Session s = {0};
-  bool ok = tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r->device_line},
-                          "this run was measured", r->device, db, true) &&
-            open_calibration_session(&ro, run, spec, variants, &s);
+  bool same = tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r->device_line},
+                            "this run was measured", r->device, db, true);
+  if (!same && !o->db_path) note_database_of(o, r->device);
+  bool ok = same && open_calibration_session(&ro, run, spec, variants, &s);
   int used = 0, skipped = 0;
   if (ok) warn_if_launch_bound(run);
   if (ok) {

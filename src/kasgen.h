@@ -2293,6 +2293,10 @@ char *generation_ini_text(const CliOptions *o, const Session *s);
  * values; free it after o.  false after located errors. */
 bool generation_read(const char *dir, CliOptions *o, const char *const *skip,
                      GenerationRecord *rec);
+/* Whether the folder's database is not known from rec: no generation.ini (a folder from before
+ * it), or one that says the database was read from the standard input.  A generation.ini without
+ * a db line is of the default database, which it finds again as it was. */
+bool generation_db_unknown(const GenerationRecord *rec);
 void generation_record_free(GenerationRecord *rec);
 bool cli_open_session(const CliOptions *o, Session *s, bool emits);
 void cli_close_session(Session *s);

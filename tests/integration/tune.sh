@@ -830,6 +830,46 @@ measured11 ' precision="double" layout="component"'
 grep -q 'const double \*' "$dir/embed/kas_synctest.h" && grep -qx 'precision = double' "$ini" &&
   grep -qx 'layout = component' "$ini" || fail "no generation.ini: not searched as measured"
 dir=$saved_dir
+#     A folder that does not record its database (generated with --db -, or without
+#     generation.ini): tune searches with the database of the GPU its results name, and says so
+#     (before: the default, the H100's, and "the search no longer gives the candidate measured as
+#     cand01"); for a GPU kasgen has no database of, an error asking for --db.  The H200's run of
+#     stvenant at n = 2^21 (session 45).
+"$KASGEN" specs/stvenant.spec --db - --top 12 --variants 2 --out "$tmp/stdin_db" \
+  <benchmarks/nvidia-h200.xml >/dev/null 2>&1 || fail "--db -: generate"
+sdir="$tmp/stdin_db/stvenant"
+grep -qx '; db not recorded: it was read from the standard input (give --db)' \
+  "$sdir/generation.ini" || fail "--db -: generation.ini"
+cp benchmarks/h200-2026-11-29-s45/nsweep/stvenant/n2097152.xml "$sdir/results.xml"
+cp "$sdir/generation.ini" "$tmp/stdin.ini"
+"$KASGEN" tune "$sdir" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "a database not recorded: tune exit"; }
+said='results.xml:3: note: the folder does not record the timing database .*: tune searches with'
+grep -q "$said .*/nvidia-h200.xml, the database of 'NVIDIA H200'" "$tmp/err" &&
+  grep -q '^wrote .*stvenant/embed/ around cand01' "$tmp/out" ||
+  { cat "$tmp/err" "$tmp/out"; fail "a database not recorded: not the H200's, or not said"; }
+grep -q '^db = .*/nvidia-h200.xml$' "$sdir/generation.ini" ||
+  fail "a database not recorded: the folder written again does not record the one searched"
+cp "$tmp/stdin.ini" "$sdir/generation.ini"
+sed -i 's/name="NVIDIA H200"/name="NVIDIA Z100"/' "$sdir/results.xml"
+rc=0
+"$KASGEN" tune "$sdir" >"$tmp/out" 2>"$tmp/err" || rc=$?
+said='results.xml:3: error: the folder does not record the timing database'
+[ "$rc" = 1 ] && grep -q "$said .* none for 'NVIDIA Z100', .*: give --db FILE" "$tmp/err" &&
+  ! grep -q 'no longer gives' "$tmp/err" ||
+  { cat "$tmp/err"; fail "a database not recorded, an unknown GPU: exit $rc or message"; }
+sed -i 's/name="NVIDIA Z100"/name="NVIDIA H200"/' "$sdir/results.xml"
+rm "$sdir/generation.ini"
+"$KASGEN" tune "$sdir" >"$tmp/out" 2>"$tmp/err" &&
+  grep -q 'tune searches with .*/nvidia-h200.xml' "$tmp/err" ||
+  { cat "$tmp/err"; fail "no generation.ini: not the H200's database"; }
+#     calibrate, given no --db, names the database of the runs' GPU beside its refusal.
+mkdir "$tmp/h200runs" && cp -r "$sdir" "$tmp/h200runs/"
+rc=0
+"$KASGEN" calibrate "$tmp/h200runs" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] &&
+  grep -q 'note: calibrate fits the database --db gives .*: give --db .*/nvidia-h200' "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate without --db on an H200 run: exit $rc"; }
 
 # 12. The table within 80 columns.  The element's run on an H200 (session 42, tests/fixtures):
 #     each row's figures, every one kept, then its kernels of 128 calls on a line of their own
