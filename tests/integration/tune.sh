@@ -273,9 +273,20 @@ timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 rm "$dir/index.txt" && cp "$tmp/index.before" "$dir/index.txt"
 rm "$dir/results.xml"
 expect_error "no file" 'results.xml: error: cannot read'
-#    A measured time of 0 (nothing measured) is never the measured best.
+#    A measured time of 0 (nothing measured) on a candidate said correct is a located error
+#    (before: read, and shown as "meas 0.0000"); on a wrong one it reads, and is never shipped.
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0 0 0 1" "0.032 0.0319 0.0322 1"
+expect_error "correct, measured 0" \
+  'results.xml:7:[0-9]*: error: measured-ns of a correct <candidate> is 0'
+#    A copy bandwidth of 0 or none, n of 0: located errors (before: "copy bandwidth 0.0 GB/s").
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1"
+sed -i 's/copy-gbs="3000"/copy-gbs="0"/' "$dir/results.xml"
+expect_error "copy-gbs 0" 'results.xml:3:[0-9]*: error: copy-gbs of <device> is not positive'
+sed -i 's/copy-gbs="0"/copy-gbs="3000"/; s/<run n="4194304"/<run n="0"/' "$dir/results.xml"
+expect_error "n 0" 'results.xml:4:[0-9]*: error: n="0" of <run> is not an integer in \[1, '
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0 0 0 0" "0.032 0.0319 0.0322 1"
 "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "tune, a zero time: exit"; }
 grep -q '^choice: cand03' "$tmp/out" && fail "tune shipped a candidate measured 0 ns"
 rm "$dir/results.xml"
