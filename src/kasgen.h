@@ -1903,9 +1903,11 @@ bool unaligned_reads_rows(const Dag *dag, const Target *t, const Buffer *b);
 /* ptxas.c: for the top 30 candidates, the registers and spill bytes of every kernel from
  * ptxas's report (nvcc -Xptxas -v, cached by kernel text), put into the plans
  * (regs_from_ptxas), which are predicted again; the candidates are re-ranked.  Without nvcc it
- * says so once and changes nothing. */
+ * says so once and changes nothing.  nvcc runs for at most time_left_s seconds (what
+ * --time-limit left; <= 0: none left, nvcc is not run), NAN for kasgen's own bound of 5 minutes;
+ * cut, it says so and keeps the estimate. */
 void ptxas_rerank(const Dag *dag, const Library *lib, const TimingDb *db, const Target *t,
-                  SearchResult *res);
+                  SearchResult *res, double time_left_s);
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt);

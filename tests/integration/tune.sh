@@ -20,7 +20,8 @@
 #     measured on another GPU than the database's is refused by calibrate and warned of by tune;
 #     --held-out judges each spec by the other's fit and stores nothing;
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
-#     nothing (cache); without --ptxas nvcc is never run;
+#     nothing (cache); without --ptxas nvcc is never run; an nvcc that hangs is stopped at what
+#     --time-limit left;
 #   - a kernel of groups of threads (threads.c) measured best ships too;
 #   - rows of a run the search now ranks otherwise are found by their kernels and calls, or in
 #     older files by their kernels and predictions;
@@ -677,6 +678,24 @@ NVCC=/nonexistent/nvcc "$KASGEN" specs/synctest.spec --top 4 --ptxas --out "$tmp
   || fail "no nvcc: exit"
 [ "$(grep -c 'no nvcc found' "$tmp/err")" = 1 ] || fail "no nvcc: not said once"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "no nvcc: estimate not kept"
+#     An nvcc that hangs (the review: a library routine that #includes a FIFO; before, 30 minutes
+#     per nvcc run) is stopped at what --time-limit left after the search, said, and the estimate
+#     kept; a limit the search spent runs no nvcc.  Its sleep is killed with it (process group).
+printf '#!/bin/sh\nsleep 120\n' >"$tmp/hung_nvcc" && chmod +x "$tmp/hung_nvcc"
+start=$(date +%s)
+NVCC="$tmp/hung_nvcc" KASGEN_CACHE="$tmp/hung_cache" timeout 60 "$KASGEN" specs/synctest.spec \
+  --top 4 --ptxas --time-limit 3 --out "$tmp/h" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "a hung nvcc: exit"; }
+[ $(($(date +%s) - start)) -le 20 ] || fail "a hung nvcc: not stopped at --time-limit 3"
+said='took longer than what --time-limit left, [0-9.]* s; stopped, keeping the estimated'
+grep -q "hung_nvcc: warning: .* $said registers" "$tmp/err" &&
+  grep -q 'registers per thread (estimated)' "$tmp/out" ||
+  { cat "$tmp/err"; fail "a hung nvcc: not said, or the estimate not kept"; }
+NVCC="$tmp/hung_nvcc" KASGEN_CACHE="$tmp/hung_cache" timeout 60 "$KASGEN" specs/synctest.spec \
+  --top 4 --ptxas --time-limit 0.001 --out "$tmp/h" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "--time-limit spent: exit"; }
+grep -q 'warning: the search spent --time-limit: ptxas is not run' "$tmp/err" ||
+  { cat "$tmp/err"; fail "--time-limit spent: not said"; }
 n0=$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)
 "$KASGEN" specs/stvenant.spec --top 4 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "default: exit"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "default: ptxas ran without --ptxas"
