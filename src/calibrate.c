@@ -129,13 +129,60 @@ static bool scales_of(const char *path, const char *text, xmlNodePtr n, ModelCal
          number_or(path, text, n, "coverage-slope", true, &c->coverage_slope);
 }
 
-static bool scale_in_range(double x) { return x > 0 && x <= 10; }
+/* The range of each constant that a store may hold: what calibration_of reads and
+ * calibration_write writes (a fit outside it is refused there, so that no command is then
+ * refused the database).  lo_open: lo itself is out.  NaN is in no range. */
+typedef struct {
+  const char *name;
+  size_t offset; /* in ModelCalibration */
+  double lo, hi;
+  bool lo_open;
+} ConstantRange;
+static const ConstantRange RANGES[] = {
+    {"work-scale", offsetof(ModelCalibration, work_scale), 0, 10, true},
+    {"requests-one-scale", offsetof(ModelCalibration, requests_one_scale), 0, 10, true},
+    {"requests-shared-scale", offsetof(ModelCalibration, requests_shared_scale), 0, 10, true},
+    {"lines-scale", offsetof(ModelCalibration, lines_scale), 0, 10, true},
+    {"requests-overlap", offsetof(ModelCalibration, requests_overlap), 1, MAX_OVERLAP, false},
+    {"coverage-slope", offsetof(ModelCalibration, coverage_slope), -MAX_COVERAGE_SLOPE,
+     MAX_COVERAGE_SLOPE, false},
+    {"unhidden-share", offsetof(ModelCalibration, unhidden_share), 0, 1, false},
+    {"wavefront-scale", offsetof(ModelCalibration, wavefront_scale), 0, 10, false},
+    {"barrier-scale", offsetof(ModelCalibration, barrier_scale), 0, 100, false},
+    {"barrier-warp-ns", offsetof(ModelCalibration, barrier_warp_ns), 0, 10000, false},
+    {"kernel-ns", offsetof(ModelCalibration, kernel_ns), 0, 100, false},
+};
+enum { NRANGES = sizeof RANGES / sizeof *RANGES };
+
+static double constant_at(const ModelCalibration *c, const ConstantRange *r) {
+  return *(const double *)((const char *)c + r->offset);
+}
+
+/* The first constant of c outside its range, or NULL. */
+static const ConstantRange *out_of_range(const ModelCalibration *c) {
+  for (int i = 0; i < NRANGES; i++) {
+    double x = constant_at(c, &RANGES[i]);
+    if (!(x <= RANGES[i].hi && (x > RANGES[i].lo || (x == RANGES[i].lo && !RANGES[i].lo_open))))
+      return &RANGES[i];
+  }
+  return NULL;
+}
+
+/* "barrier-scale 296.1751 is outside [0, 100]" (malloc'ed). */
+static char *range_text(const ModelCalibration *c, const ConstantRange *r) {
+  return xasprintf("%s %.4f is outside %c%g, %g]", r->name, constant_at(c, r),
+                   r->lo_open ? '(' : '[', r->lo, r->hi);
+}
 
 /* What the store's specs and candidates may say (they are read as numbers, kept as ints). */
 static bool whole_count(double x) { return x >= 0 && x <= 1e9 && x == floor(x); }
 
+/* The constants of <calibration> n into *c; false after a located error.  replacing: the store
+ * is being fitted again (calibrate): constants out of range (as a kasgen before 2026-11-29
+ * could store) are a warning, and *c is left absent (present false), not an error that would
+ * keep calibrate from replacing them. */
 static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
-                           ModelCalibration *c) {
+                           ModelCalibration *c, bool replacing) {
   double specs = 0, cands = 0;
   bool ok = number_of(path, text, n, "work-scale", &c->work_scale) &
             scales_of(path, text, n, c) &
@@ -143,21 +190,25 @@ static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
             number_of(path, text, n, "kernel-ns", &c->kernel_ns) &
             number_of(path, text, n, "specs", &specs) &
             number_of(path, text, n, "candidates", &cands);
-  if (ok && (!scale_in_range(c->work_scale) || !scale_in_range(c->requests_one_scale) ||
-             !scale_in_range(c->requests_shared_scale) || !scale_in_range(c->lines_scale) ||
-             !(c->requests_overlap >= 1 && c->requests_overlap <= MAX_OVERLAP) ||
-             !(fabs(c->coverage_slope) <= MAX_COVERAGE_SLOPE) ||
-             !(c->unhidden_share >= 0 && c->unhidden_share <= 1) ||
-             !(c->wavefront_scale >= 0 && c->wavefront_scale <= 10) || c->barrier_scale < 0 ||
-             c->barrier_scale > 100 || !(c->barrier_warp_ns >= 0 && c->barrier_warp_ns <= 10000) ||
-             !(c->kernel_ns >= 0 && c->kernel_ns <= 100) || !whole_count(specs) ||
-             !whole_count(cands))) {
-    diag_error((SrcLoc){.file = path, .text = text, .line = (int)xml_line(n)},
-               "the calibration's constants are out of range (work-scale and the IO scales in "
-               "(0, 10], requests-overlap in [1, 4], |coverage-slope| <= 1.99, unhidden-share "
-               "in [0, 1], wavefront-scale in [0, 10], barrier-scale in [0, 100], "
-               "barrier-warp-ns in [0, 10000], kernel-ns in [0, 100], specs and candidates "
-               "whole numbers in [0, 10^9])");
+  const ConstantRange *bad = ok ? out_of_range(c) : NULL;
+  SrcLoc at = {.file = path, .text = text, .line = (int)xml_line(n)};
+  if (bad && replacing) {
+    char *why = range_text(c, bad);
+    diag_warning(at, "the calibration's constants are out of range (%s): calibrate sets them "
+                 "aside, searches the runs without them and replaces them", why);
+    free(why);
+    *c = (ModelCalibration){0};
+    return true;
+  }
+  if (ok && (bad || !whole_count(specs) || !whole_count(cands))) {
+    char *why = bad ? range_text(c, bad) : xstrdup("specs or candidates");
+    diag_error(at, "the calibration's constants are out of range (%s; work-scale and the IO "
+               "scales in (0, 10], requests-overlap in [1, 4], |coverage-slope| <= 1.99, "
+               "unhidden-share in [0, 1], wavefront-scale in [0, 10], barrier-scale in "
+               "[0, 100], barrier-warp-ns in [0, 10000], kernel-ns in [0, 100], specs and "
+               "candidates whole numbers in [0, 10^9])", why);
+    diag_note((SrcLoc){0}, "--uncalibrated sets the store aside; kasgen calibrate replaces it");
+    free(why);
     ok = false;
   }
   c->nspecs = ok ? (int)specs : 0;
@@ -205,7 +256,7 @@ static bool read_store(const char *path, xmlDocPtr *doc, char **text_out) {
 /* The constants of the store's <calibration> into *out; false after a located error (an
  * unknown element, a second <calibration>, a constant out of range). */
 static bool constants_of(const char *path, const char *text, xmlDocPtr doc,
-                         ModelCalibration *out) {
+                         ModelCalibration *out, bool replacing) {
   bool ok = true;
   long first = 0; /* the line of the <calibration> read */
   for (xmlNodePtr n = xmlDocGetRootElement(doc)->children; ok && n; n = n->next) {
@@ -222,7 +273,7 @@ static bool constants_of(const char *path, const char *text, xmlDocPtr doc,
       ok = false;
     } else {
       first = xml_line(n);
-      ok = calibration_of(path, text, n, out);
+      ok = calibration_of(path, text, n, out, replacing);
     }
   }
   if (!ok) *out = (ModelCalibration){0};
@@ -254,19 +305,29 @@ static void keep_other_gpu_run(xmlDocPtr doc, const TimingDb *db, char **path, c
   *path = *text = NULL;
 }
 
-bool calibration_read(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other) {
+/* calibration_read, and calibration_read_to_refit where replacing. */
+static bool read_calibration(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other,
+                             bool replacing) {
   if (out) *out = (ModelCalibration){0};
   if (other) *other = (OtherGpuRun){0};
   if (!db || db->analytic || !db->path || db_from_stdin(db->path)) return true;
   char *path = store_path(db->path), *text;
   xmlDocPtr doc;
   bool ok = read_store(path, &doc, &text);
-  if (ok && doc && out) ok = constants_of(path, text, doc, out);
+  if (ok && doc && out) ok = constants_of(path, text, doc, out, replacing);
   if (ok && doc && other) keep_other_gpu_run(doc, db, &path, &text, other);
   if (doc) xmlFreeDoc(doc);
   free(text);
   free(path);
   return ok;
+}
+
+bool calibration_read(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other) {
+  return read_calibration(db, out, other, false);
+}
+
+bool calibration_read_to_refit(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other) {
+  return read_calibration(db, out, other, true);
 }
 
 bool calibration_same_gpu(const TimingDb *db, const OtherGpuRun *other, bool refuse) {
@@ -636,6 +697,36 @@ HeldOutRun *calibration_held_out(const CalibrationSamples *all, int *nruns) {
 
 /* ---- the store, written ---------------------------------------------------------------- */
 
+/* c as the store holds it once written with calibration_write's decimals, then read. */
+static ModelCalibration as_written(const ModelCalibration *c) {
+  ModelCalibration w = *c;
+  for (int i = 0; i < NRANGES; i++) {
+    double *x = (double *)((char *)&w + RANGES[i].offset);
+    char digits[64];
+    snprintf(digits, sizeof digits, RANGES[i].offset == offsetof(ModelCalibration, kernel_ns)
+                                        ? "%.6f" : "%.4f", *x);
+    *x = strtod(digits, NULL);
+  }
+  return w;
+}
+
+/* Whether the fitted c may be stored at path: each constant, as written, in the range that the
+ * store's reader takes (calibration_of), else an error and nothing stored.  A constant beyond
+ * it is no calibration of the model's parts: a run whose fixed per-launch costs dominate (a
+ * small n, which calibrate warns of) was fitted a barrier-scale of 296 on the H200. */
+static bool storable(const ModelCalibration *c, const char *path) {
+  ModelCalibration w = as_written(c);
+  const ConstantRange *bad = out_of_range(&w);
+  if (!bad) return true;
+  char *why = range_text(&w, bad);
+  diag_error((SrcLoc){.file = path}, "not written: the fitted %s, the range a calibration may "
+             "hold; the store is left as it was", why);
+  diag_note((SrcLoc){0}, "such a constant stands for no part of the model: look for runs "
+            "whose time per launch is small (calibrate warns of them) and fit without them");
+  free(why);
+  return false;
+}
+
 bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
                        const ModelCalibration *c, char **path_out) {
   if (!db->path || db_from_stdin(db->path)) {
@@ -646,6 +737,7 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
   }
   char *path = store_path(db->path);
   *path_out = path;
+  if (!storable(c, path)) return false;
   char *temp = xasprintf("%s.kasgen-tmp", path);
   FILE *f = output_open_temp(temp);
   if (!f) {

@@ -7,6 +7,7 @@
  */
 #include "kasgen.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -152,6 +153,13 @@ static void report_search(const CliOptions *o, const Session *s) {
 
 /* Loads and searches; false after the failing stage has reported.  emits: the session will
  * write the output folder (checked, with what the emitters cannot write, before searching). */
+/* What --time-limit, when given, leaves to ptxas after the search (NAN: not given, or 0 for
+ * none; ptxas.c then bounds nvcc by itself). */
+static double ptxas_time_left(const CliOptions *o, const SearchResult *res) {
+  if (!(o->given & OPT_TIME_LIMIT) || o->time_limit <= 0) return NAN;
+  return o->time_limit - res->stats.seconds;
+}
+
 bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
   *s = (Session){0};
   if (!cli_load_library_and_spec(o, &s->lib, &s->spec)) return false;
@@ -178,7 +186,7 @@ bool cli_open_session(const CliOptions *o, Session *s, bool emits) {
   /* Opt-in: a cold nvcc run costs seconds, and the default must stay interactive (docs/search.md);
    * `plan` keeps the model's own ranking: the same on every machine (the goldens). */
   if (o->ptxas && strcmp(o->command, "plan"))
-    ptxas_rerank(s->dag, s->lib, s->db, s->target, s->res);
+    ptxas_rerank(s->dag, s->lib, s->db, s->target, s->res, ptxas_time_left(o, s->res));
   report_search(o, s);
   if (s->res->ncands == 0) {
     diag_error((SrcLoc){.file = o->spec}, "no launchable partition into kernels was found");

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -218,6 +219,33 @@ static int recorded_variants(const FolderIndex *index, const GenerationRecord *g
   return index->variants > 0 ? index->variants : -1;
 }
 
+/* The database to search a run with when neither the command line nor the folder says it
+ * (generation_db_unknown): the one for the GPU its results name, found as the main job finds
+ * this machine's (timingdb_path_for_gpu beside the default database), said in a note; else an
+ * error asking for --db.  Before, tune searched with the default database (the H100's) whatever
+ * GPU measured the run, and failed with "the search no longer gives the candidate".  *chosen
+ * (malloc'ed, o->db_path points to it) is freed by the caller. */
+static bool db_for_unrecorded_run(CliOptions *o, const Run *run, char **chosen) {
+  *chosen = NULL;
+  if (o->db_path || o->no_db) return true;
+  char *base = timingdb_default_path(o->argv0);
+  *chosen = base ? timingdb_path_for_gpu(base, run->r->device) : NULL;
+  free(base);
+  char *gpu = terminal_text(run->r->device);
+  SrcLoc at = {.file = run->path, .line = (int)run->r->device_line};
+  if (*chosen)
+    diag_note(at, "the folder does not record the timing database it was generated with: %s "
+              "searches with %s, the database of '%s', the GPU that measured this run (--db "
+              "FILE gives another)", o->command, *chosen, gpu);
+  else
+    diag_error(at, "the folder does not record the timing database it was generated with, and "
+               "kasgen has none for '%s', the GPU that measured this run: give --db FILE, the "
+               "database the folder was generated with", gpu);
+  free(gpu);
+  o->db_path = *chosen;
+  return *chosen != NULL;
+}
+
 int cmd_tune(const CliOptions *o) {
   Results r;
   char *rpath;
@@ -251,7 +279,10 @@ int cmd_tune(const CliOptions *o) {
   TuneChoice ch = {0};
   bool exact = false;
   OtherGpuRun other_read = {0}; /* where the session's database was read without the store */
-  if (index_ok && recorded && ranks_ok && open_run_session(&so, &run, false, &s, &exact)) {
+  char *chosen_db = NULL;
+  if (index_ok && recorded && ranks_ok &&
+      (!generation_db_unknown(&generation) || db_for_unrecorded_run(&so, &run, &chosen_db)) &&
+      open_run_session(&so, &run, false, &s, &exact)) {
     ModelCalibration cal = s.db->calib;
     const OtherGpuRun *other = &s.db->calib_other_gpu;
     if (!cal.present && !o->no_calibration) {
@@ -273,6 +304,7 @@ int cmd_tune(const CliOptions *o) {
     }
   }
 done:
+  free(chosen_db);
   free(ch.why);
   other_gpu_run_free(&other_read);
   cli_close_session(&s);
@@ -311,6 +343,42 @@ static bool open_calibration_session(const CliOptions *o, const Run *run, const 
   return cli_open_session(&so, s, false);
 }
 
+/* A run whose fastest correct candidate takes less than this per launch (measured ns per
+ * element times n) is timed mostly by the launches' fixed costs.  Session 45's n sweep on the
+ * H200 (benchmarks/h200-2026-11-29-s45, nsweep_table.py): about 8 us for a candidate's first
+ * kernel and 4.5 us for each further one; at n = 2^18 the one-kernel candidates of four of five
+ * specs took 31-53 us, 15-26% of it fixed; at n = 2^20 the fastest took 98-362 us (at most 8%).
+ * stvenant's run at n = 4096 (8.4 us) was fitted a barrier-scale of 296 (2026-11-29, when the
+ * model took every launch as shared among 2^22 elements), out of any store's range. */
+#define LAUNCH_BOUND_US 50.0
+
+/* Warns of a run whose fixed per-launch costs dominate (LAUNCH_BOUND_US): its fit says little
+ * of the kernels' work. */
+static void warn_if_launch_bound(const Run *run) {
+  const Results *r = run->r;
+  double fastest = INFINITY; /* us per launch */
+  for (int i = 0; i < r->nrows; i++)
+    if (results_row_counts(&r->rows[i]))
+      fastest = fmin(fastest, r->rows[i].measured_ns * (double)r->n / 1000);
+  if (!(fastest < LAUNCH_BOUND_US)) return;
+  diag_warning((SrcLoc){.file = run->path}, "n = %ld: the fastest correct candidate takes "
+               "%.1f us per launch, under %.0f us, where the launches' fixed costs (about 8 us "
+               "for the first kernel on an H200) are much of what was measured; constants fitted "
+               "to it say more of them than of the kernels' work (run the harness with a larger "
+               "n, its default 4194304)", r->n, fastest, LAUNCH_BOUND_US);
+}
+
+/* calibrate, given no --db, fits the default database: a note naming the one of the GPU that
+ * measured the runs, where kasgen has it. */
+static void note_database_of(const CliOptions *o, const char *device) {
+  char *base = timingdb_default_path(o->argv0);
+  char *mine = base ? timingdb_path_for_gpu(base, device) : NULL;
+  if (mine)
+    diag_note((SrcLoc){0}, "calibrate fits the database --db gives (by default %s): give "
+              "--db %s, or a copy of it", base, mine);
+  free(base), free(mine);
+}
+
 /* One run, measured on db's GPU: its candidates found again (open_calibration_session), the
  * correct ones samples.  o: the options to search it with (its record, calibrate's own), to
  * which its results file adds what they leave unsaid. */
@@ -321,10 +389,12 @@ static bool add_run(const CliOptions *o, const TimingDb *db, const Run *run, con
   CliOptions ro = *o;
   search_as_measured(&ro, run);
   Session s = {0};
-  bool ok = tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r->device_line},
-                          "this run was measured", r->device, db, true) &&
-            open_calibration_session(&ro, run, spec, variants, &s);
+  bool same = tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r->device_line},
+                            "this run was measured", r->device, db, true);
+  if (!same && !o->db_path) note_database_of(o, r->device);
+  bool ok = same && open_calibration_session(&ro, run, spec, variants, &s);
   int used = 0, skipped = 0;
+  if (ok) warn_if_launch_bound(run);
   if (ok) {
     SearchContext *ctx = search_context_new(s.dag, s.db, s.target);
     ctx->n = r->n > 0 ? r->n : ctx->n; /* the samples at the n the run measured */
@@ -518,15 +588,20 @@ int cmd_calibrate(const CliOptions *o) {
   CalibrationSamples *all = calibration_samples_new();
   int rc = EXIT_BAD_INPUT;
   OtherGpuRun other = {0}; /* the store's run measured on another GPU, if any */
+  ModelCalibration stored;  /* the store's constants: absent when set aside */
+  CliOptions set_aside = *o;
+  set_aside.no_calibration = true;
   TimingDb *db = cli_load_timingdb(&(CliOptions){.argv0 = o->argv0, .db_path = o->db_path,
                                                  .no_db = o->no_db, .no_calibration = true});
   if (db && db->analytic)
     diag_error((SrcLoc){0}, "calibration needs a timing database (--db FILE): it is stored "
                             "beside it");
-  /* the store, which the runs' searches apply, and each run: of the database's GPU (the
-   * store's constants, which calibrate replaces, are read by the runs' searches, not here) */
-  else if (db && calibration_read(db, NULL, &other) && calibration_same_gpu(db, &other, true) &&
-           add_runs(o, db, o->spec, all)) {
+  /* the store, which the runs' searches apply (a run generated with it is found again by
+   * searching with it), and each run: of the database's GPU.  Constants out of range, which
+   * no search could read, are set aside (a warning): calibrate replaces them. */
+  else if (db && calibration_read_to_refit(db, &stored, &other) &&
+           calibration_same_gpu(db, &other, true) &&
+           add_runs(stored.present ? o : &set_aside, db, o->spec, all)) {
     int n = calibration_sample_count(all);
     if (n < MIN_SAMPLES) {
       diag_error((SrcLoc){.file = o->spec}, "only %d measured candidates; at least %d are needed",

@@ -70,6 +70,10 @@ static const char *loops_name(LoopChoice loops) {
   }
 }
 
+/* The line of a generation whose database was read from the standard input: tune and calibrate
+ * cannot find it again (generation_db_unknown). */
+#define DB_NOT_RECORDED "; db not recorded: it was read from the standard input (give --db)"
+
 char *generation_ini_text(const CliOptions *o, const Session *s) {
   StrBuf sb;
   sb_init(&sb);
@@ -81,7 +85,7 @@ char *generation_ini_text(const CliOptions *o, const Session *s) {
   if (o->library_dir) put_path(&sb, "library", s->lib->dir);
   if (o->no_db || s->db->analytic) sb_puts(&sb, "no-db = yes\n");
   else if (is_stdio_path(o->db_path))
-    sb_puts(&sb, "; db not recorded: it was read from the standard input (give --db)\n");
+    sb_puts(&sb, DB_NOT_RECORDED "\n");
   else if (o->db_path) put_path(&sb, "db", o->db_path);
   else if (s->db->for_local_gpu) put_path(&sb, "db", s->db->path); /* not found again elsewhere */
   if (o->no_calibration) sb_puts(&sb, "uncalibrated = yes\n");
@@ -184,6 +188,10 @@ bool generation_read(const char *dir, CliOptions *o, const char *const *skip,
   rec->found = r.ok;
   rec->path = path, rec->text = text;
   return r.ok;
+}
+
+bool generation_db_unknown(const GenerationRecord *rec) {
+  return !rec->found || (rec->text && strstr(rec->text, "\n" DB_NOT_RECORDED "\n"));
 }
 
 void generation_record_free(GenerationRecord *rec) {

@@ -1903,9 +1903,11 @@ bool unaligned_reads_rows(const Dag *dag, const Target *t, const Buffer *b);
 /* ptxas.c: for the top 30 candidates, the registers and spill bytes of every kernel from
  * ptxas's report (nvcc -Xptxas -v, cached by kernel text), put into the plans
  * (regs_from_ptxas), which are predicted again; the candidates are re-ranked.  Without nvcc it
- * says so once and changes nothing. */
+ * says so once and changes nothing.  nvcc runs for at most time_left_s seconds (what
+ * --time-limit left; <= 0: none left, nvcc is not run), NAN for kasgen's own bound of 5 minutes;
+ * cut, it says so and keeps the estimate. */
 void ptxas_rerank(const Dag *dag, const Library *lib, const TimingDb *db, const Target *t,
-                  SearchResult *res);
+                  SearchResult *res, double time_left_s);
 
 /* search.c: enumerate -> combine -> select; candidates in predicted order. */
 SearchResult *search_run(const Dag *dag, const TimingDb *db, const SearchOptions *opt);
@@ -2293,6 +2295,10 @@ char *generation_ini_text(const CliOptions *o, const Session *s);
  * values; free it after o.  false after located errors. */
 bool generation_read(const char *dir, CliOptions *o, const char *const *skip,
                      GenerationRecord *rec);
+/* Whether the folder's database is not known from rec: no generation.ini (a folder from before
+ * it), or one that says the database was read from the standard input.  A generation.ini without
+ * a db line is of the default database, which it finds again as it was. */
+bool generation_db_unknown(const GenerationRecord *rec);
 void generation_record_free(GenerationRecord *rec);
 bool cli_open_session(const CliOptions *o, Session *s, bool emits);
 void cli_close_session(Session *s);
@@ -2415,6 +2421,10 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
  * be NULL: out NULL reads no constants (nor checks them; the store's root still is).  false
  * after a located error in the store; then *out and *other hold nothing. */
 bool calibration_read(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other);
+/* calibration_read for calibrate, which replaces the store: constants out of range (a kasgen
+ * before 2026-11-29 could store them) are a warning and *out is left absent, so that calibrate
+ * searches the runs without them rather than being refused by the store it replaces. */
+bool calibration_read_to_refit(const TimingDb *db, ModelCalibration *out, OtherGpuRun *other);
 /* Whether the runs of the store beside db were measured on db's GPU: other, as calibration_read
  * found it, is none (true), else tune_same_gpu says so (refuse as there). */
 bool calibration_same_gpu(const TimingDb *db, const OtherGpuRun *other, bool refuse);

@@ -13,7 +13,9 @@
  * ($KASGEN_CACHE, else $XDG_CACHE_HOME/kasgen, else ~/.cache/kasgen), so a rerun compiles
  * nothing.  Without nvcc ($NVCC, nvcc on $PATH, /usr/local/cuda/bin/nvcc) kasgen says so once
  * and keeps the estimate.  nvcc runs without a shell on files kasgen wrote itself in a fresh
- * temporary folder; nothing from an input is passed to it as an option.
+ * temporary folder; nothing from an input is passed to it as an option.  It runs for at most
+ * what --time-limit left after the search, else NVCC_TIMEOUT_S; stopped, kasgen says so and
+ * keeps the estimate too.
  */
 #include "kasgen.h"
 
@@ -112,32 +114,42 @@ static void cache_write(const char *dir, uint64_t key, const KernelReport *rep, 
 
 /* ---- compiling ---------------------------------------------------------------------------- */
 
-/* nvcc compiles at most PTXAS_TOP_K candidates in one run: those of stvenant_element (128 calls,
- * --top 40) took 13 s on two cores, the largest the suites know.  30 minutes is far above any
- * such compile; it only keeps an nvcc that hangs (a license or driver wait, a file system that
- * does not answer) from hanging kasgen, which then keeps the estimate as after a failed one. */
-#define NVCC_TIMEOUT_S (30 * 60)
+/* nvcc compiles at most PTXAS_TOP_K candidates in one run.  Without --time-limit it gets
+ * NVCC_TIMEOUT_S: a cold compile of stvenant_element's top 30 (128 calls, 24 units, the largest
+ * the suites know) took 29 s on this project's shared two-core machine (kasgen with --ptxas
+ * 51.2 s, without 21.9 s, 2026-11-29; 13 s before on two idle cores), a tenth of it.  The bound
+ * keeps an nvcc that hangs (a license or driver wait, a file system that does not answer, an
+ * #include of a FIFO in the library) from hanging kasgen for long: it is killed, said, and the
+ * estimate kept, as when nvcc fails or is missing.  With --time-limit S, nvcc gets what the
+ * search left of S (ptxas_rerank's time_left_s). */
+#define NVCC_TIMEOUT_S (5 * 60)
 
-/* Runs nvcc (no shell) in folder tmp on ptxas.cu, its output to tmp/ptxas.log; true on exit 0. */
-static bool run_nvcc(const char *nvcc, const char *tmp, const char *libdir) {
+/* How an nvcc run ended. */
+typedef enum { NVCC_OK, NVCC_FAILED, NVCC_CUT } NvccEnd;
+
+/* Runs nvcc (no shell) in folder tmp on ptxas.cu, its output to tmp/ptxas.log, for at most
+ * timeout_s seconds. */
+static NvccEnd run_nvcc(const char *nvcc, const char *tmp, const char *libdir, double timeout_s) {
   char *log = xasprintf("%s/ptxas.log", tmp), *src = xasprintf("%s/ptxas.cu", tmp);
   char *obj = xasprintf("%s/ptxas.o", tmp), *inc = xasprintf("-I%s", libdir);
   int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  bool ok = false;
+  NvccEnd end = NVCC_FAILED;
   if (fd >= 0) {
     char *argv[] = {(char *)nvcc, "-O3", PTXAS_ARCH, "-Xptxas", "-v", inc, "-c", src, "-o",
                     obj, NULL};
     SpawnOptions opt = {.out = {.sink = SPAWN_TO_FD, .fd = fd},
-                        .err = {.sink = SPAWN_TO_FD, .fd = fd}, .timeout_s = NVCC_TIMEOUT_S};
+                        .err = {.sink = SPAWN_TO_FD, .fd = fd}, .timeout_s = timeout_s};
     SpawnResult r = spawn_run(argv, &opt);
-    ok = r.end == SPAWN_EXITED && r.status == 0;
+    end = r.end == SPAWN_TIMED_OUT                    ? NVCC_CUT
+          : r.end == SPAWN_EXITED && r.status == 0 ? NVCC_OK
+                                                    : NVCC_FAILED;
     close(fd);
   }
   free(log);
   free(src);
   free(obj);
   free(inc);
-  return ok;
+  return end;
 }
 
 /* "...'_ZN2c315kas_ptxas_k2E...'" -> unit 3, kernel 2; false for other functions. */
@@ -180,9 +192,18 @@ static void parse_report(const char *log, KernelReport **rep, const int *nk, int
   }
 }
 
-/* Compiles the texts as units c0, c1, ... of one file; fills rep; false after a warning. */
+/* The warning of an nvcc run cut at its bound (by_time_limit: what --time-limit left). */
+static void say_cut(const char *nvcc, double bound_s, bool by_time_limit) {
+  diag_warning((SrcLoc){.file = nvcc}, "compiling the candidates for ptxas's register report "
+               "took longer than %s%.3g s; stopped, keeping the estimated registers",
+               by_time_limit ? "what --time-limit left, " : "kasgen's bound of ", bound_s);
+}
+
+/* Compiles the texts as units c0, c1, ... of one file for at most bound_s seconds; fills rep;
+ * false after a warning. */
 static bool compile_units(const char *nvcc, const Library *lib, char **texts, int n,
-                          KernelReport **rep, const int *nk) {
+                          KernelReport **rep, const int *nk, double bound_s,
+                          bool by_time_limit) {
   char tmpl[] = "/tmp/kasgen-ptxas-XXXXXX";
   char *tmp = mkdtemp(tmpl);
   if (!tmp) return false;
@@ -200,11 +221,13 @@ static bool compile_units(const char *nvcc, const Library *lib, char **texts, in
   bool ok = f && fputs(sb.data, f) >= 0;
   if (f && fclose(f) != 0) ok = false;
   sb_free(&sb);
-  ok = ok && run_nvcc(nvcc, tmp, lib->dir);
+  NvccEnd end = ok ? run_nvcc(nvcc, tmp, lib->dir, bound_s) : NVCC_FAILED;
+  ok = end == NVCC_OK;
   char *text = ok ? read_text_file(log, NULL) : NULL;
   if (text) parse_report(text, rep, nk, n);
-  if (!ok) diag_warning((SrcLoc){.file = nvcc}, "compiling the candidates for ptxas's register "
-                        "report failed; keeping the estimated registers");
+  if (end == NVCC_CUT) say_cut(nvcc, bound_s, by_time_limit);
+  else if (!ok) diag_warning((SrcLoc){.file = nvcc}, "compiling the candidates for ptxas's "
+                             "register report failed; keeping the estimated registers");
   free(text);
   for (int i = 4; i-- > 0;) {
     if (i > 0) unlink(made[i]);
@@ -277,8 +300,21 @@ static bool brings_new_plan(const SearchResult *res, int c, const bool *covered)
   return false;
 }
 
+/* Whether nvcc may run, and for how long (*bound_s): what --time-limit left (time_left_s > 0),
+ * else NVCC_TIMEOUT_S.  A time limit already spent by the search runs none (said), and the
+ * reports in the cache are still used. */
+static bool compile_bound(double time_left_s, double *bound_s) {
+  *bound_s = time_left_s > 0 ? time_left_s : NVCC_TIMEOUT_S;
+  if (!isnan(time_left_s) && time_left_s <= 0) {
+    diag_warning((SrcLoc){0}, "the search spent --time-limit: ptxas is not run for the "
+                 "candidates not in its cache, whose registers stay estimated");
+    return false;
+  }
+  return true;
+}
+
 void ptxas_rerank(const Dag *dag, const Library *lib, const TimingDb *db, const Target *t,
-                  SearchResult *res) {
+                  SearchResult *res, double time_left_s) {
   static bool said; /* "no nvcc" is said once per run */
   char *nvcc = find_nvcc();
   if (!nvcc) {
@@ -316,7 +352,9 @@ void ptxas_rerank(const Dag *dag, const Library *lib, const TimingDb *db, const 
     unit_rep[nunits] = rep[c];
     unit_nk[nunits++] = nk[c];
   }
-  if (nunits > 0 && compile_units(nvcc, lib, units, nunits, unit_rep, unit_nk))
+  double bound_s;
+  if (nunits > 0 && compile_bound(time_left_s, &bound_s) &&
+      compile_units(nvcc, lib, units, nunits, unit_rep, unit_nk, bound_s, time_left_s > 0))
     for (int c = 0; c < n; c++)
       if (unit_of[c] >= 0) {
         bool all = true;

@@ -7,7 +7,7 @@
  * harness wrote them):
  *
  *   results     = <kasgen-results version="1" spec=NAME> device run candidate+ spearman? </...>
- *   device      = <device name=TEXT copy-gbs=NUM/>
+ *   device      = <device name=TEXT copy-gbs=NUM/>  (copy-gbs > 0)
  *   run         = <run n=INT reps=INT rounds=INT? input-copies=INT bytes-per-element=INT
  *                  precision=single|double? layout=TEXT? offset=INT?/>
  *   candidate   = <candidate name=TEXT kernels=TEXT calls=TEXT? shapes=TEXT? code=TEXT?
@@ -29,7 +29,9 @@
  * them still.  offset (a sub-range's first element) is not read.
  * predicted-rank 0 marks "unfused" (shown, not ranked).  measured-ns is the median of the
  * rounds' medians; round-min-ns and round-max-ns are the fastest and slowest round's median, the
- * run-to-run spread that `kasgen tune` compares differences with.
+ * run-to-run spread that `kasgen tune` compares differences with.  Values that no run gives are
+ * refused at their place, as a bad number is (a hand-edited file): n 0, copy-gbs 0 or below,
+ * and measured-ns 0 (nothing measured) on a candidate said correct.
  */
 #include "kasgen.h"
 
@@ -152,6 +154,17 @@ static bool nonnegative(ResultsParser *p, xmlNodePtr node, const char *attr, dou
   return true;
 }
 
+/* A figure the harness measures and divides by (a copy bandwidth): 0 is no measurement. */
+static bool positive(ResultsParser *p, xmlNodePtr node, const char *attr, double *out) {
+  if (!number_attr(p, node, attr, false, out)) return false;
+  if (!(*out > 0)) {
+    results_error_attr(p, node, attr, "%s of <%s> is not positive", attr,
+                       (const char *)node->name);
+    return false;
+  }
+  return true;
+}
+
 static bool has_attr(xmlNodePtr node, const char *attr) {
   return xmlHasProp(node, (const xmlChar *)attr) != NULL;
 }
@@ -193,6 +206,11 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
     if (row->round_min_ns > row->round_max_ns)
       results_error_attr(p, c, "round-min-ns", "round-min-ns is larger than round-max-ns");
   }
+  /* 0 is "nothing measured" (results_row_counts): a candidate said correct was run and timed */
+  if (row->correct == 1 && row->measured_ns == 0)
+    results_error_attr(p, c, "measured-ns", "measured-ns of a correct <%s> is 0: a candidate "
+                       "checked correct was timed (0 marks one the harness did not measure)",
+                       (const char *)c->name);
   if (row->predicted_rank == 0 && row->measured_rank != 0)
     results_error_attr(p, c, "measured-rank",
                        "an unranked candidate (predicted-rank 0) has measured-rank %ld",
@@ -300,7 +318,7 @@ static void parse_layout(ResultsParser *p, xmlNodePtr run, Results *r) {
 }
 
 static void parse_run(ResultsParser *p, xmlNodePtr run, Results *r) {
-  int_attr(p, run, "n", 0, LONG_MAX, &r->n);
+  int_attr(p, run, "n", 1, LONG_MAX, &r->n); /* the times are per element of n */
   int_attr(p, run, "reps", 1, INT_MAX, &r->reps);
   int_attr(p, run, "input-copies", 1, INT_MAX, &r->copies);
   int_attr(p, run, "bytes-per-element", 0, INT_MAX, &r->bytes_per_elem);
@@ -329,7 +347,7 @@ static void parse_results_root(ResultsParser *p, xmlNodePtr root, Results *r) {
       if (ndevice++) { results_error(p, c, "more than one <device>"); continue; }
       r->device = required_attr(p, c, "name");
       r->device_line = xml_line(c);
-      nonnegative(p, c, "copy-gbs", &r->copy_gbs);
+      positive(p, c, "copy-gbs", &r->copy_gbs);
     } else if (is_element(c, "run")) {
       if (nrun++) { results_error(p, c, "more than one <run>"); continue; }
       parse_run(p, c, r);

@@ -35,6 +35,7 @@ typedef struct {
   int *lines;        /* per routine of db: its line, for duplicates */
   int lines_cap;
   int points_cap;    /* of the routine last started */
+  int *point_lines;  /* of its points, for duplicates (points_cap of them) */
   const char *parent; /* the name of the entry (depth 1) being read, "" between entries */
   int root_line;
   int ndevices, ngenerated;
@@ -256,14 +257,25 @@ static void start_routine(DbParser *p, const XmlElement *el, TimingDb *db) {
   p->points_cap = 0;
 }
 
-/* <point e extra-smem ns/> of the routine last started. */
+/* <point e extra-smem ns/> of the routine last started.  A second point of the same E and extra
+ * shared memory is an error at its line, as a second routine of the same key is: the lookup
+ * would take the first and ignore the other's time (a routine has tens of points, so the scan
+ * of the earlier ones is cheap). */
 static void add_point(DbParser *p, const XmlElement *el, RoutineTiming *r) {
   if (r->npoints == p->points_cap) {
     p->points_cap = p->points_cap ? 2 * p->points_cap : 8;
     r->points = xrealloc(r->points, sizeof *r->points * (size_t)p->points_cap);
+    p->point_lines = xrealloc(p->point_lines, sizeof *p->point_lines * (size_t)p->points_cap);
   }
-  r->points[r->npoints] = (TimingPoint){0};
-  parse_point(p, el, &r->points[r->npoints++]);
+  TimingPoint *pt = &r->points[r->npoints];
+  *pt = (TimingPoint){0};
+  int errors = p->nerrors;
+  parse_point(p, el, pt);
+  p->point_lines[r->npoints++] = el->line;
+  for (int i = 0; i + 1 < r->npoints && p->nerrors == errors; i++)
+    if (r->points[i].e == pt->e && r->points[i].extra_smem == pt->extra_smem)
+      db_error(p, el->line, "duplicate point (e %d, extra-smem %d) of routine %s; first at line "
+               "%d", pt->e, pt->extra_smem, r->impl, p->point_lines[i]);
 }
 
 /* </routine> */
@@ -434,6 +446,7 @@ TimingDb *timingdb_parse(const char *path, const char *text, size_t len) {
   if (read && !p.failed) sort_routines(&p, db);
   if (read && !p.failed) index_routines(db);
   free(p.lines);
+  free(p.point_lines);
   if (!read || p.failed) {
     timingdb_free(db);
     return NULL;

@@ -252,6 +252,79 @@ static void test_store_scale_out_of_range(void **state) {
                 "db.measured.xml:3: error: requests-overlap of <calibration> is not a number");
 }
 
+/* calibrate replaces a store whose constants are out of range (one a kasgen before 2026-11-29
+ * stored: barrier-scale 296): read to be fitted again it is a warning, the constants absent;
+ * read by any other command it stays an error, with what to do. */
+static void test_store_out_of_range_is_replaced(void **state) {
+  (void)state;
+  char *store = write_store("<calibration work-scale=\"1.5\" barrier-scale=\"296.1751\" "
+                            "kernel-ns=\"1.097559\" specs=\"1\" candidates=\"10\" "
+                            "fitted-on=\"stvenant\"/>");
+  char *db_path = xasprintf("%.*s.xml", (int)(strlen(store) - strlen(".measured.xml")), store);
+  TimingDb db = {.path = db_path};
+  ModelCalibration c = {.present = true};
+  capture_start();
+  bool ok = calibration_read_to_refit(&db, &c, NULL);
+  char *err = capture_end();
+  assert_true(ok);
+  assert_false(c.present);
+  assert_non_null(strstr(err, "db.measured.xml:3: warning: the calibration's constants are out "
+                              "of range (barrier-scale 296.1751 is outside [0, 100]): calibrate "
+                              "sets them aside"));
+  free(err);
+  capture_start();
+  ok = calibration_read(&db, &c, NULL);
+  err = capture_end();
+  assert_false(ok);
+  assert_non_null(strstr(err, "db.measured.xml:3: error: the calibration's constants are out of "
+                              "range (barrier-scale 296.1751 is outside [0, 100];"));
+  assert_non_null(strstr(err, "kasgen calibrate replaces it"));
+  free(err);
+  free(db_path);
+  remove_store(store);
+}
+
+/* A fit outside the range a store may hold is not written (a store that every command would
+ * then refuse): an error, and the store as it was; one inside it is written and reads back.
+ * Also at the edge: a constant that rounds out of range as written is refused. */
+static void test_fit_out_of_range_not_stored(void **state) {
+  (void)state;
+  char *store = write_store("<calibration work-scale=\"0.9\" barrier-scale=\"0.5\" "
+                            "kernel-ns=\"0\" specs=\"2\" candidates=\"30\" fitted-on=\"a b\"/>");
+  char *db_path = xasprintf("%.*s.xml", (int)(strlen(store) - strlen(".measured.xml")), store);
+  TimingDb db = {.path = db_path};
+  size_t len_before;
+  char *before = read_text_file(store, &len_before);
+  CalibrationSamples *all = samples(10, &TRUTH, 0);
+  ModelCalibration bad[3] = {TRUTH, TRUTH, TRUTH};
+  bad[0].barrier_scale = 296.1751;
+  bad[1].kernel_ns = 100.0000006; /* written 100.000001 */
+  bad[2].coverage_slope = -1.99006; /* written -1.9901 */
+  for (int i = 0; i < 3; i++) {
+    char *path = NULL;
+    capture_start();
+    bool ok = calibration_write(&db, all, &bad[i], &path);
+    char *err = capture_end();
+    assert_false(ok);
+    assert_non_null(strstr(err, "db.measured.xml: error: not written: the fitted "));
+    assert_non_null(strstr(err, "the store is left as it was"));
+    char *after = read_text_file(store, NULL);
+    assert_string_equal(after, before);
+    free(after), free(err), free(path);
+  }
+  char *path = NULL;
+  ModelCalibration edge = TRUTH, back;
+  edge.barrier_scale = 100, edge.kernel_ns = 100.0000004; /* written 100.000000 */
+  assert_true(calibration_write(&db, all, &edge, &path));
+  assert_true(calibration_read(&db, &back, NULL) && back.present);
+  assert_true(back.barrier_scale == 100 && back.kernel_ns == 100);
+  free(path);
+  calibration_samples_free(all);
+  free(before);
+  free(db_path);
+  remove_store(store);
+}
+
 /* The figures tune_figures gives calibration c (NULL: none) on the samples made by `samples`'
  * generator (seed, n, truth), worked out here from model_combine_terms. */
 static TuneFigures figures_of(unsigned seed, int n, const ModelCalibration *truth,
@@ -323,6 +396,8 @@ int main(void) {
       cmocka_unit_test(test_overlap_and_coverage),
       cmocka_unit_test(test_store_of_the_first_form),
       cmocka_unit_test(test_store_scale_out_of_range),
+      cmocka_unit_test(test_store_out_of_range_is_replaced),
+      cmocka_unit_test(test_fit_out_of_range_not_stored),
       cmocka_unit_test(test_held_out),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -191,6 +191,45 @@ static void test_errors_at_columns(void **state) {
   free(err), free(text), free(c1), free(c2);
 }
 
+/* The file of results_text with `from` replaced by `to` (which must occur once). */
+static char *edited(const char *from, const char *to) {
+  char *text = results_text(""), *at = strstr(text, from);
+  assert_non_null(at);
+  char *out = xasprintf("%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+  free(text);
+  return out;
+}
+
+/* Values no run gives, as a hand edit makes them, are located errors (before: read, and shown
+ * as "meas 0.0000" or "copy bandwidth 0.0 GB/s"): n 0, copy-gbs 0 or below, measured-ns 0 on a
+ * correct candidate.  measured-ns 0 on a wrong one (nothing measured) still reads. */
+static void test_values_no_run_gives(void **state) {
+  (void)state;
+  const char *bad[][3] = {
+      {"<run n=\"8\"", "<run n=\"0\"", "r.xml:4:9: error: n=\"0\" of <run> is not an integer "
+                                       "in [1, "},
+      {"copy-gbs=\"1\"", "copy-gbs=\"0\"", "r.xml:3:28: error: copy-gbs of <device> is not "
+                                           "positive"},
+      {"copy-gbs=\"1\"", "copy-gbs=\"-3\"", "r.xml:3:28: error: copy-gbs of <device> is not "
+                                            "positive"},
+      {"measured-ns=\"1\"", "measured-ns=\"0\"", "r.xml:5:76: error: measured-ns of a correct "
+                                                 "<candidate> is 0"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    char *text = edited(bad[i][0], bad[i][1]), *err = errors_of(text);
+    assert_contains(err, bad[i][2]);
+    free(err), free(text);
+  }
+  char *text = edited("measured-ns=\"1\"", "measured-ns=\"0\"");
+  char *wrong = xasprintf("%.*scorrect=\"0\"%s", (int)(strstr(text, "correct=\"1\"") - text),
+                          text, strstr(text, "correct=\"1\"") + strlen("correct=\"1\""));
+  Results r;
+  assert_true(results_parse("r.xml", wrong, strlen(wrong), &r));
+  assert_false(results_row_counts(&r.rows[0]));
+  results_free(&r);
+  free(wrong), free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rank_order_is_the_brute_force),
@@ -199,6 +238,7 @@ int main(void) {
       cmocka_unit_test(test_older_file_says_neither),
       cmocka_unit_test(test_bad_values_located),
       cmocka_unit_test(test_errors_at_columns),
+      cmocka_unit_test(test_values_no_run_gives),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

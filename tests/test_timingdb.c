@@ -206,6 +206,24 @@ static void test_errors(void **state) {
                "<routine impl=\"a_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
                "<point e=\"1\" extra-smem=\"0\" ns=\"1\"/></routine>\n" TAIL,
                "mem.xml:5", "duplicate routine");
+  /* two points of one E and extra shared memory with different times (the lookup took the
+   * first, silently): at the second's line; other E or smem, or another routine's, are fine */
+  expect_error(HEAD DEVICE "<routine impl=\"a_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
+                           "\n<point e=\"4\" extra-smem=\"0\" ns=\"1\"/>"
+                           "\n<point e=\"4\" extra-smem=\"64\" ns=\"1\"/>"
+                           "\n<point e=\"8\" extra-smem=\"0\" ns=\"1\"/>"
+                           "\n<point e=\"4\" extra-smem=\"0\" ns=\"2\"/></routine>\n" TAIL,
+               "mem.xml:8",
+               "duplicate point (e 4, extra-smem 0) of routine a_1; first at line 5");
+  TimingDb *db = parse_quiet(HEAD DEVICE
+                             "<routine impl=\"a_1\" kind=\"load\" index=\"0\" "
+                             "placement=\"shared\"><point e=\"4\" extra-smem=\"0\" ns=\"1\"/>"
+                             "<point e=\"4\" extra-smem=\"64\" ns=\"1\"/></routine>\n"
+                             "<routine impl=\"b_1\" kind=\"load\" index=\"0\" "
+                             "placement=\"shared\"><point e=\"4\" extra-smem=\"0\" ns=\"2\"/>"
+                             "</routine>\n" TAIL);
+  assert_non_null(db);
+  timingdb_free(db);
   expect_error(HEAD "<device name=\"T\" slug=\"t\" sm-count=\"0\" smem-per-sm=\"1000\" "
                     "smem-per-block-optin=\"1000\" regs-per-sm=\"100\" regs-per-block=\"100\" "
                     "max-threads-per-sm=\"64\" max-blocks-per-sm=\"2\" "
@@ -420,8 +438,9 @@ static void test_default_path(void **state) {
 
 /* The loader's index (binary searches over points sorted by E and shared memory) gives exactly
  * what a scan of the points gives, on the shipped H100 database at E and shared-memory values on,
- * between and beyond the measured ones, and on a routine with repeated and unordered points; and
- * min_ns bounds every interpolated value from below (the grid floor stops on it). */
+ * between and beyond the measured ones, and on a routine with unordered points (repeated ones
+ * are an error, test_errors); and min_ns bounds every interpolated value from below (the grid
+ * floor stops on it). */
 static double scanned_ns(const RoutineTiming *r, int e, int smem) {
   RoutineTiming plain = *r; /* without the index: the scan */
   plain.by_e = NULL;
@@ -456,8 +475,8 @@ static void test_index_equals_scan(void **state) {
       "max-threads-per-block=\"1024\" warp-size=\"32\" l2-bytes=\"1\" copy-gbs=\"1\"/>"
       "<routine impl=\"x_1\" kind=\"load\" index=\"0\" placement=\"shared\">"
       "<point e=\"32\" extra-smem=\"8192\" ns=\"5\"/><point e=\"8\" extra-smem=\"0\" ns=\"2\"/>"
-      "<point e=\"32\" extra-smem=\"0\" ns=\"3\"/><point e=\"32\" extra-smem=\"8192\" ns=\"7\"/>"
-      "<point e=\"8\" extra-smem=\"0\" ns=\"9\"/><point e=\"64\" extra-smem=\"4096\" ns=\"1\"/>"
+      "<point e=\"32\" extra-smem=\"0\" ns=\"3\"/><point e=\"32\" extra-smem=\"4096\" ns=\"7\"/>"
+      "<point e=\"8\" extra-smem=\"16384\" ns=\"9\"/><point e=\"64\" extra-smem=\"4096\" ns=\"1\"/>"
       "</routine></kasgen-timings>";
   db = parse_quiet(text);
   if (!db) fail_msg("%s", messages);

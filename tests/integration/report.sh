@@ -157,6 +157,19 @@ expect_error bad-number 7:140 'melem-s="5000x" of <candidate> is not a number'
 expect_error duplicate-rank 8:211 'predicted-rank 2 appears twice'
 expect_error unknown-element 9:3 'unknown element <kandidate>'
 expect_error no-candidate 3:1 'has no <candidate>'
+#    Values no run gives, as a hand edit makes them (before: read, and shown as "meas 0.0000",
+#    "copy bandwidth 0.0 GB/s"): copy-gbs 0, n 0, measured-ns 0 on a correct candidate.
+edited_error() { # name, sed script, line:column, message
+  mkdir "$tmp/$1" && sed "$2" "$fixtures/good/results.xml" >"$tmp/$1/results.xml"
+  local rc=0
+  "$KASGEN" report "$tmp/$1" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  [ "$rc" = 1 ] && grep -q "$tmp/$1/results.xml:$3: error: $4" "$tmp/err" ||
+    { cat "$tmp/err" >&2; fail "$1: exit $rc, or message"; }
+}
+edited_error copy0 's/copy-gbs="2950.00"/copy-gbs="0"/' 4:50 'copy-gbs of <device> is not positive'
+edited_error n0 '5s/ n="4194304"/ n="0"/' 5:11 'n="0" of <run> is not an integer in \[1, '
+edited_error measured0 '6s/measured-ns="0.21"/measured-ns="0"/' '6:[0-9]*' \
+  'measured-ns of a correct <candidate> is 0'
 
 # No results file at all: a clear error, exit 1.
 mkdir "$tmp/empty"

@@ -14,11 +14,14 @@
 #     no results file through a link or a spec named by a path, and no store with --db -;
 #   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
 #     them; a malformed store (a constant out of range or a hex float, another version or none,
-#     two <calibration>s) is a located error; a run, or a store's run, measured on another GPU
-#     than the database's is refused by calibrate and warned of by tune; --held-out judges each
-#     spec by the other's fit and stores nothing;
+#     two <calibration>s) is a located error; calibrate sets a store out of range aside and
+#     replaces it, stores no fit out of range, and warns of a run under 50 us per launch (the
+#     H200's stvenant at n = 4096, which fitted barrier-scale 296); a run, or a store's run,
+#     measured on another GPU than the database's is refused by calibrate and warned of by tune;
+#     --held-out judges each spec by the other's fit and stores nothing;
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
-#     nothing (cache); without --ptxas nvcc is never run;
+#     nothing (cache); without --ptxas nvcc is never run; an nvcc that hangs is stopped at what
+#     --time-limit left;
 #   - a kernel of groups of threads (threads.c) measured best ships too;
 #   - rows of a run the search now ranks otherwise are found by their kernels and calls, or in
 #     older files by their kernels and predictions;
@@ -271,9 +274,20 @@ timeout 20 "$KASGEN" tune "$dir" --db "$db" >/dev/null 2>"$tmp/err" || rc=$?
 rm "$dir/index.txt" && cp "$tmp/index.before" "$dir/index.txt"
 rm "$dir/results.xml"
 expect_error "no file" 'results.xml: error: cannot read'
-#    A measured time of 0 (nothing measured) is never the measured best.
+#    A measured time of 0 (nothing measured) on a candidate said correct is a located error
+#    (before: read, and shown as "meas 0.0000"); on a wrong one it reads, and is never shipped.
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0 0 0 1" "0.032 0.0319 0.0322 1"
+expect_error "correct, measured 0" \
+  'results.xml:7:[0-9]*: error: measured-ns of a correct <candidate> is 0'
+#    A copy bandwidth of 0 or none, n of 0: located errors (before: "copy bandwidth 0.0 GB/s").
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1"
+sed -i 's/copy-gbs="3000"/copy-gbs="0"/' "$dir/results.xml"
+expect_error "copy-gbs 0" 'results.xml:3:[0-9]*: error: copy-gbs of <device> is not positive'
+sed -i 's/copy-gbs="0"/copy-gbs="3000"/; s/<run n="4194304"/<run n="0"/' "$dir/results.xml"
+expect_error "n 0" 'results.xml:4:[0-9]*: error: n="0" of <run> is not an integer in \[1, '
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0 0 0 0" "0.032 0.0319 0.0322 1"
 "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "tune, a zero time: exit"; }
 grep -q '^choice: cand03' "$tmp/out" && fail "tune shipped a candidate measured 0 ns"
 rm "$dir/results.xml"
@@ -301,6 +315,52 @@ grep -q "^synctest  *1  *[0-9.]*% | .* |  *nan  *[0-9.]*%  *[0-9.]*%  *$tmp/runs
   "$tmp/out" || { cat "$tmp/out"; fail "calibrate --held-out: synctest's row"; }
 grep -q '^held out: Spearman >= 0.8 on 0 of 0 (span > 10%), predicted #1 within 2% on [01] of 1, mean error <= 5% on [01] of 1' "$tmp/out" ||
   { cat "$tmp/out"; fail "calibrate --held-out: no summary"; }
+#    A store of constants out of range (barrier-scale 296: what calibrate stored before
+#    2026-11-29 from an H200 run at n = 4096) is refused by every other command, which says how
+#    to get past it, but calibrate sets it aside (a warning) and replaces it; a run this small is
+#    warned of, and a fit out of range is not stored (before: stored, then refused by all).
+sed 's/barrier-scale="[0-9.]*"/barrier-scale="296.1751"/' "$store" >"$tmp/dbh.measured.xml"
+rc=0
+"$KASGEN" plan specs/synctest.spec --db "$tmp/dbh.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] &&
+  grep -q 'dbh.measured.xml:4: error: .*(barrier-scale 296.1751 is outside \[0, 100\];' "$tmp/err" &&
+  grep -q 'note: --uncalibrated sets the store aside; kasgen calibrate replaces it' "$tmp/err" ||
+  { cat "$tmp/err"; fail "a store out of range: plan's exit $rc or message"; }
+"$KASGEN" calibrate "$tmp/runs" --db "$tmp/dbh.xml" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate over a store out of range: exit"; }
+grep -q 'dbh.measured.xml:4: warning: .*(barrier-scale 296.1751 .*calibrate sets them aside' \
+  "$tmp/err" || { cat "$tmp/err"; fail "calibrate over a store out of range: no warning"; }
+! grep -q 'per launch' "$tmp/err" || fail "calibrate: runs of 4194304 elements warned of as small"
+"$KASGEN" plan specs/synctest.spec --db "$tmp/dbh.xml" >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "the replaced store is refused"; }
+mkdir "$tmp/small"
+sed 's/<run n="4194304"/<run n="4096"/' "$tmp/runs/synctest.xml" >"$tmp/small/synctest.xml"
+cp "$tmp/runs/bigfusion.xml" "$tmp/small/"
+"$KASGEN" calibrate "$tmp/small" --db "$tmp/dbh.xml" --held-out >/dev/null 2>"$tmp/err" || true
+grep -q 'small/synctest.xml: warning: n = 4096: .* takes 0.1 us per launch, under 50 us' \
+  "$tmp/err" && [ "$(grep -c 'per launch' "$tmp/err")" = 1 ] ||
+  { cat "$tmp/err"; fail "calibrate: a run of 4096 elements not warned of (or another one)"; }
+#    The review's case: stvenant's top 12 on the H200, its run at n = 4096 (session 45), whose
+#    fit had barrier-scale 296 (2026-11-29): not stored, the store beside the database as it
+#    was, exit 1.  Whatever the fit gives, calibrate never stores what plan then refuses.
+cp benchmarks/nvidia-h200.xml "$tmp/h200c.xml"
+"$KASGEN" specs/stvenant.spec --db "$tmp/h200c.xml" --top 12 --variants 2 --out "$tmp/n4096" \
+  >/dev/null 2>&1 || fail "stvenant on the H200: generate"
+cp benchmarks/h200-2026-11-29-s45/nsweep/stvenant/n4096.xml "$tmp/n4096/stvenant/results.xml"
+echo '<kasgen-measured version="1"/>' >"$tmp/h200c.measured.xml"
+rc=0
+"$KASGEN" calibrate "$tmp/n4096" --db "$tmp/h200c.xml" >/dev/null 2>"$tmp/err" || rc=$?
+grep -q 'warning: n = 4096: .* per launch, under 50 us' "$tmp/err" ||
+  { cat "$tmp/err"; fail "the H200 run at n = 4096 not warned of"; }
+if grep -q 'h200c.measured.xml: error: not written: the fitted [a-z-]* [0-9.-]* is outside ' \
+  "$tmp/err"; then
+  [ "$rc" = 1 ] && [ "$(cat "$tmp/h200c.measured.xml")" = '<kasgen-measured version="1"/>' ] ||
+    fail "a fit out of range: exit $rc, or the store changed"
+else
+  [ "$rc" = 0 ] || { cat "$tmp/err"; fail "the H200 run at n = 4096: calibrate exit $rc"; }
+fi
+"$KASGEN" plan specs/stvenant.spec --db "$tmp/h200c.xml" >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "the H200 run at n = 4096: the store is then refused"; }
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
   "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
 "$KASGEN" tune "$dir" --db "$db" >"$tmp/out" 2>&1 || { cat "$tmp/out"; fail "tune (calibrated): exit"; }
@@ -618,6 +678,24 @@ NVCC=/nonexistent/nvcc "$KASGEN" specs/synctest.spec --top 4 --ptxas --out "$tmp
   || fail "no nvcc: exit"
 [ "$(grep -c 'no nvcc found' "$tmp/err")" = 1 ] || fail "no nvcc: not said once"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "no nvcc: estimate not kept"
+#     An nvcc that hangs (the review: a library routine that #includes a FIFO; before, 30 minutes
+#     per nvcc run) is stopped at what --time-limit left after the search, said, and the estimate
+#     kept; a limit the search spent runs no nvcc.  Its sleep is killed with it (process group).
+printf '#!/bin/sh\nsleep 120\n' >"$tmp/hung_nvcc" && chmod +x "$tmp/hung_nvcc"
+start=$(date +%s)
+NVCC="$tmp/hung_nvcc" KASGEN_CACHE="$tmp/hung_cache" timeout 60 "$KASGEN" specs/synctest.spec \
+  --top 4 --ptxas --time-limit 3 --out "$tmp/h" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "a hung nvcc: exit"; }
+[ $(($(date +%s) - start)) -le 20 ] || fail "a hung nvcc: not stopped at --time-limit 3"
+said='took longer than what --time-limit left, [0-9.]* s; stopped, keeping the estimated'
+grep -q "hung_nvcc: warning: .* $said registers" "$tmp/err" &&
+  grep -q 'registers per thread (estimated)' "$tmp/out" ||
+  { cat "$tmp/err"; fail "a hung nvcc: not said, or the estimate not kept"; }
+NVCC="$tmp/hung_nvcc" KASGEN_CACHE="$tmp/hung_cache" timeout 60 "$KASGEN" specs/synctest.spec \
+  --top 4 --ptxas --time-limit 0.001 --out "$tmp/h" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "--time-limit spent: exit"; }
+grep -q 'warning: the search spent --time-limit: ptxas is not run' "$tmp/err" ||
+  { cat "$tmp/err"; fail "--time-limit spent: not said"; }
 n0=$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)
 "$KASGEN" specs/stvenant.spec --top 4 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "default: exit"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "default: ptxas ran without --ptxas"
@@ -782,6 +860,46 @@ measured11 ' precision="double" layout="component"'
 grep -q 'const double \*' "$dir/embed/kas_synctest.h" && grep -qx 'precision = double' "$ini" &&
   grep -qx 'layout = component' "$ini" || fail "no generation.ini: not searched as measured"
 dir=$saved_dir
+#     A folder that does not record its database (generated with --db -, or without
+#     generation.ini): tune searches with the database of the GPU its results name, and says so
+#     (before: the default, the H100's, and "the search no longer gives the candidate measured as
+#     cand01"); for a GPU kasgen has no database of, an error asking for --db.  The H200's run of
+#     stvenant at n = 2^21 (session 45).
+"$KASGEN" specs/stvenant.spec --db - --top 12 --variants 2 --out "$tmp/stdin_db" \
+  <benchmarks/nvidia-h200.xml >/dev/null 2>&1 || fail "--db -: generate"
+sdir="$tmp/stdin_db/stvenant"
+grep -qx '; db not recorded: it was read from the standard input (give --db)' \
+  "$sdir/generation.ini" || fail "--db -: generation.ini"
+cp benchmarks/h200-2026-11-29-s45/nsweep/stvenant/n2097152.xml "$sdir/results.xml"
+cp "$sdir/generation.ini" "$tmp/stdin.ini"
+"$KASGEN" tune "$sdir" >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "a database not recorded: tune exit"; }
+said='results.xml:3: note: the folder does not record the timing database .*: tune searches with'
+grep -q "$said .*/nvidia-h200.xml, the database of 'NVIDIA H200'" "$tmp/err" &&
+  grep -q '^wrote .*stvenant/embed/ around cand01' "$tmp/out" ||
+  { cat "$tmp/err" "$tmp/out"; fail "a database not recorded: not the H200's, or not said"; }
+grep -q '^db = .*/nvidia-h200.xml$' "$sdir/generation.ini" ||
+  fail "a database not recorded: the folder written again does not record the one searched"
+cp "$tmp/stdin.ini" "$sdir/generation.ini"
+sed -i 's/name="NVIDIA H200"/name="NVIDIA Z100"/' "$sdir/results.xml"
+rc=0
+"$KASGEN" tune "$sdir" >"$tmp/out" 2>"$tmp/err" || rc=$?
+said='results.xml:3: error: the folder does not record the timing database'
+[ "$rc" = 1 ] && grep -q "$said .* none for 'NVIDIA Z100', .*: give --db FILE" "$tmp/err" &&
+  ! grep -q 'no longer gives' "$tmp/err" ||
+  { cat "$tmp/err"; fail "a database not recorded, an unknown GPU: exit $rc or message"; }
+sed -i 's/name="NVIDIA Z100"/name="NVIDIA H200"/' "$sdir/results.xml"
+rm "$sdir/generation.ini"
+"$KASGEN" tune "$sdir" >"$tmp/out" 2>"$tmp/err" &&
+  grep -q 'tune searches with .*/nvidia-h200.xml' "$tmp/err" ||
+  { cat "$tmp/err"; fail "no generation.ini: not the H200's database"; }
+#     calibrate, given no --db, names the database of the runs' GPU beside its refusal.
+mkdir "$tmp/h200runs" && cp -r "$sdir" "$tmp/h200runs/"
+rc=0
+"$KASGEN" calibrate "$tmp/h200runs" >"$tmp/out" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] &&
+  grep -q 'note: calibrate fits the database --db gives .*: give --db .*/nvidia-h200' "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate without --db on an H200 run: exit $rc"; }
 
 # 12. The table within 80 columns.  The element's run on an H200 (session 42, tests/fixtures):
 #     each row's figures, every one kept, then its kernels of 128 calls on a line of their own
