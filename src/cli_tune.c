@@ -334,6 +334,15 @@ static bool open_calibration_session(const CliOptions *o, const Run *run, const 
   bool exact = false;
   if (!open_run_session(&so, run, true, s, &exact)) return false;
   if (exact) return true;
+  /* a results file alone does not say the n its code was ranked at: its run's, else the
+   * default (a harness run at another --n than its folder's) */
+  if (!run->recorded && so.n != DEFAULT_ELEMENTS && !(o->given & OPT_N)) {
+    cli_close_session(s);
+    CliOptions at_default = so;
+    at_default.n = DEFAULT_ELEMENTS;
+    if (!open_run_session(&at_default, run, true, s, &exact)) return false;
+    if (exact) return true;
+  }
   cli_close_session(s);
   so.no_calibration = true;
   so.top += so.top / 2;
