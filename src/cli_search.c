@@ -50,16 +50,25 @@ static const char *plural(long n) { return n == 1 ? "" : "s"; }
 /* The intervals mode's result is not the exhaustive top N (a fusion of calls that are not
  * consecutive, such as one call of each iteration of a loop, is never ranked): said plainly, with
  * what ranks every partition and what it costs (stvk_qp at --max-fusion 3: the intervals' #1
- * 25% slower than --exhaustive's, found in about 13 s of CPU against 0.4 s). */
+ * 25% slower than --exhaustive's, found in about 13 s of CPU against 0.4 s).  --exhaustive is
+ * offered only where it would run: past KAS_MAX_FUSIONS it refuses the spec. */
 static void report_not_exact(SrcLoc at, const SearchStats *st) {
-  if (st->too_many)
-    diag_note(at, "the ranking is not exact: partitions into other fusions than intervals may be "
-              "faster; --exhaustive ranks them all but combines every fusion (more than %ld "
-              "here: it may take very long)", st->exact_limit);
-  else
-    diag_note(at, "the ranking is not exact: partitions into other fusions than intervals may be "
-              "faster; --exhaustive ranks them all, combining the %ld fusions (slower)",
+  const char *lead = "the ranking is not exact: partitions into other fusions than intervals may "
+                     "be faster";
+  if (!st->too_many)
+    diag_note(at, "%s; --exhaustive ranks them all, combining the %ld fusions (slower)", lead,
               st->fusions);
+  else if (st->exhaustive_fusions > KAS_MAX_FUSIONS)
+    diag_note(at, "%s; --exhaustive would refuse this spec (more than %d convex fusions of at "
+              "most %d calls): with a smaller --max-fusion it ranks every partition into kernels "
+              "of that many calls at most", lead, KAS_MAX_FUSIONS, st->max_fusion);
+  else if (st->exhaustive_fusions > 0)
+    diag_note(at, "%s; --exhaustive ranks them all, combining the %ld fusions (it may take very "
+              "long)", lead, st->exhaustive_fusions);
+  else /* the time ran out before they were counted */
+    diag_note(at, "%s; --exhaustive ranks them all by combining every fusion (more than %ld "
+              "here: it may take very long), but refuses a spec of more than %d", lead,
+              st->exact_limit, KAS_MAX_FUSIONS);
 }
 
 static void report_mode(const CliOptions *o, const SearchStats *st) {

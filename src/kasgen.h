@@ -1064,6 +1064,9 @@ FusionSet fusion_enumerate_limited(const Dag *dag, int max_size, long limit);
 /* ... and stopping at a clock_seconds() deadline too (0: none), silently, with timed_out set:
  * --exhaustive's count of millions of fusions runs under the search's time budget. */
 FusionSet fusion_enumerate_until(const Dag *dag, int max_size, long limit, double deadline);
+/* How many there are, counted without keeping them (no memory for 20 million sets): at most
+ * limit, limit + 1 for more; -1 when the deadline came first. */
+long fusion_count_until(const Dag *dag, int max_size, long limit, double deadline);
 void fusion_set_free(FusionSet *fs);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1522,6 +1525,8 @@ typedef struct {
                            the count at which the exact search gave up (intervals) */
   long exact_limit;
   bool too_many;        /* more convex fusions than exact_limit: intervals */
+  long exhaustive_fusions; /* ... and how many --exhaustive would combine, counted up to
+                              KAS_MAX_FUSIONS + 1 (it refuses more); -1: the time ran out */
   long candidates;      /* exact: fusions whose bound lets them into the top N */
   long combine_limit;   /* ... beyond which the search takes intervals instead */
   long combined;        /* fusions combined (one per signature) */

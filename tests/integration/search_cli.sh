@@ -139,8 +139,23 @@ grep -q "exact search's limit): partitions restricted to intervals of the statem
 hang_check "big40 --top 1" 1 tests/specs/big40.spec --top 1
 grep -q 'partitions restricted to intervals of the statement order' "$tmp/h.err" ||
   fail "big40: the interval restriction is not named"
-grep -q "note: the ranking is not exact: .* --exhaustive ranks them all but combines every fusion \
-(more than 20000 here" "$tmp/h.err" || fail "big40: not said to be inexact"
+# --exhaustive is not offered where it would refuse the spec (more than 20 million fusions), and
+# the refusal is real; where it would run, the note gives the count --exhaustive then finds
+grep -q "note: the ranking is not exact: .* --exhaustive would refuse this spec (more than \
+20000000 convex fusions of at most 40 calls): with a smaller --max-fusion" "$tmp/h.err" ||
+  fail "big40: not said to be inexact, or --exhaustive offered"
+rc=0
+"$KASGEN" plan tests/specs/big40.spec --top 1 --exhaustive --time-limit 20 >/dev/null \
+  2>"$tmp/x.err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'error: --exhaustive: more than 20000000 convex fusions' "$tmp/x.err" ||
+  fail "big40 --exhaustive: not refused (exit $rc) as the note said"
+hang_check "big40 --max-fusion 4" 3 tests/specs/big40.spec --top 3 --max-fusion 4 --variants 0
+grep -q "note: the ranking is not exact: .* --exhaustive ranks them all, combining the 62661 \
+fusions (it may take very long)" "$tmp/h.err" || fail "big40 --max-fusion 4: count not offered"
+"$KASGEN" plan tests/specs/big40.spec --top 3 --max-fusion 4 --variants 0 --exhaustive \
+  --time-limit 1 >/dev/null 2>"$tmp/x.err" || fail "big40 --max-fusion 4 --exhaustive: exit $?"
+grep -q 'note: search: exhaustive over 62661 convex fusions' "$tmp/x.err" ||
+  fail "big40 --max-fusion 4 --exhaustive: another count than the note's"
 # more fusions than the exact search combines could be in the top 3: the ranking is said not to
 # be exact, with what ranks every partition
 hang_check "big40 --max-fusion 3" 3 tests/specs/big40.spec --top 3 --max-fusion 3 --variants 0
