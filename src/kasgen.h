@@ -658,7 +658,7 @@ char *instantiate_extract(const Impl *impl, const char *symbol);
  * holding KAS_DEV to the matching closing brace, skipping comments and string literals.  false
  * when there is no definition (a declaration or a call does not count). */
 bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_t *end);
-/* Checks the definition of symbol against the device-code rules of library/README.md: no
+/* Checks the definition of symbol against the device-code rules of docs/library-format.md: no
  * barriers (__sync*), no __shared__, no threadIdx/blockIdx/blockDim/gridDim, no atomics (outside
  * comments and strings), and only one definition.  false + diagnostic (path:line:col). */
 bool instantiate_check_rules(const char *path, const char *text, const char *symbol);
