@@ -2244,6 +2244,10 @@ extern const OptionDoc option_docs[NOPTIONS];
 /* Stores one option's value (bit: one OPT_*); false for a value it does not take (out of range,
  * an unknown word, a --layout list target_new could not read). */
 bool option_set(CliOptions *o, unsigned bit, const char *arg);
+/* What values option_set takes for the option, as the tail of a message (": an integer from 1
+ * to 100000"; "" where any text goes); malloc'ed. */
+char *option_value_rule(unsigned bit);
+unsigned option_bit(const char *name); /* the OPT_* of --name; 0: no such option */
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
 Library *cli_load_library(const CliOptions *o);

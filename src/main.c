@@ -242,15 +242,17 @@ static void option_error(int c, int argc, char **argv) {
   }
 }
 
-/* "invalid value 'half' for --precision"; a --layout list names its bad item instead, in the
- * words target_new uses for a list it cannot read (one list may hold many items). */
+/* "invalid value 'half' for --precision: single or double", with what the option takes; a
+ * --layout list names its bad item instead, in the words target_new uses for a list it cannot
+ * read (one list may hold many items). */
 static void invalid_value(const OptionDoc *d, const char *value) {
   if (d->bit == OPT_LAYOUT) {
     target_layouts_check(value, (SrcLoc){.file = "--layout"});
     return;
   }
-  fprintf(stderr, "kasgen: error: invalid value '%s' for --%s%s\n", value, d->name,
-          d->bit == OPT_NAME ? NAME_RULE : "");
+  char *rule = option_value_rule(d->bit);
+  fprintf(stderr, "kasgen: error: invalid value '%s' for --%s%s\n", value, d->name, rule);
+  free(rule);
 }
 
 typedef struct {
