@@ -102,9 +102,22 @@ grep -q 'tests/fixtures/db/bad_negative.xml:8:.*error' "$tmp/err3" || fail "bad 
 "$KASGEN" plan specs/stvenant.spec --top 2 --no-db --explain 1 >"$tmp/ex" 2>/dev/null || fail "explain exit $?"
 grep -q 'why: ' "$tmp/ex" || fail "--explain gives no buffer reasons"
 grep -q 'steps:' "$tmp/ex" || fail "--explain lists no steps"
-"$KASGEN" plan specs/stvenant.spec --top 2 --no-db --explain 99 >/dev/null 2>"$tmp/err4"
+# beyond --top: refused before the search (nothing on stdout, the main job writes nothing)
+"$KASGEN" plan specs/stvenant.spec --top 2 --no-db --explain 99 >"$tmp/out4" 2>"$tmp/err4"
+[ $? = 2 ] || fail "--explain beyond --top did not exit 2"
+grep -q 'error: --explain 99: the ranking holds at most 2 candidates (--top 2)' "$tmp/err4" ||
+  fail "--explain 99 --top 2 gives no reason"
+[ -s "$tmp/out4" ] || grep -q 'note: search' "$tmp/err4" && fail "--explain 99 --top 2: searched"
+"$KASGEN" specs/stvenant.spec --explain 11 --no-db --out "$tmp/ex11" >"$tmp/out4" 2>"$tmp/err4"
+[ $? = 2 ] && [ ! -e "$tmp/ex11" ] && [ ! -s "$tmp/out4" ] ||
+  fail "main job --explain 11 (default --top 10): not refused before searching and writing"
+# within --top but beyond what the search found (synctest has 8 partitions): after the ranking
+"$KASGEN" plan specs/synctest.spec --top 100 --variants 0 --no-db --explain 99 >"$tmp/out4" \
+  2>"$tmp/err4"
 [ $? = 2 ] || fail "--explain beyond the candidates did not exit 2"
-grep -q 'only' "$tmp/err4" || fail "--explain 99 gives no reason"
+grep -q 'error: --explain 99: there are only 8 candidates' "$tmp/err4" ||
+  fail "--explain 99 --top 100 gives no reason"
+[ "$(wc -l <"$tmp/out4")" = 8 ] || fail "--explain 99 --top 100: the ranking was not printed"
 
 # --- emission refuses a folder with a foreign file: exit 1 ----------------------------------------
 mkdir -p "$tmp/busy/stvenant" && echo mine >"$tmp/busy/stvenant/notes.txt"
