@@ -1822,7 +1822,8 @@ double model_launch_share_ns(const TimingDb *db, long n);
 int model_resident_blocks(const TimingDb *db, const KernelPlan *plan, int smem_bytes);
 /* model_predict_kernel returns INFINITY for a plan that cannot launch on the device (shared
  * memory over the per-block limit, too many threads, zero resident blocks): drop such plans.
- * Routines missing from a database are warned about once each and predicted analytically. */
+ * Routines missing from a database are predicted analytically and warned about when the search
+ * ends, one line per routine and kind, each variant once in the run (docs/model.md). */
 /* Registers per thread: base + the register buffers live at once + temporaries; combine.c
  * fills KernelPlan.regs_estimate with it when no nvcc report is known. */
 int model_estimate_registers(const KernelPlan *plan);

@@ -92,6 +92,13 @@ grep -qx '#define KAS_PREDICTED_FOR "Test GPU"' "$tmp/gen2/stvenant/common/kas_c
 grep -q 'warning: no timing for routine' "$tmp/err2" || fail "no warning for missing routines"
 [ "$(grep 'no timing for routine' "$tmp/err2" | sort | uniq -d | wc -l)" = 0 ] ||
   fail "a missing routine was warned about twice"
+# one line per routine and kind, listing its variants (the search, the groups and the block
+# shapes each asked: 83 lines before, some of them twice)
+[ "$(grep -o 'no timing for routine [^ ]* [a-z]*' "$tmp/err2" | sort | uniq -d | wc -l)" = 0 ] ||
+  fail "a routine and kind in two lines"
+loads="no timing for routine mvmul33_1 load 0 shared, 1 register, 2 shared, 3 register;"
+grep -qF "$loads predicting them with the analytic model" "$tmp/err2" ||
+  fail "mvmul33_1's loads not listed"
 
 # --- bad database: located error, exit 1 --------------------------------------------------------
 "$KASGEN" plan specs/stvenant.spec --db tests/fixtures/db/bad_negative.xml >/dev/null 2>"$tmp/err3"
