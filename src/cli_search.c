@@ -329,6 +329,25 @@ static void print_assumptions(const Session *s, const CliOptions *o) {
   if (!o->ptxas) printf("registers are estimated and may hide spills (--ptxas)\n");
 }
 
+/* The unfused form is listed kernel by kernel up to this many calls, or under --explain: past
+ * it the listing swamped the ranking (a 65-call spec at --top 5: 199 of 233 lines). */
+#define UNFUSED_LISTED_CALLS 10
+
+/* One kernel per call, for comparison: its figures, and its kernels where they are few. */
+static void print_unfused(const CliOptions *o, const Session *s) {
+  const Candidate *u = s->res->unfused;
+  printf("\nfor comparison, one kernel per call (KAS's fallback):\n");
+  if (u->nkernels <= UNFUSED_LISTED_CALLS || o->explain) {
+    print_candidate(s->dag, s->target, u, NULL, "unfus");
+    return;
+  }
+  double ns = u->predicted_ns_per_elem;
+  printf("%6s  %9.4f  %9.1f  %d kernels\n", "unfus", ns, ns > 0 ? 1000.0 / ns : 0.0,
+         u->nkernels);
+  printf("        (its kernels are listed for at most %d calls, or with --explain R; its code: "
+         "unfused/)\n", UNFUSED_LISTED_CALLS);
+}
+
 static void print_ranking(const CliOptions *o, const Session *s) {
   print_target(s->db);
   print_arrays(s);
@@ -343,10 +362,7 @@ static void print_ranking(const CliOptions *o, const Session *s) {
     print_candidate(candidate_dag(s->dag, c), s->target, c,
                     c->shape_of ? candidate_shape_base(s->res, c) : NULL, label);
   }
-  if (s->res->unfused) {
-    printf("\nfor comparison, one kernel per call (KAS's fallback):\n");
-    print_candidate(s->dag, s->target, s->res->unfused, NULL, "unfus");
-  }
+  if (s->res->unfused) print_unfused(o, s);
 }
 
 /* ---- --explain -------------------------------------------------------------------------- */

@@ -72,6 +72,22 @@ grep -q 'MElem/s' "$tmp/out" || fail "no ranking header"
 grep -Eq 'E=[0-9]+ +threads=[0-9]+ +shared=[0-9]+ B +registers: [0-9]+/[0-9]+ buffers +[0-9]+ of [0-9]+ barriers' \
   "$tmp/out" || fail "kernel details missing"
 grep -q 'one kernel per call' "$tmp/out" || fail "no unfused comparison"
+# stvenant's 4 calls: the unfused form's kernels listed, as the candidates' are
+[ "$(sed -n '/one kernel per call/,$p' "$tmp/out" | grep -c '^        kernel [0-9]*: ')" = 4 ] ||
+  fail "stvenant: the unfused form's 4 kernels not listed"
+# past 10 calls only its summary, unless --explain asks (it swamped the ranking: big40, 40 calls,
+# 120 lines of the unfused form)
+"$KASGEN" tests/specs/big40.spec --top 1 --variants 0 --no-db --out "$tmp/big" >"$tmp/big.out" \
+  2>/dev/null || fail "generate big40 exit $?"
+sed -n '/one kernel per call/,$p' "$tmp/big.out" >"$tmp/big.unfused"
+grep -Eq '^ unfus +[0-9.]+ +[0-9.]+  40 kernels$' "$tmp/big.unfused" &&
+  grep -q 'its kernels are listed for at most 10 calls, or with --explain R' "$tmp/big.unfused" &&
+  ! grep -q 'kernel [0-9]*: ' "$tmp/big.unfused" || fail "big40: the unfused form not summed up"
+rm -rf "$tmp/big"
+"$KASGEN" tests/specs/big40.spec --top 1 --variants 0 --no-db --explain 1 --out "$tmp/big" \
+  >"$tmp/big.out" 2>/dev/null || fail "generate big40 --explain 1 exit $?"
+[ "$(sed -n '/one kernel per call/,/^wrote/p' "$tmp/big.out" | grep -c '^        kernel [0-9]*: ')" \
+  = 40 ] || fail "big40 --explain 1: the unfused form's 40 kernels not listed"
 [ -d "$tmp/gen/stvenant" ] || fail "nothing emitted into --out"
 # the harness compares the GPU the predictions are for with its own ("": the analytic model)
 grep -qx '#define KAS_PREDICTED_FOR ""' "$tmp/gen/stvenant/common/kas_candidates.h" ||
