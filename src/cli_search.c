@@ -51,16 +51,25 @@ static const char *plural(long n) { return n == 1 ? "" : "s"; }
 /* The intervals mode's result is not the exhaustive top N (a fusion of calls that are not
  * consecutive, such as one call of each iteration of a loop, is never ranked): said plainly, with
  * what ranks every partition and what it costs (stvk_qp at --max-fusion 3: the intervals' #1
- * 25% slower than --exhaustive's, found in about 13 s of CPU against 0.4 s). */
+ * 25% slower than --exhaustive's, found in about 13 s of CPU against 0.4 s).  --exhaustive is
+ * offered only where it would run: past KAS_MAX_FUSIONS it refuses the spec. */
 static void report_not_exact(SrcLoc at, const SearchStats *st) {
-  if (st->too_many)
-    diag_note(at, "the ranking is not exact: partitions into other fusions than intervals may be "
-              "faster; --exhaustive ranks them all but combines every fusion (more than %ld "
-              "here: it may take very long)", st->exact_limit);
-  else
-    diag_note(at, "the ranking is not exact: partitions into other fusions than intervals may be "
-              "faster; --exhaustive ranks them all, combining the %ld fusions (slower)",
+  const char *lead = "the ranking is not exact: partitions into other fusions than intervals may "
+                     "be faster";
+  if (!st->too_many)
+    diag_note(at, "%s; --exhaustive ranks them all, combining the %ld fusions (slower)", lead,
               st->fusions);
+  else if (st->exhaustive_fusions > KAS_MAX_FUSIONS)
+    diag_note(at, "%s; --exhaustive would refuse this spec (more than %d convex fusions of at "
+              "most %d calls): with a smaller --max-fusion it ranks every partition into kernels "
+              "of that many calls at most", lead, KAS_MAX_FUSIONS, st->max_fusion);
+  else if (st->exhaustive_fusions > 0)
+    diag_note(at, "%s; --exhaustive ranks them all, combining the %ld fusions (it may take very "
+              "long)", lead, st->exhaustive_fusions);
+  else /* the time ran out before they were counted */
+    diag_note(at, "%s; --exhaustive ranks them all by combining every fusion (more than %ld "
+              "here: it may take very long), but refuses a spec of more than %d", lead,
+              st->exact_limit, KAS_MAX_FUSIONS);
 }
 
 static void report_mode(const CliOptions *o, const SearchStats *st) {
@@ -328,6 +337,25 @@ static void print_assumptions(const Session *s, const CliOptions *o) {
   if (!o->ptxas) printf("registers are estimated and may hide spills (--ptxas)\n");
 }
 
+/* The unfused form is listed kernel by kernel up to this many calls, or under --explain: past
+ * it the listing swamped the ranking (a 65-call spec at --top 5: 199 of 233 lines). */
+#define UNFUSED_LISTED_CALLS 10
+
+/* One kernel per call, for comparison: its figures, and its kernels where they are few. */
+static void print_unfused(const CliOptions *o, const Session *s) {
+  const Candidate *u = s->res->unfused;
+  printf("\nfor comparison, one kernel per call (KAS's fallback):\n");
+  if (u->nkernels <= UNFUSED_LISTED_CALLS || o->explain) {
+    print_candidate(s->dag, s->target, u, NULL, "unfus");
+    return;
+  }
+  double ns = u->predicted_ns_per_elem;
+  printf("%6s  %9.4f  %9.1f  %d kernels\n", "unfus", ns, ns > 0 ? 1000.0 / ns : 0.0,
+         u->nkernels);
+  printf("        (its kernels are listed for at most %d calls, or with --explain R; its code: "
+         "unfused/)\n", UNFUSED_LISTED_CALLS);
+}
+
 static void print_ranking(const CliOptions *o, const Session *s) {
   print_target(s->db);
   print_arrays(s);
@@ -342,10 +370,7 @@ static void print_ranking(const CliOptions *o, const Session *s) {
     print_candidate(candidate_dag(s->dag, c), s->target, c,
                     c->shape_of ? candidate_shape_base(s->res, c) : NULL, label);
   }
-  if (s->res->unfused) {
-    printf("\nfor comparison, one kernel per call (KAS's fallback):\n");
-    print_candidate(s->dag, s->target, s->res->unfused, NULL, "unfus");
-  }
+  if (s->res->unfused) print_unfused(o, s);
 }
 
 /* ---- --explain -------------------------------------------------------------------------- */

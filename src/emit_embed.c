@@ -58,7 +58,8 @@
 
 #define CHUNK_LOG2 30 /* elements per launch: 2^30, a multiple of every elements-per-block E <= 2^k */
 
-/* A C identifier from a spec stem ("my-spec" -> "my_spec"). */
+/* A C identifier from a spec stem ("my-spec" -> "my_spec", "3d" -> "s3d": docs/spec-language.md,
+ * "Name of the computation", which also says which names so collide). */
 static char *c_identifier(const char *s) {
   char *id = xasprintf("%s%s", isdigit((unsigned char)s[0]) ? "s" : "", s);
   for (char *p = id; *p; p++)

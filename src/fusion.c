@@ -63,6 +63,7 @@ typedef struct {
   double deadline; /* clock_seconds(); 0: none */
   FusionSet *by_size; /* by_size[s]: the convex sets of s nodes, lexicographic */
   long total;
+  bool count_only; /* count the sets without keeping them (fusion_count_until) */
   long steps;      /* extensions tried, convex or not: when to look at the clock */
   bool truncated;
   bool timed_out;
@@ -107,14 +108,16 @@ static void extend(Enumerator *en, const uint64_t *set, int size, int last, cons
       en->truncated = true;
       return;
     }
-    push_set(&en->by_size[size + 1], s);
+    if (!en->count_only) push_set(&en->by_size[size + 1], s);
     en->total++;
     if (size + 1 < en->max_size) extend(en, s, size + 1, j, d, a);
   }
 }
 
+static int words_of(const Dag *dag) { return dag->nnodes > 0 ? (dag->nnodes + 63) / 64 : 1; }
+
 static FusionSet enumerate(const Dag *dag, int max_size, long limit, double deadline) {
-  int nwords = dag->nnodes > 0 ? (dag->nnodes + 63) / 64 : 1;
+  int nwords = words_of(dag);
   FusionSet out = {.nwords = nwords};
   if (max_size > dag->nnodes) max_size = dag->nnodes;
   if (max_size <= 0) return out;
@@ -142,6 +145,19 @@ static FusionSet enumerate(const Dag *dag, int max_size, long limit, double dead
   free(en.by_size);
   free(en.anc);
   return out;
+}
+
+long fusion_count_until(const Dag *dag, int max_size, long limit, double deadline) {
+  if (max_size > dag->nnodes) max_size = dag->nnodes;
+  if (max_size <= 0) return 0;
+  if (!is_topologically_numbered(dag)) return -1; /* enumerate() reports it */
+  Enumerator en = {.dag = dag, .anc = ancestors(dag), .nwords = words_of(dag),
+                   .max_size = max_size, .limit = limit, .deadline = deadline,
+                   .count_only = true};
+  uint64_t zero[NODESET_WORDS] = {0};
+  extend(&en, zero, 0, -1, zero, zero);
+  free(en.anc);
+  return en.timed_out ? -1 : en.truncated ? limit + 1 : en.total;
 }
 
 FusionSet fusion_enumerate(const Dag *dag, int max_size) {

@@ -163,7 +163,11 @@ static void on_pair(IniFile *f, const char *section, const char *key, const char
     break;
   case RECORDED_BAD_VALUE: /* a layout list names its bad item, as on the command line */
     if (!strcmp(key, "layout")) target_layouts_check(value, value_loc);
-    else diag_error(value_loc, "'%s' is not a value of --%s", value, key);
+    else {
+      char *rule = option_value_rule(option_bit(key));
+      diag_error(value_loc, "'%s' is not a value of --%s%s", value, key, rule);
+      free(rule);
+    }
     break;
   }
   r->ok = false;

@@ -197,7 +197,7 @@ bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_
   return found;
 }
 
-/* Identifiers a routine may not use (library/README.md "Device code"): barriers and shared
+/* Identifiers a routine may not use (docs/library-format.md "Device code"): barriers and shared
  * declarations are kasgen's, and the thread's position comes only from its tx/ty/tz parameters
  * (a fused kernel may run it with recomputed coordinates). */
 static const char *forbidden_identifier(const char *s, size_t len) {
@@ -240,7 +240,8 @@ bool instantiate_check_rules(const char *path, const char *text, const char *sym
       if (what) {
         diag_error((SrcLoc){.file = path, .text = text, .line = line_at(&lines, s),
                             .col = (int)(s - line_start(text, s)) + 1},
-                   "%s uses %s; routines may not (library/README.md, Device code)", symbol, what);
+                   "%s uses %s; routines may not (docs/library-format.md, \"Device code\")", symbol,
+                   what);
         ok = false;
       }
       s = end;

@@ -1,6 +1,6 @@
 /*
  * intervals.c — the best partitions of a spec's calls into intervals of node order (statement
- * order, which is topological), each interval one kernel (docs/search.md, "Intervals").
+ * order, which is topological), each interval one kernel (docs/search.md, "Three modes").
  *
  * An interval [i, j) of a topological order is always a valid fusion (a path between two of its
  * calls only visits calls between them) and any sequence of intervals runs in order, so these

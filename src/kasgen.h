@@ -658,7 +658,7 @@ char *instantiate_extract(const Impl *impl, const char *symbol);
  * holding KAS_DEV to the matching closing brace, skipping comments and string literals.  false
  * when there is no definition (a declaration or a call does not count). */
 bool instantiate_find(const char *text, const char *symbol, size_t *begin, size_t *end);
-/* Checks the definition of symbol against the device-code rules of library/README.md: no
+/* Checks the definition of symbol against the device-code rules of docs/library-format.md: no
  * barriers (__sync*), no __shared__, no threadIdx/blockIdx/blockDim/gridDim, no atomics (outside
  * comments and strings), and only one definition.  false + diagnostic (path:line:col). */
 bool instantiate_check_rules(const char *path, const char *text, const char *symbol);
@@ -1064,6 +1064,9 @@ FusionSet fusion_enumerate_limited(const Dag *dag, int max_size, long limit);
 /* ... and stopping at a clock_seconds() deadline too (0: none), silently, with timed_out set:
  * --exhaustive's count of millions of fusions runs under the search's time budget. */
 FusionSet fusion_enumerate_until(const Dag *dag, int max_size, long limit, double deadline);
+/* How many there are, counted without keeping them (no memory for 20 million sets): at most
+ * limit, limit + 1 for more; -1 when the deadline came first. */
+long fusion_count_until(const Dag *dag, int max_size, long limit, double deadline);
 void fusion_set_free(FusionSet *fs);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1522,6 +1525,8 @@ typedef struct {
                            the count at which the exact search gave up (intervals) */
   long exact_limit;
   bool too_many;        /* more convex fusions than exact_limit: intervals */
+  long exhaustive_fusions; /* ... and how many --exhaustive would combine, counted up to
+                              KAS_MAX_FUSIONS + 1 (it refuses more); -1: the time ran out */
   long candidates;      /* exact: fusions whose bound lets them into the top N */
   long combine_limit;   /* ... beyond which the search takes intervals instead */
   long combined;        /* fusions combined (one per signature) */
@@ -1817,7 +1822,8 @@ double model_launch_share_ns(const TimingDb *db, long n);
 int model_resident_blocks(const TimingDb *db, const KernelPlan *plan, int smem_bytes);
 /* model_predict_kernel returns INFINITY for a plan that cannot launch on the device (shared
  * memory over the per-block limit, too many threads, zero resident blocks): drop such plans.
- * Routines missing from a database are warned about once each and predicted analytically. */
+ * Routines missing from a database are predicted analytically and warned about when the search
+ * ends, one line per routine and kind, each variant once in the run (docs/model.md). */
 /* Registers per thread: base + the register buffers live at once + temporaries; combine.c
  * fills KernelPlan.regs_estimate with it when no nvcc report is known. */
 int model_estimate_registers(const KernelPlan *plan);
@@ -2241,6 +2247,10 @@ extern const OptionDoc option_docs[NOPTIONS];
 /* Stores one option's value (bit: one OPT_*); false for a value it does not take (out of range,
  * an unknown word, a --layout list target_new could not read). */
 bool option_set(CliOptions *o, unsigned bit, const char *arg);
+/* What values option_set takes for the option, as the tail of a message (": an integer from 1
+ * to 100000"; "" where any text goes); malloc'ed. */
+char *option_value_rule(unsigned bit);
+unsigned option_bit(const char *name); /* the OPT_* of --name; 0: no such option */
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */
 Library *cli_load_library(const CliOptions *o);

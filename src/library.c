@@ -1,5 +1,5 @@
 /*
- * library.c — loads the elementary-function library (library/README.md is the format): types.ini,
+ * library.c — loads the elementary-function library (docs/library-format.md is the format): types.ini,
  * every <f>/function.ini with its CPU reference, every <f>/<f>_<i>.ini implementation with its
  * .cu text and access patterns.
  *

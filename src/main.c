@@ -242,15 +242,17 @@ static void option_error(int c, int argc, char **argv) {
   }
 }
 
-/* "invalid value 'half' for --precision"; a --layout list names its bad item instead, in the
- * words target_new uses for a list it cannot read (one list may hold many items). */
+/* "invalid value 'half' for --precision: single or double", with what the option takes; a
+ * --layout list names its bad item instead, in the words target_new uses for a list it cannot
+ * read (one list may hold many items). */
 static void invalid_value(const OptionDoc *d, const char *value) {
   if (d->bit == OPT_LAYOUT) {
     target_layouts_check(value, (SrcLoc){.file = "--layout"});
     return;
   }
-  fprintf(stderr, "kasgen: error: invalid value '%s' for --%s%s\n", value, d->name,
-          d->bit == OPT_NAME ? NAME_RULE : "");
+  char *rule = option_value_rule(d->bit);
+  fprintf(stderr, "kasgen: error: invalid value '%s' for --%s%s\n", value, d->name, rule);
+  free(rule);
 }
 
 typedef struct {
@@ -373,6 +375,16 @@ static bool stdio_usage_ok(const Command *c, const CliOptions *o) {
   return why == NULL;
 }
 
+/* --explain R beyond --top N can name no candidate: refused before the search, not after it
+ * (cli_search.c's explain still refuses an R that a search giving fewer than N leaves out). */
+static bool explain_usage_ok(const CliOptions *o) {
+  if (o->explain <= o->top) return true;
+  fprintf(stderr,
+          "kasgen: error: --explain %d: the ranking holds at most %d candidates (--top %d)\n",
+          o->explain, o->top, o->top);
+  return false;
+}
+
 static int run_kasgen(int argc, char **argv) {
   CliOptions o = {.argv0 = argv[0], .command = "generate", .top = 10, .variants = -1,
                   .max_fusion = 0, .time_limit = DEFAULT_TIME_LIMIT, .n = DEFAULT_ELEMENTS};
@@ -408,7 +420,7 @@ static int run_kasgen(int argc, char **argv) {
   o.command = c->name;
   o.given = p.given;
   if (c->operand) o.spec = p.args[0];
-  if (!stdio_usage_ok(c, &o)) {
+  if (!stdio_usage_ok(c, &o) || !explain_usage_ok(&o)) {
     usage_line(stderr, "usage: ", c);
     return EXIT_USAGE;
   }

@@ -198,14 +198,22 @@ static MemoSlot *memo_insert(MemoMap *m, uint64_t k1, uint64_t k2) {
 
 static uint64_t key_ptr(const void *p) { return (uint64_t)(uintptr_t)p; }
 
+/* A routine the database lacks: "load 2 register" of impl, as the search asked for it. */
+typedef struct {
+  const Impl *impl;
+  const char *kind;   /* "load", "compute", "save" */
+  char *variant;      /* "2 register", "0 shared double component-major" */
+  const char *db_path;
+} MissingRoutine;
+
 struct ModelMemo {
   EffMemo *eff;
   int neff, eff_cap;
   MemoMap eff_index; /* (pattern, shape) -> index into eff */
   MemoMap floors;    /* (database, E, shared bytes) -> grid floor */
   MemoMap routines;  /* (implementation, kind, index, placement) -> database entry */
-  char **warned;
-  int nwarned;
+  MissingRoutine *missing; /* the routines the database lacks, warned about when freed */
+  int nmissing;
   bool quiet; /* single missing routines are not warned about (model_memo_quiet) */
 };
 
@@ -213,10 +221,11 @@ ModelMemo *model_memo_new(void) { return xcalloc(1, sizeof(ModelMemo)); }
 
 void model_memo_quiet(ModelMemo *m) { m->quiet = true; }
 
+static void warn_missing_routines(ModelMemo *m);
+
 void model_memo_free(ModelMemo *m) {
   if (!m) return;
-  for (int i = 0; i < m->nwarned; i++) free(m->warned[i]);
-  free(m->warned);
+  warn_missing_routines(m);
   free(m->eff);
   free(m->eff_index.slots);
   free(m->floors.slots);
@@ -496,18 +505,75 @@ typedef struct {
   RollCosts loops;     /* of the loops the kernel keeps (roll.c) */
 } KernelCtx;
 
-/* Warns once per message (per search): a routine missing from the database, or a whole
- * precision, layout or width it lacks. */
+/* What has been warned about, for the whole run: one command runs several searches (the
+ * ranking's, each loop's groups of threads, the #1's block shapes; calibrate one per spec),
+ * each with its own ModelMemo, and a line said once need not be said again. */
+static char **warned_in_run;
+static int nwarned_in_run;
+
+/* Whether text was warned about before in this run; remembers it (a copy) if not. */
+static bool warned_before(const char *text) {
+  for (int i = 0; i < nwarned_in_run; i++)
+    if (!strcmp(warned_in_run[i], text)) return true;
+  warned_in_run = xrealloc(warned_in_run, sizeof *warned_in_run * (size_t)(nwarned_in_run + 1));
+  warned_in_run[nwarned_in_run++] = xstrdup(text);
+  return false;
+}
+
+/* Warns once per message in the run: a whole precision, layout or width the database lacks. */
 static void warn_once(const KernelCtx *k, char *message) {
+  if (!warned_before(message)) diag_warning((SrcLoc){.file = k->db->path}, "%s", message);
+  free(message);
+}
+
+/* Kept until the search ends (model_memo_free), so that one line per routine and kind lists
+ * every load, compute or save variant the search found missing (a new function's routines
+ * were 9-10 lines a run, some of them twice). */
+static void remember_missing(const KernelCtx *k, const Impl *impl, const char *kind,
+                             char *variant) {
   ModelMemo *m = k->memo;
-  for (int i = 0; i < m->nwarned; i++)
-    if (!strcmp(m->warned[i], message)) {
-      free(message);
-      return;
+  m->missing = xrealloc(m->missing, sizeof *m->missing * (size_t)(m->nmissing + 1));
+  m->missing[m->nmissing++] =
+      (MissingRoutine){.impl = impl, .kind = kind, .variant = variant, .db_path = k->db->path};
+}
+
+static int by_text(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "no timing for routine vadd3_1 load 0 shared, 1 register, 2 register; predicting them with
+ * the analytic model": per routine and kind in the order met, its variants sorted, those warned
+ * about earlier in the run left out. */
+static void warn_missing_routines(ModelMemo *m) {
+  char **group = xmalloc(sizeof *group * (size_t)(m->nmissing + 1));
+  for (int i = 0; i < m->nmissing; i++) {
+    const MissingRoutine *first = &m->missing[i];
+    if (!first->variant) continue; /* in an earlier line */
+    int ngroup = 0;
+    for (int j = i; j < m->nmissing; j++) {
+      MissingRoutine *r = &m->missing[j];
+      if (!r->variant || r->impl != first->impl || strcmp(r->kind, first->kind)) continue;
+      char *key = xasprintf("%s %s %s %s", r->db_path, r->impl->name, r->kind, r->variant);
+      if (!warned_before(key)) group[ngroup++] = r->variant;
+      else free(r->variant);
+      free(key);
+      r->variant = NULL; /* in group, or said before */
     }
-  diag_warning((SrcLoc){.file = k->db->path}, "%s", message);
-  m->warned = xrealloc(m->warned, sizeof *m->warned * (size_t)(m->nwarned + 1));
-  m->warned[m->nwarned++] = message;
+    qsort(group, (size_t)ngroup, sizeof *group, by_text);
+    StrBuf sb;
+    sb_init(&sb);
+    for (int g = 0; g < ngroup; g++) {
+      sb_printf(&sb, "%s%s", g ? ", " : "", group[g]);
+      free(group[g]);
+    }
+    if (ngroup > 0)
+      diag_warning((SrcLoc){.file = first->db_path}, "no timing for routine %s %s %s; "
+                   "predicting %s with the analytic model", first->impl->name, first->kind,
+                   sb.data, ngroup == 1 ? "it" : "them");
+    sb_free(&sb);
+  }
+  free(group);
+  free(m->missing);
 }
 
 /* The database key of a routine: its placement, the target's precision, the layout of the
@@ -554,12 +620,11 @@ static const RoutineTiming *routine_entry(const KernelCtx *k, const Impl *impl, 
       key.placement = pl;
     }
     if (!r && !k->memo->quiet)
-      warn_once(k, xasprintf("no timing for routine %s %s %d %s%s%s; predicting it with the "
-                             "analytic model", impl->name, kind == ROUTINE_LOAD ? "load"
-                             : kind == ROUTINE_SAVE ? "save" : "compute", index,
-                             pl == PLACE_REGISTER ? "register" : "shared",
-                             key.precision == PREC_DOUBLE ? " double" : "",
-                             key.layout == LAYOUT_COMPONENT ? " component-major" : ""));
+      remember_missing(k, impl,
+                       kind == ROUTINE_LOAD ? "load" : kind == ROUTINE_SAVE ? "save" : "compute",
+                       xasprintf("%d %s%s%s", index, pl == PLACE_REGISTER ? "register" : "shared",
+                                 key.precision == PREC_DOUBLE ? " double" : "",
+                                 key.layout == LAYOUT_COMPONENT ? " component-major" : ""));
   }
   memo_insert(&k->memo->routines, key_ptr(impl), packed)->v.ptr = r;
   return r;

@@ -62,11 +62,37 @@ _Static_assert(sizeof option_docs / sizeof option_docs[0] == NOPTIONS, "NOPTIONS
 
 /* ---- values ----------------------------------------------------------------------------- */
 
+/* The integers each numeric option takes: option_set holds values to them and
+ * option_value_rule says them, so that the message cannot drift from the check. */
+typedef struct {
+  unsigned bit;
+  long min, max;
+  const char *note; /* after the maximum, or NULL */
+} IntRange;
+
+static const IntRange int_ranges[] = {
+    {OPT_TOP, 1, MAX_TOP, NULL},
+    {OPT_MAX_FUSION, 1, KAS_MAX_NODES, " (the calls the DAG holds at most)"},
+    {OPT_EXPLAIN, 1, MAX_TOP, " (and at most --top)"},
+    {OPT_N, 0, (long)1 << 40, " (2^40)"},
+    {OPT_BEAM_WIDTH, 1, 1000, NULL},
+    {OPT_VARIANTS, 0, MAX_TOP, NULL},
+};
+
+static const IntRange *int_range(unsigned bit) {
+  for (size_t k = 0; k < sizeof int_ranges / sizeof int_ranges[0]; k++)
+    if (int_ranges[k].bit == bit) return &int_ranges[k];
+  return NULL;
+}
+
+#define MAX_SECONDS (7 * 24 * 3600) /* --time-limit: a week */
+
 /* Values are plain decimals (util.c), on the command line as in generation.ini: strtol and
  * strtod alone would take leading spaces and hex floats. */
-static bool parse_int(const char *s, long min, long max, long *out) {
+static bool parse_int(const char *s, unsigned bit, long *out) {
+  const IntRange *r = int_range(bit);
   long v;
-  if (!parse_decimal_long(s, &v) || v < min || v > max) return false;
+  if (!parse_decimal_long(s, &v) || v < r->min || v > r->max) return false;
   *out = v;
   return true;
 }
@@ -74,9 +100,29 @@ static bool parse_int(const char *s, long min, long max, long *out) {
 /* Seconds: a number from 0 (no limit) to a week. */
 static bool parse_seconds(const char *s, double *out) {
   double v;
-  if (!parse_decimal(s, &v) || !(v >= 0 && v <= 7 * 24 * 3600.0)) return false;
+  if (!parse_decimal(s, &v) || !(v >= 0 && v <= MAX_SECONDS)) return false;
   *out = v;
   return true;
+}
+
+unsigned option_bit(const char *name) {
+  for (int k = 0; k < NOPTIONS; k++)
+    if (!strcmp(option_docs[k].name, name)) return option_docs[k].bit;
+  return 0;
+}
+
+char *option_value_rule(unsigned bit) {
+  const IntRange *r = int_range(bit);
+  if (r)
+    return xasprintf(": an integer from %ld to %ld%s", r->min, r->max, r->note ? r->note : "");
+  switch (bit) {
+  case OPT_TIME_LIMIT:
+    return xasprintf(": seconds from 0 (no limit) to %d (a week)", MAX_SECONDS);
+  case OPT_LOOPS: return xstrdup(": model, keep, unroll or groups");
+  case OPT_PRECISION: return xstrdup(": single or double");
+  case OPT_NAME: return xstrdup(NAME_RULE);
+  default: return xstrdup("");
+  }
 }
 
 /* A --layout text whose items' words target_new reads: its syntax, which needs no spec (the
@@ -96,13 +142,12 @@ static bool valid_name(const char *s) {
 bool option_set(CliOptions *o, unsigned bit, const char *arg) {
   long v = 0;
   switch (bit) {
-  case OPT_TOP: return parse_int(arg, 1, MAX_TOP, &v) && ((o->top = (int)v), true);
-  case OPT_MAX_FUSION:
-    return parse_int(arg, 1, KAS_MAX_NODES, &v) && ((o->max_fusion = (int)v), true);
-  case OPT_EXPLAIN: return parse_int(arg, 1, 100000, &v) && ((o->explain = (int)v), true);
-  case OPT_N: return parse_int(arg, 0, (long)1 << 40, &v) && ((o->n = v), true);
-  case OPT_BEAM_WIDTH: return parse_int(arg, 1, 1000, &v) && ((o->beam_width = (int)v), true);
-  case OPT_VARIANTS: return parse_int(arg, 0, MAX_TOP, &v) && ((o->variants = (int)v), true);
+  case OPT_TOP: return parse_int(arg, bit, &v) && ((o->top = (int)v), true);
+  case OPT_MAX_FUSION: return parse_int(arg, bit, &v) && ((o->max_fusion = (int)v), true);
+  case OPT_EXPLAIN: return parse_int(arg, bit, &v) && ((o->explain = (int)v), true);
+  case OPT_N: return parse_int(arg, bit, &v) && ((o->n = v), true);
+  case OPT_BEAM_WIDTH: return parse_int(arg, bit, &v) && ((o->beam_width = (int)v), true);
+  case OPT_VARIANTS: return parse_int(arg, bit, &v) && ((o->variants = (int)v), true);
   case OPT_TIME_LIMIT: return parse_seconds(arg, &o->time_limit);
   case OPT_EXHAUSTIVE: o->exhaustive = true; return true;
   case OPT_LOOPS:

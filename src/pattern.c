@@ -1,7 +1,8 @@
 /*
- * pattern.c — access patterns (docs/design.md §5.3, library/README.md "Patterns"): a small integer
- * expression language, the pattern syntax of the implementation INI files, the offsets each
- * thread of a block touches, compatibility of two patterns, and register extents.
+ * pattern.c — access patterns (docs/design.md §5.3;
+ * docs/library-format.md, "Implementation metadata"): a small integer expression language, the
+ * pattern syntax of the implementation INI files, the offsets each thread of a block touches,
+ * compatibility of two patterns, and register extents.
  *
  * Expressions are parsed once (at library load) into a tree and evaluated many times by the
  * search, so evaluation is a plain tree walk with overflow checks and no allocation.  Nothing is

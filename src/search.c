@@ -527,6 +527,9 @@ static bool run_search(SearchContext *ctx, const SearchOptions *opt, SearchStats
   } else {
     st->mode = SEARCH_INTERVALS;
     interval_search(ctx, opt, st, parts);
+    /* for the note that offers --exhaustive: whether it would take this spec or refuse it */
+    st->exhaustive_fusions = fusion_count_until(ctx->dag, st->max_fusion, KAS_MAX_FUSIONS,
+                                                ctx->deadline);
   }
   fusion_set_free(&fs);
   return true;

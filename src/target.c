@@ -40,6 +40,23 @@ static void hint_argument(const Dag *dag, const char *name, size_t len) {
     diag_note(dag->spec->vars[dag_api_arg(dag, h.best_id)->var].loc, "did you mean '%s'?", h.best);
 }
 
+/* Whether name (len bytes) indexes an input or output array ("f[0]"): the array is laid out
+ * whole, as the spec's 'input' and 'return' lines name it whole (spec.c says the same). */
+static bool names_array_element(const Dag *dag, const char *name, size_t len, SrcLoc where,
+                                Layout l) {
+  const char *bracket = memchr(name, '[', len);
+  if (!bracket) return false;
+  size_t array_len = (size_t)(bracket - name);
+  for (int k = 0; k < dag->nin_args + dag->nout_args; k++) {
+    const char *var = dag_arg_name(dag, dag_api_arg(dag, k));
+    if (strlen(var) != array_len || strncmp(var, name, array_len)) continue;
+    diag_error(where, "'%.*s' names an element of array %s; arrays are laid out whole: write "
+               "%s=%s", (int)len, name, var, var, target_layout_name(l));
+    return true;
+  }
+  return false;
+}
+
 /* Applies one item of the --layout list; false after an error at where. */
 static bool apply_layout_item(Target *t, const Dag *dag, const LayoutItem *it, SrcLoc where) {
   if (!it->named) {
@@ -48,6 +65,7 @@ static bool apply_layout_item(Target *t, const Dag *dag, const LayoutItem *it, S
     return true;
   }
   if (set_named(t, dag, it->text, it->name_len, it->layout)) return true;
+  if (names_array_element(dag, it->text, it->name_len, where, it->layout)) return false;
   diag_error(where, "'%.*s' names no input or output of spec %s", (int)it->name_len, it->text,
              dag->spec->name);
   hint_argument(dag, it->text, it->name_len);

@@ -142,6 +142,11 @@ static void test_against_oracle(void **state) {
       FusionSet got = fusion_enumerate(d, k);
       assert_false(got.truncated);
       if (got.n != m) fail_msg("graph %d (n=%d) k=%d: %d fusions, oracle %d", t, n, k, got.n, m);
+      long counted = fusion_count_until(d, k, KAS_MAX_FUSIONS, 0);
+      if (counted != m)
+        fail_msg("graph %d (n=%d) k=%d: %ld counted, oracle %d", t, n, k, counted, m);
+      if (m > 1) /* one over the limit: limit + 1, whatever the true count */
+        assert_int_equal(fusion_count_until(d, k, m - 1, 0), m);
       for (int i = 0; i < m; i++)
         if (set_mask(fusion_set_get(&got, i)) != set_mask(list_to_set(&want[i])))
           fail_msg("graph %d (n=%d) k=%d: fusion %d differs from the oracle", t, n, k, i);
@@ -201,6 +206,9 @@ static void test_enumerate_until(void **state) {
   assert_false(fs.truncated);
   assert_true(fs.n > 0 && fs.n <= 1 << 16); /* the clock is read every 2^16 extensions */
   fusion_set_free(&fs);
+  assert_int_equal(fusion_count_until(d, N, KAS_MAX_FUSIONS, clock_seconds() - 1), -1);
+  /* 2^40 - 1 sets: past the limit, counted without keeping them (no 320 MB of sets) */
+  assert_int_equal(fusion_count_until(d, N, KAS_MAX_FUSIONS, 0), KAS_MAX_FUSIONS + 1L);
   free_graph_dag(d);
   Graph g = {.n = 5};
   d = dag_from_graph(&g);

@@ -89,6 +89,8 @@ static void test_find_is_linear_on_hostile_text(void **state) {
   assert_false(instantiate_check_rules("f.cu", sb.data, "d_f_1_compute"));
   char *msgs = capture_end();
   assert_contains(msgs, "f.cu:2:3: error: d_f_1_compute uses a barrier");
+  /* the rules' section, where a library author finds them */
+  assert_contains(msgs, "routines may not (docs/library-format.md, \"Device code\")");
   assert_contains(msgs, "f.cu:20001:3: error: d_f_1_compute uses a barrier");
   free(msgs);
   diag_reset();

@@ -82,6 +82,36 @@ grep -q "invalid value '0' for --top" "$tmp/err" || fail "--top=0: message"
 expect_rc 2 "$K" plan specs/stvenant.spec --time-limit 0x10
 grep -q "invalid value '0x10' for --time-limit" "$tmp/err" || fail "--time-limit 0x10: message"
 expect_rc 2 "$K" plan specs/stvenant.spec --top " 3"
+# a number out of range: the message says the range, and the range is the one enforced (its
+# ends accepted, one past them refused)
+range_check() { # OPTION MAX MESSAGE_TAIL: MAX accepted by plan, MAX + 1 refused saying so
+  local opt=$1 max=$2 tail=$3
+  expect_rc 0 "$K" plan specs/synctest.spec --variants 0 "$opt" "$max"
+  expect_rc 2 "$K" plan specs/synctest.spec "$opt" "$((max + 1))"
+  grep -qxF "kasgen: error: invalid value '$((max + 1))' for $opt: $tail" "$tmp/err" ||
+    fail "$opt $((max + 1)): message '$(cat "$tmp/err")'"
+}
+range_check --top 100000 "an integer from 1 to 100000"
+range_check --beam-width 1000 "an integer from 1 to 1000"
+range_check --max-fusion 1024 "an integer from 1 to 1024 (the calls the DAG holds at most)"
+expect_rc 0 "$K" plan specs/synctest.spec --variants 100000 --top 1
+expect_rc 2 "$K" plan specs/synctest.spec --variants -1
+grep -qF "invalid value '-1' for --variants: an integer from 0 to 100000" "$tmp/err" ||
+  fail "--variants -1: message"
+expect_rc 2 "$K" plan specs/synctest.spec --time-limit 1e9
+grep -qxF "kasgen: error: invalid value '1e9' for --time-limit: seconds from 0 (no limit) to \
+604800 (a week)" "$tmp/err" || fail "--time-limit 1e9: message '$(cat "$tmp/err")'"
+expect_rc 0 "$K" plan specs/synctest.spec --time-limit 6.048e5
+expect_rc 2 "$K" plan specs/synctest.spec --loops sometimes
+grep -qF "invalid value 'sometimes' for --loops: model, keep, unroll or groups" "$tmp/err" ||
+  fail "--loops sometimes: message"
+# a repeated option takes its last value (kasgen(1), OPTIONS)
+expect_rc 0 "$K" plan specs/stvenant.spec --variants 0 --top 5 --top 2
+[ "$(wc -l <"$tmp/out")" = 2 ] || fail "--top 5 --top 2: $(wc -l <"$tmp/out") candidates"
+expect_rc 0 "$K" plan specs/stvenant.spec --variants 0 --top 2 --top 5
+[ "$(wc -l <"$tmp/out")" = 5 ] || fail "--top 2 --top 5: $(wc -l <"$tmp/out") candidates"
+expect_rc 0 "$K" plan specs/stvenant.spec --top 1 --no-db --precision single --precision double
+grep -q "1064 bytes per element" "$tmp/err" || fail "--precision single --precision double: single"
 
 # --- --out is looked at before the search: a bad one fails at once, writing nothing ------------
 : >"$tmp/a-file"

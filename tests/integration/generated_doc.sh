@@ -110,5 +110,61 @@ diff -u "$tmp/doc.names" "$tmp/gen.names" >&2 ||
   fail "the names kas_candidates.h declares differ from $doc's (- doc, + generated)"
 grep -qx kas_input_layouts "$tmp/gen.names" || fail "the name check sees no kas_input_layouts"
 
+# The embedding API: the functions the doc gives for element-major arguments are those of
+# embed/kas_stvenant.h generated so (above); with --layout component, the doc's second block
+# (the calls that take ld) replaces their namesakes; the doc's KAS_<STEM>_ macros are the
+# header's, in either layout.
+# embed_protos FILE STEM: "RET NAME(TYPE,...)" per prototype, the stem as STEM, each run of
+# pointers to one real (the inputs, the outputs) as one "const float*..." or "float*...".
+embed_protos() {
+  STEM=$2 perl -0ne '
+    s{/\*.*?\*/}{}gs;
+    while (/^(kas_status|size_t|int|const char\s*\*)\s*(kas_[\w<>]+)\s*\(([^)]*)\)\s*;/mg) {
+      my ($ret, $name, $params) = ($1, $2, $3);
+      $ret =~ s/\s*\*\s*/*/g;
+      $name =~ s/^kas_(?:<stem>|$ENV{STEM})/kas_STEM/;
+      my @types;
+      for my $p (split /,/, $params) {
+        $p =~ s/\s+/ /g; $p =~ s/^ | $//g;
+        $p =~ s/<(?:input|output)>\.\.\.$//;
+        $p =~ s/^(.*?[ *])\s*[A-Za-z_]\w*$/$1/ if $p =~ /[ *]/;
+        $p =~ s/\s*\*\s*/*/g; $p =~ s/^ | $//g;
+        $p .= "..." if $p eq "const float*" || $p eq "float*";
+        push @types, $p unless @types && $types[-1] eq $p && $p =~ /\.\.\.$/;
+      }
+      print "$ret $name(", join(",", @types), ")\n";
+    }' "$1" | sort
+}
+embed_doc=$(sed -n '/The header declares exactly these functions/,/The header.s macros/p' "$doc")
+awk '/^```/ { block++; next } block == 1' <<<"$embed_doc" >"$tmp/embed_elem.c"
+awk '/^```/ { block++; next } block == 3' <<<"$embed_doc" >"$tmp/embed_ld.c"
+embed_protos "$tmp/embed_elem.c" "<stem>" >"$tmp/doc.embed_elem"
+embed_protos "$tmp/embed_ld.c" "<stem>" >"$tmp/doc.embed_ld"
+[ "$(wc -l <"$tmp/doc.embed_elem")" = 8 ] && [ "$(wc -l <"$tmp/doc.embed_ld")" = 4 ] ||
+  fail "the doc's embedding API: not 8 functions and 4 that take ld"
+sed 's/(.*//' "$tmp/doc.embed_ld" | sed 's/$/(/' >"$tmp/ld.names"
+{ grep -v -F -f "$tmp/ld.names" "$tmp/doc.embed_elem"; cat "$tmp/doc.embed_ld"; } |
+  sort >"$tmp/doc.embed_component"
+grep -q 'size_t,size_t,void\*,void\*)$' "$tmp/doc.embed_component" ||
+  fail "the check of the embedding API sees no ld"
+"$KASGEN" specs/stvenant.spec --top 1 --variants 0 --layout component --out "$tmp/cm" \
+  >"$tmp/cm.log" 2>&1 || { cat "$tmp/cm.log"; fail "kasgen stvenant --layout component"; }
+macros() { sed -n "s/^#define $1_\([A-Z_]*\).*/\1/p" "$2" | grep -vx H | sort; } # H: guard
+sed -n '/The header.s macros/,/^`_INPUT_REALS`/p' "$doc" >"$tmp/doc.macros.c"
+macros 'KAS_<STEM>' "$tmp/doc.macros.c" >"$tmp/doc.macros"
+grep -qx LD "$tmp/doc.macros" || fail "the macro check sees no KAS_<STEM>_LD in the doc"
+for layout in elem component; do
+  header=$tmp/stvenant/embed/kas_stvenant.h
+  [ $layout = component ] && header=$tmp/cm/stvenant/embed/kas_stvenant.h
+  embed_protos "$header" stvenant >"$tmp/gen.embed_$layout"
+  diff -u "$tmp/doc.embed_$layout" "$tmp/gen.embed_$layout" >&2 ||
+    fail "embed/kas_stvenant.h ($layout): its functions differ from $doc's (- doc, + generated)"
+  macros KAS_STVENANT "$header" >"$tmp/gen.macros"
+  diff -u "$tmp/doc.macros" "$tmp/gen.macros" >&2 ||
+    fail "embed/kas_stvenant.h ($layout): its KAS_STVENANT_ macros differ from $doc's"
+done
+
 echo "generated_doc: $(wc -l <"$tmp/doc.protos") prototypes, $(wc -l <"$tmp/doc.members")" \
-  "KasCandidate lines and $(wc -l <"$tmp/doc.names") names as the doc says"
+  "KasCandidate lines and $(wc -l <"$tmp/doc.names") names as the doc says;" \
+  "the embedding API's $(wc -l <"$tmp/doc.embed_elem") functions and" \
+  "$(wc -l <"$tmp/doc.macros") macros in both layouts"

@@ -68,4 +68,24 @@ check taken "const double *n_, const double *n_2, double *ld_, size_t n, size_t 
   --precision double --layout component
 spec renamed _F v_w w_
 check renamed "const float *v_F, const float *v_w, float *v_w_2, size_t n"
+
+# The spec's name in the API (docs/spec-language.md, "Name of the computation"): "-" becomes "_",
+# a leading digit gets an "s"; the folder keeps the name; --name gives colliding names apart.
+api_name() { # SPEC_STEM WANT_API [options]: the folder is the stem's, the API WANT_API
+  local stem=$1 want=$2; shift 2
+  cp "$tmp/prefixes.spec" "$tmp/$stem.spec"
+  "$KASGEN" "$tmp/$stem.spec" --top 1 --variants 0 --out "$tmp/api" "$@" >"$tmp/api.log" 2>&1 ||
+    { cat "$tmp/api.log"; fail "$stem: kasgen exit $?"; }
+  local folder=${stem}
+  [ "${1:-}" = --name ] && folder=$2
+  local upper
+  upper=$(tr '[:lower:]' '[:upper:]' <<<"$want")
+  grep -q "^kas_status $want(" "$tmp/api/$folder/embed/$want.h" &&
+    grep -q "^#define ${upper}_LD 0" "$tmp/api/$folder/embed/$want.h" ||
+    fail "$stem $*: no $want in $folder/embed/$want.h"
+}
+api_name 3d kas_s3d
+api_name a-b kas_a_b
+api_name a_b kas_a_b
+api_name a_b kas_a_b2 --name a_b2
 echo "names: all checks passed"

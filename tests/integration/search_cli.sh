@@ -72,6 +72,22 @@ grep -q 'MElem/s' "$tmp/out" || fail "no ranking header"
 grep -Eq 'E=[0-9]+ +threads=[0-9]+ +shared=[0-9]+ B +registers: [0-9]+/[0-9]+ buffers +[0-9]+ of [0-9]+ barriers' \
   "$tmp/out" || fail "kernel details missing"
 grep -q 'one kernel per call' "$tmp/out" || fail "no unfused comparison"
+# stvenant's 4 calls: the unfused form's kernels listed, as the candidates' are
+[ "$(sed -n '/one kernel per call/,$p' "$tmp/out" | grep -c '^        kernel [0-9]*: ')" = 4 ] ||
+  fail "stvenant: the unfused form's 4 kernels not listed"
+# past 10 calls only its summary, unless --explain asks (it swamped the ranking: big40, 40 calls,
+# 120 lines of the unfused form)
+"$KASGEN" tests/specs/big40.spec --top 1 --variants 0 --no-db --out "$tmp/big" >"$tmp/big.out" \
+  2>/dev/null || fail "generate big40 exit $?"
+sed -n '/one kernel per call/,$p' "$tmp/big.out" >"$tmp/big.unfused"
+grep -Eq '^ unfus +[0-9.]+ +[0-9.]+  40 kernels$' "$tmp/big.unfused" &&
+  grep -q 'its kernels are listed for at most 10 calls, or with --explain R' "$tmp/big.unfused" &&
+  ! grep -q 'kernel [0-9]*: ' "$tmp/big.unfused" || fail "big40: the unfused form not summed up"
+rm -rf "$tmp/big"
+"$KASGEN" tests/specs/big40.spec --top 1 --variants 0 --no-db --explain 1 --out "$tmp/big" \
+  >"$tmp/big.out" 2>/dev/null || fail "generate big40 --explain 1 exit $?"
+[ "$(sed -n '/one kernel per call/,/^wrote/p' "$tmp/big.out" | grep -c '^        kernel [0-9]*: ')" \
+  = 40 ] || fail "big40 --explain 1: the unfused form's 40 kernels not listed"
 [ -d "$tmp/gen/stvenant" ] || fail "nothing emitted into --out"
 # the harness compares the GPU the predictions are for with its own ("": the analytic model)
 grep -qx '#define KAS_PREDICTED_FOR ""' "$tmp/gen/stvenant/common/kas_candidates.h" ||
@@ -92,6 +108,13 @@ grep -qx '#define KAS_PREDICTED_FOR "Test GPU"' "$tmp/gen2/stvenant/common/kas_c
 grep -q 'warning: no timing for routine' "$tmp/err2" || fail "no warning for missing routines"
 [ "$(grep 'no timing for routine' "$tmp/err2" | sort | uniq -d | wc -l)" = 0 ] ||
   fail "a missing routine was warned about twice"
+# one line per routine and kind, listing its variants (the search, the groups and the block
+# shapes each asked: 83 lines before, some of them twice)
+[ "$(grep -o 'no timing for routine [^ ]* [a-z]*' "$tmp/err2" | sort | uniq -d | wc -l)" = 0 ] ||
+  fail "a routine and kind in two lines"
+loads="no timing for routine mvmul33_1 load 0 shared, 1 register, 2 shared, 3 register;"
+grep -qF "$loads predicting them with the analytic model" "$tmp/err2" ||
+  fail "mvmul33_1's loads not listed"
 
 # --- bad database: located error, exit 1 --------------------------------------------------------
 "$KASGEN" plan specs/stvenant.spec --db tests/fixtures/db/bad_negative.xml >/dev/null 2>"$tmp/err3"
@@ -102,9 +125,22 @@ grep -q 'tests/fixtures/db/bad_negative.xml:8:.*error' "$tmp/err3" || fail "bad 
 "$KASGEN" plan specs/stvenant.spec --top 2 --no-db --explain 1 >"$tmp/ex" 2>/dev/null || fail "explain exit $?"
 grep -q 'why: ' "$tmp/ex" || fail "--explain gives no buffer reasons"
 grep -q 'steps:' "$tmp/ex" || fail "--explain lists no steps"
-"$KASGEN" plan specs/stvenant.spec --top 2 --no-db --explain 99 >/dev/null 2>"$tmp/err4"
+# beyond --top: refused before the search (nothing on stdout, the main job writes nothing)
+"$KASGEN" plan specs/stvenant.spec --top 2 --no-db --explain 99 >"$tmp/out4" 2>"$tmp/err4"
+[ $? = 2 ] || fail "--explain beyond --top did not exit 2"
+grep -q 'error: --explain 99: the ranking holds at most 2 candidates (--top 2)' "$tmp/err4" ||
+  fail "--explain 99 --top 2 gives no reason"
+[ -s "$tmp/out4" ] || grep -q 'note: search' "$tmp/err4" && fail "--explain 99 --top 2: searched"
+"$KASGEN" specs/stvenant.spec --explain 11 --no-db --out "$tmp/ex11" >"$tmp/out4" 2>"$tmp/err4"
+[ $? = 2 ] && [ ! -e "$tmp/ex11" ] && [ ! -s "$tmp/out4" ] ||
+  fail "main job --explain 11 (default --top 10): not refused before searching and writing"
+# within --top but beyond what the search found (synctest has 8 partitions): after the ranking
+"$KASGEN" plan specs/synctest.spec --top 100 --variants 0 --no-db --explain 99 >"$tmp/out4" \
+  2>"$tmp/err4"
 [ $? = 2 ] || fail "--explain beyond the candidates did not exit 2"
-grep -q 'only' "$tmp/err4" || fail "--explain 99 gives no reason"
+grep -q 'error: --explain 99: there are only 8 candidates' "$tmp/err4" ||
+  fail "--explain 99 --top 100 gives no reason"
+[ "$(wc -l <"$tmp/out4")" = 8 ] || fail "--explain 99 --top 100: the ranking was not printed"
 
 # --- emission refuses a folder with a foreign file: exit 1 ----------------------------------------
 mkdir -p "$tmp/busy/stvenant" && echo mine >"$tmp/busy/stvenant/notes.txt"
@@ -139,8 +175,23 @@ grep -q "exact search's limit): partitions restricted to intervals of the statem
 hang_check "big40 --top 1" 1 tests/specs/big40.spec --top 1
 grep -q 'partitions restricted to intervals of the statement order' "$tmp/h.err" ||
   fail "big40: the interval restriction is not named"
-grep -q "note: the ranking is not exact: .* --exhaustive ranks them all but combines every fusion \
-(more than 20000 here" "$tmp/h.err" || fail "big40: not said to be inexact"
+# --exhaustive is not offered where it would refuse the spec (more than 20 million fusions), and
+# the refusal is real; where it would run, the note gives the count --exhaustive then finds
+grep -q "note: the ranking is not exact: .* --exhaustive would refuse this spec (more than \
+20000000 convex fusions of at most 40 calls): with a smaller --max-fusion" "$tmp/h.err" ||
+  fail "big40: not said to be inexact, or --exhaustive offered"
+rc=0
+"$KASGEN" plan tests/specs/big40.spec --top 1 --exhaustive --time-limit 20 >/dev/null \
+  2>"$tmp/x.err" || rc=$?
+[ "$rc" = 1 ] && grep -q 'error: --exhaustive: more than 20000000 convex fusions' "$tmp/x.err" ||
+  fail "big40 --exhaustive: not refused (exit $rc) as the note said"
+hang_check "big40 --max-fusion 4" 3 tests/specs/big40.spec --top 3 --max-fusion 4 --variants 0
+grep -q "note: the ranking is not exact: .* --exhaustive ranks them all, combining the 62661 \
+fusions (it may take very long)" "$tmp/h.err" || fail "big40 --max-fusion 4: count not offered"
+"$KASGEN" plan tests/specs/big40.spec --top 3 --max-fusion 4 --variants 0 --exhaustive \
+  --time-limit 1 >/dev/null 2>"$tmp/x.err" || fail "big40 --max-fusion 4 --exhaustive: exit $?"
+grep -q 'note: search: exhaustive over 62661 convex fusions' "$tmp/x.err" ||
+  fail "big40 --max-fusion 4 --exhaustive: another count than the note's"
 # more fusions than the exact search combines could be in the top 3: the ranking is said not to
 # be exact, with what ranks every partition
 hang_check "big40 --max-fusion 3" 3 tests/specs/big40.spec --top 3 --max-fusion 3 --variants 0

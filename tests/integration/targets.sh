@@ -100,5 +100,10 @@ expect 2 "'B' names no input or output of spec synctest" \
 expect 2 "'B' names no input or output of spec synctest" \
   plan specs/synctest.spec --layout B=component
 [ ! -e "$tmp/x/synctest" ] || fail "--layout B=component: a folder was written"
+# an element of an input or output array: arrays are laid out whole, as the spec names them
+expect 2 "^--layout: error: 'F\[0\]' names an element of array F; arrays are laid out whole: \
+write F=component$" plan specs/quadrature.spec --layout 'S=element,F[0]=component'
+expect 2 "'G\[0\]' names no input or output of spec quadrature" \
+  plan specs/quadrature.spec --layout 'G[0]=component'
 expect 2 "option --layout does not apply to 'units'" units --layout component --out "$tmp/x"
 echo "targets: all checks passed"
