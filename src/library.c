@@ -1,7 +1,7 @@
 /*
- * library.c — loads the elementary-function library (docs/library-format.md is the format): types.ini,
- * every <f>/function.ini with its CPU reference, every <f>/<f>_<i>.ini implementation with its
- * .cu text and access patterns.
+ * library.c — loads the elementary-function library (docs/library-format.md is the format):
+ * types.ini, every <f>/function.ini with its CPU reference, every <f>/<f>_<i>.ini implementation
+ * with its .cu text and access patterns.
  *
  * INI files are parsed by inih through ini_file.c, which gives every key and value its line and
  * column.  Everything the loader accepts is
