@@ -174,6 +174,17 @@ static char *range_text(const ModelCalibration *c, const ConstantRange *r) {
                    r->lo_open ? '(' : '[', r->lo, r->hi);
 }
 
+/* "work-scale in (0, 10], ..., kernel-ns in [0, 100]": RANGES as the error lists them, so that
+ * the message cannot drift from the check (malloc'ed). */
+static char *every_range_text(void) {
+  StrBuf sb;
+  sb_init(&sb);
+  for (int i = 0; i < NRANGES; i++)
+    sb_printf(&sb, "%s%s in %c%g, %g]", i ? ", " : "", RANGES[i].name,
+              RANGES[i].lo_open ? '(' : '[', RANGES[i].lo, RANGES[i].hi);
+  return sb_take(&sb);
+}
+
 /* What the store's specs and candidates may say (they are read as numbers, kept as ints). */
 static bool whole_count(double x) { return x >= 0 && x <= 1e9 && x == floor(x); }
 
@@ -202,11 +213,10 @@ static bool calibration_of(const char *path, const char *text, xmlNodePtr n,
   }
   if (ok && (bad || !whole_count(specs) || !whole_count(cands))) {
     char *why = bad ? range_text(c, bad) : xstrdup("specs or candidates");
-    diag_error(at, "the calibration's constants are out of range (%s; work-scale and the IO "
-               "scales in (0, 10], requests-overlap in [1, 4], |coverage-slope| <= 1.99, "
-               "unhidden-share in [0, 1], wavefront-scale in [0, 10], barrier-scale in "
-               "[0, 100], barrier-warp-ns in [0, 10000], kernel-ns in [0, 100], specs and "
-               "candidates whole numbers in [0, 10^9])", why);
+    char *ranges = every_range_text();
+    diag_error(at, "the calibration's constants are out of range (%s; %s, specs and candidates "
+               "whole numbers in [0, 10^9])", why, ranges);
+    free(ranges);
     diag_note((SrcLoc){0}, "--uncalibrated sets the store aside; kasgen calibrate replaces it");
     free(why);
     ok = false;
