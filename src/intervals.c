@@ -51,7 +51,7 @@ static void bounds_from(Segments *s, int i, int *inside_readers, bool *read) {
   const double real_bytes = target_real_bytes(s->ctx->target->precision);
   memset(inside_readers, 0, sizeof(int) * (size_t)dag->nvalues);
   memset(read, 0, sizeof(bool) * (size_t)dag->nvalues);
-  double bytes = 0;
+  CompulsoryBytes bytes = {0, 0};
   for (int j = i + 1; j <= s->n && j - i <= s->max_len; j++) {
     const DagNode *nd = &dag->nodes[j - 1];
     for (int a = 0; a < nd->nargs; a++) {
@@ -62,16 +62,16 @@ static void bounds_from(Segments *s, int i, int *inside_readers, bool *read) {
       const Value *val = &dag->values[v];
       double size = real_bytes * dag_value_floats(dag, v);
       if (val->producer >= i) {
-        if (++inside_readers[v] == val->nconsumers && !val->is_output) bytes -= size;
+        if (++inside_readers[v] == val->nconsumers && !val->is_output) bytes.saves -= size;
       } else if (!read[v]) {
         read[v] = true;
-        bytes += size;
+        bytes.loads += size;
       }
     }
     const Value *res = &dag->values[nd->result];
     if (res->is_output || res->nconsumers > 0)
-      bytes += real_bytes * dag_value_floats(dag, nd->result);
-    s->lb[seg_index(s, i, j)] = bound_ns_of_bytes(s->ctx->db, bytes) + s->overhead;
+      bytes.saves += real_bytes * dag_value_floats(dag, nd->result);
+    s->lb[seg_index(s, i, j)] = bound_ns_of_traffic(s->ctx->db, bytes) + s->overhead;
   }
 }
 

@@ -1538,8 +1538,10 @@ typedef struct {
   int beam_width;
   int beam_kernels;     /* kernels of the ranked candidates whose beam dropped children */
   double bound_ns;      /* no partition is predicted below this: the whole spec's compulsory
-                           traffic at the copy bandwidth, plus one launch */
+                           traffic's least time under the model in use, plus one launch */
   double bound_bytes;
+  double bound_plain_ns; /* the same bytes at the copy bandwidth, plus one launch (bound_ns
+                            without a calibration; with one, possibly above #1) */
   int variants_asked;   /* --variants K */
   int variants;         /* candidates that are the #1 in another block shape (at most K) */
   int partitions_out;   /* partitions of the top N that the variants took the place of */
@@ -1745,11 +1747,17 @@ bool combine_recipe_of(SearchContext *ctx, const KernelPlan *p, PlanRecipe *out)
 
 /* bounds.c: lower bounds from compulsory traffic.  The bytes per element a kernel running the
  * calls of `nodes` must move (values read from outside once, values needed outside written
- * once; real_bytes per real, 4 or 8 by the precision), and their time at the database's copy
- * bandwidth (a hair below, against rounding):
- * no plan of those calls is predicted faster, and no partition of them into kernels either. */
-double bound_bytes(const Dag *dag, const NodeSet *nodes, int real_bytes);
-double bound_ns_of_bytes(const TimingDb *db, double bytes);
+ * once; real_bytes per real, 4 or 8 by the precision), and the least time the database's model
+ * gives them: at the copy bandwidth (a hair below, against rounding), under a calibration
+ * (TimingDb.calib) scaled by the least factors its constants can put on them, plus its
+ * kernel-ns.  No plan of those calls is predicted faster, and no partition of them into
+ * kernels either. */
+typedef struct {
+  double loads, saves; /* bytes per element read from outside, written for outside */
+} CompulsoryBytes;
+CompulsoryBytes bound_traffic(const Dag *dag, const NodeSet *nodes, int real_bytes);
+double bound_bytes(const Dag *dag, const NodeSet *nodes, int real_bytes); /* their sum */
+double bound_ns_of_traffic(const TimingDb *db, CompulsoryBytes traffic);
 double bound_kernel_ns(const SearchContext *ctx, const NodeSet *nodes);
 
 /* plan_memo.c: the best plan of a fusion, combined once per canonical signature (the calls in

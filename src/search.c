@@ -486,7 +486,8 @@ static SearchStats initial_stats(const SearchContext *ctx, const SearchOptions *
   st.capped = st.max_fusion < n;
   NodeSet all = nodeset_range(0, n);
   st.bound_bytes = bound_bytes(ctx->dag, &all, target_real_bytes(ctx->target->precision));
-  st.bound_ns = bound_ns_of_bytes(ctx->db, st.bound_bytes) + per_kernel_overhead(ctx);
+  st.bound_ns = bound_kernel_ns(ctx, &all) + per_kernel_overhead(ctx);
+  st.bound_plain_ns = st.bound_bytes / ctx->db->dev.copy_gbs + per_kernel_overhead(ctx);
   return st;
 }
 
