@@ -85,7 +85,7 @@ static bool db_from_stdin(const char *db_path) {
   return !strcmp(db_path, STDIN_NAME) || !strcmp(db_path, "-");
 }
 
-static char *store_path(const char *db_path) {
+char *calibration_store_path(const char *db_path) {
   size_t len = strlen(db_path);
   if (len > 4 && !strcmp(db_path + len - 4, ".xml")) len -= 4;
   return xasprintf("%.*s.measured.xml", (int)len, db_path);
@@ -321,7 +321,7 @@ static bool read_calibration(const TimingDb *db, ModelCalibration *out, OtherGpu
   if (out) *out = (ModelCalibration){0};
   if (other) *other = (OtherGpuRun){0};
   if (!db || db->analytic || !db->path || db_from_stdin(db->path)) return true;
-  char *path = store_path(db->path), *text;
+  char *path = calibration_store_path(db->path), *text;
   xmlDocPtr doc;
   bool ok = read_store(path, &doc, &text);
   if (ok && doc && out) ok = constants_of(path, text, doc, out, replacing);
@@ -745,7 +745,7 @@ bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
                "to store the calibration beside (give --db FILE)");
     return false;
   }
-  char *path = store_path(db->path);
+  char *path = calibration_store_path(db->path);
   *path_out = path;
   if (!storable(c, path)) return false;
   char *temp = xasprintf("%s.kasgen-tmp", path);

@@ -242,6 +242,16 @@ static void print_arrays(const Session *s) {
   printf(" component-major, the others element-major\n");
 }
 
+/* A calibration moves every prediction (docs/model.md, "Calibration"): the ranking says whose
+ * constants it applies, so that figures differing from the plain model's are explained. */
+static void print_calibration(const TimingDb *db) {
+  if (!db->calib.present) return;
+  char *store = calibration_store_path(db->path);
+  printf("calibrated: the constants of %s are applied (fitted on %d specs, %d candidates; "
+         "--uncalibrated: the plain model)\n", store, db->calib.nspecs, db->calib.ncandidates);
+  free(store);
+}
+
 static void print_target(const TimingDb *db) {
   if (db->analytic)
     printf("predicting with the analytic model (no timing database): %s, %d SMs, %.0f GB/s "
@@ -252,6 +262,7 @@ static void print_target(const TimingDb *db) {
            db->dev.name, db->for_local_gpu ? ", this machine's GPU," : "", db->path,
            db->date ? db->date : "?",
            db->nvcc_version ? db->nvcc_version : "?", db->dev.sm_count, db->dev.copy_gbs);
+  print_calibration(db);
 }
 
 /* "{mvmul33#0 svmul3#1}": the kernel's calls (sb_kernel_calls); in the ranking, shortened past

@@ -494,6 +494,13 @@ static char *index_txt(const Dag *dag, const TimingDb *db, const Target *t,
             !db || db->analytic ? "analytic model (no timing database)"
                                 : db_path ? db_path : "timing database",
             default_n);
+  if (db_path && db->calib.present) {
+    char *store = calibration_store_path(db_path);
+    sb_printf(&sb, "Calibration: the constants of %s are applied (fitted on %d specs, %d "
+              "candidates; --uncalibrated predicts without them).\n", store, db->calib.nspecs,
+              db->calib.ncandidates);
+    free(store);
+  }
   free(db_path);
   sb_printf(&sb, "Precision: %s; layouts: ", target_precision_name(t->precision));
   describe_layouts(&sb, dag, t);

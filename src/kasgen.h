@@ -2431,6 +2431,9 @@ typedef struct {
 } HeldOutRun;
 /* The runs with samples, in the order they were added (*nruns of them); free the array. */
 HeldOutRun *calibration_held_out(const CalibrationSamples *all, int *nruns);
+/* The store's path beside the database at db_path: <db_path without .xml>.measured.xml
+ * (malloc'ed). */
+char *calibration_store_path(const char *db_path);
 /* Writes the store beside db (*path_out, malloc'ed, names it); false after an error. */
 bool calibration_write(const TimingDb *db, const CalibrationSamples *all,
                        const ModelCalibration *c, char **path_out);

@@ -4,8 +4,9 @@
 # coverage-slope -1.99, requests-overlap 4), which predict some saves below their bytes at the
 # copy bandwidth, the bounded search's #1 at --top 1 and 2 is --exhaustive's (it was a partition
 # up to 5.2 times slower, pruned by the plain bound); the note's gap to the bound is not
-# negative and names the calibrated model's bound; --uncalibrated gives the plain bound's note.
-# Run by tests/run.sh with $KASGEN set.
+# negative and names the calibrated model's bound; the ranking and index.txt name the store
+# whose constants are applied, and --uncalibrated neither applies nor names it.  Run by
+# tests/run.sh with $KASGEN set.
 set -u
 KASGEN=${KASGEN:-./kasgen}
 tmp=$(mktemp -d)
@@ -45,9 +46,19 @@ done
 "$KASGEN" plan specs/stvenant.spec --db "$db" --top 3 >/dev/null 2>"$tmp/err" || fail "--top 3"
 grep -q 'predicted #1 is [0-9.]*% above' "$tmp/err" || { cat "$tmp/err"; fail "--top 3: gap"; }
 
-# --- --uncalibrated: the plain bound's note -------------------------------------------------
-"$KASGEN" plan specs/synctest.spec --db "$db" --top 2 --uncalibrated >/dev/null 2>"$tmp/err" ||
-  { cat "$tmp/err"; fail "--uncalibrated: exit"; }
+# --- the ranking and index.txt name the calibration ------------------------------------------
+"$KASGEN" specs/synctest.spec --db "$db" --top 2 --out "$tmp/out" >"$tmp/ranking" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "generate: exit"; }
+grep -q "^calibrated: the constants of $tmp/h100db.measured.xml are applied (fitted on 18 specs, \
+472 candidates; --uncalibrated: the plain model)$" "$tmp/ranking" ||
+  { head -5 "$tmp/ranking"; fail "the ranking does not name the calibration"; }
+grep -q "^Calibration: the constants of $tmp/h100db.measured.xml are applied " \
+  "$tmp/out/synctest/index.txt" || fail "index.txt does not name the calibration"
+"$KASGEN" specs/synctest.spec --db "$db" --top 2 --out "$tmp/plain" --uncalibrated \
+  >"$tmp/ranking" 2>"$tmp/err" || { cat "$tmp/err"; fail "--uncalibrated: exit"; }
+grep -q '^calibrated: ' "$tmp/ranking" && fail "--uncalibrated: the ranking names a calibration"
+grep -q '^Calibration: ' "$tmp/plain/synctest/index.txt" &&
+  fail "--uncalibrated names a calibration"
 grep -q "note: predicted #1 is [0-9.]*% above the compulsory-traffic bound" "$tmp/err" ||
   fail "--uncalibrated: the plain bound's note"
 echo "calibrated_search: ok"
