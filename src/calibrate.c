@@ -560,18 +560,20 @@ static ModelCalibration fit_linear(const Samples *all, ModelCalibration scales, 
 
 /* The nonlinear constants, each searched in its range. */
 typedef struct {
-  size_t offset; /* in ModelCalibration */
+  const char *name; /* as the store and calibrate's output name it */
+  size_t offset;    /* in ModelCalibration */
   double lo, hi;
 } Scale;
 static const Scale SCALES[] = {
-    {offsetof(ModelCalibration, work_scale), 0.5, 1.5},
-    {offsetof(ModelCalibration, requests_one_scale), 0.25, 4},
-    {offsetof(ModelCalibration, requests_shared_scale), 0.25, 4},
-    {offsetof(ModelCalibration, lines_scale), 0.25, 4},
-    {offsetof(ModelCalibration, requests_overlap), 1, MAX_OVERLAP},
-    {offsetof(ModelCalibration, coverage_slope), -MAX_COVERAGE_SLOPE, MAX_COVERAGE_SLOPE},
-    {offsetof(ModelCalibration, unhidden_share), 0, 1},
-    {offsetof(ModelCalibration, wavefront_scale), 0, 2},
+    {"work-scale", offsetof(ModelCalibration, work_scale), 0.5, 1.5},
+    {"requests-one-scale", offsetof(ModelCalibration, requests_one_scale), 0.25, 4},
+    {"requests-shared-scale", offsetof(ModelCalibration, requests_shared_scale), 0.25, 4},
+    {"lines-scale", offsetof(ModelCalibration, lines_scale), 0.25, 4},
+    {"requests-overlap", offsetof(ModelCalibration, requests_overlap), 1, MAX_OVERLAP},
+    {"coverage-slope", offsetof(ModelCalibration, coverage_slope), -MAX_COVERAGE_SLOPE,
+     MAX_COVERAGE_SLOPE},
+    {"unhidden-share", offsetof(ModelCalibration, unhidden_share), 0, 1},
+    {"wavefront-scale", offsetof(ModelCalibration, wavefront_scale), 0, 2},
 };
 enum { NSCALES = sizeof SCALES / sizeof *SCALES, SCAN_POINTS = 41, MAX_SWEEPS = 50 };
 
@@ -643,6 +645,23 @@ ModelCalibration calibration_fit(const CalibrationSamples *all, double *rms_fitt
   best.nspecs = all->nspecs;
   best.ncandidates = all->n;
   return best;
+}
+
+/* Nearer a scan's limit than this the golden-section search (to 1e-5) has gone as far as it
+ * could towards it. */
+#define AT_LIMIT 1e-4
+
+char *calibration_at_limits(const ModelCalibration *c) {
+  StrBuf sb;
+  sb_init(&sb);
+  for (int i = 0; i < NSCALES; i++) {
+    double x = *scale_at((ModelCalibration *)c, i), lo = SCALES[i].lo, hi = SCALES[i].hi;
+    if (fabs(x - lo) > AT_LIMIT && fabs(x - hi) > AT_LIMIT) continue;
+    sb_printf(&sb, "%s%s %.4f (scanned %g to %g)", sb.len ? ", " : "", SCALES[i].name, x, lo, hi);
+  }
+  if (sb.len) return sb_take(&sb);
+  sb_free(&sb);
+  return NULL;
 }
 
 /* ---- held out --------------------------------------------------------------------------- */

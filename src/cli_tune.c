@@ -543,10 +543,15 @@ static void tally(Tally *t, const TuneFigures *f, double span) {
 }
 
 static void print_tally(const char *what, const Tally *t) {
+  if (!t->runs) { /* a mean of nothing is no 0.00% */
+    printf("%s: no runs to hold out (leaving any spec out leaves too few samples to fit on)\n",
+           what);
+    return;
+  }
   printf("%s: Spearman >= 0.8 on %d of %d (span > 10%%), predicted #1 within 2%% on %d of %d, "
          "mean error <= 5%% on %d of %d (mean %.2f%%)\n",
          what, t->spearman, t->ranked, t->gap, t->runs, t->error, t->runs,
-         t->runs ? 100 * t->error_sum / t->runs : 0.0);
+         100 * t->error_sum / t->runs);
 }
 
 /* rho, gap, error; a figure that misses its target is marked '*'. */
@@ -588,6 +593,16 @@ static bool print_held_out(const CalibrationSamples *all) {
   return n > 0;
 }
 
+/* A constant the fit left on a limit of its scan was not determined by the runs: the error
+ * still fell towards the limit (session 24's H100 runs put four of them there). */
+static void note_constants_at_limits(const ModelCalibration *c) {
+  char *at = calibration_at_limits(c);
+  if (at)
+    diag_note((SrcLoc){0}, "on a limit of the fit's scan, so not determined by these runs (the "
+              "best fit may lie beyond it): %s", at);
+  free(at);
+}
+
 int cmd_calibrate(const CliOptions *o) {
   if (o->db_path && !strcmp(o->db_path, "-")) {
     diag_error((SrcLoc){0}, "calibrate reads the database once per run and stores the "
@@ -622,12 +637,15 @@ int cmd_calibrate(const CliOptions *o) {
       ModelCalibration c = calibration_fit(all, &fitted, &plain);
       printf("fitted on %d candidates of %d specs: work-scale %.4f, requests-one-scale %.4f, "
              "requests-shared-scale %.4f, lines-scale %.4f, requests-overlap %.4f, "
-             "coverage-slope %.4f, barrier-scale %.4f, barrier-warp-ns %.4f, kernel-ns %.6f\n"
+             "coverage-slope %.4f, unhidden-share %.4f, wavefront-scale %.4f, "
+             "barrier-scale %.4f, barrier-warp-ns %.4f, kernel-ns %.6f\n"
              "root mean square relative error on them: %.2f%% (uncalibrated %.2f%%); these are "
              "fitted figures, not predictions\n",
              c.ncandidates, c.nspecs, c.work_scale, c.requests_one_scale,
              c.requests_shared_scale, c.lines_scale, c.requests_overlap, c.coverage_slope,
-             c.barrier_scale, c.barrier_warp_ns, c.kernel_ns, 100 * fitted, 100 * plain);
+             c.unhidden_share, c.wavefront_scale, c.barrier_scale, c.barrier_warp_ns,
+             c.kernel_ns, 100 * fitted, 100 * plain);
+      note_constants_at_limits(&c);
       char *path;
       if (calibration_write(db, all, &c, &path)) {
         printf("wrote %s\n", path);

@@ -2429,6 +2429,10 @@ typedef struct {
                   the plain model's) */
   ModelCalibration calibration; /* the held-out fit */
 } HeldOutRun;
+/* The constants of c (a fit) that lie on a limit of the fit's scan, each with its value and
+ * range ("requests-one-scale 4.0000 (scanned 0.25 to 4), ..."; malloc'ed), or NULL when none
+ * does: the runs did not determine them. */
+char *calibration_at_limits(const ModelCalibration *c);
 /* The runs with samples, in the order they were added (*nruns of them); free the array. */
 HeldOutRun *calibration_held_out(const CalibrationSamples *all, int *nruns);
 /* The store's path beside the database at db_path: <db_path without .xml>.measured.xml

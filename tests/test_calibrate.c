@@ -388,6 +388,30 @@ static void test_held_out(void **state) {
   calibration_samples_free(all);
 }
 
+/* The constants on a limit of the fit's scan are named with their values and ranges, the
+ * others not; a fit inside every range names none.  Session 24's H100 fit: four of them. */
+static void test_constants_at_scan_limits(void **state) {
+  (void)state;
+  assert_null(calibration_at_limits(&TRUTH));
+  ModelCalibration h100 = {.present = true, .work_scale = 0.9351, .requests_one_scale = 4,
+                           .requests_shared_scale = 0.25, .lines_scale = 0.7401,
+                           .requests_overlap = 4, .coverage_slope = -1.99,
+                           .unhidden_share = 0.1362, .wavefront_scale = 1.8091};
+  char *at = calibration_at_limits(&h100);
+  assert_non_null(at);
+  assert_string_equal(at, "requests-one-scale 4.0000 (scanned 0.25 to 4), requests-shared-scale "
+                          "0.2500 (scanned 0.25 to 4), requests-overlap 4.0000 (scanned 1 to 4), "
+                          "coverage-slope -1.9900 (scanned -1.99 to 1.99)");
+  free(at);
+  /* within the golden-section search's reach of a limit counts; a step inside it does not */
+  ModelCalibration near = TRUTH;
+  near.work_scale = 0.50001, near.unhidden_share = 0.001;
+  at = calibration_at_limits(&near);
+  assert_non_null(at);
+  assert_string_equal(at, "work-scale 0.5000 (scanned 0.5 to 1.5)");
+  free(at);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fit_finds_the_constants),
@@ -399,6 +423,7 @@ int main(void) {
       cmocka_unit_test(test_store_out_of_range_is_replaced),
       cmocka_unit_test(test_fit_out_of_range_not_stored),
       cmocka_unit_test(test_held_out),
+      cmocka_unit_test(test_constants_at_scan_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

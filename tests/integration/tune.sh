@@ -12,6 +12,7 @@
 #     refused once;
 #   - calibrate neither follows nor replaces a link planted at its store's temporary name, reads
 #     no results file through a link or a spec named by a path, and no store with --db -;
+#   - calibrate --held-out says when no run could be held out (one spec's runs alone);
 #   - calibrate fits and stores constants beside a copy of the database; tune then predicts with
 #     them; a malformed store (a constant out of range or a hex float, another version or none,
 #     two <calibration>s) is a located error; calibrate sets a store out of range aside and
@@ -315,6 +316,15 @@ grep -q "^synctest  *1  *[0-9.]*% | .* |  *nan  *[0-9.]*%  *[0-9.]*%  *$tmp/runs
   "$tmp/out" || { cat "$tmp/out"; fail "calibrate --held-out: synctest's row"; }
 grep -q '^held out: Spearman >= 0.8 on 0 of 0 (span > 10%), predicted #1 within 2% on [01] of 1, mean error <= 5% on [01] of 1' "$tmp/out" ||
   { cat "$tmp/out"; fail "calibrate --held-out: no summary"; }
+#    One spec's runs alone: none can be held out (nothing left to fit on), which is said, not
+#    a mean error of 0.00% over 0 runs.
+mkdir "$tmp/runs1" && cp "$tmp/runs/bigfusion.xml" "$tmp/runs1/"
+"$KASGEN" calibrate "$tmp/runs1" --db "$tmp/dbh.xml" --held-out >"$tmp/out" 2>"$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate --held-out, one spec: exit"; }
+grep -q '^held out: no runs to hold out (leaving any spec out leaves too few samples to fit on)$' \
+  "$tmp/out" || { cat "$tmp/out"; fail "calibrate --held-out, one spec: no 'no runs to hold out'"; }
+grep -q '^held out: .*mean 0.00%' "$tmp/out" &&
+  fail "calibrate --held-out, one spec: a mean over 0 runs"
 #    A store of constants out of range (barrier-scale 296: what calibrate stored before
 #    2026-11-29 from an H200 run at n = 4096) is refused by every other command, which says how
 #    to get past it, but calibrate sets it aside (a warning) and replaces it; a run this small is
