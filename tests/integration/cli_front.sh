@@ -168,6 +168,12 @@ for s in tests/bad_specs/*.spec; do
     fail "$s: $nerr errors, wanted $nwant: $(grep ': error: ' "$tmp/err" | sed -n 2p)"
 done
 [ "$nbad" -ge 20 ] || fail "only $nbad malformed specs checked"
+# a number as an argument (a FEM user's material constant): the note says how to pass one
+for s in real_argument integer_argument; do
+  expect_rc 1 "$K" check "tests/bad_specs/$s.spec"
+  grep -q "note: a spec has no constants: declare one as a variable and list it on the input \
+line" "$tmp/err" || fail "$s: no note on constants"
+done
 
 # --- --dot ------------------------------------------------------------------------------------
 expect_rc 0 "$K" check specs/bigfusion_full.spec --dot "$tmp/g.dot"
