@@ -405,6 +405,13 @@ static void explain_step(const Dag *dag, const KernelPlan *p, int s) {
 static void explain_candidate(const Session *s, const Candidate *c) {
   const Dag *dag = candidate_dag(s->dag, c);
   printf("\nwhy candidate %d is laid out as it is:\n", c->rank);
+  /* the reasons name the library's access patterns, which only its format defines (said here,
+   * not in the reasons: they are also the generated kernels' comments, which the code digests
+   * that tune matches runs by cover) */
+  printf("  (a call's INPATTERN k and OUTPATTERN: how its compute routine reads argument k and "
+         "writes its result;\n   LSPATTERN: how its load_j or save_j routine moves the buffer; "
+         "noreg: the pattern forbids\n   registers; \"runs N threads, ... M\": registers need "
+         "the same threads; docs/library-format.md)\n");
   for (int k = 0; k < c->nkernels; k++) {
     const KernelPlan *p = c->kernels[k];
     printf("  kernel %d ", k + 1);
