@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_OUT "generated"
@@ -488,6 +489,19 @@ static void note_harness_memory(const CliOptions *o, const Session *s) {
               "checked (--n)", s->res->n, bytes, bytes / (1024.0 * 1024 * 1024), per_element);
 }
 
+/* A results.xml in the folder is a run of an earlier generation, which emitting keeps (it is
+ * the user's measurement) but which the new code may not match: said, so that a report of it
+ * does not pass for one of the code just written. */
+static void note_kept_results(const char *folder) {
+  char *path = xasprintf("%s/results.xml", folder);
+  struct stat st;
+  if (lstat(path, &st) == 0)
+    diag_note((SrcLoc){.file = path}, "kept from a run before this generation (your "
+              "measurement, never deleted): `make run` measures the code written now; until "
+              "then kasgen report warns where its rows are not of this code");
+  free(path);
+}
+
 /* ---- commands --------------------------------------------------------------------------- */
 
 int cmd_generate(const CliOptions *o) {
@@ -508,6 +522,9 @@ int cmd_generate(const CliOptions *o) {
       if (written) {
         printf("\nwrote %s/%s/ (make -C %s/%s run, on a GPU)\n", eo.out_dir, s.spec->name,
                eo.out_dir, s.spec->name);
+        char *folder = output_folder(o, s.spec);
+        note_kept_results(folder);
+        free(folder);
         rc = EXIT_OK;
       }
     }
