@@ -456,6 +456,38 @@ static void warn_other_code(const char *path, const Results *r, const char *head
   free(why);
 }
 
+/* The n the folder's predictions were made for: its header's KAS_DEFAULT_N (the harness's
+ * default n is the generation's --n), or 0 when not found. */
+static long header_default_n(const char *header) {
+  const char *at = strstr(header, "#define KAS_DEFAULT_N ");
+  long n = 0;
+  if (at) {
+    at += strlen("#define KAS_DEFAULT_N ");
+    char *digits = xstrndup(at, strspn(at, "0123456789"));
+    if (!parse_decimal_long(digits, &n)) n = 0;
+    free(digits);
+  }
+  return n;
+}
+
+/* A note where the run's n is not the n its predictions were made for (the folder's, where its
+ * header is at hand; else the default, which a results file does not record): the model shares
+ * each launch among n elements and fills the GPU with n / E blocks, so at n = 4096 its default
+ * predictions are off by a factor the error then measures (docs/model.md, "The element
+ * count"); kasgen tune predicts at the run's n. */
+static void note_other_n(const char *path, const Results *r, const char *header) {
+  long predicted_n = header ? header_default_n(header) : 0;
+  if (predicted_n > 0 && predicted_n != r->n)
+    diag_note((SrcLoc){.file = path}, "this run is at n = %ld, but the predictions are for n = "
+              "%ld (the folder's generation): the figures compare times at two element counts; "
+              "kasgen tune DIR predicts at the run's n", r->n, predicted_n);
+  else if (!header && r->n != DEFAULT_ELEMENTS)
+    diag_note((SrcLoc){.file = path}, "this run is at n = %ld; its predictions are for the n its "
+              "folder was generated at, which a results file does not record (%ld unless --n "
+              "was given): at another n the figures compare times at two element counts; kasgen "
+              "tune DIR predicts at the run's n", r->n, (long)DEFAULT_ELEMENTS);
+}
+
 /* Parses text (a results file called path), prints the table, and draws the plot as dir/name
  * when plot_dirfd is a folder (not for the standard input, -1).  spec: the spec of the folder the
  * file is in (folder_spec), or NULL; header: its common/kas_candidates.h (folder_candidates), or
@@ -466,6 +498,7 @@ static bool report_results(const char *path, const char *text, size_t len, int p
   Results r;
   if (!results_parse(path, text, len, &r)) return false;
   warn_other_code(path, &r, header);
+  note_other_n(path, &r, header);
   /* another spec's results copied into a folder: its table would pass for the folder's */
   if (spec && strcmp(spec, r.spec)) {
     char *was = terminal_text(r.spec), *is = terminal_text(spec);

@@ -290,4 +290,18 @@ cmp -s "$gen/results.xml" "$tmp/kept.xml" || fail "regen: results.xml changed"
 "$KASGEN" report "$gen" >"$tmp/out" 2>"$tmp/err" || fail "regen: report after double: exit $?"
 grep -q "they measured single-precision code, the folder holds double" "$tmp/err" ||
   fail "regen: precision not said: $(cat "$tmp/err")"
+# --- a run at another n than its predictions' (before: judged silently, 95% "error") -----------
+sed 's/<run n="4194304"/<run n="4096"/' "$fixtures/good/results.xml" >"$tmp/n4096.xml"
+"$KASGEN" report "$tmp/n4096.xml" >"$tmp/out" 2>"$tmp/err" || fail "n4096: exit $?"
+grep -q "n4096.xml: note: this run is at n = 4096; its predictions are for the n its folder was \
+generated at, which a results file does not record (4194304 unless --n was given)" "$tmp/err" ||
+  fail "n4096: no note: $(cat "$tmp/err")"
+cp "$fixtures/good/results.xml" "$tmp/n4194304.xml" # its plot is drawn beside it
+"$KASGEN" report "$tmp/n4194304.xml" >"$tmp/out" 2>"$tmp/err" || fail "good: exit $?"
+grep -q "this run is at n" "$tmp/err" && fail "good: a note on n at the default n"
+# in a folder, the n its header says its predictions are for
+sed 's/ n="4194304"/ n="4096"/' "$tmp/kept.xml" >"$gen/results.xml"
+"$KASGEN" report "$gen" >"$tmp/out" 2>"$tmp/err" || fail "n4096 in a folder: exit $?"
+grep -q "note: this run is at n = 4096, but the predictions are for n = 4194304 (the folder's \
+generation)" "$tmp/err" || fail "n4096 in a folder: no note: $(cat "$tmp/err")"
 echo "report: all checks passed"
