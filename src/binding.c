@@ -81,11 +81,23 @@ bool target_layouts_valid(const char *layouts, const char **bad, int *bad_len) {
   return true;
 }
 
+/* "did you mean 'F=component'?" after a misspelt layout word in the item bad[0 .. len-1]. */
+static void hint_layout_word(const char *bad, int len, SrcLoc where) {
+  const char *eq = memchr(bad, '=', (size_t)len);
+  const char *word = eq ? eq + 1 : bad;
+  NameHint h;
+  name_hint_start(&h, word, (size_t)(bad + len - word));
+  name_hint_offer(&h, "element", 0);
+  name_hint_offer(&h, "component", 1);
+  if (h.best) diag_note(where, "did you mean '%.*s%s'?", (int)(word - bad), bad, h.best);
+}
+
 bool target_layouts_check(const char *layouts, SrcLoc where) {
   const char *bad;
   int bad_len;
   if (target_layouts_valid(layouts, &bad, &bad_len)) return true;
   diag_error(where, "'%.*s': expected element, component or NAME=element|component", bad_len,
              bad);
+  hint_layout_word(bad, bad_len, where);
   return false;
 }

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEFAULT_OUT "generated"
@@ -432,6 +433,13 @@ static void explain_step(const Dag *dag, const KernelPlan *p, int s) {
 static void explain_candidate(const Session *s, const Candidate *c) {
   const Dag *dag = candidate_dag(s->dag, c);
   printf("\nwhy candidate %d is laid out as it is:\n", c->rank);
+  /* the reasons name the library's access patterns, which only its format defines (said here,
+   * not in the reasons: they are also the generated kernels' comments, which the code digests
+   * that tune matches runs by cover) */
+  printf("  (a call's INPATTERN k and OUTPATTERN: how its compute routine reads argument k and "
+         "writes its result;\n   LSPATTERN: how its load_j or save_j routine moves the buffer; "
+         "noreg: the pattern forbids\n   registers; \"runs N threads, ... M\": registers need "
+         "the same threads; docs/library-format.md)\n");
   for (int k = 0; k < c->nkernels; k++) {
     const KernelPlan *p = c->kernels[k];
     printf("  kernel %d ", k + 1);
@@ -508,6 +516,19 @@ static void note_harness_memory(const CliOptions *o, const Session *s) {
               "checked (--n)", s->res->n, bytes, bytes / (1024.0 * 1024 * 1024), per_element);
 }
 
+/* A results.xml in the folder is a run of an earlier generation, which emitting keeps (it is
+ * the user's measurement) but which the new code may not match: said, so that a report of it
+ * does not pass for one of the code just written. */
+static void note_kept_results(const char *folder) {
+  char *path = xasprintf("%s/results.xml", folder);
+  struct stat st;
+  if (lstat(path, &st) == 0)
+    diag_note((SrcLoc){.file = path}, "kept from a run before this generation (your "
+              "measurement, never deleted): `make run` measures the code written now; until "
+              "then kasgen report warns where its rows are not of this code");
+  free(path);
+}
+
 /* ---- commands --------------------------------------------------------------------------- */
 
 int cmd_generate(const CliOptions *o) {
@@ -528,6 +549,9 @@ int cmd_generate(const CliOptions *o) {
       if (written) {
         printf("\nwrote %s/%s/ (make -C %s/%s run, on a GPU)\n", eo.out_dir, s.spec->name,
                eo.out_dir, s.spec->name);
+        char *folder = output_folder(o, s.spec);
+        note_kept_results(folder);
+        free(folder);
         rc = EXIT_OK;
       }
     }

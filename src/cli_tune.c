@@ -114,9 +114,30 @@ static bool of_the_spec(const Run *run, const Session *s) {
 
 /* ---- kasgen tune ------------------------------------------------------------------------ */
 
+/* The search does not give the run's candidates: where the run was measured on another GPU
+ * than the database's, that first, as the likely reason (a folder generated with that GPU's
+ * database, searched here with another), with the database to give where kasgen has it; then
+ * the first row missing (tune_reproduces). */
+static void report_not_reproduced(const CliOptions *o, const Run *run, const Session *s) {
+  const Results *r = run->r;
+  const TimingDb *db = s->db;
+  bool other_gpu = !db->analytic && strcmp(r->device, db->dev.name);
+  if (other_gpu) {
+    char *base = timingdb_default_path(o->argv0);
+    char *theirs = base ? timingdb_path_for_gpu(base, r->device) : NULL;
+    diag_warning((SrcLoc){.file = run->path, .line = (int)r->device_line},
+                 "this run was measured on '%s', but the search uses the database %s, of '%s': "
+                 "the run's candidates were most likely ranked with a database of the GPU "
+                 "measured, which this search does not use%s%s", r->device, db->path, db->dev.name,
+                 theirs ? "; give --db " : "", theirs ? theirs : "");
+    free(base), free(theirs);
+  }
+  tune_reproduces(r, s->dag, s->target, s->res, run->path, false);
+}
+
 /* Opens the session of the run: the configured one, else with the calibration set aside (a run
- * generated before the calibration).  *exact: the search reproduces every ranked row (else the
- * rows are matched by their kernels, for the table only, after an error unless quiet).  false
+ * generated before the calibration).  *exact: the search reproduces every ranked row (else,
+ * unless quiet, an error says the first that it does not, and why where the GPU tells).  false
  * after an error: also when the search is not for the code the run measured. */
 static bool open_run_session(const CliOptions *o, const Run *run, bool quiet, Session *s,
                              bool *exact) {
@@ -124,15 +145,14 @@ static bool open_run_session(const CliOptions *o, const Run *run, bool quiet, Se
   if (!cli_open_session(o, s, false) || !of_the_spec(run, s) || !searched_as_measured(o, run, s))
     return false;
   *exact = tune_reproduces(r, s->dag, s->target, s->res, run->path, true);
-  if (*exact || !s->db->calib.present) {
-    if (!*exact && !quiet) tune_reproduces(r, s->dag, s->target, s->res, run->path, false);
-    return true;
+  if (!*exact && s->db->calib.present) {
+    cli_close_session(s);
+    CliOptions plain = *o;
+    plain.no_calibration = true;
+    if (!cli_open_session(&plain, s, false)) return false;
+    *exact = tune_reproduces(r, s->dag, s->target, s->res, run->path, true);
   }
-  cli_close_session(s);
-  CliOptions plain = *o;
-  plain.no_calibration = true;
-  if (!cli_open_session(&plain, s, false)) return false;
-  *exact = tune_reproduces(r, s->dag, s->target, s->res, run->path, quiet);
+  if (!*exact && !quiet) report_not_reproduced(o, run, s);
   return true;
 }
 
@@ -289,9 +309,11 @@ int cmd_tune(const CliOptions *o) {
       if (!calibration_read(s.db, &cal, &other_read)) goto done;
       other = &other_read;
     }
-    /* the run, and the runs the calibration was fitted on, against the database's GPU */
-    tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r.device_line}, "this run was measured",
-                  r.device, s.db, false);
+    /* the run, and the runs the calibration was fitted on, against the database's GPU (a run
+     * not reproduced was said to be of another GPU already, as the reason) */
+    if (exact)
+      tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r.device_line},
+                    "this run was measured", r.device, s.db, false);
     if (cal.present) calibration_same_gpu(s.db, other, false);
     if (!writable_as(dir, &index, s.spec->name)) goto done;
     tune_print_table(&r, s.dag, s.db, s.target, s.res, &cal);

@@ -527,10 +527,11 @@ EmitDir *emit_dir_open(const char *path) {
 }
 
 /* Whether emit_dir_open would accept path, looked at before a search so that a refusal costs
- * nothing; a folder that is not there yet is accepted (cli_check_output judges its parent). */
+ * nothing; a folder that is not there yet is accepted (cli_check_output judges its parent).
+ * A symbolic link is opened too, so that its refusal comes now, not after the search. */
 bool emit_dir_acceptable(const char *path) {
   struct stat st;
-  if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return true;
+  if (lstat(path, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))) return true;
   EmitDir *d = emit_dir_open(path);
   bool ok = d != NULL;
   emit_dir_discard(d);

@@ -74,7 +74,7 @@ static const IntRange int_ranges[] = {
     {OPT_TOP, 1, MAX_TOP, NULL},
     {OPT_MAX_FUSION, 1, KAS_MAX_NODES, " (the calls the DAG holds at most)"},
     {OPT_EXPLAIN, 1, MAX_TOP, " (and at most --top)"},
-    {OPT_N, 0, (long)1 << 40, " (2^40)"},
+    {OPT_N, 1, (long)1 << 40, " (2^40)"},
     {OPT_BEAM_WIDTH, 1, 1000, NULL},
     {OPT_VARIANTS, 0, MAX_TOP, NULL},
 };

@@ -9,7 +9,8 @@
  * `kasgen report -` reads the standard input and prints the table only.  The table's header and
  * the plot's title say the precision and layout the run's code was generated for (generated_for).
  * A folder kasgen may not write in gets no plot, and a note saying so; a file in the plot's place
- * that is not a PNG is never replaced.
+ * that is not a PNG is never replaced.  A folder's results.xml of a previous generation (kept
+ * when the folder is generated again) is warned about (warn_other_code).
  *
  * The file's schema and its reader are in results.c.
  *
@@ -389,13 +390,115 @@ static char *folder_spec(int dirfd, const char *dir) {
   return name;
 }
 
+/* The folder's common/kas_candidates.h, which says the code the folder holds now: its real type,
+ * its layouts and each candidate's code digest, the ones the harness copies into results.xml.
+ * malloc'ed; NULL, silently, when there is none (a folder of results only). */
+static char *folder_candidates(int dirfd, const char *dir) {
+  int fd = openat(dirfd, "common/kas_candidates.h",
+                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0) return NULL;
+  char *path = xasprintf("%s/common/kas_candidates.h", dir);
+  char *text = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_text_fd(fd, path, NULL) : NULL;
+  close(fd);
+  free(path);
+  return text;
+}
+
+/* The value of the header's `#define KAS_LAYOUTS "..."` (malloc'ed), or NULL. */
+static char *header_layouts(const char *header) {
+  const char *at = strstr(header, "#define KAS_LAYOUTS \"");
+  if (!at) return NULL;
+  at += strlen("#define KAS_LAYOUTS \"");
+  return xstrndup(at, strcspn(at, "\"\n"));
+}
+
+/* How the run's results differ from the code the folder holds now (header: folder_candidates),
+ * as far as the file tells: its precision, its layouts, and the ranked rows whose code digest
+ * is none of the folder's candidates' (tune's strict match, without its search: the digests are
+ * of the kernels' code).  A sentence, malloc'ed, or NULL when nothing differs. */
+static char *other_code(const Results *r, const char *header) {
+  StrBuf sb;
+  sb_init(&sb);
+  const char *now = strstr(header, "typedef double kas_real;") ? "double" : "single";
+  if (r->has_precision && strcmp(target_precision_name(r->precision), now))
+    sb_printf(&sb, "; they measured %s-precision code, the folder holds %s",
+              target_precision_name(r->precision), now);
+  char *layouts = header_layouts(header);
+  if (r->layouts && layouts && strcmp(r->layouts, layouts))
+    sb_printf(&sb, "; they measured layout '%s', the folder's code has '%s'", r->layouts, layouts);
+  free(layouts);
+  int ranked = 0, other = 0;
+  for (int i = 0; i < r->nrows; i++) {
+    const ResultRow *x = &r->rows[i];
+    if (x->predicted_rank == 0 || !x->code) continue;
+    char *quoted = xasprintf("\"%s\"", x->code);
+    ranked++, other += strstr(header, quoted) == NULL;
+    free(quoted);
+  }
+  if (other)
+    sb_printf(&sb, "; %d of their %d ranked candidates' code digests are none of the folder's "
+              "candidates' now", other, ranked);
+  if (!sb.len) {
+    sb_free(&sb);
+    return NULL;
+  }
+  return sb_take(&sb);
+}
+
+/* A warning where a results file of a previous generation would pass for the folder's code
+ * (regenerating keeps results.xml: it is the user's measurement). */
+static void warn_other_code(const char *path, const Results *r, const char *header) {
+  char *why = header ? other_code(r, header) : NULL;
+  if (!why) return;
+  diag_warning((SrcLoc){.file = path}, "these results are of a previous generation, not of "
+               "the code the folder holds now%s; `make run` measures the code now", why);
+  free(why);
+}
+
+/* The n the folder's predictions were made for: its header's KAS_DEFAULT_N (the harness's
+ * default n is the generation's --n), or 0 when not found. */
+static long header_default_n(const char *header) {
+  const char *at = strstr(header, "#define KAS_DEFAULT_N ");
+  long n = 0;
+  if (at) {
+    at += strlen("#define KAS_DEFAULT_N ");
+    char *digits = xstrndup(at, strspn(at, "0123456789"));
+    if (!parse_decimal_long(digits, &n)) n = 0;
+    free(digits);
+  }
+  return n;
+}
+
+/* A note where the run's n is not the n its predictions were made for (the folder's, where its
+ * header is at hand; else the default, which a results file does not record): the model shares
+ * each launch among n elements and fills the GPU with n / E blocks, so at n = 4096 its default
+ * predictions are off by a factor the error then measures (docs/model.md, "The element
+ * count"); kasgen tune predicts at the run's n. */
+static void note_other_n(const char *path, const Results *r, const char *header) {
+  long predicted_n = header ? header_default_n(header) : 0;
+  if (predicted_n > 0 && predicted_n != r->n)
+    diag_note((SrcLoc){.file = path}, "this run is at n = %ld, but the predictions are for n = "
+              "%ld (the folder's generation): the figures compare times at two element counts; "
+              "kasgen tune DIR predicts at the run's n", r->n, predicted_n);
+  else if (!header && r->n != DEFAULT_ELEMENTS)
+    diag_note((SrcLoc){.file = path}, "this run is at n = %ld; its predictions are for the n its "
+              "folder was generated at, which a results file does not record (%ld unless --n "
+              "was given): at another n the figures compare times at two element counts; kasgen "
+              "tune DIR predicts at the run's n", r->n, (long)DEFAULT_ELEMENTS);
+}
+
 /* Parses text (a results file called path), prints the table, and draws the plot as dir/name
  * when plot_dirfd is a folder (not for the standard input, -1).  spec: the spec of the folder the
- * file is in (folder_spec), or NULL.  false after an error. */
+ * file is in (folder_spec), or NULL; header: its common/kas_candidates.h (folder_candidates), or
+ * NULL.  false after an error. */
 static bool report_results(const char *path, const char *text, size_t len, int plot_dirfd,
-                           const char *dir, const char *name, const char *spec) {
+                           const char *dir, const char *name, const char *spec,
+                           const char *header) {
   Results r;
   if (!results_parse(path, text, len, &r)) return false;
+  warn_other_code(path, &r, header);
+  note_other_n(path, &r, header);
   /* another spec's results copied into a folder: its table would pass for the folder's */
   if (spec && strcmp(spec, r.spec)) {
     char *was = terminal_text(r.spec), *is = terminal_text(spec);
@@ -430,7 +533,9 @@ static bool report_folder(int dirfd, const char *folder) {
     diag_note((SrcLoc){.file = dir}, "results.xml is written by `make run` in a generated "
                                      "folder on the GPU machine; copy it back here");
   char *spec = text ? folder_spec(dirfd, dir) : NULL;
-  bool ok = text && report_results(path, text, len, dirfd, dir, "plot.png", spec);
+  char *header = text ? folder_candidates(dirfd, dir) : NULL;
+  bool ok = text && report_results(path, text, len, dirfd, dir, "plot.png", spec, header);
+  free(header);
   free(spec);
   free(text);
   free(path);
@@ -450,7 +555,7 @@ static bool report_file(const char *path) {
   if (dirfd < 0)
     diag_note((SrcLoc){.file = dir}, "cannot open this folder (%s): no plot drawn",
               strerror(errno));
-  bool ok = report_results(path, text, len, dirfd, dir, name, NULL);
+  bool ok = report_results(path, text, len, dirfd, dir, name, NULL, NULL);
   if (dirfd >= 0) close(dirfd);
   free(name);
   free(dir);
@@ -462,7 +567,7 @@ static bool report_file(const char *path) {
 static bool report_stdin(void) {
   size_t len;
   char *text = read_text_file("-", &len);
-  bool ok = text && report_results(STDIN_NAME, text, len, -1, NULL, NULL, NULL);
+  bool ok = text && report_results(STDIN_NAME, text, len, -1, NULL, NULL, NULL, NULL);
   free(text);
   return ok;
 }

@@ -187,7 +187,8 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
   nonnegative(p, c, "predicted-ns", &row->predicted_ns);
   /* 0 where the harness measured nothing; a time per element beyond this range is no
    * measurement of a kernel (and its square's inverse, the calibration's weight, overflows). */
-  if (nonnegative(p, c, "measured-ns", &row->measured_ns) && row->measured_ns != 0 &&
+  bool measured_read = nonnegative(p, c, "measured-ns", &row->measured_ns);
+  if (measured_read && row->measured_ns != 0 &&
       !(row->measured_ns >= 1e-6 && row->measured_ns <= 1e6))
     results_error_attr(p, c, "measured-ns",
                        "measured-ns of <%s> is outside 0 and [1e-6, 1e6] ns per element",
@@ -206,8 +207,9 @@ static void parse_candidate(ResultsParser *p, xmlNodePtr c, Results *r) {
     if (row->round_min_ns > row->round_max_ns)
       results_error_attr(p, c, "round-min-ns", "round-min-ns is larger than round-max-ns");
   }
-  /* 0 is "nothing measured" (results_row_counts): a candidate said correct was run and timed */
-  if (row->correct == 1 && row->measured_ns == 0)
+  /* 0 is "nothing measured" (results_row_counts): a candidate said correct was run and timed;
+   * a value that was refused ("nan") is no 0, and one error is enough */
+  if (measured_read && row->correct == 1 && row->measured_ns == 0)
     results_error_attr(p, c, "measured-ns", "measured-ns of a correct <%s> is 0: a candidate "
                        "checked correct was timed (0 marks one the harness did not measure)",
                        (const char *)c->name);

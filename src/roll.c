@@ -406,16 +406,28 @@ RollCosts roll_costs(const Dag *dag, const Target *t, const KernelPlan *p, const
   return c;
 }
 
+/* A kept run's place: its loop's line, which tells apart sibling loops of one variable, and the
+ * enclosing loops' values, which tell apart the runs of one inner loop ("line 12, q = 1"). */
+static void put_run_place(StrBuf *sb, const Dag *dag, const KernelPlan *p, const RollRun *run) {
+  const Spec *sp = dag->spec;
+  const SpecLoop *l = &sp->loops[run->loop];
+  const Statement *first = stmt_of(dag, p, run->from);
+  sb_printf(sb, " (line %d", l->loc.line);
+  for (int outer = l->parent; outer >= 0; outer = sp->loops[outer].parent)
+    sb_printf(sb, ", %s = %d", sp->loops[outer].var, first->iter[sp->loops[outer].depth]);
+  sb_puts(sb, ")");
+}
+
 char *roll_summary(const Dag *dag, const Target *t, const KernelPlan *p) {
   RollRun *runs;
   int n = roll_kept(dag, t, p, &runs);
   StrBuf sb;
   sb_init(&sb);
-  for (int r = 0; r < n; r++) { /* iterations first..last, both kept; the line tells apart
-                                   * sibling loops of one variable */
+  for (int r = 0; r < n; r++) { /* iterations first..last, both kept */
     const SpecLoop *l = &dag->spec->loops[runs[r].loop];
-    sb_printf(&sb, "%s%s = %d..%d (line %d)", r ? ", " : "loops kept: ", l->var, runs[r].first,
-              runs[r].first + runs[r].count - 1, l->loc.line);
+    sb_printf(&sb, "%s%s = %d..%d", r ? ", " : "loops kept: ", l->var, runs[r].first,
+              runs[r].first + runs[r].count - 1);
+    put_run_place(&sb, dag, p, &runs[r]);
   }
   roll_runs_free(runs, n);
   if (n == 0) sb_free(&sb);

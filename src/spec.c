@@ -50,7 +50,9 @@ enum {
 
 /* ---- lexer -------------------------------------------------------------------------------- */
 
-typedef enum { TK_IDENT, TK_NUM, TK_PUNCT, TK_EOF } TokKind;
+/* TK_REAL: a number with a fraction or an exponent, which no place of the grammar takes; lexed
+ * whole so that "0.5" is one mistake, explained where it stands (an argument: parse_args). */
+typedef enum { TK_IDENT, TK_NUM, TK_REAL, TK_PUNCT, TK_EOF } TokKind;
 
 typedef struct {
   TokKind kind;
@@ -110,10 +112,23 @@ static void skip_space_and_comments(Parser *ps, Lexer *lx) {
 
 static bool is_punct(int c) { return c && strchr(",;()=[]{}+-", c); }
 
-/* token = IDENT | NUM | "," | ";" | "(" | ")" | "=" | "[" | "]" | "{" | "}" | "+" | "-"
+/* The length of a real number's fraction and exponent after its integer digits at p ("0.5",
+ * "2e3", "1.5e-3"; not the ".." of a range), 0 when there are none. */
+static int real_tail_len(const char *p) {
+  const char *q = p;
+  if (q[0] == '.' && q[1] != '.')
+    for (q++; isdigit((unsigned char)*q);) q++;
+  int sign = (q[0] == 'e' || q[0] == 'E') && (q[1] == '+' || q[1] == '-');
+  if ((q[0] == 'e' || q[0] == 'E') && isdigit((unsigned char)q[1 + sign]))
+    for (q += 1 + sign; isdigit((unsigned char)*q);) q++;
+  return (int)(q - p);
+}
+
+/* token = IDENT | NUM | REAL | "," | ";" | "(" | ")" | "=" | "[" | "]" | "{" | "}" | "+" | "-"
  *       | ".." | EOF
- * IDENT = [A-Za-z_][A-Za-z0-9_]*, NUM = [0-9]+ (indices, extents, loop bounds).  Any other
- * byte is reported as stray and skipped. */
+ * IDENT = [A-Za-z_][A-Za-z0-9_]*, NUM = [0-9]+ (indices, extents, loop bounds), REAL = NUM with
+ * a fraction or an exponent (never valid; see TokKind).  Any other byte is reported as stray
+ * and skipped. */
 static Token lex_next(Parser *ps, Lexer *lx) {
   for (;;) {
     skip_space_and_comments(ps, lx);
@@ -127,7 +142,9 @@ static Token lex_next(Parser *ps, Lexer *lx) {
       bool ident = is_ident_start(c);
       while (ident ? is_ident_char((unsigned char)*lx->p) : isdigit((unsigned char)*lx->p))
         lex_advance(lx);
-      t.kind = ident ? TK_IDENT : TK_NUM;
+      int tail = ident ? 0 : real_tail_len(lx->p);
+      for (int k = 0; k < tail; k++) lex_advance(lx);
+      t.kind = ident ? TK_IDENT : tail ? TK_REAL : TK_NUM;
       t.len = (int)(lx->p - t.start);
       return t;
     }
@@ -982,7 +999,11 @@ static bool parse_args(Parser *ps, SourceRef *args, int *nargs) {
   }
   for (;;) {
     if (!tok_is_name(ps->tok)) {
+      bool number = ps->tok.kind == TK_NUM || ps->tok.kind == TK_REAL;
       syntax_error(ps, "an argument name");
+      if (number)
+        note_at(ps, here(ps), "a spec has no constants: declare one as a variable and list it on "
+                              "the input line (read per element: its bytes are memory traffic)");
       return false;
     }
     SourceRef ignored, *arg = *nargs < KAS_MAX_ARGS ? &args[*nargs] : &ignored;

@@ -412,7 +412,8 @@ static TableRow table_row(SearchContext *ctx, const ResultRow *x, const Dag *dag
                           const Target *t, const SearchResult *res, const ModelCalibration *cal,
                           double *now) {
   char *name = terminal_text(x->name);
-  const Candidate *c = tune_candidate_of(dag, t, res, x, false);
+  /* tune_reproduces's match: a row it says is missing shows no figures of another candidate */
+  const Candidate *c = tune_candidate_of(dag, t, res, x, true);
   TableRow row = {.listed = c != NULL, .wrong = c && !x->correct};
   *now = c ? tune_predict(ctx, c, cal) : NAN;
   if (c)

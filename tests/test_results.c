@@ -220,6 +220,12 @@ static void test_values_no_run_gives(void **state) {
     assert_contains(err, bad[i][2]);
     free(err), free(text);
   }
+  /* "nan" is said not to be a number, and not then also "is 0" (the value it was not read as) */
+  char *nan_text = edited("measured-ns=\"1\"", "measured-ns=\"nan\""),
+       *nan_err = errors_of(nan_text);
+  assert_contains(nan_err, "measured-ns=\"nan\" of <candidate> is not a number");
+  assert_null(strstr(nan_err, "is 0"));
+  free(nan_err), free(nan_text);
   char *text = edited("measured-ns=\"1\"", "measured-ns=\"0\"");
   char *wrong = xasprintf("%.*scorrect=\"0\"%s", (int)(strstr(text, "correct=\"1\"") - text),
                           text, strstr(text, "correct=\"1\"") + strlen("correct=\"1\""));

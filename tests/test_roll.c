@@ -8,7 +8,8 @@
  * moves.  Over every plan of the ranked candidates of the loop specs, with every run the plan has
  * kept (not only those the model chose).  Also: the model keeps a run only where it predicts no
  * loss and the kernel's occupancy is not low, --loops keep keeps every run and --loops unroll none,
- * and quadrature's winner keeps its loop-carried sum.  That the
+ * quadrature's winner keeps its loop-carried sum, and the summary names an inner loop's runs by
+ * the enclosing loop's value.  That the
  * generated loops compute the same on the CPU and compile is tests/integration/loops.sh's.
  */
 #include "testutil.h"
@@ -318,10 +319,48 @@ static void test_model_choice(void **state) {
   spec_free(spec);
 }
 
+/* The kept runs of an inner loop are told apart by the enclosing loop's value: stvenant_element's
+ * M loop (line 22) kept in several iterations of N once read "M = 0..3 (line 22), M = 0..3
+ * (line 22)", the same text twice. */
+static void test_summary_names_outer_iteration(void **state) {
+  Fixture *f = *state;
+  Spec *spec = spec_load("specs/stvenant_element.spec", f->lib);
+  Dag *dag = dag_build(spec);
+  SearchOptions opt = {.top = 10, .loops = LOOPS_KEEP};
+  SearchResult *res = search_run(dag, f->db, &opt);
+  assert_non_null(res);
+  int inner_runs = 0;
+  for (int i = 0; i < res->nplans; i++) {
+    RollRun *runs;
+    int n = roll_kept(dag, target_default(), res->plans[i], &runs);
+    char *said = roll_summary(dag, target_default(), res->plans[i]);
+    for (int r = 0; r < n; r++) {
+      const SpecLoop *l = &spec->loops[runs[r].loop];
+      if (l->parent < 0) continue;
+      inner_runs++;
+      int outer_value = spec->stmts[dag->nodes[res->plans[i]->order[
+          res->plans[i]->steps[runs[r].from].call]].stmt].iter[0];
+      char *item = xasprintf("%s = %d..%d (line %d, %s = %d)", l->var, runs[r].first,
+                             runs[r].first + runs[r].count - 1, l->loc.line,
+                             spec->loops[l->parent].var, outer_value);
+      assert_contains(said, item);
+      assert_true(strstr(strstr(said, item) + 1, item) == NULL); /* said once */
+      free(item);
+    }
+    roll_runs_free(runs, n);
+    free(said);
+  }
+  assert_true(inner_runs >= 2);
+  search_result_free(res);
+  dag_free(dag);
+  spec_free(spec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_oracle),
       cmocka_unit_test(test_model_choice),
+      cmocka_unit_test(test_summary_names_outer_iteration),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -314,7 +314,9 @@ static void test_absurd_device_limits(void **state) {
       {"sm-count=", "-3", "'sm-count' must be an integer"},
       {"l2-bytes=", "9223372036854775807", "'l2-bytes' must be an integer"},
       {"copy-gbs=", "1e300", "'copy-gbs' = 1e+300 is outside"},
-      {"copy-gbs=", "0", "copy-gbs must be positive"},
+      {"copy-gbs=", "0", "'copy-gbs' = 0 is outside [1, 1e+06]"},
+      /* passed a check for positive, then made every plan unlaunchable ("at most 1024 threads") */
+      {"copy-gbs=", "1e-300", "'copy-gbs' = 1e-300 is outside [1, 1e+06]: not a real GPU's"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char *text = device_with(cases[i][0], cases[i][1]);

@@ -120,6 +120,9 @@ expect 0 "named '_'" "..spec"
 mkdir o6 && ln -s ../u o6/synctest
 gen o6
 expect 1 "o6/synctest: error: exists and is not a folder \(a symbolic link\)" "output folder is a link"
+# refused before the search (cli_check_output): no ranking printed, no search note
+[ -s "$tmp/out" ] && fail "output folder a link: ranked before the refusal"
+grep -q "note: search:" "$tmp/err" && fail "output folder a link: searched before the refusal"
 [ "$(ls u | tr '\n' ' ')" = "important.txt picture.png " ] || fail "files appeared in the link's target"
 
 # ---- no crash ---------------------------------------------------------------------------------

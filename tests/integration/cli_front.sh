@@ -95,6 +95,11 @@ range_check --top 100000 "an integer from 1 to 100000"
 range_check --beam-width 1000 "an integer from 1 to 1000"
 range_check --max-fusion 1024 "an integer from 1 to 1024 (the calls the DAG holds at most)"
 expect_rc 0 "$K" plan specs/synctest.spec --variants 100000 --top 1
+# --n 0 would predict for no elements and record n = 0 beside a harness defaulting to 4194304
+expect_rc 2 "$K" plan specs/synctest.spec --n 0
+grep -qxF "kasgen: error: invalid value '0' for --n: an integer from 1 to 1099511627776 (2^40)" \
+  "$tmp/err" || fail "--n 0: message '$(cat "$tmp/err")'"
+expect_rc 0 "$K" plan specs/synctest.spec --variants 0 --n 1
 expect_rc 2 "$K" plan specs/synctest.spec --variants -1
 grep -qF "invalid value '-1' for --variants: an integer from 0 to 100000" "$tmp/err" ||
   fail "--variants -1: message"
@@ -163,6 +168,12 @@ for s in tests/bad_specs/*.spec; do
     fail "$s: $nerr errors, wanted $nwant: $(grep ': error: ' "$tmp/err" | sed -n 2p)"
 done
 [ "$nbad" -ge 20 ] || fail "only $nbad malformed specs checked"
+# a number as an argument (a FEM user's material constant): the note says how to pass one
+for s in real_argument integer_argument; do
+  expect_rc 1 "$K" check "tests/bad_specs/$s.spec"
+  grep -q "note: a spec has no constants: declare one as a variable and list it on the input \
+line" "$tmp/err" || fail "$s: no note on constants"
+done
 
 # --- --dot ------------------------------------------------------------------------------------
 expect_rc 0 "$K" check specs/bigfusion_full.spec --dot "$tmp/g.dot"

@@ -132,6 +132,17 @@ same_err "--no-db -xh" <<'EOF'
 kasgen: error: unknown option '-x'
 usage: kasgen [COMMAND] [SPEC|DIR|FILE] [OPTIONS]; kasgen --help lists them
 EOF
+# A misspelt layout word: the item as it would be right (before, the error alone); a word far
+# from both gets no note.
+k plan specs/stvenant.spec --layout mat33HelpF=compnent
+[ "$rc" = 2 ] || fail "--layout mat33HelpF=compnent: exit $rc"
+same_err "--layout mat33HelpF=compnent" <<'EOF'
+--layout: error: 'mat33HelpF=compnent': expected element, component or NAME=element|component
+--layout: note: did you mean 'mat33HelpF=component'?
+usage: kasgen [COMMAND] [SPEC|DIR|FILE] [OPTIONS]; kasgen --help lists them
+EOF
+k plan specs/stvenant.spec --layout rows
+grep -q "did you mean" "$tmp/err" && fail "--layout rows: a note"
 # A --layout name the spec lacks: bad usage (2), with the note at the closest input or output's
 # declaration (before, the error alone); a name far from every argument gets none.
 k plan specs/stvenant.spec --layout component,vec3Dphi=element

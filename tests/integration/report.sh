@@ -262,4 +262,46 @@ diff <(grep -v '^wrote \|^gnuplot' "$tmp/want") "$tmp/out" >/dev/null || fail "r
 rc=0; "$KASGEN" report - <"$fixtures/duplicate-rank/results.xml" >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" = 1 ] || fail "report - of a bad file: exit $rc"
 grep -q "^<stdin>:8:211: error: predicted-rank 2 appears twice" "$tmp/err" || fail "report - of a bad file: message"
+# --- a regenerated folder keeps results.xml: the note at generation, the warning in report -------
+# Before, report printed an earlier run's precision and rows as the folder's, silently.
+gen="$tmp/regen/stvenant"
+"$KASGEN" specs/stvenant.spec --no-db --top 3 --out "$tmp/regen" >/dev/null 2>"$tmp/err" ||
+  fail "regen: generation: exit $?"
+grep -q "results.xml: note: kept" "$tmp/err" && fail "regen: a note with no results.xml"
+digest=$(sed -n 's/^     "\([0-9a-f]\{16\}\)",$/\1/p' "$gen/common/kas_candidates.h" | head -1)
+[ -n "$digest" ] || fail "regen: no code digest in kas_candidates.h"
+# every ranked row of this code: no warning
+sed "s/<candidate /<candidate code=\"$digest\" /" "$fixtures/good/results.xml" >"$gen/results.xml"
+"$KASGEN" report "$gen" >"$tmp/out" 2>"$tmp/err" || fail "regen: report: exit $?"
+grep -q "previous generation" "$tmp/err" && fail "regen: warned about the folder's own code"
+# rows of other code, then the folder regenerated in double precision over them
+sed 's/<candidate /<candidate code="0123456789abcdef" /; s/<run /<run precision="single" /' \
+  "$fixtures/good/results.xml" >"$gen/results.xml"
+cp "$gen/results.xml" "$tmp/kept.xml"
+"$KASGEN" report "$gen" >"$tmp/out" 2>"$tmp/err" || fail "regen: report of other code: exit $?"
+grep -q "warning: these results are of a previous generation, not of the code the folder holds \
+now; 4 of their 4 ranked candidates' code digests are none of the folder's candidates' now" \
+  "$tmp/err" || fail "regen: other code: $(cat "$tmp/err")"
+"$KASGEN" specs/stvenant.spec --no-db --top 3 --precision double --out "$tmp/regen" \
+  >/dev/null 2>"$tmp/err" || fail "regen: double: exit $?"
+grep -q "^$gen/results.xml: note: kept from a run before this generation" "$tmp/err" ||
+  fail "regen: no note of the kept results.xml: $(cat "$tmp/err")"
+cmp -s "$gen/results.xml" "$tmp/kept.xml" || fail "regen: results.xml changed"
+"$KASGEN" report "$gen" >"$tmp/out" 2>"$tmp/err" || fail "regen: report after double: exit $?"
+grep -q "they measured single-precision code, the folder holds double" "$tmp/err" ||
+  fail "regen: precision not said: $(cat "$tmp/err")"
+# --- a run at another n than its predictions' (before: judged silently, 95% "error") -----------
+sed 's/<run n="4194304"/<run n="4096"/' "$fixtures/good/results.xml" >"$tmp/n4096.xml"
+"$KASGEN" report "$tmp/n4096.xml" >"$tmp/out" 2>"$tmp/err" || fail "n4096: exit $?"
+grep -q "n4096.xml: note: this run is at n = 4096; its predictions are for the n its folder was \
+generated at, which a results file does not record (4194304 unless --n was given)" "$tmp/err" ||
+  fail "n4096: no note: $(cat "$tmp/err")"
+cp "$fixtures/good/results.xml" "$tmp/n4194304.xml" # its plot is drawn beside it
+"$KASGEN" report "$tmp/n4194304.xml" >"$tmp/out" 2>"$tmp/err" || fail "good: exit $?"
+grep -q "this run is at n" "$tmp/err" && fail "good: a note on n at the default n"
+# in a folder, the n its header says its predictions are for
+sed 's/ n="4194304"/ n="4096"/' "$tmp/kept.xml" >"$gen/results.xml"
+"$KASGEN" report "$gen" >"$tmp/out" 2>"$tmp/err" || fail "n4096 in a folder: exit $?"
+grep -q "note: this run is at n = 4096, but the predictions are for n = 4194304 (the folder's \
+generation)" "$tmp/err" || fail "n4096 in a folder: no note: $(cat "$tmp/err")"
 echo "report: all checks passed"
