@@ -87,6 +87,9 @@ static long long round_up(long long x, long long to) {
 
 static long long min_ll(long long a, long long b) { return a < b ? a : b; }
 
+/* The elements a prediction is for: n, where n <= 0 means not set and the default count. */
+static double elements_or_default(long n) { return (double)(n > 0 ? n : DEFAULT_ELEMENTS); }
+
 static int min_int(int a, int b) { return a < b ? a : b; }
 
 static Occupancy occupancy(const DeviceLimits *d, int threads, int smem_bytes, int regs) {
@@ -993,7 +996,7 @@ static double grid_floor(const KernelCtx *k) {
  * floor only for small n (below about 2^18: at the default 2^22 it is 0.0005 ns, under every
  * floor of the databases, the least 0.0034). */
 static double kernel_floor(const KernelCtx *k, long n) {
-  return fmax(grid_floor(k), BLOCK_LIFE_NS / (double)(n > 0 ? n : DEFAULT_ELEMENTS));
+  return fmax(grid_floor(k), BLOCK_LIFE_NS / elements_or_default(n));
 }
 
 /* The barriers a block of k passes: the plan's, one after staging in, one before staging out,
@@ -1178,7 +1181,7 @@ static void in_flight_bytes(KernelCtx *k) {
  * or more keeps the occupancy's figures as they are. */
 static void grid_fill(KernelCtx *k, long n) {
   double sms = k->dev->sm_count, full = k->occ.blocks_per_sm;
-  double blocks = ceil((double)(n > 0 ? n : DEFAULT_ELEMENTS) / k->plan->e);
+  double blocks = ceil(elements_or_default(n) / k->plan->e);
   k->sms = sms;
   k->blocks = full;
   k->occupancy = k->occ.occupancy;
@@ -1312,5 +1315,5 @@ double model_launch_overhead_ns(const TimingDb *db) {
 }
 
 double model_launch_share_ns(const TimingDb *db, long n) {
-  return model_launch_overhead_ns(db) / (double)(n > 0 ? n : DEFAULT_ELEMENTS);
+  return model_launch_overhead_ns(db) / elements_or_default(n);
 }
