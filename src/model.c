@@ -1025,12 +1025,17 @@ static double barrier_time(const KernelCtx *k) {
  * costs a barrier the same whatever the block's size, as KAS did; on the H200 the block shapes
  * of one fusion (--variants) ran slower the more warps their blocks had where they had several
  * barriers, up to twice as slow as predicted (docs/model.md, "Calibration").  Only a calibration
- * prices it (barrier_warp_ns). */
+ * prices it (barrier_warp_ns).
+ * A barrier is a __syncthreads() of the whole block, so its warps are all the groups' threads';
+ * the blocks resident are k->blocks / groups, as model_kernel_terms counts each group as a block
+ * (k->blocks *= groups).  Hence the one factor `groups` (the division by k->blocks / groups),
+ * which is no second count of the groups' warps: a kernel of 4 groups of 64 threads (8 warps)
+ * with one barrier and 2 blocks of E = 16 resident on each of S SMs is 1 * 8 / (2 * 16 * S)
+ * per element, as for any block of 8 warps. */
 static double barrier_warps(const KernelCtx *k, int groups) {
   int warp = k->dev->warp_size > 0 ? k->dev->warp_size : 32;
   double warps = ceil((double)k->plan->threads * groups / warp);
-  return kernel_barriers(k) * warps /
-         (k->blocks * k->plan->e * k->sms);
+  return kernel_barriers(k) * warps / (k->blocks * k->plan->e * k->sms) * groups;
 }
 
 /* The distinct lines of `line` bytes that slices [lo[i], lo[i] + len[i]) (reals) of elements
@@ -1260,7 +1265,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
                       .requests_shared = by_cost[MOVE_REQUESTS_SHARED] * groups,
                       .requests_shared_covered = covered * groups,
                       .lines = lines * groups,
-                      .barrier_warps = barrier_warps(&k, groups) * groups,
+                      .barrier_warps = barrier_warps(&k, groups),
                       .wavefronts = wavefronts / (L1_WAVEFRONTS_PER_NS_PER_SM * k.sms) *
                                     groups};
   free(k.straight_reals);
