@@ -264,6 +264,11 @@ int stdout_checked(int status);
 void diag_error(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_warning(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_note(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* diag_warning, unless the same line (place and text) was warned about before in this run. */
+void diag_warning_once(SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether key was passed here before in this run (remembered until exit); remembers it if not:
+ * for a caller that says several such keys in one line of its own. */
+bool diag_said_before(const char *key);
 int diag_error_count(void);
 /* The error just reported is in a value the command line gave, though only a file read since
  * could show it (a --layout name the spec lacks): the command failed for bad usage, and main

@@ -508,24 +508,9 @@ typedef struct {
   RollCosts loops;     /* of the loops the kernel keeps (roll.c) */
 } KernelCtx;
 
-/* What has been warned about, for the whole run: one command runs several searches (the
- * ranking's, each loop's groups of threads, the #1's block shapes; calibrate one per spec),
- * each with its own ModelMemo, and a line said once need not be said again. */
-static char **warned_in_run;
-static int nwarned_in_run;
-
-/* Whether text was warned about before in this run; remembers it (a copy) if not. */
-static bool warned_before(const char *text) {
-  for (int i = 0; i < nwarned_in_run; i++)
-    if (!strcmp(warned_in_run[i], text)) return true;
-  warned_in_run = xrealloc(warned_in_run, sizeof *warned_in_run * (size_t)(nwarned_in_run + 1));
-  warned_in_run[nwarned_in_run++] = xstrdup(text);
-  return false;
-}
-
 /* Warns once per message in the run: a whole precision, layout or width the database lacks. */
 static void warn_once(const KernelCtx *k, char *message) {
-  if (!warned_before(message)) diag_warning((SrcLoc){.file = k->db->path}, "%s", message);
+  diag_warning_once((SrcLoc){.file = k->db->path}, "%s", message);
   free(message);
 }
 
@@ -538,10 +523,6 @@ static void remember_missing(const KernelCtx *k, const Impl *impl, const char *k
   m->missing = xrealloc(m->missing, sizeof *m->missing * (size_t)(m->nmissing + 1));
   m->missing[m->nmissing++] =
       (MissingRoutine){.impl = impl, .kind = kind, .variant = variant, .db_path = k->db->path};
-}
-
-static int by_text(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* "no timing for routine vadd3_1 load 0 shared, 1 register, 2 register; predicting them with
@@ -557,12 +538,12 @@ static void warn_missing_routines(ModelMemo *m) {
       MissingRoutine *r = &m->missing[j];
       if (!r->variant || r->impl != first->impl || strcmp(r->kind, first->kind)) continue;
       char *key = xasprintf("%s %s %s %s", r->db_path, r->impl->name, r->kind, r->variant);
-      if (!warned_before(key)) group[ngroup++] = r->variant;
+      if (!diag_said_before(key)) group[ngroup++] = r->variant;
       else free(r->variant);
       free(key);
       r->variant = NULL; /* in group, or said before */
     }
-    qsort(group, (size_t)ngroup, sizeof *group, by_text);
+    qsort(group, (size_t)ngroup, sizeof *group, compare_strings);
     StrBuf sb;
     sb_init(&sb);
     for (int g = 0; g < ngroup; g++) {

@@ -58,15 +58,21 @@ int compare_strings(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char *xasprintf(const char *fmt, ...) {
-  va_list ap, ap2;
-  va_start(ap, fmt);
+static char *xvasprintf(const char *fmt, va_list ap) {
+  va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  char *p = xmalloc((size_t)n + 1);
-  vsnprintf(p, (size_t)n + 1, fmt, ap2);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
+  char *p = xmalloc((size_t)n + 1);
+  vsnprintf(p, (size_t)n + 1, fmt, ap);
+  return p;
+}
+
+char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *p = xvasprintf(fmt, ap);
+  va_end(ap);
   return p;
 }
 
@@ -412,6 +418,31 @@ void diag_warning(SrcLoc loc, const char *fmt, ...) {
   va_start(ap, fmt);
   vdiag("warning", loc, fmt, ap);
   va_end(ap);
+}
+
+/* Every key diag_said_before has seen, for the whole run: one command runs several searches
+ * (the ranking's, each loop's groups of threads, the #1's block shapes; calibrate one per spec)
+ * and a line said in one need not be said again.  Kept reachable until exit (not a leak). */
+static char **said_keys;
+static int nsaid_keys;
+
+bool diag_said_before(const char *key) {
+  for (int i = 0; i < nsaid_keys; i++)
+    if (!strcmp(said_keys[i], key)) return true;
+  said_keys = xrealloc(said_keys, sizeof *said_keys * (size_t)(nsaid_keys + 1));
+  said_keys[nsaid_keys++] = xstrdup(key);
+  return false;
+}
+
+void diag_warning_once(SrcLoc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *message = xvasprintf(fmt, ap);
+  va_end(ap);
+  char *key = xasprintf("%s:%d:%d: %s", loc.file ? loc.file : "", loc.line, loc.col, message);
+  if (!diag_said_before(key)) diag_warning(loc, "%s", message);
+  free(key);
+  free(message);
 }
 
 void diag_note(SrcLoc loc, const char *fmt, ...) {

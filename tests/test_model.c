@@ -5,7 +5,8 @@
  * registers, barrier and idle-thread costs, database lookups and the analytic fallback; and on
  * a real spec's plan with the H100 database, whole records loaded under a small L1; L2 write
  * requests of slices saved straight and L1 wavefronts of loads, against byte-by-byte oracles
- * and Nsight Compute, and the wavefronts per element of a real spec's plans.
+ * and Nsight Compute, and the wavefronts per element of a real spec's plans; warnings said once
+ * per run (diag_warning_once).
  */
 #include "testutil.h"
 
@@ -383,6 +384,26 @@ static char *capture_free(SearchContext *ctx) {
   capture_start();
   search_context_free(ctx);
   return capture_end();
+}
+
+/* diag_warning_once (util.c), which warn_once uses: a line (place and text) once per run; the
+ * same text of another file, or another text, is a line of its own. */
+static void test_warning_once(void **state) {
+  (void)state;
+  capture_start();
+  for (int i = 0; i < 2; i++) {
+    diag_warning_once((SrcLoc){.file = "a.xml"}, "no timings of %s", "double");
+    diag_warning_once((SrcLoc){.file = "b.xml"}, "no timings of %s", "double");
+    diag_warning_once((SrcLoc){.file = "a.xml"}, "no timings of %s", "single");
+  }
+  char *err = capture_end();
+  assert_string_equal(err, "a.xml: warning: no timings of double\n"
+                           "b.xml: warning: no timings of double\n"
+                           "a.xml: warning: no timings of single\n");
+  free(err);
+  assert_true(diag_said_before("a.xml:0:0: no timings of double"));
+  assert_false(diag_said_before("a key of its own"));
+  assert_true(diag_said_before("a key of its own"));
 }
 
 static void test_database(void **state) {
@@ -958,6 +979,7 @@ int main(void) {
       cmocka_unit_test(test_write_requests),        cmocka_unit_test(test_load_wavefronts),
       cmocka_unit_test(test_wavefronts_per_element),
       cmocka_unit_test(test_slice_requests_complete_plans_only),
+      cmocka_unit_test(test_warning_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
