@@ -2263,6 +2263,9 @@ bool option_set(CliOptions *o, unsigned bit, const char *arg);
 /* What values option_set takes for the option, as the tail of a message (": an integer from 1
  * to 100000"; "" where any text goes); malloc'ed. */
 char *option_value_rule(unsigned bit);
+/* The range of a numeric option ("an integer from 1 to 100000", "seconds from 0 (no limit) to
+ * 604800 (a week)"), for option_value_rule and --help; malloc'ed; NULL for another option. */
+char *option_number_rule(unsigned bit);
 unsigned option_bit(const char *name); /* the OPT_* of --name; 0: no such option */
 
 /* cli_front.c: shared loading for every command, and check / fusions / list. */

@@ -143,7 +143,9 @@ static void usage_line(FILE *out, const char *lead, const Command *c) {
   fputc('\n', out);
 }
 
-/* "  --top N         the N best ..." with continuation lines aligned. */
+/* "  --top N         the N best ..." with continuation lines aligned, and a numeric option's
+ * range on a line of its own ("N: an integer from 1 to 100000"), from the table that the
+ * option's check and its error use (options.c). */
 static void option_help(FILE *out, const OptionDoc *d) {
   char left[32];
   snprintf(left, sizeof left, "--%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
@@ -153,6 +155,9 @@ static void option_help(FILE *out, const OptionDoc *d) {
     if (*s == '\n') fprintf(out, "%18s", "");
   }
   fputc('\n', out);
+  char *range = option_number_rule(d->bit);
+  if (range) fprintf(out, "%18s%s: %s\n", "", d->arg, range);
+  free(range);
 }
 
 static void usage(FILE *out) {

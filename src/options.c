@@ -2,7 +2,8 @@
  * options.c — kasgen's options: one table of their names, values and help (main.c's command
  * line and help print it), and the setting of an option's value with its checks, shared by the
  * command line (main.c) and the options a generated folder records (generation.c), so that a
- * value read from a file is held to the same rules as one typed.
+ * value read from a file is held to the same rules as one typed; the numeric options' ranges,
+ * which the errors and --help both say from the one table that holds values to them.
  */
 #include "kasgen.h"
 
@@ -111,13 +112,23 @@ unsigned option_bit(const char *name) {
   return 0;
 }
 
-char *option_value_rule(unsigned bit) {
+char *option_number_rule(unsigned bit) {
   const IntRange *r = int_range(bit);
   if (r)
-    return xasprintf(": an integer from %ld to %ld%s", r->min, r->max, r->note ? r->note : "");
+    return xasprintf("an integer from %ld to %ld%s", r->min, r->max, r->note ? r->note : "");
+  if (bit == OPT_TIME_LIMIT)
+    return xasprintf("seconds from 0 (no limit) to %d (a week)", MAX_SECONDS);
+  return NULL;
+}
+
+char *option_value_rule(unsigned bit) {
+  char *number = option_number_rule(bit);
+  if (number) {
+    char *rule = xasprintf(": %s", number);
+    free(number);
+    return rule;
+  }
   switch (bit) {
-  case OPT_TIME_LIMIT:
-    return xasprintf(": seconds from 0 (no limit) to %d (a week)", MAX_SECONDS);
   case OPT_LOOPS: return xstrdup(": model, keep, unroll or groups");
   case OPT_PRECISION: return xstrdup(": single or double");
   case OPT_NAME: return xstrdup(NAME_RULE);

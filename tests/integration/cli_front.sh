@@ -84,12 +84,23 @@ grep -q "invalid value '0x10' for --time-limit" "$tmp/err" || fail "--time-limit
 expect_rc 2 "$K" plan specs/stvenant.spec --top " 3"
 # a number out of range: the message says the range, and the range is the one enforced (its
 # ends accepted, one past them refused)
+# and plan --help says the same range under the option's help: "                  N: TAIL"
+help_range() { # OPTION TAIL
+  "$K" plan --help | awk -v opt="$1" -v tail="$2" '
+    $1 == opt { arg = $2; next }
+    arg != "" && /^                  [A-Z]+: / {
+      found = $0 == sprintf("%18s%s: %s", "", arg, tail)
+      exit
+    }
+    END { exit !found }' || fail "plan --help does not say '$2' for $1"
+}
 range_check() { # OPTION MAX MESSAGE_TAIL: MAX accepted by plan, MAX + 1 refused saying so
   local opt=$1 max=$2 tail=$3
   expect_rc 0 "$K" plan specs/synctest.spec --variants 0 "$opt" "$max"
   expect_rc 2 "$K" plan specs/synctest.spec "$opt" "$((max + 1))"
   grep -qxF "kasgen: error: invalid value '$((max + 1))' for $opt: $tail" "$tmp/err" ||
     fail "$opt $((max + 1)): message '$(cat "$tmp/err")'"
+  help_range "$opt" "$tail"
 }
 range_check --top 100000 "an integer from 1 to 100000"
 range_check --beam-width 1000 "an integer from 1 to 1000"
@@ -106,6 +117,7 @@ grep -qF "invalid value '-1' for --variants: an integer from 0 to 100000" "$tmp/
 expect_rc 2 "$K" plan specs/synctest.spec --time-limit 1e9
 grep -qxF "kasgen: error: invalid value '1e9' for --time-limit: seconds from 0 (no limit) to \
 604800 (a week)" "$tmp/err" || fail "--time-limit 1e9: message '$(cat "$tmp/err")'"
+help_range --time-limit "seconds from 0 (no limit) to 604800 (a week)"
 expect_rc 0 "$K" plan specs/synctest.spec --time-limit 6.048e5
 expect_rc 2 "$K" plan specs/synctest.spec --loops sometimes
 grep -qF "invalid value 'sometimes' for --loops: model, keep, unroll or groups" "$tmp/err" ||
