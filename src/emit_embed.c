@@ -262,16 +262,18 @@ static char *header_text(const Embed *em) {
   if (em->why) embed_choice(&sb, em->why);
   sb_printf(&sb, "#ifndef KAS_%s_H\n#define KAS_%s_H\n\n#include <stddef.h>\n\n", em->upper,
             em->upper);
-  sb_puts(&sb, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+  /* ld is the component-major APIs' only: an element-major one has none to be below n */
+  sb_printf(&sb, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
                "#ifndef KAS_STATUS_DEFINED\n#define KAS_STATUS_DEFINED\n"
                "typedef enum {\n"
                "  KAS_OK = 0,          /* launched (or nothing to do: n = 0) */\n"
-               "  KAS_ERR_INVALID = 1, /* a NULL pointer with n > 0, no workspace when one is "
-               "needed,\n                          or ld below n */\n"
+               "  KAS_ERR_INVALID = 1, /* a NULL pointer with n > 0%s no workspace when one is "
+               "needed%s */\n"
                "  KAS_ERR_ALIGN = 2,   /* a pointer not aligned to its element type */\n"
                "  KAS_ERR_CUDA = 3     /* a CUDA launch failed: kas_<spec>_last_cuda_error() "
                "gives\n                          its cudaError_t */\n"
-               "} kas_status;\n#endif\n\n");
+               "} kas_status;\n#endif\n\n",
+            em->ld ? "," : " or", em->ld ? ",\n                          or ld below n" : "");
   io_macros(&sb, em);
   sb_printf(&sb, "\n/* Bytes of device workspace for n elements (intermediates between kernels). */\n"
                  "size_t kas_%s_workspace_bytes(size_t n);\n\n"
@@ -463,13 +465,13 @@ static void wrapper_functions(StrBuf *sb, const Embed *em) {
             "extern \"C\" const char *kas_%s_status_string(kas_status st) {\n"
             "  switch (st) {\n"
             "  case KAS_OK: return \"ok\";\n"
-            "  case KAS_ERR_INVALID: return \"invalid argument (NULL pointer, missing "
-            "workspace or ld below n)\";\n"
+            "  case KAS_ERR_INVALID: return \"invalid argument (NULL pointer%s missing "
+            "workspace%s)\";\n"
             "  case KAS_ERR_ALIGN: return \"pointer not aligned to its element type\";\n"
             "  case KAS_ERR_CUDA:\n"
             "    return \"CUDA launch failed (kas_%s_last_cuda_error() gives the cause)\";\n"
             "  }\n  return \"unknown status\";\n}\n\n",
-            s, s);
+            s, em->ld ? "," : " or", em->ld ? " or ld below n" : "", s);
   sb_printf(sb, "extern \"C\" int kas_%s_last_cuda_error(void) { return kas_cuda_error; }\n", s);
 }
 

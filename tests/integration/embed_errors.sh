@@ -6,6 +6,7 @@
 #     cudaPeekAtLastError); candNN/kernels.cu keeps <<<...>>> and cudaGetLastError (the code
 #     digest of results files is of that text);
 #   - the header declares kas_<stem>_last_cuda_error and compiles as C99, warning-free;
+#   - KAS_ERR_INVALID's texts name ld below n only in an API that takes ld;
 #   - tests/fem_driver/embed_errors_fake.c, linked with the embed's object (nvcc, chunks of 2^10)
 #     and fake_cudart.c instead of the CUDA runtime, passes: a call after the caller's failed
 #     cudaMalloc returns KAS_OK and leaves that error pending; a failed launch gives
@@ -38,6 +39,12 @@ check() {
     "$gen/cand01/kernels.cu" || fail "$name: kernels.cu's launches changed (the code digest)"
   grep -qx 'int kas_stvenant_last_cuda_error(void);' "$h" || fail "$name: no last_cuda_error"
   grep -q 'cudaGetLastError() says why' "$h" && fail "$name: the header's old promise"
+  # KAS_ERR_INVALID's texts (the header's enum, status_string) say "ld below n" only in an API
+  # that takes ld: an element-major one said it too
+  local want=0 said
+  grep -q '^#define KAS_STVENANT_LD 1 ' "$h" && want=2
+  said=$(cat "$h" "$cu" | grep -c 'ld below n' || true)
+  [ "$said" = "$want" ] || fail "$name: 'ld below n' $said times, wanted $want"
   printf '#define KAS_EMBED_GENERIC\n#include "kas_stvenant.h"\n' >"$tmp/$name-c99.c"
   gcc -std=c99 -pedantic -Wall -Wextra -Werror -I"$gen/embed" -c -o /dev/null \
     "$tmp/$name-c99.c" || fail "$name: the header does not compile as C99"
