@@ -179,10 +179,11 @@ static void report_search(const CliOptions *o, const Session *s) {
 
 /* Loads and searches; false after the failing stage has reported.  emits: the session will
  * write the output folder (checked, with what the emitters cannot write, before searching). */
-/* What --time-limit, when given, leaves to ptxas after the search (NAN: not given, or 0 for
- * none; ptxas.c then bounds nvcc by itself). */
+/* What --time-limit, when given (on the command line, or in the generation.ini of the folder
+ * tune repeats, as the generation was given it), leaves to ptxas after the search (NAN: not
+ * given, or 0 for none; ptxas.c then bounds nvcc by itself). */
 static double ptxas_time_left(const CliOptions *o, const SearchResult *res) {
-  if (!(o->given & OPT_TIME_LIMIT) || o->time_limit <= 0) return NAN;
+  if (!((o->given | o->recorded) & OPT_TIME_LIMIT) || o->time_limit <= 0) return NAN;
   return o->time_limit - res->stats.seconds;
 }
 

@@ -16,6 +16,8 @@
  *   time-limit = 60
  *   n = 4194304
  *
+ * (time-limit only where it was given: besides the search, it bounds --ptxas's nvcc runs,
+ * which get 5 minutes without it, and a repeat of the generation bounds them as it did.)
  * Keys are kasgen's long option names (options.c sets them, with the command line's checks); a
  * flag is recorded as "yes" when it was on.  A library or database the user named is recorded by
  * its absolute path, and so is the database chosen for this machine's GPU (local_gpu.c), which
@@ -95,7 +97,9 @@ char *generation_ini_text(const CliOptions *o, const Session *s) {
   sb_printf(&sb, "variants = %d\n", o->variants < 0 ? SEARCH_VARIANTS : o->variants);
   if (o->max_fusion > 0) sb_printf(&sb, "max-fusion = %d\n", o->max_fusion);
   if (o->beam_width > 0) sb_printf(&sb, "beam-width = %d\n", o->beam_width);
-  sb_printf(&sb, "time-limit = %g\n", o->time_limit);
+  /* only when given: it also bounds --ptxas's nvcc runs, which without it get 5 minutes */
+  if ((o->given | o->recorded) & OPT_TIME_LIMIT)
+    sb_printf(&sb, "time-limit = %g\n", o->time_limit);
   if (o->exhaustive) sb_puts(&sb, "exhaustive = yes\n");
   if (o->ptxas) sb_puts(&sb, "ptxas = yes\n");
   sb_printf(&sb, "n = %ld\n", o->n);

@@ -2213,6 +2213,7 @@ typedef struct {
   const char *spec_as_given;
   bool held_out;         /* --held-out (calibrate): leave one spec out, store nothing */
   unsigned given;        /* the bits (OPT_*) of the options on the command line */
+  unsigned recorded;     /* those set from a folder's generation.ini (option_set_recorded) */
 } CliOptions;
 
 /* options.c: the options, one bit each, in the order help lists them. */
@@ -2301,7 +2302,8 @@ typedef struct {
 } Session;
 
 /* options.c: an option read from a file (generation.c) by its long name, one of
- * RECORDED_OPTIONS, with the command line's checks of its value ("yes" for a flag).
+ * RECORDED_OPTIONS, with the command line's checks of its value ("yes" for a flag); set, its
+ * bit joins o->recorded (RECORDED_SET).
  * RECORDED_GIVEN: the command line gave it (or, for --db and --no-db, the other), which wins;
  * the file's value is not used. */
 typedef enum { RECORDED_SET, RECORDED_GIVEN, RECORDED_UNKNOWN, RECORDED_BAD_VALUE } RecordedOption;

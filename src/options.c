@@ -195,7 +195,9 @@ RecordedOption option_set_recorded(CliOptions *o, const char *name, const char *
     unsigned choice = d->bit & (OPT_DB | OPT_NO_DB) ? OPT_DB | OPT_NO_DB : d->bit;
     if (o->given & choice) return RECORDED_GIVEN;
     if (!d->arg && strcmp(value, "yes")) return RECORDED_BAD_VALUE;
-    return option_set(o, d->bit, value) ? RECORDED_SET : RECORDED_BAD_VALUE;
+    if (!option_set(o, d->bit, value)) return RECORDED_BAD_VALUE;
+    o->recorded |= d->bit;
+    return RECORDED_SET;
   }
   return RECORDED_UNKNOWN;
 }

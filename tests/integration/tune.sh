@@ -22,7 +22,8 @@
 #     --held-out judges each spec by the other's fit and stores nothing;
 #   - with nvcc, the main job with --ptxas reads registers from ptxas and a rerun compiles
 #     nothing (cache); without --ptxas nvcc is never run; an nvcc that hangs is stopped at what
-#     --time-limit left;
+#     --time-limit left (tune: the one the folder's generation.ini records; the default is not
+#     recorded);
 #   - a kernel of groups of threads (threads.c) measured best ships too;
 #   - rows of a run the search now ranks otherwise are found by their kernels and calls, or in
 #     older files by their kernels and predictions;
@@ -728,9 +729,27 @@ NVCC="$tmp/hung_nvcc" KASGEN_CACHE="$tmp/hung_cache" timeout 60 "$KASGEN" specs/
   { cat "$tmp/err"; fail "--time-limit spent: exit"; }
 grep -q 'warning: the search spent --time-limit: ptxas is not run' "$tmp/err" ||
   { cat "$tmp/err"; fail "--time-limit spent: not said"; }
+#     tune repeats the generation with its generation.ini's --time-limit, which bounds nvcc as it
+#     did there (before, a recorded limit counted as not given: 5 minutes per hung nvcc)
+NVCC="$tmp/hung_nvcc" KASGEN_CACHE="$tmp/hung_cache" timeout 60 "$KASGEN" specs/synctest.spec \
+  --top 4 --ptxas --time-limit 3 --db "$db" --out "$tmp/h3" >/dev/null 2>&1 ||
+  fail "a hung nvcc, --time-limit 3: exit"
+grep -qx 'time-limit = 3' "$tmp/h3/synctest/generation.ini" || fail "--time-limit 3 not recorded"
+saved_dir=$dir
+dir="$tmp/h3/synctest"
+write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
+  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+start=$(date +%s)
+NVCC="$tmp/hung_nvcc" KASGEN_CACHE="$tmp/hung_cache" timeout 60 "$KASGEN" tune "$dir" \
+  >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err"; fail "tune, a hung nvcc: exit"; }
+[ $(($(date +%s) - start)) -le 20 ] || fail "tune, a hung nvcc: not stopped at the recorded 3 s"
+grep -q "hung_nvcc: warning: .* $said registers" "$tmp/err" ||
+  { cat "$tmp/err"; fail "tune, a hung nvcc: the recorded --time-limit's cut not said"; }
+dir=$saved_dir
 n0=$(ls "$KASGEN_CACHE" 2>/dev/null | wc -l)
 "$KASGEN" specs/stvenant.spec --top 4 --out "$tmp/r" >"$tmp/out" 2>&1 || fail "default: exit"
 grep -q 'registers per thread (estimated)' "$tmp/out" || fail "default: ptxas ran without --ptxas"
+! grep -q 'time-limit' "$tmp/r/stvenant/generation.ini" || fail "default: a --time-limit recorded"
 #     the header says what the figures assume: the n the model predicts for (each launch shared
 #     among them), the estimate's caveat; --n changes the n and the times
 grep -qx "ns/elem at n = 4194304 elements, each kernel's launch shared among them" "$tmp/out" &&
