@@ -98,6 +98,15 @@ static bool searched_as_measured(const CliOptions *o, const Run *run, const Sess
   return same;
 }
 
+/* The timing database kasgen has for the GPU named device (a path beside the default database,
+ * found as the main job finds this machine's: timingdb_path_for_gpu), malloc'ed; NULL: none. */
+static char *database_of_gpu(const CliOptions *o, const char *device) {
+  char *base = timingdb_default_path(o->argv0);
+  char *path = base ? timingdb_path_for_gpu(base, device) : NULL;
+  free(base);
+  return path;
+}
+
 /* Whether the run is of the spec searched: else an error at the results file's spec attribute,
  * before the search is compared with the rows (tune_reproduces's "the search no longer gives the
  * candidate", which another spec's rows always get, would hide the cause). */
@@ -248,9 +257,7 @@ static int recorded_variants(const FolderIndex *index, const GenerationRecord *g
 static bool db_for_unrecorded_run(CliOptions *o, const Run *run, char **chosen) {
   *chosen = NULL;
   if (o->db_path || o->no_db) return true;
-  char *base = timingdb_default_path(o->argv0);
-  *chosen = base ? timingdb_path_for_gpu(base, run->r->device) : NULL;
-  free(base);
+  *chosen = database_of_gpu(o, run->r->device);
   char *gpu = terminal_text(run->r->device);
   SrcLoc at = {.file = run->path, .line = (int)run->r->device_line};
   if (*chosen)
@@ -399,17 +406,6 @@ static void warn_if_launch_bound(const Run *run) {
                "n, its default 4194304)", r->n, fastest, LAUNCH_BOUND_US);
 }
 
-/* calibrate, given no --db, fits the default database: a note naming the one of the GPU that
- * measured the runs, where kasgen has it. */
-static void note_database_of(const CliOptions *o, const char *device) {
-  char *base = timingdb_default_path(o->argv0);
-  char *mine = base ? timingdb_path_for_gpu(base, device) : NULL;
-  if (mine)
-    diag_note((SrcLoc){0}, "calibrate fits the database --db gives (by default %s): give "
-              "--db %s, or a copy of it", base, mine);
-  free(base), free(mine);
-}
-
 /* One run, measured on db's GPU: its candidates found again (open_calibration_session), the
  * correct ones samples.  o: the options to search it with (its record, calibrate's own), to
  * which its results file adds what they leave unsaid. */
@@ -422,7 +418,6 @@ static bool add_run(const CliOptions *o, const TimingDb *db, const Run *run, con
   Session s = {0};
   bool same = tune_same_gpu((SrcLoc){.file = rpath, .line = (int)r->device_line},
                             "this run was measured", r->device, db, true);
-  if (!same && !o->db_path) note_database_of(o, r->device);
   bool ok = same && open_calibration_session(&ro, run, spec, variants, &s);
   int used = 0, skipped = 0;
   if (ok) warn_if_launch_bound(run);
@@ -480,69 +475,168 @@ static int by_name(const void *a, const void *b) {
  * fits, with no calibration applied. */
 static const char *const left_to_calibrate[] = {"db", "no-db", "uncalibrated", NULL};
 
-/* Every run in dir, in name order; a run's folder searched again with the options it was
- * generated with (generation.ini); false after an error. */
-static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
-                     CalibrationSamples *all) {
+/* The entries of dir but its hidden ones, in name order (malloc'ed, *n of them); NULL after an
+ * error. */
+static char **folder_entries(const char *dir, int *n) {
   DIR *d = opendir(dir);
+  *n = 0;
   if (!d) {
     diag_error((SrcLoc){.file = dir}, "cannot open this folder: %s", strerror(errno));
-    return false;
+    return NULL;
   }
-  char **names = NULL;
-  int n = 0;
+  char **names = xmalloc(sizeof *names);
   for (struct dirent *e; (e = readdir(d));)
     if (e->d_name[0] != '.') {
-      names = xrealloc(names, sizeof *names * (size_t)(n + 1));
-      names[n++] = xstrdup(e->d_name);
+      names = xrealloc(names, sizeof *names * (size_t)(*n + 1));
+      names[(*n)++] = xstrdup(e->d_name);
     }
   closedir(d);
-  if (n) qsort(names, (size_t)n, sizeof *names, by_name);
+  if (*n) qsort(names, (size_t)*n, sizeof *names, by_name);
+  return names;
+}
+
+static void free_entries(char **names, int n) {
+  for (int i = 0; i < n; i++) free(names[i]);
+  free(names);
+}
+
+/* What entry `name` of a calibrate folder is: a run's folder (it holds results.xml), a results
+ * file copied out of its folder (<spec>.xml), or neither (left alone). */
+typedef enum { NOT_A_RUN, RUN_FOLDER, RUN_FILE } RunEntry;
+
+static RunEntry run_entry(const char *path, const char *name) {
+  char *rx = xasprintf("%s/results.xml", path);
+  bool folder = exists(rx);
+  free(rx);
+  size_t len = strlen(name);
+  if (folder) return RUN_FOLDER;
+  return len > 4 && !strcmp(name + len - 4, ".xml") ? RUN_FILE : NOT_A_RUN;
+}
+
+/* A results file copied out of its folder, read as results_load reads results.xml: a file of
+ * the folder, not a link out of it.  false after an error. */
+static bool load_results_file(const char *path, Results *r) {
+  size_t tl;
+  struct stat st;
+  bool plain = lstat(path, &st) == 0 && S_ISREG(st.st_mode);
+  if (!plain)
+    diag_error((SrcLoc){.file = path}, "not a regular file (a link, a folder or a device); "
+               "calibrate reads only the folder's own results files");
+  char *text = plain ? read_text_file(path, &tl) : NULL;
+  bool ok = text && results_parse(path, text, tl, r);
+  free(text);
+  return ok;
+}
+
+/* The results of run entry `path` (RUN_FOLDER or RUN_FILE) into *r, *rpath naming them
+ * (malloc'ed); false after an error. */
+static bool load_run_results(const char *path, RunEntry kind, Results *r, char **rpath) {
+  if (kind == RUN_FOLDER) return results_load(path, r, rpath);
+  *rpath = xstrdup(path);
+  return load_results_file(path, r);
+}
+
+/* One run entry of the folder: a run's folder searched again with the options it was generated
+ * with (generation.ini), or a results file with its spec found beside it. */
+static bool add_entry(const CliOptions *o, const TimingDb *db, const char *dir, const char *sub,
+                      RunEntry kind, CalibrationSamples *all) {
+  Results r;
+  char *rpath = NULL, *spec = NULL;
+  bool ok;
+  if (kind == RUN_FOLDER) {
+    CliOptions ro = *o;
+    FolderIndex index = {0};
+    GenerationRecord generation;
+    ok = generation_read(sub, &ro, left_to_calibrate, &generation) &&
+         results_load(sub, &r, &rpath) && tune_read_index(sub, true, &index);
+    if (ok) index_options(&ro, &index);
+    ok = ok && add_run(&ro, db, &(Run){&r, rpath, generation.found}, index.spec, ro.variants,
+                       all);
+    if (rpath) results_free(&r);
+    generation_record_free(&generation);
+    tune_index_free(&index);
+  } else {
+    ok = load_results_file(sub, &r);
+    if (ok) {
+      ok = (spec = spec_beside(dir, r.spec)) && add_run(o, db, &(Run){&r, sub, false}, spec, -1,
+                                                        all);
+      results_free(&r);
+    }
+  }
+  free(spec), free(rpath);
+  return ok;
+}
+
+/* Every run in dir, in name order; false after an error. */
+static bool add_runs(const CliOptions *o, const TimingDb *db, const char *dir,
+                     CalibrationSamples *all) {
+  int n;
+  char **names = folder_entries(dir, &n);
+  if (!names) return false;
   bool ok = true;
   int runs = 0;
   for (int i = 0; i < n && ok; i++) {
-    char *sub = xasprintf("%s/%s", dir, names[i]), *rx = xasprintf("%s/results.xml", sub);
-    size_t len = strlen(names[i]);
-    Results r;
-    char *rpath = NULL, *spec = NULL;
-    if (exists(rx)) {
-      CliOptions ro = *o;
-      FolderIndex index = {0};
-      GenerationRecord generation;
-      ok = generation_read(sub, &ro, left_to_calibrate, &generation) &&
-           results_load(sub, &r, &rpath) && tune_read_index(sub, true, &index);
-      if (ok) index_options(&ro, &index);
-      ok = ok && add_run(&ro, db, &(Run){&r, rpath, generation.found}, index.spec, ro.variants,
-                         all);
-      if (rpath) results_free(&r);
-      generation_record_free(&generation);
-      tune_index_free(&index);
-      runs++;
-    } else if (len > 4 && !strcmp(names[i] + len - 4, ".xml")) {
-      size_t tl;
-      struct stat st;
-      /* As results_load's results.xml: a file of the folder, not a link out of it. */
-      bool plain = lstat(sub, &st) == 0 && S_ISREG(st.st_mode);
-      if (!plain)
-        diag_error((SrcLoc){.file = sub}, "not a regular file (a link, a folder or a device); "
-                   "calibrate reads only the folder's own results files");
-      char *text = plain ? read_text_file(sub, &tl) : NULL;
-      ok = text && results_parse(sub, text, tl, &r);
-      free(text);
-      if (ok) {
-        ok = (spec = spec_beside(dir, r.spec)) &&
-             add_run(o, db, &(Run){&r, sub, false}, spec, -1, all);
-        results_free(&r);
-      }
-      runs++;
-    }
-    free(spec), free(rpath), free(rx), free(sub);
+    char *sub = xasprintf("%s/%s", dir, names[i]);
+    RunEntry kind = run_entry(sub, names[i]);
+    if (kind != NOT_A_RUN) ok = add_entry(o, db, dir, sub, kind, all), runs++;
+    free(sub);
   }
-  for (int i = 0; i < n; i++) free(names[i]);
-  free(names);
+  free_entries(names, n);
   if (ok && !runs) diag_error((SrcLoc){.file = dir}, "no results here (<spec>/results.xml or "
                                                      "<spec>.xml)");
   return ok && runs;
+}
+
+/* The GPU that measured every run in dir (malloc'ed, as its results name it); NULL after an
+ * error: a results file that cannot be read, none at all, or runs of two GPUs, which no one
+ * database fits (calibrate refuses a run of another GPU than the database's). */
+static char *gpu_of_runs(const char *dir) {
+  int n;
+  char **names = folder_entries(dir, &n);
+  char *gpu = NULL, *first = NULL; /* first: the results file that named gpu */
+  bool ok = names != NULL;
+  for (int i = 0; i < n && ok; i++) {
+    char *sub = xasprintf("%s/%s", dir, names[i]), *rpath = NULL;
+    RunEntry kind = run_entry(sub, names[i]);
+    Results r;
+    if (kind != NOT_A_RUN && (ok = load_run_results(sub, kind, &r, &rpath))) {
+      if (!gpu) {
+        gpu = xstrdup(r.device), first = xstrdup(rpath);
+      } else if (strcmp(gpu, r.device)) {
+        char *one = terminal_text(gpu), *other = terminal_text(r.device);
+        diag_error((SrcLoc){.file = rpath, .line = (int)r.device_line}, "this run was measured "
+                   "on '%s', %s on '%s': calibrate fits one GPU's database; give --db FILE, "
+                   "and a folder of that GPU's runs", other, first, one);
+        free(one), free(other);
+        ok = false;
+      }
+      results_free(&r);
+    }
+    free(sub), free(rpath);
+  }
+  free_entries(names, n);
+  if (ok && !gpu) diag_error((SrcLoc){.file = dir}, "no results here (<spec>/results.xml or "
+                                                    "<spec>.xml)");
+  free(first);
+  if (!ok) free(gpu);
+  return ok ? gpu : NULL;
+}
+
+/* calibrate without --db (or --no-db) fits the database of the GPU that measured the runs in
+ * dir, chosen as tune chooses one for a folder that records none (database_of_gpu); malloc'ed,
+ * NULL after an error. */
+static char *database_of_runs(const CliOptions *o, const char *dir) {
+  char *gpu = gpu_of_runs(dir);
+  if (!gpu) return NULL;
+  char *path = database_of_gpu(o, gpu), *shown = terminal_text(gpu);
+  if (path)
+    diag_note((SrcLoc){0}, "calibrate fits %s, the database of '%s', the GPU that measured the "
+              "runs (--db FILE gives another)", path, shown);
+  else
+    diag_error((SrcLoc){.file = dir}, "kasgen has no timing database for '%s', the GPU that "
+               "measured the runs here: give --db FILE", shown);
+  free(shown), free(gpu);
+  return path;
 }
 
 /* ---- kasgen calibrate --held-out --------------------------------------------------------- */
@@ -625,12 +719,16 @@ static void note_constants_at_limits(const ModelCalibration *c) {
   free(at);
 }
 
-int cmd_calibrate(const CliOptions *o) {
-  if (o->db_path && !strcmp(o->db_path, "-")) {
+int cmd_calibrate(const CliOptions *given) {
+  if (given->db_path && !strcmp(given->db_path, "-")) {
     diag_error((SrcLoc){0}, "calibrate reads the database once per run and stores the "
                "constants beside it: give --db FILE, not the standard input");
     return EXIT_BAD_INPUT;
   }
+  CliOptions with_db = *given, *o = &with_db;
+  char *chosen_db = NULL;
+  if (!o->db_path && !o->no_db && !(o->db_path = chosen_db = database_of_runs(o, o->spec)))
+    return EXIT_BAD_INPUT;
   CalibrationSamples *all = calibration_samples_new();
   int rc = EXIT_BAD_INPUT;
   OtherGpuRun other = {0}; /* the store's run measured on another GPU, if any */
@@ -679,5 +777,6 @@ int cmd_calibrate(const CliOptions *o) {
   other_gpu_run_free(&other);
   timingdb_free(db);
   calibration_samples_free(all);
+  free(chosen_db);
   return rc;
 }

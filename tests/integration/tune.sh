@@ -944,13 +944,20 @@ rm "$sdir/generation.ini"
 "$KASGEN" tune "$sdir" >"$tmp/out" 2>"$tmp/err" &&
   grep -q 'tune searches with .*/nvidia-h200.xml' "$tmp/err" ||
   { cat "$tmp/err"; fail "no generation.ini: not the H200's database"; }
-#     calibrate, given no --db, names the database of the runs' GPU beside its refusal.
+#     calibrate, given no --db, fits the database of the runs' GPU, as tune picks it (before, the
+#     default database, which refused the H200's run); --held-out: nothing stored beside it.
 mkdir "$tmp/h200runs" && cp -r "$sdir" "$tmp/h200runs/"
+"$KASGEN" calibrate "$tmp/h200runs" --held-out >"$tmp/out" 2>"$tmp/err" || true
+grep -q "note: calibrate fits .*/nvidia-h200.xml, the database of 'NVIDIA H200', the GPU that" \
+  "$tmp/err" && ! grep -q 'was measured on .* but the database' "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate without --db on an H200 run: not the H200's database"; }
+#     runs of two GPUs: no one database fits them, said before any search
+cp benchmarks/h100-2026-11-23/synctest.xml "$tmp/h200runs/"
 rc=0
 "$KASGEN" calibrate "$tmp/h200runs" >"$tmp/out" 2>"$tmp/err" || rc=$?
-[ "$rc" = 1 ] &&
-  grep -q 'note: calibrate fits the database --db gives .*: give --db .*/nvidia-h200' "$tmp/err" ||
-  { cat "$tmp/err"; fail "calibrate without --db on an H200 run: exit $rc"; }
+[ "$rc" = 1 ] && grep -q "synctest.xml:3: error: this run was measured on 'NVIDIA H100 80GB HBM3', \
+.*stvenant/results.xml on 'NVIDIA H200': calibrate fits one GPU's database" "$tmp/err" ||
+  { cat "$tmp/err"; fail "calibrate without --db, runs of two GPUs: exit $rc or message"; }
 
 # 12. The table within 80 columns.  The element's run on an H200 (session 42, tests/fixtures):
 #     each row's figures, every one kept, then its kernels of 128 calls on a line of their own
