@@ -37,10 +37,12 @@ static char *output_folder(const CliOptions *o, const Spec *spec) {
 }
 
 /* Whether the output folder can be written, looked at before the search so that a bad --out,
- * or a file of the user's in the folder, costs nothing. */
+ * a file of the user's in the folder, or another spec's embed of the same C API beside it,
+ * costs nothing. */
 static bool output_possible(const CliOptions *o, const Spec *spec) {
   char *dir = output_folder(o, spec);
-  bool ok = cli_check_output(dir) && emit_dir_acceptable(dir);
+  bool ok = cli_check_output(dir) && emit_dir_acceptable(dir) &&
+            emit_embed_prefix_free(o->out_dir ? o->out_dir : DEFAULT_OUT, spec->name);
   free(dir);
   return ok;
 }

@@ -53,8 +53,10 @@
 #include "kasgen.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CHUNK_LOG2 30 /* elements per launch: 2^30, a multiple of every elements-per-block E <= 2^k */
 
@@ -65,6 +67,28 @@ static char *c_identifier(const char *s) {
   for (char *p = id; *p; p++)
     if (!isalnum((unsigned char)*p) && *p != '_') *p = '_';
   return id;
+}
+
+bool emit_embed_prefix_free(const char *parent, const char *name) {
+  DIR *d = opendir(parent);
+  if (!d) return true; /* no folder yet: nothing in it */
+  char *stem = c_identifier(name);
+  bool free_of_it = true;
+  for (struct dirent *e; free_of_it && (e = readdir(d));) {
+    if (e->d_name[0] == '.' || !strcmp(e->d_name, name)) continue;
+    char *header = xasprintf("%s/%s/embed/kas_%s.h", parent, e->d_name, stem);
+    struct stat st;
+    if (lstat(header, &st) == 0 && S_ISREG(st.st_mode)) {
+      diag_error((SrcLoc){.file = header}, "spec '%s' would get this embed's C API, kas_%s (a "
+                 "character other than a letter, digit or '_' becomes '_'), and a program linking "
+                 "both would fail: give --name NAME, or another --out", name, stem);
+      free_of_it = false;
+    }
+    free(header);
+  }
+  closedir(d);
+  free(stem);
+  return free_of_it;
 }
 
 static char *upper(const char *s) {

@@ -2049,6 +2049,10 @@ bool emit_runtime_file(EmitDir *d, const char *folder, const char *name);
  * predicted best candidate") says in the header why this candidate was chosen. */
 bool emit_embed(EmitDir *d, const Dag *dag, const Library *lib, const Target *t,
                 const Candidate *winner, const Candidate *unaligned, const char *why);
+/* Whether no other folder of parent (the --out of the main job) holds an embed whose C API is
+ * the one spec `name` gets (specs a-b and a_b both get kas_a_b): else an error naming it, and
+ * false.  A program that links both fails with multiple definitions. */
+bool emit_embed_prefix_free(const char *parent, const char *name);
 /* emit_embed_build.c: embed/kas_<stem>.pc (pkg-config) and embed/kas_<stem>.cmake (CMake). */
 bool emit_embed_build_files(EmitDir *d, const Dag *dag, const char *stem);
 

@@ -70,7 +70,8 @@ spec renamed _F v_w w_
 check renamed "const float *v_F, const float *v_w, float *v_w_2, size_t n"
 
 # The spec's name in the API (docs/spec-language.md, "Name of the computation"): "-" becomes "_",
-# a leading digit gets an "s"; the folder keeps the name; --name gives colliding names apart.
+# a leading digit gets an "s"; the folder keeps the name; --name gives colliding names apart, and
+# the main job refuses a second spec of one API in one --out.
 api_name() { # SPEC_STEM WANT_API [options]: the folder is the stem's, the API WANT_API
   local stem=$1 want=$2; shift 2
   cp "$tmp/prefixes.spec" "$tmp/$stem.spec"
@@ -86,6 +87,20 @@ api_name() { # SPEC_STEM WANT_API [options]: the folder is the stem's, the API W
 }
 api_name 3d kas_s3d
 api_name a-b kas_a_b
-api_name a_b kas_a_b
+# a_b's API would be a-b's, and s3d's 3d's, beside it in one --out: refused before the search,
+# at the other's header, nothing written (before, both were written; linking both fails)
+collides() { # SPEC_STEM OTHER_FOLDER API
+  cp "$tmp/prefixes.spec" "$tmp/$1.spec"
+  local rc=0
+  "$KASGEN" "$tmp/$1.spec" --top 1 --variants 0 --out "$tmp/api" >"$tmp/api.log" 2>&1 || rc=$?
+  [ "$rc" = 1 ] && grep -q "^$tmp/api/$2/embed/$3.h: error: spec '$1' would get this embed's \
+C API, $3 " "$tmp/api.log" && [ ! -e "$tmp/api/$1" ] ||
+    { cat "$tmp/api.log"; fail "$1 beside $2: exit $rc, or written"; }
+}
+collides a_b a-b kas_a_b
+collides s3d 3d kas_s3d
 api_name a_b kas_a_b2 --name a_b2
+"$KASGEN" "$tmp/a_b.spec" --top 1 --variants 0 --out "$tmp/api2" >"$tmp/api.log" 2>&1 &&
+  grep -q "^kas_status kas_a_b(" "$tmp/api2/a_b/embed/kas_a_b.h" ||
+  { cat "$tmp/api.log"; fail "a_b into another --out: not kas_a_b"; }
 echo "names: all checks passed"
