@@ -1,7 +1,8 @@
 /*
  * interrupt.c — what Ctrl-C does: it stops kasgen promptly, with every program kasgen started
  * and every temporary file it was writing, so that nothing of the run is left behind; and what
- * Ctrl-Z does: it stops kasgen with those programs, which go on when kasgen does.
+ * Ctrl-Z does: it stops kasgen with those programs, which go on when kasgen does, and the time
+ * it stood still does not count against its time limits.
  *
  * spawn.c starts each program (nvcc, gnuplot, dot, nvidia-smi) in a process group of its own, so
  * that a deadline can kill the program with its own children (nvcc's cicc and ptxas).  That takes
@@ -24,6 +25,12 @@
  * inside the handler, continues the programs' groups (SIGCONT) and catches SIGTSTP again.  The
  * handler restarts what it interrupted (SA_RESTART): kasgen's reads and writes go on after a
  * stop as they did without one.
+ * SIGTTIN and SIGTTOU (a background kasgen reading or writing the terminal: SPEC -, the
+ * progress lines under `stty tostop`) stop it as Ctrl-Z does, and are handled alike: the job is
+ * stopped, programs included, until fg or bg continues it.
+ * The time kasgen spends stopped so (the handler's clock readings around its stop) is kept: the
+ * clock of --time-limit and of the programs' deadlines (clock_seconds) leaves it out, so that a
+ * search stopped for ten minutes and continued is not cut by its limit on waking.
  * A signal that was ignored when kasgen started (nohup, a background job of a script) stays
  * ignored.  The registries are changed only with the four signals blocked (interrupt_hold), so
  * the handlers never see one half-changed.
@@ -32,6 +39,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -44,6 +52,13 @@
 
 static const int caught[] = {SIGINT, SIGTERM, SIGHUP}; /* end kasgen */
 enum { NCAUGHT = sizeof caught / sizeof caught[0] };
+static const int stopping[] = {SIGTSTP, SIGTTIN, SIGTTOU}; /* stop kasgen: job control */
+enum { NSTOPPING = sizeof stopping / sizeof stopping[0] };
+
+/* Nanoseconds kasgen has spent stopped by those (on_stop); lock-free, so the handler may add to
+ * it while clock_seconds reads it. */
+static atomic_llong stopped_ns;
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "stopped_ns must be lock-free: a handler writes it");
 
 typedef struct {
   int dirfd; /* AT_FDCWD or a folder's descriptor, open while registered */
@@ -55,11 +70,11 @@ static int ngroups, groups_cap;
 static Temporary *temps;
 static int ntemps, temps_cap;
 
-/* The signals handled here: the three that end kasgen, and SIGTSTP. */
+/* The signals handled here: the three that end kasgen, and the three that stop it. */
 static void caught_set(sigset_t *set) {
   sigemptyset(set);
   for (int i = 0; i < NCAUGHT; i++) sigaddset(set, caught[i]);
-  sigaddset(set, SIGTSTP);
+  for (int i = 0; i < NSTOPPING; i++) sigaddset(set, stopping[i]);
 }
 
 void interrupt_hold(sigset_t *before) {
@@ -121,7 +136,7 @@ static void on_signal(int sig) {
   _exit(128 + sig); /* not reached */
 }
 
-/* SIGTSTP's action, kept for the handler to install again after each stop. */
+/* The stopping signals' action, kept for the handler to install again after each stop. */
 static struct sigaction stop_action;
 
 static void on_stop(int sig) {
@@ -133,12 +148,16 @@ static void on_stop(int sig) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, sig);
+  double stopped_at = now_s();
   sigprocmask(SIG_UNBLOCK, &set, NULL); /* delivered: kasgen stops here until SIGCONT */
+  atomic_fetch_add(&stopped_ns, (long long)((now_s() - stopped_at) * 1e9));
   sigprocmask(SIG_BLOCK, &set, NULL);
   sigaction(sig, &stop_action, NULL);
   signal_programs(SIGCONT); /* also where kasgen did not stop (an orphaned process group) */
   errno = saved;
 }
+
+double interrupt_stopped_seconds(void) { return (double)atomic_load(&stopped_ns) * 1e-9; }
 
 /* Installs act for sig unless sig was ignored at the start. */
 static void catch_unless_ignored(int sig, const struct sigaction *act) {
@@ -152,7 +171,7 @@ void interrupt_install(void) {
   for (int i = 0; i < NCAUGHT; i++) catch_unless_ignored(caught[i], &act);
   stop_action = (struct sigaction){.sa_handler = on_stop, .sa_flags = SA_RESTART};
   caught_set(&stop_action.sa_mask);
-  catch_unless_ignored(SIGTSTP, &stop_action);
+  for (int i = 0; i < NSTOPPING; i++) catch_unless_ignored(stopping[i], &stop_action);
 }
 
 /* ---- the registries ----------------------------------------------------------------------- */

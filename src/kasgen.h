@@ -276,7 +276,8 @@ int diag_error_count(void);
 void diag_blame_command_line(void);
 bool diag_command_line_blamed(void);
 void diag_reset(void); /* also restarts the count of spelling-hint searches and the blame */
-/* Seconds on a monotonic clock (for time budgets). */
+/* Seconds on a monotonic clock (for time budgets), less the time kasgen stood stopped by
+ * Ctrl-Z (interrupt_stopped_seconds): a search stopped and continued is not cut for the pause. */
 double clock_seconds(void);
 
 /* Spelling hints ("did you mean 'mmul33'?") for an unknown name: the closest of the names a
@@ -406,9 +407,11 @@ void spawn_result_free(SpawnResult *r); /* the captures */
 /* ------------------------------------------------------------------------------------------ */
 
 /* main: SIGINT, SIGTERM and SIGHUP (those not ignored) stop the programs' groups, remove the
- * temporaries, and end kasgen by the signal; SIGTSTP (Ctrl-Z) stops the programs' groups and
- * kasgen, and continues the groups when kasgen is continued. */
+ * temporaries, and end kasgen by the signal; SIGTSTP (Ctrl-Z), SIGTTIN and SIGTTOU stop the
+ * programs' groups and kasgen, and continue the groups when kasgen is continued. */
 void interrupt_install(void);
+/* Seconds kasgen has spent stopped by those three so far (clock_seconds leaves them out). */
+double interrupt_stopped_seconds(void);
 /* Blocks those signals (*before: the mask before), and sets the mask back. */
 void interrupt_hold(sigset_t *before);
 void interrupt_release(const sigset_t *before);

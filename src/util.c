@@ -537,7 +537,7 @@ void name_hint_offer(NameHint *h, const char *candidate, int id) {
 double clock_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9 - interrupt_stopped_seconds();
 }
 
 static int progress_shown;

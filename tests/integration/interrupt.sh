@@ -11,7 +11,8 @@
 # Before programs had process groups of their own and kasgen caught the signal, the fakes'
 # children ran on, and the plot's temporary and nvcc's folder were left behind.  Ctrl-Z (SIGTSTP)
 # while gnuplot draws stops kasgen, the fake and its child; SIGCONT continues all three, and
-# kasgen ends as it would have (the last section).
+# kasgen ends as it would have; a search stopped (SIGTSTP, SIGTTOU) longer than its --time-limit
+# and continued is not cut (the last sections).
 set -u
 : "${KASGEN:?set KASGEN to the kasgen binary}"
 tmp=$(mktemp -d)
@@ -151,6 +152,35 @@ else
 fi
 set -m
 
+# --- a search stopped and continued -----------------------------------------------------------
+# A search of about 1.5 s of CPU under --time-limit 20 (SAN=1 and a loaded machine: up to 11 s
+# of wall time seen) is stopped for 21 s, then continued: the limit counts the time it ran, not
+# the pause, and it ends uncut (before, the pause used the limit up and the note said it cut the
+# search).  Ctrl-Z (SIGTSTP), and SIGTTOU, which the terminal
+# sends a background kasgen that writes to it under `stty tostop` and which kasgen handles alike.
+# The stop comes once the search runs: --dot's file is written just before it (--no-db: no
+# database to read after it).  Each job starts with job control on, as at a terminal (a group of
+# its own, the stop signals at their default even where the suite's shell ignores them).
+for sig in TSTP TTOU; do
+  rm -f "$tmp/dag.dot"
+  "$KASGEN" plan specs/stvenant_element.spec --top 3 --no-db --time-limit 20 \
+    --dot "$tmp/dag.dot" >/dev/null 2>"$tmp/err$sig" &
+  job=$!
+  set +m
+  for _ in $(seq 300); do [ -s "$tmp/dag.dot" ] && break; sleep 0.01; done
+  sleep 0.2
+  kill -"$sig" -- "-$job"
+  state_within "$job" T || fail "SIG$sig: the search did not stop (or had ended)"
+  sleep 21
+  kill -CONT -- "-$job"
+  rc=0
+  wait "$job" || rc=$?
+  [ "$rc" = 0 ] || { cat "$tmp/err$sig"; fail "SIG$sig, continued: exit $rc"; }
+  ! grep -q 'time-limit 20 s reached' "$tmp/err$sig" ||
+    { cat "$tmp/err$sig"; fail "SIG$sig: 21 s stopped counted against --time-limit 20"; }
+  set -m
+done
+
 ((fails == 0)) && echo "interrupt: Ctrl-C stopped kasgen, its programs and their children;" \
-  "Ctrl-Z stopped them all and SIGCONT continued them"
+  "Ctrl-Z stopped them all and SIGCONT continued them; a stopped search's limit stood still"
 ((fails == 0))
