@@ -80,15 +80,12 @@ static void chunk_inputs(const Problem *p, double *const *in, size_t e0, size_t 
   }
 }
 
-/* The range's inputs drawn well-conditioned into h_in, the CPU graph's outputs into ref, and
- * each output's tolerance on them (kas_random.h), CPU_CHUNK elements at a time. */
-static void cpu_reference(Problem *p, int is_signed) {
-  double *in[KAS_NIN1];
-  const double *ref_at[KAS_NOUTPUTS];
+/* The range's inputs drawn well-conditioned into h_in and the CPU graph's outputs into ref,
+ * CPU_CHUNK elements at a time (in: a chunk's doubles); returns how many elements stayed
+ * ill-conditioned (kas_random.h). */
+static size_t draw_and_reference(Problem *p, double *const *in, int is_signed) {
   double *out[KAS_NOUTPUTS];
   size_t left = 0;
-  for (int i = 0; i < KAS_NINPUTS; i++)
-    in[i] = (double *)kas_host_alloc(sizeof(double) * CPU_CHUNK * kas_input_floats[i]);
   for (size_t e0 = 0; e0 < p->n; e0 += CPU_CHUNK) {
     size_t m = p->n - e0 < CPU_CHUNK ? p->n - e0 : CPU_CHUNK;
     left += kas_draw_inputs(in, m, is_signed, kas_cpu_graph_rounded);
@@ -99,9 +96,12 @@ static void cpu_reference(Problem *p, int is_signed) {
     for (int o = 0; o < KAS_NOUTPUTS; o++) out[o] = p->ref[o] + e0 * kas_output_floats[o];
     kas_cpu_graph((const double *const *)in, out, m);
   }
-  char what[64];
-  snprintf(what, sizeof what, "n=%zu from element %zu", p->n, p->first);
-  kas_report_screen(what, left, p->n);
+  return left;
+}
+
+/* Each output's tolerance on the drawn data (kas_random.h's rounding model), chunk by chunk. */
+static void data_tolerances(Problem *p, double *const *in, const char *what) {
+  const double *ref_at[KAS_NOUTPUTS];
   KasModel model;
   kas_model_begin(&model, (const double *const *)p->ref, p->n);
   for (size_t e0 = 0; e0 < p->n; e0 += CPU_CHUNK) {
@@ -111,7 +111,18 @@ static void cpu_reference(Problem *p, int is_signed) {
     kas_model_add(&model, (const double *const *)in, ref_at, m, kas_cpu_graph_rounded);
   }
   kas_model_tolerances(&model, what, p->tol);
-  for (int i = 0; i < KAS_NIN1 && i < KAS_NINPUTS; i++) free(in[i]);
+}
+
+/* The range's inputs, the CPU graph's outputs and their tolerances. */
+static void cpu_reference(Problem *p, int is_signed) {
+  double *in[KAS_NIN1];
+  for (int i = 0; i < KAS_NINPUTS; i++)
+    in[i] = (double *)kas_host_alloc(sizeof(double) * CPU_CHUNK * kas_input_floats[i]);
+  char what[64];
+  snprintf(what, sizeof what, "n=%zu from element %zu", p->n, p->first);
+  kas_report_screen(what, draw_and_reference(p, in, is_signed), p->n);
+  data_tolerances(p, in, what);
+  for (int i = 0; i < KAS_NINPUTS; i++) free(in[i]);
 }
 
 static size_t max_workspace(size_t n) {
