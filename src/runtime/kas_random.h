@@ -7,13 +7,16 @@
  *     [0.25, 0.75)/k with both signs (a deformation gradient near the reference: singular
  *     values in (0.25, 1.75), every entry nonzero); any other type as +-[0.5, 1.5);
  *   - per element: an element whose float64 reference moves by more than KAS_SCREEN_LIMIT
- *     (relative, in any of its outputs) when its inputs and every call's result move by one
+ *     (relative, in any of its outputs) when every argument of every call moves by one
  *     rounding of kas_real (cpu_graph.c's kas_cpu_graph_rounded) is drawn again
  *     (kas_draw_inputs).  Its result is then ill-conditioned at this precision: the
  *     library's functions called one by one (the unfused form) miss it as much as any fusion,
  *     and the check would judge the data, not the code.  Random F^T F of +-[0.5, 1.5) entries
- *     is such data: all entries alike, nearly rank one.
- * Copied into common/ of every generated folder from kasgen's src/runtime/.
+ *     is such data: all entries alike, nearly rank one;
+ *   - per output: the tolerance on what is left (kas_model_tolerances; kas_check.h), 16 times
+ *     how far the output moves under that rounding where that is more than KAS_TOLERANCE.
+ * Copied into common/ of every generated folder from kasgen's src/runtime/; the harness,
+ * check_cpu, check_gpu and tests/fem_driver include it.
  */
 #ifndef KAS_RANDOM_H
 #define KAS_RANDOM_H
