@@ -214,10 +214,7 @@ int main(int argc, char **argv) {
            "thread orders +1/-1)  %s\n",
            cand->name, ok ? "PASS" : "FAIL", worst, n, cand->kernels);
     failures += !ok;
-    if (!ok && !strcmp(cand->name, "unfused"))
-      printf("note: the unfused form, the library's functions called one by one, fails too: "
-             "the data are too ill-conditioned for this computation (or a function of the "
-             "library is wrong), not a fusion\n");
+    if (!ok && !strcmp(cand->name, "unfused")) kas_note_unfused_failed();
   }
   for (int s = 0; s < NPROBLEMS; s++) problem_free(&problems[s]);
   printf("%s: %d of %d candidates passed\n", KAS_SPEC_NAME, KAS_NCANDIDATES - failures,

@@ -78,6 +78,14 @@ static inline int kas_comparison_ok(KasComparison c, size_t count, KasTolerance 
   return c.error < tol.error && c.first_bad == count;
 }
 
+/* Said when the unfused form, the library's functions called one by one, fails: the fault is
+ * then not a fusion's. */
+static inline void kas_note_unfused_failed(void) {
+  printf("note: the unfused form, the library's functions called one by one, fails too: the "
+         "data are too ill-conditioned for this computation (or a function of the library is "
+         "wrong), not a fusion\n");
+}
+
 /* Compares one output of `floats` reals per element; on a failure prints
  * "<what>: output <name>: relative error E, first wrong: element i [c] = x, expected y". */
 static inline int kas_check_output(const char *what, const char *name, const kas_real *got,

@@ -11,6 +11,7 @@
 #   - kas_candidates.h says how each input is drawn, in a comment and in a table;
 #   - broken candidates still fail: F F for F^T F (a transposed argument), an inverse 1e-4 off,
 #     and msub33's arguments swapped in the neo-Hookean stress, whose tolerance the data raise;
+#     a broken unfused form fails with a note that blames the data or the library, not fusion;
 #   - types.ini refuses check-inputs = near-identity on a type that is no square matrix.
 # Run from the repository root with $KASGEN set (tests/run.sh does).
 set -u
@@ -67,6 +68,13 @@ breaks hyper_inv single "$transpose" "F F for F^T F"
 breaks hyper_inv single 's/rdet = 1\.0 \//rdet = 1.0001 \//' "an inverse 1e-4 off"
 breaks hyper_inv double "$transpose" "F F for F^T F, double"
 breaks neohooke single 's/c\[k\] = a\[k\] - b\[k\];/c[k] = b[k] - a[k];/' "msub33's arguments swapped"
+
+# A failing unfused form is said to be the data's fault (or the library's), not a fusion's.
+d="$tmp/single/hyper_inv"
+sed -i "$transpose" "$d/unfused/kernels_host.cpp"
+make -s -C "$d" check-cpu >"$tmp/unfused.cpu" 2>&1 && fail "a broken unfused form passed"
+grep -q '^note: the unfused form, the library.s functions called one by one, fails too' \
+  "$tmp/unfused.cpu" || fail "no note for a failing unfused form"
 
 # check-inputs = near-identity needs a square matrix type.
 cp -r "$lib" "$tmp/lib"
