@@ -118,13 +118,45 @@ static char *c_literal(const char *s) {
   return sb_take(&sb);
 }
 
+/* One table of an API side: `static const <type> kas_<side>_<what>[count > 0 ? count : 1] =
+ * {items}` (one item "0" when the side has none: C++ has no empty arrays).  Frees the items. */
+static void side_table(StrBuf *sb, const char *type, const char *side, const char *what,
+                       char **items, int nv) {
+  const char *count = !strcmp(side, "output") ? "KAS_NOUTPUTS" : "KAS_NINPUTS";
+  if (!nv) items[0] = xstrdup("0");
+  char *open = xasprintf("static const %s kas_%s_%s[%s > 0 ? %s : 1] = {", type, side, what,
+                         count, count);
+  emit_list(sb, 0, open, items, nv ? nv : 1, "};\n");
+  free(open);
+  for (int i = 0; i < (nv ? nv : 1); i++) free(items[i]);
+  free(items);
+}
+
+/* How the checks draw each input (kas_random.h): as a comment naming every input's type, and as
+ * kas_input_near_identity, the order k of a k x k matrix type drawn near the identity (types.ini
+ * check-inputs = near-identity), 0 for a type drawn as +-[0.5, 1.5). */
+static void near_identity_table(StrBuf *sb, const Dag *dag) {
+  int nv = dag->nin_args;
+  char **orders = xcalloc((size_t)nv + 1, sizeof *orders);
+  sb_puts(sb, "/* The checks' inputs (kas_random.h; types.ini check-inputs): square matrices near "
+              "the\n * identity, I + P with |P[i][j]| < 0.75/k (well-conditioned, every entry "
+              "nonzero),\n * anything else +-[0.5, 1.5):");
+  for (int i = 0; i < nv; i++) {
+    const DagArg *arg = dag_api_arg(dag, i);
+    orders[i] = xasprintf("%d", arg->type->near_identity);
+    sb_printf(sb, "\n *   %s (%s%s): %s", dag_arg_name(dag, arg), arg->type->name,
+              arg->nvalues > 1 ? " array" : "",
+              arg->type->near_identity ? "identity + perturbation" : "+-[0.5, 1.5)");
+  }
+  sb_puts(sb, nv ? " */\n" : " (no inputs) */\n");
+  side_table(sb, "int", "input", "near_identity", orders, nv);
+}
+
 /* kas_<side>_names, kas_<side>_floats and kas_<side>_layouts of the API's input or output
  * arguments (an array is one, of its whole record). */
 static void io_table(StrBuf *sb, const Dag *dag, const Target *t, bool outputs) {
   int first = outputs ? dag->nin_args : 0, nv = outputs ? dag->nout_args : dag->nin_args;
   const char *side = outputs ? "output" : "input";
-  const char *count = outputs ? "KAS_NOUTPUTS" : "KAS_NINPUTS";
-  /* A spec may have no inputs (constants only): keep the arrays non-empty for C++. */
   char **names = xcalloc((size_t)nv + 1, sizeof *names);
   char **floats = xcalloc((size_t)nv + 1, sizeof *floats);
   char **layouts = xcalloc((size_t)nv + 1, sizeof *layouts);
@@ -135,21 +167,10 @@ static void io_table(StrBuf *sb, const Dag *dag, const Target *t, bool outputs) 
     layouts[i] = xstrdup(target_arg_layout(t, dag, first + i) == LAYOUT_COMPONENT
                              ? "KAS_COMPONENT" : "KAS_ELEMENT");
   }
-  if (!nv) names[0] = xstrdup("0"), floats[0] = xstrdup("0"), layouts[0] = xstrdup("0");
-  char *open = xasprintf("static const char *const kas_%s_names[%s > 0 ? %s : 1] = {", side, count,
-                         count);
-  emit_list(sb, 0, open, names, nv ? nv : 1, "};\n");
-  free(open);
-  open = xasprintf("static const int kas_%s_floats[%s > 0 ? %s : 1] = {", side, count, count);
-  emit_list(sb, 0, open, floats, nv ? nv : 1, "};\n");
-  free(open);
-  open = xasprintf("static const int kas_%s_layouts[%s > 0 ? %s : 1] = {", side, count, count);
-  emit_list(sb, 0, open, layouts, nv ? nv : 1, "};\n");
-  free(open);
-  for (int i = 0; i < (nv ? nv : 1); i++) free(names[i]), free(floats[i]), free(layouts[i]);
-  free(names);
-  free(floats);
-  free(layouts);
+  side_table(sb, "char *const", side, "names", names, nv);
+  side_table(sb, "int", side, "floats", floats, nv);
+  side_table(sb, "int", side, "layouts", layouts, nv);
+  if (!outputs) near_identity_table(sb, dag);
 }
 
 /* The real type and the arrays: their names, reals per element and layouts. */

@@ -508,7 +508,12 @@ bool expr_uses(const Expr *e, const char *name);
 typedef struct {
   char *name; /* lower case */
   int size;   /* floats */
+  /* `check-inputs = near-identity`: k for a k x k matrix type (size k*k), whose values the
+   * generated checks draw as the identity plus a small perturbation (a deformation gradient near
+   * the reference: well-conditioned); 0 for any other type, drawn as +-[0.5, 1.5) */
+  int near_identity;
   SrcLoc loc;
+  SrcLoc check_loc; /* the check-inputs value, where a size that is no square is reported */
 } KType;
 
 typedef struct Function Function;

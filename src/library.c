@@ -115,11 +115,35 @@ static void types_section(IniFile *f, const char *name, SrcLoc loc) {
   t->name = xstrdup(name);
   for (char *s = t->name; *s; s++) *s = (char)tolower((unsigned char)*s);
   t->size = 0;
-  t->loc = loc;
+  t->near_identity = 0;
+  t->loc = t->check_loc = loc;
   c->current = t;
 }
 
-/* size = N */
+/* check-inputs = near-identity | random: how the generated checks draw the type's values
+ * (near_identity is resolved to the matrix order once the size is known, in load_types). */
+static void types_check_inputs(KType *t, const char *value, SrcLoc loc) {
+  if (!strcmp(value, "near-identity")) t->near_identity = -1;
+  else if (!strcmp(value, "random")) t->near_identity = 0;
+  else diag_error(loc, "check-inputs must be 'near-identity' or 'random', not '%s'", value);
+  t->check_loc = loc;
+}
+
+/* The order k of a near-identity type: its size must be k*k. */
+static void resolve_near_identity(KType *t) {
+  if (!t->near_identity || !t->size) return;
+  int k = 1;
+  while (k * k < t->size) k++;
+  if (k * k == t->size) {
+    t->near_identity = k;
+    return;
+  }
+  diag_error(t->check_loc, "check-inputs = near-identity needs a square matrix type, but '%s' "
+             "has size %d (not k*k)", t->name, t->size);
+  t->near_identity = 0;
+}
+
+/* size = N, check-inputs = ... */
 static void types_pair(IniFile *f, const char *section, const char *key, const char *value,
                        SrcLoc key_loc, SrcLoc value_loc) {
   TypesCtx *c = f->user;
@@ -128,8 +152,12 @@ static void types_pair(IniFile *f, const char *section, const char *key, const c
     return;
   }
   if (!c->current) return; /* the section header was already reported */
+  if (!strcmp(key, "check-inputs")) {
+    types_check_inputs(c->current, value, value_loc);
+    return;
+  }
   if (strcmp(key, "size") != 0) {
-    diag_error(key_loc, "unknown key '%s' in types.ini (expected size)", key);
+    diag_error(key_loc, "unknown key '%s' in types.ini (expected size or check-inputs)", key);
     return;
   }
   int idx = (int)(c->current - c->lib->types);
@@ -157,8 +185,10 @@ static void load_types(Library *lib) {
   IniFile f = {.path = path, .text = text, .on_pair = types_pair, .on_section = types_section,
                .user = &c};
   ini_run(&f);
-  for (int t = 0; t < lib->ntypes; t++)
+  for (int t = 0; t < lib->ntypes; t++) {
     if (!c.has_size[t]) diag_error(lib->types[t].loc, "type '%s' lacks 'size'", lib->types[t].name);
+    resolve_near_identity(&lib->types[t]);
+  }
   if (lib->ntypes == 0) diag_error(ini_file_loc(&f, 0, 0), "no types defined");
   free(c.has_size);
 }

@@ -415,9 +415,12 @@ static void test_common_files(void **state) {
   assert_non_null(graph);
   assert_non_null(strstr(graph, "void ref_mvmul33(const double *, const double *, double *);"));
   assert_non_null(strstr(graph, "const double *const v_M_0 = in[0] + e * 9;"));
-  assert_non_null(strstr(graph, "ref_mvmul33(v_M_0, v_v_0, v_w_0);"));
-  assert_non_null(strstr(graph, "ref_svmul3(v_w_0, v_s_0, v_r_0);"));
+  /* every argument through R: rounded by +-u in kas_cpu_graph_rounded, itself when u = 0 */
+  assert_non_null(strstr(graph, "ref_mvmul33(R(0, v_M_0, 9), R(1, v_v_0, 3), v_w_0);"));
+  assert_non_null(strstr(graph, "ref_svmul3(R(0, v_w_0, 3), R(1, v_s_0, 1), v_r_0);"));
   assert_non_null(strstr(graph, "out[0][e * 3 + k] = v_r_0[k];"));
+  assert_non_null(strstr(graph, "  if (u == 0) return x;\n"));
+  assert_non_null(strstr(graph, "  kas_cpu_graph_rounded(in, out, n, 0);\n"));
   free(graph);
   path = xasprintf("%s/common/kas_refs.c", dir);
   free(dir);
@@ -435,11 +438,13 @@ static void test_common_files(void **state) {
 /* kas_candidates.h for one candidate "cand01" of the fixture spec (docs/generated.md format,
  * host side only). */
 static const char one_candidate_h[] =
+    "#ifndef KAS_CANDIDATES_H\n#define KAS_CANDIDATES_H\n" /* kas_random.h includes it too */
     "#define KAS_SPEC_NAME \"fused\"\ntypedef float kas_real;\n#define KAS_REAL_DEFINED\n"
     "enum { KAS_ELEMENT = 0, KAS_COMPONENT = 1 };\n#define KAS_NINPUTS 3\n#define KAS_NOUTPUTS 1\n"
     "static const char *const kas_input_names[3] = {\"M\", \"v\", \"s\"};\n"
     "static const int kas_input_floats[3] = {9, 3, 1};\n"
     "static const int kas_input_layouts[3] = {KAS_ELEMENT, KAS_ELEMENT, KAS_ELEMENT};\n"
+    "static const int kas_input_near_identity[3] = {3, 0, 0};\n"
     "static const char *const kas_output_names[1] = {\"r\"};\n"
     "static const int kas_output_floats[1] = {3};\n"
     "static const int kas_output_layouts[1] = {KAS_ELEMENT};\n"
@@ -452,7 +457,8 @@ static const char one_candidate_h[] =
     "} KasCandidate;\n"
     "#define KAS_NCANDIDATES 1\n"
     "static const KasCandidate kas_candidates[1] = {{\"cand01\", 1, 1, 1, \"mvmul33+svmul3\", "
-    "\"{mvmul33#0 svmul3#1}\", kas_cand01_launch_host, kas_cand01_host_workspace_bytes}};\n";
+    "\"{mvmul33#0 svmul3#1}\", kas_cand01_launch_host, kas_cand01_host_workspace_bytes}};\n"
+    "#endif\n";
 
 /* The plan for arrays of any alignment that a fused plan stands for here: the same plan, its
  * contiguous routines at W = 1 (as unaligned.c would plan it, the barriers staying). */

@@ -45,16 +45,20 @@ static int free_real(void **state) {
 
 static void test_types(void **state) {
   (void)state;
+  /* near_identity: check-inputs = near-identity, the square matrices (the checks draw them
+   * near I); the tensor of 81 is square too but no deformation gradient: drawn at random */
   struct {
     const char *name;
-    int size;
-  } want[] = {{"scalar", 1},       {"vector3", 3},      {"vector5", 5},        {"matrix3x3", 9},
-              {"matrix5x5", 25},   {"tensor3x3x3", 27}, {"tensor3x3x3x3", 81}};
+    int size, near_identity;
+  } want[] = {{"scalar", 1, 0},     {"vector3", 3, 0},      {"vector5", 5, 0},
+              {"matrix3x3", 9, 3},  {"matrix5x5", 25, 5},   {"tensor3x3x3", 27, 0},
+              {"tensor3x3x3x3", 81, 0}};
   assert_int_equal(real->ntypes, 7);
   for (int k = 0; k < 7; k++) {
     KType *t = library_find_type(real, want[k].name);
     assert_non_null(t);
     assert_int_equal(t->size, want[k].size);
+    assert_int_equal(t->near_identity, want[k].near_identity);
   }
   assert_ptr_equal(library_find_type(real, "MATRIX3x3"), library_find_type(real, "matrix3x3"));
   assert_ptr_equal(library_find_type(real, "Tensor3X3X3"), library_find_type(real, "tensor3x3x3"));

@@ -2,13 +2,16 @@
  * minv33_2.cu — minv33 (A^-1 = adj(A) / det A), implementation 2:
  * one thread per row of the result; block BX = 3, BY = E.
  * Thread tx computes row tx of A^-1: the cofactors of column tx of A over det A, which it expands
- * along that column itself (no thread waits for another). It shares the 3 x E block and the
- * per-thread patterns of mmul33_2, madd33_3 and mvmul33_2 (rows of a 3x3 matrix), so that fusions
- * with them need no recomputed coordinates and may keep buffers in registers. The cofactors and
- * the determinant are formed in double (products of two floats are exact there), so every entry of
- * the inverse is accurate to a few float ulps unless A is ill-conditioned beyond ~1e8; in float
- * the error grows with cond(A) and a random matrix misses a 1e-5 relative check for about one
- * random matrix in 50.  A singular A (det A == 0) gives +-inf or NaN entries (adj(A) / 0 in IEEE
+ * along row 0 itself (no thread waits for another), as minv33_1, mdet33 and the CPU reference do:
+ * every row is then divided by the same det A (rows divided by different roundings of it, as an
+ * expansion along column tx gave, are no inverse of a matrix near A, and det(A) A^-1 lost the
+ * cancellation a hyperelastic stress relies on: 1e-9 off in double).  It shares the 3 x E block
+ * and the per-thread patterns of mmul33_2, madd33_3 and mvmul33_2 (rows of a 3x3 matrix), so that
+ * fusions with them need no recomputed coordinates and may keep buffers in registers. The
+ * cofactors and the determinant are formed in double (products of two floats are exact there), so
+ * every entry of the inverse is accurate to a few float ulps unless A is ill-conditioned beyond
+ * ~1e8; in float the error grows with cond(A) and a random matrix misses a 1e-5 relative check
+ * for about one random matrix in 50.  A singular A (det A == 0) gives +-inf or NaN entries (adj(A) / 0 in IEEE
  * arithmetic), as the CPU reference does: test det A first where elements can degenerate.
  * Loads: for every input a coalesced vector copy of the block's batch (the fast path from global
  * memory) and an owner copy whose offsets equal the compute's (a register buffer).
@@ -69,13 +72,12 @@ KAS_DEV void d_minv33_2_load_1(const real *KAS_RESTRICT g, KAS_BUF(real) s, int 
 KAS_DEV void d_minv33_2_compute(KAS_BUF(real) a, KAS_BUF(real) inv, int tx, int ty, int tz) {
   (void)ty; /* tx picks this thread's part; ty, tz enter only through the placeholders */
   (void)tz;
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[APIN0 + r * 3 + 0], y = a[APIN0 + r * 3 + 1], z = a[APIN0 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -84,7 +86,13 @@ KAS_DEV void d_minv33_2_compute(KAS_BUF(real) a, KAS_BUF(real) inv, int tx, int 
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[APIN0 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[APOUT + j] = (real)(cof[j] * rdet);
 }

@@ -4,7 +4,9 @@
  * It runs every unit at n = 1, 7, 1000003, 4194304 (or the sizes given as arguments) against the
  * CPU reference (kas_check.h), checks that nothing is written beyond element n, and times the
  * largest size against the copy bandwidth measured in the same run (kas_gpu.h, shared with the
- * candidates' harness).  The units' arrays are element-major, of kas_real (kas_candidates.h).
+ * candidates' harness).  The inputs are drawn well-conditioned and each output's tolerance
+ * follows the data (kas_random.h).
+ * The units' arrays are element-major, of kas_real (kas_candidates.h).
  * Depends on CUDA and libc.
  *
  *   check_gpu [N...]
@@ -22,6 +24,8 @@
 #include "kas_random.h"
 
 extern "C" void kas_cpu_graph(const double *const *in, double *const *out, size_t n);
+extern "C" void kas_cpu_graph_rounded(const double *const *in, double *const *out, size_t n,
+                                      double u);
 
 #define GUARD 4096        /* floats after each output that must stay poisoned */
 #define TIMED_RUNS 20     /* the median of as many runs */
@@ -36,15 +40,10 @@ typedef struct {
   size_t n;
   kas_real *h_in[KAS_NIN1], *d_in[KAS_NIN1], *h_out[KAS_NOUTPUTS], *d_out[KAS_NOUTPUTS];
   double *in_d[KAS_NIN1], *ref[KAS_NOUTPUTS];
+  KasTolerance tol[KAS_NOUTPUTS]; /* each output's on this data (kas_random.h) */
   void *ws;
   double bytes; /* compulsory bytes moved: inputs read once, outputs written once */
 } Run;
-
-/* Random reals, never zero: every bit random in double precision. */
-static kas_real random_real(void) {
-  return sizeof(kas_real) == sizeof(double) ? (kas_real)kas_random_double(1)
-                                            : (kas_real)kas_random_value(1);
-}
 
 static void run_init(Run *r, const KasCandidate *c, size_t n) {
   const size_t rb = sizeof(kas_real);
@@ -55,7 +54,13 @@ static void run_init(Run *r, const KasCandidate *c, size_t n) {
     r->bytes += (double)(rb * len);
     r->h_in[i] = (kas_real *)kas_host_alloc(len * rb);
     r->in_d[i] = (double *)kas_host_alloc(len * 8);
-    for (size_t k = 0; k < len; k++) r->in_d[i][k] = r->h_in[i][k] = random_real();
+  }
+  char what[64];
+  snprintf(what, sizeof what, "%s: n=%zu", c->name, n);
+  kas_report_screen(what, kas_draw_inputs(r->in_d, n, 1, kas_cpu_graph_rounded), n);
+  for (int i = 0; i < KAS_NINPUTS; i++) {
+    size_t len = n * kas_input_floats[i];
+    for (size_t k = 0; k < len; k++) r->h_in[i][k] = (kas_real)r->in_d[i][k];
     kas_cuda_check(cudaMalloc(&r->d_in[i], len * rb + 16), "cudaMalloc input");
     kas_cuda_check(cudaMemcpy(r->d_in[i], r->h_in[i], len * rb, cudaMemcpyHostToDevice),
                    "copy input");
@@ -69,6 +74,7 @@ static void run_init(Run *r, const KasCandidate *c, size_t n) {
     kas_cuda_check(cudaMemset(r->d_out[o], 0xFF, len * rb), "poison output"); /* NaN */
   }
   kas_cpu_graph(r->in_d, r->ref, n);
+  kas_tolerances(what, r->in_d, r->ref, n, kas_cpu_graph_rounded, r->tol);
   size_t ws = c->workspace_bytes(n);
   if (ws) kas_cuda_check(cudaMalloc(&r->ws, ws), "cudaMalloc workspace");
 }
@@ -89,7 +95,7 @@ static bool check_output(const KasCandidate *c, Run *r, int o) {
   snprintf(what, sizeof what, "%s: n=%zu", c->name, r->n);
   double err;
   if (!kas_check_output(what, kas_output_names[o], r->h_out[o], r->ref[o], len,
-                        kas_output_floats[o], &err))
+                        kas_output_floats[o], r->tol[o], &err))
     return false;
   for (size_t k = len; k < len + GUARD; k++)
     if (!isnan(r->h_out[o][k])) {
