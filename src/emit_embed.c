@@ -77,8 +77,14 @@ bool emit_embed_prefix_free(const char *parent, const char *name) {
   for (struct dirent *e; free_of_it && (e = readdir(d));) {
     if (e->d_name[0] == '.' || !strcmp(e->d_name, name)) continue;
     char *header = xasprintf("%s/%s/embed/kas_%s.h", parent, e->d_name, stem);
+    /* A folder holding the spec copy <name>.spec was generated under this very name: a copy of
+     * this spec's folder (a backup, a folder copied to be cleaned), whose API is this one by
+     * design, as a regeneration's is; only another name mapping to the same API collides. */
+    char *copy = xasprintf("%s/%s/%s.spec", parent, e->d_name, name);
     struct stat st;
-    if (lstat(header, &st) == 0 && S_ISREG(st.st_mode)) {
+    bool same_name = lstat(copy, &st) == 0 && S_ISREG(st.st_mode);
+    free(copy);
+    if (!same_name && lstat(header, &st) == 0 && S_ISREG(st.st_mode)) {
       diag_error((SrcLoc){.file = header}, "spec '%s' would get this embed's C API, kas_%s (a "
                  "character other than a letter, digit or '_' becomes '_'), and a program linking "
                  "both would fail: give --name NAME, or another --out", name, stem);

@@ -103,4 +103,13 @@ api_name a_b kas_a_b2 --name a_b2
 "$KASGEN" "$tmp/a_b.spec" --top 1 --variants 0 --out "$tmp/api2" >"$tmp/api.log" 2>&1 &&
   grep -q "^kas_status kas_a_b(" "$tmp/api2/a_b/embed/kas_a_b.h" ||
   { cat "$tmp/api.log"; fail "a_b into another --out: not kas_a_b"; }
+# A copy of a-b's own folder beside it (a backup) holds a-b.spec: the same name, the same API by
+# design, so a-b generates again; a_b beside that copy still collides, at one of the two.
+cp -r "$tmp/api/a-b" "$tmp/api/a-b.backup"
+"$KASGEN" "$tmp/a-b.spec" --top 1 --variants 0 --out "$tmp/api" >"$tmp/api.log" 2>&1 ||
+  { cat "$tmp/api.log"; fail "a-b beside a copy of its own folder: exit $?"; }
+rc=0
+"$KASGEN" "$tmp/a_b.spec" --top 1 --variants 0 --out "$tmp/api" >"$tmp/api.log" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "error: spec 'a_b' would get this embed's C API" "$tmp/api.log" ||
+  { cat "$tmp/api.log"; fail "a_b beside a-b and its copy: exit $rc"; }
 echo "names: all checks passed"
