@@ -25,7 +25,9 @@
  * Sizes are the fusion's: every table is allocated for its calls and values, so a fusion of any
  * size up to a whole spec gets a plan (linearize.c orders up to LIN_EXACT_CALLS calls exactly,
  * longer ones greedily).  Each value's uses (call, argument) are listed once, so a partial plan
- * costs time in proportion to what it holds, not to the fusion.
+ * costs time in proportion to what it holds, not to the fusion; what a partial plan decides
+ * again for values its parent held already (their placement, PlaceMemo; the linearization,
+ * LinMemo) is remembered per fusion.
  */
 #include "kasgen.h"
 
@@ -49,6 +51,34 @@ typedef struct {
   uint64_t *regmask; /* FusionInfo.regwords words */
   int *order;        /* local calls in execution order (nactive), NULL when none exists */
 } LinMemo;
+
+/* A value's placement decided before: placement_decide and the coverage check depend only on the
+ * value's uses (each a pattern at a shape) and its floats, and the beam's partial plans ask about
+ * the same uses again and again (a child repeats its parent's values but those of its last call).
+ * Remembered for values of at most PLACE_MEMO_USES uses: hashing a longer list costs about what
+ * deciding it does. */
+enum { PLACE_MEMO_USES = 16 };
+
+typedef struct {
+  const Pattern *pat;
+  BlockShape shape;
+} UseKey;
+
+typedef struct {
+  uint64_t hash;
+  int nfloats, nuses;
+  int first; /* its uses: PlaceMemo.keys[first .. first + nuses) */
+  bool reg, covered;
+  int reg_floats;
+} PlaceEntry;
+
+typedef struct {
+  PlaceEntry *v;
+  int n, cap;
+  UseKey *keys;
+  int nkeys, capkeys;
+  int *slot; /* hash table of entry indices + 1 (0 = free), cap * 2 slots */
+} PlaceMemo;
 
 /* One use of a value by a call of the fusion: local call c reads it as argument a. */
 typedef struct {
@@ -82,6 +112,7 @@ typedef struct {
   LinMemo *memo;
   int nmemo, capmemo;
   int *memo_slot; /* hash table of memo indices + 1 (0 = free), capmemo * 2 slots */
+  PlaceMemo places;
 } FusionInfo;
 
 /* A choice of E and of an implementation, load and save variant per call and value. */
@@ -197,6 +228,9 @@ static void fusion_info_free(FusionInfo *fi) {
   }
   free(fi->memo);
   free(fi->memo_slot);
+  free(fi->places.v);
+  free(fi->places.keys);
+  free(fi->places.slot);
   free(fi->node);
   free(fi->pred);
   free(fi->arg_value);
@@ -436,9 +470,93 @@ static void make_steps(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
   free(loaded);
 }
 
+static uint64_t place_hash(const PatternUse *uses, int nuses, int nfloats) {
+  uint64_t h = (uint64_t)nfloats * 0x9e3779b97f4a7c15ull ^ (uint64_t)nuses;
+  for (int u = 0; u < nuses; u++) {
+    const BlockShape *s = &uses[u].shape;
+    uint64_t words[] = {(uint64_t)(uintptr_t)uses[u].pat,
+                        (uint64_t)(uint32_t)s->bx << 32 | (uint32_t)s->by,
+                        (uint64_t)(uint32_t)s->bz << 32 | (uint32_t)s->w};
+    for (int k = 0; k < 3; k++) h = (h ^ words[k]) * 0xff51afd7ed558ccdull;
+  }
+  return h ^ (h >> 31);
+}
+
+static bool same_shape(BlockShape a, BlockShape b) {
+  return a.bx == b.bx && a.by == b.by && a.bz == b.bz && a.w == b.w;
+}
+
+static bool place_entry_is(const PlaceMemo *m, const PlaceEntry *e, uint64_t hash,
+                           const PatternUse *uses, int nuses, int nfloats) {
+  if (e->hash != hash || e->nuses != nuses || e->nfloats != nfloats) return false;
+  for (int u = 0; u < nuses; u++) {
+    const UseKey *k = &m->keys[e->first + u];
+    if (k->pat != uses[u].pat || !same_shape(k->shape, uses[u].shape)) return false;
+  }
+  return true;
+}
+
+static void place_rehash(PlaceMemo *m) {
+  size_t nslots = (size_t)m->cap * 2;
+  free(m->slot);
+  m->slot = xcalloc(nslots, sizeof(int));
+  for (int k = 0; k < m->n; k++) {
+    size_t i = m->v[k].hash & (nslots - 1);
+    while (m->slot[i]) i = (i + 1) & (nslots - 1);
+    m->slot[i] = k + 1;
+  }
+}
+
+/* A new entry for the uses (its decision still to be filled in). */
+static PlaceEntry *place_insert(PlaceMemo *m, uint64_t hash, const PatternUse *uses, int nuses,
+                                int nfloats) {
+  if (m->n == m->cap) {
+    m->cap = m->cap ? 2 * m->cap : 256;
+    m->v = xrealloc(m->v, sizeof *m->v * (size_t)m->cap);
+    place_rehash(m);
+  }
+  if (m->nkeys + nuses > m->capkeys) {
+    m->capkeys = m->capkeys ? 2 * m->capkeys : 1024;
+    m->keys = xrealloc(m->keys, sizeof *m->keys * (size_t)m->capkeys);
+  }
+  PlaceEntry *e = &m->v[m->n++];
+  *e = (PlaceEntry){.hash = hash, .nfloats = nfloats, .nuses = nuses, .first = m->nkeys};
+  for (int u = 0; u < nuses; u++) m->keys[m->nkeys++] = (UseKey){uses[u].pat, uses[u].shape};
+  size_t nslots = (size_t)m->cap * 2, i = hash & (nslots - 1);
+  while (m->slot[i]) i = (i + 1) & (nslots - 1);
+  m->slot[i] = m->n;
+  return e;
+}
+
+/* Whether a value of these uses and floats goes in registers (*reg_floats of them), and whether
+ * its writers cover its readers where it does not (*covered_ok); decided once per uses. */
+static bool decide_placement(FusionInfo *fi, const PatternUse *uses, int nuses, int nfloats,
+                             int *reg_floats, bool *covered_ok) {
+  PlaceMemo *m = &fi->places;
+  uint64_t h = nuses <= PLACE_MEMO_USES ? place_hash(uses, nuses, nfloats) : 0;
+  size_t nslots = (size_t)m->cap * 2;
+  for (size_t i = h & (nslots - 1); nuses <= PLACE_MEMO_USES && nslots && m->slot[i];
+       i = (i + 1) & (nslots - 1)) {
+    const PlaceEntry *e = &m->v[m->slot[i] - 1];
+    if (!place_entry_is(m, e, h, uses, nuses, nfloats)) continue;
+    *reg_floats = e->reg_floats;
+    *covered_ok = e->covered;
+    return e->reg;
+  }
+  bool reg = placement_decide(fi->ctx->access, uses, nuses, reg_floats, NULL);
+  *covered_ok = reg || covered(fi->ctx->access, uses, nuses, nfloats);
+  if (nuses <= PLACE_MEMO_USES) {
+    PlaceEntry *e = place_insert(m, h, uses, nuses, nfloats);
+    e->reg = reg;
+    e->reg_floats = *reg_floats;
+    e->covered = *covered_ok;
+  }
+  return reg;
+}
+
 /* Placement of every active value; fills the buffers (not yet ordered or allocated).  Returns
  * false when a shared buffer's writers do not cover its readers (the combination is invalid). */
-static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, KernelPlan *p,
+static bool place_buffers(FusionInfo *fi, const Choice *ch, int nactive, KernelPlan *p,
                           BuildState *bs, bool explain) {
   p->buffers = xcalloc((size_t)fi->nvals, sizeof *p->buffers);
   p->nbuffers = 0;
@@ -453,13 +571,19 @@ static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, K
     Buffer *buf = &p->buffers[b];
     *buf = (Buffer){.value = fi->value[v], .offset = -1, .load_call = -1, .producer = -1,
                     .first_use = -1, .last_use = -1};
-    bool reg = placement_decide(fi->ctx->access, uses, nuses, &buf->reg_floats,
-                                explain ? &buf->why : NULL);
+    int nfloats = ch->e * fi->floats[v];
+    bool reg, covered_ok;
+    if (explain) {
+      reg = placement_decide(fi->ctx->access, uses, nuses, &buf->reg_floats, &buf->why);
+      covered_ok = reg || covered(fi->ctx->access, uses, nuses, nfloats);
+    } else {
+      reg = decide_placement(fi, uses, nuses, nfloats, &buf->reg_floats, &covered_ok);
+    }
     buf->place = reg ? PLACE_REGISTER : PLACE_SHARED;
     if (!reg) buf->bytes = ch->e * fi->floats[v] * real_bytes(fi);
     if (fi->producer[v] < 0) buf->load = load_routine(fi, ch, v);
     if (fi->saved[v] && fi->producer[v] < nactive) buf->save = save_routine(fi, ch, v);
-    if (!reg && !covered(fi->ctx->access, uses, nuses, ch->e * fi->floats[v])) return false;
+    if (!covered_ok) return false;
   }
   return true;
 }
