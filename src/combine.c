@@ -25,9 +25,10 @@
  * Sizes are the fusion's: every table is allocated for its calls and values, so a fusion of any
  * size up to a whole spec gets a plan (linearize.c orders up to LIN_EXACT_CALLS calls exactly,
  * longer ones greedily).  Each value's uses (call, argument) are listed once, so a partial plan
- * costs time in proportion to what it holds, not to the fusion; what a partial plan decides
- * again for values its parent held already (their placement, PlaceMemo; the linearization,
- * LinMemo) is remembered per fusion.
+ * costs time in proportion to what it holds, not to the fusion.  A beam state keeps where its
+ * partial plan placed each value (Choice.place), and its children take that for every value their
+ * last call does not touch; the other placements and the linearizations are remembered per fusion
+ * (PlaceMemo, LinMemo), as partial plans ask for the same ones again.
  */
 #include "kasgen.h"
 
@@ -121,7 +122,14 @@ typedef struct {
   const Impl **impl; /* per local call */
   int *load;         /* per local value: index into the owner impl's loads[] */
   int *save;         /* per local value: index into the producer impl's saves[] */
+  /* per local value, in the beam's states: where the state's partial plan put it (PLACE_*
+   * below), which its children keep for every value their last call does not touch */
+  int *place;
 } Choice;
+
+/* Choice.place: not decided (a value the partial plan did not hold), shared, or registers of
+ * reg_floats floats (PLACE_REGS + reg_floats). */
+enum { PLACE_UNKNOWN = 0, PLACE_SHARED_KNOWN = 1, PLACE_REGS = 2 };
 
 /* ---- the target (precision, layouts) ------------------------------------------------------- */
 
@@ -554,6 +562,38 @@ static bool decide_placement(FusionInfo *fi, const PatternUse *uses, int nuses, 
   return reg;
 }
 
+/* Whether local call c reads or produces local value v (its uses then change with c). */
+static bool touched_by(const FusionInfo *fi, int v, int c) {
+  return fi->producer[v] == c || nodeset_has(&fi->consumers[v], c);
+}
+
+/* Where value v goes in the plan of the first nactive calls: *reg_floats floats of registers
+ * when true, else shared (*covered_ok: its writers cover its readers).  A partial plan of the
+ * beam takes its parent's decision for every value its last call does not touch (the same uses,
+ * hence the same decision) and records its own in ch->place for its children; explain: decided
+ * afresh, with the reasons. */
+static bool value_placement(FusionInfo *fi, const Choice *ch, int nactive, int v, Buffer *buf,
+                            LabelPool *labels, bool explain, bool *covered_ok) {
+  int known = ch->place[v];
+  *covered_ok = true; /* a parent's plan was valid: its values were covered */
+  if (!explain && known != PLACE_UNKNOWN && !touched_by(fi, v, nactive - 1)) {
+    buf->reg_floats = known >= PLACE_REGS ? known - PLACE_REGS : 0;
+    return known >= PLACE_REGS;
+  }
+  PatternUse *uses = fi->scratch_uses;
+  int nuses = value_uses(fi, ch, nactive, v, uses, explain ? labels : NULL);
+  int nfloats = ch->e * fi->floats[v];
+  bool reg;
+  if (explain) {
+    reg = placement_decide(fi->ctx->access, uses, nuses, &buf->reg_floats, &buf->why);
+    *covered_ok = reg || covered(fi->ctx->access, uses, nuses, nfloats);
+    return reg;
+  }
+  reg = decide_placement(fi, uses, nuses, nfloats, &buf->reg_floats, covered_ok);
+  ch->place[v] = reg ? PLACE_REGS + buf->reg_floats : PLACE_SHARED_KNOWN;
+  return reg;
+}
+
 /* Placement of every active value; fills the buffers (not yet ordered or allocated).  Returns
  * false when a shared buffer's writers do not cover its readers (the combination is invalid). */
 static bool place_buffers(FusionInfo *fi, const Choice *ch, int nactive, KernelPlan *p,
@@ -563,22 +603,14 @@ static bool place_buffers(FusionInfo *fi, const Choice *ch, int nactive, KernelP
   for (int v = 0; v < fi->nvals; v++) {
     bs->buf_of[v] = -1;
     if (!value_active(fi, v, nactive)) continue;
-    PatternUse *uses = fi->scratch_uses;
-    int nuses = value_uses(fi, ch, nactive, v, uses, explain ? &bs->labels : NULL);
     int b = p->nbuffers++;
     bs->buf_of[v] = b;
     bs->val_of[b] = v;
     Buffer *buf = &p->buffers[b];
     *buf = (Buffer){.value = fi->value[v], .offset = -1, .load_call = -1, .producer = -1,
                     .first_use = -1, .last_use = -1};
-    int nfloats = ch->e * fi->floats[v];
-    bool reg, covered_ok;
-    if (explain) {
-      reg = placement_decide(fi->ctx->access, uses, nuses, &buf->reg_floats, &buf->why);
-      covered_ok = reg || covered(fi->ctx->access, uses, nuses, nfloats);
-    } else {
-      reg = decide_placement(fi, uses, nuses, nfloats, &buf->reg_floats, &covered_ok);
-    }
+    bool covered_ok;
+    bool reg = value_placement(fi, ch, nactive, v, buf, &bs->labels, explain, &covered_ok);
     buf->place = reg ? PLACE_REGISTER : PLACE_SHARED;
     if (!reg) buf->bytes = ch->e * fi->floats[v] * real_bytes(fi);
     if (fi->producer[v] < 0) buf->load = load_routine(fi, ch, v);
@@ -937,7 +969,7 @@ typedef struct {
 } Choices;
 
 static size_t choice_bytes(const FusionInfo *fi) {
-  return sizeof(const Impl *) * (size_t)fi->ncalls + 2 * sizeof(int) * (size_t)fi->nvals;
+  return sizeof(const Impl *) * (size_t)fi->ncalls + 3 * sizeof(int) * (size_t)fi->nvals;
 }
 
 /* The choice stored in block k (valid until the pool grows). */
@@ -946,6 +978,7 @@ static Choice choice_at(const FusionInfo *fi, const Choices *pool, int k, int e)
   Choice ch = {.e = e, .impl = (const Impl **)(void *)m};
   ch.load = (int *)(void *)(m + sizeof(const Impl *) * (size_t)fi->ncalls);
   ch.save = ch.load + fi->nvals;
+  ch.place = ch.save + fi->nvals;
   return ch;
 }
 
@@ -961,6 +994,7 @@ static int choice_add(const FusionInfo *fi, Choices *pool, const Choice *src) {
     memcpy(dst.impl, src->impl, sizeof(const Impl *) * (size_t)fi->ncalls);
     memcpy(dst.load, src->load, sizeof(int) * (size_t)fi->nvals);
     memcpy(dst.save, src->save, sizeof(int) * (size_t)fi->nvals);
+    memcpy(dst.place, src->place, sizeof(int) * (size_t)fi->nvals);
   } else {
     memset(pool->mem + pool->block * (size_t)k, 0, pool->block);
   }
