@@ -9,6 +9,8 @@
 #
 #   benchmarks/search_times.sh [SPEC...]     (default: specs/*.spec, benchmarks/specs/*.spec,
 #                                             tests/specs/big40.spec)
+# CHAINS="256 1024" adds chains of that many calls `B = madd33(B, A)` (written to a temporary
+# folder as chainN.spec): the search's longest kernels per call (docs/search.md, "Long specs").
 # Run from the repository root after `make all`; KASGEN overrides the binary.  Speed targets
 # (issue #10, 2-core CI machine): every seed spec <= 0.5 s, <= 12 calls <= 1 s, the 36-call
 # element <= 5 s, the 128-call one <= 30 s, both under 2 GB.
@@ -20,6 +22,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 if [ $# -eq 0 ]; then set -- specs/*.spec benchmarks/specs/*.spec tests/specs/big40.spec; fi
+for calls in ${CHAINS:-}; do
+  { echo 'matrix3x3 A, B;'; echo 'input A;'; echo 'B = madd33(A, A);'
+    echo "for i in 0..$((calls - 1)) { B = madd33(B, A); }"; echo 'return B;'
+  } >"$tmp/chain$calls.spec"
+  set -- "$@" "$tmp/chain$calls.spec"
+done
 
 # The limits named in kasgen's notes, comma-separated ("none" when nothing cut the search).
 limits_of() {
@@ -35,12 +43,14 @@ limits_of() {
 echo "| spec | calls | mode | limits hit | wall s | CPU s | peak MB | #1 above bound |"
 echo "|---|---:|---|---|---:|---:|---:|---:|"
 for spec in "$@"; do
+  label=$spec  # a chain of CHAINS by its name, not its temporary folder
+  [ "${spec#"$tmp"/}" = "$spec" ] || label="$(basename "$spec") (CHAINS)"
   calls=$("$K" check "$spec" 2>/dev/null | sed -n '1s/.*: ok: \([0-9]*\) calls.*/\1/p')
-  [ -n "$calls" ] || { echo "| $spec | ? | check failed | | | | | |"; continue; }
+  [ -n "$calls" ] || { echo "| $label | ? | check failed | | | | | |"; continue; }
   rm -rf "$tmp/out"
   how=emitted
   if ! "$K" plan "$spec" --top 1 --max-fusion 1 --no-db >/dev/null 2>&1; then
-    echo "| $spec | $calls | plan failed | | | | | |"
+    echo "| $label | $calls | plan failed | | | | | |"
     continue
   fi
   /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$K" "$spec" --top 10 --out "$tmp/out" \
@@ -54,6 +64,6 @@ for spec in "$@"; do
   mode=$(sed -n 's/.*note: search: \(exact\|exhaustive\) over.*/\1/p' "$tmp/err" | head -1)
   [ -n "$mode" ] || mode=intervals
   gap=$(sed -n 's/.*predicted #1 is \([0-9.]*%\) above the compulsory-traffic bound.*/\1/p' "$tmp/err")
-  printf '| %s | %s | %s, %s | %s | %s | %s | %d | %s |\n' "$spec" "$calls" "$mode" "$how" \
+  printf '| %s | %s | %s, %s | %s | %s | %s | %d | %s |\n' "$label" "$calls" "$mode" "$how" \
     "$(limits_of "$tmp/err")" "$secs" "$cpu" "$((kb / 1024))" "${gap:-?}"
 done

@@ -25,7 +25,10 @@
  * Sizes are the fusion's: every table is allocated for its calls and values, so a fusion of any
  * size up to a whole spec gets a plan (linearize.c orders up to LIN_EXACT_CALLS calls exactly,
  * longer ones greedily).  Each value's uses (call, argument) are listed once, so a partial plan
- * costs time in proportion to what it holds, not to the fusion.
+ * costs time in proportion to what it holds, not to the fusion.  A beam state keeps where its
+ * partial plan placed each value (Choice.place), and its children take that for every value their
+ * last call does not touch; the other placements and the linearizations are remembered per fusion
+ * (PlaceMemo, LinMemo), as partial plans ask for the same ones again.
  */
 #include "kasgen.h"
 
@@ -49,6 +52,34 @@ typedef struct {
   uint64_t *regmask; /* FusionInfo.regwords words */
   int *order;        /* local calls in execution order (nactive), NULL when none exists */
 } LinMemo;
+
+/* A value's placement decided before: placement_decide and the coverage check depend only on the
+ * value's uses (each a pattern at a shape) and its floats, and the beam's partial plans ask about
+ * the same uses again and again (a child repeats its parent's values but those of its last call).
+ * Remembered for values of at most PLACE_MEMO_USES uses: hashing a longer list costs about what
+ * deciding it does. */
+enum { PLACE_MEMO_USES = 16 };
+
+typedef struct {
+  const Pattern *pat;
+  BlockShape shape;
+} UseKey;
+
+typedef struct {
+  uint64_t hash;
+  int nfloats, nuses;
+  int first; /* its uses: PlaceMemo.keys[first .. first + nuses) */
+  bool reg, covered;
+  int reg_floats;
+} PlaceEntry;
+
+typedef struct {
+  PlaceEntry *v;
+  int n, cap;
+  UseKey *keys;
+  int nkeys, capkeys;
+  int *slot; /* hash table of entry indices + 1 (0 = free), cap * 2 slots */
+} PlaceMemo;
 
 /* One use of a value by a call of the fusion: local call c reads it as argument a. */
 typedef struct {
@@ -82,6 +113,7 @@ typedef struct {
   LinMemo *memo;
   int nmemo, capmemo;
   int *memo_slot; /* hash table of memo indices + 1 (0 = free), capmemo * 2 slots */
+  PlaceMemo places;
 } FusionInfo;
 
 /* A choice of E and of an implementation, load and save variant per call and value. */
@@ -90,7 +122,14 @@ typedef struct {
   const Impl **impl; /* per local call */
   int *load;         /* per local value: index into the owner impl's loads[] */
   int *save;         /* per local value: index into the producer impl's saves[] */
+  /* per local value, in the beam's states: where the state's partial plan put it (PLACE_*
+   * below), which its children keep for every value their last call does not touch */
+  int *place;
 } Choice;
+
+/* Choice.place: not decided (a value the partial plan did not hold), shared, or registers of
+ * reg_floats floats (PLACE_REGS + reg_floats). */
+enum { PLACE_UNKNOWN = 0, PLACE_SHARED_KNOWN = 1, PLACE_REGS = 2 };
 
 /* ---- the target (precision, layouts) ------------------------------------------------------- */
 
@@ -197,6 +236,9 @@ static void fusion_info_free(FusionInfo *fi) {
   }
   free(fi->memo);
   free(fi->memo_slot);
+  free(fi->places.v);
+  free(fi->places.keys);
+  free(fi->places.slot);
   free(fi->node);
   free(fi->pred);
   free(fi->arg_value);
@@ -436,30 +478,144 @@ static void make_steps(const FusionInfo *fi, KernelPlan *p, BuildState *bs) {
   free(loaded);
 }
 
+static uint64_t place_hash(const PatternUse *uses, int nuses, int nfloats) {
+  uint64_t h = (uint64_t)nfloats * 0x9e3779b97f4a7c15ull ^ (uint64_t)nuses;
+  for (int u = 0; u < nuses; u++) {
+    const BlockShape *s = &uses[u].shape;
+    uint64_t words[] = {(uint64_t)(uintptr_t)uses[u].pat,
+                        (uint64_t)(uint32_t)s->bx << 32 | (uint32_t)s->by,
+                        (uint64_t)(uint32_t)s->bz << 32 | (uint32_t)s->w};
+    for (int k = 0; k < 3; k++) h = (h ^ words[k]) * 0xff51afd7ed558ccdull;
+  }
+  return h ^ (h >> 31);
+}
+
+static bool same_shape(BlockShape a, BlockShape b) {
+  return a.bx == b.bx && a.by == b.by && a.bz == b.bz && a.w == b.w;
+}
+
+static bool place_entry_is(const PlaceMemo *m, const PlaceEntry *e, uint64_t hash,
+                           const PatternUse *uses, int nuses, int nfloats) {
+  if (e->hash != hash || e->nuses != nuses || e->nfloats != nfloats) return false;
+  for (int u = 0; u < nuses; u++) {
+    const UseKey *k = &m->keys[e->first + u];
+    if (k->pat != uses[u].pat || !same_shape(k->shape, uses[u].shape)) return false;
+  }
+  return true;
+}
+
+static void place_rehash(PlaceMemo *m) {
+  size_t nslots = (size_t)m->cap * 2;
+  free(m->slot);
+  m->slot = xcalloc(nslots, sizeof(int));
+  for (int k = 0; k < m->n; k++) {
+    size_t i = m->v[k].hash & (nslots - 1);
+    while (m->slot[i]) i = (i + 1) & (nslots - 1);
+    m->slot[i] = k + 1;
+  }
+}
+
+/* A new entry for the uses (its decision still to be filled in). */
+static PlaceEntry *place_insert(PlaceMemo *m, uint64_t hash, const PatternUse *uses, int nuses,
+                                int nfloats) {
+  if (m->n == m->cap) {
+    m->cap = m->cap ? 2 * m->cap : 256;
+    m->v = xrealloc(m->v, sizeof *m->v * (size_t)m->cap);
+    place_rehash(m);
+  }
+  if (m->nkeys + nuses > m->capkeys) {
+    m->capkeys = m->capkeys ? 2 * m->capkeys : 1024;
+    m->keys = xrealloc(m->keys, sizeof *m->keys * (size_t)m->capkeys);
+  }
+  PlaceEntry *e = &m->v[m->n++];
+  *e = (PlaceEntry){.hash = hash, .nfloats = nfloats, .nuses = nuses, .first = m->nkeys};
+  for (int u = 0; u < nuses; u++) m->keys[m->nkeys++] = (UseKey){uses[u].pat, uses[u].shape};
+  size_t nslots = (size_t)m->cap * 2, i = hash & (nslots - 1);
+  while (m->slot[i]) i = (i + 1) & (nslots - 1);
+  m->slot[i] = m->n;
+  return e;
+}
+
+/* Whether a value of these uses and floats goes in registers (*reg_floats of them), and whether
+ * its writers cover its readers where it does not (*covered_ok); decided once per uses. */
+static bool decide_placement(FusionInfo *fi, const PatternUse *uses, int nuses, int nfloats,
+                             int *reg_floats, bool *covered_ok) {
+  PlaceMemo *m = &fi->places;
+  uint64_t h = nuses <= PLACE_MEMO_USES ? place_hash(uses, nuses, nfloats) : 0;
+  size_t nslots = (size_t)m->cap * 2;
+  for (size_t i = h & (nslots - 1); nuses <= PLACE_MEMO_USES && nslots && m->slot[i];
+       i = (i + 1) & (nslots - 1)) {
+    const PlaceEntry *e = &m->v[m->slot[i] - 1];
+    if (!place_entry_is(m, e, h, uses, nuses, nfloats)) continue;
+    *reg_floats = e->reg_floats;
+    *covered_ok = e->covered;
+    return e->reg;
+  }
+  bool reg = placement_decide(fi->ctx->access, uses, nuses, reg_floats, NULL);
+  *covered_ok = reg || covered(fi->ctx->access, uses, nuses, nfloats);
+  if (nuses <= PLACE_MEMO_USES) {
+    PlaceEntry *e = place_insert(m, h, uses, nuses, nfloats);
+    e->reg = reg;
+    e->reg_floats = *reg_floats;
+    e->covered = *covered_ok;
+  }
+  return reg;
+}
+
+/* Whether local call c reads or produces local value v (its uses then change with c). */
+static bool touched_by(const FusionInfo *fi, int v, int c) {
+  return fi->producer[v] == c || nodeset_has(&fi->consumers[v], c);
+}
+
+/* Where value v goes in the plan of the first nactive calls: *reg_floats floats of registers
+ * when true, else shared (*covered_ok: its writers cover its readers).  A partial plan of the
+ * beam takes its parent's decision for every value its last call does not touch (the same uses,
+ * hence the same decision) and records its own in ch->place for its children; explain: decided
+ * afresh, with the reasons. */
+static bool value_placement(FusionInfo *fi, const Choice *ch, int nactive, int v, Buffer *buf,
+                            LabelPool *labels, bool explain, bool *covered_ok) {
+  int known = ch->place[v];
+  *covered_ok = true; /* a parent's plan was valid: its values were covered */
+  if (!explain && known != PLACE_UNKNOWN && !touched_by(fi, v, nactive - 1)) {
+    buf->reg_floats = known >= PLACE_REGS ? known - PLACE_REGS : 0;
+    return known >= PLACE_REGS;
+  }
+  PatternUse *uses = fi->scratch_uses;
+  int nuses = value_uses(fi, ch, nactive, v, uses, explain ? labels : NULL);
+  int nfloats = ch->e * fi->floats[v];
+  bool reg;
+  if (explain) {
+    reg = placement_decide(fi->ctx->access, uses, nuses, &buf->reg_floats, &buf->why);
+    *covered_ok = reg || covered(fi->ctx->access, uses, nuses, nfloats);
+    return reg;
+  }
+  reg = decide_placement(fi, uses, nuses, nfloats, &buf->reg_floats, covered_ok);
+  ch->place[v] = reg ? PLACE_REGS + buf->reg_floats : PLACE_SHARED_KNOWN;
+  return reg;
+}
+
 /* Placement of every active value; fills the buffers (not yet ordered or allocated).  Returns
  * false when a shared buffer's writers do not cover its readers (the combination is invalid). */
-static bool place_buffers(const FusionInfo *fi, const Choice *ch, int nactive, KernelPlan *p,
+static bool place_buffers(FusionInfo *fi, const Choice *ch, int nactive, KernelPlan *p,
                           BuildState *bs, bool explain) {
   p->buffers = xcalloc((size_t)fi->nvals, sizeof *p->buffers);
   p->nbuffers = 0;
   for (int v = 0; v < fi->nvals; v++) {
     bs->buf_of[v] = -1;
     if (!value_active(fi, v, nactive)) continue;
-    PatternUse *uses = fi->scratch_uses;
-    int nuses = value_uses(fi, ch, nactive, v, uses, explain ? &bs->labels : NULL);
     int b = p->nbuffers++;
     bs->buf_of[v] = b;
     bs->val_of[b] = v;
     Buffer *buf = &p->buffers[b];
     *buf = (Buffer){.value = fi->value[v], .offset = -1, .load_call = -1, .producer = -1,
                     .first_use = -1, .last_use = -1};
-    bool reg = placement_decide(fi->ctx->access, uses, nuses, &buf->reg_floats,
-                                explain ? &buf->why : NULL);
+    bool covered_ok;
+    bool reg = value_placement(fi, ch, nactive, v, buf, &bs->labels, explain, &covered_ok);
     buf->place = reg ? PLACE_REGISTER : PLACE_SHARED;
     if (!reg) buf->bytes = ch->e * fi->floats[v] * real_bytes(fi);
     if (fi->producer[v] < 0) buf->load = load_routine(fi, ch, v);
     if (fi->saved[v] && fi->producer[v] < nactive) buf->save = save_routine(fi, ch, v);
-    if (!reg && !covered(fi->ctx->access, uses, nuses, ch->e * fi->floats[v])) return false;
+    if (!covered_ok) return false;
   }
   return true;
 }
@@ -813,7 +969,7 @@ typedef struct {
 } Choices;
 
 static size_t choice_bytes(const FusionInfo *fi) {
-  return sizeof(const Impl *) * (size_t)fi->ncalls + 2 * sizeof(int) * (size_t)fi->nvals;
+  return sizeof(const Impl *) * (size_t)fi->ncalls + 3 * sizeof(int) * (size_t)fi->nvals;
 }
 
 /* The choice stored in block k (valid until the pool grows). */
@@ -822,6 +978,7 @@ static Choice choice_at(const FusionInfo *fi, const Choices *pool, int k, int e)
   Choice ch = {.e = e, .impl = (const Impl **)(void *)m};
   ch.load = (int *)(void *)(m + sizeof(const Impl *) * (size_t)fi->ncalls);
   ch.save = ch.load + fi->nvals;
+  ch.place = ch.save + fi->nvals;
   return ch;
 }
 
@@ -837,6 +994,7 @@ static int choice_add(const FusionInfo *fi, Choices *pool, const Choice *src) {
     memcpy(dst.impl, src->impl, sizeof(const Impl *) * (size_t)fi->ncalls);
     memcpy(dst.load, src->load, sizeof(int) * (size_t)fi->nvals);
     memcpy(dst.save, src->save, sizeof(int) * (size_t)fi->nvals);
+    memcpy(dst.place, src->place, sizeof(int) * (size_t)fi->nvals);
   } else {
     memset(pool->mem + pool->block * (size_t)k, 0, pool->block);
   }

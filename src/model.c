@@ -485,6 +485,19 @@ int model_estimate_registers(const KernelPlan *plan) {
 
 /* ---- one routine ------------------------------------------------------------------------ */
 
+/* A compute step's database time, remembered for the kernel being predicted: it depends on the
+ * routine, its placement and its own shared bytes only (the kernel's E, shared memory and floor
+ * are fixed), and a long kernel runs the same routine at many steps (a chain of madd33), where
+ * the lookup and the interpolation were a fifth of its search's time. */
+typedef struct {
+  const Impl *impl; /* NULL: an empty slot */
+  Placement pl;
+  int own;
+  bool timed; /* db_time found it */
+  double ns;
+} ComputeMemo;
+enum { COMPUTE_MEMO_SLOTS = 16 };
+
 /* What the model needs about the kernel as a whole. */
 typedef struct {
   const KernelPlan *plan;
@@ -506,6 +519,7 @@ typedef struct {
   double load_bytes_per_thread, save_bytes_per_thread;
   int *straight_reals; /* straight_saved_reals */
   RollCosts loops;     /* of the loops the kernel keeps (roll.c) */
+  ComputeMemo compute_memo[COMPUTE_MEMO_SLOTS]; /* compute_db_time's, by hash of its key */
 } KernelCtx;
 
 /* Warns once per message in the run: a whole precision, layout or width the database lacks. */
@@ -923,7 +937,19 @@ static double compute_analytic(const KernelCtx *k, const Step *st) {
   return smem_reals * k->real_bytes / per_ns_smem + flops / per_ns_flops;
 }
 
-static double compute_time(const KernelCtx *k, const Step *st) {
+/* db_time of a compute step, from the kernel's memo when the same key was timed before. */
+static bool compute_db_time(KernelCtx *k, const Impl *impl, Placement pl, int own, double *ns) {
+  uintptr_t h = ((uintptr_t)impl >> 4) ^ (uintptr_t)pl * 7 ^ (uintptr_t)own * 31;
+  ComputeMemo *m = &k->compute_memo[h % COMPUTE_MEMO_SLOTS];
+  if (m->impl != impl || m->pl != pl || m->own != own) {
+    *m = (ComputeMemo){.impl = impl, .pl = pl, .own = own};
+    m->timed = db_time(k, impl, ROUTINE_COMPUTE, 0, pl, LAYOUT_ELEMENT, own, 1, 1, &m->ns);
+  }
+  *ns = m->ns;
+  return m->timed;
+}
+
+static double compute_time(KernelCtx *k, const Step *st) {
   const KernelPlan *plan = k->plan;
   int threads = impl_threads(st->impl, plan->e);
   bool all_registers = true;
@@ -937,8 +963,7 @@ static double compute_time(const KernelCtx *k, const Step *st) {
   }
   double ns;
   Placement pl = all_registers ? PLACE_REGISTER : PLACE_SHARED;
-  if (!db_time(k, st->impl, ROUTINE_COMPUTE, 0, pl, LAYOUT_ELEMENT, own, 1, 1, &ns))
-    ns = compute_analytic(k, st);
+  if (!compute_db_time(k, st->impl, pl, own, &ns)) ns = compute_analytic(k, st);
   /* Threads beyond the call's count idle through it. */
   if (threads > 0 && threads < plan->threads) ns *= (double)plan->threads / threads;
   /* A grid smaller than the GPU computes on the SMs it occupies only. */

@@ -170,18 +170,77 @@ static bool estimate_conflict(AccessCache *ac, const SharedAccess *a, const Shar
   return !same_buffer || !access_compatible(ac, a->pat, a->shape, r->pat, r->shape);
 }
 
+/* The accesses since the last barrier, each kept once.  Whether a step conflicts with one depends
+ * only on its pattern, shape, buffer bytes and direction, and in a long kernel the same access
+ * recurs at every step (an input that every call reads): kept once per step, the list grew with
+ * the kernel, and the estimate, run for every partial plan of the beam, took time growing with
+ * the square of the kernel's steps (half of the search on a chain of 256 or 1024 calls).  A hash
+ * table finds the repeats; stamps empty it at a barrier without clearing it. */
+typedef struct {
+  const SharedAccess **v; /* the distinct accesses since the last barrier, in order */
+  int n;
+  const SharedAccess **slot; /* open addressing over v: valid where stamp == now */
+  unsigned *stamp;
+  unsigned now;
+  size_t mask;
+} SinceSet;
+
+static SinceSet since_new(int cap) {
+  size_t nslots = 16;
+  while (nslots < 2 * (size_t)cap) nslots *= 2;
+  return (SinceSet){.v = xmalloc(sizeof(SharedAccess *) * (size_t)(cap ? cap : 1)),
+                    .slot = xmalloc(sizeof(SharedAccess *) * nslots),
+                    .stamp = xcalloc(nslots, sizeof(unsigned)), .now = 1, .mask = nslots - 1};
+}
+
+static void since_free(SinceSet *s) {
+  free(s->v);
+  free(s->slot);
+  free(s->stamp);
+}
+
+static void since_clear(SinceSet *s) {
+  s->n = 0;
+  s->now++;
+}
+
+static bool same_access(const SharedAccess *a, const SharedAccess *b) {
+  return a->pat == b->pat && a->shape.bx == b->shape.bx && a->shape.by == b->shape.by &&
+         a->shape.bz == b->shape.bz && a->shape.w == b->shape.w &&
+         a->base_float == b->base_float && a->nfloats == b->nfloats && a->write == b->write;
+}
+
+static size_t access_hash(const SharedAccess *a) {
+  uint64_t h = (uint64_t)(uintptr_t)a->pat * 0x9e3779b97f4a7c15ull;
+  int fields[] = {a->shape.bx, a->shape.by, a->shape.bz, a->shape.w, a->base_float, a->nfloats,
+                  a->write};
+  for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++)
+    h = (h ^ (uint32_t)fields[k]) * 0xff51afd7ed558ccdull;
+  return (size_t)(h ^ (h >> 29));
+}
+
+/* Adds a unless an identical access is there already. */
+static void since_add(SinceSet *s, const SharedAccess *a) {
+  size_t i = access_hash(a) & s->mask;
+  for (; s->stamp[i] == s->now; i = (i + 1) & s->mask)
+    if (same_access(s->slot[i], a)) return;
+  s->stamp[i] = s->now;
+  s->slot[i] = a;
+  s->v[s->n++] = a;
+}
+
 int sync_estimate(AccessCache *ac, const KernelPlan *plan, const StepAccesses *per_step) {
-  int cap = 0, n = 0, barriers = 0;
+  int cap = 0, barriers = 0;
   for (int s = 0; s < plan->nsteps; s++) cap += per_step[s].n;
-  const SharedAccess **since = xmalloc(sizeof *since * (size_t)(cap ? cap : 1));
+  SinceSet since = since_new(cap);
   for (int s = 0; s < plan->nsteps; s++) {
     bool conflict_found = false;
     for (int k = 0; k < per_step[s].n && !conflict_found; k++)
-      for (int r = 0; r < n && !conflict_found; r++)
-        conflict_found = estimate_conflict(ac, &per_step[s].acc[k], since[r]);
-    if (conflict_found) barriers++, n = 0;
-    for (int k = 0; k < per_step[s].n; k++) since[n++] = &per_step[s].acc[k];
+      for (int r = 0; r < since.n && !conflict_found; r++)
+        conflict_found = estimate_conflict(ac, &per_step[s].acc[k], since.v[r]);
+    if (conflict_found) barriers++, since_clear(&since);
+    for (int k = 0; k < per_step[s].n; k++) since_add(&since, &per_step[s].acc[k]);
   }
-  free(since);
+  since_free(&since);
   return barriers;
 }

@@ -6,7 +6,10 @@
  *   - safety: for every pair of steps with no barrier between them, no thread touches a float
  *     that another thread wrote (RAW/WAW), nor writes one another thread read (WAR);
  *   - exactness: every barrier is needed, i.e. its step conflicts with some step since the
- *     previous barrier.
+ *     previous barrier;
+ *   - the beam's estimate (sync_estimate, which keeps each distinct access since the last
+ *     barrier once) counts what seed 004's per-buffer rule counts over every access, recomputed
+ *     here, on the same plans and on their steps repeated three times (the repeats it skips).
  */
 #include "testutil.h"
 
@@ -98,7 +101,64 @@ static bool conflict(const Accesses *i, const Accesses *j, int nfloats) {
   return c;
 }
 
-static int checked_plans, checked_barriers;
+static int checked_plans, checked_barriers, checked_estimates;
+
+/* The shared accesses of every step, as sync.c takes them (patterns at the plan's width). */
+static StepAccesses *shared_accesses(const Dag *dag, const KernelPlan *p) {
+  StepAccesses *sa = calloc((size_t)p->nsteps, sizeof *sa);
+  for (int s = 0; s < p->nsteps; s++) {
+    const Step *st = &p->steps[s];
+    BlockShape sh = impl_shape(st->impl, p->e);
+    sh.w = p->w;
+    for (int a = 0; a < st->nbuf; a++) {
+      const Buffer *b = &p->buffers[st->buf[a]];
+      bool output = st->kind == ROUTINE_COMPUTE && a + 1 == st->nbuf;
+      if (b->place != PLACE_SHARED) continue;
+      const Pattern *pat = st->io ? &st->io->ls : output ? &st->impl->out : &st->impl->in[a];
+      sa[s].acc[sa[s].n++] = (SharedAccess){pat, sh, b->offset / 4, b->bytes / 4,
+                                            st->kind == ROUTINE_LOAD || output,
+                                            dag_value_label(dag, b->value)};
+    }
+  }
+  return sa;
+}
+
+/* Seed 004's rule over every access since the last barrier, repeats included: a barrier before
+ * a step that touches a buffer's bytes another access touched, one of them writing, unless both
+ * are the same buffer through compatible patterns. */
+static int estimate_reference(AccessCache *ac, const StepAccesses *sa, int nsteps) {
+  int barriers = 0, since = 0;
+  for (int j = 0; j < nsteps; j++) {
+    bool conflict_found = false;
+    for (int i = since; i < j && !conflict_found; i++)
+      for (int x = 0; x < sa[j].n && !conflict_found; x++)
+        for (int y = 0; y < sa[i].n && !conflict_found; y++) {
+          const SharedAccess *a = &sa[j].acc[x], *r = &sa[i].acc[y];
+          bool overlap = a->base_float < r->base_float + r->nfloats &&
+                         r->base_float < a->base_float + a->nfloats;
+          bool same = a->base_float == r->base_float && a->nfloats == r->nfloats;
+          conflict_found = overlap && (a->write || r->write) &&
+                           (!same || !access_compatible(ac, a->pat, a->shape, r->pat, r->shape));
+        }
+    if (conflict_found) barriers++, since = j;
+  }
+  return barriers;
+}
+
+static void verify_estimate(SearchContext *ctx, const KernelPlan *p) {
+  StepAccesses *sa = shared_accesses(ctx->dag, p);
+  assert_int_equal(sync_estimate(ctx->access, p, sa),
+                   estimate_reference(ctx->access, sa, p->nsteps));
+  KernelPlan thrice = *p;
+  thrice.nsteps = 3 * p->nsteps;
+  StepAccesses *sa3 = calloc((size_t)thrice.nsteps, sizeof *sa3);
+  for (int s = 0; s < thrice.nsteps; s++) sa3[s] = sa[s % p->nsteps];
+  assert_int_equal(sync_estimate(ctx->access, &thrice, sa3),
+                   estimate_reference(ctx->access, sa3, thrice.nsteps));
+  free(sa3);
+  free(sa);
+  checked_estimates++;
+}
 
 static void verify_plan(const Dag *dag, const KernelPlan *p) {
   Accesses *acc = calloc((size_t)p->nsteps, sizeof *acc);
@@ -157,6 +217,7 @@ static void verify_fusion(World *w, NodeSet nodes, bool keep_all) {
   assert_true(n >= 1);
   for (int k = 0; k < n; k++) {
     verify_plan(w->dag, ps[k]);
+    verify_estimate(w->ctx, ps[k]);
     kernel_plan_free(ps[k]);
   }
   free(ps);
@@ -187,13 +248,61 @@ static void test_every_single_call_plan(void **state) {
   w = load_world("synctest");
   for (int node = 0; node < w.dag->nnodes; node++) verify_fusion(&w, nodeset_of(node), true);
   free_world(&w);
-  print_message("verified %d plans, %d barriers\n", checked_plans, checked_barriers);
+  print_message("verified %d plans, %d barriers, %d estimates\n", checked_plans,
+                checked_barriers, checked_estimates);
+}
+
+/* A read and a write of one value through patterns that are not compatible, from the single-call
+ * plans of stvenant; false when none has both. */
+static bool incompatible_pair(World *w, SharedAccess *read, SharedAccess *write) {
+  for (int node = 0; node < w->dag->nnodes; node++) {
+    int n;
+    KernelPlan **ps = combine_fusion(w->ctx, nodeset_of(node), true, &n);
+    bool found = false;
+    for (int k = 0; k < n; k++) {
+      StepAccesses *sa = shared_accesses(w->dag, ps[k]);
+      for (int i = 0; i < ps[k]->nsteps && !found; i++)
+        for (int j = 0; j < ps[k]->nsteps && !found; j++)
+          for (int x = 0; x < sa[i].n && !found; x++)
+            for (int y = 0; y < sa[j].n && !found; y++) {
+              *read = sa[i].acc[x], *write = sa[j].acc[y];
+              found = !read->write && write->write && read->nfloats == write->nfloats &&
+                      read->base_float == write->base_float &&
+                      !access_compatible(w->ctx->access, read->pat, read->shape, write->pat,
+                                         write->shape);
+            }
+      free(sa);
+      kernel_plan_free(ps[k]);
+    }
+    free(ps);
+    if (found) return true;
+  }
+  return false;
+}
+
+/* The estimate keeps an access once since the last barrier, but the same pattern on another
+ * buffer is another access: a read of X, the same read of Y, then a write of Y that the read does
+ * not allow is one barrier (before the write), whatever X's read was. */
+static void test_estimate_tells_buffers_apart(void **state) {
+  (void)state;
+  World w = load_world("stvenant");
+  SharedAccess read, write;
+  assert_true(incompatible_pair(&w, &read, &write));
+  StepAccesses sa[3] = {{.n = 1}, {.n = 1}, {.n = 1}};
+  sa[0].acc[0] = read, sa[1].acc[0] = read, sa[2].acc[0] = write;
+  sa[0].acc[0].base_float = 0;
+  sa[1].acc[0].base_float = sa[2].acc[0].base_float = read.nfloats;
+  KernelPlan p = {.nsteps = 3};
+  assert_int_equal(estimate_reference(w.ctx->access, sa, 3), 1);
+  assert_int_equal(sync_estimate(w.ctx->access, &p, sa), 1);
+  free_world(&w);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_fusions),
       cmocka_unit_test(test_every_single_call_plan),
+      cmocka_unit_test(test_estimate_tells_buffers_apart),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
