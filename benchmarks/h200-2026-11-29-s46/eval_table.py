@@ -77,12 +77,15 @@ def main():
     print(f"{'set':5} {'spec':17} {'n':>7} rows | before: {head} | after:  {head}")
     for (s, spec, n), m, fb, fa in per_run:
         print(f"{s:5} {spec:17} {n:7d} {m:4d} | {fmt([fb]):>26} | {fmt([fa]):>26}")
-    for title, keyf in (("set", lambda k: k[0]), ("n", lambda k: k[2]),
-                        ("spec", lambda k: k[1])):
+    for title, keyf, sets in (("set", lambda k: k[0], None), ("n", lambda k: k[2], None),
+                              ("n, the sweep", lambda k: k[2], ("sweep",)),
+                              ("n, held out", lambda k: k[2], ("fixed", "atn")),
+                              ("spec", lambda k: k[1], None)):
         print(f"\nmeans per {title} (runs): before rho gap error | after rho gap error")
         groups = defaultdict(list)
         for key, _, fb, fa in per_run:
-            groups[keyf(key)].append((fb, fa))
+            if not sets or key[0] in sets:
+                groups[keyf(key)].append((fb, fa))
         for g in sorted(groups):
             v = groups[g]
             print(f"  {str(g):17} {len(v):3d} | {fmt([x[0] for x in v])} | "
