@@ -1825,6 +1825,12 @@ typedef struct {
   double wavefronts;
 } ModelTerms;
 bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *out);
+/* On: each routine's own time is recovered from the database with the kernel's grid floor at
+ * the search's n, as session 45's model did, to find again the candidates of a run it ranked
+ * at a small n (benchmarks/h200-2026-11-29-s46/eval_predict.c).  Off (the default): with the
+ * floor the database timed it with.  The two differ where a block's life shared among n
+ * (2000 ns / n) exceeds the timed floor: below about 2^19 elements, never at the default 2^22. */
+void model_floor_as_session45(bool on);
 double model_combine_terms(const ModelTerms *t, const ModelCalibration *c);
 /* Its work term under a (present) calibration: work_scale * (max(IO', COMPUTE)
  * + unhidden_share * min(IO', COMPUTE)). */

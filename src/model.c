@@ -74,6 +74,13 @@ static const int LINE_BYTES[LINE_SIZES] = {64, 128};
 static const double LINE_WEIGHT[LINE_SIZES] = {0.77, 0.23};
 #define L1_USABLE_BYTES (128 * 1024)      /* hits fall off long before L1 is full */
 
+/* Whether a routine's own time is recovered from its database time with the kernel's floor at
+ * the search's n, as session 45 did (model_floor_as_session45), rather than with the floor the
+ * database timed it with. */
+static bool floor_as_session45;
+
+void model_floor_as_session45(bool on) { floor_as_session45 = on; }
+
 /* ---- occupancy -------------------------------------------------------------------------- */
 
 typedef struct {
@@ -511,6 +518,9 @@ typedef struct {
    * least a full wave has sm_count, occ.blocks_per_sm and occ.occupancy. */
   double sms, blocks, occupancy;
   double floor_ns; /* per-element cost of running the grid at all (block scheduling) */
+  /* The grid floor the database's times contain (grid_floor): its routines were timed on grids
+   * of many blocks, where a block's life is hidden, whatever n the search predicts for. */
+  double timed_floor_ns;
   const Target *target;
   int real_bytes;  /* of the target's precision */
   const Staging *staging; /* arrays moved whole through shared memory (staging.c) */
@@ -638,9 +648,14 @@ static bool db_time(const KernelCtx *k, const Impl *impl, RoutineKind kind, int 
   int extra = k->plan->smem_bytes - own_smem;
   /* A measured time includes the cost of running its grid, which a kernel pays once.  The two
    * overlap (a memory-bound routine hides most of it), so they combine as a soft maximum,
-   * sqrt(own² + floor²), and the routine's own part is recovered the same way. */
+   * sqrt(own² + floor²), and the routine's own part is recovered the same way, with the floor
+   * the database timed it with.  Not the kernel's floor at a small n, which a block's life
+   * raises (kernel_floor): at n = 16384 that left nothing of the compute routines of blocks of
+   * 8 elements, whose timed floor is almost all their time, and ranked such a kernel of
+   * stvk_tet first at 0.51 ns per element; it ran in 1.03 ns, 53% slower than the best
+   * (docs/model.md, "The element count"). */
   double psi = timingdb_routine_ns(r, k->plan->e, extra > 0 ? extra : 0);
-  double f = k->floor_ns;
+  double f = floor_as_session45 ? k->floor_ns : k->timed_floor_ns;
   *ns = psi > f ? sqrt(psi * psi - f * f) : 0;
   if (kind != ROUTINE_COMPUTE && kernel_sat > 0) *ns *= bench_sat / kernel_sat;
   return true;
@@ -1230,6 +1245,7 @@ bool model_kernel_terms(SearchContext *ctx, const KernelPlan *plan, ModelTerms *
   k.occ.blocks_per_sm *= groups;
   k.blocks *= groups;
   k.floor_ns = kernel_floor(&k, ctx->n);
+  k.timed_floor_ns = grid_floor(&k);
   k.loops = roll_costs(dag, ctx->target, plan, &staging, k.real_bytes);
   in_flight_bytes(&k);
   k.straight_reals = straight_saved_reals(plan, dag, &staging);

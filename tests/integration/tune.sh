@@ -893,9 +893,11 @@ other_code "another generation's layout" "results.xml:4:108: error: this run mea
 of --layout A=component, but tune searches with --layout component (as the folder's"
 #     An option given on the command line wins over the record where the results file does not
 #     say otherwise (an older one; the rows name only implementations, which single precision's
-#     candidates share: the folder is written again in single precision, and so recorded).
+#     candidates share: the folder is written again in single precision, and so recorded).  Three
+#     rows: at this n the 4th is a tie of two block shapes (6.8180 ns) that each precision breaks
+#     its own way, and the two 4ths differ in their implementations.
 write_results "$dir/results.xml" "0.030 0.0299 0.0302 1" "0.031 0.0309 0.0312 1" \
-  "0.027 0.0269 0.0271 1" "0.032 0.0319 0.0322 1"
+  "0.027 0.0269 0.0271 1"
 "$KASGEN" tune "$dir" --precision single >"$tmp/out" 2>"$tmp/err" ||
   { cat "$tmp/err"; fail "generation.ini: tune --precision single: exit"; }
 grep -q 'const float \*' "$dir/embed/kas_synctest.h" && grep -qx 'precision = single' "$ini" ||
