@@ -8451,13 +8451,12 @@ __global__ void __launch_bounds__(768) kb_minv33_239(const double *__restrict__ 
 }
 
 KAS_DEV void d_minv33_2_compute_e4_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8466,7 +8465,13 @@ KAS_DEV void d_minv33_2_compute_e4_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int 
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (float)(cof[j] * rdet);
 }
@@ -8489,13 +8494,12 @@ __global__ void __launch_bounds__(12) kb_minv33_240(const float *__restrict__ in
 }
 
 KAS_DEV void d_minv33_2_compute_e16_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8504,7 +8508,13 @@ KAS_DEV void d_minv33_2_compute_e16_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (float)(cof[j] * rdet);
 }
@@ -8527,13 +8537,12 @@ __global__ void __launch_bounds__(48) kb_minv33_241(const float *__restrict__ in
 }
 
 KAS_DEV void d_minv33_2_compute_e32_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8542,7 +8551,13 @@ KAS_DEV void d_minv33_2_compute_e32_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (float)(cof[j] * rdet);
 }
@@ -8565,13 +8580,12 @@ __global__ void __launch_bounds__(96) kb_minv33_242(const float *__restrict__ in
 }
 
 KAS_DEV void d_minv33_2_compute_e64_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8580,7 +8594,13 @@ KAS_DEV void d_minv33_2_compute_e64_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (float)(cof[j] * rdet);
 }
@@ -8603,13 +8623,12 @@ __global__ void __launch_bounds__(192) kb_minv33_243(const float *__restrict__ i
 }
 
 KAS_DEV void d_minv33_2_compute_e128_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8618,7 +8637,13 @@ KAS_DEV void d_minv33_2_compute_e128_ss(KAS_BUF(float) a, KAS_BUF(float) inv, in
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (float)(cof[j] * rdet);
 }
@@ -8641,13 +8666,12 @@ __global__ void __launch_bounds__(384) kb_minv33_244(const float *__restrict__ i
 }
 
 KAS_DEV void d_minv33_2_compute_e256_ss(KAS_BUF(float) a, KAS_BUF(float) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8656,7 +8680,13 @@ KAS_DEV void d_minv33_2_compute_e256_ss(KAS_BUF(float) a, KAS_BUF(float) inv, in
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (float)(cof[j] * rdet);
 }
@@ -8679,13 +8709,12 @@ __global__ void __launch_bounds__(768) kb_minv33_245(const float *__restrict__ i
 }
 
 KAS_DEV void d_minv33_2_compute_e4_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8694,7 +8723,13 @@ KAS_DEV void d_minv33_2_compute_e4_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int 
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (float)(cof[j] * rdet);
 }
@@ -8723,13 +8758,12 @@ __global__ void __launch_bounds__(12) kb_minv33_246(const float *__restrict__ in
 }
 
 KAS_DEV void d_minv33_2_compute_e16_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8738,7 +8772,13 @@ KAS_DEV void d_minv33_2_compute_e16_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (float)(cof[j] * rdet);
 }
@@ -8767,13 +8807,12 @@ __global__ void __launch_bounds__(48) kb_minv33_247(const float *__restrict__ in
 }
 
 KAS_DEV void d_minv33_2_compute_e32_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8782,7 +8821,13 @@ KAS_DEV void d_minv33_2_compute_e32_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (float)(cof[j] * rdet);
 }
@@ -8811,13 +8856,12 @@ __global__ void __launch_bounds__(96) kb_minv33_248(const float *__restrict__ in
 }
 
 KAS_DEV void d_minv33_2_compute_e64_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8826,7 +8870,13 @@ KAS_DEV void d_minv33_2_compute_e64_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (float)(cof[j] * rdet);
 }
@@ -8855,13 +8905,12 @@ __global__ void __launch_bounds__(192) kb_minv33_249(const float *__restrict__ i
 }
 
 KAS_DEV void d_minv33_2_compute_e128_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8870,7 +8919,13 @@ KAS_DEV void d_minv33_2_compute_e128_rr(KAS_BUF(float) a, KAS_BUF(float) inv, in
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (float)(cof[j] * rdet);
 }
@@ -8899,13 +8954,12 @@ __global__ void __launch_bounds__(384) kb_minv33_250(const float *__restrict__ i
 }
 
 KAS_DEV void d_minv33_2_compute_e256_rr(KAS_BUF(float) a, KAS_BUF(float) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8914,7 +8968,13 @@ KAS_DEV void d_minv33_2_compute_e256_rr(KAS_BUF(float) a, KAS_BUF(float) inv, in
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (float)(cof[j] * rdet);
 }
@@ -8944,13 +9004,12 @@ __global__ void __launch_bounds__(768) kb_minv33_251(const float *__restrict__ i
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e4_ss(KAS_BUF(double) a, KAS_BUF(double) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8959,7 +9018,13 @@ KAS_DEV void d_minv33_2_compute_e4_ss(KAS_BUF(double) a, KAS_BUF(double) inv, in
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (double)(cof[j] * rdet);
 }
@@ -8984,13 +9049,12 @@ __global__ void __launch_bounds__(12) kb_minv33_252(const double *__restrict__ i
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e16_ss(KAS_BUF(double) a, KAS_BUF(double) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -8999,7 +9063,13 @@ KAS_DEV void d_minv33_2_compute_e16_ss(KAS_BUF(double) a, KAS_BUF(double) inv, i
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (double)(cof[j] * rdet);
 }
@@ -9024,13 +9094,12 @@ __global__ void __launch_bounds__(48) kb_minv33_253(const double *__restrict__ i
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e32_ss(KAS_BUF(double) a, KAS_BUF(double) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9039,7 +9108,13 @@ KAS_DEV void d_minv33_2_compute_e32_ss(KAS_BUF(double) a, KAS_BUF(double) inv, i
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (double)(cof[j] * rdet);
 }
@@ -9064,13 +9139,12 @@ __global__ void __launch_bounds__(96) kb_minv33_254(const double *__restrict__ i
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e64_ss(KAS_BUF(double) a, KAS_BUF(double) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9079,7 +9153,13 @@ KAS_DEV void d_minv33_2_compute_e64_ss(KAS_BUF(double) a, KAS_BUF(double) inv, i
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (double)(cof[j] * rdet);
 }
@@ -9104,13 +9184,12 @@ __global__ void __launch_bounds__(192) kb_minv33_255(const double *__restrict__ 
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e128_ss(KAS_BUF(double) a, KAS_BUF(double) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9119,7 +9198,13 @@ KAS_DEV void d_minv33_2_compute_e128_ss(KAS_BUF(double) a, KAS_BUF(double) inv, 
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (double)(cof[j] * rdet);
 }
@@ -9144,13 +9229,12 @@ __global__ void __launch_bounds__(384) kb_minv33_256(const double *__restrict__ 
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e256_ss(KAS_BUF(double) a, KAS_BUF(double) inv, int tx, int ty) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[ty * 9 + r * 3 + 0], y = a[ty * 9 + r * 3 + 1], z = a[ty * 9 + r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9159,7 +9243,13 @@ KAS_DEV void d_minv33_2_compute_e256_ss(KAS_BUF(double) a, KAS_BUF(double) inv, 
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[ty * 9 + k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[ty * 9 + tx * 3 + j] = (double)(cof[j] * rdet);
 }
@@ -9184,13 +9274,12 @@ __global__ void __launch_bounds__(768) kb_minv33_257(const double *__restrict__ 
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e4_rr(KAS_BUF(double) a, KAS_BUF(double) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9199,7 +9288,13 @@ KAS_DEV void d_minv33_2_compute_e4_rr(KAS_BUF(double) a, KAS_BUF(double) inv, in
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (double)(cof[j] * rdet);
 }
@@ -9230,13 +9325,12 @@ __global__ void __launch_bounds__(12) kb_minv33_258(const double *__restrict__ i
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e16_rr(KAS_BUF(double) a, KAS_BUF(double) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9245,7 +9339,13 @@ KAS_DEV void d_minv33_2_compute_e16_rr(KAS_BUF(double) a, KAS_BUF(double) inv, i
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (double)(cof[j] * rdet);
 }
@@ -9276,13 +9376,12 @@ __global__ void __launch_bounds__(48) kb_minv33_259(const double *__restrict__ i
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e32_rr(KAS_BUF(double) a, KAS_BUF(double) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9291,7 +9390,13 @@ KAS_DEV void d_minv33_2_compute_e32_rr(KAS_BUF(double) a, KAS_BUF(double) inv, i
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (double)(cof[j] * rdet);
 }
@@ -9322,13 +9427,12 @@ __global__ void __launch_bounds__(96) kb_minv33_260(const double *__restrict__ i
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e64_rr(KAS_BUF(double) a, KAS_BUF(double) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9337,7 +9441,13 @@ KAS_DEV void d_minv33_2_compute_e64_rr(KAS_BUF(double) a, KAS_BUF(double) inv, i
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (double)(cof[j] * rdet);
 }
@@ -9368,13 +9478,12 @@ __global__ void __launch_bounds__(192) kb_minv33_261(const double *__restrict__ 
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e128_rr(KAS_BUF(double) a, KAS_BUF(double) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9383,7 +9492,13 @@ KAS_DEV void d_minv33_2_compute_e128_rr(KAS_BUF(double) a, KAS_BUF(double) inv, 
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (double)(cof[j] * rdet);
 }
@@ -9414,13 +9529,12 @@ __global__ void __launch_bounds__(384) kb_minv33_262(const double *__restrict__ 
 
 namespace kb_double {
 KAS_DEV void d_minv33_2_compute_e256_rr(KAS_BUF(double) a, KAS_BUF(double) inv, int tx) {
-  /* Columns tx, tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that
-   * every buffer index stays a constant (registers, not local memory). */
-  double c0[3], c1[3], c2[3];
+  /* Columns tx+1, tx+2 (mod 3) of A, picked by selects from the whole matrix, so that every
+   * buffer index stays a constant (registers, not local memory). */
+  double c1[3], c2[3];
 #pragma unroll
   for (int r = 0; r < 3; r++) {
     const double x = a[r * 3 + 0], y = a[r * 3 + 1], z = a[r * 3 + 2];
-    c0[r] = tx == 0 ? x : tx == 1 ? y : z;
     c1[r] = tx == 0 ? y : tx == 1 ? z : x;
     c2[r] = tx == 0 ? z : tx == 1 ? x : y;
   }
@@ -9429,7 +9543,13 @@ KAS_DEV void d_minv33_2_compute_e256_rr(KAS_BUF(double) a, KAS_BUF(double) inv, 
 #pragma unroll
   for (int j = 0; j < 3; j++)
     cof[j] = c1[(j + 1) % 3] * c2[(j + 2) % 3] - c2[(j + 1) % 3] * c1[(j + 2) % 3];
-  const double rdet = 1.0 / (c0[0] * cof[0] + c0[1] * cof[1] + c0[2] * cof[2]);
+  /* det A along row 0, in the reference's order: the same value in all three threads */
+  double m[9];
+#pragma unroll
+  for (int k = 0; k < 9; k++) m[k] = a[k];
+  const double det = m[0] * (m[4] * m[8] - m[5] * m[7]) - m[1] * (m[3] * m[8] - m[5] * m[6]) +
+                     m[2] * (m[3] * m[7] - m[4] * m[6]);
+  const double rdet = 1.0 / det;
 #pragma unroll
   for (int j = 0; j < 3; j++) inv[j] = (double)(cof[j] * rdet);
 }
