@@ -39,7 +39,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -55,10 +54,6 @@ enum { NCAUGHT = sizeof caught / sizeof caught[0] };
 static const int stopping[] = {SIGTSTP, SIGTTIN, SIGTTOU}; /* stop kasgen: job control */
 enum { NSTOPPING = sizeof stopping / sizeof stopping[0] };
 
-/* Nanoseconds kasgen has spent stopped by those (on_stop); lock-free, so the handler may add to
- * it while clock_seconds reads it. */
-static atomic_llong stopped_ns;
-_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "stopped_ns must be lock-free: a handler writes it");
 
 typedef struct {
   int dirfd; /* AT_FDCWD or a folder's descriptor, open while registered */
@@ -150,14 +145,12 @@ static void on_stop(int sig) {
   sigaddset(&set, sig);
   double stopped_at = now_s();
   sigprocmask(SIG_UNBLOCK, &set, NULL); /* delivered: kasgen stops here until SIGCONT */
-  atomic_fetch_add(&stopped_ns, (long long)((now_s() - stopped_at) * 1e9));
+  clock_add_stopped(now_s() - stopped_at);
   sigprocmask(SIG_BLOCK, &set, NULL);
   sigaction(sig, &stop_action, NULL);
   signal_programs(SIGCONT); /* also where kasgen did not stop (an orphaned process group) */
   errno = saved;
 }
-
-double interrupt_stopped_seconds(void) { return (double)atomic_load(&stopped_ns) * 1e-9; }
 
 /* Installs act for sig unless sig was ignored at the start. */
 static void catch_unless_ignored(int sig, const struct sigaction *act) {

@@ -277,8 +277,11 @@ void diag_blame_command_line(void);
 bool diag_command_line_blamed(void);
 void diag_reset(void); /* also restarts the count of spelling-hint searches and the blame */
 /* Seconds on a monotonic clock (for time budgets), less the time kasgen stood stopped by
- * Ctrl-Z (interrupt_stopped_seconds): a search stopped and continued is not cut for the pause. */
+ * Ctrl-Z, SIGTTIN or SIGTTOU: a search stopped and continued is not cut for the pause. */
 double clock_seconds(void);
+/* Adds a stop's seconds to what clock_seconds leaves out: interrupt.c's handler, when kasgen is
+ * continued (async-signal-safe: a lock-free atomic add). */
+void clock_add_stopped(double seconds);
 
 /* Spelling hints ("did you mean 'mmul33'?") for an unknown name: the closest of the names a
  * caller offers, by Damerau-Levenshtein distance (optimal string alignment; letter case does not
@@ -410,8 +413,6 @@ void spawn_result_free(SpawnResult *r); /* the captures */
  * temporaries, and end kasgen by the signal; SIGTSTP (Ctrl-Z), SIGTTIN and SIGTTOU stop the
  * programs' groups and kasgen, and continue the groups when kasgen is continued. */
 void interrupt_install(void);
-/* Seconds kasgen has spent stopped by those three so far (clock_seconds leaves them out). */
-double interrupt_stopped_seconds(void);
 /* Blocks those signals (*before: the mask before), and sets the mask back. */
 void interrupt_hold(sigset_t *before);
 void interrupt_release(const sigset_t *before);

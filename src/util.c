@@ -13,6 +13,7 @@
 #include <math.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -534,10 +535,19 @@ void name_hint_offer(NameHint *h, const char *candidate, int id) {
 
 /* ---- time and progress ------------------------------------------------------------------- */
 
+/* Nanoseconds kasgen has spent stopped.  Kept here, not in interrupt.c, whose handler adds to
+ * it, so that the clock does not call up into the signal handling (layers.sh: no circle). */
+static atomic_llong stopped_ns;
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "stopped_ns must be lock-free: a handler writes it");
+
+void clock_add_stopped(double seconds) {
+  atomic_fetch_add(&stopped_ns, (long long)(seconds * 1e9));
+}
+
 double clock_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec * 1e-9 - interrupt_stopped_seconds();
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9 - (double)atomic_load(&stopped_ns) * 1e-9;
 }
 
 static int progress_shown;
