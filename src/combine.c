@@ -960,7 +960,7 @@ static void plan_push(PlanList *l, FusionInfo *fi, const Choice *ch) {
 /* ---- choices and their storage --------------------------------------------------------- */
 
 /* The beam copies choices by the hundred per level: each lives in one block of a Choices pool
- * (implementations, then loads, then saves), so that a copy is one memcpy and a level's
+ * (implementations, then loads, saves and places), so that a copy is one memcpy and a level's
  * children are one allocation. */
 typedef struct {
   size_t block; /* bytes of one choice's arrays */
@@ -968,8 +968,13 @@ typedef struct {
   int n, cap;
 } Choices;
 
+/* Rounded up to a pointer's alignment: the next block starts with implementation pointers, and
+ * three int arrays of an odd number of values would leave it 4 bytes off (UBSan's misaligned
+ * store in apply_option). */
 static size_t choice_bytes(const FusionInfo *fi) {
-  return sizeof(const Impl *) * (size_t)fi->ncalls + 3 * sizeof(int) * (size_t)fi->nvals;
+  size_t bytes = sizeof(const Impl *) * (size_t)fi->ncalls + 3 * sizeof(int) * (size_t)fi->nvals;
+  size_t align = _Alignof(const Impl *);
+  return (bytes + align - 1) / align * align;
 }
 
 /* The choice stored in block k (valid until the pool grows). */
