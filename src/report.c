@@ -373,18 +373,25 @@ bool report_text(const char *path, const char *text, size_t len, FILE *out, char
   return true;
 }
 
-/* The spec a generated folder (dirfd, named dir) was generated for, as its index.txt's first
- * line names it ("kasgen V: spec NAME (PATH), ..."), malloc'ed; NULL, silently, when there is no
- * such plain file or line (a folder of results only).  Read without following a link or waiting
- * on a FIFO, as the results file is. */
-static char *folder_spec(int dirfd, const char *dir) {
-  int fd = openat(dirfd, "index.txt", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+/* The text of file `name` of a generated folder (dirfd, named dir), malloc'ed; NULL, silently,
+ * when it is not a plain file there (a folder of results only).  Read without following a link
+ * or waiting on a FIFO, as the results file is. */
+static char *folder_text(int dirfd, const char *dir, const char *name) {
+  int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
   if (fd < 0) return NULL;
-  char *path = xasprintf("%s/index.txt", dir);
+  char *path = xasprintf("%s/%s", dir, name);
   char *text = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_text_fd(fd, path, NULL) : NULL;
   close(fd);
   free(path);
+  return text;
+}
+
+/* The spec a generated folder was generated for, as its index.txt's first line names it
+ * ("kasgen V: spec NAME (PATH), ..."), malloc'ed; NULL, silently, when there is no such plain
+ * file or line. */
+static char *folder_spec(int dirfd, const char *dir) {
+  char *text = folder_text(dirfd, dir, "index.txt");
   char *name = text ? index_spec_name(text) : NULL;
   free(text);
   return name;
@@ -394,15 +401,7 @@ static char *folder_spec(int dirfd, const char *dir) {
  * its layouts and each candidate's code digest, the ones the harness copies into results.xml.
  * malloc'ed; NULL, silently, when there is none (a folder of results only). */
 static char *folder_candidates(int dirfd, const char *dir) {
-  int fd = openat(dirfd, "common/kas_candidates.h",
-                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  struct stat st;
-  if (fd < 0) return NULL;
-  char *path = xasprintf("%s/common/kas_candidates.h", dir);
-  char *text = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read_text_fd(fd, path, NULL) : NULL;
-  close(fd);
-  free(path);
-  return text;
+  return folder_text(dirfd, dir, "common/kas_candidates.h");
 }
 
 /* The value of the header's `#define KAS_LAYOUTS "..."` (malloc'ed), or NULL. */
