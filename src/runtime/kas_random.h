@@ -155,16 +155,29 @@ static inline int kas_screen_sensitive(const KasScreen *w, size_t k) {
   return 0;
 }
 
+/* The exact outputs of the count packed elements, to their elements' places in ref. */
+static inline void kas_screen_keep_exact(const KasScreen *w, double *const *ref, size_t count) {
+  for (int o = 0; o < KAS_NOUTPUTS; o++) {
+    size_t s = (size_t)kas_output_floats[o];
+    for (size_t k = 0; k < count; k++)
+      for (size_t c = 0; c < s; c++) ref[o][w->todo[k] * s + c] = w->out[0][o][k * s + c];
+  }
+}
+
 /* Screens elements [first, first + m), drawn already: the sensitive ones are drawn again until
- * none is or KAS_SCREEN_ROUNDS pass.  Returns how many stayed sensitive. */
+ * none is or KAS_SCREEN_ROUNDS pass.  Each element's exact outputs of its last round go to ref:
+ * they are kas_cpu_graph's on the final data, bit for bit (u = 0 rounds nothing, and an
+ * element's outputs do not depend on its place in the call), so the checks need not evaluate
+ * the graph again for their reference.  Returns how many stayed sensitive. */
 static inline size_t kas_screen_chunk(KasScreen *w, double *const *in, size_t first, size_t m,
-                                      int is_signed, KasGraph graph) {
+                                      int is_signed, KasGraph graph, double *const *ref) {
   size_t count = m;
   for (size_t k = 0; k < m; k++) w->todo[k] = first + k;
   for (int round = 0; count && round < KAS_SCREEN_ROUNDS; round++) {
     if (round)
       for (size_t k = 0; k < count; k++) kas_draw_element(in, w->todo[k], is_signed);
     kas_screen_evaluate(w, (const double *const *)in, count, graph, 1);
+    kas_screen_keep_exact(w, ref, count);
     size_t kept = 0;
     for (size_t k = 0; k < count; k++)
       if (kas_screen_sensitive(w, k)) w->todo[kept++] = w->todo[k];
@@ -174,15 +187,17 @@ static inline size_t kas_screen_chunk(KasScreen *w, double *const *in, size_t fi
 }
 
 /* Draws n elements of every input, element-major into in[i] (n * kas_input_floats[i] doubles,
- * each a value kas_real holds), screened with the float64 reference `graph`.  Returns how many
+ * each a value kas_real holds), screened with the float64 reference `graph`, and their exact
+ * outputs (kas_cpu_graph's) into ref[o] (n * kas_output_floats[o] doubles).  Returns how many
  * stayed ill-conditioned (kas_report_screen says so). */
-static inline size_t kas_draw_inputs(double *const *in, size_t n, int is_signed, KasGraph graph) {
+static inline size_t kas_draw_inputs(double *const *in, size_t n, int is_signed, KasGraph graph,
+                                     double *const *ref) {
   KasScreen *w = kas_screen_new();
   for (size_t e = 0; e < n; e++) kas_draw_element(in, e, is_signed);
   size_t left = 0;
   for (size_t e0 = 0; e0 < n; e0 += KAS_SCREEN_CHUNK) {
     size_t m = n - e0 < KAS_SCREEN_CHUNK ? n - e0 : KAS_SCREEN_CHUNK;
-    left += kas_screen_chunk(w, in, e0, m, is_signed, graph);
+    left += kas_screen_chunk(w, in, e0, m, is_signed, graph, ref);
   }
   kas_screen_free(w);
   return left;
