@@ -116,11 +116,13 @@ static const char GRAPH_ROUNDING[] =
     "  }\n"
     "  return s;\n"
     "}\n"
-    "#define R(a, x, count) kas_round(scratch[a], x, count, u, e, &place)\n\n"
+    "#define R(a, x, count) kas_round(scratch[a], x, count, u, rounds_as, &place)\n\n"
     "/* The computation with every argument of every call rounded as kas_round says (u = 0:\n"
-    " * exact, kas_cpu_graph). */\n"
+    " * exact, kas_cpu_graph); element e rounded as element at[e] of a call is (at NULL: as\n"
+    " * element e), so that a check can evaluate some elements again as they were rounded in\n"
+    " * another call (kas_random.h). */\n"
     "void kas_cpu_graph_rounded(const double *const *in, double *const *out, size_t n,\n"
-    "                           double u);\n"
+    "                           double u, const size_t *at);\n"
     "void kas_cpu_graph(const double *const *in, double *const *out, size_t n);\n\n";
 
 static char *cpu_graph_c(const Dag *dag) {
@@ -141,12 +143,14 @@ static char *cpu_graph_c(const Dag *dag) {
   for (int v = 0; v < dag->nvalues; v++)
     if (dag_value_floats(dag, v) > widest) widest = dag_value_floats(dag, v);
   sb_printf(&sb, "void kas_cpu_graph_rounded(const double *const *in, double *const *out, "
-                 "size_t n,\n                           double u) {\n"
+                 "size_t n,\n                           double u, const size_t *at) {\n"
                  "  double scratch[%d][%d];\n"
                  "  for (size_t e = 0; e < n; e++) {\n"
-                 "    unsigned place = 0;\n",
+                 "    unsigned place = 0;\n"
+                 "    const size_t rounds_as = at ? at[e] : e;\n",
             KAS_MAX_ARGS, widest);
-  if (!dag->nnodes) sb_puts(&sb, "    (void)place, (void)u, (void)scratch; /* no calls */\n");
+  if (!dag->nnodes) /* no calls */
+    sb_puts(&sb, "    (void)place, (void)u, (void)scratch, (void)rounds_as;\n");
   for (int k = 0; k < dag->ninputs; k++) {
     int v = dag->inputs[k];
     if (dag->values[v].nconsumers == 0 && emit_output_slot(dag, v) < 0) continue;
@@ -180,7 +184,7 @@ static char *cpu_graph_c(const Dag *dag) {
     free(at);
   }
   sb_puts(&sb, "  }\n}\n#undef R\n\nvoid kas_cpu_graph(const double *const *in, double *const "
-               "*out, size_t n) {\n  kas_cpu_graph_rounded(in, out, n, 0);\n}\n");
+               "*out, size_t n) {\n  kas_cpu_graph_rounded(in, out, n, 0, NULL);\n}\n");
   return sb_take(&sb);
 }
 

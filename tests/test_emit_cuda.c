@@ -420,7 +420,7 @@ static void test_common_files(void **state) {
   assert_non_null(strstr(graph, "ref_svmul3(R(0, v_w_0, 3), R(1, v_s_0, 1), v_r_0);"));
   assert_non_null(strstr(graph, "out[0][e * 3 + k] = v_r_0[k];"));
   assert_non_null(strstr(graph, "  if (u == 0) return x;\n"));
-  assert_non_null(strstr(graph, "  kas_cpu_graph_rounded(in, out, n, 0);\n"));
+  assert_non_null(strstr(graph, "  kas_cpu_graph_rounded(in, out, n, 0, NULL);\n"));
   free(graph);
   path = xasprintf("%s/common/kas_refs.c", dir);
   free(dir);

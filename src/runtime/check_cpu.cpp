@@ -24,9 +24,8 @@
 #include "kas_layout.h"
 #include "kas_random.h"
 
-extern "C" void kas_cpu_graph(const double *const *in, double *const *out, size_t n);
 extern "C" void kas_cpu_graph_rounded(const double *const *in, double *const *out, size_t n,
-                                      double u);
+                                      double u, const size_t *at);
 
 #define NIN (KAS_NINPUTS > 0 ? KAS_NINPUTS : 1)
 #define SUBRANGE_PAD 3 /* elements of the sub-range's arrays past its end (ld > first + n) */
@@ -57,13 +56,21 @@ static size_t array_reals(const Problem *p, int layout, int size) {
   return kas_array_reals(layout == KAS_COMPONENT, size, p->total, p->ld);
 }
 
-/* The range's inputs: drawn well-conditioned (kas_random.h), into in_d and the arrays. */
+/* The range's inputs: drawn well-conditioned (kas_random.h), into in_d and the arrays; their
+ * CPU graph outputs into ref and each output's tolerance on them into tol. */
 static void draw_range(Problem *p, const char *what) {
-  kas_report_screen(what, kas_draw_inputs(p->in_d, p->n, 1, kas_cpu_graph_rounded), p->n);
+  double *rounded[KAS_NOUTPUTS]; /* the outputs under the tolerance model's rounding */
+  for (int o = 0; o < KAS_NOUTPUTS; o++)
+    rounded[o] = (double *)alloc_or_die(p->n * kas_output_floats[o] * sizeof(double));
+  kas_report_screen(what, kas_draw_inputs(p->in_d, p->n, 1, kas_cpu_graph_rounded, p->ref,
+                                          rounded),
+                    p->n);
   for (int i = 0; i < KAS_NINPUTS; i++) {
     int s = kas_input_floats[i], comp = kas_input_layouts[i] == KAS_COMPONENT;
     KAS_SCATTER(p->in_array[i], p->in_d[i], comp, s, p->first, p->n, p->ld);
   }
+  kas_tolerances(what, p->ref, rounded, p->n, p->tol);
+  for (int o = 0; o < KAS_NOUTPUTS; o++) free(rounded[o]);
 }
 
 static void problem_init(Problem *p, size_t n, size_t first) {
@@ -80,9 +87,6 @@ static void problem_init(Problem *p, size_t n, size_t first) {
     p->in_d[i] = (double *)alloc_or_die(n * s * sizeof(double));
     p->in[i] = p->in_array[i] + kas_array_index(comp, s, first, 0, p->ld);
   }
-  char what[64];
-  snprintf(what, sizeof what, "n=%zu from element %zu", n, first);
-  draw_range(p, what);
   for (int o = 0; o < KAS_NOUTPUTS; o++) {
     int s = kas_output_floats[o];
     p->ref[o] = (double *)alloc_or_die(n * s * sizeof(double));
@@ -92,8 +96,9 @@ static void problem_init(Problem *p, size_t n, size_t first) {
       p->got[r][o] = (kas_real *)alloc_or_die(n * s * sizeof(kas_real));
     }
   }
-  kas_cpu_graph(p->in_d, p->ref, n);
-  kas_tolerances(what, p->in_d, p->ref, n, kas_cpu_graph_rounded, p->tol);
+  char what[64];
+  snprintf(what, sizeof what, "n=%zu from element %zu", n, first);
+  draw_range(p, what);
 }
 
 static void problem_free(Problem *p) {

@@ -37,9 +37,8 @@
 #include "kas_layout.h"
 #include "kas_random.h"
 
-extern "C" void kas_cpu_graph(const double *const *in, double *const *out, size_t n);
 extern "C" void kas_cpu_graph_rounded(const double *const *in, double *const *out, size_t n,
-                                      double u);
+                                      double u, const size_t *at);
 
 /* Array lengths that stay positive when a spec has no inputs (C++ has no empty arrays). */
 #define KAS_NIN1 (KAS_NINPUTS > 0 ? KAS_NINPUTS : 1)
@@ -72,57 +71,42 @@ static size_t output_reals(const Problem *p, int o) {
                          p->ld);
 }
 
-/* Chunk e0's inputs from h_in, element-major doubles (m elements). */
-static void chunk_inputs(const Problem *p, double *const *in, size_t e0, size_t m) {
-  for (int i = 0; i < KAS_NINPUTS; i++) {
-    size_t s = (size_t)kas_input_floats[i];
-    for (size_t k = 0; k < m * s; k++) in[i][k] = p->h_in[i][e0 * s + k];
-  }
-}
-
-/* The range's inputs drawn well-conditioned into h_in and the CPU graph's outputs into ref,
- * CPU_CHUNK elements at a time (in: a chunk's doubles); returns how many elements stayed
- * ill-conditioned (kas_random.h). */
-static size_t draw_and_reference(Problem *p, double *const *in, int is_signed) {
-  double *out[KAS_NOUTPUTS];
+/* The range's inputs drawn well-conditioned into h_in and the CPU graph's outputs into ref and
+ * (under the tolerance model's rounding) into rounded, CPU_CHUNK elements at a time (in: a
+ * chunk's doubles); returns how many elements stayed ill-conditioned (kas_random.h). */
+static size_t draw_and_reference(Problem *p, double *const *in, double *const *rounded,
+                                 int is_signed) {
+  double *out[KAS_NOUTPUTS], *rounded_out[KAS_NOUTPUTS];
   size_t left = 0;
   for (size_t e0 = 0; e0 < p->n; e0 += CPU_CHUNK) {
     size_t m = p->n - e0 < CPU_CHUNK ? p->n - e0 : CPU_CHUNK;
-    left += kas_draw_inputs(in, m, is_signed, kas_cpu_graph_rounded);
+    for (int o = 0; o < KAS_NOUTPUTS; o++) {
+      out[o] = p->ref[o] + e0 * kas_output_floats[o];
+      rounded_out[o] = rounded[o] + e0 * kas_output_floats[o];
+    }
+    left += kas_draw_inputs(in, m, is_signed, kas_cpu_graph_rounded, out, rounded_out);
     for (int i = 0; i < KAS_NINPUTS; i++) {
       size_t s = (size_t)kas_input_floats[i];
       for (size_t k = 0; k < m * s; k++) p->h_in[i][e0 * s + k] = (kas_real)in[i][k];
     }
-    for (int o = 0; o < KAS_NOUTPUTS; o++) out[o] = p->ref[o] + e0 * kas_output_floats[o];
-    kas_cpu_graph((const double *const *)in, out, m);
   }
   return left;
 }
 
-/* Each output's tolerance on the drawn data (kas_random.h's rounding model), chunk by chunk. */
-static void data_tolerances(Problem *p, double *const *in, const char *what) {
-  const double *ref_at[KAS_NOUTPUTS];
-  KasModel model;
-  kas_model_begin(&model, (const double *const *)p->ref, p->n);
-  for (size_t e0 = 0; e0 < p->n; e0 += CPU_CHUNK) {
-    size_t m = p->n - e0 < CPU_CHUNK ? p->n - e0 : CPU_CHUNK;
-    chunk_inputs(p, in, e0, m);
-    for (int o = 0; o < KAS_NOUTPUTS; o++) ref_at[o] = p->ref[o] + e0 * kas_output_floats[o];
-    kas_model_add(&model, (const double *const *)in, ref_at, m, kas_cpu_graph_rounded);
-  }
-  kas_model_tolerances(&model, what, p->tol);
-}
-
-/* The range's inputs, the CPU graph's outputs and their tolerances. */
+/* The range's inputs, the CPU graph's outputs and their tolerances (kas_random.h). */
 static void cpu_reference(Problem *p, int is_signed) {
-  double *in[KAS_NIN1];
+  double *in[KAS_NIN1], *rounded[KAS_NOUTPUTS];
   for (int i = 0; i < KAS_NINPUTS; i++)
     in[i] = (double *)kas_host_alloc(sizeof(double) * CPU_CHUNK * kas_input_floats[i]);
+  for (int o = 0; o < KAS_NOUTPUTS; o++)
+    rounded[o] = (double *)kas_host_alloc(sizeof(double) * p->n * kas_output_floats[o]);
   char what[64];
   snprintf(what, sizeof what, "n=%zu from element %zu", p->n, p->first);
-  kas_report_screen(what, draw_and_reference(p, in, is_signed), p->n);
-  data_tolerances(p, in, what);
+  kas_report_screen(what, draw_and_reference(p, in, rounded, is_signed), p->n);
+  kas_tolerances(what, (const double *const *)p->ref, (const double *const *)rounded, p->n,
+                 p->tol);
   for (int i = 0; i < KAS_NINPUTS; i++) free(in[i]);
+  for (int o = 0; o < KAS_NOUTPUTS; o++) free(rounded[o]);
 }
 
 static size_t max_workspace(size_t n) {

@@ -68,8 +68,10 @@ static inline void kas_fill_input(kas_real *x, size_t reals, int i, size_t ld, i
 /* ---- the screen of ill-conditioned elements, and the tolerance they leave ----------------- */
 
 /* The float64 reference with every call's arguments rounded by a relative +-u (cpu_graph.c's
- * kas_cpu_graph_rounded; u = 0: kas_cpu_graph). */
-typedef void (*KasGraph)(const double *const *in, double *const *out, size_t n, double u);
+ * kas_cpu_graph_rounded; u = 0: kas_cpu_graph), element e as element at[e] of a call (at NULL:
+ * as element e): the rounding of an element depends on its place in the call. */
+typedef void (*KasGraph)(const double *const *in, double *const *out, size_t n, double u,
+                         const size_t *at);
 
 #define KAS_SCREEN_CHUNK 1024 /* elements the screen evaluates at a time */
 #define KAS_SCREEN_ROUNDS 64  /* draws of an element before it is kept as it is */
@@ -83,10 +85,11 @@ typedef void (*KasGraph)(const double *const *in, double *const *out, size_t n, 
 #define KAS_NIN_1 (KAS_NINPUTS > 0 ? KAS_NINPUTS : 1)
 
 /* The screen's buffers for KAS_SCREEN_CHUNK elements: the inputs of the elements it evaluates,
- * packed, the outputs exact [0] and rounded [1], and the elements' indices. */
+ * packed, the outputs exact [0] and rounded [1], the elements' indices, the places they are
+ * rounded as (kas_screen_round_in_place) and the elements drawn more than once. */
 typedef struct {
   double *in[KAS_NIN_1], *out[2][KAS_NOUTPUTS];
-  size_t todo[KAS_SCREEN_CHUNK];
+  size_t todo[KAS_SCREEN_CHUNK], at[KAS_SCREEN_CHUNK], redrawn[KAS_SCREEN_CHUNK];
 } KasScreen;
 
 static inline void *kas_screen_alloc(size_t bytes) {
@@ -126,16 +129,16 @@ static inline void kas_draw_element(double *const *in, size_t e, int is_signed) 
 }
 
 /* The listed elements' inputs, packed into the screen's buffers, and their outputs rounded
- * and, when `exact`, exact. */
+ * (as the elements at[k] of a call; at NULL: as placed) and, when `exact`, exact. */
 static inline void kas_screen_evaluate(KasScreen *w, const double *const *in, size_t count,
-                                       KasGraph graph, int exact) {
+                                       KasGraph graph, int exact, const size_t *at) {
   for (int i = 0; i < KAS_NINPUTS; i++) {
     size_t s = (size_t)kas_input_floats[i];
     for (size_t k = 0; k < count; k++)
       for (size_t c = 0; c < s; c++) w->in[i][k * s + c] = in[i][w->todo[k] * s + c];
   }
   for (int v = !exact; v < 2; v++)
-    graph((const double *const *)w->in, w->out[v], count, v ? KAS_ROUNDING : 0);
+    graph((const double *const *)w->in, w->out[v], count, v ? KAS_ROUNDING : 0, at);
 }
 
 /* Whether packed element k's reference moved by more than KAS_SCREEN_LIMIT (or is not
@@ -155,34 +158,73 @@ static inline int kas_screen_sensitive(const KasScreen *w, size_t k) {
   return 0;
 }
 
+/* The outputs exact (v = 0) or rounded (1) of the count packed elements, to the elements'
+ * places in `to`. */
+static inline void kas_screen_keep(const KasScreen *w, int v, double *const *to, size_t count) {
+  for (int o = 0; o < KAS_NOUTPUTS; o++) {
+    size_t s = (size_t)kas_output_floats[o];
+    for (size_t k = 0; k < count; k++)
+      for (size_t c = 0; c < s; c++) to[o][w->todo[k] * s + c] = w->out[v][o][k * s + c];
+  }
+}
+
+/* The rounded outputs of the elements drawn more than once in the chunk from `first`, rounded
+ * as the tolerance model has always rounded them, each as the element at its place in the
+ * chunk: the screen's later rounds evaluated them packed, at other places (so rounded
+ * otherwise), and its first round evaluated every element at its place. */
+static inline void kas_screen_round_in_place(KasScreen *w, const double *const *in, size_t first,
+                                             size_t count, KasGraph graph,
+                                             double *const *rounded) {
+  for (size_t k = 0; k < count; k++) {
+    w->todo[k] = w->redrawn[k];
+    w->at[k] = w->redrawn[k] - first;
+  }
+  kas_screen_evaluate(w, in, count, graph, 0, w->at);
+  kas_screen_keep(w, 1, rounded, count);
+}
+
 /* Screens elements [first, first + m), drawn already: the sensitive ones are drawn again until
- * none is or KAS_SCREEN_ROUNDS pass.  Returns how many stayed sensitive. */
+ * none is or KAS_SCREEN_ROUNDS pass.  The outputs of the final data go to ref (exact) and
+ * rounded (the tolerance model's, kas_model_add), so that the checks need not evaluate the graph
+ * again: each element's exact outputs of its last round are kas_cpu_graph's bit for bit (u = 0
+ * rounds nothing, whatever the place), and its rounded ones of the first round are those of its
+ * place (kas_screen_round_in_place evaluates the redrawn ones again).  Returns how many stayed
+ * sensitive. */
 static inline size_t kas_screen_chunk(KasScreen *w, double *const *in, size_t first, size_t m,
-                                      int is_signed, KasGraph graph) {
-  size_t count = m;
+                                      int is_signed, KasGraph graph, double *const *ref,
+                                      double *const *rounded) {
+  size_t count = m, redrawn = 0;
   for (size_t k = 0; k < m; k++) w->todo[k] = first + k;
   for (int round = 0; count && round < KAS_SCREEN_ROUNDS; round++) {
     if (round)
       for (size_t k = 0; k < count; k++) kas_draw_element(in, w->todo[k], is_signed);
-    kas_screen_evaluate(w, (const double *const *)in, count, graph, 1);
+    kas_screen_evaluate(w, (const double *const *)in, count, graph, 1, NULL);
+    kas_screen_keep(w, 0, ref, count);
+    if (!round) kas_screen_keep(w, 1, rounded, count);
     size_t kept = 0;
     for (size_t k = 0; k < count; k++)
       if (kas_screen_sensitive(w, k)) w->todo[kept++] = w->todo[k];
     count = kept;
+    if (!round)
+      for (redrawn = 0; redrawn < count; redrawn++) w->redrawn[redrawn] = w->todo[redrawn];
   }
+  kas_screen_round_in_place(w, (const double *const *)in, first, redrawn, graph, rounded);
   return count;
 }
 
 /* Draws n elements of every input, element-major into in[i] (n * kas_input_floats[i] doubles,
- * each a value kas_real holds), screened with the float64 reference `graph`.  Returns how many
- * stayed ill-conditioned (kas_report_screen says so). */
-static inline size_t kas_draw_inputs(double *const *in, size_t n, int is_signed, KasGraph graph) {
+ * each a value kas_real holds), screened with the float64 reference `graph`, and their outputs
+ * exact (kas_cpu_graph's) into ref[o] and rounded (the tolerance model's) into rounded[o]
+ * (n * kas_output_floats[o] doubles each).  Returns how many stayed ill-conditioned
+ * (kas_report_screen says so). */
+static inline size_t kas_draw_inputs(double *const *in, size_t n, int is_signed, KasGraph graph,
+                                     double *const *ref, double *const *rounded) {
   KasScreen *w = kas_screen_new();
   for (size_t e = 0; e < n; e++) kas_draw_element(in, e, is_signed);
   size_t left = 0;
   for (size_t e0 = 0; e0 < n; e0 += KAS_SCREEN_CHUNK) {
     size_t m = n - e0 < KAS_SCREEN_CHUNK ? n - e0 : KAS_SCREEN_CHUNK;
-    left += kas_screen_chunk(w, in, e0, m, is_signed, graph);
+    left += kas_screen_chunk(w, in, e0, m, is_signed, graph, ref, rounded);
   }
   kas_screen_free(w);
   return left;
@@ -195,12 +237,11 @@ static inline void kas_report_screen(const char *what, size_t left, size_t n) {
            what, left, n, KAS_SCREEN_ROUNDS, KAS_SCREEN_LIMIT);
 }
 
-/* The rounding model of a problem's outputs, summed chunk by chunk: how far the reference
+/* The rounding model of a problem's outputs, summed part by part: how far the reference
  * moves when every call's arguments are rounded once (KasTolerance's two measures). */
 typedef struct {
   double rms[KAS_NOUTPUTS], diff2[KAS_NOUTPUTS], element[KAS_NOUTPUTS];
   size_t count[KAS_NOUTPUTS];
-  KasScreen *w;
 } KasModel;
 
 /* Starts the model of outputs ref (n elements, element-major): their RMS first, since an
@@ -213,32 +254,25 @@ static inline void kas_model_begin(KasModel *m, const double *const *ref, size_t
     m->rms[o] = m->count[o] ? sqrt(ref2 / (double)m->count[o]) : 0;
     m->diff2[o] = m->element[o] = 0;
   }
-  m->w = kas_screen_new();
 }
 
-/* Adds elements [e0, e0 + count) of the problem: in and ref point at element e0. */
-static inline void kas_model_add(KasModel *m, const double *const *in, const double *const *ref,
-                                 size_t count, KasGraph graph) {
-  KasScreen *w = m->w;
-  for (size_t c0 = 0; c0 < count; c0 += KAS_SCREEN_CHUNK) {
-    size_t c = count - c0 < KAS_SCREEN_CHUNK ? count - c0 : KAS_SCREEN_CHUNK;
-    for (size_t k = 0; k < c; k++) w->todo[k] = c0 + k;
-    kas_screen_evaluate(w, in, c, graph, 0); /* the exact outputs are ref */
-    for (int o = 0; o < KAS_NOUTPUTS; o++)
-      for (size_t k = 0; k < c * (size_t)kas_output_floats[o]; k++) {
-        double a = ref[o][c0 * kas_output_floats[o] + k], b = w->out[1][o][k];
-        double e = kas_element_error(b, a, m->rms[o]);
-        m->diff2[o] += (b - a) * (b - a);
-        if (!(e <= m->element[o])) m->element[o] = e;
-      }
-  }
+/* Adds elements [e0, e0 + count) of the problem: ref and rounded (kas_draw_inputs's outputs)
+ * point at element e0. */
+static inline void kas_model_add(KasModel *m, const double *const *ref,
+                                 const double *const *rounded, size_t count) {
+  for (int o = 0; o < KAS_NOUTPUTS; o++)
+    for (size_t k = 0; k < count * (size_t)kas_output_floats[o]; k++) {
+      double a = ref[o][k], b = rounded[o][k];
+      double e = kas_element_error(b, a, m->rms[o]);
+      m->diff2[o] += (b - a) * (b - a);
+      if (!(e <= m->element[o])) m->element[o] = e;
+    }
 }
 
 /* Each output's tolerance on this data (kas_check.h): the fixed one, or KAS_MODEL_FACTOR times
  * the rounding model's where that is more, up to KAS_TOLERANCE_CAP; says so on stdout where it
  * grows, prefixed by `what`.  Ends the model. */
 static inline void kas_model_tolerances(KasModel *m, const char *what, KasTolerance *tol) {
-  kas_screen_free(m->w);
   const KasTolerance fixed = kas_fixed_tolerance();
   for (int o = 0; o < KAS_NOUTPUTS; o++) {
     double norm = m->rms[o] * sqrt((double)m->count[o]);
@@ -254,13 +288,12 @@ static inline void kas_model_tolerances(KasModel *m, const char *what, KasTolera
   }
 }
 
-/* The tolerances of a problem held whole: inputs in and outputs ref, n elements each. */
-static inline void kas_tolerances(const char *what, const double *const *in,
-                                  const double *const *ref, size_t n, KasGraph graph,
-                                  KasTolerance *tol) {
+/* The tolerances of a problem held whole: outputs exact ref and rounded, n elements each. */
+static inline void kas_tolerances(const char *what, const double *const *ref,
+                                  const double *const *rounded, size_t n, KasTolerance *tol) {
   KasModel m;
   kas_model_begin(&m, ref, n);
-  kas_model_add(&m, in, ref, n, graph);
+  kas_model_add(&m, ref, rounded, n);
   kas_model_tolerances(&m, what, tol);
 }
 #endif

@@ -23,8 +23,8 @@
 #include "embed_test.h"
 #include "kas_random.h" /* the folder's common/: with kas_candidates.h and kas_check.h */
 
-void kas_cpu_graph(const double *const *in, double *const *out, size_t n);
-void kas_cpu_graph_rounded(const double *const *in, double *const *out, size_t n, double u);
+void kas_cpu_graph_rounded(const double *const *in, double *const *out, size_t n, double u,
+                           const size_t *at);
 
 #define NTOTAL 1000013 /* elements of every array; the largest call uses 1 + 1000003 of them */
 
@@ -62,11 +62,22 @@ static kas_status call(real *const *d_in, real *const *d_out, size_t first, size
 }
 
 /* Fills the inputs (all of their NTOTAL elements: what lies outside the range must not matter)
- * and the CPU graph's element-major copy of the range, drawn as the checks draw it. */
-static void fill_inputs(real *const *d_in, double **cpu_in, size_t first, size_t n) {
+ * and the CPU graph's element-major copy of the range, drawn as the checks draw it, with the
+ * graph's outputs on it into ref and each output's tolerance on them into tol. */
+static void fill_inputs(real *const *d_in, double **cpu_in, double **ref, KasTolerance *tol,
+                        size_t first, size_t n) {
+  double *rounded[NOUT]; /* the outputs under the tolerance model's rounding */
   for (int i = 0; i < KAS_EMBED_NINPUTS; i++)
     cpu_in[i] = host(n * in_floats[i] * sizeof(double));
-  kas_report_screen("fem_driver", kas_draw_inputs(cpu_in, n, 1, kas_cpu_graph_rounded), n);
+  for (int o = 0; o < NOUT; o++) {
+    ref[o] = host(n * out_floats[o] * sizeof(double));
+    rounded[o] = host(n * out_floats[o] * sizeof(double));
+  }
+  kas_report_screen("fem_driver",
+                    kas_draw_inputs(cpu_in, n, 1, kas_cpu_graph_rounded, ref, rounded), n);
+  kas_tolerances("fem_driver", (const double *const *)ref, (const double *const *)rounded, n,
+                 tol);
+  for (int o = 0; o < NOUT; o++) free(rounded[o]);
   for (int i = 0; i < KAS_EMBED_NINPUTS; i++) {
     int s = in_floats[i];
     real *h = host(array_reals(s) * sizeof(real));
@@ -108,15 +119,11 @@ static double run_and_check(size_t first, size_t n, real *const *d_in, real *con
                             void *d_work, int *ok) {
   double *cpu_in[NIN], *ref[NOUT];
   KasTolerance tol[NOUT];
-  fill_inputs(d_in, cpu_in, first, n);
+  fill_inputs(d_in, cpu_in, ref, tol, first, n);
   for (int o = 0; o < NOUT; o++) {
-    ref[o] = host(n * out_floats[o] * sizeof(double));
     /* NaN everywhere, outside the range included */
     cuda_or_die(cudaMemset(d_out[o], 0xFF, array_reals(out_floats[o]) * sizeof(real)), "poison");
   }
-  kas_cpu_graph((const double *const *)cpu_in, ref, n);
-  kas_tolerances("fem_driver", (const double *const *)cpu_in, (const double *const *)ref, n,
-                 kas_cpu_graph_rounded, tol);
   *ok = 1;
   kas_status st = call(d_in, d_out, first, n, d_work);
   cuda_or_die(cudaDeviceSynchronize(), "kernel");
